@@ -1,0 +1,13 @@
+from django.conf.urls.i18n import i18n_patterns
+from django.urls import include, path
+
+urlpatterns = [
+    path("api/v1/", include("api.urls")),
+    path("api/v1/", include("sweeps.urls")),
+    path("i18n/", include("django.conf.urls.i18n")),
+]
+urlpatterns += i18n_patterns(
+    path("", include("reports.urls")),
+    path("sweeps/", include("sweeps.page_urls")),
+    prefix_default_language=False,
+)
