@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served locally (air-gapped labs)
     "reports",
     "api",
     "sweeps",
@@ -84,6 +85,14 @@ DATABASES = {
         default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60"))
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A web process and worker processes share the file: wait for locks instead of failing, take
+    # the write lock up front, and keep the test database in a file so worker subprocesses see it.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+    # (one file per test run, so concurrent runs in one checkout do not share it)
+    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_NAME", str(VAR_DIR / f"test_db_{os.getpid()}.sqlite3"))}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en"
@@ -95,7 +104,9 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# Plotly's JavaScript comes from the installed plotly package (no CDN, no vendored copy).
+PLOTLY_JS_DIR = Path(__import__("plotly").__file__).resolve().parent / "package_data"
+STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", PLOTLY_JS_DIR)]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -125,20 +136,26 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "api.throttling.AnonRateThrottle",
+        "api.throttling.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("THROTTLE_ANON", "120/minute"),
         "user": os.environ.get("THROTTLE_USER", "600/minute"),
     },
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "ClusterPlan API",
     "DESCRIPTION": "Capacity and cost estimates for large-model training clusters.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "OAS_VERSION": "3.1.0",  # JSON Schema 2020-12 inside, like the scenario schema
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -166,6 +183,20 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {  # only where a `celery beat` runs (docker-compose); status reads also run it
+    "sweeps-watchdog": {"task": "sweeps.watchdog", "schedule": float(os.environ.get("SWEEP_STALL_S", "60"))},
+}
+
+# Sweeps (see sweeps/services.py): limits, chunking and the watchdog that prevents silent hangs.
+SWEEP_MAX_SCENARIOS = int(os.environ.get("SWEEP_MAX_SCENARIOS", "2000000"))  # per sweep
+SWEEP_ANON_MAX_SCENARIOS = int(os.environ.get("SWEEP_ANON_MAX_SCENARIOS", "200000"))  # without an account
+SWEEP_MAX_ACTIVE_PER_USER = int(os.environ.get("SWEEP_MAX_ACTIVE_PER_USER", "3"))
+SWEEP_MAX_ACTIVE_ANON = int(os.environ.get("SWEEP_MAX_ACTIVE_ANON", "2"))  # per client IP
+SWEEP_CHUNK_SIZE = int(os.environ.get("SWEEP_CHUNK_SIZE", "25000"))  # scenarios per task
+SWEEP_STALL_S = float(os.environ.get("SWEEP_STALL_S", "60"))  # no progress this long: re-queue lost chunks
+SWEEP_FAIL_AFTER_S = float(os.environ.get("SWEEP_FAIL_AFTER_S", "600"))  # ... this long: failed, with why
 
 LOGGING = {
     "version": 1,

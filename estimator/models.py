@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 
 @dataclass(frozen=True)
 class Architecture:
@@ -63,3 +65,342 @@ class ParamCounts:
     @property
     def non_embedding(self) -> float:
         return self.total - self.embedding - self.lm_head
+
+
+# ---- Parameter counts --------------------------------------------------------------------------
+
+_GATED_ACTS = {"silu", "swish", "swiglu"}
+_PLAIN_ACTS = {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "relu", "quick_gelu"}
+
+
+def mlp_matrices(hidden_act: str) -> int:
+    """Weight matrices in one MLP (or one expert): 3 for the gated SwiGLU MLP of Llama, Qwen and
+    DeepSeek (gate, up, down; Shazeer 2020), 2 for the plain GELU/ReLU MLP of GPT-3, BLOOM and MPT."""
+    act = hidden_act.lower()
+    if act in _GATED_ACTS:
+        return 3
+    if act in _PLAIN_ACTS:
+        return 2
+    raise ValueError(
+        f"hidden_act {hidden_act!r} is not supported; use 'silu' (gated 3-matrix MLP) "
+        "or 'gelu', 'gelu_new', 'relu' (2-matrix MLP)"
+    )
+
+
+def _attention_params(a: Architecture) -> float:
+    """Attention weights of one layer (number of parameters).
+
+    GQA/MHA: q h*H*d, k and v h*KV*d each, o H*d*h. MLA (DeepSeek-V2/V3 modeling code): q_a h*q_lora,
+    q_b q_lora*H*(nope+rope) (or q h*H*(nope+rope) when q_lora_rank is None), kv_a h*(kv_lora+rope),
+    kv_b kv_lora*H*(nope+v), o H*v*h, plus the q_a and kv_a RMSNorm weights.
+    """
+    h, heads = a.hidden_size, a.num_attention_heads
+    if not a.is_mla:
+        d = a.head_dim
+        return h * heads * d + 2 * h * a.num_key_value_heads * d + heads * d * h
+    nope, rope = a.qk_nope_head_dim or 0, a.qk_rope_head_dim or 0
+    v = a.v_head_dim or 0
+    kv_lora = a.kv_lora_rank or 0
+    if a.q_lora_rank:
+        q = h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * heads * (nope + rope)
+    else:
+        q = h * heads * (nope + rope)
+    kv = h * (kv_lora + rope) + kv_lora + kv_lora * heads * (nope + v)
+    return q + kv + heads * v * h
+
+
+def param_counts(arch: Architecture) -> ParamCounts:
+    """Count the parameters of a decoder-only transformer (number of parameters, not bytes).
+
+    Per layer: attention (see `_attention_params`), two norm weight vectors of size h (RMSNorm or
+    LayerNorm scale), and an MLP: dense layers m*h*ffn with m = `mlp_matrices(hidden_act)`; MoE
+    layers `num_experts` routed experts and `n_shared_experts` shared experts of m*h*moe_ffn each,
+    plus the router h*num_experts. The first `first_k_dense_replace` layers of an MoE model are dense
+    (DeepSeek-V3: 3 of 61). Embedding V*h; lm_head V*h unless tied (then 0); final norm h.
+
+    Ignored: linear and LayerNorm biases of GPT-style models (about 13h per layer against 12h^2:
+    below 0.1% for every preset, 0.05% at h=2304, 0.01% at h=12288), Qwen3's per-head q/k RMSNorm
+    (2*head_dim per layer), learned position embeddings (s*h: 0.3% for the 1.7B Megatron GPT, 0.01%
+    for GPT-3) and multi-token-prediction modules (DeepSeek-V3's MTP adds 14B on top of the 671B; not used for
+    next-token training cost). Sources: Hugging Face modeling code of Llama, Qwen3(-MoE) and
+    DeepSeek-V3; Narayanan et al. 2021, eq. for P.
+    """
+    h, V, L = arch.hidden_size, arch.vocab_size, arch.num_hidden_layers
+    m = mlp_matrices(arch.hidden_act)
+    embedding = float(V * h)
+    lm_head = 0.0 if arch.tie_word_embeddings else float(V * h)
+    attention = float(_attention_params(arch))
+    norms = float(2 * h)
+    dense_mlp = float(m * h * arch.intermediate_size)
+    if arch.is_moe:
+        n_moe = L - min(arch.first_k_dense_replace, L)
+        expert = m * h * arch.moe_intermediate_size
+        routed = float(arch.num_experts * expert)
+        shared = float(arch.n_shared_experts * expert + h * arch.num_experts)
+        active_routed = float(arch.num_experts_per_tok * expert)
+    else:
+        n_moe, routed, shared, active_routed = 0, 0.0, 0.0, 0.0
+    n_dense = L - n_moe
+    final_norm = float(h)
+    total = (
+        embedding
+        + lm_head
+        + L * (attention + norms)
+        + n_dense * dense_mlp
+        + n_moe * (shared + routed)
+        + final_norm
+    )
+    active = total - n_moe * (routed - active_routed)
+    return ParamCounts(
+        total=total,
+        active=active,
+        embedding=embedding,
+        lm_head=lm_head,
+        attention_per_layer=attention,
+        dense_mlp_per_layer=dense_mlp if n_dense else 0.0,
+        moe_shared_per_layer=shared,
+        moe_routed_per_layer=routed,
+        moe_active_routed_per_layer=active_routed,
+        norms_per_layer=norms,
+        n_dense_layers=n_dense,
+        n_moe_layers=n_moe,
+        final_norm=final_norm,
+    )
+
+
+def scale_counts(counts: ParamCounts, n_total: float) -> ParamCounts:
+    """Scale every part of `counts` by n_total / counts.total so that `.total` is exactly n_total.
+
+    Used for a model known only by size (`{"params": N}`): the shape from `architecture_for_params`
+    is within about 2% of N, and this keeps the reported parameter count equal to what the user typed
+    while memory and FLOPs still split into embedding / attention / MLP in the shape's proportions.
+    """
+    if counts.total <= 0:
+        raise ValueError("cannot scale a parameter count of zero")
+    f = n_total / counts.total
+    return ParamCounts(
+        total=float(n_total),
+        active=counts.active * f,
+        embedding=counts.embedding * f,
+        lm_head=counts.lm_head * f,
+        attention_per_layer=counts.attention_per_layer * f,
+        dense_mlp_per_layer=counts.dense_mlp_per_layer * f,
+        moe_shared_per_layer=counts.moe_shared_per_layer * f,
+        moe_routed_per_layer=counts.moe_routed_per_layer * f,
+        moe_active_routed_per_layer=counts.moe_active_routed_per_layer * f,
+        norms_per_layer=counts.norms_per_layer * f,
+        n_dense_layers=counts.n_dense_layers,
+        n_moe_layers=counts.n_moe_layers,
+        final_norm=counts.final_norm * f,
+    )
+
+
+# ---- FLOPs per token ---------------------------------------------------------------------------
+
+
+def attention_dim(arch: Architecture) -> int:
+    """d_attn = heads * q/k head dim (MLA: qk_nope_head_dim + qk_rope_head_dim), in elements."""
+    if arch.is_mla:
+        return arch.num_attention_heads * ((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0))
+    return arch.num_attention_heads * arch.head_dim
+
+
+def flops_per_token_terms(arch: Architecture, seq_len, counts: ParamCounts | None = None):
+    """The two terms of the training FLOPs per token (forward + backward), in FLOP per token.
+
+    Returns (dense, attention): dense = 6 * N_active (Kaplan et al. 2020, eq. 2.1: 2N forward, 4N
+    backward; N_active as in `ParamCounts.active`, embeddings included, which overstates by at most
+    V*h/N, a few percent for small models); attention = 12 * L * s * d_attn for the score and value
+    matmuls QK^T and AV (Chowdhery et al. 2022, PaLM, appendix B), no causal-mask discount. `seq_len`
+    may be a number or a numpy array of sequence lengths (tokens); the attention term broadcasts.
+    """
+    counts = counts or param_counts(arch)
+    dense = 6.0 * counts.active
+    s = np.asarray(seq_len, dtype=float)
+    attention = 12.0 * arch.num_hidden_layers * s * attention_dim(arch)
+    if attention.ndim == 0:
+        attention = float(attention)
+    return dense, attention
+
+
+def flops_per_token(arch: Architecture, seq_len, include_attention: bool = True, counts=None):
+    """Training FLOPs per token, forward + backward: 6*N_active + 12*L*s*d_attn (FLOP per token).
+
+    See `flops_per_token_terms` for the sources. `include_attention=False` gives plain 6*N (the
+    Chinchilla/Kaplan convention). Accepts a numpy array for `seq_len` and then returns an array.
+    Pass `counts` (e.g. from `scale_counts`) to use a parameter count other than the shape's own.
+    """
+    dense, attention = flops_per_token_terms(arch, seq_len, counts)
+    if not include_attention:
+        return dense if np.ndim(attention) == 0 else np.full(np.shape(attention), dense)
+    return dense + attention
+
+
+# ---- A shape for a model known only by its size ------------------------------------------------
+
+_SIZE_ONLY_VOCAB = 128256  # Llama 3 tokenizer
+_TIE_BELOW_PARAMS = 4e9  # Llama 3.2 1B/3B tie their embeddings; larger Llama models do not
+
+
+def architecture_for_params(n_params: float) -> Architecture:
+    """A plausible dense Llama-style shape with about `n_params` parameters (number of parameters).
+
+    Choices: head_dim 128, heads = hidden/128 (hidden a multiple of 128), 8 KV heads (GQA, as Llama 3)
+    when heads allow, SwiGLU MLP with ffn = 8/3*hidden rounded to 256 (Shazeer 2020; Touvron 2023),
+    vocab 128256, embeddings tied below 4B parameters. Among hidden sizes, the layer count is the one
+    that best matches n_params; the pick is the shape with aspect ratio hidden/layers closest to 128
+    (Kaplan et al. 2020 fig. 5: loss is flat for ratios ~20-200; Narayanan 2021 table 1 uses 96-200)
+    whose `param_counts(...).total` is within 2% of n_params (else the closest total).
+    To report exactly n_params, pass the counts through `scale_counts(counts, n_params)`.
+    """
+    n = float(n_params)
+    if not np.isfinite(n) or n < 1e7:
+        raise ValueError(f"params must be at least 1e7 to derive a transformer shape, got {n_params!r}")
+    tied = n < _TIE_BELOW_PARAMS
+    best, best_key = None, None
+    for hidden in range(256, 65536 + 1, 128):
+        heads = hidden // 128
+        kv = 8 if heads % 8 == 0 else heads
+        ffn = max(256, int(round(8 * hidden / 3 / 256)) * 256)
+
+        def shape(layers: int, hidden=hidden, heads=heads, kv=kv, ffn=ffn) -> Architecture:
+            return Architecture(
+                num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
+                num_key_value_heads=kv, head_dim=128, intermediate_size=ffn, vocab_size=_SIZE_ONLY_VOCAB,
+                tie_word_embeddings=tied, hidden_act="silu", max_position_embeddings=8192,
+            )
+
+        one, two = param_counts(shape(1)).total, param_counts(shape(2)).total
+        per_layer, fixed = two - one, 2 * one - two
+        layers = int(round((n - fixed) / per_layer))
+        if layers < 1:
+            break  # the embedding alone is already larger than n; wider shapes only get worse
+        err = abs(fixed + layers * per_layer - n) / n
+        key = (err > 0.02, abs(np.log(hidden / layers / 128.0)) if err <= 0.02 else err)
+        if best_key is None or key < best_key:
+            best, best_key = shape(layers), key
+    if best is None:
+        raise ValueError(f"no transformer shape found for params={n_params!r}")
+    return best
+
+
+# ---- Hugging Face config.json -> Architecture --------------------------------------------------
+
+# canonical field -> accepted aliases (first match wins; the canonical name is tried first)
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "num_hidden_layers": ("n_layer", "num_layers"),
+    "hidden_size": ("n_embd", "d_model"),
+    "num_attention_heads": ("n_head",),
+    "num_key_value_heads": ("num_kv_heads",),
+    "intermediate_size": ("n_inner", "ffn_hidden_size"),
+    "hidden_act": ("activation_function", "hidden_activation"),
+    "num_experts": ("n_routed_experts", "num_routed_experts", "num_local_experts"),
+    "n_shared_experts": ("num_shared_experts",),
+    "first_k_dense_replace": ("num_dense_layers",),
+    "q_lora_rank": ("attention_q_lora_dim",),
+    "kv_lora_rank": ("attention_kv_lora_dim",),
+    "qk_nope_head_dim": ("attention_qk_dim",),
+    "qk_rope_head_dim": ("attention_qk_rope_dim",),
+    "v_head_dim": ("attention_v_dim",),
+    "max_position_embeddings": ("n_positions", "seq_length"),
+}
+_REQUIRED = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
+
+
+def _int_field(name: str, value, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value!r}")
+    return int(value)
+
+
+def architecture_from_config(mapping, base: Architecture | None = None) -> Architecture:
+    """Build an Architecture from a Hugging Face `config.json` dict (or any mapping of its names).
+
+    Accepted aliases: n_routed_experts / num_routed_experts / num_local_experts (Mixtral) ->
+    num_experts; num_shared_experts -> n_shared_experts; shared_expert_intermediate_size (Qwen2-MoE)
+    -> n_shared_experts = round(shared_width / moe_intermediate_size); num_dense_layers (openPangu) ->
+    first_k_dense_replace; GPT-2 names n_layer, n_embd, n_head, n_inner, activation_function; the
+    openPangu attention_* MLA names. Defaults: head_dim = hidden/heads (MLA: qk_nope + qk_rope),
+    num_key_value_heads = heads, intermediate_size = 4*hidden for 2-matrix MLPs, moe_intermediate_size
+    = intermediate_size (Mixtral convention). Ignored (noted): Qwen3-MoE `mlp_only_layers` and
+    `decoder_sparse_step` (all released Qwen3-MoE use [] and 1: every layer is MoE), DeepSeek
+    `moe_layer_freq`, linear biases. `base` (e.g. a preset's architecture) supplies fields the
+    mapping leaves out, so a preset can be overridden field by field.
+    Raises ValueError naming the missing or malformed field.
+    """
+    if not hasattr(mapping, "get"):
+        raise ValueError("model config must be a JSON object of config.json fields")
+    base_fields = base.__dict__ if base is not None else {}
+
+    def get(name: str, default=None):
+        for key in (name, *_ALIASES.get(name, ())):
+            if mapping.get(key) is not None:
+                return mapping[key]
+        return base_fields.get(name, default) if base_fields.get(name) is not None else default
+
+    missing = [f for f in _REQUIRED if get(f) is None]
+    if missing:
+        raise ValueError(f"model config is missing required field(s): {', '.join(missing)}")
+    layers = _int_field("num_hidden_layers", get("num_hidden_layers"), 1)
+    hidden = _int_field("hidden_size", get("hidden_size"), 1)
+    heads = _int_field("num_attention_heads", get("num_attention_heads"), 1)
+    vocab = _int_field("vocab_size", get("vocab_size"), 1)
+    kv_heads = _int_field("num_key_value_heads", get("num_key_value_heads", heads), 1)
+    act = str(get("hidden_act", "silu")).lower()
+    matrices = mlp_matrices(act)  # validates hidden_act
+
+    experts = _int_field("num_experts", get("num_experts", 0))
+    top_k = _int_field("num_experts_per_tok", get("num_experts_per_tok", 0))
+    default_ffn = 4 * hidden if matrices == 2 else None
+    ffn_raw = get("intermediate_size", default_ffn)
+    moe_ffn_raw = get("moe_intermediate_size", ffn_raw if experts else 0)
+    if experts:
+        if not top_k:
+            raise ValueError("num_experts_per_tok is required for a mixture-of-experts model")
+        if top_k > experts:
+            raise ValueError(f"num_experts_per_tok ({top_k}) exceeds num_experts ({experts})")
+        if moe_ffn_raw is None:
+            raise ValueError("moe_intermediate_size is required for a mixture-of-experts model")
+    moe_ffn = _int_field("moe_intermediate_size", moe_ffn_raw or 0)
+    first_dense = _int_field("first_k_dense_replace", get("first_k_dense_replace", 0))
+    if ffn_raw is None:
+        if not experts or first_dense:
+            raise ValueError("model config is missing required field: intermediate_size")
+        ffn_raw = 0  # every layer is MoE; the dense width is unused
+    ffn = _int_field("intermediate_size", ffn_raw)
+    shared = get("n_shared_experts")
+    if shared is None and mapping.get("shared_expert_intermediate_size") and moe_ffn:
+        shared = round(mapping["shared_expert_intermediate_size"] / moe_ffn)
+    shared = _int_field("n_shared_experts", shared or 0)
+
+    kv_lora = get("kv_lora_rank")
+    mla = {}
+    if kv_lora is not None:
+        for f in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+            if get(f) is None:
+                raise ValueError(f"model config has kv_lora_rank (MLA) but is missing {f}")
+            mla[f] = _int_field(f, get(f), 0)
+        mla["kv_lora_rank"] = _int_field("kv_lora_rank", kv_lora, 1)
+        q_lora = get("q_lora_rank")
+        mla["q_lora_rank"] = None if q_lora is None else _int_field("q_lora_rank", q_lora, 1)
+        default_head_dim = mla["qk_nope_head_dim"] + mla["qk_rope_head_dim"]
+    else:
+        if hidden % heads and get("head_dim") is None:
+            raise ValueError("head_dim is required when hidden_size is not a multiple of the heads")
+        default_head_dim = hidden // heads
+    head_dim = _int_field("head_dim", get("head_dim", default_head_dim), 1)
+    tie = get("tie_word_embeddings", mapping.get("model_type") == "gpt2")
+    return Architecture(
+        num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
+        num_key_value_heads=kv_heads, head_dim=head_dim, intermediate_size=ffn, vocab_size=vocab,
+        tie_word_embeddings=bool(tie), hidden_act=act,
+        num_experts=experts,
+        num_experts_per_tok=top_k if experts else 0,
+        n_shared_experts=shared if experts else 0,
+        moe_intermediate_size=moe_ffn if experts else 0,
+        first_k_dense_replace=min(first_dense, layers) if experts else 0,
+        max_position_embeddings=_int_field("max_position_embeddings", get("max_position_embeddings", 4096), 1),
+        **mla,
+    )

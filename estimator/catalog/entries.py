@@ -60,6 +60,9 @@ class Server:
     local_nvme_bytes: float  # local data/cache NVMe
     scaleup_domain_cards: int  # HCCS/NVLink domain seen from this server (8, 72, 384)
     sources: dict[str, Source] = field(default_factory=dict, compare=False, repr=False)
+    # server without its accelerators (CPUs, DRAM, NICs, chassis); with a non-default accelerator
+    # a node costs chassis_price_usd + cards_per_node * accelerator.price_usd
+    chassis_price_usd: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,53 @@
+"""One error shape for every API failure: {"errors": [{"field": "training.tokens", "message": "..."}]}.
+
+`field` is the dotted path into the request body, or "" when the error is about the request as a
+whole (authentication, permission, not found, throttling, malformed JSON)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from estimator.errors import ScenarioError
+
+
+def _flatten(detail, field: str = "") -> list[dict[str, str]]:
+    if isinstance(detail, dict):
+        out: list[dict[str, str]] = []
+        for key, value in detail.items():
+            if key in ("detail", "non_field_errors"):
+                out += _flatten(value, field)
+            else:
+                out += _flatten(value, f"{field}.{key}" if field else str(key))
+        return out
+    if isinstance(detail, list):
+        out = []
+        for item in detail:
+            out += _flatten(item, field)
+        return out
+    return [{"field": field, "message": str(detail)}]
+
+
+def error_response(errors: list[dict[str, str]], status_code: int, headers: dict | None = None) -> Response:
+    return Response({"errors": errors}, status=status_code, headers=headers)
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, ScenarioError):
+        return error_response(exc.to_dict()["errors"], status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+        message = f"too many requests; try again in {int(exc.wait) + 1} seconds"
+        response.data = {"errors": [{"field": "", "message": message}]}
+    else:
+        response.data = {"errors": _flatten(response.data)}
+    return response

@@ -1,0 +1,26 @@
+"""OpenAPI helpers: the core's JSON Schema made self-contained for embedding in the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace local `#/$defs/X` references by the definitions themselves (the scenario schema is
+    not recursive), so the schema can sit inside an OpenAPI document whose root has no `$defs`."""
+    defs = schema.get("$defs", {})
+
+    def walk(node: Any, depth: int = 0) -> Any:
+        if depth > 50:
+            return {}
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/") and ref[8:] in defs:
+                merged = {**defs[ref[8:]], **{k: v for k, v in node.items() if k != "$ref"}}
+                return walk(merged, depth + 1)
+            return {k: walk(v, depth + 1) for k, v in node.items() if k not in ("$defs", "$schema")}
+        if isinstance(node, list):
+            return [walk(v, depth + 1) for v in node]
+        return node
+
+    return walk(schema)

@@ -1,0 +1,85 @@
+"""Output serializers of the API (input is the scenario JSON itself, validated by the core)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.urls import reverse
+from django.utils import translation
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from reports.models import Estimate
+from reports.summary import HEADLINE, dig
+
+
+def share_url(request, estimate: Estimate) -> str:
+    """Absolute, language-neutral link to the report page (the viewer's language applies)."""
+    with translation.override(settings.LANGUAGE_CODE):
+        path = reverse("reports:report", args=[estimate.share_token])
+    return request.build_absolute_uri(path) if request is not None else path
+
+
+class _ShareUrlMixin(serializers.Serializer):
+    share_url = serializers.SerializerMethodField(help_text="Public, read-only link to the report page.")
+    report_url = serializers.SerializerMethodField(help_text="The same report as JSON: GET /api/v1/reports/{token}.")
+
+    def get_share_url(self, obj: Estimate) -> str:
+        return share_url(self.context.get("request"), obj)
+
+    def get_report_url(self, obj: Estimate) -> str:
+        path = reverse("api:report", args=[obj.share_token])
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class EstimateSerializer(_ShareUrlMixin, serializers.ModelSerializer):
+    scenario = serializers.JSONField(help_text="The normalized scenario: the input with every default filled.")
+    result = serializers.JSONField(help_text="compute, parallelism, memory, network, storage, power, cost, ... (design.md §2).")
+
+    class Meta:
+        model = Estimate
+        fields = ["id", "name", "share_url", "report_url", "scenario", "result", "engine_version", "catalog_version", "created_at"]
+        read_only_fields = fields
+
+
+class EstimateListItemSerializer(_ShareUrlMixin, serializers.ModelSerializer):
+    headline = serializers.SerializerMethodField(help_text="cards, servers, days, capex and facility power.")
+
+    class Meta:
+        model = Estimate
+        fields = ["id", "name", "share_url", "report_url", "headline", "engine_version", "catalog_version", "created_at"]
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_headline(self, obj: Estimate) -> dict:
+        return {key: dig(obj.result, path) for key, _label, path, _kind in HEADLINE}
+
+
+class SharedReportSerializer(_ShareUrlMixin, serializers.ModelSerializer):
+    """A shared report: no id and no owner, only what the link shows."""
+
+    scenario = serializers.JSONField()
+    result = serializers.JSONField()
+
+    class Meta:
+        model = Estimate
+        fields = ["name", "share_url", "report_url", "scenario", "result", "engine_version", "catalog_version", "created_at"]
+        read_only_fields = fields
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    field = serializers.CharField(help_text='Dotted path into the body, e.g. "training.tokens"; "" for the request as a whole.')
+    message = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    errors = ErrorItemSerializer(many=True)
+
+
+class DiffRowSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    before = serializers.CharField()
+    after = serializers.CharField()
+    change = serializers.FloatField(allow_null=True)

@@ -1,0 +1,226 @@
+"""REST API v1: thin views over reports.services/selectors and the core's catalog."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from estimator import catalog
+from estimator.scenario import scenario_json_schema
+from reports import selectors, services
+from reports.models import Estimate
+
+from .parsers import StrictJSONParser
+from .schema import inline_refs
+from .serializers import (
+    DiffRowSerializer,
+    ErrorSerializer,
+    EstimateListItemSerializer,
+    EstimateSerializer,
+    SharedReportSerializer,
+)
+
+ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
+
+
+class EstimatePagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+def _scenario_request() -> dict:
+    return {"application/json": inline_refs(scenario_json_schema())}
+
+
+class EstimateListCreateView(APIView):
+    """POST: plan a scenario (anonymous allowed, throttled). GET: your own estimates."""
+
+    parser_classes = [StrictJSONParser]
+
+    def get_permissions(self):
+        return [AllowAny()] if self.request.method == "POST" else [IsAuthenticated()]
+
+    @extend_schema(
+        operation_id="estimates_create",
+        summary="Plan a training cluster",
+        description="The body is a scenario (design.md §2). With a token the estimate belongs to you; "
+        "anonymous estimates are reachable only through their share link.",
+        request=_scenario_request(),
+        responses={201: EstimateSerializer, **ERRORS},
+    )
+    def post(self, request):
+        estimate = services.create_estimate(data=request.data, owner=request.user)
+        body = EstimateSerializer(estimate, context={"request": request}).data
+        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["report_url"]})
+
+    @extend_schema(
+        operation_id="estimates_list",
+        summary="Your estimates, newest first",
+        responses={200: EstimateListItemSerializer(many=True), 401: ErrorSerializer},
+    )
+    def get(self, request):
+        paginator = EstimatePagination()
+        page = paginator.paginate_queryset(selectors.estimates_of(request.user), request, view=self)
+        return paginator.get_paginated_response(EstimateListItemSerializer(page, many=True, context={"request": request}).data)
+
+
+class EstimateDetailView(APIView):
+    """One of your estimates. Someone else's answers 404, as if it did not exist."""
+
+    permission_classes = [IsAuthenticated]
+
+    def _get(self, request, pk: int) -> Estimate:
+        try:
+            return selectors.owned_estimate(request.user, pk)
+        except Estimate.DoesNotExist:
+            raise Http404 from None
+
+    @extend_schema(operation_id="estimates_retrieve", responses={200: EstimateSerializer, 401: ErrorSerializer, 404: ErrorSerializer})
+    def get(self, request, pk: int):
+        return Response(EstimateSerializer(self._get(request, pk), context={"request": request}).data)
+
+    @extend_schema(operation_id="estimates_destroy", responses={204: None, 401: ErrorSerializer, 404: ErrorSerializer})
+    def delete(self, request, pk: int):
+        services.delete_estimate(self._get(request, pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _shared(token: str) -> Estimate:
+    try:
+        return selectors.shared_estimate(token)
+    except Estimate.DoesNotExist:
+        raise Http404 from None
+
+
+class SharedReportView(APIView):
+    """A shared report: public and read-only (anything but GET answers 405)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="reports_retrieve", responses={200: SharedReportSerializer, 404: ErrorSerializer})
+    def get(self, request, token: str):
+        return Response(SharedReportSerializer(_shared(token), context={"request": request}).data)
+
+
+class RecomputeView(APIView):
+    """The shared report planned again with today's engine and catalog; nothing is stored."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="reports_recompute",
+        responses={
+            200: inline_serializer(
+                "Recompute",
+                {
+                    "stored": inline_serializer("Versions", {"engine_version": serializers.CharField(), "catalog_version": serializers.CharField()}),
+                    "today": inline_serializer("TodayVersions", {"engine_version": serializers.CharField(), "catalog_version": serializers.CharField()}),
+                    "changes": DiffRowSerializer(many=True),
+                    "result": serializers.JSONField(),
+                    "errors": serializers.JSONField(allow_null=True),
+                },
+            ),
+            404: ErrorSerializer,
+        },
+    )
+    def get(self, request, token: str):
+        estimate = _shared(token)
+        out = services.recompute(estimate)
+        return Response(
+            {
+                "stored": {"engine_version": estimate.engine_version, "catalog_version": estimate.catalog_version},
+                "today": {"engine_version": out.get("engine_version"), "catalog_version": out.get("catalog_version")},
+                "changes": [{k: r[k] for k in ("key", "label", "before", "after", "change")} for r in out["rows"]],
+                "result": out.get("result"),
+                "errors": out["error"],
+            }
+        )
+
+
+class ScenarioSchemaView(APIView):
+    """JSON Schema (2020-12) of the scenario body."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="scenario_schema", responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        return Response(scenario_json_schema())
+
+
+# ---- catalog ---------------------------------------------------------------------------------
+
+def _jsonable(entry: Any) -> Any:
+    if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
+        return dataclasses.asdict(entry)
+    return entry
+
+
+def _entries(kind: str) -> list[dict]:
+    items = getattr(catalog, kind)()
+    values = items.values() if isinstance(items, dict) else items
+    return [_jsonable(v) for v in values]
+
+
+CATALOG_KINDS = {
+    "accelerators": "accelerators",
+    "servers": "servers",
+    "switches": "switches",
+    "models": "presets",
+}
+
+
+class CatalogIndexView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="catalog_index", responses={200: OpenApiTypes.OBJECT})
+    def get(self, request):
+        return Response(
+            {
+                "catalog_version": catalog.CATALOG_VERSION,
+                "kinds": {kind: request.build_absolute_uri(f"{request.path.rstrip('/')}/{kind}") for kind in CATALOG_KINDS},
+            }
+        )
+
+
+class CatalogListView(APIView):
+    """Catalog entries of one kind: accelerators, servers, switches or models (presets). Every
+    figure carries its source and date."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="catalog_list",
+        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(CATALOG_KINDS))],
+        responses={200: OpenApiTypes.OBJECT, 404: ErrorSerializer},
+    )
+    def get(self, request, kind: str):
+        if kind not in CATALOG_KINDS:
+            raise Http404
+        return Response({"catalog_version": catalog.CATALOG_VERSION, "results": _entries(CATALOG_KINDS[kind])})
+
+
+class CatalogDetailView(APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="catalog_retrieve",
+        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(CATALOG_KINDS))],
+        responses={200: OpenApiTypes.OBJECT, 404: ErrorSerializer},
+    )
+    def get(self, request, kind: str, entry_id: str):
+        if kind not in CATALOG_KINDS:
+            raise Http404
+        for entry in _entries(CATALOG_KINDS[kind]):
+            if isinstance(entry, dict) and entry.get("id") == entry_id:
+                return Response(entry)
+        raise Http404

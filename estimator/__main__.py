@@ -1,0 +1,126 @@
+"""CLI: python -m estimator {plan, schema, catalog, validate}.
+
+Bad input exits 2 with `field: sentence` lines on stderr and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from .errors import ScenarioError
+from .jsonio import loads_strict, to_jsonable
+
+EXIT_BAD_INPUT = 2
+
+
+def _read(path: str) -> Any:
+    if path == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise ScenarioError(f"cannot read scenario file {path!r}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise ScenarioError(f"scenario file {path!r} is not UTF-8 text") from None
+    return loads_strict(text)
+
+
+def _print_json(data: Any) -> None:
+    json.dump(to_jsonable(data), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from .plan import estimate
+    from .report_text import format_plan
+
+    out = estimate(_read(args.scenario))
+    if args.format == "table":
+        sys.stdout.write(format_plan(out))
+    else:
+        _print_json(out)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from .scenario import scenario_json_schema
+
+    _print_json(scenario_json_schema())
+    return 0
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    from . import catalog
+    from .report_text import format_catalog
+
+    listing = catalog.catalog_listing()
+    if args.kind:
+        if args.kind not in listing:
+            raise ScenarioError(f"unknown catalog kind {args.kind!r}; known: {', '.join(sorted(listing))}", "kind")
+        listing = {args.kind: listing[args.kind]}
+    if args.format == "json":
+        _print_json(listing)
+    else:
+        sys.stdout.write(format_catalog(listing))
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .report_text import format_validation
+    from .validate import validation_rows
+
+    rows = validation_rows()
+    if args.format == "json":
+        _print_json(rows)
+    else:
+        sys.stdout.write(format_validation(rows))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m estimator", description="ClusterPlan estimator")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("plan", help="plan one scenario (JSON file or - for stdin)")
+    p.add_argument("scenario")
+    p.add_argument("--format", choices=["json", "table"], default="json")
+    p.set_defaults(func=cmd_plan)
+    s = sub.add_parser("schema", help="print the JSON Schema of the scenario input")
+    s.set_defaults(func=cmd_schema)
+    c = sub.add_parser("catalog", help="list the catalog")
+    c.add_argument("kind", nargs="?", help="accelerators, servers, switches, transceivers, drives, presets, defaults")
+    c.add_argument("--format", choices=["json", "table"], default="table")
+    c.set_defaults(func=cmd_catalog)
+    v = sub.add_parser("validate", help="predicted against published figures")
+    v.add_argument("--format", choices=["json", "table"], default="table")
+    v.set_defaults(func=cmd_validate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except ScenarioError as exc:
+        for err in exc.errors:
+            sys.stderr.write(f"error: {err.field or '(scenario)'}: {err.message}\n")
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # an engine bug, not bad input: one line, no traceback unless asked
+        if os.environ.get("ESTIMATOR_DEBUG"):
+            raise
+        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (set ESTIMATOR_DEBUG=1 for a traceback)\n")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,378 @@
+"""The source article's rules of thumb as checks on a plan, and its starting configuration.
+
+Works on the CONTRACT dicts only (the normalized scenario and the result sections of design.md
+section 2), so it is coupled to no other module's classes. A missing or malformed key skips the
+rule; it never raises.
+
+`advise(scenario, result)` -> list of {code, severity, message, suggestion}; severity is "error"
+(the plan cannot run), "warning" (it runs, slowly or wastefully) or "info". Codes are public API:
+
+    memory-does-not-fit      memory.fits is false
+    tp-crosses-node          TP larger than the HCCS/NVLink domain (article 2.2, 2.5)
+    bubble-over-20pct        pipeline bubble > 20 % of the step; M = 4P..8P (article 2.3, errata)
+    comm-wait-over-30pct     exposed communication > 30 % of the step (article 5.1)
+    oversubscribed-fabric-dp oversubscription > 1 with DP traffic crossing leaves (article 3.2)
+    flat-network-too-large   a single-switch network past ~16 nodes (article 3.2)
+    zero3-unneeded           ZeRO-3 where stage 2 fits (article 7.1)
+    fp32-precision           FP32 training; BF16 halves memory (article 4.4, 7.1)
+    hccl-buffer              Ascend: start HCCL_BUFFSIZE at 256 MB (article 4.3 measurement;
+                             errata: not 10-20 % of HBM)
+    ep-crosses-node          EP all-to-all leaves the HCCS/NVLink domain (article 2.5, 3.3)
+    mfu-optimistic           an input MFU above published large-scale records
+
+`starting_configuration(scenario, result)` fills the article's section 7.1 table for this plan:
+list of {setting, value, reason}.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+MiB = 1024 * 1024
+BUBBLE_LIMIT = 0.20  # article 2.3
+COMM_WAIT_LIMIT = 0.30  # article 5.1
+FLAT_NETWORK_MAX_NODES = 16  # article 3.2: flat up to ~10 servers, leaf-spine beyond ~16 nodes
+HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
+HCCL_BUFFSIZE_MAX_SANE_MB = 1024  # each communicator reserves 2 x this (CANN env-var reference)
+MFU_PLAUSIBLE_MAX = 0.60  # MegaScale 55.2 % (175B, 12,288 GPUs, 2024); Llama 3 405B 38-43 % BF16
+
+Advice = dict[str, str]
+
+
+def _get(d: Any, path: str) -> Any:
+    """Value at a dotted path, or None when any step is missing or not a dict."""
+    cur = d
+    for key in path.split("."):
+        if not isinstance(cur, dict) or key not in cur:
+            return None
+        cur = cur[key]
+    return cur
+
+
+def _num(d: Any, path: str) -> float | None:
+    """Number at a dotted path (bools and non-numbers -> None)."""
+    v = _get(d, path)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+        return None
+    return float(v)
+
+
+def _first(*values: float | None) -> float | None:
+    return next((v for v in values if v is not None), None)
+
+
+def _advice(code: str, severity: str, message: str, suggestion: str) -> Advice:
+    return {"code": code, "severity": severity, "message": message, "suggestion": suggestion}
+
+
+def _cards_per_node(s: dict, r: dict) -> float | None:
+    return _first(_num(s, "hardware.cards_per_node"), _num(r, "compute.cards_per_node"))
+
+
+def _scaleup_domain(s: dict, r: dict) -> float | None:
+    """Cards in one HCCS/NVLink domain (384 on CloudMatrix), else cards per node."""
+    return _first(_num(r, "compute.scaleup_domain_cards"), _num(s, "hardware.scaleup_domain_cards"),
+                  _cards_per_node(s, r))
+
+
+def _is_ascend(s: dict, r: dict) -> bool:
+    acc = _get(s, "hardware.accelerator")
+    if isinstance(acc, dict):
+        return "ascend" in str(acc.get("id", "")).lower() or "huawei" in str(acc.get("vendor", "")).lower()
+    if isinstance(acc, str):
+        return acc.lower().startswith("ascend")
+    return "huawei" in str(_get(r, "compute.vendor") or "").lower()
+
+
+def _bubble(pp: float, m: float) -> float:
+    return (pp - 1) / (m + pp - 1)
+
+
+# --- rules ------------------------------------------------------------------------------------
+
+
+def _memory_does_not_fit(s: dict, r: dict) -> Advice | None:
+    if _get(r, "memory.fits") is not False:
+        return None
+    total, hbm = _num(r, "memory.per_card_bytes.total"), _num(r, "memory.hbm_bytes")
+    need = f" ({total / 1e9:.1f} GB per card against {hbm / 1e9:.1f} GB of HBM)" if total and hbm else ""
+    steps = []
+    zero = _num(r, "parallelism.zero_stage")
+    if zero is not None and zero < 3:
+        steps.append(f"raise the ZeRO stage (now {int(zero)})")
+    if _get(r, "parallelism.recompute") in ("none", "selective", None):
+        steps.append("turn on activation recomputation (selective, then full)")
+    steps += ["raise TP inside the node", "add pipeline stages across nodes", "or use cards with more HBM"]
+    return _advice("memory-does-not-fit", "error", f"The plan does not fit in card memory{need}.",
+                   ("; ".join(steps) + ".")[0].upper() + ("; ".join(steps) + ".")[1:])
+
+
+def _tp_crosses_node(s: dict, r: dict) -> Advice | None:
+    tp, domain = _num(r, "parallelism.tp"), _scaleup_domain(s, r)
+    if tp is None or domain is None or tp <= domain:
+        return None
+    return _advice(
+        "tp-crosses-node", "warning",
+        f"TP={int(tp)} spans more than the {int(domain)} cards of one HCCS/NVLink domain: its per-layer "
+        "all-reduces would run over RoCE/InfiniBand.",
+        f"Keep TP <= {int(domain)} and move the rest of the split into pipeline stages across nodes "
+        "(article 2.2: tensor parallel inside a node only).",
+    )
+
+
+def _bubble_over_20pct(s: dict, r: dict) -> Advice | None:
+    bubble, pp = _num(r, "parallelism.bubble_fraction"), _num(r, "parallelism.pp")
+    if bubble is None or bubble <= BUBBLE_LIMIT:
+        return None
+    m = _num(r, "parallelism.micro_batches")
+    now = f" with {int(m)} micro-batches" if m else ""
+    if pp and pp > 1 and m and m >= 4 * pp:
+        fix = (f"Micro-batches are already >= 4 x PP={int(pp)}: interleave the schedule (virtual_stages), "
+               "use fewer pipeline stages, or balance the stages' layers.")
+    elif pp and pp > 1:
+        lo, hi = int(4 * pp), int(8 * pp)
+        fix = (f"Use {lo}-{hi} micro-batches per step (4-8 x PP={int(pp)}): bubble "
+               f"{_bubble(pp, lo):.0%}-{_bubble(pp, hi):.0%}; or interleave (virtual_stages) or cut PP.")
+    else:
+        fix = "Raise the number of micro-batches to 4-8 x the pipeline stages."
+    return _advice("bubble-over-20pct", "warning",
+                   f"The pipeline bubble is {bubble:.0%} of the step{now}.", fix)
+
+
+def _comm_wait_over_30pct(s: dict, r: dict) -> Advice | None:
+    """Assumes breakdown_s holds the exposed (not overlapped) part of each communication, which is
+    how the step-time model adds them up to step_time_s."""
+    step = _num(r, "parallelism.step_time_s")
+    parts = {k: _num(r, f"parallelism.breakdown_s.{k}") for k in ("tp_comm", "pp_comm", "dp_comm", "ep_comm")}
+    parts = {k: v for k, v in parts.items() if v is not None}
+    if not step or step <= 0 or not parts:
+        return None
+    share = sum(parts.values()) / step
+    if share <= COMM_WAIT_LIMIT:
+        return None
+    worst = max(parts, key=lambda k: parts[k])
+    fixes = {
+        "dp_comm": "Send BF16 gradients, fuse small gradients into large buckets, overlap the all-reduce "
+                   "with backward, use hierarchical all-reduce, and a 1:1 fabric (article 2.1, 3.2).",
+        "tp_comm": "Keep TP inside the HCCS/NVLink domain and lower TP if the model fits (article 2.2).",
+        "pp_comm": "Use fewer pipeline stages or place adjacent stages on nearby nodes (article 4.5).",
+        "ep_comm": "Keep expert parallelism inside the node and replicate experts with DP (article 2.4).",
+    }
+    return _advice("comm-wait-over-30pct", "warning",
+                   f"Communication not hidden behind compute is {share:.0%} of the step (largest: {worst}); "
+                   "above 30% the network is the bottleneck (article 5.1).", fixes[worst])
+
+
+def _oversubscribed_fabric_dp(s: dict, r: dict) -> Advice | None:
+    ratio = _first(_num(r, "network.oversubscription"), _num(s, "network.oversubscription"))
+    dp, nodes = _num(r, "parallelism.dp"), _num(r, "compute.nodes")
+    leaves, tiers = _num(r, "network.leaf_switches"), _num(r, "network.tiers")
+    if ratio is None or ratio <= 1 or dp is None or dp <= 1:
+        return None
+    crosses = (leaves is not None and leaves > 1) or (tiers is not None and tiers >= 2)
+    if not crosses or (nodes is not None and nodes <= 1):
+        return None
+    return _advice(
+        "oversubscribed-fabric-dp", "warning",
+        f"The fabric is oversubscribed {ratio:g}:1 and DP={int(dp)} gradient traffic crosses leaf switches, "
+        f"so when all nodes exchange gradients at once the all-reduce gets about 1/{ratio:g} of the NIC bandwidth.",
+        "Build the compute fabric 1:1 (the article's recommendation; 1.5:1-2:1 only on a budget), or place "
+        "each DP group under one leaf / rail and use hierarchical all-reduce.",
+    )
+
+
+def _flat_network_too_large(s: dict, r: dict) -> Advice | None:
+    tiers, nodes = _num(r, "network.tiers"), _num(r, "compute.nodes")
+    if tiers is None or nodes is None or tiers != 1 or nodes <= FLAT_NETWORK_MAX_NODES:
+        return None
+    return _advice(
+        "flat-network-too-large", "warning",
+        f"{int(nodes)} nodes on a single flat switch layer: the article keeps flat networks to ~10 servers "
+        "and uses leaf-spine beyond ~16 nodes.",
+        "Use a two-tier leaf-spine (Clos) fabric, 1:1, rail-optimized where the servers have one NIC per card.",
+    )
+
+
+def _zero3_unneeded(s: dict, r: dict) -> Advice | None:
+    if _num(r, "parallelism.zero_stage") != 3 or _get(r, "memory.fits_with_zero2") is not True:
+        return None
+    return _advice(
+        "zero3-unneeded", "warning",
+        "ZeRO-3 is on although the model fits with ZeRO-2; stage 3 all-gathers the weights in forward and "
+        "backward, about 1.5x the DP traffic of stage 2 (Rajbhandari et al. 2019).",
+        "Use ZeRO stage 2 (article 7.1: stage 3 only when the model does not fit).",
+    )
+
+
+def _fp32_precision(s: dict, r: dict) -> Advice | None:
+    prec = _get(s, "training.precision")
+    if not isinstance(prec, str) or prec.lower() not in ("fp32", "float32"):
+        return None
+    return _advice(
+        "fp32-precision", "warning",
+        "Training in FP32 doubles weight, gradient and activation memory and runs far below the BF16 peak.",
+        "Train in BF16 mixed precision (FP32 master weights in the optimizer); BF16 keeps FP32's range "
+        "(article 4.4, 7.1).",
+    )
+
+
+def _hccl_buffer(s: dict, r: dict) -> Advice | None:
+    cards = _first(_num(r, "compute.cards"), _num(s, "cluster.cards"))
+    if not _is_ascend(s, r) or cards is None or cards <= 1:
+        return None
+    current = _first(_num(s, "network.hccl_buffsize_mb"), _num(s, "training.hccl_buffsize_mb"))
+    if current is not None and HCCL_BUFFSIZE_START_MB <= current <= HCCL_BUFFSIZE_MAX_SANE_MB:
+        return None
+    start = HCCL_BUFFSIZE_START_MB
+    mbs, seq = _num(r, "parallelism.micro_batch_size"), _num(s, "training.seq_len")
+    hidden = _first(_num(r, "model.hidden_size"), _num(s, "model.hidden_size"))
+    if mbs and seq and hidden:  # CANN guidance: micro-batch x seq x hidden x dtype bytes / 1 MiB
+        start = max(start, math.ceil(mbs * seq * hidden * 2 / MiB))
+    why = f"set to {int(current)} MB" if current is not None else "not set (CANN default 200 MB)"
+    return _advice(
+        "hccl-buffer", "info",
+        f"HCCL_BUFFSIZE is {why}. The article measured 256 MB ~15% faster than 64 MB on 8-card DP, with "
+        "no gain beyond; its '10-20% of HBM' is an erratum (6-13 GB per card, reserved twice per "
+        "communicator).",
+        f"Start with export HCCL_BUFFSIZE={start} (MB) and tune one variable at a time.",
+    )
+
+
+def _ep_crosses_node(s: dict, r: dict) -> Advice | None:
+    ep, tp, domain = _num(r, "parallelism.ep"), _num(r, "parallelism.tp") or 1.0, _scaleup_domain(s, r)
+    if ep is None or ep <= 1 or domain is None or ep * tp <= domain:
+        return None
+    return _advice(
+        "ep-crosses-node", "info",
+        f"EP={int(ep)} x TP={int(tp)} exceeds the {int(domain)}-card HCCS/NVLink domain: the MoE all-to-all "
+        "runs over the scale-out NICs.",
+        "Keep EP inside the node where the experts fit, or budget NIC bandwidth for the all-to-all and "
+        "pair EP with DP so each expert has replicas (article 2.4, 3.3).",
+    )
+
+
+def _mfu_optimistic(s: dict, r: dict) -> Advice | None:
+    mfu = _num(s, "efficiency.mfu")
+    if mfu is None or mfu <= MFU_PLAUSIBLE_MAX:
+        return None
+    return _advice(
+        "mfu-optimistic", "info",
+        f"MFU {mfu:.0%} is above published large-scale records (Llama 3 405B: 38-43%; MegaScale: 55%).",
+        "Plan with 35-50% MFU, or leave efficiency.mfu out and let the layout model predict it.",
+    )
+
+
+RULES: dict[str, Callable[[dict, dict], Advice | None]] = {
+    "memory-does-not-fit": _memory_does_not_fit,
+    "tp-crosses-node": _tp_crosses_node,
+    "bubble-over-20pct": _bubble_over_20pct,
+    "comm-wait-over-30pct": _comm_wait_over_30pct,
+    "oversubscribed-fabric-dp": _oversubscribed_fabric_dp,
+    "flat-network-too-large": _flat_network_too_large,
+    "zero3-unneeded": _zero3_unneeded,
+    "fp32-precision": _fp32_precision,
+    "hccl-buffer": _hccl_buffer,
+    "ep-crosses-node": _ep_crosses_node,
+    "mfu-optimistic": _mfu_optimistic,
+}
+
+
+def advise(scenario: dict, result: dict) -> list[Advice]:
+    """Every rule that fires, in RULES order: [{code, severity, message, suggestion}]."""
+    s = scenario if isinstance(scenario, dict) else {}
+    r = result if isinstance(result, dict) else {}
+    out = []
+    for rule in RULES.values():
+        try:
+            item = rule(s, r)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            item = None  # malformed input: skip the rule, never crash the plan
+        if item is not None:
+            out.append(item)
+    return out
+
+
+# --- starting configuration (article section 7.1) ----------------------------------------------
+
+
+def _setting(setting: str, value: Any, reason: str) -> dict[str, Any]:
+    return {"setting": setting, "value": value, "reason": reason}
+
+
+def starting_configuration(scenario: dict, result: dict) -> list[dict[str, Any]]:
+    """The article's 7.1 table filled in for this plan: [{setting, value, reason}]."""
+    s = scenario if isinstance(scenario, dict) else {}
+    r = result if isinstance(result, dict) else {}
+    pp = _num(r, "parallelism.pp") or 1.0
+    tp, dp = _num(r, "parallelism.tp"), _num(r, "parallelism.dp")
+    fits = _get(r, "memory.fits")
+    fits_z2 = _get(r, "memory.fits_with_zero2")
+    prec = str(_get(s, "training.precision") or "bf16").lower()
+    out = []
+
+    if prec == "fp8":
+        out.append(_setting("precision", "fp8 (bf16 master copy)",
+                            "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16)."))
+    else:
+        out.append(_setting("precision", "bf16",
+                            "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves "
+                            "memory against FP32 (article 4.4, 7.1)."))
+
+    recompute = _get(r, "parallelism.recompute")
+    if fits is False:
+        recompute = "full"
+    elif recompute not in ("selective", "full"):
+        recompute = "selective"
+    out.append(_setting("recompute", recompute,
+                        "Recomputation costs a little compute and roughly doubles the batch that fits "
+                        "(article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022)."))
+
+    if tp is not None and dp is not None:
+        out.append(_setting("layout", f"TP {int(tp)} x PP {int(pp)} x DP {int(dp)}",
+                            "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB "
+                            "(article 2.5)."))
+
+    if pp > 1:
+        lo, hi = int(4 * pp), int(8 * pp)
+        out.append(_setting("micro_batches", f"{lo}-{hi}",
+                            f"4-8 x the {int(pp)} pipeline stages: bubble (P-1)/(M+P-1) = "
+                            f"{_bubble(pp, lo):.0%} at {lo}, {_bubble(pp, hi):.0%} at {hi} (article 2.3)."))
+    else:
+        out.append(_setting("micro_batches", "as needed for the global batch",
+                            "No pipeline, so micro-batches only set gradient accumulation."))
+
+    out.append(_setting("gradient_compression", "bf16 gradients",
+                        "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1)."))
+    out.append(_setting("gradient_fusion", "on, overlapped with backward",
+                        "Fuse small gradients into large buckets and overlap the all-reduce with backward "
+                        "(article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm)."))
+
+    if fits_z2 is False:
+        zero, why = 3, "The model does not fit with stage 2, so shard the weights too (article 7.1)."
+    elif pp > 1:
+        zero, why = 1, ("Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports "
+                        "only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer "
+                        "is the stage-1 equivalent.")
+    else:
+        zero, why = 2, "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1)."
+    out.append(_setting("zero_stage", zero, why))
+
+    if _is_ascend(s, r):
+        out.append(_setting("HCCL_BUFFSIZE", HCCL_BUFFSIZE_START_MB,
+                            "MB; CANN default 200. The article measured 256 MB ~15% faster than 64 MB on "
+                            "8-card DP and no gain above (article 4.3; not 10-20% of HBM)."))
+        nodes = _num(r, "compute.nodes") or 1
+        out.append(_setting("HCCL_CONNECT_TIMEOUT", 1200 if nodes > 16 else 120,
+                            "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank "
+                            "start-up skew does not fail initialisation (article 4.3, 5.2)."))
+        out.append(_setting("HCCL_DETERMINISTIC", "false",
+                            "true makes reductions reproducible at some speed cost: use it for debugging only "
+                            "(article 4.3)."))
+    else:
+        out.append(_setting("CUDA_DEVICE_MAX_CONNECTIONS", 1,
+                            "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order."))
+        out.append(_setting("NCCL_BUFFSIZE", "default (4 MiB)",
+                            "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound."))
+    return out

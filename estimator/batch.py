@@ -1,0 +1,278 @@
+"""Evaluate many scenarios at once: the vectorized compute-and-cost path of sweeps.
+
+`evaluate_columns(base, columns)` takes a base scenario and, per dotted field, an array of n
+values; it returns arrays keyed by rollup.SUMMARY_FIELDS equal to `plan.estimate()` for each of
+the n scenarios. Rows are grouped by their "structural" fields (model, accelerator, network,
+storage... anything that changes the resolved catalog entries or the designs); within a group the
+numeric fields below are plain numpy arrays through rollup(), network.fabric_counts() and
+storage.storage_counts(), the same functions estimate() uses. Rows without an MFU need the layout
+model: they run plan.choose_cluster once per distinct (group, tokens, cards or days) and are the
+slow path (documented in the README).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from typing import Any
+
+import numpy as np
+
+from .compute import SECONDS_PER_DAY, cards_for_deadline
+from .errors import ScenarioError
+from .network import fabric_counts
+from .plan import HOT_DRIVE, WARM_DRIVE, cards_multiple, choose_cluster, equipment, model_flops, prices
+from .plan import facility as plan_facility
+from .resolve import Resolved, resolve
+from .rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, rollup
+from .scenario import validate_shape
+from .storage import dataset_bytes, storage_counts, tokenized_bytes_per_token
+
+# Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
+NUMERIC_FIELDS = (
+    "training.tokens",
+    "cluster.cards",
+    "cluster.target_days",
+    "efficiency.mfu",
+    "cost.electricity_per_kwh",
+    "cost.pue",
+    "cost.cloud_price_per_card_hour",
+    "cost.cloud_reserved_price_per_card_hour",
+    "cost.server_price",
+    "cost.depreciation_years",
+    "cost.utilization",
+)
+__all__ = ["evaluate_columns", "SUMMARY_FIELDS", "NUMERIC_FIELDS"]
+
+
+def _set(doc: dict, dotted: str, value: Any) -> None:
+    keys = dotted.split(".")
+    for k in keys[:-1]:
+        doc = doc.setdefault(k, {})
+    if value is None:
+        doc.pop(keys[-1], None)
+    else:
+        doc[keys[-1]] = value
+
+
+def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
+    """Integer codes per row and the distinct values, for any column (numbers, strings, objects)."""
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if arr.dtype != object:
+        uniq, inv = np.unique(arr, return_inverse=True)
+        return inv.astype(np.int64), list(uniq.tolist())
+    index: dict[str, int] = {}
+    firsts: list[Any] = []
+    codes = np.empty(len(arr), dtype=np.int64)
+    for i, v in enumerate(arr):
+        key = json.dumps(v, sort_keys=True, default=str)
+        code = index.get(key)
+        if code is None:
+            code = index[key] = len(firsts)
+            firsts.append(v)
+        codes[i] = code
+    return codes, firsts
+
+
+def _column(columns: dict[str, Any], field: str, rows: np.ndarray) -> np.ndarray | None:
+    if field not in columns:
+        return None
+    return np.asarray(columns[field], dtype=object)[rows] if not isinstance(columns[field], np.ndarray) or \
+        columns[field].dtype == object else columns[field][rows]
+
+
+def _floats(col: np.ndarray | None, default: float | None) -> np.ndarray | float | None:
+    if col is None:
+        return default
+    if col.dtype == object:
+        return np.array([default if v is None else float(v) for v in col], dtype=float)
+    return col.astype(float)
+
+
+def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
+    """Network and storage counts as arrays: the vectorized twins of plan._fabric and plan._storage."""
+    s, d = r.scenario, r.defaults
+    from . import catalog
+
+    nvme, hdd = catalog.drive(HOT_DRIVE), catalog.drive(WARM_DRIVE)
+    st = s.storage
+    ckpt = r.counts.total * st.checkpoint_bytes_per_param
+    data = dataset_bytes(tokens, r.arch.vocab_size)
+    raw = np.asarray(tokens, dtype=float) * st.raw_bytes_per_token
+    bpt = tokenized_bytes_per_token(r.arch.vocab_size)
+
+    def counts_for(cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
+        net = s.network
+        fab = fabric_counts(nodes * r.nics_per_node, net.switch_ports, net.oversubscription, r.nics_per_node,
+                            net.rail_optimized)
+        state["feasible"] = fab["feasible"]
+        switches, xcvrs, links = fab["switches"], fab["transceivers"], fab["links"]
+        fiber = fab["fiber_links"]
+        if net.storage_network:
+            fe = fabric_counts(nodes * 2, net.switch_ports, 1.0, 2, False, server_cable="dac")
+            switches, xcvrs, links, fiber = (switches + fe["switches"], xcvrs + fe["transceivers"],
+                                             links + fe["links"], fiber + fe["fiber_links"])
+        sc = storage_counts(
+            ckpt, data, raw, tokens_per_s, bpt, checkpoint_interval_s=st.checkpoint_interval_s,
+            checkpoint_write_s=st.checkpoint_write_s, checkpoints_kept=st.checkpoints_kept,
+            checkpoints_archived=st.archive_checkpoints, nvme_capacity_bytes=nvme.capacity_bytes,
+            nvme_read_bytes_per_s=nvme.read_bytes_per_s, nvme_write_bytes_per_s=nvme.write_bytes_per_s,
+            hdd_capacity_bytes=hdd.capacity_bytes, hdd_write_bytes_per_s=hdd.write_bytes_per_s,
+            hot_drives_per_node=int(d["storage_node_nvme_bays"]), warm_drives_per_node=int(d["storage_node_hdd_bays"]),
+            hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"], nvme_derating=0.5, hdd_derating=0.5,
+            hot_overhead=1.25, warm_overhead=st.warm_redundancy, max_fill=0.8, hot_dataset_fraction=1.0,
+            restart_target_s=None,
+        )
+        return Counts(
+            switches=switches, transceivers=xcvrs, dac_cables=links - fiber, optical_cables=fiber,
+            hot_drives=sc["hot_drives"], warm_drives=sc["warm_drives"], hot_nodes=sc["hot_nodes"],
+            warm_nodes=sc["warm_nodes"],
+        )
+
+    return counts_for
+
+
+def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
+    """Per-row prices: the group's catalog values, replaced by the swept cost fields where given
+    (NaN in a swept column means "not given": the catalog value)."""
+    base = plan_facility(r, equipment(r), prices(r))
+    fx = r.usd_to_currency
+
+    def swept(field: str, default: Any, money: bool) -> Any:
+        v = cols.get(field)
+        if v is None:
+            return default
+        return np.where(np.isnan(v), default, v / fx if money else v)
+
+    return dataclasses.replace(
+        base,
+        server_price_usd=swept("cost.server_price", base.server_price_usd, True),
+        pue=swept("cost.pue", base.pue, False),
+        electricity_usd_per_kwh=swept("cost.electricity_per_kwh", base.electricity_usd_per_kwh, True),
+        cloud_usd_per_card_hour=swept("cost.cloud_price_per_card_hour", base.cloud_usd_per_card_hour, True),
+        cloud_reserved_usd_per_card_hour=swept(
+            "cost.cloud_reserved_price_per_card_hour", base.cloud_reserved_usd_per_card_hour, True
+        ),
+        depreciation_years=swept("cost.depreciation_years", base.depreciation_years, False),
+        utilisation=swept("cost.utilization", base.utilisation, False),
+    )
+
+
+def _group_key_codes(columns: dict[str, Any], n: int) -> tuple[np.ndarray, list[str], list[list[Any]]]:
+    """One integer per row naming its combination of structural values."""
+    fields = [f for f in columns if f not in NUMERIC_FIELDS]
+    key = np.zeros(n, dtype=np.int64)
+    uniques: list[list[Any]] = []
+    for f in fields:
+        codes, values = _codes(columns[f])
+        key = key * len(values) + codes
+        uniques.append(values)
+    return key, fields, uniques
+
+
+def _nan_floats(col: Any, rows: np.ndarray) -> np.ndarray:
+    arr = np.asarray(col, dtype=object)[rows] if not isinstance(col, np.ndarray) else col[rows]
+    if arr.dtype == object:
+        return np.array([np.nan if v is None else float(v) for v in arr], dtype=float)
+    return arr.astype(float)
+
+
+def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Evaluate n scenarios: `base` with `columns[field][i]` set for row i. Returns SUMMARY_FIELDS
+    arrays (NaN where a row cannot be planned) plus "ok" (bool) and "error" (object: message or None).
+    Columns must hold values already validated one by one (sweep.validate_sweep does that)."""
+    lengths = {len(v) for v in columns.values()}
+    if len(lengths) > 1:
+        raise ScenarioError("every axis column must have the same length", "axes")
+    n = lengths.pop() if lengths else 1
+    out = {f: np.full(n, np.nan) for f in SUMMARY_FIELDS}
+    ok = np.zeros(n, dtype=bool)
+    errors = np.full(n, None, dtype=object)
+    key, fields, uniques = _group_key_codes(columns, n)
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    for rows in np.split(order, bounds):
+        if not len(rows):
+            continue
+        doc = copy.deepcopy(base)
+        for f in fields:
+            first = columns[f][rows[0]]
+            _set(doc, f, first.item() if isinstance(first, np.generic) else first)
+        cols = {f: _nan_floats(columns[f], rows) for f in NUMERIC_FIELDS if f in columns}
+        for f, v in cols.items():
+            if f.startswith("cost."):
+                _set(doc, f, None)  # swept prices apply per row; NaN rows take the catalog value
+            elif not np.isnan(v[0]):
+                _set(doc, f, float(v[0]))  # the group's scenario validates with its first row
+        if "cluster.cards" in cols and not np.isnan(cols["cluster.cards"][0]):
+            doc.setdefault("cluster", {}).pop("target_days", None)
+        elif "cluster.target_days" in cols and not np.isnan(cols["cluster.target_days"][0]):
+            doc.setdefault("cluster", {}).pop("cards", None)
+        try:
+            r = resolve(validate_shape(doc))
+            values = _evaluate_group(r, cols, len(rows))
+        except ScenarioError as exc:
+            errors[rows] = str(exc)
+            continue
+        good = values.pop("_ok")
+        for f in SUMMARY_FIELDS:
+            out[f][rows] = np.broadcast_to(values[f], (len(rows),))
+        ok[rows] = good
+        errors[rows[~good]] = values.get("_error") or "no plan"
+    out["ok"] = ok
+    out["error"] = errors
+    return out
+
+
+def _predict(r: Resolved, tokens: float, size: float, given_cards: bool) -> tuple[int, float]:
+    """Cards and predicted MFU from the layout model for one distinct row (the slow path)."""
+    s = r.scenario
+    cluster = s.cluster.model_copy(update={"cards": int(size), "target_days": None} if given_cards
+                                   else {"cards": None, "target_days": size})
+    training = s.training.model_copy(update={"tokens": tokens})
+    row = dataclasses.replace(r, scenario=s.model_copy(update={"cluster": cluster, "training": training}))
+    flops = model_flops(row)
+    choice = choose_cluster(row, flops["training_flop"], row.accelerator.peak_flops(s.training.precision))
+    return choice.cards, choice.mfu
+
+
+def _replica_ok(r: Resolved, cards: np.ndarray) -> np.ndarray:
+    """The contract's rule for a fixed layout: tp·pp·cp(·dp) must divide (or equal) the cards."""
+    p = r.scenario.parallelism
+    prod = (p.tp or 1) * (p.pp or 1) * (p.cp or 1) * (p.dp or 1)
+    if p.tp is not None and p.pp is not None and p.dp is not None:
+        return cards == prod
+    return (cards >= prod) & (cards % prod == 0)
+
+
+def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[str, Any]:
+    s = r.scenario
+    flops = model_flops(r)
+    peak = r.accelerator.peak_flops(s.training.precision)
+    tokens = cols.get("training.tokens", np.full(n, float(s.training.tokens)))
+    flop = flops["flop_per_token"] * tokens
+    mfu = np.array(cols.get("efficiency.mfu", np.full(n, np.nan if s.efficiency.mfu is None else s.efficiency.mfu)))
+    given_cards = s.cluster.cards is not None
+    size = cols.get("cluster.cards" if given_cards else "cluster.target_days",
+                    np.full(n, float(s.cluster.cards if given_cards else s.cluster.target_days)))
+    slow = np.isnan(mfu)
+    if given_cards:
+        cards = size.astype(np.int64)
+    else:
+        cards = cards_for_deadline(flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r))
+    cache: dict[tuple[float, float], tuple[int, float]] = {}
+    for i in np.flatnonzero(slow):  # the layout model predicts MFU once per distinct (tokens, size)
+        k = (float(tokens[i]), float(size[i]))
+        if k not in cache:
+            cache[k] = _predict(r, *k, given_cards)
+        cards[i], mfu[i] = cache[k]
+    state: dict[str, Any] = {}
+    sizing = Sizing(training_flop=flop, tokens=tokens, peak_flops=peak, mfu=mfu,
+                    cards_per_node=r.cards_per_node, cards=cards)
+    values = rollup(sizing, _counts_for(r, tokens, state), _facility(r, cols))
+    ok = _replica_ok(r, cards) & state["feasible"] & np.isfinite(values["compute.wall_clock_days"])
+    values["_ok"] = ok
+    if not ok.all():
+        values["_error"] = "no plan: the fixed layout does not divide the cards, or the fabric is too large"
+    return values

@@ -1,0 +1,206 @@
+"""Read and check the catalog TOML files (stdlib `tomllib`); build the typed entries.
+
+A figure is either a plain value or an inline table `{value, source, as_of[, range, note]}`; the
+Source goes into the entry's `sources[field]`. Unknown or missing fields, a range that does not
+contain its value, or a dangling reference (server -> accelerator) raise CatalogDataError at load.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..models import Architecture, architecture_from_config
+from .entries import Accelerator, Drive, Server, Source, Switch, Transceiver
+
+DATA_DIR = Path(__file__).resolve().parent
+DATA_FILES = (
+    "accelerators.toml",
+    "servers.toml",
+    "switches.toml",
+    "transceivers.toml",
+    "drives.toml",
+    "models.toml",
+    "defaults.toml",
+)
+VERSION_PREFIX = "2026.11-"
+
+
+class CatalogDataError(ValueError):
+    """A catalog data file is malformed (a bug in the shipped data, not in user input)."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named model: its architecture plus the published parameter counts it should reproduce."""
+
+    id: str
+    name: str
+    architecture: Architecture
+    published_total_params: float  # number of parameters
+    published_active_params: float  # per token (MoE); equals total for dense models
+    default_seq_len: int  # tokens, the pre-training sequence length
+    sources: dict[str, Source] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    accelerators: dict[str, Accelerator]
+    servers: dict[str, Server]
+    switches: dict[str, Switch]
+    transceivers: dict[str, Transceiver]
+    drives: dict[str, Drive]
+    presets: dict[str, Preset]
+    defaults: dict[str, float]
+    default_sources: dict[str, Source]
+    version: str
+
+
+def catalog_version() -> str:
+    """VERSION_PREFIX + first 8 hex digits of a sha256 over the data files' names and bytes."""
+    digest = hashlib.sha256()
+    for name in DATA_FILES:
+        digest.update(name.encode())
+        digest.update((DATA_DIR / name).read_bytes())
+    return VERSION_PREFIX + digest.hexdigest()[:8]
+
+
+def _read(name: str) -> dict:
+    with open(DATA_DIR / name, "rb") as fh:
+        return tomllib.load(fh)
+
+
+def split_figure(where: str, raw) -> tuple[object, Source | None]:
+    """(value, Source) for an inline-table figure, (raw, None) for a plain value."""
+    if not isinstance(raw, dict):
+        return raw, None
+    extra = set(raw) - {"value", "source", "as_of", "range", "note"}
+    missing = {"value", "source", "as_of"} - set(raw)
+    if extra or missing:
+        raise CatalogDataError(f"{where}: figure needs value, source, as_of; bad keys {sorted(extra | missing)}")
+    value = raw["value"]
+    rng = raw.get("range")
+    if rng is not None:
+        if len(rng) != 2 or not rng[0] <= rng[1]:
+            raise CatalogDataError(f"{where}: range must be [low, high], got {rng!r}")
+        if value and not rng[0] <= value <= rng[1]:
+            raise CatalogDataError(f"{where}: value {value} lies outside its range {rng}")
+        rng = (float(rng[0]), float(rng[1]))
+    if not str(raw["source"]).strip() or not str(raw["as_of"]).strip():
+        raise CatalogDataError(f"{where}: empty source or as_of")
+    return value, Source(str(raw["source"]), str(raw["as_of"]), rng, str(raw.get("note", "")))
+
+
+def _convert(where: str, annotation: str, value):
+    if annotation == "str":
+        if not isinstance(value, str):
+            raise CatalogDataError(f"{where}: expected a string, got {value!r}")
+        return value
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise CatalogDataError(f"{where}: expected a number, got {value!r}")
+    if annotation == "int":
+        if value != int(value):
+            raise CatalogDataError(f"{where}: expected a whole number, got {value!r}")
+        return int(value)
+    if annotation == "float | None" and value == 0:
+        return None  # 0 in the data means "none / not published"
+    return float(value)
+
+
+def build_entry(cls, entry_id: str, raw: dict, table: str):
+    """Build one Accelerator/Server/Switch/Transceiver/Drive from its TOML table."""
+    specs = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("id", "sources")}
+    unknown = set(raw) - set(specs)
+    if unknown:
+        raise CatalogDataError(f"{table}.{entry_id}: unknown field(s) {sorted(unknown)}")
+    values, sources = {}, {}
+    for key, item in raw.items():
+        where = f"{table}.{entry_id}.{key}"
+        value, src = split_figure(where, item)
+        annotation = str(specs[key].type)
+        if annotation != "str" and src is None:
+            raise CatalogDataError(f"{where}: a numeric figure needs source and as_of")
+        values[key] = _convert(where, annotation, value)
+        if src is not None:
+            sources[key] = src
+    required = [
+        n for n, f in specs.items()
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+    missing = [n for n in required if n not in values]
+    if missing:
+        raise CatalogDataError(f"{table}.{entry_id}: missing field(s) {missing}")
+    return cls(id=entry_id, sources=sources, **values)
+
+
+_PRESET_META = ("name", "source", "as_of", "published_total_params", "published_active_params",
+                "default_seq_len")
+
+
+def build_preset(preset_id: str, raw: dict) -> Preset:
+    where = f"models.{preset_id}"
+    missing = [k for k in _PRESET_META if k not in raw]
+    if missing:
+        raise CatalogDataError(f"{where}: missing field(s) {missing}")
+    arch_fields = {f.name for f in dataclasses.fields(Architecture)}
+    unknown = set(raw) - arch_fields - set(_PRESET_META)
+    if unknown:
+        raise CatalogDataError(f"{where}: unknown field(s) {sorted(unknown)}")
+    try:
+        arch = architecture_from_config({k: v for k, v in raw.items() if k in arch_fields})
+    except ValueError as exc:
+        raise CatalogDataError(f"{where}: {exc}") from None
+    sources = {"architecture": Source(str(raw["source"]), str(raw["as_of"]))}
+    figures = {}
+    for key in ("published_total_params", "published_active_params", "default_seq_len"):
+        value, src = split_figure(f"{where}.{key}", raw[key])
+        if src is None:
+            raise CatalogDataError(f"{where}.{key}: needs source and as_of")
+        figures[key], sources[key] = value, src
+    return Preset(
+        id=preset_id,
+        name=str(raw["name"]),
+        architecture=arch,
+        published_total_params=float(figures["published_total_params"]),
+        published_active_params=float(figures["published_active_params"]),
+        default_seq_len=int(figures["default_seq_len"]),
+        sources=sources,
+    )
+
+
+def load_catalog() -> Catalog:
+    """Parse and cross-check every data file."""
+    tables = {
+        "accelerators": Accelerator,
+        "servers": Server,
+        "switches": Switch,
+        "transceivers": Transceiver,
+        "drives": Drive,
+    }
+    built = {
+        table: {eid: build_entry(cls, eid, raw, table) for eid, raw in _read(f"{table}.toml").items()}
+        for table, cls in tables.items()
+    }
+    presets = {pid: build_preset(pid, raw) for pid, raw in _read("models.toml").items()}
+    defaults, default_sources = {}, {}
+    for key, raw in _read("defaults.toml").items():
+        value, src = split_figure(f"defaults.{key}", raw)
+        if src is None:
+            raise CatalogDataError(f"defaults.{key}: needs source and as_of")
+        defaults[key], default_sources[key] = float(_convert(f"defaults.{key}", "float", value)), src
+    for sid, srv in built["servers"].items():
+        if srv.accelerator not in built["accelerators"]:
+            raise CatalogDataError(f"servers.{sid}: unknown accelerator {srv.accelerator!r}")
+    for aid, acc in built["accelerators"].items():
+        if acc.default_server not in built["servers"]:
+            raise CatalogDataError(f"accelerators.{aid}: unknown default_server {acc.default_server!r}")
+    for did, drv in built["drives"].items():
+        if drv.kind not in ("nvme", "hdd"):
+            raise CatalogDataError(f"drives.{did}: kind must be 'nvme' or 'hdd'")
+    return Catalog(
+        presets=presets, defaults=defaults, default_sources=default_sources, version=catalog_version(),
+        **built,
+    )

@@ -1,0 +1,85 @@
+"""Training compute: total FLOPs, wall-clock time, cards for a deadline, card-hours, throughput.
+
+Every function is numpy-vectorized: arguments may be Python scalars or arrays and broadcast
+against each other; results are numpy floats or arrays. Units: FLOP, FLOP/s, seconds, tokens.
+
+Sources:
+- C = 6·N·D training FLOPs, N = (active) parameters, D = tokens: Kaplan et al. 2020, "Scaling Laws
+  for Neural Language Models", section 2.1; Hoffmann et al. 2022 ("Chinchilla"), appendix F.
+- Time = C / (cards · peak · MFU): the definition of model FLOPs utilisation, Chowdhery et al. 2022
+  (PaLM), appendix B.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SECONDS_PER_HOUR = 3600.0
+SECONDS_PER_DAY = 86400.0
+SECONDS_PER_YEAR = 365.0 * SECONDS_PER_DAY
+
+
+def training_flop(flop_per_token, tokens):
+    """Total training FLOP = flop_per_token · tokens.
+
+    flop_per_token: model FLOP per training token, forward + backward (6·N, plus attention when
+    counted); tokens: training tokens. Returns FLOP.
+    """
+    return np.asarray(flop_per_token, dtype=float) * np.asarray(tokens, dtype=float)
+
+
+def training_time_s(training_flop, cards, peak_flops, mfu):
+    """Wall-clock seconds = training_flop / (cards · peak_flops · mfu).
+
+    training_flop: FLOP; cards: accelerator count; peak_flops: FLOP/s per card; mfu: model FLOPs
+    utilisation as a fraction (0, 1]. Returns seconds.
+    """
+    rate = np.asarray(cards, dtype=float) * np.asarray(peak_flops, dtype=float) * np.asarray(mfu, dtype=float)
+    return np.asarray(training_flop, dtype=float) / rate
+
+
+def cards_for_deadline(training_flop, seconds, peak_flops, mfu, cards_per_node=1):
+    """Cards needed to finish training_flop within `seconds`, rounded up to whole nodes.
+
+    Exact need = training_flop / (seconds · peak_flops · mfu) (a real number); the result is
+    ceil(need / cards_per_node) · cards_per_node. Pass cards_per_node=1 for whole cards only.
+    Returns a numpy integer (array) of cards.
+    """
+    need = np.asarray(training_flop, dtype=float) / (
+        np.asarray(seconds, dtype=float) * np.asarray(peak_flops, dtype=float) * np.asarray(mfu, dtype=float)
+    )
+    per_node = np.asarray(cards_per_node, dtype=np.int64)
+    # A relative tolerance keeps 512.0000000001 (float noise) from becoming another node.
+    nodes = np.ceil(need / per_node * (1.0 - 1e-12))
+    return (nodes * per_node).astype(np.int64)
+
+
+def cards_exact(training_flop, seconds, peak_flops, mfu):
+    """Unrounded card count training_flop / (seconds · peak_flops · mfu) (float)."""
+    return np.asarray(training_flop, dtype=float) / (
+        np.asarray(seconds, dtype=float) * np.asarray(peak_flops, dtype=float) * np.asarray(mfu, dtype=float)
+    )
+
+
+def accelerator_hours(cards, seconds):
+    """Card-hours = cards · seconds / 3600."""
+    return np.asarray(cards, dtype=float) * np.asarray(seconds, dtype=float) / SECONDS_PER_HOUR
+
+
+def tokens_per_s(cards, peak_flops, mfu, flop_per_token):
+    """Cluster training throughput in tokens/s = cards · peak_flops · mfu / flop_per_token."""
+    return (
+        np.asarray(cards, dtype=float)
+        * np.asarray(peak_flops, dtype=float)
+        * np.asarray(mfu, dtype=float)
+        / np.asarray(flop_per_token, dtype=float)
+    )
+
+
+def mfu_from_throughput(tokens_per_second, flop_per_token, cards, peak_flops):
+    """Model FLOPs utilisation implied by a throughput: tokens/s · flop_per_token / (cards · peak)."""
+    return (
+        np.asarray(tokens_per_second, dtype=float)
+        * np.asarray(flop_per_token, dtype=float)
+        / (np.asarray(cards, dtype=float) * np.asarray(peak_flops, dtype=float))
+    )

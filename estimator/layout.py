@@ -1,0 +1,275 @@
+"""Parallel-layout search: enumerate every candidate layout, evaluate all of them in one numpy pass
+(memory: estimator.memory, step time: estimator.steptime), keep those that fit in HBM and rank
+them by throughput (tie-breaker: less memory).
+
+    problem = LayoutProblem(arch, counts, seq_len=8192, global_batch_tokens=16 * 2**20, cards=16384,
+                            accelerator=h100, fixed={"tp": 8})
+    result = search(problem)
+    result.best.to_dict()       # the contract's `parallelism` section
+    result.best.memory_dict()   # the contract's `memory` section
+    result.rejected             # {"out-of-memory": 1234, "tp-not-dividing-heads": 56, ...}
+
+A user may fix any subset of tp, pp, dp, ep, cp, micro_batch_size, virtual_stages,
+sequence_parallel, zero_stage, recompute, distributed_optimizer (and top_n). A fixed layout that
+is impossible yields an empty feasible set with the reasons; only nonsense values (tp = 0,
+zero_stage = 7, recompute = "sometimes") raise ScenarioError.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from estimator.catalog.entries import Accelerator
+from estimator.errors import FieldError, ScenarioError
+from estimator.layout_enum import REASONS, enumerate_candidates, structural_failures
+from estimator.memory import (
+    DEFAULT_GRAD_DTYPE,
+    GRAD_BYTES,
+    RECOMPUTE_CODES,
+    RECOMPUTE_NAMES,
+    Buffers,
+    MemoryBreakdown,
+    per_card_memory,
+)
+from estimator.models import Architecture, ParamCounts, flops_per_token
+from estimator.steptime import LINK_EFFICIENCY, TRAINING_GEMM_FRACTION, evaluate_step
+
+BREAKDOWN_KEYS = ("compute", "bubble", "tp_comm", "pp_comm", "dp_comm", "ep_comm", "cp_comm", "optimizer")
+_INT_FIELDS = ("tp", "pp", "dp", "ep", "cp", "micro_batch_size", "virtual_stages", "top_n")
+_BOOL_FIELDS = ("sequence_parallel", "distributed_optimizer")
+FIXABLE = (*_INT_FIELDS, *_BOOL_FIELDS, "zero_stage", "recompute")
+
+
+@dataclass(frozen=True)
+class LayoutProblem:
+    """Everything the layout search needs. Units: bytes, bytes/s, tokens, cards.
+
+    nic_bytes_per_s_per_card: scale-out bandwidth per card per direction (400 Gb/s = 50e9).
+    cross_leaf_bandwidth_factor: >= 1; cross-leaf bandwidth per card = NIC / factor
+    (the fabric's oversubscription). nodes_per_leaf_group: nodes whose NICs share a leaf / rail
+    group (DP traffic among them does not cross the oversubscribed tier); math.inf if all do.
+    scaleup_domain_cards: None = the accelerator's. overlap_grad_reduce: gradient reduction
+    overlapped with the last backward (Megatron --overlap-grad-reduce; False for 2021 Megatron).
+    model_flop_per_token: FLOPs per token for predicted_mfu; None = models.flops_per_token
+    (6·N_active + 12·L·s·d_attn, the compute section's convention).
+    link_efficiency, gemm_fraction: the physical constants of estimator.steptime (override for
+    what-if studies and calibration only).
+    """
+
+    arch: Architecture
+    counts: ParamCounts
+    seq_len: int
+    global_batch_tokens: float
+    cards: int
+    accelerator: Accelerator
+    precision: str = "bf16"
+    cards_per_node: int = 8
+    scaleup_domain_cards: int | None = None
+    nic_bytes_per_s_per_card: float = 50e9
+    cross_leaf_bandwidth_factor: float = 1.0
+    nodes_per_leaf_group: float = math.inf
+    grad_dtype: str = DEFAULT_GRAD_DTYPE
+    flash_attention: bool = True
+    overlap_grad_reduce: bool = True
+    buffers: Buffers = field(default_factory=Buffers)
+    fixed: Mapping = field(default_factory=dict)
+    top_n: int = 5
+    link_efficiency: float = LINK_EFFICIENCY
+    gemm_fraction: float = TRAINING_GEMM_FRACTION
+    model_flop_per_token: float | None = None
+
+    def __post_init__(self):
+        errors = []
+        if not (isinstance(self.cards, int | np.integer) and self.cards >= 1):
+            errors.append(FieldError("cluster.cards", "cards must be a positive integer"))
+        if not self.seq_len >= 1:
+            errors.append(FieldError("training.seq_len", "seq_len must be at least 1"))
+        elif not self.global_batch_tokens >= self.seq_len:
+            errors.append(FieldError("training.global_batch_tokens",
+                                     "the global batch must hold at least one sequence"))
+        if self.grad_dtype not in GRAD_BYTES:
+            errors.append(FieldError("training.grad_dtype", f"grad_dtype must be one of {sorted(GRAD_BYTES)}"))
+        if not self.cross_leaf_bandwidth_factor >= 1.0:
+            errors.append(FieldError("network.oversubscription", "cross-leaf bandwidth factor must be >= 1"))
+        if not self.nic_bytes_per_s_per_card > 0:
+            errors.append(FieldError("network.nic_gbps", "NIC bandwidth must be positive"))
+        if not self.nodes_per_leaf_group >= 1:
+            errors.append(FieldError("network", "nodes_per_leaf_group must be >= 1"))
+        errors.extend(_check_fixed(self.fixed))
+        if errors:
+            raise ScenarioError(errors)
+
+    @property
+    def domain_cards(self) -> int:
+        return int(self.scaleup_domain_cards or self.accelerator.scaleup_domain_cards)
+
+    @property
+    def global_batch_seqs(self) -> int:
+        """Sequences per step: global_batch_tokens / seq_len rounded to the nearest integer."""
+        return max(1, int(round(self.global_batch_tokens / self.seq_len)))
+
+    @property
+    def fixed_normalized(self) -> dict:
+        out = dict(self.fixed)
+        if "recompute" in out and isinstance(out["recompute"], str):
+            out["recompute"] = RECOMPUTE_CODES[out["recompute"]]
+        return out
+
+    @property
+    def flop_per_token(self) -> float:
+        if self.model_flop_per_token is not None:
+            return float(self.model_flop_per_token)
+        return float(flops_per_token(self.arch, self.seq_len, True, self.counts))
+
+
+def _check_fixed(fixed: Mapping) -> list[FieldError]:
+    errors = []
+    for key, value in fixed.items():
+        path = f"parallelism.{key}"
+        if key not in FIXABLE:
+            errors.append(FieldError(path, f"unknown parallelism field; use one of {', '.join(FIXABLE)}"))
+        elif key in _INT_FIELDS:
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < (0 if key == "top_n" else 1):
+                errors.append(FieldError(path, f"{key} must be a positive integer"))
+        elif key in _BOOL_FIELDS:
+            if not isinstance(value, bool | np.bool_):
+                errors.append(FieldError(path, f"{key} must be true or false"))
+        elif key == "zero_stage":
+            if isinstance(value, bool) or value not in (0, 1, 2, 3):
+                errors.append(FieldError(path, "zero_stage must be 0, 1, 2 or 3"))
+        elif key == "recompute" and value not in RECOMPUTE_CODES and value not in RECOMPUTE_NAMES:
+            errors.append(FieldError(path, "recompute must be none, selective or full"))
+    if ("zero_stage" in fixed and "distributed_optimizer" in fixed and fixed["zero_stage"] == 0
+            and fixed["distributed_optimizer"]):
+        errors.append(FieldError("parallelism.distributed_optimizer",
+                                 "the distributed optimizer shards optimizer state (ZeRO-1): zero_stage 0 contradicts it"))
+    return errors
+
+
+@dataclass(frozen=True)
+class LayoutEval:
+    """One evaluated layout (plain Python numbers)."""
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    cp: int
+    zero_stage: int
+    recompute: str
+    micro_batch_size: int
+    micro_batches: int
+    virtual_stages: int
+    sequence_parallel: bool
+    distributed_optimizer: bool
+    bubble_fraction: float
+    step_time_s: float
+    breakdown_s: dict
+    predicted_mfu: float
+    predicted_hfu: float
+    tokens_per_s: float
+    per_card_bytes: dict
+    hbm_bytes: float
+    fits: bool
+
+    def to_dict(self) -> dict:
+        """The contract's `parallelism` section."""
+        keys = ("tp", "pp", "dp", "ep", "cp", "zero_stage", "recompute", "micro_batch_size", "micro_batches",
+                "virtual_stages", "sequence_parallel", "distributed_optimizer", "bubble_fraction", "step_time_s")
+        out = {k: getattr(self, k) for k in keys}
+        out["breakdown_s"] = dict(self.breakdown_s)
+        out.update(predicted_mfu=self.predicted_mfu, predicted_hfu=self.predicted_hfu, tokens_per_s=self.tokens_per_s)
+        return out
+
+    def memory_dict(self) -> dict:
+        """The contract's `memory` section."""
+        return {"per_card_bytes": dict(self.per_card_bytes), "hbm_bytes": self.hbm_bytes, "fits": self.fits}
+
+
+@dataclass(frozen=True)
+class LayoutSearch:
+    best: LayoutEval | None
+    runners_up: list[LayoutEval]
+    rejected: dict[str, int]
+    evaluated: int
+    feasible: int
+
+    def to_dict(self) -> dict:
+        return {"best": self.best.to_dict() if self.best else None,
+                "runners_up": [r.to_dict() for r in self.runners_up],
+                "rejected": dict(self.rejected), "evaluated": self.evaluated, "feasible": self.feasible}
+
+
+def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[str, np.ndarray]]:
+    """Memory and step time of candidate arrays c (keys tp, pp, dp, ep, cp, mbs, v, sp, zero, rc, m).
+
+    Scalars work too (0-d results). Adds tokens_per_s, predicted_mfu, predicted_hfu to the times.
+    """
+    mem = per_card_memory(problem.arch, problem.counts, problem.seq_len, c["tp"], c["pp"], c["dp"], c["ep"], c["cp"],
+                          c["zero"], c["mbs"], c["rc"], c["sp"], c["v"], False, c["m"], problem.grad_dtype,
+                          problem.flash_attention, problem.buffers)
+    t = evaluate_step(problem, c)
+    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * problem.seq_len
+    peak = problem.accelerator.peak_flops(problem.precision)
+    t["tokens_per_s"] = step_tokens / t["step_time_s"]
+    t["predicted_mfu"] = t["tokens_per_s"] * problem.flop_per_token / (problem.cards * peak)
+    t["predicted_hfu"] = t["executed_flop_per_card"] / (t["step_time_s"] * peak)
+    return mem, t
+
+
+def _make_eval(problem, c, mem, t, i) -> LayoutEval:
+    def g(d, k):
+        return np.asarray(d[k])[i]
+    hbm = float(problem.accelerator.hbm_bytes)
+    total = float(np.asarray(mem.total)[i])
+    zero = int(g(c, "zero"))
+    return LayoutEval(
+        tp=int(g(c, "tp")), pp=int(g(c, "pp")), dp=int(g(c, "dp")), ep=int(g(c, "ep")), cp=int(g(c, "cp")),
+        zero_stage=zero, recompute=RECOMPUTE_NAMES[int(g(c, "rc"))], micro_batch_size=int(g(c, "mbs")),
+        micro_batches=int(g(c, "m")), virtual_stages=int(g(c, "v")), sequence_parallel=bool(g(c, "sp")),
+        distributed_optimizer=zero >= 1, bubble_fraction=float(g(t, "bubble_fraction")),
+        step_time_s=float(g(t, "step_time_s")), breakdown_s={k: float(g(t, k)) for k in BREAKDOWN_KEYS},
+        predicted_mfu=float(g(t, "predicted_mfu")), predicted_hfu=float(g(t, "predicted_hfu")),
+        tokens_per_s=float(g(t, "tokens_per_s")), per_card_bytes=mem.at(i), hbm_bytes=hbm, fits=total <= hbm,
+    )
+
+
+def evaluate_layout(problem: LayoutProblem, tp=1, pp=1, ep=1, cp=1, micro_batch_size=1, virtual_stages=1,
+                    sequence_parallel=False, zero_stage=0, recompute="none") -> LayoutEval:
+    """Evaluate one layout with scalars (no feasibility checks: see search for those)."""
+    model = tp * pp * cp
+    dp = max(problem.cards // model, 1)
+    rc = RECOMPUTE_CODES[recompute] if isinstance(recompute, str) else int(recompute)
+    c = {"tp": np.asarray(tp), "pp": np.asarray(pp), "cp": np.asarray(cp), "ep": np.asarray(ep),
+         "mbs": np.asarray(micro_batch_size), "v": np.asarray(virtual_stages), "sp": np.asarray(bool(sequence_parallel)),
+         "zero": np.asarray(zero_stage), "rc": np.asarray(rc), "dp": np.asarray(dp),
+         "m": np.asarray(max(problem.global_batch_seqs // (dp * micro_batch_size), 1))}
+    mem, t = evaluate(problem, c)
+    return _make_eval(problem, c, mem, t, ())
+
+
+def search(problem: LayoutProblem) -> LayoutSearch:
+    """Enumerate, evaluate (one vectorized pass), filter by HBM, rank by throughput."""
+    c = enumerate_candidates(problem)
+    n = c["tp"].size
+    reason = np.full(n, -1, dtype=np.int64)
+    for name, failing in structural_failures(problem, c):
+        reason[(reason < 0) & np.asarray(failing, dtype=bool)] = REASONS.index(name)
+    ok = np.flatnonzero(reason < 0)
+    sub = {k: v[ok] for k, v in c.items()}
+    mem, t = evaluate(problem, sub)
+    fits = mem.total <= problem.accelerator.hbm_bytes
+    reason[ok[~fits]] = REASONS.index("out-of-memory")
+    counts = np.bincount(reason[reason >= 0], minlength=len(REASONS))
+    rejected = {name: int(k) for name, k in zip(REASONS, counts, strict=True) if k}
+    good = np.flatnonzero(fits)
+    top_n = int(problem.fixed.get("top_n", problem.top_n))
+    if good.size == 0:
+        return LayoutSearch(None, [], rejected, n, 0)
+    order = good[np.lexsort((mem.total[good], -t["tokens_per_s"][good]))][: top_n + 1]
+    evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
+    return LayoutSearch(evals[0], evals[1:], rejected, n, int(good.size))

@@ -1,0 +1,177 @@
+"""Cluster power and energy: IT load, facility load (x PUE) and the energy of a run.
+
+Model (design.md section 3, "Power and cost"; reference/hardware_network_storage_cost.md sections 3-4)::
+
+    IT power (W)       = cards x card TDP
+                       + nodes x host overhead (CPUs, DRAM, NICs, fans: everything but the cards)
+                       + switches x switch power + transceivers x optic power
+                       + storage nodes x storage-node power
+    facility power (W) = IT power x PUE
+    energy (Wh)        = facility power x run hours
+
+All powers are in watts at full training load (nameplate TDP), which is the figure a power plan is
+sized on: the reference notes that a DGX H100 budgets ~6.2 kW IT "typical" but 10.2 kW nameplate,
+and recommends sizing on the nameplate. Real average draw during training is usually lower, so the
+energy figure is an upper bound.
+
+PUE default: 1.3 (the example in design.md section 2). Published anchors: Uptime Institute industry
+average 1.58 (2023/2024) [B]; hyperscale 1.1-1.2; liquid-cooled AI halls 1.05-1.15; SemiAnalysis
+models use 1.15 [C]. The catalog's `defaults()` may override it; pass `pue` explicitly.
+
+Every function broadcasts over numpy arrays (cards, hours, prices ...) so a sweep evaluates a whole
+grid in one call; scalars in give numpy 0-d results, which `to_dict()` turns back into floats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from estimator.errors import ScenarioError
+
+DEFAULT_PUE = 1.3  # design.md section 2 example; see module docstring for published range
+
+
+def plain(x: Any) -> Any:
+    """numpy scalar/0-d -> float, array -> nested list; leaves None alone (for JSON output)."""
+    if x is None:
+        return None
+    arr = np.asarray(x, dtype=float)
+    return float(arr) if arr.ndim == 0 else arr.tolist()
+
+
+def it_power_w(
+    cards: ArrayLike,
+    card_tdp_w: ArrayLike,
+    nodes: ArrayLike = 0,
+    host_power_w: ArrayLike = 0.0,
+    switches: ArrayLike = 0,
+    switch_power_w: ArrayLike = 0.0,
+    transceivers: ArrayLike = 0,
+    transceiver_power_w: ArrayLike = 0.0,
+    storage_nodes: ArrayLike = 0,
+    storage_node_power_w: ArrayLike = 0.0,
+) -> np.ndarray:
+    """Total IT power in W (sum of the four parts of `breakdown_w`); broadcasts over arrays."""
+    parts = breakdown_w(
+        cards, card_tdp_w, nodes, host_power_w, switches, switch_power_w,
+        transceivers, transceiver_power_w, storage_nodes, storage_node_power_w,
+    )
+    return parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"]
+
+
+def breakdown_w(
+    cards: ArrayLike,
+    card_tdp_w: ArrayLike,
+    nodes: ArrayLike = 0,
+    host_power_w: ArrayLike = 0.0,
+    switches: ArrayLike = 0,
+    switch_power_w: ArrayLike = 0.0,
+    transceivers: ArrayLike = 0,
+    transceiver_power_w: ArrayLike = 0.0,
+    storage_nodes: ArrayLike = 0,
+    storage_node_power_w: ArrayLike = 0.0,
+) -> dict[str, np.ndarray]:
+    """IT power by part, in W: {accelerators, hosts, network, storage}.
+
+    `host_power_w` is per compute node without its cards (catalog `Server.host_power_w`);
+    `switch_power_w` is per switch without optics; `transceiver_power_w` per module (e.g. ~9 W for a
+    400G OSFP, NVIDIA MMS4X00-NS400 [A]); `storage_node_power_w` per storage server, drives included.
+    """
+    f = np.asarray
+    return {
+        "accelerators": f(cards, dtype=float) * f(card_tdp_w, dtype=float),
+        "hosts": f(nodes, dtype=float) * f(host_power_w, dtype=float),
+        "network": f(switches, dtype=float) * f(switch_power_w, dtype=float)
+        + f(transceivers, dtype=float) * f(transceiver_power_w, dtype=float),
+        "storage": f(storage_nodes, dtype=float) * f(storage_node_power_w, dtype=float),
+    }
+
+
+def facility_power_w(it_w: ArrayLike, pue: ArrayLike = DEFAULT_PUE) -> np.ndarray:
+    """Facility power in W = IT power (W) x PUE (dimensionless, >= 1)."""
+    return np.asarray(it_w, dtype=float) * np.asarray(pue, dtype=float)
+
+
+def energy_wh(facility_w: ArrayLike, hours: ArrayLike) -> np.ndarray:
+    """Energy in Wh = facility power (W) x duration (h)."""
+    return np.asarray(facility_w, dtype=float) * np.asarray(hours, dtype=float)
+
+
+@dataclass(frozen=True)
+class Power:
+    """Power and energy of a cluster for one run. Fields are floats or numpy arrays (sweeps).
+
+    Units: watts (`*_w`), watt-hours (`energy_wh`), hours (`hours`); `pue` is dimensionless.
+    """
+
+    it_w: Any
+    facility_w: Any
+    energy_wh: Any
+    accelerators_w: Any
+    hosts_w: Any
+    network_w: Any
+    storage_w: Any
+    pue: Any
+    hours: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract's `power` section {it_w, facility_w, energy_wh} plus breakdown and inputs."""
+        return {
+            "it_w": plain(self.it_w),
+            "facility_w": plain(self.facility_w),
+            "energy_wh": plain(self.energy_wh),
+            "pue": plain(self.pue),
+            "hours": plain(self.hours),
+            "breakdown_w": {
+                "accelerators": plain(self.accelerators_w),
+                "hosts": plain(self.hosts_w),
+                "network": plain(self.network_w),
+                "storage": plain(self.storage_w),
+            },
+        }
+
+
+def power(
+    cards: ArrayLike,
+    card_tdp_w: ArrayLike,
+    nodes: ArrayLike = 0,
+    host_power_w: ArrayLike = 0.0,
+    switches: ArrayLike = 0,
+    switch_power_w: ArrayLike = 0.0,
+    transceivers: ArrayLike = 0,
+    transceiver_power_w: ArrayLike = 0.0,
+    storage_nodes: ArrayLike = 0,
+    storage_node_power_w: ArrayLike = 0.0,
+    pue: ArrayLike = DEFAULT_PUE,
+    hours: ArrayLike = 0.0,
+) -> Power:
+    """Power (W) and energy (Wh) of the cluster over a run of `hours`; broadcasts over arrays.
+
+    Raises ScenarioError (field `cost.pue`) when PUE < 1, and (field `power`) for negative inputs.
+    """
+    pue_arr = np.asarray(pue, dtype=float)
+    if np.any(pue_arr < 1.0):
+        raise ScenarioError("PUE must be at least 1 (facility power includes the IT load).", "cost.pue")
+    parts = breakdown_w(
+        cards, card_tdp_w, nodes, host_power_w, switches, switch_power_w,
+        transceivers, transceiver_power_w, storage_nodes, storage_node_power_w,
+    )
+    if any(np.any(v < 0) for v in parts.values()) or np.any(np.asarray(hours, dtype=float) < 0):
+        raise ScenarioError("Counts, powers and hours must not be negative.", "power")
+    it = parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"]
+    fac = facility_power_w(it, pue_arr)
+    return Power(
+        it_w=it,
+        facility_w=fac,
+        energy_wh=energy_wh(fac, hours),
+        accelerators_w=parts["accelerators"],
+        hosts_w=parts["hosts"],
+        network_w=parts["network"],
+        storage_w=parts["storage"],
+        pue=pue_arr,
+        hours=np.asarray(hours, dtype=float),
+    )

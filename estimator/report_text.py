@@ -1,0 +1,129 @@
+"""Plain-text renderings for the CLI's --format table: a plan, the catalog, the validation table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_SI = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+
+
+def si(value: float | None, unit: str = "", binary: bool = False) -> str:
+    """Human number with an SI prefix: si(2.1e23, 'FLOP') -> '210 ZFLOP'."""
+    if value is None:
+        return "n/a"
+    if binary and unit == "B":
+        for power, prefix in ((4, "Ti"), (3, "Gi"), (2, "Mi"), (1, "Ki")):
+            if abs(value) >= 1024**power:
+                return f"{value / 1024**power:.3g} {prefix}B"
+        return f"{value:.0f} B"
+    for scale, prefix in _SI:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}".strip()
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    cells = [[str(c) for c in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def format_plan(out: dict[str, Any]) -> str:
+    """A readable summary of estimate() output for a person at a terminal."""
+    s, r = out["scenario"], out["result"]
+    c, m = r["compute"], r.get("model", {})
+    cur = r.get("cost", {}).get("currency", "USD")
+    lines = [f"ClusterPlan {out.get('engine_version', '')} (catalog {out.get('catalog_version', '')})"]
+    if s.get("name"):
+        lines.append(f"Scenario: {s['name']}")
+    lines.append(
+        f"Model: {m.get('name', '?')}: {si(m.get('total_params'))} params, {si(m.get('active_params'))} active"
+    )
+    lines.append("")
+    rows = [
+        ["training compute", si(c["training_flop"], "FLOP"), f"{si(c['flop_per_token'], 'FLOP')}/token x tokens"],
+        ["cards", f"{c['cards']:,}", f"{c['nodes']:,} nodes of {s['hardware'].get('cards_per_node') or ''}"],
+        ["wall-clock", f"{c['wall_clock_days']:.1f} days", f"at MFU {c['mfu']:.1%}"],
+        ["accelerator-hours", f"{c['accelerator_hours']:,.0f}", ""],
+        ["throughput", f"{si(c['tokens_per_s'], 'tok/s')}", ""],
+    ]
+    if "power" in r:
+        rows.append(["facility power", si(r["power"]["facility_w"], "W"), f"energy {si(r['power']['energy_wh'], 'Wh')}"])
+    if "cost" in r:
+        cost = r["cost"]
+        rows.append(["capex", f"{cost['capex']['total']:,.0f} {cur}", ""])
+        rows.append(["run cost owned / cloud", f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}", ""])
+    lines.append(_table(["headline", "value", "why"], rows))
+    p = r.get("parallelism")
+    if p:
+        lines.append(
+            f"Layout: TP {p['tp']} x PP {p['pp']} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
+            f"recompute {p['recompute']}, micro-batch {p['micro_batch_size']} x {p['micro_batches']}, "
+            f"bubble {p['bubble_fraction']:.1%}, step {p['step_time_s']:.2f} s, predicted MFU {p['predicted_mfu']:.1%}"
+        )
+        lines.append(
+            "Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items())
+        )
+    mem = r.get("memory")
+    if mem:
+        pc = mem["per_card_bytes"]
+        lines.append(
+            "Memory per card: "
+            + ", ".join(f"{k} {si(v, 'B', binary=True)}" for k, v in pc.items())
+            + f" of {si(mem['hbm_bytes'], 'B', binary=True)} HBM -> {'fits' if mem['fits'] else 'DOES NOT FIT'}"
+        )
+    net = r.get("network")
+    if net:
+        lines.append(
+            f"Network: {net['tiers']} tier(s), {net['endpoints']:,} endpoints, {net['leaf_switches']} leaf / "
+            f"{net['spine_switches']} spine / {net['core_switches']} core switches, {net['transceivers']:,} transceivers"
+        )
+    st = r.get("storage")
+    if st:
+        lines.append(
+            f"Storage: checkpoint {si(st['checkpoint_bytes'], 'B')}, hot {si(st['hot']['capacity_bytes'], 'B')} "
+            f"writing {si(st['hot']['write_bytes_per_s'], 'B/s')}, warm {si(st['warm']['capacity_bytes'], 'B')}"
+        )
+    for w in r.get("warnings", []):
+        lines.append(f"warning [{w['code']}]: {w['message']}")
+    return "\n".join(lines) + "\n"
+
+
+def format_catalog(listing: dict[str, Any]) -> str:
+    out = []
+    for kind, entries in listing.items():
+        out.append(f"== {kind} ==")
+        if isinstance(entries, dict) and all(isinstance(v, dict) for v in entries.values()):
+            for key, entry in entries.items():
+                name = entry.get("name", "") if isinstance(entry, dict) else ""
+                value = entry.get("value", "") if isinstance(entry, dict) else entry
+                out.append(f"  {key:<28} {name or value}")
+        elif isinstance(entries, list):
+            for entry in entries:
+                out.append(f"  {entry.get('id', ''):<28} {entry.get('name', '')}")
+        else:
+            out.append(f"  {entries}")
+    return "\n".join(out) + "\n"
+
+
+def format_validation(rows: list[dict[str, Any]]) -> str:
+    body = [
+        [
+            r["suite"],
+            r["case"],
+            r.get("metric", ""),
+            f"{r['published']:.4g}",
+            f"{r['predicted']:.4g}",
+            f"{r['error_pct']:+.1f}%",
+        ]
+        for r in rows
+    ]
+    text = _table(["suite", "case", "metric", "published", "predicted", "error"], body)
+    suites: dict[str, list[float]] = {}
+    for r in rows:
+        suites.setdefault(r["suite"], []).append(abs(r["error_pct"]))
+    for name, errs in suites.items():
+        text += f"{name}: mean |error| {sum(errs) / len(errs):.2f}%, max {max(errs):.2f}% over {len(errs)} rows\n"
+    return text

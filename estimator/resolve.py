@@ -1,0 +1,218 @@
+"""Scenario -> domain objects: the catalog lookups and the cross-field rules of the contract.
+
+Everything here that can be wrong in the input raises ScenarioError naming the field, so a
+scenario that resolves can be planned.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from . import catalog
+from .catalog.entries import Accelerator, Server
+from .errors import FieldError, ScenarioError
+from .models import (
+    Architecture,
+    ParamCounts,
+    architecture_for_params,
+    architecture_from_config,
+    param_counts,
+    scale_counts,
+)
+from .scenario import InlineAccelerator, Scenario
+
+_NUMERIC_ACCEL_FIELDS = {
+    f.name for f in dataclasses.fields(Accelerator) if f.type in ("float", "int", "float | None")
+}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A scenario with its catalog entries looked up and its model resolved."""
+
+    scenario: Scenario
+    model_name: str
+    arch: Architecture
+    counts: ParamCounts
+    exact_architecture: bool  # False for a dense model known only by `params`
+    accelerator: Accelerator
+    server: Server
+    cards_per_node: int
+    nics_per_node: int
+    nic_gbps: float
+    seq_len: int
+    usd_to_currency: float  # 1 for USD
+    defaults: dict[str, float]
+    notes: tuple[str, ...] = ()
+
+
+def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, list[str]]:
+    spec = scenario.model
+    given = {k: v for k, v in spec.model_dump().items() if v is not None}
+    notes: list[str] = []
+    preset_id = given.pop("preset", None)
+    params = given.pop("params", None)
+    if params is not None:
+        if preset_id is not None or given:
+            raise ScenarioError("give either model.params alone or a preset/architecture, not both", "model.params")
+        arch = architecture_for_params(params)
+        counts = scale_counts(param_counts(arch), params)
+        return f"dense {params / 1e9:g}B", arch, counts, False, notes
+    if preset_id is not None:
+        try:
+            preset = catalog.preset(preset_id)
+        except KeyError:
+            known = ", ".join(sorted(catalog.presets()))
+            raise ScenarioError(f"unknown preset '{preset_id}'; known presets: {known}", "model.preset") from None
+        base_arch: Architecture | None = preset.architecture
+        name = preset.name
+    else:
+        if not given:
+            raise ScenarioError("give model.preset, model.params or the architecture fields", "model")
+        base_arch = None
+        name = scenario.name or "custom model"
+    try:
+        arch = architecture_from_config({**given, **(spec.model_extra or {})}, base=base_arch)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ScenarioError(str(exc).strip("'\""), "model") from None
+    _check_architecture(arch)
+    return name, arch, param_counts(arch), True, notes
+
+
+def _check_architecture(arch: Architecture) -> None:
+    errors = []
+    if arch.num_attention_heads % arch.num_key_value_heads:
+        errors.append(FieldError("model.num_key_value_heads", "must divide num_attention_heads"))
+    if arch.is_moe and not (1 <= arch.num_experts_per_tok <= arch.num_experts):
+        errors.append(FieldError("model.num_experts_per_tok", "must be between 1 and the number of experts"))
+    if arch.first_k_dense_replace > arch.num_hidden_layers:
+        errors.append(FieldError("model.first_k_dense_replace", "cannot exceed num_hidden_layers"))
+    if errors:
+        raise ScenarioError(errors)
+
+
+def _accelerator(scenario: Scenario) -> Accelerator:
+    hw = scenario.hardware
+    if isinstance(hw.accelerator, InlineAccelerator):
+        acc = Accelerator(**hw.accelerator.model_dump())
+    else:
+        try:
+            acc = catalog.accelerator(hw.accelerator)
+        except KeyError:
+            known = ", ".join(sorted(catalog.accelerators()))
+            raise ScenarioError(
+                f"unknown accelerator '{hw.accelerator}'; known: {known}", "hardware.accelerator"
+            ) from None
+    if hw.overrides:
+        bad = sorted(set(hw.overrides) - _NUMERIC_ACCEL_FIELDS)
+        if bad:
+            raise ScenarioError(
+                f"'{bad[0]}' is not a numeric accelerator field; allowed: {', '.join(sorted(_NUMERIC_ACCEL_FIELDS))}",
+                f"hardware.overrides.{bad[0]}",
+            )
+        for key, value in hw.overrides.items():
+            if value < 0 or (value == 0 and key not in {"price_usd", "cloud_price_usd_per_card_hour",
+                                                         "cloud_reserved_usd_per_card_hour"}):
+                raise ScenarioError("must be positive", f"hardware.overrides.{key}")
+        if "matmul_efficiency" in hw.overrides and hw.overrides["matmul_efficiency"] > 1:
+            raise ScenarioError("must be at most 1", "hardware.overrides.matmul_efficiency")
+        ints = {"scaleup_domain_cards"}
+        acc = dataclasses.replace(
+            acc, **{k: (int(v) if k in ints else float(v)) for k, v in hw.overrides.items()}
+        )
+    return acc
+
+
+def _server(scenario: Scenario, acc: Accelerator) -> Server:
+    server_id = scenario.hardware.server or acc.default_server
+    try:
+        return catalog.server(server_id)
+    except KeyError:
+        if scenario.hardware.server is None:
+            return catalog.server("generic-8card")
+        known = ", ".join(sorted(catalog.servers()))
+        raise ScenarioError(f"unknown server '{server_id}'; known: {known}", "hardware.server") from None
+
+
+def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None, cards_per_node: int) -> None:
+    p = scenario.parallelism
+    errors: list[FieldError] = []
+    if p.tp is not None:
+        if arch.num_attention_heads % p.tp:
+            errors.append(FieldError("parallelism.tp", f"must divide the {arch.num_attention_heads} attention heads"))
+        elif arch.num_key_value_heads % p.tp and p.tp % arch.num_key_value_heads:
+            errors.append(FieldError("parallelism.tp", f"must divide or be a multiple of the {arch.num_key_value_heads} KV heads"))
+    if p.pp is not None and p.pp > arch.num_hidden_layers:
+        errors.append(FieldError("parallelism.pp", f"cannot exceed the {arch.num_hidden_layers} layers"))
+    if p.ep is not None and p.ep > 1:
+        if not arch.is_moe:
+            errors.append(FieldError("parallelism.ep", "expert parallelism needs a mixture-of-experts model"))
+        elif arch.num_experts % p.ep:
+            errors.append(FieldError("parallelism.ep", f"must divide the {arch.num_experts} experts"))
+    if p.virtual_stages is not None and p.virtual_stages > 1 and (p.pp or 1) == 1 and p.pp is not None:
+        errors.append(FieldError("parallelism.virtual_stages", "interleaving needs parallelism.pp > 1"))
+    if cards is not None:
+        fixed = {n: getattr(p, n) for n in ("tp", "pp", "cp", "dp") if getattr(p, n) is not None}
+        prod = 1
+        for v in fixed.values():
+            prod *= v
+        names = "·".join(fixed)
+        if {"tp", "pp", "dp"} <= set(fixed) and prod != cards:
+            errors.append(FieldError("parallelism.dp", f"{names} = {prod} must equal cluster.cards = {cards}"))
+        elif prod > cards or cards % prod:
+            errors.append(FieldError("parallelism", f"{names} = {prod} must divide cluster.cards = {cards}"))
+    if errors:
+        raise ScenarioError(errors)
+
+
+def resolve(scenario: Scenario) -> Resolved:
+    """Look up the catalog and apply the contract's cross-field rules."""
+    name, arch, counts, exact, notes = _model(scenario)
+    acc = _accelerator(scenario)
+    server = _server(scenario, acc)
+    hw, net = scenario.hardware, scenario.network
+    cards_per_node = hw.cards_per_node or server.cards_per_node
+    seq_len = scenario.training.seq_len or getattr(_preset_or_none(scenario), "default_seq_len", None) or 4096
+    if scenario.training.global_batch_tokens < seq_len:
+        raise ScenarioError(
+            f"must be at least one sequence ({seq_len} tokens)", "training.global_batch_tokens"
+        )
+    cards = scenario.cluster.cards
+    if cards is not None and cards > cards_per_node and cards % cards_per_node:
+        notes.append(
+            f"cluster.cards = {cards} is not a whole number of {cards_per_node}-card nodes; the last node is partly used"
+        )
+    _check_parallelism(scenario, arch, cards, cards_per_node)
+    if scenario.training.precision == "fp8" and not acc.peak_flops_fp8:
+        notes.append(f"{acc.name} has no FP8 tensor cores; BF16 peak used")
+    defaults = catalog.defaults()
+    fx = 1.0
+    if scenario.cost.currency == "CNY":
+        fx = scenario.cost.usd_to_cny or defaults["usd_to_cny"]
+    return Resolved(
+        scenario=scenario,
+        model_name=name,
+        arch=arch,
+        counts=counts,
+        exact_architecture=exact,
+        accelerator=acc,
+        server=server,
+        cards_per_node=cards_per_node,
+        nics_per_node=net.nics_per_node or server.nics_per_node,
+        nic_gbps=net.nic_gbps or server.nic_gbps,
+        seq_len=int(seq_len),
+        usd_to_currency=fx,
+        defaults=defaults,
+        notes=tuple(notes),
+    )
+
+
+def _preset_or_none(scenario: Scenario) -> Any:
+    if scenario.model.preset is None:
+        return None
+    try:
+        return catalog.preset(scenario.model.preset)
+    except KeyError:
+        return None

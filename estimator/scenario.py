@@ -1,0 +1,294 @@
+"""The scenario contract v1 (design.md section 2): typed, frozen input models with defaults.
+
+`parse_scenario(data)` validates a JSON-like dict and returns a `Scenario`; every rejection is a
+`ScenarioError` whose entries name the dotted field path and say what is wrong in one sentence.
+Cross-field checks that need the catalog (unknown preset, TP not dividing heads...) live in
+`estimator.resolve`, which `parse_scenario` runs too, so one call rejects everything rejectable.
+
+Units: tokens are counts, seconds are seconds, bandwidths Gb/s where the name says `gbps`,
+prices are in `cost.currency` (USD default) per the unit in the name.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import FieldError, ScenarioError
+
+SCENARIO_VERSION = 1
+
+
+def _number(value: Any) -> Any:
+    """JSON numbers only: refuse strings and booleans that lax parsing would coerce."""
+    if isinstance(value, (bool, str)):
+        raise ValueError("must be a JSON number, not a string or boolean")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number (NaN and Infinity are not allowed)")
+    return value
+
+
+def _integer(value: Any) -> Any:
+    value = _number(value)
+    if isinstance(value, float):
+        if value != int(value):
+            raise ValueError("must be a whole number")
+        return int(value)
+    return value
+
+
+Num = Annotated[float, BeforeValidator(_number)]
+Int = Annotated[int, BeforeValidator(_integer)]
+
+
+def _pos(le: float, **kw: Any) -> Any:
+    return Field(gt=0, le=le, **kw)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class ModelSpec(BaseModel):
+    """A catalog `preset`, a dense model known only by `params`, or an architecture with
+    Hugging Face config.json names; preset fields may be overridden one by one."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+
+    preset: str | None = Field(None, max_length=100)
+    params: Num | None = Field(None, gt=0, le=1e14, description="Total parameters of a dense model")
+    num_hidden_layers: Int | None = Field(None, ge=1, le=10_000)
+    hidden_size: Int | None = Field(None, ge=1, le=1_000_000)
+    num_attention_heads: Int | None = Field(None, ge=1, le=100_000)
+    num_key_value_heads: Int | None = Field(None, ge=1, le=100_000)
+    head_dim: Int | None = Field(None, ge=1, le=100_000)
+    intermediate_size: Int | None = Field(None, ge=1, le=10_000_000)
+    vocab_size: Int | None = Field(None, ge=1, le=100_000_000)
+    tie_word_embeddings: bool | None = None
+    hidden_act: str | None = Field(None, max_length=40)
+    num_experts: Int | None = Field(None, ge=0, le=100_000)
+    n_routed_experts: Int | None = Field(None, ge=0, le=100_000)
+    num_experts_per_tok: Int | None = Field(None, ge=0, le=100_000)
+    n_shared_experts: Int | None = Field(None, ge=0, le=10_000)
+    moe_intermediate_size: Int | None = Field(None, ge=0, le=10_000_000)
+    first_k_dense_replace: Int | None = Field(None, ge=0, le=10_000)
+    q_lora_rank: Int | None = Field(None, ge=0, le=1_000_000)
+    kv_lora_rank: Int | None = Field(None, ge=0, le=1_000_000)
+    qk_nope_head_dim: Int | None = Field(None, ge=0, le=100_000)
+    qk_rope_head_dim: Int | None = Field(None, ge=0, le=100_000)
+    v_head_dim: Int | None = Field(None, ge=0, le=100_000)
+    max_position_embeddings: Int | None = Field(None, ge=1, le=100_000_000)
+
+
+class Training(_Section):
+    tokens: Num = _pos(1e17, description="Training tokens D")
+    seq_len: Int | None = Field(None, ge=16, le=10_000_000, description="Default: the preset's, else 4096")
+    global_batch_tokens: Num = Field(4_194_304, gt=0, le=1e10)
+    precision: Literal["bf16", "fp16", "fp8", "fp32"] = "bf16"
+    grad_dtype: Literal["fp32", "bf16"] = Field(
+        "fp32",
+        description="fp32: Megatron's main gradients (18 B/param, 6+12/dp with the distributed optimizer); "
+        "bf16: DeepSpeed ZeRO paper's 16 B/param.",
+    )
+    attention_flops: bool = Field(True, description="Add PaLM's 12·L·s·d_attn FLOPs per token")
+    flash_attention: bool = True
+
+
+class InlineAccelerator(_Section):
+    """A chip the catalog lacks. Units as in the catalog: FLOP/s, bytes, bytes/s, W, USD."""
+
+    id: str = Field("custom", max_length=60)
+    name: str = Field("Custom accelerator", max_length=120)
+    vendor: str = Field("custom", max_length=60)
+    peak_flops_bf16: Num = _pos(1e18)
+    peak_flops_fp8: Num | None = Field(None, gt=0, le=1e18)
+    peak_flops_fp32: Num | None = Field(None, gt=0, le=1e18)
+    hbm_bytes: Num = _pos(1e14)
+    hbm_bandwidth_bytes_per_s: Num = _pos(1e15)
+    scaleup_link: str = Field("custom", max_length=60)
+    scaleup_bandwidth_bytes_per_s: Num = Field(100e9, gt=0, le=1e15)
+    scaleup_domain_cards: Int = Field(8, ge=1, le=100_000)
+    tdp_w: Num = Field(700, gt=0, le=100_000)
+    price_usd: Num = Field(25_000, ge=0, le=1e9)
+    cloud_price_usd_per_card_hour: Num = Field(2.5, ge=0, le=1e5)
+    cloud_reserved_usd_per_card_hour: Num = Field(1.6, ge=0, le=1e5)
+    matmul_efficiency: Num = Field(0.75, gt=0, le=1)
+    default_server: str = Field("generic-8card", max_length=60)
+
+
+class Hardware(_Section):
+    accelerator: str | InlineAccelerator = "ascend-910b2"
+    server: str | None = Field(None, max_length=60, description="Default: the accelerator's server")
+    cards_per_node: Int | None = Field(None, ge=1, le=1024)
+    overrides: dict[str, Num] = Field(default_factory=dict, description="Single catalog fields of the accelerator")
+
+
+class Cluster(_Section):
+    cards: Int | None = Field(None, ge=1, le=10_000_000)
+    target_days: Num | None = Field(None, gt=0, le=3650)
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Cluster:
+        if (self.cards is None) == (self.target_days is None):
+            raise ValueError("give exactly one of cluster.cards (how long?) or cluster.target_days (how many cards?)")
+        return self
+
+
+class Efficiency(_Section):
+    mfu: Num | None = Field(None, gt=0, le=1, description="When absent the layout model predicts it")
+    mfu_range: tuple[Num, Num] | None = Field(None, description="(low, high) for the Monte Carlo; default ±25%")
+
+    @model_validator(mode="after")
+    def _range(self) -> Efficiency:
+        if self.mfu_range is not None:
+            lo, hi = self.mfu_range
+            if not (0 < lo <= hi <= 1):
+                raise ValueError("mfu_range must be (low, high) with 0 < low <= high <= 1")
+        return self
+
+
+class Parallelism(_Section):
+    tp: Int | None = Field(None, ge=1, le=4096)
+    pp: Int | None = Field(None, ge=1, le=4096)
+    dp: Int | None = Field(None, ge=1, le=10_000_000)
+    ep: Int | None = Field(None, ge=1, le=100_000)
+    cp: Int | None = Field(None, ge=1, le=1024)
+    micro_batch_size: Int | None = Field(None, ge=1, le=4096)
+    virtual_stages: Int | None = Field(None, ge=1, le=128)
+    sequence_parallel: bool | None = None
+    zero_stage: Int | None = Field(None, ge=0, le=3)
+    recompute: Literal["none", "selective", "full"] | None = None
+    distributed_optimizer: bool | None = None
+
+    def fixed(self) -> dict[str, Any]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
+class Network(_Section):
+    switch: str | None = Field(None, max_length=60, description="Catalog switch id; default by port speed")
+    switch_ports: Int = Field(64, ge=4, le=4096)
+    port_gbps: Num | None = Field(None, gt=0, le=100_000, description="Default: the NIC speed")
+    oversubscription: Num = Field(1.0, ge=1, le=64, description="Leaf down:up ratio")
+    rail_optimized: bool = True
+    nics_per_node: Int | None = Field(None, ge=1, le=64)
+    nic_gbps: Num | None = Field(None, gt=0, le=100_000)
+    storage_network: bool = False
+
+
+class Storage(_Section):
+    checkpoint_interval_s: Num = Field(3600, gt=0, le=1e7)
+    checkpoint_write_s: Num = Field(120, gt=0, le=1e6)
+    checkpoints_kept: Int = Field(5, ge=1, le=10_000)
+    checkpoint_bytes_per_param: Num = Field(12, gt=0, le=64, description="fp32 master + Adam m, v = 12")
+    raw_bytes_per_token: Num = Field(4, gt=0, le=1000)
+    warm_redundancy: Num = Field(1.25, ge=1, le=10, description="8+2 erasure coding = 1.25; 3x replication = 3")
+    archive_checkpoints: Int = Field(10, ge=0, le=100_000)
+
+
+class Cost(_Section):
+    currency: Literal["USD", "CNY"] = "USD"
+    usd_to_cny: Num | None = Field(None, gt=0, le=1000)
+    electricity_per_kwh: Num | None = Field(None, ge=0, le=100)
+    pue: Num | None = Field(None, ge=1, le=5)
+    cloud_price_per_card_hour: Num | None = Field(None, ge=0, le=1e5)
+    cloud_reserved_price_per_card_hour: Num | None = Field(None, ge=0, le=1e5)
+    server_price: Num | None = Field(None, ge=0, le=1e10, description="Whole server including its cards")
+    switch_price: Num | None = Field(None, ge=0, le=1e9)
+    transceiver_price: Num | None = Field(None, ge=0, le=1e7)
+    depreciation_years: Num | None = Field(None, gt=0, le=30)
+    utilization: Num | None = Field(None, gt=0, le=1)
+    budget: Num | None = Field(None, gt=0, le=1e14)
+
+
+class Serving(_Section):
+    context_len: Int = Field(8192, ge=1, le=100_000_000)
+    concurrency: Int | None = Field(None, ge=1, le=100_000_000)
+    kv_dtype: Literal["bf16", "fp16", "fp8", "int8", "fp32"] = "bf16"
+    weights_dtype: Literal["bf16", "fp16", "fp8", "int8", "int4", "fp32"] = "bf16"
+    cards: Int | None = Field(None, ge=1, le=100_000, description="Cards serving one replica; default a node")
+
+
+class Uncertainty(_Section):
+    samples: Int = Field(10_000, ge=100, le=1_000_000)
+    seed: Int = Field(20261129, ge=0, le=2**32 - 1)
+    price_spread: Num = Field(0.2, ge=0, lt=1, description="± fraction around likely prices")
+
+
+class Scenario(_Section):
+    version: Literal[1] = SCENARIO_VERSION
+    name: str = Field("", max_length=200)
+    model: ModelSpec
+    training: Training
+    hardware: Hardware = Field(default_factory=Hardware)
+    cluster: Cluster
+    efficiency: Efficiency = Field(default_factory=Efficiency)
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    network: Network = Field(default_factory=Network)
+    storage: Storage = Field(default_factory=Storage)
+    cost: Cost = Field(default_factory=Cost)
+    serving: Serving | None = None
+    uncertainty: Uncertainty = Field(default_factory=Uncertainty)
+
+    def normalized(self) -> dict[str, Any]:
+        """The scenario with every default filled, as plain JSON; parse_scenario(normalized) is a fixpoint."""
+        data = self.model_dump(mode="json")
+        data["model"] = {k: v for k, v in data["model"].items() if v is not None}
+        if data.get("serving") is None:
+            data.pop("serving", None)
+        return data
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if not (isinstance(p, str) and p in {"str", "InlineAccelerator"})]
+    return ".".join(parts)
+
+
+def _message(err: dict[str, Any]) -> str:
+    msg = err.get("msg", "is invalid")
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix):]
+    if err.get("type") == "extra_forbidden":
+        return "is not a field of the scenario contract"
+    if err.get("type") == "missing":
+        return "is required"
+    return msg[0].lower() + msg[1:] if msg else msg
+
+
+def validate_shape(data: Any) -> Scenario:
+    """Type and range checks only (no catalog); raises ScenarioError with every field at fault."""
+    if not isinstance(data, dict):
+        raise ScenarioError("the scenario must be a JSON object", field="")
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as exc:
+        errors, seen = [], set()
+        for err in exc.errors():
+            loc = err["loc"]
+            if "str" in loc and isinstance(err.get("input"), dict):
+                continue  # the inline-object branch of a str|object union reports the real fault
+            field = _path(loc)
+            if field in seen:
+                continue
+            seen.add(field)
+            errors.append(FieldError(field, _message(err)))
+        raise ScenarioError(errors) from None
+
+
+def parse_scenario(data: Any) -> Scenario:
+    """Validate a scenario dict completely (shape, ranges, catalog ids, cross-field rules)."""
+    scenario = validate_shape(data)
+    from .resolve import resolve  # local import: resolve needs the catalog, shape checks do not
+
+    resolve(scenario)
+    return scenario
+
+
+def scenario_json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of the v1 scenario input."""
+    schema = Scenario.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "ClusterPlan scenario v1"
+    return schema

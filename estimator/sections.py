@@ -1,0 +1,199 @@
+"""Assemble the contract's result sections (design.md section 2) from the pieces plan.py computed:
+model, compute, parallelism, memory, layout, network, storage, power, cost, uncertainty, serving,
+advice, starting configuration, warnings and the assumptions behind them."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from .advice import advise, starting_configuration
+from .inference import serving as size_serving
+from .uncertainty import monte_carlo
+
+SECONDS_PER_DAY = 86400.0
+
+
+def _model_section(r: Any, flops: dict[str, float]) -> dict[str, Any]:
+    return {
+        "name": r.model_name,
+        "total_params": r.counts.total,
+        "active_params": r.counts.active,
+        "embedding_params": r.counts.embedding + r.counts.lm_head,
+        "exact_architecture": r.exact_architecture,
+        "architecture": dataclasses.asdict(r.arch),
+        "seq_len": r.seq_len,
+        **{k: v for k, v in flops.items() if k != "training_flop"},
+    }
+
+
+def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, roll: dict) -> dict[str, Any]:
+    s = r.scenario
+    days = float(roll["compute.wall_clock_days"])
+    out = {
+        "flop_per_token": flops["flop_per_token"],
+        "flop_per_token_6n": flops["flop_per_token_6n"],
+        "flop_per_token_attention": flops["flop_per_token_attention"],
+        "training_flop": flops["training_flop"],
+        "tokens": s.training.tokens,
+        "peak_flops_per_card": peak,
+        "cards": int(roll["compute.cards"]),
+        "nodes": int(roll["compute.nodes"]),
+        "cards_per_node": r.cards_per_node,
+        "mfu": choice.mfu,
+        "mfu_source": choice.mfu_source,
+        "wall_clock_days": days,
+        "accelerator_hours": float(roll["compute.accelerator_hours"]),
+        "tokens_per_s": float(roll["compute.tokens_per_s"]),
+    }
+    if s.cluster.target_days is not None:
+        out["target_days"] = s.cluster.target_days
+        out["meets_target"] = days <= s.cluster.target_days * (1 + 1e-9)
+    return out
+
+
+def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dict]:
+    found = choice.layouts
+    best = found.best
+    shown = best if best is not None else getattr(found, "closest", None)
+    parallelism = shown.to_dict() if shown is not None else None
+    memory = shown.memory_dict() if shown is not None else None
+    if memory is not None:
+        memory["fits"] = bool(best is not None and memory.get("fits", True))
+    layout = {
+        "feasible": found.feasible,
+        "evaluated": found.evaluated,
+        "rejected": dict(found.rejected),
+        "runners_up": [
+            {**c.to_dict(), "memory_total_bytes": c.memory_dict()["per_card_bytes"]["total"]} for c in found.runners_up
+        ],
+        "fixed": r.scenario.parallelism.fixed(),
+    }
+    return parallelism, memory, layout
+
+
+def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: dict) -> dict[str, Any]:
+    s, u = r.scenario, r.scenario.uncertainty
+    mfu = choice.mfu
+    lo, hi = s.efficiency.mfu_range or (mfu * 0.75, min(1.0, mfu * 1.25))
+    spread = u.price_spread
+    cloud = pr["cloud_usd_per_card_hour"]
+    capex = float(roll["_cost"].capex_total_usd)
+    elec = pr["electricity_usd_per_kwh"]
+    result = monte_carlo(
+        training_flop=flops["training_flop"],
+        cards=int(roll["compute.cards"]),
+        peak_flops=peak,
+        mfu=(min(lo, mfu), mfu, max(hi, mfu)),
+        cloud_usd_per_card_hour=(cloud * (1 - spread), cloud, cloud * (1 + spread)),
+        capex_total_usd=(capex * (1 - spread), capex, capex * (1 + spread)),
+        facility_w=float(roll["power.facility_w"]),
+        electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
+        depreciation_years=pr["depreciation_years"],
+        utilisation=pr["utilisation"],
+        it_w=float(roll["power.it_w"]),
+        draws=u.samples,
+        seed=u.seed,
+        currency=s.cost.currency,
+        usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
+    )
+    return result.to_dict()
+
+
+def _serving(r: Any, peak: float) -> dict[str, Any] | None:
+    sv = r.scenario.serving
+    if sv is None:
+        return None
+    cards = sv.cards or r.cards_per_node
+    return size_serving(
+        r.arch,
+        params_total=r.counts.total,
+        params_active=r.counts.active,
+        hbm_bytes_per_card=r.accelerator.hbm_bytes,
+        hbm_bandwidth_bytes_per_s=r.accelerator.hbm_bandwidth_bytes_per_s,
+        cards=cards,
+        context_len=sv.context_len,
+        concurrency=sv.concurrency,
+        kv_dtype=sv.kv_dtype,
+        weights_dtype=sv.weights_dtype,
+        peak_flops=peak,
+    ).to_dict()
+
+
+def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]:
+    acc, srcs = r.accelerator, r.accelerator.sources
+
+    def src(field: str) -> str:
+        s = srcs.get(field)
+        return f"{s.source} ({s.as_of})" if s else "scenario input"
+
+    out = [
+        {"name": f"{acc.name} dense {r.scenario.training.precision} peak", "value": acc.peak_flops(r.scenario.training.precision),
+         "unit": "FLOP/s", "source": src("peak_flops_bf16")},
+        {"name": "HBM per card", "value": acc.hbm_bytes, "unit": "B", "source": src("hbm_bytes")},
+        {"name": "achievable matmul efficiency", "value": acc.matmul_efficiency, "unit": "", "source": src("matmul_efficiency")},
+        {"name": "MFU", "value": choice.mfu, "unit": "",
+         "source": {"given": "scenario efficiency.mfu", "predicted": "layout model prediction",
+                    "fallback": "fallback (no layout fits)"}[choice.mfu_source]},
+        {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
+        {"name": "server price (cards included)", "value": eq.server_price_usd, "unit": "USD", "source": eq.sources["server"]},
+        {"name": "switch price", "value": eq.switch_price_usd, "unit": "USD", "source": eq.sources["switch"]},
+        {"name": "transceiver price", "value": eq.transceiver_price_usd, "unit": "USD", "source": eq.sources["transceiver"]},
+        {"name": "cloud price per card-hour", "value": pr["cloud_usd_per_card_hour"], "unit": "USD",
+         "source": src("cloud_price_usd_per_card_hour")},
+        {"name": "electricity", "value": pr["electricity_usd_per_kwh"], "unit": "USD/kWh", "source": "catalog defaults / scenario"},
+        {"name": "PUE", "value": pr["pue"], "unit": "", "source": "catalog defaults / scenario"},
+        {"name": "depreciation", "value": pr["depreciation_years"], "unit": "years", "source": "catalog defaults / scenario"},
+    ]
+    return out
+
+
+def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]) -> list[dict[str, str]]:
+    out = [{"code": a["code"], "message": a["message"]} for a in advice]
+    for note in r.notes:
+        out.append({"code": "input-note", "message": note})
+    if choice.mfu_source == "fallback":
+        out.append({
+            "code": "no-feasible-layout",
+            "message": f"No parallel layout fits in HBM on {compute['cards']} cards; time uses a fallback MFU of "
+            f"{choice.mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
+        })
+    if compute.get("meets_target") is False:
+        out.append({"code": "deadline-missed", "message": f"The plan takes {compute['wall_clock_days']:.1f} days, "
+                    f"more than the {compute['target_days']:g}-day target."})
+    budget = r.scenario.cost.budget
+    if budget is not None and cost["capex"]["total"] > budget and (cost["run"]["cloud"] or 0) > budget:
+        out.append({"code": "over-budget", "message": f"Both buying ({cost['capex']['total']:,.0f}) and renting "
+                    f"({cost['run']['cloud']:,.0f}) exceed the budget of {budget:,.0f} {cost['currency']}."})
+    return out
+
+
+def assemble(r: Any, flops: dict, peak: float, choice: Any, storage: Any, eq: Any, pr: dict, roll: dict) -> dict:
+    compute = _compute_section(r, flops, peak, choice, roll)
+    parallelism, memory, layout = _layout_sections(r, choice)
+    cost = roll["_cost"].to_dict()
+    if r.scenario.cost.budget is not None:
+        cost["budget"] = r.scenario.cost.budget
+    result: dict[str, Any] = {
+        "model": _model_section(r, flops),
+        "compute": compute,
+        "parallelism": parallelism,
+        "memory": memory,
+        "layout": layout,
+        "network": choice.fabric.to_dict(),
+        "storage": storage.to_dict(),
+        "power": roll["_power"].to_dict(),
+        "cost": cost,
+        "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
+    }
+    serving = _serving(r, peak)
+    if serving is not None:
+        result["serving"] = serving
+    scenario_dict = r.scenario.normalized()
+    scenario_dict["hardware"]["cards_per_node"] = r.cards_per_node
+    advice = [dict(a) for a in advise(scenario_dict, result)]
+    result["advice"] = advice
+    result["starting_configuration"] = starting_configuration(scenario_dict, result)
+    result["warnings"] = _warnings(r, choice, compute, cost, advice)
+    result["assumptions"] = _assumptions(r, choice, eq, pr)
+    return result

@@ -1,0 +1,379 @@
+"""Training storage in the source article's three tiers (§3.4): hot, warm and cache.
+
+- hot: parallel file system on NVMe. Holds the working set (tokenized data being read) and the kept
+  checkpoints; must absorb a checkpoint within the allowed write window and feed tokens to the cards.
+- warm: HDD or object store. Holds the raw corpus, the tokenized data set and the checkpoint archive,
+  with replication / erasure-coding overhead (3x replication = 3.0, 8+2 EC = 1.25).
+- cache: local NVMe on each training server: that node's prefetch shard of the tokenized data plus
+  local staging of that node's checkpoint shard (two-stage checkpointing as in NVIDIA's DGX GB200
+  storage guide: local NVMe first, then flushed to shared storage).
+
+Units: bytes, bytes/s, seconds; drive and node counts are whole numbers. Sources: design.md §3
+(Storage); reference/hardware_network_storage_cost.md §2 (checkpoint sizing §2.3, tokens -> bytes §2.4,
+drives §2.5). Default drive figures are the reference's [U] "typical" values; callers pass catalog
+figures (estimator/catalog Drive: capacity_bytes, read/write_bytes_per_s) instead.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from numbers import Real
+
+import numpy as np
+
+from estimator.errors import FieldError, ScenarioError
+
+UINT16_VOCAB_LIMIT = 65_536
+
+
+def checkpoint_bytes(params_total, bytes_per_param: float = 12.0):
+    """Bytes of one full training checkpoint = parameters x bytes per parameter (array-friendly).
+
+    12 B/param = fp32 master weights + Adam m + v (4+4+4); 14 adds the bf16 weights (Megatron-style
+    checkpoints save both); gradients are not saved. Source: reference §2.3 (12-16 B/param),
+    design.md §3. Llama-3 405B at 12 B/param: 4.86e12 bytes ("about 4.9 TB").
+    """
+    return np.asarray(params_total, dtype=float) * bytes_per_param
+
+
+def tokenized_bytes_per_token(vocab_size):
+    """Bytes per stored token in a Megatron indexed dataset (.bin): 2 (uint16) for vocab <= 65,536,
+    else 4 (int32). Source: reference §2.4 (NeMo Curator docs; Megatron indexed_dataset). Array-friendly."""
+    out = np.where(np.asarray(vocab_size) <= UINT16_VOCAB_LIMIT, 2, 4)
+    return int(out) if out.ndim == 0 else out
+
+
+def dataset_bytes(tokens, vocab_size):
+    """Tokenized data-set bytes = tokens x bytes per token (reference §2.4: 15.6T tokens x 4 B = 62.4 TB)."""
+    return np.asarray(tokens, dtype=float) * tokenized_bytes_per_token(vocab_size)
+
+
+def checkpoint_write_bytes_per_s(ckpt_bytes, write_window_s):
+    """Hot-tier aggregate write bandwidth (bytes/s) = checkpoint bytes / allowed write window (s).
+
+    Source: design.md §3; reference §2.3 ("BW >= ckpt_bytes / allowed_stall_seconds"). 4.86 TB in
+    120 s -> 40.5 GB/s."""
+    return np.asarray(ckpt_bytes, dtype=float) / write_window_s
+
+
+def data_read_bytes_per_s(tokens_per_s, bytes_per_token):
+    """Training-data read bandwidth (bytes/s) = tokens/s x stored bytes per token (design.md §3).
+    Small for text: 1M tokens/s x 4 B = 4 MB/s."""
+    return np.asarray(tokens_per_s, dtype=float) * bytes_per_token
+
+
+def drives_needed(required, per_drive):
+    """Whole drives (or nodes) to carry `required` given `per_drive` of the same unit (ceil, array-friendly)."""
+    out = np.ceil(np.asarray(required, dtype=float) / per_drive - 1e-9).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+@dataclass(frozen=True)
+class HotTier:
+    """NVMe parallel file system. Bytes, bytes/s, seconds, counts."""
+
+    capacity_bytes: float  # usable: working set + kept checkpoints
+    raw_bytes: float  # capacity x protection overhead (drive bytes before fill headroom)
+    read_bytes_per_s: float  # required aggregate read
+    write_bytes_per_s: float  # required aggregate write (checkpoint burst)
+    read_capability_bytes_per_s: float  # what the chosen drives/nodes deliver (derated)
+    write_capability_bytes_per_s: float
+    drives: int  # max of the bounds below
+    drives_for_capacity: int
+    drives_for_read: int
+    drives_for_write: int
+    nodes: int
+    restart_read_s: float  # one checkpoint read back at the delivered read bandwidth
+
+
+@dataclass(frozen=True)
+class WarmTier:
+    """HDD / object store. Bytes, bytes/s, counts."""
+
+    capacity_bytes: float  # usable: raw corpus + tokenized set + checkpoint archive
+    raw_bytes: float  # capacity x protection overhead
+    overhead: float  # 3.0 for 3x replication, 1.25 for 8+2 erasure coding
+    write_bytes_per_s: float  # sustained checkpoint archiving: checkpoint bytes / interval
+    drives: int
+    drives_for_capacity: int
+    drives_for_write: int
+    nodes: int
+
+
+@dataclass(frozen=True)
+class CacheTier:
+    """Local NVMe on each training node. Bytes."""
+
+    per_node_bytes: float  # prefetch shard + checkpoint staging
+    prefetch_bytes: float
+    checkpoint_staging_bytes: float
+    fits: bool | None  # against local_nvme_bytes; None when that was not given
+
+
+@dataclass(frozen=True)
+class Storage:
+    checkpoint_bytes: float
+    dataset_bytes: float  # tokenized
+    raw_dataset_bytes: float
+    bytes_per_token: int  # stored (tokenized) bytes per token
+    bytes_per_param_checkpoint: float
+    hot: HotTier
+    warm: WarmTier
+    cache: CacheTier
+    notes: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        """The contract's `storage` section (design.md §2) plus the extra fields above."""
+        out = asdict(self)
+        out["notes"] = list(self.notes)
+        return out
+
+
+def _validate(values: dict[str, float], positive: tuple[str, ...], nonneg: tuple[str, ...]) -> None:
+    errs = []
+    for name in positive:
+        v = values[name]
+        if v is not None and not (isinstance(v, Real) and math.isfinite(v) and v > 0):
+            errs.append(FieldError(f"storage.{name}", f"{name} must be a positive number, got {v!r}."))
+    for name in nonneg:
+        v = values[name]
+        if not (isinstance(v, Real) and math.isfinite(v) and v >= 0):
+            errs.append(FieldError(f"storage.{name}", f"{name} must be zero or more, got {v!r}."))
+    if errs:
+        raise ScenarioError(errs)
+
+
+def _gb(x: float) -> str:
+    return f"{x / 1e9:.3g} GB/s"
+
+
+def storage_counts(
+    ckpt_bytes, data_bytes, raw_bytes, tokens_per_s, bytes_per_token, *, checkpoint_interval_s,
+    checkpoint_write_s, checkpoints_kept, checkpoints_archived, nvme_capacity_bytes, nvme_read_bytes_per_s,
+    nvme_write_bytes_per_s, hdd_capacity_bytes, hdd_write_bytes_per_s, hot_drives_per_node,
+    warm_drives_per_node, hot_node_bytes_per_s, nvme_derating, hdd_derating, hot_overhead, warm_overhead,
+    max_fill, hot_dataset_fraction, restart_target_s,
+) -> dict[str, np.ndarray]:
+    """Drive and node counts of the hot and warm tiers, numpy-vectorized over every argument.
+
+    The arithmetic of `design_storage` (see its docstring for formulas and sources), kept in one
+    place so a sweep over millions of scenarios and a single plan count the same drives.
+    Units: bytes, bytes/s, seconds; counts are int64 arrays.
+    """
+    f = np.asarray
+    ckpt, data = f(ckpt_bytes, dtype=float), f(data_bytes, dtype=float)
+    data_read = f(data_read_bytes_per_s(tokens_per_s, bytes_per_token), dtype=float)
+    read_req = np.maximum(data_read, ckpt / restart_target_s) if restart_target_s else data_read
+    write_req = f(checkpoint_write_bytes_per_s(ckpt, checkpoint_write_s), dtype=float)
+    hot_cap = hot_dataset_fraction * data + checkpoints_kept * ckpt
+    nvme_read_eff = nvme_read_bytes_per_s * nvme_derating
+    nvme_write_eff = nvme_write_bytes_per_s * nvme_derating / hot_overhead
+    by_cap = f(drives_needed(hot_cap * hot_overhead, nvme_capacity_bytes * max_fill))
+    by_read = f(drives_needed(read_req, nvme_read_eff))
+    by_write = f(drives_needed(write_req, nvme_write_eff))
+    hot_drives = np.maximum(np.maximum(by_cap, by_read), np.maximum(by_write, 1))
+    hot_nodes = f(drives_needed(hot_drives, hot_drives_per_node))
+    read_cap, write_cap = hot_drives * nvme_read_eff, hot_drives * nvme_write_eff
+    if hot_node_bytes_per_s:
+        hot_nodes = np.maximum(hot_nodes, drives_needed(np.maximum(read_req, write_req), hot_node_bytes_per_s))
+        read_cap = np.minimum(read_cap, hot_nodes * hot_node_bytes_per_s)
+        write_cap = np.minimum(write_cap, hot_nodes * hot_node_bytes_per_s)
+    warm_cap = f(raw_bytes, dtype=float) + data + checkpoints_archived * ckpt
+    warm_write = ckpt / checkpoint_interval_s
+    w_cap = f(drives_needed(warm_cap * warm_overhead, hdd_capacity_bytes * max_fill))
+    w_write = f(drives_needed(warm_write * warm_overhead, hdd_write_bytes_per_s * hdd_derating))
+    warm_drives = np.maximum(np.maximum(w_cap, w_write), 1)
+    return {
+        "data_read": data_read, "read_req": read_req, "write_req": write_req, "hot_cap": hot_cap,
+        "hot_by_cap": by_cap, "hot_by_read": by_read, "hot_by_write": by_write, "hot_drives": hot_drives,
+        "hot_nodes": hot_nodes, "read_cap": read_cap, "write_cap": write_cap, "warm_cap": warm_cap,
+        "warm_write": warm_write, "warm_by_cap": w_cap, "warm_by_write": w_write, "warm_drives": warm_drives,
+        "warm_nodes": f(drives_needed(warm_drives, warm_drives_per_node)),
+    }
+
+
+def design_storage(
+    params_total: float,
+    tokens: float,
+    vocab_size: int,
+    tokens_per_s: float,
+    nodes: int,
+    *,
+    checkpoint_interval_s: float = 3600.0,
+    checkpoint_write_s: float = 120.0,
+    checkpoints_kept: int = 5,
+    checkpoints_archived: int | None = None,
+    bytes_per_param_checkpoint: float = 12.0,
+    raw_bytes_per_token: float = 4.0,
+    nvme_capacity_bytes: float = 15.36e12,
+    nvme_read_bytes_per_s: float = 7e9,
+    nvme_write_bytes_per_s: float = 4e9,
+    hdd_capacity_bytes: float = 24e12,
+    hdd_read_bytes_per_s: float = 270e6,
+    hdd_write_bytes_per_s: float = 270e6,
+    hot_drives_per_node: int = 24,
+    warm_drives_per_node: int = 60,
+    hot_node_bytes_per_s: float | None = None,
+    nvme_derating: float = 0.5,
+    hdd_derating: float = 0.5,
+    hot_overhead: float = 1.25,
+    warm_overhead: float = 1.25,
+    max_fill: float = 0.8,
+    hot_dataset_fraction: float = 1.0,
+    cache_dataset_fraction: float = 1.0,
+    local_checkpoint_copies: int = 1,
+    local_nvme_bytes: float | None = None,
+    restart_target_s: float | None = None,
+) -> Storage:
+    """Size the hot, warm and cache tiers of a training cluster (source article §3.4; design.md §3).
+
+    Inputs: parameters (count), tokens (count), tokens_per_s (tokens/s), nodes (training servers),
+    times in s, capacities in bytes, bandwidths in bytes/s. Formulas:
+    - checkpoint = params x bytes_per_param_checkpoint (12: fp32 master + Adam m, v; 14 with bf16 weights).
+    - tokenized set = tokens x (2 if vocab <= 65,536 else 4); raw corpus = tokens x raw_bytes_per_token
+      (~4 B/token of English text, [U] in reference §2.4).
+    - hot capacity = hot_dataset_fraction x tokenized set + checkpoints_kept x checkpoint; write =
+      checkpoint / checkpoint_write_s; read = max(tokens/s x bytes/token, checkpoint / restart_target_s).
+    - drives = max(capacity-bound, read-bound, write-bound). Capacity-bound: capacity x overhead /
+      (drive capacity x max_fill). Bandwidth-bound: per-drive effective bandwidth = data-sheet
+      sequential figure x derating (default 0.5 [U]: file-system, network and mixed-I/O losses), and
+      writes also pay the protection overhead (parity / replicas are written too).
+    - hot nodes = max(drives / hot_drives_per_node, bandwidth / hot_node_bytes_per_s when given).
+    - warm capacity = raw corpus + tokenized set + checkpoints_archived x checkpoint (usable), x overhead
+      raw; write-bound by archiving one checkpoint per interval.
+    - cache per node = cache_dataset_fraction x tokenized set / nodes + local_checkpoint_copies x
+      checkpoint / nodes.
+    - restart_read_s = checkpoint / delivered hot read bandwidth.
+    """
+    archived = checkpoints_kept if checkpoints_archived is None else checkpoints_archived
+    _validate(
+        {**locals(), "checkpoints_archived": archived},
+        positive=(
+            "params_total",
+            "tokens",
+            "vocab_size",
+            "tokens_per_s",
+            "nodes",
+            "checkpoint_interval_s",
+            "checkpoint_write_s",
+            "bytes_per_param_checkpoint",
+            "nvme_capacity_bytes",
+            "nvme_read_bytes_per_s",
+            "nvme_write_bytes_per_s",
+            "hdd_capacity_bytes",
+            "hdd_read_bytes_per_s",
+            "hdd_write_bytes_per_s",
+            "hot_drives_per_node",
+            "warm_drives_per_node",
+            "hot_node_bytes_per_s",
+            "nvme_derating",
+            "hdd_derating",
+            "hot_overhead",
+            "warm_overhead",
+            "max_fill",
+            "restart_target_s",
+        ),
+        nonneg=(
+            "checkpoints_kept",
+            "checkpoints_archived",
+            "raw_bytes_per_token",
+            "hot_dataset_fraction",
+            "cache_dataset_fraction",
+            "local_checkpoint_copies",
+        ),
+    )
+    ckpt = float(checkpoint_bytes(params_total, bytes_per_param_checkpoint))
+    bpt = tokenized_bytes_per_token(vocab_size)
+    data = float(dataset_bytes(tokens, vocab_size))
+    raw = float(tokens) * raw_bytes_per_token
+
+    c = storage_counts(
+        ckpt, data, raw, tokens_per_s, bpt, checkpoint_interval_s=checkpoint_interval_s,
+        checkpoint_write_s=checkpoint_write_s, checkpoints_kept=checkpoints_kept, checkpoints_archived=archived,
+        nvme_capacity_bytes=nvme_capacity_bytes, nvme_read_bytes_per_s=nvme_read_bytes_per_s,
+        nvme_write_bytes_per_s=nvme_write_bytes_per_s, hdd_capacity_bytes=hdd_capacity_bytes,
+        hdd_write_bytes_per_s=hdd_write_bytes_per_s, hot_drives_per_node=hot_drives_per_node,
+        warm_drives_per_node=warm_drives_per_node, hot_node_bytes_per_s=hot_node_bytes_per_s,
+        nvme_derating=nvme_derating, hdd_derating=hdd_derating, hot_overhead=hot_overhead,
+        warm_overhead=warm_overhead, max_fill=max_fill, hot_dataset_fraction=hot_dataset_fraction,
+        restart_target_s=restart_target_s,
+    )
+    c = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in c.items()}
+    data_read, write_req = c["data_read"], c["write_req"]
+    by_cap, by_read, by_write = c["hot_by_cap"], c["hot_by_read"], c["hot_by_write"]
+    hot_drives, hot_nodes, read_cap = c["hot_drives"], c["hot_nodes"], c["read_cap"]
+    hot_cap = c["hot_cap"]
+    hot = HotTier(
+        capacity_bytes=hot_cap,
+        raw_bytes=hot_cap * hot_overhead,
+        read_bytes_per_s=c["read_req"],
+        write_bytes_per_s=write_req,
+        read_capability_bytes_per_s=read_cap,
+        write_capability_bytes_per_s=c["write_cap"],
+        drives=hot_drives,
+        drives_for_capacity=by_cap,
+        drives_for_read=by_read,
+        drives_for_write=by_write,
+        nodes=hot_nodes,
+        restart_read_s=ckpt / read_cap,
+    )
+    warm_cap = c["warm_cap"]
+    warm = WarmTier(
+        capacity_bytes=warm_cap,
+        raw_bytes=warm_cap * warm_overhead,
+        overhead=warm_overhead,
+        write_bytes_per_s=c["warm_write"],
+        drives=c["warm_drives"],
+        drives_for_capacity=c["warm_by_cap"],
+        drives_for_write=c["warm_by_write"],
+        nodes=c["warm_nodes"],
+    )
+
+    # cache tier
+    prefetch = cache_dataset_fraction * data / nodes
+    staging = local_checkpoint_copies * ckpt / nodes
+    per_node = prefetch + staging
+    fits = None if local_nvme_bytes is None else per_node <= local_nvme_bytes
+    cache = CacheTier(
+        per_node_bytes=per_node, prefetch_bytes=prefetch, checkpoint_staging_bytes=staging, fits=fits
+    )
+
+    notes = []
+    if write_req > data_read:
+        notes.append(
+            f"Text data needs little read bandwidth: {_gb(data_read)} ({tokens_per_s:.3g} tokens/s x {bpt} B); "
+            f"checkpoint writes dominate at {_gb(write_req)} ({ckpt / 1e12:.3g} TB in {checkpoint_write_s:g} s)."
+        )
+    bound = max((by_cap, "capacity"), (by_read, "read bandwidth"), (by_write, "write bandwidth"))[1]
+    notes.append(
+        f"Hot tier: {hot_drives} NVMe drives in {hot_nodes} nodes, set by {bound} "
+        f"(capacity {by_cap}, read {by_read}, write {by_write})."
+    )
+    if checkpoint_write_s >= checkpoint_interval_s:
+        notes.append(
+            f"The checkpoint write window ({checkpoint_write_s:g} s) is not shorter than the interval "
+            f"({checkpoint_interval_s:g} s): checkpoints would never finish between saves."
+        )
+    else:
+        notes.append(
+            f"Synchronous checkpoints stall training {100 * checkpoint_write_s / checkpoint_interval_s:.2g}% "
+            "of the time; local NVMe staging (two-stage, asynchronous) can hide most of it."
+        )
+    notes.append(f"Restart reads one checkpoint back in {hot.restart_read_s:.3g} s at {_gb(read_cap)}.")
+    if fits is False:
+        notes.append(
+            f"Cache needs {per_node / 1e12:.3g} TB per node but the node has "
+            f"{local_nvme_bytes / 1e12:.3g} TB of local NVMe; lower cache_dataset_fraction."
+        )
+    return Storage(
+        checkpoint_bytes=ckpt,
+        dataset_bytes=data,
+        raw_dataset_bytes=raw,
+        bytes_per_token=bpt,
+        bytes_per_param_checkpoint=float(bytes_per_param_checkpoint),
+        hot=hot,
+        warm=warm,
+        cache=cache,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,84 @@
+"""Predicted against published figures, for `python -m estimator validate` and the web page.
+
+Each row: {suite, case, metric, published, predicted, error_pct, source}. The suites:
+- megatron-2021: Narayanan et al. 2021, Table 1 (executed TFLOP/s per A100, layout fixed).
+- zero-2019: Rajbhandari et al. 2019, Figure 1 (model-state GB per device, 7.5B on 64 cards).
+- superpod-h100: NVIDIA DGX SuperPOD H100 RA, Table 4 (leaf and spine switches, 1-4 SUs).
+- model-params: published total/active parameters of the catalog presets (model cards, papers).
+- source-article: the corrected sizing example of the seed article (section 6 and its errata).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SECONDS_PER_YEAR = 365 * 86400.0
+
+
+def _row(suite: str, case: str, metric: str, published: float, predicted: float, source: str) -> dict[str, Any]:
+    err = (predicted - published) / published * 100.0 if published else 0.0
+    return {
+        "suite": suite,
+        "case": case,
+        "metric": metric,
+        "published": float(published),
+        "predicted": float(predicted),
+        "error_pct": float(err),
+        "source": source,
+    }
+
+
+def _normalize(rows: list[dict[str, Any]], suite: str, source: str) -> list[dict[str, Any]]:
+    out = []
+    for r in rows:
+        out.append(
+            _row(suite, str(r["case"]), str(r.get("metric", "")), r["published"], r["predicted"], r.get("source", source))
+        )
+    return out
+
+
+def model_param_rows() -> list[dict[str, Any]]:
+    """Total and active parameters of every preset with a published count."""
+    from . import catalog
+    from .models import param_counts
+
+    rows = []
+    for pid, preset in sorted(catalog.presets().items()):
+        counts = param_counts(preset.architecture)
+        src = preset.sources.get("published_total_params")
+        source = src.source if src else "model card"
+        if preset.published_total_params:
+            rows.append(_row("model-params", pid, "total params", preset.published_total_params, counts.total, source))
+        if preset.published_active_params and preset.architecture.is_moe:
+            rows.append(_row("model-params", pid, "active params", preset.published_active_params, counts.active, source))
+    return rows
+
+
+def source_article_rows() -> list[dict[str, Any]]:
+    """The seed article's section 6 example as corrected by its errata: 70B dense, 5e11 tokens,
+    320 TFLOP/s per card at 50% utilisation, 30 days -> 2.1e23 FLOP, ~41.6 card-years, ~507 cards."""
+    from .compute import training_flop, training_time_s
+
+    flop = training_flop(6 * 70e9, 5e11)
+    card_years = training_time_s(flop, 1, 320e12, 0.5) / SECONDS_PER_YEAR
+    cards = flop / (320e12 * 0.5 * 30 * 86400.0)
+    src = "seed article section 6, errata in shared/seed/README.md"
+    return [
+        _row("source-article", "70B x 5e11 tokens", "training FLOP", 2.1e23, float(flop), src),
+        _row("source-article", "70B x 5e11 tokens", "card-years at 320 TF, 50%", 41.6, float(card_years), src),
+        _row("source-article", "70B x 5e11 tokens", "cards for 30 days", 507, float(cards), src),
+    ]
+
+
+def validation_rows() -> list[dict[str, Any]]:
+    """Every suite, in a stable order."""
+    from .network import superpod_validation_rows
+    from .validation import megatron_rows, zero_rows
+
+    rows: list[dict[str, Any]] = []
+    rows += _normalize(megatron_rows(), "megatron-2021", "Narayanan et al. 2021, Table 1")
+    rows += _normalize(zero_rows(), "zero-2019", "Rajbhandari et al. 2019, Figure 1")
+    rows += _normalize(superpod_validation_rows(), "superpod-h100", "NVIDIA DGX SuperPOD H100 RA, Table 4")
+    rows += model_param_rows()
+    rows += source_article_rows()
+    return rows

@@ -1,0 +1,253 @@
+"""Core results -> Plotly figures. Pure: takes the stored scenario/result dicts, knows no database.
+
+Each function returns a `plotly.graph_objects.Figure`, or None when the result lacks the section
+(an older or partial result), so a report renders whatever is there.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import plotly.graph_objects as go
+from django.utils.translation import gettext as _
+
+from . import formatting as f
+from .summary import currency, dig
+
+GB = 1e9
+TB = 1e12
+COLORS = ["#1f5f8b", "#e07b39", "#4f9d69", "#c44e52", "#8172b2", "#937860", "#7f7f7f", "#bcbd22"]
+
+
+def _n(value) -> float | None:
+    if isinstance(value, dict):
+        value = value.get("total")
+    if isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        margin={"l": 60, "r": 20, "t": 50, "b": 50},
+        height=kw.pop("height", 340),
+        legend={"orientation": "h", "y": -0.2},
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        font={"family": "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"},
+        **kw,
+    )
+    fig.update_xaxes(gridcolor="#eee", zeroline=False)
+    fig.update_yaxes(gridcolor="#eee", zeroline=False)
+    return fig
+
+
+def step_time(result: dict) -> go.Figure | None:
+    """One training step split into compute, pipeline bubble and each kind of communication wait."""
+    breakdown = dig(result, "parallelism.breakdown_s")
+    if not isinstance(breakdown, dict):
+        return None
+    labels = {
+        "compute": _("Compute"),
+        "bubble": _("Pipeline bubble"),
+        "tp_comm": _("TP communication"),
+        "pp_comm": _("PP communication"),
+        "dp_comm": _("DP communication"),
+        "ep_comm": _("EP communication"),
+        "cp_comm": _("CP communication"),
+        "optimizer": _("Optimizer"),
+        "recompute": _("Recompute"),
+    }
+    fig = go.Figure()
+    for i, (key, value) in enumerate(breakdown.items()):
+        v = _n(value)
+        if v is None or v <= 0:
+            continue
+        fig.add_bar(
+            y=[_("Step")], x=[v], name=labels.get(key, key), orientation="h",
+            marker_color=COLORS[i % len(COLORS)], text=[f.seconds(v)], textposition="inside",
+            hovertemplate="%{fullData.name}: %{x:.3g} s<extra></extra>",
+        )
+    total = _n(dig(result, "parallelism.step_time_s"))
+    title = _("Step time: %(t)s") % {"t": f.seconds(total)} if total else _("Step time")
+    return _layout(fig, title, barmode="stack", xaxis_title=_("seconds"), height=260)
+
+
+def memory(result: dict) -> go.Figure | None:
+    """Per-card memory by kind against the card's HBM."""
+    per_card = dig(result, "memory.per_card_bytes")
+    if not isinstance(per_card, dict):
+        return None
+    labels = {
+        "weights": _("Weights"),
+        "gradients": _("Gradients"),
+        "optimizer": _("Optimizer states"),
+        "activations": _("Activations"),
+        "other": _("Buffers and other"),
+    }
+    fig = go.Figure()
+    for i, (key, value) in enumerate(per_card.items()):
+        v = _n(value)
+        if key == "total" or v is None:
+            continue
+        fig.add_bar(
+            x=[_("Per card")], y=[v / GB], name=labels.get(key, key), marker_color=COLORS[i % len(COLORS)],
+            hovertemplate="%{fullData.name}: %{y:.3g} GB<extra></extra>",
+        )
+    hbm = _n(dig(result, "memory.hbm_bytes"))
+    if hbm:
+        fig.add_hline(
+            y=hbm / GB, line_dash="dash", line_color="#c44e52",
+            annotation_text=_("HBM %(size)s") % {"size": f.bytes_(hbm)}, annotation_position="top left",
+        )
+    fits = dig(result, "memory.fits")
+    title = _("Memory per card") + (" — " + (_("fits") if fits else _("does not fit")) if fits is not None else "")
+    return _layout(fig, title, barmode="stack", yaxis_title="GB")
+
+
+def cards_vs_days(result: dict) -> go.Figure | None:
+    """Wall-clock days (and cluster cost) against the card count, at the chosen layout's efficiency.
+
+    Days = card-hours / (24 · cards): the same work spread over more or fewer cards at the MFU of
+    this plan; real clusters lose some efficiency as they grow, so the curve is optimistic to the right.
+    """
+    cards = _n(dig(result, "compute.cards"))
+    card_hours = _n(dig(result, "compute.accelerator_hours"))
+    if not cards or not card_hours:
+        return None
+    per_node = max(1.0, cards / (_n(dig(result, "compute.nodes")) or cards))
+    steps = sorted({max(per_node, round(cards * k / per_node) * per_node) for k in (0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 2.8, 4)})
+    days = [card_hours / 24 / c for c in steps]
+    fig = go.Figure()
+    fig.add_scatter(
+        x=steps, y=days, mode="lines+markers", name=_("Days"), line_color=COLORS[0],
+        hovertemplate=_("%(x)s cards: %(y)s days") % {"x": "%{x:,.0f}", "y": "%{y:.3g}"} + "<extra></extra>",
+    )
+    fig.add_scatter(
+        x=[cards], y=[card_hours / 24 / cards], mode="markers", name=_("This plan"),
+        marker={"size": 14, "color": COLORS[1], "symbol": "star"}, hoverinfo="skip",
+    )
+    capex = _n(dig(result, "cost.capex.total"))
+    layout: dict = {"xaxis_title": _("cards"), "yaxis_title": _("days")}
+    if capex:
+        cur = currency(result)
+        per_card = capex / cards
+        fig.add_scatter(
+            x=steps, y=[per_card * c for c in steps], mode="lines", name=_("Cluster cost (%(cur)s)") % {"cur": cur},
+            yaxis="y2", line={"color": COLORS[2], "dash": "dot"},
+            hovertemplate="%{y:,.0f} " + cur + "<extra></extra>",
+        )
+        layout["yaxis2"] = {"title": cur, "overlaying": "y", "side": "right", "showgrid": False}
+    return _layout(fig, _("Cards against days and cost"), **layout)
+
+
+def cost(result: dict) -> go.Figure | None:
+    """Capital cost by part, and the cost of one run owned against rented."""
+    capex = dig(result, "cost.capex")
+    run = dig(result, "cost.run")
+    if not isinstance(capex, dict) and not isinstance(run, dict):
+        return None
+    cur = currency(result)
+    fig = go.Figure()
+    labels = {"compute": _("Compute"), "network": _("Network"), "storage": _("Storage"), "facility": _("Facility")}
+    if isinstance(capex, dict):
+        for i, (key, value) in enumerate(capex.items()):
+            v = _n(value)
+            if key == "total" or v is None:
+                continue
+            fig.add_bar(
+                x=[_("Cluster (capex)")], y=[v], name=labels.get(key, key), marker_color=COLORS[i % len(COLORS)],
+                text=[f.money(v, cur)], textposition="inside",
+                hovertemplate="%{fullData.name}: %{y:,.0f} " + cur + "<extra></extra>",
+            )
+    if isinstance(run, dict):
+        xs, ys = [], []
+        for key, label in (("owned", _("One run, owned")), ("cloud", _("One run, cloud"))):
+            v = _n(run.get(key))
+            if v is not None:
+                xs.append(label)
+                ys.append(v)
+        if xs:
+            fig.add_bar(
+                x=xs, y=ys, name=_("Run cost"), marker_color=COLORS[4], text=[f.money(v, cur) for v in ys],
+                textposition="outside", hovertemplate="%{x}: %{y:,.0f} " + cur + "<extra></extra>",
+            )
+    return _layout(fig, _("Cost breakdown"), barmode="stack", yaxis_title=cur)
+
+
+def network(result: dict) -> go.Figure | None:
+    """Switches per tier of the Clos fabric, with the endpoints they serve."""
+    net = result.get("network")
+    if not isinstance(net, dict):
+        return None
+    tiers = [
+        (_("Endpoints (NIC ports)"), _n(net.get("endpoints"))),
+        (_("Leaf switches"), _n(net.get("leaf_switches"))),
+        (_("Spine switches"), _n(net.get("spine_switches"))),
+        (_("Core switches"), _n(net.get("core_switches"))),
+    ]
+    tiers = [(label, v) for label, v in tiers if v]
+    if not tiers:
+        return None
+    fig = go.Figure()
+    fig.add_bar(
+        x=[v for _l, v in tiers], y=[label for label, _v in tiers], orientation="h",
+        marker_color=[COLORS[0]] + [COLORS[1]] * (len(tiers) - 1), text=[f.count(v) for _l, v in tiers],
+        textposition="auto", hovertemplate="%{y}: %{x:,.0f}<extra></extra>", showlegend=False,
+    )
+    fig.update_yaxes(autorange="reversed")
+    title = _("Network: %(tiers)s tiers, %(ratio)s oversubscription") % {
+        "tiers": f.count(_n(net.get("tiers"))),
+        "ratio": f.ratio(_n(net.get("oversubscription"))),
+    }
+    return _layout(fig, title, xaxis_type="log", height=300)
+
+
+def storage(result: dict) -> go.Figure | None:
+    """Capacity of the hot (parallel file system), warm (object/HDD) and cache (local NVMe) tiers."""
+    st = result.get("storage")
+    if not isinstance(st, dict):
+        return None
+    nodes = _n(dig(result, "compute.nodes")) or 1
+    cache = _n(dig(st, "cache.per_node_bytes"))
+    bars = [
+        (_("Hot tier"), _n(dig(st, "hot.capacity_bytes"))),
+        (_("Warm tier"), _n(dig(st, "warm.capacity_bytes"))),
+        (_("Cache (all nodes)"), cache * nodes if cache else None),
+        (_("One checkpoint"), _n(st.get("checkpoint_bytes"))),
+        (_("Dataset"), _n(st.get("dataset_bytes"))),
+    ]
+    bars = [(label, v) for label, v in bars if v]
+    if not bars:
+        return None
+    fig = go.Figure()
+    fig.add_bar(
+        x=[label for label, _v in bars], y=[v / TB for _l, v in bars], text=[f.bytes_(v) for _l, v in bars],
+        textposition="outside", marker_color=[COLORS[i] for i in range(len(bars))], showlegend=False,
+        hovertemplate="%{x}: %{y:.3g} TB<extra></extra>",
+    )
+    write = _n(dig(st, "hot.write_bytes_per_s"))
+    title = _("Storage tiers")
+    if write:
+        title += " — " + _("hot tier writes %(bw)s") % {"bw": f.bytes_per_s(write)}
+    return _layout(fig, title, yaxis_title="TB", yaxis_type="log")
+
+
+def all_figures(result: dict) -> list[tuple[str, go.Figure]]:
+    """(dom id, figure) for every chart this result can draw, in report order."""
+    makers = [
+        ("chart-step-time", step_time),
+        ("chart-memory", memory),
+        ("chart-cards-days", cards_vs_days),
+        ("chart-cost", cost),
+        ("chart-network", network),
+        ("chart-storage", storage),
+    ]
+    out = []
+    for dom_id, make in makers:
+        fig = make(result)
+        if fig is not None and fig.data:
+            out.append((dom_id, fig))
+    return out

@@ -1,0 +1,332 @@
+"""The browser form: a manager's handful of fields, advanced sections folded away, and a JSON box
+for anything else. It builds a scenario dict (design.md §2) and maps the core's field paths back
+to form fields so an error shows next to the field it is about."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import re
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from estimator import catalog
+from estimator.errors import ScenarioError
+from estimator.jsonio import loads_strict
+from estimator.scenario import ModelSpec
+
+MODEL_KEYS = set(ModelSpec.model_fields) - {"preset", "params"}
+
+_SCALES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "万": 1e4, "亿": 1e8, "万亿": 1e12}
+_QUANTITY = re.compile(r"^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(万亿|[kKMBGT万亿])?$")
+
+
+class QuantityField(forms.CharField):
+    """A large count written as 5e11, 500B, 500,000,000,000 or 5000亿."""
+
+    default_error_messages = {"invalid": _("Enter a number such as 5e11, 500B or 5000亿.")}
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        text = re.sub(r"[,_\s]", "", str(value))
+        match = _QUANTITY.match(text)
+        if not match:
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        number = float(match.group(1)) * _SCALES[match.group(2) or ""]
+        if not math.isfinite(number):
+            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
+        return number
+
+
+def _choices(entries: dict, blank: str | None = None) -> list[tuple[str, str]]:
+    out = [("", blank)] if blank is not None else []
+    for key, entry in sorted(entries.items(), key=lambda kv: str(getattr(kv[1], "name", kv[0]))):
+        out.append((key, f"{getattr(entry, 'name', key)} ({key})"))
+    return out
+
+
+YES_NO_DEFAULT = [("", _("default")), ("yes", _("yes")), ("no", _("no"))]
+
+# form field -> scenario path (the form's part of the contract)
+FIELD_PATHS = {
+    "name": "name",
+    "accelerator": "hardware.accelerator",
+    "server": "hardware.server",
+    "tokens": "training.tokens",
+    "target_days": "cluster.target_days",
+    "cards": "cluster.cards",
+    "budget": "cost.budget",
+    "currency": "cost.currency",
+    "seq_len": "training.seq_len",
+    "global_batch_tokens": "training.global_batch_tokens",
+    "precision": "training.precision",
+    "mfu": "efficiency.mfu",
+    "tp": "parallelism.tp",
+    "pp": "parallelism.pp",
+    "ep": "parallelism.ep",
+    "micro_batch_size": "parallelism.micro_batch_size",
+    "zero_stage": "parallelism.zero_stage",
+    "recompute": "parallelism.recompute",
+    "switch_ports": "network.switch_ports",
+    "port_gbps": "network.port_gbps",
+    "oversubscription": "network.oversubscription",
+    "rail_optimized": "network.rail_optimized",
+    "checkpoint_interval_s": "storage.checkpoint_interval_s",
+    "checkpoint_write_s": "storage.checkpoint_write_s",
+    "checkpoints_kept": "storage.checkpoints_kept",
+    "electricity_per_kwh": "cost.electricity_per_kwh",
+    "pue": "cost.pue",
+    "cloud_price_per_card_hour": "cost.cloud_price_per_card_hour",
+    "server_price": "cost.server_price",
+}
+PATH_FIELDS = {path: name for name, path in FIELD_PATHS.items()}
+
+# The folded sections of the form: (legend, fields)
+ADVANCED = [
+    (_("Training"), ["seq_len", "global_batch_tokens", "precision"]),
+    (_("Layout"), ["mfu", "tp", "pp", "ep", "micro_batch_size", "zero_stage", "recompute"]),
+    (_("Network"), ["switch_ports", "port_gbps", "oversubscription", "rail_optimized"]),
+    (_("Storage"), ["checkpoint_interval_s", "checkpoint_write_s", "checkpoints_kept"]),
+    (_("Prices"), ["electricity_per_kwh", "pue", "cloud_price_per_card_hour", "server_price"]),
+]
+
+
+def _set(doc: dict, path: str, value: Any) -> None:
+    parts = path.split(".")
+    for part in parts[:-1]:
+        doc = doc.setdefault(part, {})
+    doc[parts[-1]] = value
+
+
+def _pop(doc: dict, path: str) -> Any:
+    parts = path.split(".")
+    for part in parts[:-1]:
+        doc = doc.get(part)
+        if not isinstance(doc, dict):
+            return None
+    return doc.pop(parts[-1], None)
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def _prune(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        pruned = {k: _prune(v) for k, v in doc.items()}
+        return {k: v for k, v in pruned.items() if v not in ({}, None)}
+    return doc
+
+
+def _compact(value: Any) -> Any:
+    """5e11 -> "5e+11" (readable in a text box); small whole floats -> ints."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if abs(value) >= 1e6:
+        text = f"{value:g}"
+        return text if float(text) == value else value
+    return int(value) if float(value).is_integer() else value
+
+
+class EstimateForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=200, required=False)
+    model_source = forms.ChoiceField(
+        label=_("Model"),
+        choices=[("preset", _("A preset")), ("config", _("A Hugging Face config.json")), ("params", _("Only its size"))],
+        initial="preset",
+        widget=forms.RadioSelect,
+    )
+    preset = forms.ChoiceField(label=_("Preset"), required=False, initial="llama-3.1-70b")
+    hf_config = forms.CharField(
+        label=_("config.json"), required=False, widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        help_text=_("Paste the model's config.json; fields the estimator does not use are ignored."),
+    )
+    params_b = forms.FloatField(label=_("Parameters (billions)"), required=False, min_value=0.001, max_value=100_000)
+    accelerator = forms.ChoiceField(label=_("Accelerator"), initial="ascend-910b2")
+    server = forms.ChoiceField(label=_("Server"), required=False, help_text=_("Default: the accelerator's usual server."))
+    tokens = QuantityField(label=_("Training tokens"), help_text=_("e.g. 5e11, 500B or 5000亿"))
+    sizing = forms.ChoiceField(
+        label=_("Size the cluster by"),
+        choices=[("deadline", _("a deadline (how many cards?)")), ("cards", _("a card count (how long?)"))],
+        initial="deadline",
+        widget=forms.RadioSelect,
+    )
+    target_days = forms.FloatField(label=_("Deadline (days)"), required=False, initial=30)
+    cards = forms.IntegerField(label=_("Cards"), required=False)
+    budget = forms.FloatField(label=_("Budget"), required=False, help_text=_("Optional; the report compares the cluster cost with it."))
+    currency = forms.ChoiceField(label=_("Currency"), choices=[("USD", "USD"), ("CNY", "CNY")], initial="USD")
+
+    seq_len = forms.IntegerField(label=_("Sequence length"), required=False)
+    global_batch_tokens = QuantityField(label=_("Global batch (tokens)"), required=False)
+    precision = forms.ChoiceField(
+        label=_("Precision"), required=False, choices=[("", _("default")), ("bf16", "BF16"), ("fp16", "FP16"), ("fp8", "FP8"), ("fp32", "FP32")]
+    )
+    mfu = forms.FloatField(label=_("MFU (0-1)"), required=False, help_text=_("Leave empty to let the layout model predict it."))
+    tp = forms.IntegerField(label=_("Tensor parallel (TP)"), required=False)
+    pp = forms.IntegerField(label=_("Pipeline parallel (PP)"), required=False)
+    ep = forms.IntegerField(label=_("Expert parallel (EP)"), required=False)
+    micro_batch_size = forms.IntegerField(label=_("Micro-batch size"), required=False)
+    zero_stage = forms.ChoiceField(
+        label=_("ZeRO stage"), required=False, choices=[("", _("search")), ("0", "0"), ("1", "1"), ("2", "2"), ("3", "3")]
+    )
+    recompute = forms.ChoiceField(
+        label=_("Recompute"), required=False,
+        choices=[("", _("search")), ("none", _("none")), ("selective", _("selective")), ("full", _("full"))],
+    )
+    switch_ports = forms.IntegerField(label=_("Switch ports"), required=False)
+    port_gbps = forms.FloatField(label=_("Port speed (Gb/s)"), required=False)
+    oversubscription = forms.FloatField(label=_("Oversubscription (down:up)"), required=False)
+    rail_optimized = forms.ChoiceField(label=_("Rail-optimized"), required=False, choices=YES_NO_DEFAULT)
+    checkpoint_interval_s = forms.FloatField(label=_("Checkpoint interval (s)"), required=False)
+    checkpoint_write_s = forms.FloatField(label=_("Checkpoint write window (s)"), required=False)
+    checkpoints_kept = forms.IntegerField(label=_("Checkpoints kept"), required=False)
+    electricity_per_kwh = forms.FloatField(label=_("Electricity (per kWh)"), required=False)
+    pue = forms.FloatField(label=_("PUE"), required=False)
+    cloud_price_per_card_hour = forms.FloatField(label=_("Cloud price (per card-hour)"), required=False)
+    server_price = forms.FloatField(label=_("Server price"), required=False)
+    extra = forms.CharField(
+        label=_("Other scenario fields (JSON)"), required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        help_text=_("Merged over the fields above, e.g. {\"serving\": {\"context_len\": 8192}}."),
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["preset"].choices = _choices(catalog.presets())
+        self.fields["accelerator"].choices = _choices(catalog.accelerators())
+        self.fields["server"].choices = _choices(catalog.servers(), blank=str(_("default for the accelerator")))
+        for name in FIELD_PATHS:
+            widget = self.fields[name].widget
+            if isinstance(widget, forms.NumberInput):
+                widget.attrs.setdefault("step", "any")
+
+    def advanced_sections(self):
+        return [(legend, [self[name] for name in names]) for legend, names in ADVANCED]
+
+    # -- form -> scenario ----------------------------------------------------------------------
+
+    def _config(self) -> dict:
+        try:
+            config = loads_strict(self.cleaned_data.get("hf_config") or "")
+        except ScenarioError as exc:
+            self.add_error("hf_config", exc.errors[0].message)
+            return {}
+        if not isinstance(config, dict):
+            self.add_error("hf_config", _("Paste a JSON object (the contents of config.json)."))
+            return {}
+        if "hidden_size" not in config and isinstance(config.get("text_config"), dict):
+            config = config["text_config"]  # multimodal configs keep the language model here
+        return {k: v for k, v in config.items() if k in MODEL_KEYS}
+
+    def clean(self):
+        data = super().clean()
+        source = data.get("model_source")
+        if source == "preset" and not data.get("preset"):
+            self.add_error("preset", _("Choose a preset."))
+        if source == "config" and not data.get("hf_config"):
+            self.add_error("hf_config", _("Paste a config.json."))
+        if source == "params" and not data.get("params_b"):
+            self.add_error("params_b", _("Give the model's size."))
+        if data.get("sizing") == "deadline" and data.get("target_days") is None:
+            self.add_error("target_days", _("Give a deadline in days."))
+        if data.get("sizing") == "cards" and data.get("cards") is None:
+            self.add_error("cards", _("Give a card count."))
+        if data.get("extra"):
+            try:
+                extra = loads_strict(data["extra"])
+            except ScenarioError as exc:
+                self.add_error("extra", exc.errors[0].message)
+            else:
+                if not isinstance(extra, dict):
+                    self.add_error("extra", _("Give a JSON object."))
+                else:
+                    data["extra_json"] = extra
+        return data
+
+    def scenario(self) -> dict:
+        """The scenario dict of a valid form (only what the user set; the core fills defaults)."""
+        data = self.cleaned_data
+        doc: dict[str, Any] = {}
+        source = data["model_source"]
+        if source == "preset":
+            doc["model"] = {"preset": data["preset"]}
+        elif source == "config":
+            doc["model"] = self._config()
+        else:
+            doc["model"] = {"params": data["params_b"] * 1e9}
+        skip = {"cards"} if data["sizing"] == "deadline" else {"target_days"}
+        for name, path in FIELD_PATHS.items():
+            value = data.get(name)
+            if name in skip or value in (None, ""):
+                continue
+            if name == "zero_stage":
+                value = int(value)
+            elif name == "rail_optimized":
+                value = value == "yes"
+            _set(doc, path, value)
+        return _merge(doc, copy.deepcopy(data.get("extra_json") or {}))
+
+    def add_scenario_errors(self, exc: ScenarioError) -> None:
+        """Put each of the core's errors next to the form field it names (else at the top)."""
+        source = (self.cleaned_data or {}).get("model_source")
+        model_field = {"preset": "preset", "config": "hf_config", "params": "params_b"}.get(source, "preset")
+        for err in exc.errors:
+            path = err.field
+            name = PATH_FIELDS.get(path)
+            if name is None and (path == "model" or path.startswith("model.")):
+                name = model_field
+            if name is None and path == "cluster":
+                name = "target_days" if (self.cleaned_data or {}).get("sizing") == "deadline" else "cards"
+            if name is None and path and self.cleaned_data.get("extra_json"):
+                name = "extra"
+            message = err.message if name not in (None, "extra") else f"{path or _('scenario')}: {err.message}"
+            self.add_error(name, message)
+
+    # -- scenario -> form (edit a copy) --------------------------------------------------------
+
+    @classmethod
+    def initial_from(cls, scenario: dict) -> dict:
+        """Initial form values for a stored input scenario; what the form has no field for goes
+        into the JSON box so nothing is lost."""
+        rest = copy.deepcopy(scenario)
+        initial: dict[str, Any] = {}
+        model = rest.pop("model", {}) or {}
+        if set(model) == {"preset"}:
+            initial.update(model_source="preset", preset=model["preset"])
+        elif set(model) == {"params"}:
+            initial.update(model_source="params", params_b=model["params"] / 1e9)
+        elif "preset" in model:
+            initial.update(model_source="preset", preset=model.pop("preset"))
+            rest["model"] = model
+        else:
+            initial.update(model_source="config", hf_config=json.dumps(model, indent=2))
+        inline_accelerator = isinstance((rest.get("hardware") or {}).get("accelerator"), dict)
+        for name, path in FIELD_PATHS.items():
+            if name == "accelerator" and inline_accelerator:
+                continue  # a chip the catalog lacks stays in the JSON box
+            value = _pop(rest, path)
+            if value is None:
+                continue
+            if name == "rail_optimized":
+                value = "yes" if value else "no"
+            elif name == "zero_stage":
+                value = str(value)
+            elif not isinstance(cls.base_fields[name], forms.IntegerField):
+                value = _compact(value)
+            initial[name] = value
+        initial["sizing"] = "cards" if initial.get("cards") is not None else "deadline"
+        rest.pop("version", None)
+        rest = _prune(rest)
+        if rest:
+            initial["extra"] = json.dumps(rest, indent=2)
+        return initial

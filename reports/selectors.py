@@ -1,0 +1,26 @@
+"""Reads of estimates. Owner-only lists and lookups; public lookup by share token only."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from .models import Estimate
+
+
+def estimates_of(user) -> QuerySet[Estimate]:
+    """The user's own estimates, newest first (none for an anonymous user)."""
+    if not user or not user.is_authenticated:
+        return Estimate.objects.none()
+    return Estimate.objects.filter(owner=user)
+
+
+def owned_estimate(user, pk) -> Estimate:
+    """The user's estimate `pk`; raises Estimate.DoesNotExist for anyone else's, so existence is not disclosed."""
+    return estimates_of(user).get(pk=pk)
+
+
+def shared_estimate(token: str) -> Estimate:
+    """The estimate behind a share token; raises Estimate.DoesNotExist."""
+    if not token or len(token) > 64:
+        raise Estimate.DoesNotExist
+    return Estimate.objects.get(share_token=token)

@@ -1,0 +1,188 @@
+"""What a report says first: headline numbers with one line of "why", the recompute diff, and the
+flat rows of the CSV download. Pure functions of the stored scenario and result (no database).
+
+Sections may be missing (a core without the bill of materials): every lookup tolerates absence.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from . import formatting as f
+
+
+def dig(data: Any, path: str, default: Any = None) -> Any:
+    """`dig(result, "cost.capex.total")`: the value at a dotted path, or `default`."""
+    for part in path.split("."):
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        else:
+            return default
+    return data
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+# key, label, path into the result, formatting kind
+HEADLINE = [
+    ("cards", gettext_lazy("Cards"), "compute.cards", "count"),
+    ("servers", gettext_lazy("Servers"), "compute.nodes", "count"),
+    ("days", gettext_lazy("Days"), "compute.wall_clock_days", "days"),
+    ("capex", gettext_lazy("Cluster cost"), "cost.capex.total", "money"),
+    ("power", gettext_lazy("Facility power"), "power.facility_w", "watts"),
+]
+
+# The numbers the recompute diff compares (headline first, then the working).
+DIFF_FIELDS = HEADLINE + [
+    ("mfu", gettext_lazy("MFU"), "compute.mfu", "percent"),
+    ("step_time", gettext_lazy("Step time"), "parallelism.step_time_s", "seconds"),
+    ("memory", gettext_lazy("Memory per card"), "memory.per_card_bytes.total", "bytes"),
+    ("run_owned", gettext_lazy("Run cost, owned"), "cost.run.owned", "money"),
+    ("run_cloud", gettext_lazy("Run cost, cloud"), "cost.run.cloud", "money"),
+    ("switches", gettext_lazy("Switches"), "network.total_switches", "count"),
+    ("energy", gettext_lazy("Energy"), "power.energy_wh", "watt_hours"),
+]
+
+
+def currency(result: dict) -> str:
+    return dig(result, "cost.currency") or "USD"
+
+
+def layout_label(result: dict) -> str:
+    par = result.get("parallelism") or {}
+    parts = [f"{k.upper()}={par[k]}" for k in ("tp", "pp", "dp", "ep") if isinstance(par.get(k), int)]
+    return " · ".join(parts)
+
+
+def _why(key: str, scenario: dict, result: dict) -> str:
+    cur = currency(result)
+    compute = result.get("compute") or {}
+    accel = dig(scenario, "hardware.accelerator")
+    accel_name = accel.get("name", "custom") if isinstance(accel, dict) else accel
+    if key == "cards":
+        if dig(scenario, "cluster.cards") is not None:
+            return _("As given in the scenario; laid out as %(layout)s.") % {"layout": layout_label(result) or "—"}
+        return _(
+            "%(flop)s FLOP of training at %(mfu)s MFU on %(accel)s must finish in %(days)s; "
+            "rounded up to whole servers and to the layout %(layout)s."
+        ) % {
+            "flop": f.flops(compute.get("training_flop")),
+            "mfu": f.percent(compute.get("mfu")),
+            "accel": accel_name,
+            "days": f.days(dig(scenario, "cluster.target_days")),
+            "layout": layout_label(result) or "—",
+        }
+    if key == "servers":
+        return _("%(cards)s cards ÷ %(per)s cards per server (%(server)s).") % {
+            "cards": f.count(compute.get("cards")),
+            "per": f.count(dig(scenario, "hardware.cards_per_node") or dig(result, "compute.cards_per_node")),
+            "server": dig(scenario, "hardware.server") or "—",
+        }
+    if key == "days":
+        text = _("%(tokens)s tokens at %(rate)s tokens/s; %(hours)s card-hours in all.") % {
+            "tokens": f.big(dig(scenario, "training.tokens")),
+            "rate": f.big(compute.get("tokens_per_s")),
+            "hours": f.big(compute.get("accelerator_hours")),
+        }
+        low, high = dig(result, "uncertainty.days.p10"), dig(result, "uncertainty.days.p90")
+        if _num(low) is not None and _num(high) is not None:
+            text += " " + _("80%% likely between %(low)s and %(high)s.") % {"low": f.days(low), "high": f.days(high)}
+        return text
+    if key == "capex":
+        capex = dig(result, "cost.capex") or {}
+        text = _("Compute %(compute)s + network %(network)s + storage %(storage)s. One run: %(owned)s owned, %(cloud)s in the cloud.") % {
+            "compute": f.money(capex.get("compute"), cur),
+            "network": f.money(capex.get("network"), cur),
+            "storage": f.money(capex.get("storage"), cur),
+            "owned": f.money(dig(result, "cost.run.owned"), cur),
+            "cloud": f.money(dig(result, "cost.run.cloud"), cur),
+        }
+        budget = _num(dig(scenario, "cost.budget"))
+        total = _num(capex.get("total"))
+        if budget is not None and total is not None:
+            if total <= budget:
+                text += " " + _("Within the budget of %(budget)s.") % {"budget": f.money(budget, cur)}
+            else:
+                text += " " + _("Over the budget of %(budget)s by %(over)s.") % {
+                    "budget": f.money(budget, cur),
+                    "over": f.money(total - budget, cur),
+                }
+        return text
+    if key == "power":
+        return _("IT load %(it)s × PUE %(pue)s; %(energy)s over the run.") % {
+            "it": f.watts(dig(result, "power.it_w")),
+            "pue": f.auto(dig(scenario, "cost.pue") or dig(result, "power.pue")),
+            "energy": f.watt_hours(dig(result, "power.energy_wh")),
+        }
+    return ""
+
+
+def headline(scenario: dict, result: dict) -> list[dict]:
+    """The five numbers a manager reads first, each with its value, display text and why."""
+    cur = currency(result)
+    items = []
+    for key, label, path, kind in HEADLINE:
+        value = dig(result, path)
+        if value is None:
+            continue
+        items.append(
+            {"key": key, "label": str(label), "value": value, "text": f.by_kind(value, kind, cur), "why": _why(key, scenario, result)}
+        )
+    return items
+
+
+def diff(old: dict, new: dict) -> list[dict]:
+    """Headline and working numbers of two results side by side, with the relative change."""
+    rows = []
+    for key, label, path, kind in DIFF_FIELDS:
+        a, b = dig(old, path), dig(new, path)
+        if a is None and b is None:
+            continue
+        na, nb = _num(a), _num(b)
+        change = (nb - na) / na if na not in (None, 0.0) and nb is not None else None
+        rows.append(
+            {
+                "key": key,
+                "label": str(label),
+                "before": f.by_kind(a, kind, currency(old)),
+                "after": f.by_kind(b, kind, currency(new)),
+                "change": change,
+                "change_text": f.percent(change) if change is not None else "—",
+                "changed": a != b,
+            }
+        )
+    return rows
+
+
+def flatten(data: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    """Nested dicts and lists -> [("cost.capex.total", 1.2e8), ("warnings.0.code", "..."), ...]."""
+    if isinstance(data, dict):
+        rows: list[tuple[str, Any]] = []
+        for key, value in data.items():
+            rows += flatten(value, f"{prefix}.{key}" if prefix else str(key))
+        return rows
+    if isinstance(data, list | tuple):
+        rows = []
+        for i, value in enumerate(data):
+            rows += flatten(value, f"{prefix}.{i}" if prefix else str(i))
+        return rows
+    return [(prefix, data)]
+
+
+def table(rows: list[dict], preferred: list[str]) -> tuple[list[str], list[list[Any]]]:
+    """List of dicts -> (columns, rows); preferred columns first, then the rest in first-seen order."""
+    columns = [c for c in preferred if any(c in r for r in rows)]
+    for r in rows:
+        for k in r:
+            if k not in columns and not isinstance(r[k], dict | list):
+                columns.append(k)
+    return columns, [[r.get(c) for c in columns] for r in rows]

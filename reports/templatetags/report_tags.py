@@ -1,0 +1,41 @@
+from django import template
+
+from .. import formatting
+
+register = template.Library()
+
+
+@register.filter
+def fmt(value, kind="auto"):
+    """{{ value|fmt:"bytes" }}: locale-aware formatting by kind (see reports.formatting.KINDS)."""
+    return formatting.by_kind(value, kind)
+
+
+@register.filter
+def money(value, currency="USD"):
+    return formatting.money(value, currency or "USD")
+
+
+@register.filter
+def for_key(value, key):
+    """{{ value|for_key:"step_time_s" }}: format by the unit suffix of the field's name."""
+    return formatting.for_key(str(key), value)
+
+
+@register.filter
+def signed_percent(value):
+    if value is None:
+        return formatting.DASH
+    text = formatting.percent(value)
+    return f"+{text}" if value > 0 else text
+
+
+@register.filter
+def item_text(item):
+    """Advice / starting-configuration entries may be strings or dicts; show their sentence."""
+    if isinstance(item, dict):
+        for key in ("message", "text", "advice", "why"):
+            if item.get(key):
+                return item[key]
+        return ", ".join(f"{k}: {v}" for k, v in item.items())
+    return str(item)

@@ -1,0 +1,203 @@
+"""Pages: the form, the report (by share token), its downloads, the recompute diff, validation."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_http_methods
+
+from estimator import ENGINE_VERSION, catalog
+from estimator.errors import ScenarioError
+from estimator.validate import validation_rows
+
+from . import charts, selectors, services, summary
+from . import formatting as fmt
+from .forms import EstimateForm
+from .models import Estimate
+
+RUNNER_UP_COLUMNS = ["tp", "pp", "dp", "ep", "cp", "micro_batch_size", "virtual_stages", "zero_stage", "recompute",
+                     "step_time_s", "predicted_mfu", "bubble_fraction", "memory_bytes", "fits"]
+
+
+def _shared_or_404(token: str) -> Estimate:
+    try:
+        return selectors.shared_estimate(token)
+    except Estimate.DoesNotExist:
+        raise Http404 from None
+
+
+def _share_url(request, estimate: Estimate) -> str:
+    with translation.override(settings.LANGUAGE_CODE):
+        return request.build_absolute_uri(reverse("reports:report", args=[estimate.share_token]))
+
+
+@require_http_methods(["GET", "POST"])
+def new_estimate(request):
+    """The form. POST plans and stores the scenario and redirects to its report (no JavaScript needed)."""
+    if request.method == "POST":
+        form = EstimateForm(request.POST)
+        if form.is_valid():
+            scenario = form.scenario()
+            if form.is_valid():  # building the scenario may add errors (a bad config.json)
+                try:
+                    estimate = services.create_estimate(data=scenario, owner=request.user)
+                except ScenarioError as exc:
+                    form.add_scenario_errors(exc)
+                else:
+                    return redirect(estimate)
+        status = 400
+    else:
+        initial = {}
+        token = request.GET.get("copy")
+        if token:
+            initial = EstimateForm.initial_from(_shared_or_404(token).input)
+        form = EstimateForm(initial=initial or None)
+        status = 200
+    return render(request, "reports/new.html", {"form": form, "copy_of": request.GET.get("copy")}, status=status)
+
+
+def _report_context(request, estimate: Estimate) -> dict:
+    scenario, result = estimate.scenario, estimate.result
+    cur = summary.currency(result)
+    layout = result.get("layout") or {}
+    runners = [r for r in layout.get("runners_up") or [] if isinstance(r, dict)]
+    columns, rows = summary.table(runners, RUNNER_UP_COLUMNS)
+    sections = []
+    for key, title in (
+        ("compute", _("Compute")),
+        ("parallelism", _("Parallelism")),
+        ("memory", _("Memory")),
+        ("network", _("Network")),
+        ("storage", _("Storage")),
+        ("power", _("Power")),
+        ("cost", _("Cost")),
+        ("serving", _("Serving")),
+        ("uncertainty", _("Uncertainty")),
+    ):
+        value = result.get(key)
+        if isinstance(value, dict) and value:
+            sections.append({"key": key, "title": title,
+                             "rows": [(path, fmt.for_key(path, v, cur)) for path, v in summary.flatten(value)]})
+    return {
+        "estimate": estimate,
+        "scenario": scenario,
+        "result": result,
+        "currency": cur,
+        "headline": summary.headline(scenario, result),
+        "figures": [
+            {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
+            for dom_id, fig in charts.all_figures(result)
+        ],
+        "chosen": {k: v for k, v in (result.get("parallelism") or {}).items() if not isinstance(v, dict | list)},
+        "runner_columns": columns,
+        "runner_rows": rows,
+        "rejected": sorted((layout.get("rejected") or {}).items(), key=lambda kv: -kv[1] if isinstance(kv[1], int | float) else 0),
+        "warnings": [w if isinstance(w, dict) else {"code": "", "message": str(w)} for w in result.get("warnings") or []],
+        "advice": result.get("advice") or [],
+        "starting_configuration": result.get("starting_configuration") or [],
+        "assumptions": [a if isinstance(a, dict) else {"name": str(a)} for a in result.get("assumptions") or []],
+        "sections": sections,
+        "share_url": _share_url(request, estimate),
+        "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
+    }
+
+
+@require_GET
+def report(request, token: str):
+    estimate = _shared_or_404(token)
+    response = render(request, "reports/report.html", _report_context(request, estimate))
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+@require_GET
+def report_json(request, token: str):
+    estimate = _shared_or_404(token)
+    body = {
+        "name": estimate.name,
+        "share_url": _share_url(request, estimate),
+        "input": estimate.input,
+        "scenario": estimate.scenario,
+        "result": estimate.result,
+        "engine_version": estimate.engine_version,
+        "catalog_version": estimate.catalog_version,
+        "created_at": estimate.created_at.isoformat(),
+    }
+    response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
+    response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.json"'
+    return response
+
+
+@require_GET
+def report_csv(request, token: str):
+    """One row per number: section, dotted field, value (scenario first, then result)."""
+    estimate = _shared_or_404(token)
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.csv"'
+    response.write("\ufeff")  # BOM: spreadsheet programs then read UTF-8 (Chinese names) correctly
+    writer = csv.writer(response)
+    writer.writerow(["part", "field", "value"])
+    writer.writerow(["meta", "engine_version", estimate.engine_version])
+    writer.writerow(["meta", "catalog_version", estimate.catalog_version])
+    writer.writerow(["meta", "created_at", estimate.created_at.isoformat()])
+    for part, data in (("scenario", estimate.scenario), ("result", estimate.result)):
+        for path, value in summary.flatten(data):
+            writer.writerow([part, path, "" if value is None else value])
+    return response
+
+
+@require_GET
+def recompute(request, token: str):
+    """Today's engine and catalog on the stored input; shows what changed, stores nothing."""
+    estimate = _shared_or_404(token)
+    out = services.recompute(estimate)
+    return render(
+        request,
+        "reports/recompute.html",
+        {
+            "estimate": estimate,
+            "rows": out["rows"],
+            "errors": out["error"],
+            "today_engine": out.get("engine_version"),
+            "today_catalog": out.get("catalog_version"),
+            "any_change": any(r["changed"] for r in out["rows"]),
+        },
+    )
+
+
+def _validation_rows() -> list[dict]:
+    key = f"validation-rows:{ENGINE_VERSION}:{catalog.CATALOG_VERSION}"
+    rows = cache.get(key)
+    if rows is None:
+        rows = validation_rows()
+        cache.set(key, rows, 24 * 3600)
+    return rows
+
+
+@require_GET
+def validation(request):
+    rows = _validation_rows()
+    suites: dict[str, list[dict]] = {}
+    for row in rows:
+        suites.setdefault(row["suite"], []).append(row)
+    summaries = []
+    for suite, items in suites.items():
+        errors = sorted(abs(r["error_pct"]) for r in items if r.get("error_pct") is not None)
+        median = errors[len(errors) // 2] if errors else None
+        summaries.append({"suite": suite, "count": len(items), "median_abs_error_pct": median,
+                          "max_abs_error_pct": errors[-1] if errors else None, "rows": items})
+    return render(request, "reports/validation.html", {"suites": summaries, "engine_version": ENGINE_VERSION,
+                                                       "catalog_version": catalog.CATALOG_VERSION})
+
+
+@require_GET
+def my_estimates(request):
+    return render(request, "reports/mine.html", {"estimates": selectors.estimates_of(request.user)[:200]})

@@ -1,0 +1,176 @@
+"""Browser pages of sweeps: the new-sweep form, the live report, cancel, and the full estimate of
+one scenario. Thin: services do the work, charts draw, templates show."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from django.contrib import messages
+from django.http import Http404, HttpResponseRedirect, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from estimator.errors import ScenarioError
+
+from . import charts, services
+from .models import Sweep
+from .views import client_ip
+
+SESSION_KEY = "sweep_tokens"  # sweeps this browser started (lets anonymous creators cancel)
+
+EXAMPLE_BASE = {
+    "name": "70B dense, 1T tokens",
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 1e12, "seq_len": 4096},
+    "hardware": {"accelerator": "ascend-910b2"},
+    "cluster": {"cards": 1024},
+    "efficiency": {"mfu": 0.45},
+    "cost": {"currency": "USD"},
+}
+EXAMPLE_AXES = {
+    "cluster.cards": {"start": 512, "stop": 8192, "step": 512},
+    "hardware.accelerator": ["ascend-910b2", "h100-sxm", "h800-sxm", "a100-sxm-80gb"],
+    "efficiency.mfu": [0.35, 0.45, 0.55],
+}
+
+
+def _can_control(request, sweep: Sweep) -> bool:
+    if request.user.is_authenticated and sweep.owner_id == request.user.pk:
+        return True
+    return sweep.owner_id is None and sweep.share_token in request.session.get(SESSION_KEY, [])
+
+
+@require_http_methods(["GET", "POST"])
+def index(request):
+    """The new-sweep form (a base scenario and axes as JSON) and the sweeps you started."""
+    form = {"name": "", "base": json.dumps(EXAMPLE_BASE, indent=2), "axes": json.dumps(EXAMPLE_AXES, indent=2)}
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        form = {k: request.POST.get(k, "") for k in ("name", "base", "axes")}
+        data: dict = {"name": form["name"]}
+        for key in ("base", "axes"):
+            try:
+                data[key] = json.loads(form[key])
+            except ValueError as exc:
+                errors.setdefault(key, []).append(_("not valid JSON: %(error)s") % {"error": exc})
+        if not errors:
+            owner = request.user if request.user.is_authenticated else None
+            try:
+                sweep = services.create_sweep(data, owner=owner, client_ip=client_ip(request))
+            except ScenarioError as exc:
+                for e in exc.errors:
+                    key = e.field.split(".", 1)[0] if e.field.split(".", 1)[0] in form else "axes"
+                    errors.setdefault(key, []).append(f"{e.field}: {e.message}" if e.field else e.message)
+            else:
+                request.session[SESSION_KEY] = (request.session.get(SESSION_KEY, []) + [sweep.share_token])[-50:]
+                return HttpResponseRedirect(sweep.get_absolute_url())
+    mine = []
+    if request.user.is_authenticated:
+        mine = Sweep.objects.filter(owner=request.user).only("name", "status", "total", "done", "share_token", "created_at")[:20]
+    else:
+        tokens = request.session.get(SESSION_KEY, [])
+        mine = Sweep.objects.filter(share_token__in=tokens).only("name", "status", "total", "done", "share_token", "created_at")[:20]
+    return render(request, "sweeps/index.html", {"form": form, "errors": errors, "sweeps": mine},
+                  status=400 if errors else 200)
+
+
+def _describe(axes: list[dict], index: int) -> str:
+    from estimator import sweep as core
+
+    parsed = [core.Axis(a["field"], tuple(a["values"])) for a in axes]
+    return ", ".join(f"{a.field}={a.values[d]}" for a, d in zip(parsed, core.digits(parsed, index), strict=True))
+
+
+def _currency(sweep: Sweep) -> str:
+    return (sweep.base.get("cost") or {}).get("currency") or "USD"
+
+
+def report(request, token: str):
+    sweep = get_object_or_404(Sweep, share_token=token)
+    services.watchdog(sweep)
+    payload = services.status_payload(sweep, request)
+    currency = _currency(sweep)
+    context = {
+        "sweep": sweep,
+        "payload": payload,
+        "percent": math.floor(100 * sweep.done / sweep.total) if sweep.total else 0,
+        "can_control": _can_control(request, sweep),
+        "csv_url": reverse("sweeps_api:shared-results", args=[token]) + "?format=csv",
+        "json_url": reverse("sweeps_api:shared-results", args=[token]),
+        "status_url": reverse("sweeps_api:shared", args=[token]),
+        "currency": currency,
+    }
+    if sweep.status == Sweep.Status.DONE and sweep.summary:
+        summary = sweep.summary
+        describe = lambda i: _describe(sweep.axes, i)  # noqa: E731
+        context["heatmaps"] = [
+            charts.to_html(charts.heatmap(item, sweep.axes, currency), f"heat-{n}") for n, item in enumerate(summary["heat"])
+        ]
+        context["pareto"] = charts.to_html(charts.pareto(summary, describe, currency), "pareto")
+        context["best"] = _best_tables(sweep, summary, currency)
+    return render(request, "sweeps/report.html", context)
+
+
+def _best_tables(sweep: Sweep, summary: dict, currency: str) -> list[dict]:
+    fields = [a["field"] for a in sweep.axes]
+    from estimator import sweep as core
+
+    axes = [core.Axis(a["field"], tuple(a["values"])) for a in sweep.axes]
+    tables = []
+    for metric in (services.DAYS, services.COST_OWNED, services.COST_CLOUD):
+        rows = summary.get("best", {}).get(metric)
+        if not rows:
+            continue
+        out = []
+        for r in rows:
+            ds = core.digits(axes, r["index"])
+            out.append({
+                "index": r["index"],
+                "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
+                "days": r.get(services.DAYS),
+                "cards": r.get("compute.cards"),
+                "owned": r.get(services.COST_OWNED),
+                "cloud": r.get(services.COST_CLOUD),
+            })
+        tables.append({"metric": metric, "label": charts.label(metric, currency), "fields": fields, "rows": out})
+    return tables
+
+
+@require_POST
+def cancel(request, token: str):
+    sweep = get_object_or_404(Sweep, share_token=token)
+    if not _can_control(request, sweep):
+        raise Http404
+    if services.cancel(sweep):
+        messages.info(request, _("Sweep cancelled; chunks already stored are kept."))
+    return HttpResponseRedirect(sweep.get_absolute_url())
+
+
+def scenario_json(request, token: str, index: int):
+    """The full scenario of one row of the sweep, as JSON (POST it to /api/v1/estimates)."""
+    sweep = get_object_or_404(Sweep, share_token=token)
+    if not 0 <= index < sweep.total:
+        raise Http404
+    return JsonResponse(services.scenario_of(sweep, index), json_dumps_params={"indent": 2})
+
+
+@require_POST
+def estimate(request, token: str, index: int):
+    """Plan one scenario of the sweep in full (layout, network, storage...) as a saved estimate, and
+    open its report."""
+    from reports.services import create_estimate
+
+    sweep = get_object_or_404(Sweep, share_token=token)
+    if not 0 <= index < sweep.total:
+        raise Http404
+    scenario = services.scenario_of(sweep, index)
+    scenario["name"] = f"{sweep.name or _('Sweep')} #{index}: {_describe(sweep.axes, index)}"[:200]
+    try:
+        est = create_estimate(data=scenario, owner=request.user)
+    except ScenarioError as exc:
+        messages.error(request, str(exc))
+        return HttpResponseRedirect(sweep.get_absolute_url())
+    return HttpResponseRedirect(est.get_absolute_url())

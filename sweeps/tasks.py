@@ -1,0 +1,17 @@
+"""Celery tasks: they take ids, call a service, and are safe to run twice (acks_late, so a worker
+killed mid-chunk leaves the message to be redelivered; the unique chunk row makes a rerun a no-op)."""
+
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(name="sweeps.run_chunk", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_chunk(sweep_id: int, index: int) -> str:
+    return services.run_chunk(sweep_id, index, worker=run_chunk.request.hostname or "")
+
+
+@shared_task(name="sweeps.watchdog", ignore_result=True)
+def watchdog_all() -> dict:
+    """Periodic (celery beat, see CELERY_BEAT_SCHEDULE): re-queue lost chunks, fail hung sweeps."""
+    return services.watchdog_all()

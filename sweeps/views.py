@@ -1,0 +1,190 @@
+"""REST API of sweeps: thin views over sweeps.services. Errors use the API's one shape
+{"errors": [{"field", "message"}]} (api.exceptions maps ScenarioError to 400)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.http import StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import renderers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.parsers import StrictJSONParser
+from api.serializers import ErrorSerializer
+
+from . import services
+from .models import Sweep
+from .serializers import ResultPageSerializer, SweepRequestSerializer, SweepStatusSerializer
+
+ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
+MAX_PAGE_SIZE = 10_000
+DEFAULT_PAGE_SIZE = 1_000
+
+
+def client_ip(request) -> str | None:
+    return request.META.get("REMOTE_ADDR") or None
+
+
+class CSVRenderer(renderers.BaseRenderer):
+    """Lets `?format=csv` through DRF's content negotiation; the view streams the CSV itself."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, dict) and "errors" in data:  # an error while asking for CSV
+            return "\n".join(f"{e['field']},{e['message']}" for e in data["errors"]).encode()
+        return data
+
+
+class SweepListCreateView(APIView):
+    """POST: start a sweep (202). GET: your sweeps, newest first."""
+
+    parser_classes = [StrictJSONParser]
+
+    def get_permissions(self):
+        return [AllowAny()] if self.request.method == "POST" else [IsAuthenticated()]
+
+    @extend_schema(
+        operation_id="sweeps_create",
+        summary="Start a sweep over the product of axes",
+        description="Anonymous sweeps are allowed with a smaller limit and are reachable only through their "
+        "share link. Chunks run on Celery workers; poll status_url.",
+        request=SweepRequestSerializer,
+        responses={202: SweepStatusSerializer, **ERRORS},
+    )
+    def post(self, request):
+        owner = request.user if request.user.is_authenticated else None
+        sweep = services.create_sweep(request.data, owner=owner, client_ip=client_ip(request))
+        body = services.status_payload(sweep, request)
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
+
+    @extend_schema(operation_id="sweeps_list", responses={200: SweepStatusSerializer(many=True), 401: ErrorSerializer})
+    def get(self, request):
+        sweeps = Sweep.objects.filter(owner=request.user).defer("summary", "base")[:100]
+        rows = []
+        for s in sweeps:
+            body = services.status_payload(s, request)
+            body.pop("summary"), body.pop("base")
+            rows.append(body)
+        return Response(rows)
+
+
+def _owned(request, pk: int) -> Sweep:
+    """Someone else's sweep answers 404, as if it did not exist."""
+    return get_object_or_404(Sweep, pk=pk, owner=request.user)
+
+
+def _shared(token: str) -> Sweep:
+    return get_object_or_404(Sweep, share_token=token)
+
+
+class SweepDetailView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(operation_id="sweeps_retrieve", responses={200: SweepStatusSerializer, **ERRORS})
+    def get(self, request, pk: int):
+        sweep = _owned(request, pk)
+        services.watchdog(sweep)
+        return Response(services.status_payload(sweep, request))
+
+    @extend_schema(operation_id="sweeps_destroy", responses={204: None, **ERRORS})
+    def delete(self, request, pk: int):
+        sweep = _owned(request, pk)
+        services.cancel(sweep)
+        sweep.delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SweepCancelView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(operation_id="sweeps_cancel", request=None, responses={200: SweepStatusSerializer, **ERRORS})
+    def post(self, request, pk: int):
+        sweep = _owned(request, pk)
+        services.cancel(sweep)
+        return Response(services.status_payload(sweep, request))
+
+
+class SharedSweepView(APIView):
+    """A shared sweep: public and read-only."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="sweeps_shared_retrieve", responses={200: SweepStatusSerializer, **ERRORS})
+    def get(self, request, token: str):
+        sweep = _shared(token)
+        services.watchdog(sweep)
+        return Response(services.status_payload(sweep, request))
+
+
+RESULT_PARAMS = [
+    OpenApiParameter("format", OpenApiTypes.STR, enum=["json", "csv"], description="json (default) or csv"),
+    OpenApiParameter("page", OpenApiTypes.INT, description="1-based; CSV without page streams every row"),
+    OpenApiParameter("page_size", OpenApiTypes.INT, description=f"rows per page, at most {MAX_PAGE_SIZE:,}"),
+]
+
+
+class _ResultsMixin:
+    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, CSVRenderer]
+
+    def results(self, request, sweep: Sweep):
+        page_raw = request.query_params.get("page")
+        size_raw = request.query_params.get("page_size", str(DEFAULT_PAGE_SIZE))
+        try:
+            page = int(page_raw) if page_raw is not None else None
+            page_size = int(size_raw)
+        except ValueError:
+            raise ValidationError({"page": "page and page_size must be whole numbers"}) from None
+        if page is not None and page < 1:
+            raise ValidationError({"page": "must be 1 or more"})
+        if not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise ValidationError({"page_size": f"must be between 1 and {MAX_PAGE_SIZE:,}"})
+        as_csv = getattr(request.accepted_renderer, "format", "") == "csv"
+        if as_csv:
+            start, stop = (0, sweep.total) if page is None else ((page - 1) * page_size, page * page_size)
+            response = StreamingHttpResponse(_csv_stream(sweep, start, stop), content_type="text/csv; charset=utf-8")
+            suffix = "" if page is None else f"-page{page}"
+            response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}{suffix}.csv"'
+            return response
+        return Response(services.result_page(sweep, page or 1, page_size))
+
+
+def _csv_stream(sweep: Sweep, start: int, stop: int):
+    header_done = False
+    for columns, rows in services.iter_result_rows(sweep, start, stop):
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        if not header_done:
+            writer.writerow(columns)
+            header_done = True
+        writer.writerows(rows)
+        yield buf.getvalue()
+    if not header_done:
+        yield ",".join(["index"] + [a["field"] for a in sweep.axes]) + "\r\n"
+
+
+class SweepResultsView(_ResultsMixin, APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(operation_id="sweeps_results", parameters=RESULT_PARAMS, responses={200: ResultPageSerializer, **ERRORS})
+    def get(self, request, pk: int):
+        return self.results(request, _owned(request, pk))
+
+
+class SharedSweepResultsView(_ResultsMixin, APIView):
+    permission_classes = [AllowAny]
+
+    @extend_schema(operation_id="sweeps_shared_results", parameters=RESULT_PARAMS,
+                   responses={200: ResultPageSerializer, **ERRORS})
+    def get(self, request, token: str):
+        return self.results(request, _shared(token))
+

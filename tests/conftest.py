@@ -1,0 +1,41 @@
+"""Shared fixtures: API clients and users. Generic on purpose (web, sweeps and any later app)."""
+
+import pytest
+
+
+@pytest.fixture
+def api_client():
+    from rest_framework.test import APIClient
+
+    return APIClient()
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password="alice-password-1")
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user("bob", password="bob-password-1")
+
+
+def _token_client(user):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+@pytest.fixture
+def user_client(user):
+    """An API client authenticated with `user`'s token."""
+    return _token_client(user)
+
+
+@pytest.fixture
+def other_client(other_user):
+    """An API client authenticated with `other_user`'s token."""
+    return _token_client(other_user)

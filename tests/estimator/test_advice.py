@@ -1,0 +1,160 @@
+"""The article's rules as checks (estimator/advice.py): each rule fires once and stays quiet once."""
+
+import copy
+
+import pytest
+
+from estimator.advice import RULES, advise, starting_configuration
+
+SCENARIO = {
+    "hardware": {"accelerator": "h100-sxm", "cards_per_node": 8},
+    "training": {"precision": "bf16", "seq_len": 4096},
+    "network": {"oversubscription": 1.0},
+    "efficiency": {"mfu": 0.45},
+}
+RESULT = {
+    "compute": {"cards": 512, "nodes": 64},
+    "parallelism": {
+        "tp": 8, "pp": 4, "dp": 16, "ep": 1, "zero_stage": 1, "recompute": "selective",
+        "micro_batch_size": 1, "micro_batches": 32, "bubble_fraction": 3 / 35, "step_time_s": 10.0,
+        "breakdown_s": {"compute": 8.0, "bubble": 0.9, "tp_comm": 0.5, "pp_comm": 0.1, "dp_comm": 0.3,
+                        "ep_comm": 0.0, "optimizer": 0.2},
+    },
+    "memory": {"per_card_bytes": {"total": 50e9}, "hbm_bytes": 80e9, "fits": True, "fits_with_zero2": True},
+    "network": {"tiers": 2, "leaf_switches": 16, "spine_switches": 8, "oversubscription": 1.0, "endpoints": 512},
+}
+
+
+def _set(d, path, value):
+    keys = path.split(".")
+    for k in keys[:-1]:
+        d = d.setdefault(k, {})
+    d[keys[-1]] = value
+
+
+def _plan(**changes):
+    """Copy of the healthy plan with 's.<path>' / 'r.<path>' set (double underscore for dots)."""
+    s, r = copy.deepcopy(SCENARIO), copy.deepcopy(RESULT)
+    for key, value in changes.items():
+        where, path = key.split("_", 1)
+        _set(s if where == "s" else r, path.replace("__", "."), value)
+    return s, r
+
+
+def codes(s, r):
+    return [a["code"] for a in advise(s, r)]
+
+
+def test_healthy_plan_has_no_advice():
+    assert advise(SCENARIO, RESULT) == []
+
+
+# code -> (changes that trigger it, changes that are close but must not)
+CASES = {
+    "memory-does-not-fit": ({"r_memory__fits": False}, {"r_memory__fits": True, "r_memory__hbm_bytes": 51e9}),
+    "tp-crosses-node": ({"r_parallelism__tp": 16, "r_parallelism__dp": 8}, {"r_parallelism__tp": 8}),
+    "bubble-over-20pct": ({"r_parallelism__bubble_fraction": 0.43, "r_parallelism__micro_batches": 4},
+                          {"r_parallelism__bubble_fraction": 0.19}),
+    "comm-wait-over-30pct": ({"r_parallelism__breakdown_s__dp_comm": 3.0},
+                             {"r_parallelism__breakdown_s__dp_comm": 2.3}),
+    "oversubscribed-fabric-dp": ({"r_network__oversubscription": 2.0},
+                                 {"r_network__oversubscription": 2.0, "r_parallelism__dp": 1}),
+    "flat-network-too-large": ({"r_network__tiers": 1, "r_network__leaf_switches": 1, "r_compute__nodes": 20},
+                               {"r_network__tiers": 1, "r_network__leaf_switches": 1, "r_compute__nodes": 8}),
+    "zero3-unneeded": ({"r_parallelism__zero_stage": 3},
+                       {"r_parallelism__zero_stage": 3, "r_memory__fits_with_zero2": False}),
+    "fp32-precision": ({"s_training__precision": "fp32"}, {"s_training__precision": "bf16"}),
+    "hccl-buffer": ({"s_hardware__accelerator": "ascend-910b2"},
+                    {"s_hardware__accelerator": "ascend-910b2", "s_network__hccl_buffsize_mb": 256}),
+    "ep-crosses-node": ({"r_parallelism__ep": 8}, {"r_parallelism__ep": 8, "r_parallelism__tp": 1}),
+    "mfu-optimistic": ({"s_efficiency__mfu": 0.7}, {"s_efficiency__mfu": 0.55}),
+}
+
+
+def test_every_rule_has_a_case():
+    assert set(CASES) == set(RULES)
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_rule_triggers(code):
+    s, r = _plan(**CASES[code][0])
+    found = [a for a in advise(s, r) if a["code"] == code]
+    assert len(found) == 1
+    a = found[0]
+    assert a["severity"] in ("error", "warning", "info")
+    assert a["message"] and a["suggestion"]
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_rule_stays_quiet(code):
+    s, r = _plan(**CASES[code][1])
+    assert code not in codes(s, r)
+
+
+def test_bubble_suggests_four_to_eight_times_pp():
+    s, r = _plan(r_parallelism__bubble_fraction=0.43, r_parallelism__micro_batches=4)
+    a = next(a for a in advise(s, r) if a["code"] == "bubble-over-20pct")
+    assert "16-32 micro-batches" in a["suggestion"]
+    s, r = _plan(r_parallelism__bubble_fraction=0.25, r_parallelism__micro_batches=32)
+    a = next(a for a in advise(s, r) if a["code"] == "bubble-over-20pct")
+    assert "virtual_stages" in a["suggestion"]
+
+
+def test_hccl_buffer_mentions_256_and_flags_the_erratum_value():
+    s, r = _plan(s_hardware__accelerator="ascend-910b2", s_network__hccl_buffsize_mb=8000)
+    a = next(a for a in advise(s, r) if a["code"] == "hccl-buffer")
+    assert "HCCL_BUFFSIZE=256" in a["suggestion"] and "erratum" in a["message"]
+    assert "hccl-buffer" not in codes(SCENARIO, RESULT)  # NVIDIA plan
+
+
+def test_hccl_buffer_inline_ascend_accelerator():
+    s, r = _plan(s_hardware__accelerator={"id": "my-910", "vendor": "Huawei"})
+    assert "hccl-buffer" in codes(s, r)
+
+
+def test_tp_inside_a_large_scaleup_domain_is_fine():
+    s, r = _plan(r_parallelism__tp=16, r_compute__scaleup_domain_cards=384)
+    assert "tp-crosses-node" not in codes(s, r)
+
+
+@pytest.mark.parametrize("scenario, result", [
+    ({}, {}),
+    (None, None),
+    ({"hardware": "x"}, {"parallelism": {"tp": "eight", "bubble_fraction": None, "step_time_s": 0}}),
+    ({"training": {"precision": 32}}, {"memory": [], "network": {"tiers": "1"}}),
+])
+def test_missing_or_malformed_keys_skip_rules(scenario, result):
+    assert advise(scenario, result) == []
+    assert starting_configuration(scenario, result)  # still gives the article's defaults
+
+
+def _settings(s, r):
+    return {row["setting"]: row["value"] for row in starting_configuration(s, r)}
+
+
+def test_starting_configuration_for_a_pipelined_nvidia_plan():
+    cfg = _settings(SCENARIO, RESULT)
+    assert cfg["precision"] == "bf16"
+    assert cfg["recompute"] == "selective"
+    assert cfg["micro_batches"] == "16-32"
+    assert cfg["layout"] == "TP 8 x PP 4 x DP 16"
+    assert cfg["zero_stage"] == 1  # DeepSpeed allows only stage 1 with pipeline parallelism
+    assert cfg["gradient_compression"] == "bf16 gradients"
+    assert "HCCL_BUFFSIZE" not in cfg and cfg["CUDA_DEVICE_MAX_CONNECTIONS"] == 1
+    assert all(row["reason"] for row in starting_configuration(SCENARIO, RESULT))
+
+
+def test_starting_configuration_zero_stage_follows_memory():
+    s, r = _plan(r_parallelism__pp=1)
+    assert _settings(s, r)["zero_stage"] == 2
+    s, r = _plan(r_parallelism__pp=1, r_memory__fits_with_zero2=False)
+    assert _settings(s, r)["zero_stage"] == 3
+
+
+def test_starting_configuration_for_ascend():
+    s, r = _plan(s_hardware__accelerator="ascend-910b2", r_memory__fits=False)
+    cfg = _settings(s, r)
+    assert cfg["HCCL_BUFFSIZE"] == 256
+    assert cfg["HCCL_CONNECT_TIMEOUT"] == 1200  # 64 nodes
+    assert cfg["HCCL_DETERMINISTIC"] == "false"
+    assert cfg["recompute"] == "full"  # it does not fit

@@ -1,0 +1,95 @@
+"""The CLI: plan (json and table), schema, catalog, validate; bad input exits 2 without a traceback."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+# The seed article's section 6 example, corrected (shared/seed/README.md errata): a 70B dense model,
+# 5e11 tokens, a 320 TFLOP/s card at 50% MFU, 30 days.
+ARTICLE = {
+    "name": "seed article section 6",
+    "model": {"params": 70e9},
+    "training": {"tokens": 5e11},
+    "hardware": {
+        "accelerator": {"name": "Ascend 910 (article's round figure)", "peak_flops_bf16": 320e12,
+                         "hbm_bytes": 64e9, "hbm_bandwidth_bytes_per_s": 1.6e12},
+        "cards_per_node": 8,
+    },
+    "cluster": {"target_days": 30},
+    "efficiency": {"mfu": 0.5},
+}
+
+
+def run(*args, stdin=None):
+    return subprocess.run(
+        [sys.executable, "-m", "estimator", *args], input=stdin, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_article_example_through_the_cli():
+    out = run("plan", "-", stdin=json.dumps(ARTICLE))
+    assert out.returncode == 0, out.stderr
+    compute = json.loads(out.stdout)["result"]["compute"]
+    # 6 x 70e9 x 5e11 = 2.1e23 FLOP (errata: not 2.1e24)
+    assert compute["training_flop"] == pytest.approx(2.1e23, rel=1e-9)
+    # 2.1e23 / (1.6e14 FLOP/s) = 1.3125e9 card-seconds = 364,583 card-hours = 41.6 card-years
+    assert compute["accelerator_hours"] == pytest.approx(364_583.3, rel=1e-4)
+    assert compute["accelerator_hours"] / 8760 == pytest.approx(41.6, abs=0.05)
+    # 1.3125e9 / 2,592,000 s = 506.4 cards -> 64 whole 8-card nodes = 512 (the article said 5,000)
+    assert compute["cards"] == 512
+    assert compute["nodes"] == 64
+    assert compute["wall_clock_days"] == pytest.approx(1.3125e9 / 512 / 86400, rel=1e-6)
+    assert compute["wall_clock_days"] <= 30
+
+
+def test_table_format_is_for_people():
+    out = run("plan", "-", "--format", "table", stdin=json.dumps(ARTICLE))
+    assert out.returncode == 0, out.stderr
+    assert "512" in out.stdout and "cards" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "stdin,needle",
+    [
+        ("{not json", "invalid JSON"),
+        ('{"model": {"params": NaN}}', "invalid JSON"),
+        (json.dumps({**ARTICLE, "training": {"tokens": -1}}), "training.tokens"),
+        (json.dumps({**ARTICLE, "cluster": {"cards": 8, "target_days": 3}}), "cluster"),
+        (json.dumps({**ARTICLE, "model": {"preset": "nope"}}), "model.preset"),
+        ("[]", "JSON object"),
+        ("1e999", "too large"),
+    ],
+)
+def test_bad_input_exits_2_with_field_and_no_traceback(stdin, needle):
+    out = run("plan", "-", stdin=stdin)
+    assert out.returncode == 2
+    assert needle in out.stderr
+    assert "Traceback" not in out.stderr and out.stdout == ""
+
+
+def test_missing_file_exits_2():
+    out = run("plan", "/nonexistent/scenario.json")
+    assert out.returncode == 2 and "cannot read" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_schema_is_json_schema():
+    out = run("schema")
+    assert out.returncode == 0
+    schema = json.loads(out.stdout)
+    assert schema["$schema"].startswith("https://json-schema.org/")
+    assert "training" in schema["properties"]
+
+
+def test_catalog_lists_contract_ids():
+    out = run("catalog", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    for cid in ("ascend-910b2", "h100-sxm", "atlas-800t-a2", "llama-3.1-405b", "deepseek-v3"):
+        assert cid in text
+
+
+def test_unknown_catalog_kind_exits_2():
+    out = run("catalog", "gpus")
+    assert out.returncode == 2 and "kind" in out.stderr

@@ -1,0 +1,237 @@
+"""Fixtures of the sweep tests: a base scenario, a real Celery worker subprocess on real Redis
+(a dedicated Redis database number), and the test database handed to that worker.
+
+Integration tests need Redis at REDIS_URL's host (default 127.0.0.1:6379); they use database
+SWEEP_TEST_REDIS_DB (15) and flush only that one. Under CI=true a missing Redis fails instead of
+skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = {
+    "name": "sweep test base",
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 1e12, "seq_len": 4096},
+    "hardware": {"accelerator": "ascend-910b2"},
+    "cluster": {"cards": 1024},
+    "efficiency": {"mfu": 0.45},
+}
+
+
+@pytest.fixture(autouse=True)
+def _plain_http(settings):
+    """The test client speaks http: no HTTPS redirect (production settings default to it)."""
+    settings.SECURE_SSL_REDIRECT = False
+
+
+@pytest.fixture
+def base() -> dict:
+    import copy
+
+    return copy.deepcopy(BASE)
+
+
+def redis_test_url() -> str:
+    if os.environ.get("SWEEP_TEST_REDIS_URL"):
+        return os.environ["SWEEP_TEST_REDIS_URL"]
+    parts = urlsplit(os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
+    db = os.environ.get("SWEEP_TEST_REDIS_DB", "15")
+    return urlunsplit((parts.scheme, parts.netloc, f"/{db}", "", ""))
+
+
+def redis_client(url: str | None = None):
+    import redis
+
+    return redis.Redis.from_url(url or redis_test_url(), socket_connect_timeout=1, socket_timeout=2)
+
+
+def redis_up() -> bool:
+    try:
+        return bool(redis_client().ping())
+    except Exception:
+        return False
+
+
+REDIS_START = [
+    "redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", "6379", "--save", "",
+    "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log",
+]
+
+
+def start_redis(timeout: float = 15) -> None:
+    if redis_up():
+        return
+    os.makedirs("/var/lib/redis", exist_ok=True)
+    os.makedirs("/var/log/redis", exist_ok=True)
+    subprocess.run(REDIS_START, check=False)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if redis_up():
+            return
+        time.sleep(0.2)
+    raise RuntimeError("Redis did not come back")
+
+
+@pytest.fixture
+def redis_broker(settings):
+    """The in-process Celery app publishes to the test Redis database, emptied first."""
+    if not redis_up():
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis is not reachable at {redis_test_url()} (CI must provide it)")
+        pytest.skip(f"Redis is not reachable at {redis_test_url()}")
+    from config.celery import app
+
+    url = redis_test_url()
+    redis_client(url).flushdb()
+    old = (app.conf.broker_url, app.conf.broker_transport_options)
+    _reset_producer_pool(app)
+    app.conf.broker_url = url
+    app.conf.broker_transport_options = {"visibility_timeout": 3600}
+    yield url
+    _reset_producer_pool(app)
+    app.conf.broker_url, app.conf.broker_transport_options = old
+    try:
+        redis_client(url).flushdb()
+    except Exception:
+        pass
+
+
+def _reset_producer_pool(app) -> None:
+    """Forget pooled broker connections so the next publish connects to the configured URL."""
+    amqp = app.amqp
+    for holder, attr in ((amqp, "_producer_pool"), (app, "_pool")):
+        pool = getattr(holder, attr, None)
+        if pool is not None:
+            try:
+                pool.force_close_all()
+            except Exception:
+                pass
+        setattr(holder, attr, None)
+
+
+@pytest.fixture
+def fast_watchdog(settings):
+    """Seconds, not minutes: re-queue lost chunks after 3 s without progress, fail after 25 s."""
+    settings.SWEEP_STALL_S = 3
+    settings.SWEEP_FAIL_AFTER_S = 25
+    settings.SWEEP_CHUNK_SIZE = 2_000
+    settings.SWEEP_MAX_ACTIVE_PER_USER = 10
+    return settings
+
+
+def database_url() -> str:
+    """The URL of the database this test process uses now (the test database)."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    if s["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{s['NAME']}"
+    if "postgresql" in s["ENGINE"]:
+        auth = quote(s["USER"] or "")
+        if s.get("PASSWORD"):
+            auth += ":" + quote(s["PASSWORD"])
+        host = f"{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}"
+        return f"postgres://{auth}@{host}/{s['NAME']}"
+    raise RuntimeError(f"unsupported test database engine {s['ENGINE']}")
+
+
+class Worker:
+    """One `celery -A config worker -P solo` subprocess with its own log file."""
+
+    def __init__(self, name: str, env: dict, log_dir: Path):
+        self.name = name
+        self.env = env
+        self.log_path = log_dir / f"worker-{name}.log"
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, wait_ready: bool = True, timeout: float = 30) -> Worker:
+        self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "info",
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"{self.name}@%h"],
+            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        if wait_ready:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if b" ready." in self.log_path.read_bytes():
+                    return self
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"worker {self.name} exited:\n{self.tail()}")
+                time.sleep(0.1)
+            raise RuntimeError(f"worker {self.name} not ready in {timeout} s:\n{self.tail()}")
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: no warm shutdown, no ack of the chunk in hand."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if getattr(self, "log", None):
+            self.log.close()
+
+    def tail(self, n: int = 40) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        except OSError:
+            return ""
+
+
+@pytest.fixture
+def worker_env(transactional_db, tmp_path) -> dict:
+    env = dict(os.environ)
+    env.update({
+        "DATABASE_URL": database_url(),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "PYTHONUNBUFFERED": "1",
+        "DB_CONN_MAX_AGE": "0",
+    })
+    env.pop("CELERY_TASK_ALWAYS_EAGER", None)
+    return env
+
+
+@pytest.fixture
+def workers(worker_env, redis_broker, tmp_path):
+    """Factory of real worker subprocesses on the test Redis; all stopped at the end (before the
+    test database is flushed, since this fixture depends on it)."""
+    started: list[Worker] = []
+    env = {**worker_env, "REDIS_URL": redis_broker, "CELERY_VISIBILITY_TIMEOUT": "3600"}
+
+    def start(name: str = "w1", wait_ready: bool = True) -> Worker:
+        w = Worker(f"{name}-{len(started)}", env, tmp_path)
+        started.append(w)
+        return w.start(wait_ready=wait_ready)
+
+    yield start
+    for w in started:
+        w.stop()
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.2, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")

@@ -1,0 +1,214 @@
+"""Sweep services in-process (no broker): chunks stored once, summary, results, failure, cancel,
+watchdog, and the pages."""
+
+import csv
+import io
+
+import numpy as np
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from estimator.batch import SUMMARY_FIELDS
+from estimator.errors import ScenarioError
+from estimator.plan import estimate
+from sweeps import services
+from sweeps.models import Sweep, SweepChunk
+
+pytestmark = pytest.mark.django_db
+
+AXES = {
+    "cluster.cards": {"start": 256, "stop": 4096, "step": 256},
+    "hardware.accelerator": ["ascend-910b2", "h100-sxm", "a100-sxm-80gb"],
+    "efficiency.mfu": [0.35, 0.45, 0.55],
+}  # 16 x 3 x 3 = 144 scenarios
+
+
+@pytest.fixture
+def user():
+    return get_user_model().objects.create_user("ana", password="pw-12345678")
+
+
+@pytest.fixture
+def sweep(base, user, settings, monkeypatch):
+    settings.SWEEP_CHUNK_SIZE = 50  # 3 chunks, the last one short
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    return services.create_sweep({"name": "t", "base": base, "axes": AXES}, owner=user)
+
+
+def run_all(sweep):
+    return [services.run_chunk(sweep.pk, i, worker="test") for i in range(sweep.chunks_total)]
+
+
+def value_at(result: dict, dotted: str):
+    node = result
+    for key in dotted.split("."):
+        node = node[key]
+    return node
+
+
+def test_every_chunk_is_stored_once_and_counted_once(sweep):
+    assert (sweep.total, sweep.chunks_total) == (144, 3)
+    assert run_all(sweep) == ["stored"] * 3
+    assert services.run_chunk(sweep.pk, 1) == "skipped"  # done: nothing more to do
+    # a redelivered chunk while still running is a no-op too
+    sweep.refresh_from_db()
+    assert (sweep.status, sweep.done, sweep.chunks_done) == ("done", 144, 3)
+    assert SweepChunk.objects.filter(sweep=sweep).count() == 3
+    assert sweep.started_at and sweep.finished_at and sweep.compute_s > 0
+
+
+def test_a_duplicate_chunk_while_running_changes_nothing(sweep):
+    assert services.run_chunk(sweep.pk, 0) == "stored"
+    assert services.run_chunk(sweep.pk, 0) == "duplicate"
+    sweep.refresh_from_db()
+    assert (sweep.status, sweep.done, sweep.chunks_done) == ("running", 50, 1)
+
+
+def test_results_equal_the_core_estimate(sweep):
+    run_all(sweep)
+    sweep.refresh_from_db()
+    page = services.result_page(sweep, 1, 1000)
+    assert page["count"] == 144 and len(page["rows"]) == 144
+    cols = page["columns"]
+    for index in (0, 49, 50, 77, 143):
+        row = dict(zip(cols, page["rows"][index], strict=True))
+        assert row["index"] == index
+        scenario = services.scenario_of(sweep, index)
+        assert row["cluster.cards"] == scenario["cluster"]["cards"]
+        result = estimate(scenario)["result"]
+        for field in SUMMARY_FIELDS:
+            expected = value_at(result, field)
+            if expected is None:
+                assert row[field] is None
+            else:
+                assert row[field] == pytest.approx(expected, rel=1e-9), field
+
+
+def test_summary_best_rows_pareto_and_heatmaps(sweep):
+    run_all(sweep)
+    sweep.refresh_from_db()
+    s = sweep.summary
+    assert s["scenarios"] == 144 and s["feasible"] <= 144
+    page = services.result_page(sweep, 1, 1000)
+    days = np.array([r[page["columns"].index("compute.wall_clock_days")] or np.inf for r in page["rows"]], dtype=float)
+    best = s["best"]["compute.wall_clock_days"]
+    assert best[0]["compute.wall_clock_days"] == pytest.approx(days.min(), rel=1e-5)
+    front = s["pareto"]["cost.run.owned"]
+    assert front and all(a[1] <= b[1] and a[2] >= b[2] for a, b in zip(front, front[1:], strict=False))
+    heat = s["heat"][0]
+    assert len(heat["z"]) == len(next(a for a in sweep.axes if a["field"] == heat["y"])["values"])
+
+
+def test_csv_and_json_pages_agree(sweep, user):
+    run_all(sweep)
+    api = APIClient()
+    api.force_authenticate(user)
+    r = api.get(f"/api/v1/sweeps/{sweep.pk}/results?format=csv")
+    assert r.status_code == 200 and r["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(b"".join(r.streaming_content).decode())))
+    assert rows[0][:4] == ["index", "cluster.cards", "hardware.accelerator", "efficiency.mfu"]
+    assert len(rows) == 145
+    page2 = api.get(f"/api/v1/sweeps/{sweep.pk}/results?page=2&page_size=40").json()
+    assert page2["pages"] == 4 and [r[0] for r in page2["rows"]] == list(range(40, 80))  # crosses a chunk edge
+    assert rows[41][0] == "40" and rows[41][2] == page2["rows"][0][2]
+    shared = APIClient().get(f"/api/v1/sweeps/shared/{sweep.share_token}/results?page=4&page_size=40").json()
+    assert [r[0] for r in shared["rows"]] == list(range(120, 144))
+
+
+def test_a_failing_chunk_fails_the_sweep_with_a_reason(sweep, monkeypatch):
+    import estimator.batch
+
+    def broken(base, columns):
+        raise ScenarioError("the catalog has no price for this chip", field="hardware.accelerator")
+
+    monkeypatch.setattr(estimator.batch, "evaluate_columns", broken)
+    assert services.run_chunk(sweep.pk, 1) == "failed"
+    sweep.refresh_from_db()
+    assert sweep.status == "failed"
+    assert "chunk 1" in sweep.error and "no price" in sweep.error
+    assert services.run_chunk(sweep.pk, 0) == "skipped"
+
+
+def test_cancel_stops_further_chunks(sweep):
+    services.run_chunk(sweep.pk, 0)
+    assert services.cancel(sweep)
+    assert run_all(sweep) == ["skipped"] * 3
+    sweep.refresh_from_db()
+    assert (sweep.status, sweep.done) == ("cancelled", 50)
+
+
+def test_watchdog_requeues_then_fails_a_stalled_sweep(sweep, settings, monkeypatch):
+    settings.SWEEP_STALL_S, settings.SWEEP_FAIL_AFTER_S = 10, 100
+    sent = []
+    monkeypatch.setattr(services, "enqueue_chunks", lambda sweep_id, indexes=None: sent.append(sweep_id) or 3)
+    assert services.watchdog(sweep) == "ok" and not sent
+    Sweep.objects.filter(pk=sweep.pk).update(progress_at=timezone.now() - timezone.timedelta(seconds=30))
+    sweep.refresh_from_db()
+    assert services.watchdog(sweep) == "requeued" and sent == [sweep.pk]
+    assert services.watchdog(sweep) == "ok" and len(sent) == 1  # once per stall period
+    Sweep.objects.filter(pk=sweep.pk).update(
+        progress_at=timezone.now() - timezone.timedelta(seconds=200), error="broker unavailable while queuing chunks"
+    )
+    sweep.refresh_from_db()
+    assert services.watchdog(sweep) == "failed"
+    assert sweep.status == "failed" and "no progress for" in sweep.error and "broker unavailable" in sweep.error
+
+
+def test_rows_the_core_cannot_plan_are_flagged_not_fatal(base, user, settings, monkeypatch):
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    base["parallelism"] = {"tp": 8, "pp": 4, "dp": 8}  # only 256 cards fit this fixed layout
+    sweep = services.create_sweep({"base": base, "axes": {"cluster.cards": [256, 512]}}, owner=user)
+    services.run_chunk(sweep.pk, 0)
+    sweep.refresh_from_db()
+    assert sweep.status == "done"
+    rows = services.result_page(sweep, 1, 10)
+    ok = rows["columns"].index("ok")
+    assert [r[ok] for r in rows["rows"]] == [True, False]
+    assert sweep.summary["feasible"] == 1 and sweep.summary["errors"]
+
+
+class TestPages:
+    def test_form_creates_a_sweep_and_the_report_shows_progress_then_charts(self, client, base, settings, monkeypatch):
+        import json
+
+        monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+        r = client.get("/sweeps/")
+        assert r.status_code == 200 and b"id_axes" in r.content
+        r = client.post("/sweeps/", {"name": "web", "base": json.dumps(base), "axes": json.dumps(AXES)})
+        assert r.status_code == 302
+        sweep = Sweep.objects.get()
+        assert r["Location"] == f"/sweeps/{sweep.share_token}/"
+        page = client.get(r["Location"])
+        assert page.status_code == 200 and b"sweep-progress" in page.content and b'http-equiv="refresh"' in page.content
+        run_all(sweep)
+        page = client.get(r["Location"]).content.decode()
+        assert 'id="pareto"' in page and 'id="heat-0"' in page and "Full estimate" in page
+        assert "vendor/plotly/plotly.min.js" in page and "sweep-progress" not in page
+        # the JSON of one scenario and its full estimate
+        scen = client.get(f"/sweeps/{sweep.share_token}/scenario/5.json").json()
+        assert scen["cluster"]["cards"] == 256
+        r = client.post(f"/sweeps/{sweep.share_token}/scenario/5/estimate")
+        assert r.status_code == 302 and "/r/" in r["Location"]
+
+    def test_form_errors_are_shown_next_to_the_field(self, client, base):
+        import json
+
+        r = client.post("/sweeps/", {"base": json.dumps(base), "axes": json.dumps({"cluster.cards": []})})
+        assert r.status_code == 400 and b"axes.cluster.cards" in r.content
+        r = client.post("/sweeps/", {"base": "{not json", "axes": "{}"})
+        assert r.status_code == 400 and b"not valid JSON" in r.content
+
+    def test_only_the_creator_can_cancel(self, client, base, monkeypatch):
+        import json
+
+        monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+        client.post("/sweeps/", {"base": json.dumps(base), "axes": json.dumps(AXES)})
+        sweep = Sweep.objects.get()
+        from django.test import Client
+
+        assert Client().post(f"/sweeps/{sweep.share_token}/cancel").status_code == 404
+        assert client.post(f"/sweeps/{sweep.share_token}/cancel").status_code == 302
+        sweep.refresh_from_db()
+        assert sweep.status == "cancelled"

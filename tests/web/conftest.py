@@ -1,0 +1,50 @@
+"""Web tests run over plain HTTP (production settings force HTTPS) with a fresh cache per test, so
+throttle counters never leak from one test into another."""
+
+import pytest
+from django.core.cache import cache
+
+
+@pytest.fixture(autouse=True)
+def _plain_http_fresh_cache(settings):
+    settings.SECURE_SSL_REDIRECT = False
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def scenario():
+    """A small plan that the core answers quickly: Llama 3.1 8B on 64 Ascend 910B2 cards."""
+    return {
+        "name": "8B test plan",
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 2e11},
+        "hardware": {"accelerator": "ascend-910b2"},
+        "cluster": {"cards": 64},
+    }
+
+
+@pytest.fixture
+def deadline_scenario():
+    """The source article's example (errata applied): 70B dense, 5e11 tokens, 30 days."""
+    return {
+        "name": "70B dense, 500B tokens, 30 days",
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"tokens": 5e11},
+        "hardware": {"accelerator": "ascend-910b2"},
+        "cluster": {"target_days": 30},
+    }
+
+
+@pytest.fixture
+def make_estimate(scenario):
+    """Store an estimate through the service (owner optional)."""
+    from reports.services import create_estimate
+
+    def make(owner=None, data=None):
+        return create_estimate(data=data or scenario, owner=owner)
+
+    return make

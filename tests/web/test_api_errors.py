@@ -1,0 +1,140 @@
+"""Bad bodies: 400 with {"errors": [{"field", "message"}]} naming the field; never a 500."""
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/estimates"
+
+
+def post_raw(client, body: str | bytes, content_type="application/json"):
+    return client.generic("POST", URL, body, content_type=content_type)
+
+
+def errors_of(response) -> list[dict]:
+    assert response.status_code == 400, (response.status_code, response.content)
+    body = response.json()
+    assert set(body) == {"errors"} and body["errors"]
+    for err in body["errors"]:
+        assert set(err) == {"field", "message"} and isinstance(err["message"], str) and err["message"]
+    return body["errors"]
+
+
+def fields(response) -> set[str]:
+    return {e["field"] for e in errors_of(response)}
+
+
+def with_(scenario, path, value):
+    doc = json.loads(json.dumps(scenario))
+    node = doc
+    *parents, last = path.split(".")
+    for p in parents:
+        node = node.setdefault(p, {})
+    if value is ...:
+        node.pop(last, None)
+    else:
+        node[last] = value
+    return doc
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "field"),
+    [
+        ("training", ..., "training"),  # missing section
+        ("training.tokens", ..., "training.tokens"),  # missing field
+        ("training.tokens", "many", "training.tokens"),  # wrong type
+        ("training.tokens", True, "training.tokens"),  # a boolean is not a number
+        ("training.tokens", -5, "training.tokens"),  # negative
+        ("training.tokens", 0, "training.tokens"),
+        ("training.tokens", 1e300, "training.tokens"),  # absurdly large
+        ("cluster.cards", 10**40, "cluster.cards"),
+        ("cluster.target_days", -1, "cluster.target_days"),
+        ("model.preset", "no-such-model", "model.preset"),  # unknown preset
+        ("hardware.accelerator", "no-such-chip", "hardware.accelerator"),
+        ("training.precision", "int3", "training.precision"),
+        ("parallelism.zero_stage", 7, "parallelism.zero_stage"),
+        ("efficiency.mfu", 1.5, "efficiency.mfu"),
+        ("training.colour", "blue", "training.colour"),  # not a field of the contract
+    ],
+)
+def test_field_errors_name_the_path(api_client, scenario, path, value, field):
+    response = api_client.post(URL, with_(scenario, path, value), format="json")
+    assert field in fields(response)
+
+
+def test_both_cards_and_deadline(api_client, scenario):
+    response = api_client.post(URL, with_(scenario, "cluster.target_days", 30), format="json")
+    assert any(f.startswith("cluster") for f in fields(response))
+
+
+def test_several_errors_at_once(api_client, scenario):
+    doc = with_(with_(scenario, "training.tokens", -1), "cluster.cards", "x")
+    assert {"training.tokens", "cluster.cards"} <= fields(api_client.post(URL, doc, format="json"))
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
+def test_non_finite_numbers_are_refused(api_client, scenario, literal):
+    body = json.dumps(scenario).replace('"tokens": 200000000000.0', f'"tokens": {literal}')
+    assert literal in body
+    errors = errors_of(post_raw(api_client, body))
+    assert errors[0]["field"] == ""
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "",  # empty
+        "{",  # truncated
+        "not json",
+        "[1, 2, 3]",  # not an object
+        '"a string"',
+        "null",
+        "42",
+        '{"model": ' * 5000 + "1" + "}" * 5000,  # nested too deeply
+        '{"training": {"tokens": ' + "9" * 5000 + "}}",  # an integer with 5000 digits
+        b"\xff\xfe\x00 not utf-8",
+    ],
+)
+def test_malformed_bodies(api_client, body):
+    errors_of(post_raw(api_client, body))
+
+
+def test_body_too_large(api_client, settings):
+    settings.API_MAX_BODY_BYTES = 1000
+    errors_of(post_raw(api_client, json.dumps({"name": "x" * 2000})))
+
+
+def test_form_encoded_body_is_415(api_client):
+    response = api_client.post(URL, {"name": "x"})  # multipart
+    assert response.status_code == 415
+    assert response.json()["errors"][0]["field"] == ""
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+sections = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": st.dictionaries(st.sampled_from(["preset", "params", "hidden_size", "num_hidden_layers"]), json_values, max_size=3),
+        "training": st.dictionaries(st.sampled_from(["tokens", "seq_len", "precision", "global_batch_tokens"]), json_values, max_size=3),
+        "cluster": st.dictionaries(st.sampled_from(["cards", "target_days"]), json_values, max_size=2),
+        "parallelism": st.dictionaries(st.sampled_from(["tp", "pp", "dp", "zero_stage", "recompute"]), json_values, max_size=3),
+        "hardware": json_values,
+    },
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(body=st.one_of(json_values, sections))
+def test_no_body_gives_a_500(api_client, body):
+    response = api_client.post(URL, body, format="json")
+    assert response.status_code in (201, 400), response.content
+    if response.status_code == 400:
+        errors_of(response)
