@@ -67,6 +67,11 @@ LINK_EFFICIENCY = 0.8  # bus bandwidth / nominal per-direction bandwidth for rin
 TRAINING_GEMM_FRACTION = 0.74
 HBM_EFFICIENCY = 0.85  # achieved / nominal HBM bandwidth for streaming element-wise kernels
 DP_BUCKET_PARAMS = 40e6  # Megatron-LM DDP default gradient bucket (parameters)
+# Per-step latency of ring collectives (a priori: NCCL LL-protocol hop latency on NVLink ~1-2 us,
+# RDMA hop + proxy ~5 us on InfiniBand/RoCE, nccl-tests small-message figures)
+ALPHA_SCALEUP_S = 2e-6
+ALPHA_NIC_S = 5e-6
+WEIGHT_BYTES = 2.0
 # bytes per token per layer of memory-bound element-wise traffic in the forward pass that is
 # proportional to h: 2 LayerNorms (read 2 + write 2 bytes each) + 2 bias-dropout-adds (read 2 x 2,
 # write 2, mask 1): 4 + 4 + 7 + 7 = 22
@@ -102,6 +107,21 @@ def model_flop_per_token(arch, counts, seq_len, include_attention=True):
     head = counts.lm_head if counts.lm_head > 0 else counts.embedding
     att = 3.0 * (n_dense + n_moe) * attention_score_flop_per_token(arch, seq_len) if include_attention else 0.0
     return 6.0 * (layer + head) + att
+
+
+def _latency(n, stride, p, kind):
+    """Start-up latency of one collective over n cards `stride` apart (seconds).
+
+    Ring reduce-scatter / all-gather ("half"): one step per peer, (n_in-1)·ALPHA_SCALEUP_S inside
+    the scale-up domain + (n_out-1)·ALPHA_NIC_S across it (NCCL/HCCL rings). All-reduce ("ar"): NCCL
+    switches to its double binary tree at scale, 2·log2 steps.
+    """
+    n = np.asarray(n, dtype=float)
+    n_in = np.clip(np.floor(p["domain"] / np.asarray(stride, dtype=float)), 1.0, n)
+    n_out = n / n_in
+    if kind == "ar":
+        return 2.0 * (n_in - 1.0) * ALPHA_SCALEUP_S + 2.0 * np.log2(np.maximum(n_out, 1.0)) * ALPHA_NIC_S
+    return (n_in - 1.0) * ALPHA_SCALEUP_S + (n_out - 1.0) * ALPHA_NIC_S
 
 
 def _ring_allreduce_time(nbytes, n, stride, p, eta):
@@ -188,7 +208,8 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     # ---------------- collectives per layer
     act_msg = tokens * h * 2.0  # b·s·h in 16 bit
     n_coll = 4.0 + 2.0 * full
-    t_tp = np.where(tp > 1, n_coll * 2.0 * (tp - 1.0) / tp * act_msg / (p["bw_up"] * eta), 0.0)
+    t_tp = np.where(tp > 1, n_coll * (2.0 * (tp - 1.0) / tp * act_msg / (p["bw_up"] * eta)
+                                      + 2.0 * (tp - 1.0) * ALPHA_SCALEUP_S), 0.0)
 
     if arch.is_mla:
         kv_dim = a * ((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0) + (arch.v_head_dim or 0))
@@ -242,26 +263,55 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     g = grad_bytes(problem.grad_dtype)
     dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
     nonrouted = counts.attention_per_layer + counts.moe_shared_per_layer
-    n_moe_full = st.full - st.dense_mid
-    dense_params = (st.full - n_moe_full) * dense_layer / tp + n_moe_full * nonrouted / tp
-    dense_params = dense_params + np.where(st.single, counts.embedding + counts.lm_head, head_params) / tp
-    expert_params = n_moe_full * counts.moe_routed_per_layer / (ep * tp)
-    t_dp = (_ring_allreduce_time(dense_params * g, dp, tp * cp, p, eta)
-            + _ring_allreduce_time(expert_params * g, dp / ep, tp * cp * ep, p, eta))
+    # parameters of the largest pipeline stage (first / middle / last device)
+    def stage_params(n_layers, n_dense, emb, head):
+        n_moe = n_layers - n_dense
+        dense = (n_dense * dense_layer + n_moe * nonrouted + emb * counts.embedding + head * head_params) / tp
+        return dense, n_moe * counts.moe_routed_per_layer / (ep * tp)
+
+    cand = [stage_params(st.first, st.dense_first, 1.0, single),
+            stage_params(st.full, st.dense_mid, 0.0, 0.0),
+            stage_params(st.last, st.dense_last, 0.0, 1.0)]
+    sizes = [np.where(ok, d + e, -1.0) for (d, e), ok in zip(cand, valid, strict=True)]
+    which = np.argmax(np.stack(np.broadcast_arrays(*sizes)), axis=0)
+    dense_params = np.choose(which, [np.broadcast_to(x[0], which.shape) for x in cand])
+    expert_params = np.choose(which, [np.broadcast_to(x[1], which.shape) for x in cand])
     params_card = dense_params + expert_params
-    z3 = zero >= 3
-    # ZeRO-3: reduce-scatter only (half an all-reduce) at the end + 2 weight all-gathers per micro-batch
-    t_dp = np.where(z3, 0.5 * t_dp, t_dp)
-    t_gather = 0.5 * (_ring_allreduce_time(dense_params * 2.0, dp, tp * cp, p, eta)
-                      + _ring_allreduce_time(expert_params * 2.0, np.maximum(dp / ep, 1.0), tp * cp * ep, p, eta))
-    z3_exposed = np.where(z3, m * np.maximum(2.0 * t_gather - comp_mb, 0.0), 0.0)
+    groups = ((dense_params, dp, tp * cp), (expert_params, dp / ep, tp * cp * ep))
+
+    def allreduce(bytes_per_param, kind, per_layer=False):
+        """Bandwidth + latency of the DP collective over dense and expert groups (kind "ar" or "half")."""
+        total = 0.0
+        for params, n, stride in groups:
+            bw = _ring_allreduce_time(params * bytes_per_param, n, stride, p, eta)
+            if kind == "half":  # reduce-scatter or all-gather: half the traffic of an all-reduce
+                bw = 0.5 * bw
+            calls = (np.where(params > 0, 1.0, 0.0) * st.full if per_layer
+                     else np.ceil(params / DP_BUCKET_PARAMS))
+            total = total + bw + calls * _latency(n, stride, p, kind)
+        return total
+
+    # ZeRO 0: all-reduce once per step; 1 (distributed optimizer): reduce-scatter the gradients and
+    # all-gather the 16-bit weights once per step; 2: reduce-scatter every micro-batch (DeepSpeed
+    # partitions the accumulated gradients), all-gather once per step; 3: per micro-batch and per
+    # layer, all-gather the weights for forward and backward and reduce-scatter the gradients.
+    z = np.asarray(zero)
+    step_level = np.where(z == 0, allreduce(g, "ar"),
+                          np.where(z == 1, allreduce(g, "half") + allreduce(WEIGHT_BYTES, "half"), 0.0))
+    rs_mb = allreduce(g, "half")
+    z2_step = allreduce(WEIGHT_BYTES, "half")
+    z3_mb = 2.0 * allreduce(WEIGHT_BYTES, "half", per_layer=True) + allreduce(g, "half", per_layer=True)
+    backward_window = comp_mb * 2.0 / (3.0 + full)
     if problem.overlap_grad_reduce:
-        backward_window = comp_mb * 2.0 / (3.0 + full)
         tail = np.minimum(1.0, DP_BUCKET_PARAMS / np.maximum(params_card, 1.0))
-        dp_exposed = np.maximum(t_dp - backward_window, t_dp * tail)
+        step_exposed = np.maximum(step_level - backward_window, step_level * tail)
+        z2_mb_exposed = np.maximum(rs_mb - backward_window, rs_mb * tail)
     else:
-        dp_exposed = t_dp
-    dp_exposed = dp_exposed + z3_exposed
+        step_exposed, z2_mb_exposed = step_level, rs_mb
+    # ZeRO-3 prefetches the next layer's weights: its traffic hides behind the compute
+    z3_mb_exposed = np.maximum(z3_mb - comp_mb, 0.0)
+    dp_exposed = (step_exposed + np.where(z == 2, m * z2_mb_exposed + z2_step, 0.0)
+                  + np.where(z == 3, m * z3_mb_exposed, 0.0))
 
     # ---------------- optimizer
     sharded = zero >= 1  # distributed optimizer / ZeRO: each rank updates its 1/dp shard

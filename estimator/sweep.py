@@ -268,17 +268,25 @@ def _sample_values(values: tuple, limit: int) -> list:
 
 
 def validate_sweep(
-    request: Any, max_scenarios: int = MAX_SCENARIOS, parse=None
+    request: Any, max_scenarios: int = MAX_SCENARIOS, shape=None, resolve=None
 ) -> tuple[str, dict, list[Axis]]:
     """Validate a whole sweep request -> (name, effective base, axes).
 
-    The base is parsed as a scenario, then parsed again with axis values substituted (every value
-    for string and boolean axes, the extremes and an even sample of numeric ones), so an unknown
-    field or a value the scenario rejects is reported as `axes.<field>`. `parse` defaults to
-    `estimator.scenario.parse_scenario`.
+    The base is checked with every axis at its first value, then again with one axis at a time
+    changed to each of its values (all values of string and boolean axes; the extremes and an even
+    sample of numeric ones):
+
+    - shape errors (type, range, unknown field; `estimator.scenario.validate_shape`) are refused:
+      `axes.<field>` when an axis value causes them, `base.<field>` otherwise;
+    - catalog errors on an axis field itself (an unknown accelerator or preset id) are refused;
+    - cross-field errors (say a fixed layout that does not divide some card counts) are left to the
+      rows they concern: the core flags those rows (`ok` false, with the message). A cross-field
+      error that no axis value removes is a fault of the base and is refused as `base.<field>`.
     """
-    if parse is None:
-        from estimator.scenario import parse_scenario as parse
+    if shape is None:
+        from estimator.scenario import validate_shape as shape
+    if resolve is None:
+        from estimator.resolve import resolve
     if not isinstance(request, dict):
         raise _err("", "the body must be a JSON object {name, base, axes}")
     unknown = set(request) - {"name", "base", "axes"}
@@ -299,45 +307,59 @@ def validate_sweep(
     for a in axes:
         if isinstance(get_path(doc, a.field), dict):
             raise _err(f"axes.{a.field}", "names an object of the scenario; sweep one of its fields")
-    # 1) every axis at its first value: the base must be a valid scenario
+
+    def check(scenario: dict, focus: Axis | None) -> list[FieldError]:
+        """Shape errors raise (mapped); catalog and cross-field errors are returned."""
+        try:
+            parsed = shape(scenario)
+        except ScenarioError as exc:
+            raise _mapped(exc, axes, focus) from None
+        try:
+            resolve(parsed)
+        except ScenarioError as exc:
+            return exc.errors
+        return []
+
     first = copy.deepcopy(doc)
     for a in axes:
         set_path(first, a.field, a.values[0])
-    _parse_prefixed(parse, first, axes, None)
-    # 2) each axis alone over its (sampled) values
+    first_errors = check(first, None)
+    persistent = {e.field for e in first_errors}
     errors: list[FieldError] = []
     for a in axes:
         for value in _sample_values(a.values, VALIDATE_VALUES_PER_AXIS):
             trial = copy.deepcopy(first)
             set_path(trial, a.field, value)
             try:
-                _parse_prefixed(parse, trial, axes, a)
+                found = check(trial, a)
             except ScenarioError as exc:
-                errors.extend(
-                    FieldError(e.field, f"{value!r}: {e.message}") if e.field.startswith("axes.") else e
-                    for e in exc.errors
-                )
+                errors.extend(FieldError(e.field, f"{value!r}: {e.message}") for e in exc.errors)
                 break
+            own = [e for e in found if _axis_for(e.field, [a]) is not None]
+            if own:
+                errors.append(FieldError(f"axes.{a.field}", f"{value!r}: {own[0].message}"))
+                break
+            persistent &= {e.field for e in found}
+    for e in first_errors:
+        if e.field in persistent and _axis_for(e.field, axes) is None:
+            errors.append(FieldError(f"base.{e.field}" if e.field else "base", e.message))
     if errors:
         raise ScenarioError(errors)
     return name.strip(), doc, axes
 
 
-def _parse_prefixed(parse, scenario: dict, axes: list[Axis], focus: Axis | None) -> None:
-    """Parse one scenario; map error paths onto `axes.<field>` (when they concern an axis, or
-    when only the `focus` axis differs from a scenario that parsed) or `base.<field>`."""
-    try:
-        parse(scenario)
-    except ScenarioError as exc:
-        mapped = []
-        for e in exc.errors:
-            axis = focus or _axis_for(e.field, axes)
-            if axis is not None:
-                detail = e.message if e.field in ("", axis.field) else f"{e.field}: {e.message}"
-                mapped.append(FieldError(f"axes.{axis.field}", detail))
-            else:
-                mapped.append(FieldError(f"base.{e.field}" if e.field else "base", e.message))
-        raise ScenarioError(mapped) from None
+def _mapped(exc: ScenarioError, axes: list[Axis], focus: Axis | None) -> ScenarioError:
+    """Error paths onto `axes.<field>` (when they concern an axis, or when only the `focus` axis
+    differs from a scenario that passed) or `base.<field>`."""
+    mapped = []
+    for e in exc.errors:
+        axis = focus or _axis_for(e.field, axes)
+        if axis is not None:
+            detail = e.message if e.field in ("", axis.field) else f"{e.field}: {e.message}"
+            mapped.append(FieldError(f"axes.{axis.field}", detail))
+        else:
+            mapped.append(FieldError(f"base.{e.field}" if e.field else "base", e.message))
+    return ScenarioError(mapped)
 
 
 def _axis_for(field: str, axes: list[Axis]) -> Axis | None:

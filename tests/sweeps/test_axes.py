@@ -134,3 +134,16 @@ class TestValidateAgainstTheScenarioContract:
             self.run(base, {"cluster.cards": [512]})
         assert fields(info.value) == ["base.training.tokens"]
 
+
+
+def test_a_base_fault_no_axis_fixes_is_refused(base):
+    base["model"] = {"preset": "no-such-model"}
+    with pytest.raises(ScenarioError) as info:
+        core.validate_sweep({"base": base, "axes": {"cluster.cards": [512, 1024]}})
+    assert fields(info.value) == ["base.model.preset"]
+
+
+def test_cross_field_conflicts_of_some_rows_are_left_to_those_rows(base):
+    base["parallelism"] = {"tp": 8, "pp": 4, "dp": 8}  # 256 cards exactly
+    _, _, axes = core.validate_sweep({"base": base, "axes": {"cluster.cards": [256, 512]}})
+    assert core.scenario_count(axes) == 2

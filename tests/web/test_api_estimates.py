@@ -31,7 +31,7 @@ def test_anonymous_post_returns_the_contract(api_client, scenario):
         for field in fields:
             assert field in body["result"][section], f"{section}.{field}"
     # the normalized scenario shows the defaults the core filled in
-    assert body["scenario"]["training"]["seq_len"] and body["scenario"]["training"]["precision"] == "bf16"
+    assert body["scenario"]["training"]["global_batch_tokens"] and body["scenario"]["training"]["precision"] == "bf16"
     assert body["result"]["compute"]["cards"] == 64
     assert body["share_url"].startswith("http://testserver/r/")
     assert response["Location"].endswith(f"/api/v1/reports/{Estimate.objects.get().share_token}")

@@ -1,0 +1,94 @@
+"""The vectorized sweep path equals estimate() scenario by scenario."""
+
+import copy
+
+import numpy as np
+import pytest
+
+from estimator.batch import SUMMARY_FIELDS, evaluate_columns
+from estimator.plan import estimate
+
+BASE = {
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 5e11},
+    "hardware": {"accelerator": "h100-sxm"},
+    "cluster": {"target_days": 30},
+    "efficiency": {"mfu": 0.4},
+}
+
+
+def _get(d, path):
+    for k in path.split("."):
+        d = d[k]
+    return d
+
+
+def _scenario(i, cols):
+    sc = copy.deepcopy(BASE)
+    for field, values in cols.items():
+        v = values[i]
+        v = v.item() if isinstance(v, np.generic) else v
+        section, key = field.split(".")
+        if isinstance(v, float) and np.isnan(v):
+            sc.get(section, {}).pop(key, None)
+            continue
+        if field in ("cluster.cards", "cluster.target_days"):
+            sc["cluster"] = {}
+        sc.setdefault(section, {})[key] = v
+    return sc
+
+
+def assert_rows_equal(cols, out, rows):
+    for i in rows:
+        result = estimate(_scenario(i, cols))["result"]
+        for f in SUMMARY_FIELDS:
+            expected = _get(result, f)
+            expected = np.inf if expected is None else expected
+            assert out[f][i] == pytest.approx(expected, rel=1e-9), (i, f)
+
+
+def test_numeric_and_structural_axes_match_estimate():
+    cols = {
+        "cluster.target_days": np.array([10, 30, 60, 90.0] * 2),
+        "efficiency.mfu": np.array([0.3] * 4 + [0.5] * 4),
+        "hardware.accelerator": np.array(["h100-sxm"] * 4 + ["ascend-910b2"] * 4, dtype=object),
+        "cost.electricity_per_kwh": np.array([0.05, 0.1, 0.2, np.nan] * 2),
+    }
+    out = evaluate_columns(BASE, cols)
+    assert out["ok"].all()
+    assert_rows_equal(cols, out, range(8))
+
+
+def test_given_cards_and_cny():
+    base = {**BASE, "cluster": {"cards": 512}, "cost": {"currency": "CNY"}}
+    cols = {"cluster.cards": np.array([256.0, 512, 2048]), "network.oversubscription": np.array([1.0, 2.0, 1.0])}
+    out = evaluate_columns(base, cols)
+    for i in range(3):
+        sc = copy.deepcopy(base)
+        sc["cluster"] = {"cards": int(cols["cluster.cards"][i])}
+        sc["network"] = {"oversubscription": float(cols["network.oversubscription"][i])}
+        result = estimate(sc)["result"]
+        for f in SUMMARY_FIELDS:
+            expected = _get(result, f)
+            assert out[f][i] == pytest.approx(np.inf if expected is None else expected, rel=1e-9), (i, f)
+
+
+def test_rows_without_mfu_use_the_layout_model_like_estimate():
+    base = {k: v for k, v in BASE.items() if k != "efficiency"}
+    cols = {"cluster.target_days": np.array([30.0, 60.0, 30.0])}
+    out = evaluate_columns(base, cols)
+    assert out["ok"].all()
+    assert out["compute.cards"][0] == out["compute.cards"][2]
+    for i in (0, 1):
+        sc = copy.deepcopy(base)
+        sc["cluster"] = {"target_days": float(cols["cluster.target_days"][i])}
+        result = estimate(sc)["result"]
+        assert out["compute.cards"][i] == result["compute"]["cards"]
+        assert out["compute.mfu"][i] == pytest.approx(result["compute"]["mfu"], rel=1e-12)
+
+
+def test_bad_rows_are_flagged_not_raised():
+    base = {**BASE, "cluster": {"cards": 64}, "parallelism": {"tp": 8, "pp": 4}}
+    out = evaluate_columns(base, {"cluster.cards": np.array([64.0, 80.0, 128.0])})
+    assert out["ok"].tolist() == [True, False, True]  # 80 is not a multiple of tp·pp = 32
+    assert np.isnan(out["compute.wall_clock_days"][1]) or not out["ok"][1]

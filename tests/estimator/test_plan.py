@@ -1,0 +1,139 @@
+"""plan.estimate(): the contract's sections, the fabric's effect on DP time, currency, serving."""
+
+import copy
+
+import pytest
+
+from estimator.errors import ScenarioError
+from estimator.plan import estimate
+
+BASE = {
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 1e12, "seq_len": 4096},
+    "hardware": {"accelerator": "h100-sxm"},
+    "cluster": {"cards": 1024},
+}
+
+CONTRACT = {
+    "compute": {"flop_per_token", "training_flop", "cards", "nodes", "mfu", "wall_clock_days", "accelerator_hours",
+                "tokens_per_s"},
+    "parallelism": {"tp", "pp", "dp", "ep", "zero_stage", "recompute", "micro_batch_size", "micro_batches",
+                    "bubble_fraction", "step_time_s", "breakdown_s", "predicted_mfu", "predicted_hfu"},
+    "memory": {"per_card_bytes", "hbm_bytes", "fits"},
+    "network": {"tiers", "endpoints", "leaf_switches", "spine_switches", "core_switches", "total_switches",
+                "oversubscription", "server_links", "switch_links", "transceivers", "bisection_bandwidth_bps"},
+    "storage": {"checkpoint_bytes", "dataset_bytes", "hot", "warm", "cache"},
+    "power": {"it_w", "facility_w", "energy_wh"},
+    "cost": {"currency", "capex", "run", "cloud_break_even_months"},
+}
+
+
+def with_(**sections):
+    data = copy.deepcopy(BASE)
+    for name, value in sections.items():
+        data[name] = value
+    return data
+
+
+def test_every_contract_field_is_present():
+    out = estimate(BASE)
+    result = out["result"]
+    for section, fields in CONTRACT.items():
+        assert fields <= set(result[section]), (section, fields - set(result[section]))
+    assert set(result["parallelism"]["breakdown_s"]) >= {"compute", "bubble", "tp_comm", "pp_comm", "dp_comm",
+                                                         "ep_comm", "optimizer"}
+    assert set(result["memory"]["per_card_bytes"]) >= {"weights", "gradients", "optimizer", "activations", "other",
+                                                       "total"}
+    assert {"capex", "run"} <= set(result["cost"]) and set(result["cost"]["capex"]) >= {"compute", "network",
+                                                                                         "storage", "total"}
+    assert out["scenario"]["cluster"]["cards"] == 1024 and out["engine_version"] and out["catalog_version"]
+
+
+def test_given_cards_time_follows_the_predicted_mfu():
+    c = estimate(BASE)["result"]["compute"]
+    # Time = C / (cards x peak x MFU) (design.md section 3), with H100's 989.4 TFLOP/s dense BF16 peak
+    assert c["mfu_source"] == "predicted"
+    expected_days = c["training_flop"] / (1024 * 989.4e12 * c["mfu"]) / 86400
+    assert c["wall_clock_days"] == pytest.approx(expected_days, rel=1e-9)
+    assert 0.2 < c["mfu"] < 0.65  # large dense training on H100 runs at 35-55 % MFU (Llama 3, MegaScale)
+
+
+def test_deadline_sizing_meets_the_deadline_with_whole_nodes():
+    c = estimate(with_(cluster={"target_days": 20}))["result"]["compute"]
+    assert c["cards"] % 8 == 0 and c["meets_target"] and c["wall_clock_days"] <= 20
+
+
+def test_fixed_layout_rounds_cards_to_whole_replicas():
+    data = with_(cluster={"target_days": 20}, efficiency={"mfu": 0.4}, parallelism={"tp": 8, "pp": 5})
+    c = estimate(data)["result"]["compute"]
+    assert c["cards"] % 40 == 0  # lcm(8-card nodes, tp·pp = 40)
+    need = c["training_flop"] / (20 * 86400 * 989.4e12 * 0.4)
+    assert need <= c["cards"] < need + 40
+
+
+def test_oversubscribed_fabric_slows_data_parallel_traffic():
+    """The seed article's leaf example: uplinks half the downlinks (2:1) slow cross-leaf traffic."""
+    fixed = {"tp": 8, "pp": 1, "zero_stage": 1, "micro_batch_size": 1, "recompute": "selective"}
+    model = {"preset": "llama-3.1-8b"}
+    one = estimate(with_(model=model, parallelism=fixed, network={"oversubscription": 1.0, "switch_ports": 64}))
+    two = estimate(with_(model=model, parallelism=fixed, network={"oversubscription": 2.0, "switch_ports": 64}))
+    p1, p2 = one["result"]["parallelism"], two["result"]["parallelism"]
+    assert two["result"]["network"]["cross_leaf_bandwidth_factor"] > 1.5
+    assert p2["breakdown_s"]["dp_comm"] > p1["breakdown_s"]["dp_comm"]
+    assert p2["step_time_s"] >= p1["step_time_s"]
+
+
+def test_cny_is_usd_times_the_exchange_rate():
+    usd = estimate(with_(efficiency={"mfu": 0.4}))["result"]["cost"]
+    cny = estimate(with_(efficiency={"mfu": 0.4}, cost={"currency": "CNY", "usd_to_cny": 7.0}))["result"]["cost"]
+    assert cny["currency"] == "CNY"
+    assert cny["capex"]["total"] == pytest.approx(7.0 * usd["capex"]["total"], rel=1e-12)
+    assert cny["run"]["cloud"] == pytest.approx(7.0 * usd["run"]["cloud"], rel=1e-12)
+
+
+def test_price_override_in_currency():
+    base = estimate(with_(efficiency={"mfu": 0.4}))["result"]
+    cheap = estimate(with_(efficiency={"mfu": 0.4}, cost={"cloud_price_per_card_hour": 1.0}))["result"]
+    # cloud cost = card-hours x price
+    assert cheap["cost"]["run"]["cloud"] == pytest.approx(base["compute"]["accelerator_hours"] * 1.0, rel=1e-9)
+
+
+def test_serving_section_for_qwen3_8b_on_an_atlas_800t_a2():
+    data = {
+        "model": {"preset": "qwen3-8b"},
+        "training": {"tokens": 1e11},
+        "hardware": {"accelerator": "ascend-910b2", "server": "atlas-800t-a2"},
+        "cluster": {"cards": 8},
+        "serving": {"context_len": 8192},
+    }
+    serving = estimate(data)["result"]["serving"]
+    # 2 (K and V) x 36 layers x 8 KV heads x 128 head_dim x 2 bytes (BF16) = 147,456 bytes per token
+    assert serving["kv_cache_bytes_per_token"] == 147_456
+    assert serving["max_concurrent_sequences"] > 0
+
+
+def test_405b_checkpoint_and_hot_tier_write_bandwidth():
+    data = with_(model={"preset": "llama-3.1-405b"}, cluster={"cards": 16384}, efficiency={"mfu": 0.4})
+    st = estimate(data)["result"]["storage"]
+    # 405B x 12 bytes (fp32 master + Adam m, v) ~ 4.9 TB; written in the default 120 s window
+    assert st["checkpoint_bytes"] == pytest.approx(4.9e12, rel=0.02)
+    assert st["hot"]["write_bytes_per_s"] == pytest.approx(st["checkpoint_bytes"] / 120, rel=1e-9)
+
+
+def test_warnings_and_advice_have_codes():
+    result = estimate(with_(parallelism={"tp": 8, "pp": 8, "micro_batch_size": 1}))["result"]
+    assert all({"code", "message"} <= set(w) for w in result["warnings"])
+    assert all({"code", "severity", "message", "suggestion"} <= set(a) for a in result["advice"])
+
+
+def test_impossible_fixed_layout_is_a_field_error():
+    with pytest.raises(ScenarioError) as info:
+        estimate(with_(cluster={"cards": 1000}, parallelism={"tp": 8, "pp": 16}))
+    assert info.value.errors[0].field == "parallelism"
+
+
+def test_model_too_large_for_the_cards_still_plans_with_a_warning():
+    result = estimate(with_(model={"preset": "llama-3.1-405b"}, cluster={"cards": 8}))["result"]
+    codes = {w["code"] for w in result["warnings"]}
+    assert "no-feasible-layout" in codes
+    assert result["memory"] is None or result["memory"]["fits"] is False
