@@ -5,14 +5,17 @@ value), built with numpy, never a Python loop over candidates:
 
 - tp: powers of two up to the scale-up domain (TP traffic needs scale-up links); must divide the
   attention heads and the KV heads (MLA: the heads).
-- pp: divisors of the card count, at most the number of layers. Uneven splits are allowed for
-  v = 1 (the first and last devices give up one layer each, as Llama 3 did); interleaving (v > 1)
-  needs layers divisible by pp·v and micro-batches divisible by pp (Megatron-LM's rules).
+- pp: divisors of the card count, at most the number of layers. Uneven splits are allowed: with
+  c = pp·v chunks of ceil(L/c) layers, the first and the last device give up one layer each (as
+  Llama 3 did: 126 layers on 16 stages); for v = 1 any further deficit comes off middle devices,
+  for v > 1 (interleaving) the deficit may be at most 2 layers. Interleaving also needs the
+  micro-batches divisible by pp (Megatron-LM's rule).
 - cp: powers of two with at least MIN_CP_CHUNK tokens per rank (shorter chunks only add traffic).
 - ep: 1 for dense models; powers of two dividing the experts and the data-parallel size (EP is
   carved out of DP, classic Megatron-LM).
-- dp = cards / (tp·pp·cp) must be an integer; the global batch (sequences) must divide by dp·mbs.
-- micro_batch_size: powers of two up to MAX_MICRO_BATCH; virtual_stages 1, 2, 4;
+- dp = cards / (tp·pp·cp) must be an integer; the global batch (sequences) is rounded to a whole
+  number of micro-batches per DP rank and the candidate is rejected if that moves it by more than 25%.
+- micro_batch_size: powers of two up to MAX_MICRO_BATCH; virtual_stages 1, 2, 4, 8;
   sequence_parallel only with tp > 1; zero_stage 0-3 (ZeRO-2/3 cannot accumulate gradients across
   pipeline micro-batches: rejected with pp > 1, as DeepSpeed does); recompute none / selective /
   full (selective is skipped when flash attention is on: it would recompute nothing more).
@@ -40,7 +43,7 @@ REASONS = (
     "ep-without-experts",
     "ep-not-dividing-experts",
     "ep-not-dividing-dp",
-    "batch-not-divisible-by-dp-mbs",
+    "batch-off-by-over-25pct",
     "micro-batches-not-multiple-of-pp",
     "zero-stage-incompatible-with-pp",
     "out-of-memory",
@@ -71,7 +74,7 @@ def axis_values(problem) -> dict[str, np.ndarray]:
         "cp": _pow2_upto(max(1, seq // MIN_CP_CHUNK)),
         "ep": _pow2_upto(min(arch.num_experts, problem.cards)) if arch.is_moe else [1],
         "mbs": _pow2_upto(min(MAX_MICRO_BATCH, problem.global_batch_seqs)),
-        "v": [1, 2, 4],
+        "v": [1, 2, 4, 8],
         "sp": [False, True],
         "zero": [0, 1, 2, 3],
         "rc": [0, 2] if problem.flash_attention else [0, 1, 2],
@@ -87,6 +90,9 @@ def axis_values(problem) -> dict[str, np.ndarray]:
     return out
 
 
+BATCH_TOLERANCE = 0.25  # largest relative change of the global batch accepted to fit the DP size
+
+
 def enumerate_candidates(problem) -> dict[str, np.ndarray]:
     """Flattened Cartesian product of the axis values plus derived dp and m (micro-batches)."""
     vals = axis_values(problem)
@@ -94,7 +100,12 @@ def enumerate_candidates(problem) -> dict[str, np.ndarray]:
     c = {a: g.ravel() for a, g in zip(AXES, grids, strict=True)}
     model = c["tp"] * c["pp"] * c["cp"]
     c["dp"] = np.maximum(problem.cards // model, 1)
-    c["m"] = np.maximum(problem.global_batch_seqs // (c["dp"] * c["mbs"]), 1)
+    # The global batch is rounded to whole micro-batches per DP rank (a multiple of pp when
+    # interleaved), as practitioners adjust it to the DP size; candidates that would move it by
+    # more than BATCH_TOLERANCE are rejected ("batch-off-by-over-25pct").
+    per_rank = problem.global_batch_seqs / (c["dp"] * c["mbs"])
+    step = np.where(c["v"] > 1, c["pp"], 1)
+    c["m"] = np.maximum(np.rint(per_rank / step), 1).astype(np.int64) * step
     return c
 
 
@@ -115,13 +126,13 @@ def structural_failures(problem, c) -> list[tuple[str, np.ndarray]]:
         ("cp-not-dividing-sequence", problem.seq_len % cp != 0),
         ("pp-not-dividing-layers", pp * v > L),
         ("virtual-stages-need-pp", (v > 1) & (pp == 1)),
-        ("virtual-stages-not-dividing-layers", (v > 1) & (L % (pp * v) != 0)),
+        ("virtual-stages-not-dividing-layers", (v > 1) & (-(-L // (pp * v)) * pp * v - L > 2)),
         ("dp-not-integral", problem.cards % model != 0),
         ("dp-not-matching-cards", (dp != fx["dp"]) if "dp" in fx else np.zeros_like(tp, dtype=bool)),
         ("ep-without-experts", (ep > 1) & (not arch.is_moe)),
         ("ep-not-dividing-experts", experts % ep != 0),
         ("ep-not-dividing-dp", dp % ep != 0),
-        ("batch-not-divisible-by-dp-mbs", gbs % (dp * c["mbs"]) != 0),
+        ("batch-off-by-over-25pct", np.abs(c["m"] * dp * c["mbs"] - gbs) > BATCH_TOLERANCE * gbs),
         ("micro-batches-not-multiple-of-pp", (v > 1) & (c["m"] % pp != 0)),
         ("zero-stage-incompatible-with-pp", (c["zero"] >= 2) & (pp > 1)),
     ]

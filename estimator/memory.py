@@ -277,7 +277,8 @@ def per_card_memory(arch: Architecture, counts: ParamCounts, seq_len, tp, pp, dp
         return dense, expert
 
     single = st.single
-    first_params = stage_params(st.first, st.dense_first, 1.0, np.where(single, 1.0, 0.0))
+    untied = 1.0 if counts.lm_head > 0 else 0.0  # tied + single stage: the embedding is the head
+    first_params = stage_params(st.first, st.dense_first, 1.0, np.where(single, untied, 0.0))
     mid_params = stage_params(st.full, st.dense_mid, 0.0, 0.0)
     last_params = stage_params(st.last, st.dense_last, 0.0, 1.0)
 

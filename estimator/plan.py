@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from . import ENGINE_VERSION, catalog
 from .compute import SECONDS_PER_DAY, cards_for_deadline
 from .errors import ScenarioError
@@ -28,7 +30,9 @@ from .storage import Storage, design_storage
 HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HDD) tiers
 WARM_DRIVE = "hdd-24tb"
 FALLBACK_MFU = 0.35  # used only when no layout fits and the user gave no MFU; flagged in warnings
-MAX_SIZING_ROUNDS = 6
+MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
+MAX_PLAUSIBLE_MFU = 0.65  # above published records (MegaScale 55%, Llama 3 43%)
+MIN_PLAUSIBLE_MFU = 0.15
 
 
 @dataclass(frozen=True)
@@ -121,21 +125,85 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     def need(mfu: float) -> int:
         return int(cards_for_deadline(training_flop, seconds, peak, mfu, multiple))
 
-    cards = need(given_mfu or FALLBACK_MFU)
-    fabric, found = _evaluate(r, cards)
     if given_mfu is not None:
-        return _choice(cards, fabric, found, given_mfu)
-    visited: set[int] = set()
-    for _ in range(MAX_SIZING_ROUNDS):
-        if found.best is None:
+        cards = need(given_mfu)
+        return _choice(cards, *_evaluate(r, cards), given_mfu)
+
+    sizes = candidate_sizes(r, multiple)
+    tried: dict[int, tuple[Fabric, LayoutSearch]] = {}
+
+    def meets(i: int) -> bool | None:
+        """Whether sizes[i] meets the deadline with its predicted MFU (None: no layout or no fabric)."""
+        cards = int(sizes[i])
+        if cards not in tried:
+            try:
+                tried[cards] = _evaluate(r, cards)
+            except ScenarioError:
+                return None
+        best = tried[cards][1].best
+        return None if best is None else need(float(best.predicted_mfu)) <= cards
+
+    # Scan the round sizes upward from what a record MFU would need and keep the first whose best
+    # layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
+    # splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
+    # size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
+    # at a typical-worst MFU and keeps the size of highest throughput (the deadline is then missed).
+    first = min(int(np.searchsorted(sizes, need(MAX_PLAUSIBLE_MFU))), len(sizes) - 1)
+    last = need(MIN_PLAUSIBLE_MFU)
+    fast: int | None = None
+    for i in range(first, len(sizes)):
+        if (sizes[i] > last and tried) or len(tried) >= MAX_SIZING_EVALS:
             break
-        target = need(float(found.best.predicted_mfu))
-        if target == cards or (target < cards and target in visited):
-            break  # converged, or oscillating: keep the larger count, which meets the deadline
-        visited.add(cards)
-        cards = target
-        fabric, found = _evaluate(r, cards)
+        ok = meets(i)
+        if ok:
+            fast = i
+            break
+        if ok is None and int(sizes[i]) not in tried and tried:
+            break  # the fabric cannot grow that far
+    start = first
+    if fast is not None:
+        cards = int(sizes[fast])
+    else:
+        def throughput(cards: int) -> float:
+            best = tried[cards][1].best
+            return cards * best.predicted_mfu if best is not None else 0.0
+
+        if not tried:
+            cards = int(sizes[start])
+            tried[cards] = _evaluate(r, cards)  # raises the fabric's own error
+        cards = max(tried, key=throughput)
+    fabric, found = tried[cards]
     return _choice(cards, fabric, found, None)
+
+
+def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
+    """Card counts the deadline sizing considers: whole replicas of nodes, with node counts of the
+    form 2^a·3^b·5^c (consecutive ones at most ~8% apart above 100 nodes). Counts with a large prime
+    factor admit no efficient tp·pp·dp split of the batch, so real clusters are not sized that way."""
+    per_node = r.cards_per_node
+    nodes = _SMOOTH[_SMOOTH * per_node <= MAX_CARDS]
+    cards = nodes * per_node
+    cards = np.unique(-(-cards // multiple) * multiple)
+    return cards
+
+
+def _smooth_numbers(limit: int) -> np.ndarray:
+    out = []
+    a = 1
+    while a <= limit:
+        b = a
+        while b <= limit:
+            c = b
+            while c <= limit:
+                out.append(c)
+                c *= 5
+            b *= 3
+        a *= 2
+    return np.array(sorted(out), dtype=np.int64)
+
+
+MAX_CARDS = 10_000_000
+_SMOOTH = _smooth_numbers(MAX_CARDS)
 
 
 def _choice(cards: int, fabric: Fabric, found: LayoutSearch, given_mfu: float | None) -> ClusterChoice:

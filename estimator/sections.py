@@ -57,6 +57,10 @@ def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dic
     best = found.best
     shown = best if best is not None else getattr(found, "closest", None)
     parallelism = shown.to_dict() if shown is not None else None
+    if parallelism is not None:  # the batch is rounded to whole micro-batches per DP rank
+        parallelism["global_batch_tokens"] = (
+            parallelism["micro_batches"] * parallelism["dp"] * parallelism["micro_batch_size"] * r.seq_len
+        )
     memory = shown.memory_dict() if shown is not None else None
     if memory is not None:
         memory["fits"] = bool(best is not None and memory.get("fits", True))

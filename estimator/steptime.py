@@ -11,7 +11,10 @@ point-to-point. (p-1)/v·t_stage is the pipeline bubble: (p-1)/(m+p-1) of the st
 (p-1)/(v·m) of the ideal time with v interleaved chunks (Narayanan 2021, section 2.2).
 
 Components (all per card; seconds):
-- compute: matmul FLOPs / (peak · matmul_efficiency) plus memory-bound element-wise work
+- compute: matmul FLOPs / (peak · matmul_efficiency · TRAINING_GEMM_FRACTION) (for routed MoE
+  experts a roofline: max of that and the expert weights streamed from HBM per pass, since experts
+  holding few tokens are memory-bound and EP raises their tokens per expert) plus memory-bound
+  element-wise work
   (LayerNorm, bias-dropout-add, activation function, softmax without flash attention) / (HBM
   bandwidth · HBM_EFFICIENCY). The element-wise traffic scales with s·b·h per layer (not divided by
   t without sequence parallel) while the matmul FLOPs scale with s·b·h²/t, so small matrices under
@@ -62,9 +65,9 @@ LINK_EFFICIENCY = 0.8  # bus bandwidth / nominal per-direction bandwidth for rin
 # Achieved fraction of the catalog's matmul_efficiency (best-case large-GEMM throughput, MAMF) that
 # the GEMMs of a real training step reach: shapes of h/t = 1-3k (wave and tile quantisation),
 # kernel-launch gaps, unfused small kernels. The one calibrated constant: fitted once to all ten
-# rows of Narayanan et al. 2021 table 1 together (estimator.validation), 0.74 x 0.85 = 0.63 of
+# rows of Narayanan et al. 2021 table 1 together (estimator.validation), 0.76 x 0.85 = 0.65 of
 # the A100's peak on matmuls.
-TRAINING_GEMM_FRACTION = 0.74
+TRAINING_GEMM_FRACTION = 0.76
 HBM_EFFICIENCY = 0.85  # achieved / nominal HBM bandwidth for streaming element-wise kernels
 DP_BUCKET_PARAMS = 40e6  # Megatron-LM DDP default gradient bucket (parameters)
 # Per-step latency of ring collectives (a priori: NCCL LL-protocol hop latency on NVLink ~1-2 us,
@@ -124,12 +127,15 @@ def _latency(n, stride, p, kind):
     return (n_in - 1.0) * ALPHA_SCALEUP_S + (n_out - 1.0) * ALPHA_NIC_S
 
 
-def _ring_allreduce_time(nbytes, n, stride, p, eta):
+def hierarchical_allreduce_time_s(nbytes, n, stride, p, eta):
     """Hierarchical ring all-reduce of `nbytes` per card over a group of n cards `stride` apart.
 
     Inside the scale-up domain (n_in peers): 2(n_in-1)/n_in · bytes / scale-up bandwidth; then
     the 1/n_in shard across domains: 2(n_l-1)/n_l over the NIC inside a leaf group and
     2(n_g-1)/n_g across n_g leaf groups at NIC / cross_leaf_bandwidth_factor.
+    p: {"domain": cards per scale-up domain, "bw_up": scale-up bytes/s per card per direction,
+    "nic": NIC bytes/s per card, "cross": cross-leaf factor, "leaf_cards": cards per leaf group};
+    eta: link efficiency. Returns seconds (bandwidth term only; see _latency).
     """
     n = np.asarray(n, dtype=float)
     stride = np.asarray(stride, dtype=float)
@@ -201,8 +207,16 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
         return base * passes + scores * (passes + selective)  # backward counted as 2 forward passes
 
     # time of one layer (matmuls + element-wise)
+    # routed experts: a roofline on their weights. Every pass over a micro-batch streams the card's
+    # expert weights from HBM; experts that see few tokens are memory-bound (EP raises their tokens
+    # per expert). Attention and dense MLPs see all tokens of the micro-batch: compute-bound.
+    routed_fwd = 2.0 * counts.moe_active_routed_per_layer
+    routed_flops = tokens / tp * routed_fwd * passes
+    routed_bytes = counts.moe_routed_per_layer / (ep * tp) * WEIGHT_BYTES * passes
     t_dense = layer_flops(dense_fwd) / mm_rate + layer_elementwise_bytes(f_dense) / hbm_rate
-    t_moe = layer_flops(moe_fwd) / mm_rate + layer_elementwise_bytes(f_moe) / hbm_rate
+    t_moe = (layer_flops(moe_fwd - routed_fwd) / mm_rate
+             + np.maximum(routed_flops / mm_rate, routed_bytes / hbm_rate)
+             + layer_elementwise_bytes(f_moe) / hbm_rate)
     t_att_core = tokens / tp * att_fwd * passes / mm_rate  # what context-parallel comm can hide
 
     # ---------------- collectives per layer
@@ -269,7 +283,8 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
         dense = (n_dense * dense_layer + n_moe * nonrouted + emb * counts.embedding + head * head_params) / tp
         return dense, n_moe * counts.moe_routed_per_layer / (ep * tp)
 
-    cand = [stage_params(st.first, st.dense_first, 1.0, single),
+    untied = 1.0 if counts.lm_head > 0 else 0.0  # tied: one matrix when the first stage is also the last
+    cand = [stage_params(st.first, st.dense_first, 1.0, single * untied),
             stage_params(st.full, st.dense_mid, 0.0, 0.0),
             stage_params(st.last, st.dense_last, 0.0, 1.0)]
     sizes = [np.where(ok, d + e, -1.0) for (d, e), ok in zip(cand, valid, strict=True)]
@@ -283,7 +298,7 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
         """Bandwidth + latency of the DP collective over dense and expert groups (kind "ar" or "half")."""
         total = 0.0
         for params, n, stride in groups:
-            bw = _ring_allreduce_time(params * bytes_per_param, n, stride, p, eta)
+            bw = hierarchical_allreduce_time_s(params * bytes_per_param, n, stride, p, eta)
             if kind == "half":  # reduce-scatter or all-gather: half the traffic of an all-reduce
                 bw = 0.5 * bw
             calls = (np.where(params > 0, 1.0, 0.0) * st.full if per_layer

@@ -6,6 +6,8 @@ Each row: {suite, case, metric, published, predicted, error_pct, source}. The su
 - superpod-h100: NVIDIA DGX SuperPOD H100 RA, Table 4 (leaf and spine switches, 1-4 SUs).
 - model-params: published total/active parameters of the catalog presets (model cards, papers).
 - source-article: the corrected sizing example of the seed article (section 6 and its errata).
+- llama3-2024: held out (nothing was calibrated on it): Llama 3 405B pre-training on 8K-16K H100s,
+  Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4, layout fixed as published.
 """
 
 from __future__ import annotations
@@ -70,6 +72,38 @@ def source_article_rows() -> list[dict[str, Any]]:
     ]
 
 
+# Dubey et al. 2024, Table 4: GPUs, TP, CP, PP, DP, sequence length, TFLOP/s per GPU (BF16 model FLOPs).
+# The third row prints DP 4, but TP8·CP16·PP16·4 = 8,192 GPUs, not 16,384; the row's own batch columns
+# (16M tokens per batch / 131,072 tokens per sequence / 16 sequences per DP rank) give DP = 8, used here.
+LLAMA3_TABLE4 = (
+    (8192, 8, 1, 16, 64, 8192, 430.0),
+    (16384, 8, 1, 16, 128, 8192, 400.0),
+    (16384, 8, 16, 16, 8, 131072, 380.0),
+)
+
+
+def llama3_rows() -> list[dict[str, Any]]:
+    """Predicted model TFLOP/s per GPU (predicted MFU x H100 peak) for Llama 3 405B, 16M-token batches."""
+    from .plan import estimate
+
+    rows = []
+    for gpus, tp, cp, pp, dp, seq, published in LLAMA3_TABLE4:
+        out = estimate({
+            "name": f"Llama 3 405B, {gpus} H100",
+            "model": {"preset": "llama-3.1-405b"},
+            "training": {"tokens": 15.6e12, "seq_len": seq, "global_batch_tokens": 16 * 1024 * 1024},
+            "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+            "cluster": {"cards": gpus},
+            "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp},
+            "network": {"switch_ports": 64, "port_gbps": 400},
+        })
+        p = out["result"]["parallelism"]
+        predicted = (p["predicted_mfu"] if p else 0.0) * out["result"]["compute"]["peak_flops_per_card"] / 1e12
+        rows.append(_row("llama3-2024", f"{gpus} GPUs TP{tp} CP{cp} PP{pp} DP{dp} seq {seq}", "model TFLOP/s per GPU",
+                         published, predicted, "Dubey et al. 2024 (Llama 3), Table 4"))
+    return rows
+
+
 def validation_rows() -> list[dict[str, Any]]:
     """Every suite, in a stable order."""
     from .network import superpod_validation_rows
@@ -81,4 +115,5 @@ def validation_rows() -> list[dict[str, Any]]:
     rows += _normalize(superpod_validation_rows(), "superpod-h100", "NVIDIA DGX SuperPOD H100 RA, Table 4")
     rows += model_param_rows()
     rows += source_article_rows()
+    rows += llama3_rows()
     return rows

@@ -9,7 +9,8 @@
   parallelism and no flash attention (both came later), fp16 gradients all-reduced in 16 bit
   (grad_dtype "bf16", 2 bytes), no gradient-reduce overlap (Megatron-LM 2021 reduced after the
   backward pass). The micro-batch size and the number of interleaved chunks are not in the table:
-  the search picks them (the paper tuned them per row). Predicted executed TFLOP/s per GPU =
+  the search picks them (the paper tuned them per row); the chunks may be any divisor of the layers
+  per stage (Megatron-LM allows it; the product's free search offers 1, 2, 4, 8). Predicted executed TFLOP/s per GPU =
   96·B·s·l·h²·(1 + s/6h + V/16lh) / step_time / gpus (the paper's formula, hardware FLOPs).
 - `zero_rows()`: Rajbhandari et al. 2019 ("ZeRO", figure 1): model-state memory of a 7.5B model on
   64 data-parallel cards with 16-bit gradients (K = 12), by ZeRO stage.

@@ -72,7 +72,9 @@ def step_time(result: dict) -> go.Figure | None:
         )
     total = _n(dig(result, "parallelism.step_time_s"))
     title = _("Step time: %(t)s") % {"t": f.seconds(total)} if total else _("Step time")
-    return _layout(fig, title, barmode="stack", xaxis_title=_("seconds"), height=260)
+    _layout(fig, title, barmode="stack", xaxis_title=_("seconds"), height=280)
+    fig.update_layout(legend={"orientation": "h", "y": -0.45, "traceorder": "normal"})
+    return fig
 
 
 def memory(result: dict) -> go.Figure | None:

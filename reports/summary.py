@@ -82,11 +82,14 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             "layout": layout_label(result) or "—",
         }
     if key == "servers":
-        return _("%(cards)s cards ÷ %(per)s cards per server (%(server)s).") % {
+        values = {
             "cards": f.count(compute.get("cards")),
-            "per": f.count(dig(scenario, "hardware.cards_per_node") or dig(result, "compute.cards_per_node")),
-            "server": dig(scenario, "hardware.server") or "—",
+            "per": f.count(dig(scenario, "hardware.cards_per_node") or compute.get("cards_per_node")),
+            "server": dig(scenario, "hardware.server"),
         }
+        if values["server"]:
+            return _("%(cards)s cards ÷ %(per)s cards per server (%(server)s).") % values
+        return _("%(cards)s cards ÷ %(per)s cards per server.") % values
     if key == "days":
         text = _("%(tokens)s tokens at %(rate)s tokens/s; %(hours)s card-hours in all.") % {
             "tokens": f.big(dig(scenario, "training.tokens")),

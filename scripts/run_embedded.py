@@ -66,7 +66,7 @@ def main() -> int:
                 break
             time.sleep(0.5)
     except KeyboardInterrupt:
-        pass
+        code = 0
     finally:
         for proc, name in ((server, "server"), (worker, "worker")):
             if proc.poll() is None:
@@ -78,6 +78,7 @@ def main() -> int:
                 print(f"{name} did not stop in 15 s; killing it", file=sys.stderr)
                 proc.kill()
                 proc.wait()
+            print(f"{name} stopped", flush=True)
     return code
 
 

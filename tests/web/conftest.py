@@ -3,13 +3,18 @@ throttle counters never leak from one test into another."""
 
 import pytest
 from django.core.cache import cache
+from django.test import override_settings
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _plain_http():
+    """Session-wide, so that it is in force before live_server builds its middleware."""
+    with override_settings(SECURE_SSL_REDIRECT=False, SESSION_COOKIE_SECURE=False, CSRF_COOKIE_SECURE=False):
+        yield
 
 
 @pytest.fixture(autouse=True)
-def _plain_http_fresh_cache(settings):
-    settings.SECURE_SSL_REDIRECT = False
-    settings.SESSION_COOKIE_SECURE = False
-    settings.CSRF_COOKIE_SECURE = False
+def _fresh_cache():
     cache.clear()
     yield
     cache.clear()

@@ -1,0 +1,131 @@
+"""Latency of POST /api/v1/estimates for a Llama-3.1-405B plan with layout search (no parallelism
+fixed), measured over N sequential requests against a running server.
+
+    .venv/bin/python bench/api_estimate.py                 # starts gunicorn on SQLite in a temp dir
+    .venv/bin/python bench/api_estimate.py --url http://127.0.0.1:8000 --token KEY   # targets a server
+
+Prints the median and p90 (and min/mean/max) wall-clock time per request, client-side, including
+HTTP, JSON, the core's planning and the database write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SCENARIO = {
+    "name": "bench: Llama 3.1 405B, 15T tokens, 60 days on H100",
+    "model": {"preset": "llama-3.1-405b"},
+    "training": {"tokens": 15e12, "seq_len": 8192, "global_batch_tokens": 16 * 1024 * 1024},
+    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+    "cluster": {"target_days": 60},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post(url: str, body: bytes, token: str | None) -> tuple[int, float, dict]:
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    request = urllib.request.Request(f"{url}/api/v1/estimates", data=body, headers=headers, method="POST")
+    start = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            payload = response.read()
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        payload, status = exc.read(), exc.code
+    elapsed = time.perf_counter() - start
+    return status, elapsed, json.loads(payload or b"{}")
+
+
+def start_server(var_dir: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {
+        **os.environ,
+        "CLUSTERPLAN_VAR_DIR": var_dir,
+        "DJANGO_DEBUG": "0",
+        "SECURE_HTTPS": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "THROTTLE_ANON": "1000000/minute",
+        "THROTTLE_USER": "1000000/minute",
+    }
+    env.pop("DATABASE_URL", None)  # SQLite in the temporary directory
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    cmd = [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "1", "--timeout", "120",
+           "--log-level", "warning"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"{url}/api/v1/catalog", timeout=2)
+            return proc, url
+        except (urllib.error.URLError, ConnectionError):
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("the server did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--url", help="a running server (default: start one)")
+    parser.add_argument("--token", help="API token (a running server's anonymous throttle may be lower than N/minute)")
+    parser.add_argument("-n", type=int, default=100, help="timed requests (default 100)")
+    parser.add_argument("--warmup", type=int, default=3)
+    args = parser.parse_args()
+
+    proc = None
+    tmp = tempfile.TemporaryDirectory(prefix="clusterplan-bench-")
+    url = args.url.rstrip("/") if args.url else None
+    if url is None:
+        proc, url = start_server(tmp.name)
+    try:
+        body = json.dumps(SCENARIO).encode()
+        for _ in range(args.warmup):
+            status, _t, payload = post(url, body, args.token)
+            if status != 201:
+                raise SystemExit(f"POST failed with {status}: {json.dumps(payload)[:500]}")
+        times = []
+        for _ in range(args.n):
+            status, elapsed, payload = post(url, body, args.token)
+            if status != 201:
+                raise SystemExit(f"POST failed with {status}: {json.dumps(payload)[:500]}")
+            times.append(elapsed)
+        times.sort()
+        p90 = times[max(0, int(round(0.9 * len(times))) - 1)]
+        result = payload["result"]
+        par = result.get("parallelism") or {}
+        layout = result.get("layout") or {}
+        print(f"POST /api/v1/estimates, Llama-3.1-405B with layout search, {args.n} requests against {url}")
+        print(f"  plan: {result['compute']['cards']} cards, TP={par.get('tp')} PP={par.get('pp')} DP={par.get('dp')}, "
+              f"{layout.get('evaluated', '?')} layouts evaluated, engine {payload['engine_version']}")
+        print(f"  median {statistics.median(times) * 1000:.1f} ms   p90 {p90 * 1000:.1f} ms   "
+              f"min {times[0] * 1000:.1f} ms   mean {statistics.fmean(times) * 1000:.1f} ms   max {times[-1] * 1000:.1f} ms")
+    finally:
+        if proc is not None:
+            proc.terminate()
+            proc.wait(timeout=20)
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""estimator.memory: ZeRO model states, Korthikanti activations, pipeline peaks, buffers."""
+
+import numpy as np
+import pytest
+
+from estimator.errors import ScenarioError
+from estimator.memory import (
+    GIB,
+    Buffers,
+    gpt_layer_coefficients,
+    korthikanti_layer_bytes,
+    layer_activation_bytes,
+    layer_coefficients,
+    model_state_bytes,
+    per_card_memory,
+    stage_layers,
+)
+from estimator.models import Architecture, param_counts
+
+
+def gpt(layers=8, hidden=1024, heads=16, vocab=1024):
+    return Architecture(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
+                        num_key_value_heads=heads, head_dim=hidden // heads, intermediate_size=4 * hidden,
+                        vocab_size=vocab, tie_word_embeddings=True, hidden_act="gelu")
+
+
+@pytest.mark.parametrize("stage,published", [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
+def test_zero_paper_figure_1(stage, published):
+    # Rajbhandari et al. 2019: 7.5B parameters, 64-way DP, 16-bit gradients, K = 12
+    w, g, o = model_state_bytes(7.5e9, 64, stage, grad_dtype="bf16")
+    assert round(float(w + g + o) / 1e9, 1) == published
+
+
+def test_zero_exact_values():
+    totals = [float(sum(model_state_bytes(7.5e9, 64, z, grad_dtype="bf16"))) for z in range(4)]
+    assert totals == pytest.approx([120e9, 31.40625e9, 16.640625e9, 1.875e9])
+
+
+def test_megatron_fp32_main_grads():
+    w, g, o = model_state_bytes(1.0, 8, 0, grad_dtype="fp32")
+    assert (float(w), float(g), float(o)) == (2.0, 4.0, 12.0)  # 18 bytes per parameter
+    w, g, o = model_state_bytes(1.0, 8, 0, grad_dtype="fp32", distributed_optimizer=True)
+    assert float(w + g + o) == pytest.approx(6 + 12 / 8)
+
+
+def test_model_state_vectorized():
+    dp = np.array([1, 2, 4, 8])
+    zero = np.array([0, 1, 2, 3])
+    w, g, o = model_state_bytes(100.0, dp, zero, grad_dtype="bf16")
+    assert list(w) == [200, 200, 200, 25]
+    assert list(g) == [200, 200, 50, 25]
+    assert list(o) == [1200, 600, 300, 150]
+
+
+def test_unknown_grad_dtype_is_a_field_error():
+    with pytest.raises(ScenarioError) as exc:
+        model_state_bytes(1.0, 1, 0, grad_dtype="fp64")
+    assert exc.value.errors[0].field == "training.grad_dtype"
+
+
+def test_korthikanti_gpt3_worked_example():
+    # GPT-3 175B, s = 2048, b = 1 (Korthikanti et al. 2022)
+    args = dict(seq_len=2048, micro_batch_size=1, hidden=12288, heads=96)
+    assert korthikanti_layer_bytes(**args) / GIB == pytest.approx(2.672, abs=5e-4)
+    tsp = korthikanti_layer_bytes(**args, tp=8, sequence_parallel=True)
+    assert tsp / GIB == pytest.approx(0.334, abs=5e-4)
+    sel = korthikanti_layer_bytes(**args, tp=8, sequence_parallel=True, recompute="selective")
+    assert sel / GIB == pytest.approx(0.100, abs=5e-4)
+
+
+def test_korthikanti_other_cases():
+    s, b, h, a, t = 2048, 2, 4096, 32, 4
+    sbh = s * b * h
+    assert korthikanti_layer_bytes(s, b, h, a, tp=t) == pytest.approx(sbh * (10 + 24 / t + 5 * a * s / (h * t)))
+    assert korthikanti_layer_bytes(s, b, h, a, tp=t, recompute="selective") == pytest.approx(sbh * (10 + 24 / t))
+    assert korthikanti_layer_bytes(s, b, h, a, tp=t, recompute="full") == pytest.approx(2 * sbh)
+    assert korthikanti_layer_bytes(s, b, h, a, tp=t, sequence_parallel=True, recompute="full") == pytest.approx(2 * sbh / t)
+    # flash attention removes the 5·a·s/h term
+    assert korthikanti_layer_bytes(s, b, h, a, flash_attention=True) == pytest.approx(34 * sbh)
+
+
+def test_generalised_coefficients_reduce_to_korthikanti_for_gpt():
+    assert layer_coefficients(gpt(hidden=12288, heads=96))[0] == gpt_layer_coefficients(12288, 96)
+
+
+def test_gqa_and_gated_mlp_coefficients():
+    arch = Architecture(num_hidden_layers=2, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+                        head_dim=128, intermediate_size=14336, vocab_size=1000)
+    dense, _ = layer_coefficients(arch)
+    assert dense.replicated == 10 * 4096
+    assert dense.split == 2 * (4096 + 1024 + 1024 + 4096) + 6 * 14336
+
+
+def test_moe_activations_scale_with_top_k():
+    base = dict(num_hidden_layers=2, hidden_size=1024, num_attention_heads=8, num_key_value_heads=8, head_dim=128,
+                intermediate_size=4096, vocab_size=1000, num_experts=16, moe_intermediate_size=512)
+    _, k2 = layer_coefficients(Architecture(**base, num_experts_per_tok=2))
+    _, k4 = layer_coefficients(Architecture(**base, num_experts_per_tok=4))
+    assert k4.split - k2.split == pytest.approx(2 * (4 * 1024 + 6 * 512))
+
+
+def test_uneven_pipeline_split_like_llama3():
+    st = stage_layers(126, 0, 16)
+    assert (int(st.full), int(st.first), int(st.last)) == (8, 7, 7)
+    st = stage_layers(126, 0, 1)
+    assert bool(st.single) and int(st.first) == 126
+
+
+def test_first_stage_holds_about_all_layers_of_activations():
+    # 1F1B: p micro-batches in flight on the first stage of L/p layers -> L layers' worth
+    arch = gpt(layers=8, vocab=8)
+    counts = param_counts(arch)
+    zero_buffers = Buffers(0.0, 0.0, 0.0)
+    one = per_card_memory(arch, counts, 1024, tp=1, pp=1, dp=1, micro_batches=8, buffers=zero_buffers)
+    four = per_card_memory(arch, counts, 1024, tp=1, pp=4, dp=1, micro_batches=8, buffers=zero_buffers)
+    per_layer = float(layer_activation_bytes(layer_coefficients(arch)[0], 1024, 1))
+    logits = 1024 * 8 * 4
+    assert float(one.activations) == pytest.approx(8 * per_layer + logits)
+    assert float(four.activations) == pytest.approx(2 * per_layer * 4)
+    # interleaving multiplies the first stage by 1 + (p-1)/(p·v)
+    inter = per_card_memory(arch, counts, 1024, tp=1, pp=4, dp=1, virtual_stages=2, micro_batches=8,
+                            buffers=zero_buffers)
+    assert float(inter.activations) == pytest.approx(2 * per_layer * 4 * (1 + 3 / 8))
+
+
+def test_buffers_and_total():
+    arch = gpt()
+    counts = param_counts(arch)
+    buf = Buffers(comm_buffer_bytes=256e6, workspace_bytes=GIB, fragmentation_fraction=0.05)
+    m = per_card_memory(arch, counts, 1024, tp=1, pp=1, dp=1, buffers=buf)
+    core = float(m.weights + m.gradients + m.optimizer + m.activations)
+    assert float(m.other) == pytest.approx(256e6 + GIB + 0.05 * (core + 256e6 + GIB))
+    assert float(m.total) == pytest.approx(core + float(m.other))
+
+
+def test_per_card_memory_vectorized_equals_scalar():
+    arch = gpt(layers=8)
+    counts = param_counts(arch)
+    tp = np.array([1, 2, 4, 2])
+    pp = np.array([1, 2, 4, 8])
+    zero = np.array([0, 1, 2, 3])
+    rc = np.array([0, 1, 2, 0])
+    sp = np.array([False, True, True, False])
+    vec = per_card_memory(arch, counts, 2048, tp, pp, 4, 1, 1, zero, 2, rc, sp, 1, False, 16)
+    for i in range(4):
+        one = per_card_memory(arch, counts, 2048, int(tp[i]), int(pp[i]), 4, 1, 1, int(zero[i]), 2, int(rc[i]),
+                              bool(sp[i]), 1, False, 16)
+        assert float(one.total) == pytest.approx(float(vec.total[i]))
+        assert float(one.activations) == pytest.approx(float(vec.activations[i]))
+
+
+def test_weights_per_card_single_and_split_stages():
+    arch = gpt(layers=8)
+    c = param_counts(arch)
+    layer = c.attention_per_layer + c.dense_mlp_per_layer
+    one = per_card_memory(arch, c, 1024, tp=2, pp=1, dp=1)
+    # tied embeddings on a single stage: one matrix, divided by TP; norms replicated
+    assert float(one.weights) == pytest.approx(2 * ((8 * layer + c.embedding) / 2 + 8 * c.norms_per_layer))
+    two = per_card_memory(arch, c, 1024, tp=2, pp=2, dp=1)
+    # two stages: each holds 4 layers and one copy of the (tied) embedding matrix
+    assert float(two.weights) == pytest.approx(2 * ((4 * layer + c.embedding) / 2 + 4 * c.norms_per_layer), rel=1e-3)

@@ -1,0 +1,28 @@
+"""Numbers per locale: thousands for English, 万/亿 for Chinese."""
+
+from django.utils import translation
+
+from reports import formatting as f
+
+
+def test_english():
+    with translation.override("en"):
+        assert f.big(5e11) == "500 B"
+        assert f.count(1024) == "1,024"
+        assert f.money(18_130_513, "USD") == "$18.1 M"
+        assert f.bytes_(64e9) == "64 GB"
+        assert f.percent(0.42) == "42.0%"
+        assert f.days(29.97) == "30 days"
+
+
+def test_chinese():
+    with translation.override("zh-hans"):
+        assert f.big(5e11) == "5000亿"
+        assert f.count(1024) == "1024"
+        assert f.money(18_130_513, "USD") == "1813万美元"
+        assert f.money(1.2e9, "CNY") == "12亿元"
+        assert f.bytes_(64e9) == "64 GB"
+
+
+def test_non_numbers_show_a_dash():
+    assert f.big(None) == f.count(float("nan")) == f.money("x") == "—"

@@ -1,0 +1,187 @@
+"""The browser pages without a browser: form, report, downloads, recompute, validation, languages."""
+
+import csv
+import io
+import json
+import re
+
+import pytest
+from django.contrib.staticfiles import finders
+
+from reports.models import Estimate
+
+pytestmark = pytest.mark.django_db
+
+FORM = {
+    "model_source": "preset",
+    "preset": "llama-3.1-8b",
+    "accelerator": "ascend-910b2",
+    "tokens": "200B",
+    "sizing": "cards",
+    "cards": "64",
+    "currency": "USD",
+    "name": "From the form",
+}
+
+
+def test_form_renders_with_folded_advanced_sections(client):
+    response = client.get("/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'name="tokens"' in html and 'name="preset"' in html and 'name="hf_config"' in html
+    assert html.count('<details class="advanced"') >= 5
+    assert "<details class=\"advanced\" open" not in html  # folded by default
+
+
+def test_form_post_without_javascript_redirects_to_the_report(client):
+    response = client.post("/", FORM)
+    assert response.status_code == 302
+    est = Estimate.objects.get()
+    assert response["Location"] == f"/r/{est.share_token}/"
+    assert est.input["training"]["tokens"] == 2e11 and est.input["cluster"] == {"cards": 64}
+    assert est.name == "From the form"
+
+
+def test_form_builds_the_scenario_from_every_section(client):
+    data = {**FORM, "sizing": "deadline", "target_days": "20", "cards": "", "budget": "5e7", "tp": "2", "zero_stage": "1",
+            "rail_optimized": "no", "pue": "1.2", "precision": "bf16", "extra": '{"serving": {"context_len": 4096}}'}
+    assert client.post("/", data).status_code == 302
+    doc = Estimate.objects.get().input
+    assert doc["cluster"] == {"target_days": 20.0}
+    assert doc["cost"]["budget"] == 5e7 and doc["cost"]["pue"] == 1.2
+    assert doc["parallelism"] == {"tp": 2, "zero_stage": 1}
+    assert doc["network"] == {"rail_optimized": False}
+    assert doc["serving"] == {"context_len": 4096}
+
+
+def _field_errors(html: str, name: str) -> str:
+    match = re.search(rf'<div class="[^"]*" id="field-{name}">.*?</div>', html, re.S)
+    assert match, name
+    return match.group(0)
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"tokens": "-5"}, "tokens"),  # the form's own check
+        ({"tokens": "lots"}, "tokens"),
+        ({"tokens": "1e30"}, "tokens"),  # the core's check, mapped back to the field
+        ({"sizing": "cards", "cards": ""}, "cards"),
+        ({"mfu": "3"}, "mfu"),
+        ({"model_source": "config", "hf_config": "{not json"}, "hf_config"),
+        ({"model_source": "config", "hf_config": '{"hidden_size": 4096}'}, "hf_config"),
+        ({"extra": '{"training": {"colour": 1}}'}, "extra"),
+    ],
+)
+def test_errors_show_next_to_the_field(client, change, field):
+    response = client.post("/", {**FORM, **change})
+    assert response.status_code == 400
+    block = _field_errors(response.content.decode(), field)
+    assert "has-error" in block and 'class="errors"' in block
+    assert not Estimate.objects.exists()
+
+
+def test_pasted_hugging_face_config(client):
+    config = {
+        "architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+        "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256, "torch_dtype": "bfloat16",
+        "rope_scaling": {"factor": 8.0}, "hidden_act": "silu", "tie_word_embeddings": False,
+    }
+    response = client.post("/", {**FORM, "model_source": "config", "hf_config": json.dumps(config)})
+    assert response.status_code == 302, response.content.decode()[:3000]
+    model = Estimate.objects.get().input["model"]
+    assert model["hidden_size"] == 4096 and "architectures" not in model and "torch_dtype" not in model
+
+
+def test_report_page_headline_charts_and_sections(client, make_estimate):
+    est = make_estimate()
+    response = client.get(f"/r/{est.share_token}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    for key in ("cards", "servers", "days", "capex", "power"):
+        assert f'id="headline-{key}"' in html
+    assert html.index('id="headline-cards"') < html.index('id="charts"')  # headline first
+    assert html.count('class="why"') >= 5
+    for chart in ("chart-step-time", "chart-memory", "chart-cards-days", "chart-cost", "chart-network", "chart-storage"):
+        assert f'id="{chart}-data"' in html, chart
+    assert "/static/vendor/plotly/plotly.min.js" in html
+    assert "cdn.plot.ly" not in html and "cdn.jsdelivr" not in html
+    assert 'id="assumptions"' in html and 'id="layout"' in html
+    assert f"?copy={est.share_token}" in html and f"/r/{est.share_token}/recompute/" in html
+    assert 'media="print"' in html
+
+
+def test_plotly_js_is_served_from_static():
+    assert finders.find("vendor/plotly/plotly.min.js")
+    assert finders.find("css/print.css")
+
+
+def test_report_is_read_only(client, make_estimate):
+    est = make_estimate()
+    assert client.post(f"/r/{est.share_token}/").status_code == 405
+    assert client.get("/r/no-such-token/").status_code == 404
+
+
+def test_json_download(client, make_estimate):
+    est = make_estimate()
+    response = client.get(f"/r/{est.share_token}/report.json")
+    assert response.status_code == 200 and "attachment" in response["Content-Disposition"]
+    body = json.loads(response.content)
+    assert body["result"] == est.result and body["scenario"] == est.scenario and body["input"] == est.input
+
+
+def test_csv_download(client, make_estimate):
+    est = make_estimate()
+    response = client.get(f"/r/{est.share_token}/report.csv")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
+    assert rows[0] == ["part", "field", "value"]
+    values = {(r[0], r[1]): r[2] for r in rows[1:]}
+    assert float(values[("result", "compute.cards")]) == est.result["compute"]["cards"]
+    assert values[("meta", "engine_version")] == est.engine_version
+
+
+def test_edit_a_copy_prefills_the_form(client, make_estimate):
+    est = make_estimate(data={"name": "copy me", "model": {"preset": "llama-3.1-8b"}, "training": {"tokens": 2e11},
+                              "cluster": {"cards": 64}, "serving": {"context_len": 4096}})
+    html = client.get(f"/?copy={est.share_token}").content.decode()
+    assert 'value="copy me"' in html
+    assert 'value="2e+11"' in html
+    assert re.search(r'<option value="llama-3.1-8b"[^>]*selected', html)
+    assert "context_len" in html  # what the form has no field for is kept in the JSON box
+
+
+def test_recompute_page(client, make_estimate):
+    est = make_estimate()
+    Estimate.objects.filter(pk=est.pk).update(result={**est.result, "compute": {**est.result["compute"], "cards": 32}})
+    html = client.get(f"/r/{est.share_token}/recompute/").content.decode()
+    assert 'id="diff"' in html and 'class="changed"' in html and "+100.0%" in html
+
+
+def test_validation_page(client):
+    response = client.get("/validation/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="validation-summary"' in html and "megatron" in html.lower()
+
+
+def test_chinese_pages(client, make_estimate):
+    est = make_estimate()
+    html = client.get("/zh-hans/").content.decode()
+    assert 'lang="zh-hans"' in html and "规划训练集群" in html
+    html = client.get(f"/zh-hans/r/{est.share_token}/").content.decode()
+    assert "卡数" in html and "天" in html
+
+
+def test_language_switch_keeps_the_page(client, make_estimate):
+    est = make_estimate()
+    response = client.post("/i18n/setlang/", {"language": "zh-hans", "next": f"/r/{est.share_token}/"})
+    assert response.status_code == 302 and response["Location"] == f"/zh-hans/r/{est.share_token}/"
+
+
+def test_my_estimates_page(client, user, make_estimate):
+    make_estimate(owner=user)
+    assert "Sign in" in client.get("/estimates/").content.decode()
+    client.force_login(user)
+    html = client.get("/estimates/").content.decode()
+    assert "8B test plan" in html
