@@ -9,6 +9,7 @@ no MFU, cards and predicted MFU are iterated to a fixed point.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from .compute import SECONDS_PER_DAY, cards_for_deadline
 from .errors import ScenarioError
 from .jsonio import to_jsonable
 from .layout import LayoutProblem, LayoutSearch, search
+from .memory import Buffers
 from .models import flops_per_token_terms
 from .network import Fabric, design_fabric
 from .resolve import Resolved, resolve
@@ -71,10 +73,14 @@ def _fabric(r: Resolved, cards: int) -> Fabric:
     )
 
 
-def _layouts(r: Resolved, cards: int, fabric: Fabric) -> LayoutSearch:
-    t = r.scenario.training
+def layout_problem(r: Resolved, cards: int, fabric: Fabric) -> LayoutProblem:
+    """The layout search's input for this scenario at `cards` on `fabric`."""
+    t, net = r.scenario.training, r.scenario.network
     nic_bytes_per_s_per_card = r.nics_per_node * r.nic_gbps * 1e9 / 8 / r.cards_per_node
-    problem = LayoutProblem(
+    buffers = Buffers()
+    if net.hccl_buffsize_mb is not None:
+        buffers = dataclasses.replace(buffers, comm_buffer_bytes=net.hccl_buffsize_mb * 1024 * 1024)
+    return LayoutProblem(
         arch=r.arch,
         counts=r.counts,
         seq_len=r.seq_len,
@@ -83,18 +89,26 @@ def _layouts(r: Resolved, cards: int, fabric: Fabric) -> LayoutSearch:
         cards=cards,
         accelerator=r.accelerator,
         cards_per_node=r.cards_per_node,
-        scaleup_domain_cards=min(r.accelerator.scaleup_domain_cards, r.server.scaleup_domain_cards)
-        if r.server.scaleup_domain_cards >= r.cards_per_node
-        else r.accelerator.scaleup_domain_cards,
+        scaleup_domain_cards=scaleup_domain(r),
         nic_bytes_per_s_per_card=nic_bytes_per_s_per_card,
         cross_leaf_bandwidth_factor=fabric.cross_leaf_bandwidth_factor,
         nodes_per_leaf_group=fabric.nodes_per_leaf_group,
         grad_dtype=t.grad_dtype,
         flash_attention=t.flash_attention,
+        buffers=buffers,
         fixed=r.scenario.parallelism.fixed(),
         model_flop_per_token=model_flops(r)["flop_per_token"],
     )
-    return search(problem)
+
+
+def scaleup_domain(r: Resolved) -> int:
+    """Cards on one HCCS/NVLink domain: the server's (8 for a node, 384 for a CloudMatrix
+    supernode), never more than the accelerator supports."""
+    return min(r.accelerator.scaleup_domain_cards, max(r.server.scaleup_domain_cards, r.cards_per_node))
+
+
+def _layouts(r: Resolved, cards: int, fabric: Fabric) -> LayoutSearch:
+    return search(layout_problem(r, cards, fabric))
 
 
 def _evaluate(r: Resolved, cards: int) -> tuple[Fabric, LayoutSearch]:

@@ -175,6 +175,9 @@ class Network(_Section):
     nics_per_node: Int | None = Field(None, ge=1, le=64)
     nic_gbps: Num | None = Field(None, gt=0, le=100_000)
     storage_network: bool = False
+    hccl_buffsize_mb: Int | None = Field(
+        None, ge=1, le=65536, description="HCCL_BUFFSIZE / NCCL buffer per communicator (MB); default 256"
+    )
 
 
 class Storage(_Section):

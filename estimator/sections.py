@@ -9,6 +9,7 @@ from typing import Any
 
 from .advice import advise, starting_configuration
 from .inference import serving as size_serving
+from .layout import evaluate_layout
 from .uncertainty import monte_carlo
 
 SECONDS_PER_DAY = 86400.0
@@ -23,8 +24,15 @@ def _model_section(r: Any, flops: dict[str, float]) -> dict[str, Any]:
         "exact_architecture": r.exact_architecture,
         "architecture": dataclasses.asdict(r.arch),
         "seq_len": r.seq_len,
+        "hidden_size": r.arch.hidden_size,
         **{k: v for k, v in flops.items() if k != "training_flop"},
     }
+
+
+def _domain(r: Any) -> int:
+    from .plan import scaleup_domain
+
+    return scaleup_domain(r)
 
 
 def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, roll: dict) -> dict[str, Any]:
@@ -40,6 +48,9 @@ def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, 
         "cards": int(roll["compute.cards"]),
         "nodes": int(roll["compute.nodes"]),
         "cards_per_node": r.cards_per_node,
+        "scaleup_domain_cards": _domain(r),
+        "vendor": r.accelerator.vendor,
+        "accelerator": r.accelerator.name,
         "mfu": choice.mfu,
         "mfu_source": choice.mfu_source,
         "wall_clock_days": days,
@@ -64,6 +75,7 @@ def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dic
     memory = shown.memory_dict() if shown is not None else None
     if memory is not None:
         memory["fits"] = bool(best is not None and memory.get("fits", True))
+        memory["fits_with_zero2"] = _fits_with_zero2(r, choice, shown)
     layout = {
         "feasible": found.feasible,
         "evaluated": found.evaluated,
@@ -74,6 +86,19 @@ def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dic
         "fixed": r.scenario.parallelism.fixed(),
     }
     return parallelism, memory, layout
+
+
+def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
+    """For a ZeRO-3 layout: would the same layout fit with stage 2 (no weight sharding)?"""
+    if shown.zero_stage != 3:
+        return None
+    from .plan import layout_problem
+
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    alt = evaluate_layout(problem, tp=shown.tp, pp=shown.pp, ep=shown.ep, cp=shown.cp,
+                          micro_batch_size=shown.micro_batch_size, virtual_stages=shown.virtual_stages,
+                          sequence_parallel=shown.sequence_parallel, zero_stage=2, recompute=shown.recompute)
+    return bool(alt.fits)
 
 
 def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: dict) -> dict[str, Any]:

@@ -111,9 +111,13 @@ def test_report_page_headline_charts_and_sections(client, make_estimate):
     assert 'media="print"' in html
 
 
-def test_plotly_js_is_served_from_static():
+def test_plotly_js_is_served_from_static(client):
+    """From the installed plotly package through the static pipeline (WhiteNoise), never a CDN."""
     assert finders.find("vendor/plotly/plotly.min.js")
     assert finders.find("css/print.css")
+    response = client.get("/static/vendor/plotly/plotly.min.js")
+    assert response.status_code == 200
+    assert b"plotly" in b"".join(response.streaming_content)[:2000].lower()
 
 
 def test_report_is_read_only(client, make_estimate):
