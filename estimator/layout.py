@@ -1,6 +1,6 @@
 """Parallel-layout search: enumerate every candidate layout, evaluate all of them in one numpy pass
 (memory: estimator.memory, step time: estimator.steptime), keep those that fit in HBM and rank
-them by throughput (tie-breaker: less memory).
+them by throughput (ties within 2%: lower ZeRO stage, less recomputation, less memory).
 
     problem = LayoutProblem(arch, counts, seq_len=8192, global_batch_tokens=16 * 2**20, cards=16384,
                             accelerator=h100, fixed={"tp": 8})
@@ -270,6 +270,11 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     top_n = int(problem.fixed.get("top_n", problem.top_n))
     if good.size == 0:
         return LayoutSearch(None, [], rejected, n, 0)
-    order = good[np.lexsort((mem.total[good], -t["tokens_per_s"][good]))][: top_n + 1]
+    # Throughput within 2% (below the model's own error) counts as a tie; ties go to the lower ZeRO
+    # stage (less traffic, and the source article's starting configuration: ZeRO-3 only when the model
+    # does not fit otherwise),
+    # then to less recomputation, then to less memory.
+    speed = np.round(np.log(t["tokens_per_s"][good]) / np.log1p(0.02))
+    order = good[np.lexsort((mem.total[good], sub["rc"][good], sub["zero"][good], -speed))][: top_n + 1]
     evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
     return LayoutSearch(evals[0], evals[1:], rejected, n, int(good.size))

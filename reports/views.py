@@ -14,6 +14,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
+from api.throttling import AnonRateThrottle, UserRateThrottle
 from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
 from estimator.validate import validation_rows
@@ -25,6 +26,18 @@ from .models import Estimate
 
 RUNNER_UP_COLUMNS = ["tp", "pp", "dp", "ep", "cp", "micro_batch_size", "virtual_stages", "zero_stage", "recompute",
                      "step_time_s", "predicted_mfu", "bubble_fraction", "memory_bytes", "fits"]
+
+
+def _throttled(request):
+    """The API's anonymous/per-user rate limits also guard the pages that run the estimator; a
+    429 page when the budget is spent, else None."""
+    for throttle in (AnonRateThrottle(), UserRateThrottle()):
+        if not throttle.allow_request(request, None):
+            wait = throttle.wait()
+            response = render(request, "reports/throttled.html", {"wait": int(wait or 0) + 1}, status=429)
+            response["Retry-After"] = str(int(wait or 0) + 1)
+            return response
+    return None
 
 
 def _shared_or_404(token: str) -> Estimate:
@@ -43,6 +56,8 @@ def _share_url(request, estimate: Estimate) -> str:
 def new_estimate(request):
     """The form. POST plans and stores the scenario and redirects to its report (no JavaScript needed)."""
     if request.method == "POST":
+        if limited := _throttled(request):
+            return limited
         form = EstimateForm(request.POST)
         if form.is_valid():
             scenario = form.scenario()
@@ -158,6 +173,8 @@ def report_csv(request, token: str):
 def recompute(request, token: str):
     """Today's engine and catalog on the stored input; shows what changed, stores nothing."""
     estimate = _shared_or_404(token)
+    if limited := _throttled(request):
+        return limited
     out = services.recompute(estimate)
     return render(
         request,

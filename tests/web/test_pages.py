@@ -189,3 +189,13 @@ def test_my_estimates_page(client, user, make_estimate):
     client.force_login(user)
     html = client.get("/estimates/").content.decode()
     assert "8B test plan" in html
+
+
+def test_form_posts_share_the_api_throttle(client):
+    from django.test import override_settings
+
+    from tests.web.test_throttling import _rates
+
+    with override_settings(REST_FRAMEWORK=_rates("2/minute", "100/minute")):
+        assert [client.post("/", FORM).status_code for _ in range(3)] == [302, 302, 429]
+        assert client.get("/").status_code == 200  # reading the form costs nothing
