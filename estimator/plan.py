@@ -24,7 +24,7 @@ from .layout import LayoutProblem, LayoutSearch, search
 from .memory import Buffers
 from .models import flops_per_token_terms
 from .network import Fabric, design_fabric
-from .resolve import Resolved, resolve
+from .resolve import Resolved, normalized, resolve
 from .rollup import Counts, Facility, Sizing, rollup
 from .scenario import validate_shape
 from .storage import Storage, design_storage
@@ -410,7 +410,7 @@ def estimate(data: Any) -> dict[str, Any]:
     resolved = resolve(scenario)
     result = build_result(resolved)
     return {
-        "scenario": scenario.normalized(),
+        "scenario": normalized(resolved),
         "result": to_jsonable(result),
         "engine_version": ENGINE_VERSION,
         "catalog_version": catalog.CATALOG_VERSION,

@@ -209,6 +209,35 @@ def resolve(scenario: Scenario) -> Resolved:
     )
 
 
+def normalized(r: Resolved) -> dict[str, Any]:
+    """The scenario as JSON with every default filled, including those the catalog supplies
+    (sequence length, server, cards per node, NICs, prices); parsing it again resolves the same."""
+    data = r.scenario.normalized()
+    d, fx, acc = r.defaults, r.usd_to_currency, r.accelerator
+    data["training"]["seq_len"] = r.seq_len
+    if isinstance(data["hardware"]["accelerator"], str):
+        data["hardware"]["server"] = r.server.id
+    data["hardware"]["cards_per_node"] = r.cards_per_node
+    net = data["network"]
+    net["nics_per_node"] = r.nics_per_node
+    net["nic_gbps"] = r.nic_gbps
+    net["port_gbps"] = net.get("port_gbps") or r.nic_gbps
+    cost = data["cost"]
+    filled = {
+        "usd_to_cny": d["usd_to_cny"],
+        "electricity_per_kwh": d["electricity_usd_per_kwh"] * fx,
+        "pue": d["pue"],
+        "cloud_price_per_card_hour": acc.cloud_price_usd_per_card_hour * fx,
+        "cloud_reserved_price_per_card_hour": acc.cloud_reserved_usd_per_card_hour * fx,
+        "depreciation_years": d["depreciation_years"],
+        "utilization": d["utilisation"],
+    }
+    for key, value in filled.items():
+        if cost.get(key) is None:
+            cost[key] = value
+    return data
+
+
 def _preset_or_none(scenario: Scenario) -> Any:
     if scenario.model.preset is None:
         return None

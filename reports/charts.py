@@ -142,7 +142,7 @@ def cards_vs_days(result: dict) -> go.Figure | None:
             hovertemplate="%{y:,.0f} " + cur + "<extra></extra>",
         )
         layout["yaxis2"] = {"title": cur, "overlaying": "y", "side": "right", "showgrid": False}
-    return _layout(fig, _("Cards against days and cost"), **layout)
+    return _layout(fig, _("Cards against days and cost, at this plan's MFU"), **layout)
 
 
 def cost(result: dict) -> go.Figure | None:

@@ -222,10 +222,12 @@ def for_key(path: str, value, currency: str = "USD") -> str:
         return auto(value)
     key = path.rsplit(".", 1)[-1]
     full = path.lower()
-    if key.endswith("_bytes") or ".per_card_bytes." in f".{full}." or full.endswith("bytes"):
-        return bytes_(value)
     if key.endswith("bytes_per_s"):
         return bytes_per_s(value)
+    if key.endswith("_per_s"):
+        return f"{big(value)}/s"
+    if key.endswith("_bytes") or ".per_card_bytes." in f".{full}." or full.endswith("bytes"):
+        return bytes_(value)
     if key.endswith("_bps"):
         return bits_per_s(value)
     if key.endswith("_wh"):

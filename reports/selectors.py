@@ -16,6 +16,8 @@ def estimates_of(user) -> QuerySet[Estimate]:
 
 def owned_estimate(user, pk) -> Estimate:
     """The user's estimate `pk`; raises Estimate.DoesNotExist for anyone else's, so existence is not disclosed."""
+    if not 0 < int(pk) < 2**63:  # beyond a bigint the database would raise instead of finding nothing
+        raise Estimate.DoesNotExist
     return estimates_of(user).get(pk=pk)
 
 

@@ -113,7 +113,7 @@ def _report_context(request, estimate: Estimate) -> dict:
         ],
         "chosen": {k: v for k, v in (result.get("parallelism") or {}).items() if not isinstance(v, dict | list)},
         "runner_columns": columns,
-        "runner_rows": rows,
+        "runner_rows": [[fmt.for_key(c, v, cur) for c, v in zip(columns, row, strict=True)] for row in rows],
         "rejected": sorted((layout.get("rejected") or {}).items(), key=lambda kv: -kv[1] if isinstance(kv[1], int | float) else 0),
         "warnings": [w if isinstance(w, dict) else {"code": "", "message": str(w)} for w in result.get("warnings") or []],
         "advice": result.get("advice") or [],

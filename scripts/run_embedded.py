@@ -68,7 +68,7 @@ def main() -> int:
     except KeyboardInterrupt:
         code = 0
     finally:
-        for proc, name in ((server, "server"), (worker, "worker")):
+        for proc in (server, worker):
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)  # Celery: warm shutdown (finish the current chunk)
         for proc, name in ((server, "server"), (worker, "worker")):

@@ -12,11 +12,6 @@ def fmt(value, kind="auto"):
 
 
 @register.filter
-def money(value, currency="USD"):
-    return formatting.money(value, currency or "USD")
-
-
-@register.filter
 def for_key(value, key):
     """{{ value|for_key:"step_time_s" }}: format by the unit suffix of the field's name."""
     return formatting.for_key(str(key), value)

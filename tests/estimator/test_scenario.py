@@ -130,3 +130,17 @@ def test_json_schema_names_the_contract_sections():
         schema["properties"]
     )
     assert set(schema["required"]) == {"model", "training", "cluster"}
+
+
+def test_estimate_shows_catalog_defaults_and_reparses_to_the_same_plan():
+    from estimator.plan import estimate
+
+    first = estimate({**BASE, "efficiency": {"mfu": 0.4}})
+    norm = first["scenario"]
+    assert norm["training"]["seq_len"] == 4096
+    assert norm["hardware"]["server"] == "atlas-800t-a2" and norm["hardware"]["cards_per_node"] == 8
+    assert norm["network"]["nic_gbps"] == 200 and norm["cost"]["pue"] == 1.3
+    again = estimate(norm)
+    assert again["scenario"] == norm
+    assert again["result"]["compute"] == first["result"]["compute"]
+    assert again["result"]["cost"]["capex"] == first["result"]["cost"]["capex"]

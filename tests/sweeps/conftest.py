@@ -8,6 +8,7 @@ skipping.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -101,23 +102,18 @@ def redis_broker(settings):
     yield url
     _reset_producer_pool(app)
     app.conf.broker_url, app.conf.broker_transport_options = old
-    try:
+    with contextlib.suppress(Exception):
         redis_client(url).flushdb()
-    except Exception:
-        pass
 
 
 def _reset_producer_pool(app) -> None:
-    """Forget pooled broker connections so the next publish connects to the configured URL."""
-    amqp = app.amqp
-    for holder, attr in ((amqp, "_producer_pool"), (app, "_pool")):
-        pool = getattr(holder, attr, None)
-        if pool is not None:
-            try:
-                pool.force_close_all()
-            except Exception:
-                pass
-        setattr(holder, attr, None)
+    """Forget pooled broker connections (kombu's global pools too) so the next publish connects
+    to the configured URL."""
+    from kombu import pools
+
+    pools.reset()
+    app.amqp._producer_pool = None
+    app._pool = None
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
 """`make run` on a fresh checkout: scripts/run_embedded.py with no REDIS_URL and no DATABASE_URL
-(SQLite + kombu's filesystem broker + one real worker subprocess) completes a sweep started from
-the browser form, and stops its worker on SIGTERM."""
+(SQLite + kombu's filesystem broker + one real worker subprocess) completes sweeps started from the
+browser form (without JavaScript, and in headless Chromium with the live progress bar), and stops
+its worker on SIGTERM."""
 
 import http.cookiejar
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -20,6 +22,7 @@ from .conftest import BASE, ROOT, wait_for
 pytestmark = pytest.mark.integration
 
 AXES = {"cluster.cards": [512, 1024, 2048], "hardware.accelerator": ["ascend-910b2", "h100-sxm"]}
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
 def free_port() -> int:
@@ -28,50 +31,49 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_embedded_run_completes_a_sweep_from_the_browser_form(tmp_path):
+class Site:
+    def __init__(self, url: str):
+        self.url = url
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+
+    def get(self, path: str) -> str:
+        with self.opener.open(self.url + path, timeout=10) as r:
+            return r.read().decode()
+
+    def status(self, token: str) -> dict:
+        return json.loads(self.get(f"/api/v1/sweeps/shared/{token}"))
+
+    def wait_final(self, token: str, timeout: float = 60) -> dict:
+        def finished():
+            s = self.status(token)
+            return s if s["status"] in ("done", "failed", "cancelled") else None
+
+        return wait_for(finished, timeout, interval=0.5, what="the sweep on the filesystem broker")
+
+
+@pytest.fixture(scope="module")
+def embedded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("embedded")
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "SQLITE_TEST_NAME")}
-    env.update({"CLUSTERPLAN_VAR_DIR": str(tmp_path / "var"), "PYTHONUNBUFFERED": "1"})
-    log = open(tmp_path / "run.log", "wb")  # noqa: SIM115
+    env.update({"CLUSTERPLAN_VAR_DIR": str(tmp / "var"), "PYTHONUNBUFFERED": "1"})
+    log_path = tmp / "run.log"
+    log = open(log_path, "wb")  # noqa: SIM115
     proc = subprocess.Popen([sys.executable, "scripts/run_embedded.py", "--port", str(port)], cwd=ROOT, env=env,
                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    jar = http.cookiejar.CookieJar()
-    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-    site = f"http://127.0.0.1:{port}"
-
-    def get(path: str) -> str:
-        with opener.open(site + path, timeout=10) as r:
-            return r.read().decode()
+    site = Site(f"http://127.0.0.1:{port}")
 
     def up():
         try:
-            return get("/sweeps/")
+            return site.get("/sweeps/")
         except OSError:
-            assert proc.poll() is None, (tmp_path / "run.log").read_text()
+            assert proc.poll() is None, log_path.read_text()
             return None
 
     try:
-        form = wait_for(up, 60, interval=0.3, what="the embedded server")
-        csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
-        data = urllib.parse.urlencode({"csrfmiddlewaretoken": csrf, "name": "embedded", "base": json.dumps(BASE),
-                                       "axes": json.dumps(AXES)}).encode()
-        with opener.open(urllib.request.Request(site + "/sweeps/", data=data), timeout=30) as r:
-            report_url = r.geturl()  # the form redirects to the report page
-            assert r.status == 200 and "embedded" in r.read().decode()
-        token = re.search(r"/sweeps/([^/]+)/$", report_url).group(1)
-
-        def finished():
-            s = json.loads(get(f"/api/v1/sweeps/shared/{token}"))
-            return s if s["status"] in ("done", "failed", "cancelled") else None
-
-        final = wait_for(finished, 60, interval=0.5, what="the sweep on the filesystem broker")
-        assert final["status"] == "done", final
-        assert final["progress"] == {"done": 6, "total": 6, "chunks_done": 1, "chunks_total": 1}
-        page = get(f"/sweeps/{token}/")
-        assert 'id="pareto"' in page and "Full estimate" in page
-        csv_text = get(f"/api/v1/sweeps/shared/{token}/results?format=csv")
-        assert len(csv_text.strip().splitlines()) == 7
-        assert (tmp_path / "var" / "db.sqlite3").exists() and (tmp_path / "var" / "broker").is_dir()
+        wait_for(up, 60, interval=0.3, what="the embedded server")
+        site.var = tmp / "var"
+        yield site
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
@@ -79,9 +81,64 @@ def test_embedded_run_completes_a_sweep_from_the_browser_form(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             raise
-        log.close()
-    text = (tmp_path / "run.log").read_text()
-    assert "filesystem broker" in text
+        finally:
+            log.close()
+    text = log_path.read_text()
     assert code == 0, text[-3000:]
+    assert "filesystem broker" in text
     assert "worker stopped" in text  # the worker subprocess went down with it (warm shutdown)
     assert "Traceback" not in text, text[-3000:]
+
+
+def test_a_sweep_from_the_form_without_javascript(embedded):
+    form = embedded.get("/sweeps/")
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
+    data = urllib.parse.urlencode({"csrfmiddlewaretoken": csrf, "name": "embedded", "base": json.dumps(BASE),
+                                   "axes": json.dumps(AXES)}).encode()
+    with embedded.opener.open(urllib.request.Request(embedded.url + "/sweeps/", data=data), timeout=30) as r:
+        report_url = r.geturl()  # the form redirects to the report page
+        assert r.status == 200 and "embedded" in r.read().decode()
+    token = re.search(r"/sweeps/([^/]+)/$", report_url).group(1)
+    final = embedded.wait_final(token)
+    assert final["status"] == "done", final
+    assert final["progress"] == {"done": 6, "total": 6, "chunks_done": 1, "chunks_total": 1}
+    page = embedded.get(f"/sweeps/{token}/")
+    assert 'id="pareto"' in page and "Full estimate" in page
+    csv_text = embedded.get(f"/api/v1/sweeps/shared/{token}/results?format=csv")
+    assert len(csv_text.strip().splitlines()) == 7
+    assert (embedded.var / "db.sqlite3").exists() and (embedded.var / "broker" / "control").is_dir()
+
+
+@pytest.mark.browser
+def test_a_sweep_in_chromium_with_live_progress_and_charts(embedded, tmp_path):
+    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{CHROMIUM} is missing; CI must install it (apt-get install chromium)")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    axes = {"cluster.cards": {"start": 256, "stop": 16384, "step": 256}, "hardware.accelerator":
+            ["ascend-910b2", "h100-sxm", "a100-sxm-80gb"], "efficiency.mfu": [0.35, 0.45, 0.55]}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(embedded.url + "/sweeps/")
+            page.fill("#id_name", "chromium sweep")
+            page.fill("#id_axes", json.dumps(axes))
+            page.click("#sweep-submit")
+            page.wait_for_url("**/sweeps/*/")
+            # the JS poller reloads the page when the sweep ends; then the charts are drawn
+            page.wait_for_selector("#pareto .main-svg", timeout=60_000)
+            page.wait_for_selector("#heat-0 .main-svg", timeout=10_000)
+            assert "576" in page.inner_text("#sweep-status")
+            assert page.locator("table.best tbody tr").count() >= 10
+            page.screenshot(path=str(tmp_path / "sweep.png"), full_page=True)
+            # a best configuration opens its full estimate
+            page.locator("table.best button").first.click()
+            page.wait_for_url("**/r/*/")
+            assert errors == [], errors
+        finally:
+            browser.close()

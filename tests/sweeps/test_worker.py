@@ -2,8 +2,8 @@
 SIGKILL of the worker mid-sweep, and Redis stopped mid-sweep. Status is read through the API, as a
 client would, which also runs the watchdog."""
 
+import contextlib
 import random
-import subprocess
 import time
 
 import pytest
@@ -15,7 +15,7 @@ from estimator.plan import estimate
 from sweeps import services
 from sweeps.models import Sweep, SweepChunk
 
-from .conftest import redis_client, start_redis, wait_for
+from .conftest import redis_client, redis_up, start_redis, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -108,12 +108,9 @@ def test_killing_the_worker_mid_sweep_loses_nothing_and_stores_nothing_twice(api
 
 
 def stop_redis() -> None:
-    try:
-        redis_client("redis://127.0.0.1:6379/0").shutdown(nosave=True)
-    except Exception:
-        pass  # the connection drops as the server exits
-    wait_for(lambda: subprocess.run(["redis-cli", "-p", "6379", "ping"], capture_output=True).returncode != 0,
-             10, what="Redis to stop")
+    with contextlib.suppress(Exception):  # the connection drops as the server exits
+        redis_client().shutdown(nosave=True)
+    wait_for(lambda: not redis_up(), 10, what="Redis to stop")
 
 
 def test_redis_stopped_mid_sweep_then_back_completes(api, base, workers, fast_watchdog):

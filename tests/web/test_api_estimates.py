@@ -98,6 +98,8 @@ def test_someone_elses_estimate_is_404(other_client, user, make_estimate):
 
 def test_missing_estimate_is_404(user_client):
     assert user_client.get(f"{URL}/999999").status_code == 404
+    assert user_client.get(f"{URL}/{10**30}").status_code == 404  # beyond bigint: still a 404, not a 500
+    assert user_client.delete(f"{URL}/{10**30}").status_code == 404
 
 
 def test_owner_deletes(user_client, user, make_estimate):

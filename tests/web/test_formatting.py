@@ -26,3 +26,13 @@ def test_chinese():
 
 def test_non_numbers_show_a_dash():
     assert f.big(None) == f.count(float("nan")) == f.money("x") == "—"
+
+
+def test_by_field_name():
+    with translation.override("en"):
+        assert f.for_key("compute.tokens_per_s", 193_000) == "193 K/s"
+        assert f.for_key("hot.write_bytes_per_s", 7.06e9) == "7.06 GB/s"
+        assert f.for_key("parallelism.step_time_s", 21.7) == "21.7 s"
+        assert f.for_key("memory.per_card_bytes.total", 56e9) == "56 GB"
+        assert f.for_key("predicted_mfu", 0.52) == "52.0%"
+        assert f.for_key("power.facility_w", 498_000) == "498 kW"

@@ -199,3 +199,25 @@ def test_form_posts_share_the_api_throttle(client):
     with override_settings(REST_FRAMEWORK=_rates("2/minute", "100/minute")):
         assert [client.post("/", FORM).status_code for _ in range(3)] == [302, 302, 429]
         assert client.get("/").status_code == 200  # reading the form costs nothing
+
+
+def test_report_renders_whatever_sections_exist(client):
+    """An old or partial result (no bill of materials, no layout) still renders."""
+    est = Estimate.objects.create(
+        input={"model": {"preset": "llama-3.1-8b"}}, scenario={"model": {"preset": "llama-3.1-8b"}},
+        result={"compute": {"cards": 8, "nodes": 1, "wall_clock_days": 3.5}}, engine_version="0.1", catalog_version="old",
+    )
+    html = client.get(f"/r/{est.share_token}/").content.decode()
+    assert 'id="headline-cards"' in html and 'id="headline-capex"' not in html and 'id="working"' in html
+    assert client.get(f"/r/{est.share_token}/report.csv").status_code == 200
+
+
+def test_links_open_in_the_readers_language(client, make_estimate):
+    est = make_estimate()
+    url = f"/r/{est.share_token}/"
+    assert client.get(url).status_code == 200  # no preference: English
+    response = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+    assert response.status_code == 302 and response["Location"] == f"/zh-hans{url}"
+    client.cookies["django_language"] = "en"  # chose English with the switcher: stays English
+    assert client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN").status_code == 200
+    assert client.get("/api/v1/catalog", HTTP_ACCEPT_LANGUAGE="zh-CN").status_code == 200  # the API is not redirected

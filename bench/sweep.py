@@ -1,0 +1,147 @@
+#!/usr/bin/env python
+"""Sweep throughput through the whole path: POST /api/v1/sweeps -> Celery (Redis) -> workers ->
+stored chunks -> status "done". Prints scenarios per second with 1 and with 2 worker processes and
+the wall time of a 1,000,000-scenario compute-and-cost sweep.
+
+    .venv/bin/python bench/sweep.py                       # SQLite in a temp dir, Redis db 14
+    .venv/bin/python bench/sweep.py --database-url postgres://postgres@127.0.0.1:5432/clusterplan_bench
+    .venv/bin/python bench/sweep.py --scenarios 200000 --workers 1 2 4 --chunk-size 25000
+
+Each worker is `celery -A config worker -P solo` (one process, one core). The clock runs from the
+API call to the moment the sweep's status is "done" (every chunk stored, summary merged).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+BASE = {
+    "name": "bench: 70B, 1T tokens",
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 1e12, "seq_len": 4096},
+    "hardware": {"accelerator": "ascend-910b2"},
+    "cluster": {"cards": 1024},
+    "efficiency": {"mfu": 0.45},
+}
+
+
+def axes_for(n: int) -> dict:
+    """About n scenarios: cards x 5 accelerators x 10 MFUs x 20 cloud prices (1,000 cards -> 1M)."""
+    cards = max(1, round(n / 1000))
+    return {
+        "cluster.cards": {"start": 64, "stop": 64 * cards, "step": 64},
+        "hardware.accelerator": ["ascend-910b2", "h100-sxm", "a100-sxm-80gb", "h800-sxm", "mi300x"],
+        "efficiency.mfu": {"start": 0.3, "stop": 0.525, "step": 0.025},
+        "cost.cloud_price_per_card_hour": {"start": 1.0, "stop": 4.8, "step": 0.2},
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scenarios", type=int, default=1_000_000)
+    ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--chunk-size", type=int, default=50_000)
+    ap.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14"))
+    ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", ""))
+    ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
+    args = ap.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
+    db_url = args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}"
+    env = dict(os.environ)
+    env.update({
+        "DJANGO_SETTINGS_MODULE": "config.settings", "CLUSTERPLAN_VAR_DIR": str(tmp), "DATABASE_URL": db_url,
+        "REDIS_URL": args.redis_url, "SWEEP_CHUNK_SIZE": str(args.chunk_size), "SECURE_HTTPS": "0",
+        "SWEEP_MAX_ACTIVE_PER_USER": "100", "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "WARNING",
+    })
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    import redis
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from rest_framework.test import APIClient
+
+    from sweeps.models import Sweep, SweepChunk
+
+    call_command("migrate", verbosity=0, interactive=False)
+    r = redis.Redis.from_url(args.redis_url)
+    r.flushdb()
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    api = APIClient()
+    api.force_authenticate(user)
+    axes = axes_for(args.scenarios)
+
+    import platform
+
+    print(f"ClusterPlan sweep bench: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"db={db_url.split('://')[0]}, broker={args.redis_url}, chunk={args.chunk_size:,}")
+    results = []
+    for n_workers in args.workers:
+        procs = []
+        logs = []
+        for i in range(n_workers):
+            log = open(tmp / f"worker-{n_workers}-{i}.log", "wb")  # noqa: SIM115
+            logs.append(log)
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "warning",
+                 "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"bench{i}@%h"],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            ))
+        try:
+            time.sleep(3.0)  # workers connect
+            best = None
+            for _ in range(args.repeat):
+                t0 = time.perf_counter()
+                resp = api.post("/api/v1/sweeps", {"name": f"bench {n_workers}w", "base": BASE, "axes": axes},
+                                format="json")
+                t_api = time.perf_counter() - t0
+                assert resp.status_code == 202, resp.content
+                sweep_id = resp.json()["id"]
+                while True:
+                    s = Sweep.objects.filter(pk=sweep_id).values("status", "done", "total").get()
+                    if s["status"] not in ("queued", "running"):
+                        break
+                    time.sleep(0.02)
+                wall = time.perf_counter() - t0
+                sweep = Sweep.objects.get(pk=sweep_id)
+                if sweep.status != "done":
+                    print(f"  sweep {sweep_id} ended {sweep.status}: {sweep.error}")
+                    return 1
+                stored = sum(len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True))
+                run = {"workers": n_workers, "scenarios": sweep.total, "wall_s": wall, "api_s": t_api,
+                       "rate": sweep.total / wall, "compute_s": sweep.compute_s, "chunks": sweep.chunks_total,
+                       "stored_mb": stored / 1e6}
+                if best is None or run["wall_s"] < best["wall_s"]:
+                    best = run
+            results.append(best)
+            print(f"  {best['workers']} worker(s): {best['scenarios']:,} scenarios in {best['wall_s']:.2f} s "
+                  f"-> {best['rate']:,.0f} scenarios/s ({best['rate'] / best['workers']:,.0f} per worker); "
+                  f"POST {best['api_s'] * 1000:.0f} ms (validation + queuing {best['chunks']} chunks); core time "
+                  f"{best['compute_s']:.2f} s; stored {best['stored_mb']:.1f} MB")
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                try:
+                    p.wait(20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+            for log in logs:
+                log.close()
+    r.flushdb()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
