@@ -28,6 +28,8 @@ run: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/layout_search.py
+	$(PY) bench/sweep.py
+	$(PY) bench/api_estimate.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

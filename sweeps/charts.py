@@ -61,6 +61,15 @@ def pareto(summary: dict[str, Any], describe, currency: str = "") -> go.Figure |
     if not fronts:
         return None
     fig = go.Figure()
+    sample = summary.get("sample") or []
+    if sample:
+        fig.add_trace(
+            go.Scatter(
+                x=[p[1] for p in sample], y=[p[2] for p in sample], mode="markers", name="configurations (sample), owned",
+                marker={"size": 4, "color": "rgba(120,120,120,0.35)"}, text=[describe(p[0]) for p in sample],
+                hovertemplate="%{text}<br>%{x:.3g} days, %{y:.4s}<extra></extra>",
+            )
+        )
     for cost, points in fronts.items():
         if not points:
             continue

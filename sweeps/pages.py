@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from estimator import sweep as core
 from estimator.errors import ScenarioError
 
 from . import charts, services
@@ -77,11 +78,18 @@ def index(request):
                   status=400 if errors else 200)
 
 
-def _describe(axes: list[dict], index: int) -> str:
-    from estimator import sweep as core
+def _describer(axes: list[dict]):
+    """index -> "cluster.cards=1024, hardware.accelerator=h100-sxm" (axes parsed once)."""
+    parsed = services.axes_of({"axes": axes})
 
-    parsed = [core.Axis(a["field"], tuple(a["values"])) for a in axes]
-    return ", ".join(f"{a.field}={a.values[d]}" for a, d in zip(parsed, core.digits(parsed, index), strict=True))
+    def describe(index: int) -> str:
+        return ", ".join(f"{a.field}={a.values[d]}" for a, d in zip(parsed, core.digits(parsed, index), strict=True))
+
+    return describe
+
+
+def _describe(axes: list[dict], index: int) -> str:
+    return _describer(axes)(index)
 
 
 def _currency(sweep: Sweep) -> str:
@@ -105,7 +113,7 @@ def report(request, token: str):
     }
     if sweep.status == Sweep.Status.DONE and sweep.summary:
         summary = sweep.summary
-        describe = lambda i: _describe(sweep.axes, i)  # noqa: E731
+        describe = _describer(sweep.axes)
         context["heatmaps"] = [
             charts.to_html(charts.heatmap(item, sweep.axes, currency), f"heat-{n}") for n, item in enumerate(summary["heat"])
         ]
@@ -116,9 +124,7 @@ def report(request, token: str):
 
 def _best_tables(sweep: Sweep, summary: dict, currency: str) -> list[dict]:
     fields = [a["field"] for a in sweep.axes]
-    from estimator import sweep as core
-
-    axes = [core.Axis(a["field"], tuple(a["values"])) for a in sweep.axes]
+    axes = services.axes_of(sweep)
     tables = []
     for metric in (services.DAYS, services.COST_OWNED, services.COST_CLOUD):
         rows = summary.get("best", {}).get(metric)

@@ -41,6 +41,8 @@ BEST_K = 10
 HEAT_MAX_CELLS = 2048
 HEAT_MAX_PAIRS = 3
 PARETO_MAX_POINTS = 5000
+SAMPLE_PER_CHUNK = 200  # points per chunk drawn behind the Pareto front (evenly spaced)
+SAMPLE_MAX = 2000
 
 
 def setting(name: str, default: Any) -> Any:
@@ -398,6 +400,13 @@ def chunk_digest(axes: list[core.Axis], start: int, arrays: dict[str, np.ndarray
             x, y = arrays[DAYS][ok_idx].astype(np.float64), arrays[cost][ok_idx].astype(np.float64)
             front = core.pareto_front(x, y)[:PARETO_MAX_POINTS]
             digest["pareto"][cost] = [[start + int(ok_idx[i]), _round(x[i]), _round(y[i])] for i in front]
+    if DAYS in arrays and ok_idx.size:
+        step = max(1, ok_idx.size // SAMPLE_PER_CHUNK)
+        picks = ok_idx[::step][:SAMPLE_PER_CHUNK]
+        digest["sample"] = [
+            [start + int(i), _round(arrays[DAYS][i]), *(_round(arrays[c][i]) if c in arrays else None for c in PARETO_COSTS)]
+            for i in picks
+        ]
     pos = core.decode_indices(axes, start, start + n)
     for i, j in heat_pairs(axes):
         ni = len(axes[i])
@@ -456,6 +465,9 @@ def merge_digests(axes: list[core.Axis], digests: list[dict]) -> dict:
         arr = np.array([[p[1] if p[1] is not None else np.nan, p[2] if p[2] is not None else np.nan] for p in points])
         front = core.pareto_front(arr[:, 0], arr[:, 1])
         summary["pareto"][cost] = [points[i] for i in front]
+    sample = [p for d in digests for p in d.get("sample", [])]
+    summary["sample"] = sample[:: max(1, math.ceil(len(sample) / SAMPLE_MAX))]
+    summary["sample_fields"] = ["index", DAYS, *PARETO_COSTS]
     for key in sorted({k for d in digests for k in d.get("heat", {})}):
         i, j, metric = key.split("|", 2)
         i, j = int(i), int(j)
@@ -490,7 +502,7 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
         "started_at": sweep.started_at.isoformat() if sweep.started_at else None,
         "finished_at": sweep.finished_at.isoformat() if sweep.finished_at else None,
         "queue_wait_s": _seconds(sweep.created_at, sweep.started_at),
-        "elapsed_s": _seconds(sweep.started_at or sweep.created_at, sweep.finished_at or timezone.now()),
+        "elapsed_s": _seconds(sweep.created_at, sweep.finished_at or timezone.now()),  # as the user waits
         "compute_s": round(sweep.compute_s, 3),
     }
     if sweep.finished_at and sweep.done and timings["elapsed_s"]:
@@ -504,7 +516,7 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
                      "chunks_total": sweep.chunks_total},
         "timings": timings,
         "error": sweep.error,
-        "axes": sweep.axes,
+        "axes": [compact_axis(a) for a in sweep.axes],
         "base": sweep.base,
         "summary": sweep.summary if sweep.status == Sweep.Status.DONE else None,
         "engine_version": sweep.engine_version,
@@ -513,6 +525,19 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
         "status_url": url("sweeps_api:detail", sweep.pk) if owned else url("sweeps_api:shared", sweep.share_token),
         "results_url": url("sweeps_api:results", sweep.pk) if owned else url("sweeps_api:shared-results", sweep.share_token),
     }
+
+
+AXIS_VALUES_SHOWN = 1000
+
+
+def compact_axis(axis: dict) -> dict:
+    """An axis for the status JSON: every value up to AXIS_VALUES_SHOWN, else first and last (the
+    results carry each row's values)."""
+    values = axis["values"]
+    out = {"field": axis["field"], "count": len(values), "first": values[0], "last": values[-1]}
+    if len(values) <= AXIS_VALUES_SHOWN:
+        out["values"] = values
+    return out
 
 
 def _seconds(a, b) -> float | None:

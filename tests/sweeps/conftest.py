@@ -84,6 +84,15 @@ def start_redis(timeout: float = 15) -> None:
     raise RuntimeError("Redis did not come back")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _redis_restored():
+    """Whatever a test does to Redis, leave it running if it was running before."""
+    was_up = redis_up()
+    yield
+    if was_up and not redis_up():
+        start_redis()
+
+
 @pytest.fixture
 def redis_broker(settings):
     """The in-process Celery app publishes to the test Redis database, emptied first."""

@@ -43,6 +43,8 @@ def test_post_answers_202_with_status_and_share_urls(api, base, django_capture_o
     assert body["status_url"].endswith(f"/api/v1/sweeps/{body['id']}")
     assert "/sweeps/" in body["share_url"] and r["Location"] == body["status_url"]
     assert len(callbacks) == 1  # chunks are queued only after the commit
+    assert body["axes"][0] == {"field": "cluster.cards", "count": 8, "first": 512, "last": 4096,
+                               "values": [512, 1024, 1536, 2048, 2560, 3072, 3584, 4096]}
     assert api.get(f"{URL}/{body['id']}").json()["progress"]["total"] == 16
 
 

@@ -117,7 +117,7 @@ def test_csv_and_json_pages_agree(sweep, user):
     assert [r[0] for r in shared["rows"]] == list(range(120, 144))
 
 
-def test_a_failing_chunk_fails_the_sweep_with_a_reason(sweep, monkeypatch):
+def test_a_failing_chunk_fails_the_sweep_with_a_reason(sweep, client, monkeypatch):
     import estimator.batch
 
     def broken(base, columns):
@@ -129,6 +129,8 @@ def test_a_failing_chunk_fails_the_sweep_with_a_reason(sweep, monkeypatch):
     assert sweep.status == "failed"
     assert "chunk 1" in sweep.error and "no price" in sweep.error
     assert services.run_chunk(sweep.pk, 0) == "skipped"
+    page = client.get(f"/sweeps/{sweep.share_token}/").content.decode()
+    assert 'id="sweep-error"' in page and "no price" in page and "sweep-progress" not in page
 
 
 def test_cancel_stops_further_chunks(sweep):
@@ -156,7 +158,7 @@ def test_watchdog_requeues_then_fails_a_stalled_sweep(sweep, settings, monkeypat
     assert sweep.status == "failed" and "no progress for" in sweep.error and "broker unavailable" in sweep.error
 
 
-def test_rows_the_core_cannot_plan_are_flagged_not_fatal(base, user, settings, monkeypatch):
+def test_rows_the_core_cannot_plan_are_flagged_not_fatal(base, user, client, monkeypatch):
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
     base["parallelism"] = {"tp": 8, "pp": 4, "dp": 8}  # only 256 cards fit this fixed layout
     sweep = services.create_sweep({"base": base, "axes": {"cluster.cards": [256, 512]}}, owner=user)
@@ -167,6 +169,8 @@ def test_rows_the_core_cannot_plan_are_flagged_not_fatal(base, user, settings, m
     ok = rows["columns"].index("ok")
     assert [r[ok] for r in rows["rows"]] == [True, False]
     assert sweep.summary["feasible"] == 1 and sweep.summary["errors"]
+    page = client.get(f"/sweeps/{sweep.share_token}/").content.decode()
+    assert 'id="sweep-row-errors"' in page
 
 
 class TestPages:
