@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from estimator import sweep as core
 from estimator.errors import ScenarioError
 
-from . import charts, services
+from . import charts, digests, selectors, services
 from .models import Sweep
 from .views import client_ip
 
@@ -99,7 +99,7 @@ def _currency(sweep: Sweep) -> str:
 def report(request, token: str):
     sweep = get_object_or_404(Sweep, share_token=token)
     services.watchdog(sweep)
-    payload = services.status_payload(sweep, request)
+    payload = selectors.status_payload(sweep, request)
     currency = _currency(sweep)
     context = {
         "sweep": sweep,
@@ -126,7 +126,7 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str) -> list[dict]:
     fields = [a["field"] for a in sweep.axes]
     axes = services.axes_of(sweep)
     tables = []
-    for metric in (services.DAYS, services.COST_OWNED, services.COST_CLOUD):
+    for metric in (digests.DAYS, digests.COST_OWNED, digests.COST_CLOUD):
         rows = summary.get("best", {}).get(metric)
         if not rows:
             continue
@@ -136,10 +136,10 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str) -> list[dict]:
             out.append({
                 "index": r["index"],
                 "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
-                "days": r.get(services.DAYS),
+                "days": r.get(digests.DAYS),
                 "cards": r.get("compute.cards"),
-                "owned": r.get(services.COST_OWNED),
-                "cloud": r.get(services.COST_CLOUD),
+                "owned": r.get(digests.COST_OWNED),
+                "cloud": r.get(digests.COST_CLOUD),
             })
         tables.append({"metric": metric, "label": charts.label(metric, currency), "fields": fields, "rows": out})
     return tables
@@ -160,7 +160,7 @@ def scenario_json(request, token: str, index: int):
     sweep = get_object_or_404(Sweep, share_token=token)
     if not 0 <= index < sweep.total:
         raise Http404
-    return JsonResponse(services.scenario_of(sweep, index), json_dumps_params={"indent": 2})
+    return JsonResponse(selectors.scenario_of(sweep, index), json_dumps_params={"indent": 2})
 
 
 @require_POST
@@ -172,7 +172,7 @@ def estimate(request, token: str, index: int):
     sweep = get_object_or_404(Sweep, share_token=token)
     if not 0 <= index < sweep.total:
         raise Http404
-    scenario = services.scenario_of(sweep, index)
+    scenario = selectors.scenario_of(sweep, index)
     scenario["name"] = f"{sweep.name or _('Sweep')} #{index}: {_describe(sweep.axes, index)}"[:200]
     try:
         est = create_estimate(data=scenario, owner=request.user)

@@ -1,4 +1,4 @@
-"""REST API of sweeps: thin views over sweeps.services. Errors use the API's one shape
+"""REST API of sweeps: thin views over sweeps.services and sweeps.selectors. Errors use the API's one shape
 {"errors": [{"field", "message"}]} (api.exceptions maps ScenarioError to 400)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from api.parsers import StrictJSONParser
 from api.serializers import ErrorSerializer
 
-from . import services
+from . import selectors, services
 from .models import Sweep
 from .serializers import ResultPageSerializer, SweepRequestSerializer, SweepStatusSerializer
 
@@ -64,7 +64,7 @@ class SweepListCreateView(APIView):
     def post(self, request):
         owner = request.user if request.user.is_authenticated else None
         sweep = services.create_sweep(request.data, owner=owner, client_ip=client_ip(request))
-        body = services.status_payload(sweep, request)
+        body = selectors.status_payload(sweep, request)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 
     @extend_schema(operation_id="sweeps_list", responses={200: SweepStatusSerializer(many=True), 401: ErrorSerializer})
@@ -72,7 +72,7 @@ class SweepListCreateView(APIView):
         sweeps = Sweep.objects.filter(owner=request.user).defer("summary", "base")[:100]
         rows = []
         for s in sweeps:
-            body = services.status_payload(s, request)
+            body = selectors.status_payload(s, request)
             body.pop("summary"), body.pop("base")
             rows.append(body)
         return Response(rows)
@@ -94,7 +94,7 @@ class SweepDetailView(APIView):
     def get(self, request, pk: int):
         sweep = _owned(request, pk)
         services.watchdog(sweep)
-        return Response(services.status_payload(sweep, request))
+        return Response(selectors.status_payload(sweep, request))
 
     @extend_schema(operation_id="sweeps_destroy", responses={204: None, **ERRORS})
     def delete(self, request, pk: int):
@@ -111,7 +111,7 @@ class SweepCancelView(APIView):
     def post(self, request, pk: int):
         sweep = _owned(request, pk)
         services.cancel(sweep)
-        return Response(services.status_payload(sweep, request))
+        return Response(selectors.status_payload(sweep, request))
 
 
 class SharedSweepView(APIView):
@@ -123,7 +123,7 @@ class SharedSweepView(APIView):
     def get(self, request, token: str):
         sweep = _shared(token)
         services.watchdog(sweep)
-        return Response(services.status_payload(sweep, request))
+        return Response(selectors.status_payload(sweep, request))
 
 
 RESULT_PARAMS = [
@@ -155,12 +155,12 @@ class _ResultsMixin:
             suffix = "" if page is None else f"-page{page}"
             response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}{suffix}.csv"'
             return response
-        return Response(services.result_page(sweep, page or 1, page_size))
+        return Response(selectors.result_page(sweep, page or 1, page_size))
 
 
 def _csv_stream(sweep: Sweep, start: int, stop: int):
     header_done = False
-    for columns, rows in services.iter_result_rows(sweep, start, stop):
+    for columns, rows in selectors.iter_result_rows(sweep, start, stop):
         buf = io.StringIO()
         writer = csv.writer(buf)
         if not header_done:

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from estimator.batch import SUMMARY_FIELDS
 from estimator.errors import ScenarioError
 from estimator.plan import estimate
-from sweeps import services
+from sweeps import selectors, services
 from sweeps.models import Sweep, SweepChunk
 
 pytestmark = pytest.mark.django_db
@@ -69,13 +69,13 @@ def test_a_duplicate_chunk_while_running_changes_nothing(sweep):
 def test_results_equal_the_core_estimate(sweep):
     run_all(sweep)
     sweep.refresh_from_db()
-    page = services.result_page(sweep, 1, 1000)
+    page = selectors.result_page(sweep, 1, 1000)
     assert page["count"] == 144 and len(page["rows"]) == 144
     cols = page["columns"]
     for index in (0, 49, 50, 77, 143):
         row = dict(zip(cols, page["rows"][index], strict=True))
         assert row["index"] == index
-        scenario = services.scenario_of(sweep, index)
+        scenario = selectors.scenario_of(sweep, index)
         assert row["cluster.cards"] == scenario["cluster"]["cards"]
         result = estimate(scenario)["result"]
         for field in SUMMARY_FIELDS:
@@ -91,7 +91,7 @@ def test_summary_best_rows_pareto_and_heatmaps(sweep):
     sweep.refresh_from_db()
     s = sweep.summary
     assert s["scenarios"] == 144 and s["feasible"] <= 144
-    page = services.result_page(sweep, 1, 1000)
+    page = selectors.result_page(sweep, 1, 1000)
     days = np.array([r[page["columns"].index("compute.wall_clock_days")] or np.inf for r in page["rows"]], dtype=float)
     best = s["best"]["compute.wall_clock_days"]
     assert best[0]["compute.wall_clock_days"] == pytest.approx(days.min(), rel=1e-5)
@@ -165,7 +165,7 @@ def test_rows_the_core_cannot_plan_are_flagged_not_fatal(base, user, client, mon
     services.run_chunk(sweep.pk, 0)
     sweep.refresh_from_db()
     assert sweep.status == "done"
-    rows = services.result_page(sweep, 1, 10)
+    rows = selectors.result_page(sweep, 1, 10)
     ok = rows["columns"].index("ok")
     assert [r[ok] for r in rows["rows"]] == [True, False]
     assert sweep.summary["feasible"] == 1 and sweep.summary["errors"]

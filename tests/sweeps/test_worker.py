@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from estimator.batch import SUMMARY_FIELDS
 from estimator.plan import estimate
-from sweeps import services
+from sweeps import selectors
 from sweeps.models import Sweep, SweepChunk
 
 from .conftest import redis_client, redis_up, start_redis, wait_for
@@ -80,11 +80,11 @@ def test_a_sweep_completes_with_the_cores_answers(api, base, workers, fast_watch
     sweep = Sweep.objects.get(pk=body["id"])
     chunk = SweepChunk.objects.filter(sweep=sweep).first()
     assert chunk.worker.startswith("w-0@")
-    rows = services.result_page(sweep, 1, 480)
+    rows = selectors.result_page(sweep, 1, 480)
     cols = rows["columns"]
     for index in random.Random(5).sample(range(480), 6):
         row = dict(zip(cols, rows["rows"][index], strict=True))
-        result = estimate(services.scenario_of(sweep, index))["result"]
+        result = estimate(selectors.scenario_of(sweep, index))["result"]
         for field in SUMMARY_FIELDS:
             node = result
             for key in field.split("."):

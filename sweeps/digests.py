@@ -1,0 +1,215 @@
+"""Sweep results at rest: the compact per-chunk encoding (compressed npz of every summary field)
+and the per-chunk digests (best rows, Pareto candidates, heatmap minima, a point sample) merged into
+a sweep's summary when its last chunk lands. Pure functions of arrays; no database access."""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+import numpy as np
+
+from estimator import sweep as core
+
+# Result fields used by the summary, best tables, heatmaps and Pareto front (those the core returns).
+DAYS = "compute.wall_clock_days"
+COST_OWNED = "cost.run.owned"
+COST_CLOUD = "cost.run.cloud"
+RANK_METRICS = (DAYS, COST_OWNED, COST_CLOUD, "cost.capex.total", "power.facility_w")
+HEAT_METRICS = (DAYS, COST_OWNED)
+PARETO_COSTS = (COST_OWNED, COST_CLOUD)
+FITS = "ok"  # the core's per-row flag: planned (True) or not (False, with an error message)
+BEST_K = 10
+HEAT_MAX_CELLS = 2048
+HEAT_MAX_PAIRS = 3
+PARETO_MAX_POINTS = 5000
+SAMPLE_PER_CHUNK = 200  # points per chunk drawn behind the Pareto front (evenly spaced)
+SAMPLE_MAX = 2000
+
+
+
+# --------------------------------------------------------------------------------------------
+# Storage format
+
+
+ERROR = "error"  # per-row message (None where the row was planned); stored as codes + messages
+
+
+def pack(arrays: dict[str, np.ndarray]) -> bytes:
+    """Compressed .npz (one zip member per result field; no pickles). The object column "error"
+    is stored as int32 codes into a unicode array of its distinct messages."""
+    out = {k: v for k, v in arrays.items() if k != ERROR}
+    if ERROR in arrays:
+        messages, codes = [], np.full(len(arrays[ERROR]), -1, dtype=np.int32)
+        seen: dict[str, int] = {}
+        for i, msg in enumerate(arrays[ERROR]):
+            if msg is not None:
+                code = seen.get(msg)
+                if code is None:
+                    code = seen[msg] = len(messages)
+                    messages.append(str(msg))
+                codes[i] = code
+        out["_error_code"] = codes
+        out["_error_messages"] = np.array(messages or [""], dtype=str)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **out)
+    return buf.getvalue()
+
+
+def unpack(blob: bytes | memoryview) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(bytes(blob)), allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    codes, messages = arrays.pop("_error_code", None), arrays.pop("_error_messages", None)
+    if codes is not None:
+        lookup = np.array([None, *messages.tolist()], dtype=object)
+        arrays[ERROR] = lookup[codes + 1]
+    return arrays
+
+
+# --------------------------------------------------------------------------------------------
+# Digests: what the summary needs, computed per chunk by the worker and merged at the end
+
+
+def _round(x: float) -> float | None:
+    x = float(x)
+    return float(f"{x:.6g}") if math.isfinite(x) else None
+
+
+def _feasible(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    n = len(next(iter(arrays.values())))
+    fits = arrays.get(FITS)
+    mask = np.ones(n, dtype=bool) if fits is None else np.asarray(fits, dtype=bool)
+    return mask
+
+
+def heat_pairs(axes: list[core.Axis]) -> list[tuple[int, int]]:
+    """Axis pairs (i, j) drawn as heatmaps: small enough grids, at most HEAT_MAX_PAIRS, preferring
+    pairs that involve a categorical axis (accelerator, preset) and the first axes."""
+    pairs = [
+        (i, j)
+        for i in range(len(axes))
+        for j in range(i + 1, len(axes))
+        if len(axes[i]) * len(axes[j]) <= HEAT_MAX_CELLS and len(axes[i]) > 1 and len(axes[j]) > 1
+    ]
+    pairs.sort(key=lambda p: (not (axes[p[0]].kind == "str" or axes[p[1]].kind == "str"), p))
+    if not pairs and len(axes) == 1 and len(axes[0]) <= HEAT_MAX_CELLS:
+        return [(0, -1)]  # one axis: a one-row strip
+    return pairs[:HEAT_MAX_PAIRS]
+
+
+def chunk_digest(axes: list[core.Axis], start: int, arrays: dict[str, np.ndarray]) -> dict:
+    n = len(next(iter(arrays.values()))) if arrays else 0
+    feasible = _feasible(arrays) if n else np.zeros(0, dtype=bool)
+    digest: dict[str, Any] = {"n": n, "feasible": int(feasible.sum()), "best": {}, "range": {}, "pareto": {}, "heat": {},
+                              "errors": {}}
+    if ERROR in arrays:
+        msgs, counts = np.unique(np.array([m for m in arrays[ERROR] if m is not None], dtype=str), return_counts=True)
+        top = np.argsort(-counts)[:10]
+        digest["errors"] = {str(msgs[i])[:500]: int(counts[i]) for i in top}
+    fields = [k for k in arrays if arrays[k].dtype.kind in "fiub"]
+    ok_idx = np.flatnonzero(feasible)
+    for metric in RANK_METRICS:
+        if metric not in arrays or ok_idx.size == 0:
+            continue
+        values = arrays[metric].astype(np.float64)[ok_idx]
+        finite = np.isfinite(values)
+        if not finite.any():
+            continue
+        digest["range"][metric] = [_round(values[finite].min()), _round(values[finite].max())]
+        k = min(BEST_K, values.size)
+        top = np.argpartition(np.where(finite, values, np.inf), k - 1)[:k]
+        rows = []
+        for t in top:
+            i = int(ok_idx[t])
+            rows.append({"index": start + i, **{f: _json_scalar(arrays[f][i]) for f in fields}})
+        digest["best"][metric] = rows
+    if DAYS in arrays:
+        for cost in PARETO_COSTS:
+            if cost not in arrays or ok_idx.size == 0:
+                continue
+            x, y = arrays[DAYS][ok_idx].astype(np.float64), arrays[cost][ok_idx].astype(np.float64)
+            front = core.pareto_front(x, y)[:PARETO_MAX_POINTS]
+            digest["pareto"][cost] = [[start + int(ok_idx[i]), _round(x[i]), _round(y[i])] for i in front]
+    if DAYS in arrays and ok_idx.size:
+        step = max(1, ok_idx.size // SAMPLE_PER_CHUNK)
+        picks = ok_idx[::step][:SAMPLE_PER_CHUNK]
+        digest["sample"] = [
+            [start + int(i), _round(arrays[DAYS][i]), *(_round(arrays[c][i]) if c in arrays else None for c in PARETO_COSTS)]
+            for i in picks
+        ]
+    pos = core.decode_indices(axes, start, start + n)
+    for i, j in heat_pairs(axes):
+        ni = len(axes[i])
+        nj = len(axes[j]) if j >= 0 else 1
+        cell = pos[axes[i].field] * nj + (pos[axes[j].field] if j >= 0 else 0)
+        for metric in HEAT_METRICS:
+            if metric not in arrays:
+                continue
+            grid = np.full(ni * nj, np.inf)
+            vals = np.where(feasible, arrays[metric].astype(np.float64), np.inf)
+            vals = np.where(np.isfinite(vals), vals, np.inf)
+            np.minimum.at(grid, cell, vals)
+            digest["heat"][f"{i}|{j}|{metric}"] = [_round(v) if np.isfinite(v) else None for v in grid]
+    return digest
+
+
+def _json_scalar(v: Any) -> Any:
+    if isinstance(v, np.bool_ | bool):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.floating | float):
+        return _round(v)
+    return v
+
+
+def merge_digests(axes: list[core.Axis], digests: list[dict]) -> dict:
+    """The sweep summary: counts, per-metric ranges and best rows, Pareto fronts, heatmap grids."""
+    summary: dict[str, Any] = {
+        "scenarios": sum(d.get("n", 0) for d in digests),
+        "feasible": sum(d.get("feasible", 0) for d in digests),
+        "range": {},
+        "best": {},
+        "pareto": {},
+        "heat": [],
+        "errors": {},
+    }
+    for d in digests:
+        for msg, count in d.get("errors", {}).items():
+            summary["errors"][msg] = summary["errors"].get(msg, 0) + count
+    summary["errors"] = dict(sorted(summary["errors"].items(), key=lambda kv: -kv[1])[:10])
+    metrics = {m for d in digests for m in d.get("best", {})}
+    for metric in RANK_METRICS:
+        if metric not in metrics:
+            continue
+        lo = [d["range"][metric][0] for d in digests if metric in d.get("range", {})]
+        hi = [d["range"][metric][1] for d in digests if metric in d.get("range", {})]
+        summary["range"][metric] = [min(lo), max(hi)]
+        rows = [r for d in digests for r in d.get("best", {}).get(metric, [])]
+        rows.sort(key=lambda r: (r.get(metric) if r.get(metric) is not None else math.inf, r["index"]))
+        summary["best"][metric] = rows[:BEST_K]
+    for cost in PARETO_COSTS:
+        points = [p for d in digests for p in d.get("pareto", {}).get(cost, [])]
+        if not points:
+            continue
+        arr = np.array([[p[1] if p[1] is not None else np.nan, p[2] if p[2] is not None else np.nan] for p in points])
+        front = core.pareto_front(arr[:, 0], arr[:, 1])
+        summary["pareto"][cost] = [points[i] for i in front]
+    sample = [p for d in digests for p in d.get("sample", [])]
+    summary["sample"] = sample[:: max(1, math.ceil(len(sample) / SAMPLE_MAX))]
+    summary["sample_fields"] = ["index", DAYS, *PARETO_COSTS]
+    for key in sorted({k for d in digests for k in d.get("heat", {})}):
+        i, j, metric = key.split("|", 2)
+        i, j = int(i), int(j)
+        grids = [np.array([np.inf if v is None else v for v in d["heat"][key]]) for d in digests if key in d.get("heat", {})]
+        grid = np.minimum.reduce(grids)
+        ni = len(axes[i])
+        nj = len(axes[j]) if j >= 0 else 1
+        summary["heat"].append({
+            "x": axes[j].field if j >= 0 else None,
+            "y": axes[i].field,
+            "metric": metric,
+            "z": [[_round(v) if np.isfinite(v) else None for v in row] for row in grid.reshape(ni, nj)],
+        })
+    return summary

@@ -1,0 +1,127 @@
+"""Sweep selectors: the status payload and the stored results, read side only."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.utils import timezone
+
+from estimator import sweep as core
+
+from .digests import unpack
+from .models import Sweep, SweepChunk
+from .services import axes_of
+
+# --------------------------------------------------------------------------------------------
+# Selectors: status and results
+
+
+def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
+    from django.urls import reverse
+    from django.utils import translation
+
+    def url(name: str, *args) -> str:
+        with translation.override(settings.LANGUAGE_CODE):  # language-neutral links
+            path = reverse(name, args=args)
+        return request.build_absolute_uri(path) if request is not None else path
+
+    timings = {
+        "created_at": sweep.created_at.isoformat() if sweep.created_at else None,
+        "started_at": sweep.started_at.isoformat() if sweep.started_at else None,
+        "finished_at": sweep.finished_at.isoformat() if sweep.finished_at else None,
+        "queue_wait_s": _seconds(sweep.created_at, sweep.started_at),
+        "elapsed_s": _seconds(sweep.created_at, sweep.finished_at or timezone.now()),  # as the user waits
+        "compute_s": round(sweep.compute_s, 3),
+    }
+    if sweep.finished_at and sweep.done and timings["elapsed_s"]:
+        timings["scenarios_per_s"] = round(sweep.done / max(timings["elapsed_s"], 1e-6))
+    owned = sweep.owner_id is not None
+    return {
+        "id": sweep.pk,
+        "name": sweep.name,
+        "status": sweep.status,
+        "progress": {"done": sweep.done, "total": sweep.total, "chunks_done": sweep.chunks_done,
+                     "chunks_total": sweep.chunks_total},
+        "timings": timings,
+        "error": sweep.error,
+        "axes": [compact_axis(a) for a in sweep.axes],
+        "base": sweep.base,
+        "summary": sweep.summary if sweep.status == Sweep.Status.DONE else None,
+        "engine_version": sweep.engine_version,
+        "catalog_version": sweep.catalog_version,
+        "share_url": url("sweeps_pages:report", sweep.share_token),
+        "status_url": url("sweeps_api:detail", sweep.pk) if owned else url("sweeps_api:shared", sweep.share_token),
+        "results_url": url("sweeps_api:results", sweep.pk) if owned else url("sweeps_api:shared-results", sweep.share_token),
+    }
+
+
+AXIS_VALUES_SHOWN = 1000
+
+
+def compact_axis(axis: dict) -> dict:
+    """An axis for the status JSON: every value up to AXIS_VALUES_SHOWN, else first and last (the
+    results carry each row's values)."""
+    values = axis["values"]
+    out = {"field": axis["field"], "count": len(values), "first": values[0], "last": values[-1]}
+    if len(values) <= AXIS_VALUES_SHOWN:
+        out["values"] = values
+    return out
+
+
+def _seconds(a, b) -> float | None:
+    if a is None or b is None:
+        return None
+    return round((b - a).total_seconds(), 3)
+
+
+def result_columns(sweep: Sweep) -> list[str]:
+    chunk = SweepChunk.objects.filter(sweep=sweep).only("data").first()
+    fields = list(unpack(chunk.data)) if chunk else []
+    return ["index"] + [a["field"] for a in sweep.axes] + fields
+
+
+def iter_result_rows(sweep: Sweep, start: int = 0, stop: int | None = None):
+    """Yield (columns, rows) blocks for scenarios [start, stop) in index order, one chunk at a
+    time (memory bounded by a chunk). Missing chunks (still running) are skipped."""
+    stop = sweep.total if stop is None else min(stop, sweep.total)
+    if start >= stop:
+        return
+    axes = axes_of(sweep)
+    first, last = start // sweep.chunk_size, (stop - 1) // sweep.chunk_size
+    for chunk in SweepChunk.objects.filter(sweep=sweep, index__gte=first, index__lte=last).order_by("index").iterator():
+        arrays = unpack(chunk.data)
+        lo, hi = max(start, chunk.start), min(stop, chunk.stop)
+        inputs = core.decode(axes, lo, hi)
+        cols = {"index": np.arange(lo, hi)}
+        cols.update(inputs)
+        for key, value in arrays.items():
+            cols[key] = value[lo - chunk.start: hi - chunk.start]
+        yield list(cols), [list(row) for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
+
+
+def result_page(sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
+    start = (page - 1) * page_size
+    stop = min(start + page_size, sweep.total)
+    columns: list[str] = []
+    rows: list[list] = []
+    for cols, block in iter_result_rows(sweep, start, stop):
+        columns = cols
+        rows.extend(block)
+    if not columns:
+        columns = ["index"] + [a["field"] for a in sweep.axes]
+    pages = max(1, math.ceil(sweep.total / page_size))
+    return {"page": page, "pages": pages, "page_size": page_size, "count": sweep.total, "columns": columns,
+            "rows": [[_clean(v) for v in row] for row in rows]}
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def scenario_of(sweep: Sweep, index: int) -> dict:
+    return core.scenario_at(sweep.base, axes_of(sweep), index)
