@@ -142,8 +142,9 @@ def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None
     if p.tp is not None:
         if arch.num_attention_heads % p.tp:
             errors.append(FieldError("parallelism.tp", f"must divide the {arch.num_attention_heads} attention heads"))
-        elif arch.num_key_value_heads % p.tp and p.tp % arch.num_key_value_heads:
-            errors.append(FieldError("parallelism.tp", f"must divide or be a multiple of the {arch.num_key_value_heads} KV heads"))
+        elif not arch.is_mla and arch.num_key_value_heads % p.tp:
+            # Megatron-LM splits the KV heads (query groups) over TP ranks: TP must divide them too
+            errors.append(FieldError("parallelism.tp", f"must divide the {arch.num_key_value_heads} KV heads"))
     if p.pp is not None and p.pp > arch.num_hidden_layers:
         errors.append(FieldError("parallelism.pp", f"cannot exceed the {arch.num_hidden_layers} layers"))
     if p.ep is not None and p.ep > 1:

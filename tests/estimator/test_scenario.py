@@ -144,3 +144,8 @@ def test_estimate_shows_catalog_defaults_and_reparses_to_the_same_plan():
     assert again["scenario"] == norm
     assert again["result"]["compute"] == first["result"]["compute"]
     assert again["result"]["cost"]["capex"] == first["result"]["cost"]["capex"]
+
+
+def test_tp_must_divide_the_kv_heads_too():
+    # Llama-3.1-70B: 64 heads, 8 KV heads; TP 16 divides the heads but not the KV heads
+    assert "KV heads" in fields_of(with_("parallelism.tp", 16))["parallelism.tp"]
