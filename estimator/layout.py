@@ -34,6 +34,7 @@ from estimator.memory import (
     Buffers,
     MemoryBreakdown,
     per_card_memory,
+    stage_layers,
 )
 from estimator.models import Architecture, ParamCounts, flops_per_token
 from estimator.steptime import LINK_EFFICIENCY, TRAINING_GEMM_FRACTION, evaluate_step
@@ -142,7 +143,7 @@ def _check_fixed(fixed: Mapping) -> list[FieldError]:
             if isinstance(value, bool) or value not in (0, 1, 2, 3):
                 errors.append(FieldError(path, "zero_stage must be 0, 1, 2 or 3"))
         elif key == "recompute" and value not in RECOMPUTE_CODES and value not in RECOMPUTE_NAMES:
-            errors.append(FieldError(path, "recompute must be none, selective or full"))
+            errors.append(FieldError(path, "recompute must be none, selective, full or partial"))
     if ("zero_stage" in fixed and "distributed_optimizer" in fixed and fixed["zero_stage"] == 0
             and fixed["distributed_optimizer"]):
         errors.append(FieldError("parallelism.distributed_optimizer",
@@ -175,10 +176,12 @@ class LayoutEval:
     per_card_bytes: dict
     hbm_bytes: float
     fits: bool
+    recompute_fraction: float = 0.0  # share of layers recomputed (1 full, k/L_stage partial)
 
     def to_dict(self) -> dict:
         """The contract's `parallelism` section."""
-        keys = ("tp", "pp", "dp", "ep", "cp", "zero_stage", "recompute", "micro_batch_size", "micro_batches",
+        keys = ("tp", "pp", "dp", "ep", "cp", "zero_stage", "recompute", "recompute_fraction", "micro_batch_size",
+                "micro_batches",
                 "virtual_stages", "sequence_parallel", "distributed_optimizer", "bubble_fraction", "step_time_s")
         out = {k: getattr(self, k) for k in keys}
         out["breakdown_s"] = dict(self.breakdown_s)
@@ -209,16 +212,46 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
 
     Scalars work too (0-d results). Adds tokens_per_s, predicted_mfu, predicted_hfu to the times.
     """
-    mem = per_card_memory(problem.arch, problem.counts, problem.seq_len, c["tp"], c["pp"], c["dp"], c["ep"], c["cp"],
-                          c["zero"], c["mbs"], c["rc"], c["sp"], c["v"], False, c["m"], problem.grad_dtype,
-                          problem.flash_attention, problem.buffers)
+    def memory(rc):
+        return per_card_memory(problem.arch, problem.counts, problem.seq_len, c["tp"], c["pp"], c["dp"], c["ep"],
+                               c["cp"], c["zero"], c["mbs"], rc, c["sp"], c["v"], False, c["m"],
+                               problem.grad_dtype, problem.flash_attention, problem.buffers)
+
+    rc = np.asarray(c["rc"])
+    mem = memory(rc)
+    rf = (rc == RECOMPUTE_CODES["full"]).astype(float)
+    partial = rc == RECOMPUTE_CODES["partial"]
+    if np.any(partial):
+        mem, rf = _partial_recompute(problem, c, partial, mem, memory(np.where(partial, RECOMPUTE_CODES["full"], rc)), rf)
+    c = {**c, "rf": rf}
     t = evaluate_step(problem, c)
+    t["recompute_fraction"] = np.broadcast_to(rf, np.shape(t["step_time_s"]))
     step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * problem.seq_len
     peak = problem.accelerator.peak_flops(problem.precision)
     t["tokens_per_s"] = step_tokens / t["step_time_s"]
     t["predicted_mfu"] = t["tokens_per_s"] * problem.flop_per_token / (problem.cards * peak)
     t["predicted_hfu"] = t["executed_flop_per_card"] / (t["step_time_s"] * peak)
     return mem, t
+
+
+def _partial_recompute(problem, c, partial, none, full, rf):
+    """Block recompute: the fewest whole layers per stage k that bring the card under its HBM.
+
+    Memory falls linearly from no recompute (k = 0) to full recompute (k = all L_stage layers of
+    the fullest device), so k = ceil(L_stage · (none - HBM) / (none - full)); the step then pays
+    k/L_stage of a recomputed forward (steptime's fractional `full`). Megatron-LM --recompute-method
+    block --recompute-num-layers k. Bytes; fraction dimensionless.
+    """
+    hbm = float(problem.accelerator.hbm_bytes)
+    layers = stage_layers(problem.arch.num_hidden_layers, problem.counts.n_dense_layers, c["pp"], c["v"]).full
+    span = none.total - full.total
+    need = np.clip((none.total - hbm) / np.where(span > 0, span, 1.0), 0.0, 1.0)
+    k = np.ceil(need * layers - 1e-9)
+    f = np.where(partial, np.clip(k / np.maximum(layers, 1), 0.0, 1.0), rf)
+    mixed = {key: getattr(none, key) + f * (getattr(full, key) - getattr(none, key)) for key in
+             ("weights", "gradients", "optimizer", "activations", "other", "total")}
+    mem = MemoryBreakdown(**{key: np.where(partial, mixed[key], getattr(none, key)) for key in mixed})
+    return mem, f
 
 
 def _make_eval(problem, c, mem, t, i) -> LayoutEval:
@@ -235,6 +268,7 @@ def _make_eval(problem, c, mem, t, i) -> LayoutEval:
         step_time_s=float(g(t, "step_time_s")), breakdown_s={k: float(g(t, k)) for k in BREAKDOWN_KEYS},
         predicted_mfu=float(g(t, "predicted_mfu")), predicted_hfu=float(g(t, "predicted_hfu")),
         tokens_per_s=float(g(t, "tokens_per_s")), per_card_bytes=mem.at(i), hbm_bytes=hbm, fits=total <= hbm,
+        recompute_fraction=float(g(t, "recompute_fraction")),
     )
 
 
@@ -264,6 +298,11 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     mem, t = evaluate(problem, sub)
     fits = mem.total <= problem.accelerator.hbm_bytes
     reason[ok[~fits]] = REASONS.index("out-of-memory")
+    if "recompute" not in problem.fixed:  # partial that recomputes no layer or all is none or full again
+        frac = t["recompute_fraction"]
+        redundant = fits & (sub["rc"] == RECOMPUTE_CODES["partial"]) & ((frac <= 0.0) | (frac >= 1.0))
+        reason[ok[redundant]] = REASONS.index("partial-recompute-redundant")
+        fits = fits & ~redundant
     counts = np.bincount(reason[reason >= 0], minlength=len(REASONS))
     rejected = {name: int(k) for name, k in zip(REASONS, counts, strict=True) if k}
     good = np.flatnonzero(fits)
@@ -275,6 +314,7 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     # does not fit otherwise),
     # then to less recomputation, then to less memory.
     speed = np.round(np.log(t["tokens_per_s"][good]) / np.log1p(0.02))
-    order = good[np.lexsort((mem.total[good], sub["rc"][good], sub["zero"][good], -speed))][: top_n + 1]
+    order = good[np.lexsort((mem.total[good], t["recompute_fraction"][good], sub["zero"][good], -speed))]
+    order = order[: top_n + 1]
     evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
     return LayoutSearch(evals[0], evals[1:], rejected, n, int(good.size))

@@ -18,7 +18,7 @@ value), built with numpy, never a Python loop over candidates:
 - micro_batch_size: powers of two up to MAX_MICRO_BATCH; virtual_stages 1, 2, 4, 8;
   sequence_parallel only with tp > 1; zero_stage 0-3 (ZeRO-2/3 cannot accumulate gradients across
   pipeline micro-batches: rejected with pp > 1, as DeepSpeed does); recompute none / selective /
-  full (selective is skipped when flash attention is on: it would recompute nothing more).
+  full / partial (selective is skipped when flash attention is on: it would recompute nothing more).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ REASONS = (
     "batch-off-by-over-25pct",
     "micro-batches-not-multiple-of-pp",
     "zero-stage-incompatible-with-pp",
+    "partial-recompute-redundant",
     "out-of-memory",
 )
 
@@ -77,7 +78,7 @@ def axis_values(problem) -> dict[str, np.ndarray]:
         "v": [1, 2, 4, 8],
         "sp": [False, True],
         "zero": [0, 1, 2, 3],
-        "rc": [0, 2] if problem.flash_attention else [0, 1, 2],
+        "rc": [0, 2, 3] if problem.flash_attention else [0, 1, 2, 3],
     }
     keys = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "mbs": "micro_batch_size", "v": "virtual_stages",
             "sp": "sequence_parallel", "zero": "zero_stage", "rc": "recompute"}

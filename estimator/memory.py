@@ -55,7 +55,10 @@ OPTIMIZER_BYTES = 12.0  # K: fp32 master weights + Adam m + v (ZeRO's K = 12)
 GRAD_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0}
 DEFAULT_GRAD_DTYPE = "fp32"
 LOGITS_BYTES = 4.0  # fp32 logits for the cross-entropy
-RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2}
+# partial: Megatron-LM's block recompute (--recompute-method block --recompute-num-layers k): the first
+# k layers of each stage recompute fully, the rest keep everything; layout.evaluate picks the smallest k
+# that fits in HBM and interpolates this module's none/full results (memory is linear in k).
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2, "partial": 3}
 RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
 
 

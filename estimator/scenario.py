@@ -159,7 +159,9 @@ class Parallelism(_Section):
     virtual_stages: Int | None = Field(None, ge=1, le=128)
     sequence_parallel: bool | None = None
     zero_stage: Int | None = Field(None, ge=0, le=3)
-    recompute: Literal["none", "selective", "full"] | None = None
+    recompute: Literal["none", "selective", "full", "partial"] | None = Field(
+        None, description="partial: Megatron block recompute of the fewest layers per stage that fit in HBM"
+    )
     distributed_optimizer: bool | None = None
 
     def fixed(self) -> dict[str, Any]:

@@ -177,7 +177,8 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     sp = np.asarray(c["sp"], dtype=bool)
     zero = np.asarray(c["zero"])
     rc = np.asarray(c["rc"])
-    full = (rc == 2).astype(float)
+    # share of layers recomputed: 1 for full, k/L_stage for partial (block) recompute, else 0
+    full = np.asarray(c["rf"], dtype=float) if "rf" in c else (rc == 2).astype(float)
     selective = (rc == 1).astype(float)
     flash = bool(problem.flash_attention)
     s = float(problem.seq_len)

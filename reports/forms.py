@@ -181,7 +181,13 @@ class EstimateForm(forms.Form):
     )
     recompute = forms.ChoiceField(
         label=_("Recompute"), required=False,
-        choices=[("", _("search")), ("none", _("none")), ("selective", _("selective")), ("full", _("full"))],
+        choices=[
+            ("", _("search")),
+            ("none", _("none")),
+            ("selective", _("selective")),
+            ("full", _("full")),
+            ("partial", _("partial (fewest layers that fit)")),
+        ],
     )
     switch_ports = forms.IntegerField(label=_("Switch ports"), required=False)
     port_gbps = forms.FloatField(label=_("Port speed (Gb/s)"), required=False)
