@@ -152,7 +152,7 @@ def layer_coefficients(arch: Architecture) -> tuple[LayerCoefficients, LayerCoef
     """(dense layer, MoE layer) activation coefficients for an architecture.
 
     Generalises Korthikanti's 34·h: replicated = LayerNorm inputs 4h + attention and MLP inputs 4h
-    + two dropout masks 2h = 10h; split = Q, K, V and the attention context (2 bytes each per
+    + two 1-byte dropout masks 2h = 10h (8h for a model trained without dropout: no masks); split = Q, K, V and the attention context (2 bytes each per
     element: 2·(q + k + v + o)) + the MLP (plain: fc1 output and activation output, 4·f; gated:
     fc1 output 2f wide and activation output, 6·f). For MHA with f = 4h this is 8h + 16h = 24h.
     """
@@ -168,7 +168,9 @@ def layer_coefficients(arch: Architecture) -> tuple[LayerCoefficients, LayerCoef
     gated = arch.hidden_act not in ("gelu", "gelu_new", "relu", "gelu_pytorch_tanh")
     mlp_coeff = 6.0 if gated else 4.0
     attn_split = 2.0 * (q_dim + k_dim + v_dim + o_dim)
-    dense = LayerCoefficients(10.0 * h, attn_split + mlp_coeff * arch.intermediate_size, 5.0 * a, 2.0 * h)
+    replicated = (10.0 if arch.hidden_dropout > 0 else 8.0) * h
+    scores = (5.0 if arch.attention_dropout > 0 else 4.0) * a  # scores 2 + softmax 2 (+ dropout mask 1)
+    dense = LayerCoefficients(replicated, attn_split + mlp_coeff * arch.intermediate_size, scores, 2.0 * h)
     if not arch.is_moe:
         return dense, dense
     fe = arch.moe_intermediate_size
@@ -176,7 +178,7 @@ def layer_coefficients(arch: Architecture) -> tuple[LayerCoefficients, LayerCoef
     routed = k * (4.0 * h + mlp_coeff * fe)
     shared = mlp_coeff * arch.n_shared_experts * fe
     router = 4.0 * arch.num_experts  # fp32 router logits
-    moe = LayerCoefficients(10.0 * h, attn_split + routed + shared + router, 5.0 * a, 2.0 * h)
+    moe = LayerCoefficients(replicated, attn_split + routed + shared + router, scores, 2.0 * h)
     return dense, moe
 
 

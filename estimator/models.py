@@ -34,6 +34,10 @@ class Architecture:
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None
     max_position_embeddings: int = 4096
+    # Dropout probabilities (config.json names): non-zero dropout stores 1-byte masks per activation
+    # (Korthikanti 2022); Llama, Qwen and DeepSeek train without it, GPT-3-era models with 0.1.
+    hidden_dropout: float = 0.0
+    attention_dropout: float = 0.0
 
     @property
     def is_moe(self) -> bool:
@@ -302,6 +306,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "qk_nope_head_dim": ("attention_qk_dim",),
     "qk_rope_head_dim": ("attention_qk_rope_dim",),
     "v_head_dim": ("attention_v_dim",),
+    "hidden_dropout": ("resid_pdrop", "hidden_dropout_prob", "dropout"),
+    "attention_dropout": ("attn_pdrop", "attention_probs_dropout_prob"),
     "max_position_embeddings": ("n_positions", "seq_length"),
 }
 _REQUIRED = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
@@ -402,5 +408,13 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
         moe_intermediate_size=moe_ffn if experts else 0,
         first_k_dense_replace=min(first_dense, layers) if experts else 0,
         max_position_embeddings=_int_field("max_position_embeddings", get("max_position_embeddings", 4096), 1),
+        hidden_dropout=_probability("hidden_dropout", get("hidden_dropout", 0.0)),
+        attention_dropout=_probability("attention_dropout", get("attention_dropout", 0.0)),
         **mla,
     )
+
+
+def _probability(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) < 1.0:
+        raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
+    return float(value)

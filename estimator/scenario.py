@@ -80,6 +80,8 @@ class ModelSpec(BaseModel):
     qk_rope_head_dim: Int | None = Field(None, ge=0, le=100_000)
     v_head_dim: Int | None = Field(None, ge=0, le=100_000)
     max_position_embeddings: Int | None = Field(None, ge=1, le=100_000_000)
+    hidden_dropout: Num | None = Field(None, ge=0, lt=1)
+    attention_dropout: Num | None = Field(None, ge=0, lt=1)
 
 
 class Training(_Section):

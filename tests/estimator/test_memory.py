@@ -21,7 +21,8 @@ from estimator.models import Architecture, param_counts
 def gpt(layers=8, hidden=1024, heads=16, vocab=1024):
     return Architecture(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
                         num_key_value_heads=heads, head_dim=hidden // heads, intermediate_size=4 * hidden,
-                        vocab_size=vocab, tie_word_embeddings=True, hidden_act="gelu")
+                        vocab_size=vocab, tie_word_embeddings=True, hidden_act="gelu",
+                        hidden_dropout=0.1, attention_dropout=0.1)  # Korthikanti's GPT trains with dropout
 
 
 @pytest.mark.parametrize("stage,published", [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
@@ -87,7 +88,8 @@ def test_gqa_and_gated_mlp_coefficients():
     arch = Architecture(num_hidden_layers=2, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
                         head_dim=128, intermediate_size=14336, vocab_size=1000)
     dense, _ = layer_coefficients(arch)
-    assert dense.replicated == 10 * 4096
+    # no dropout (Llama-style): LayerNorm inputs 4h + attention and MLP inputs 4h, no 1-byte masks
+    assert dense.replicated == 8 * 4096
     assert dense.split == 2 * (4096 + 1024 + 1024 + 4096) + 6 * 14336
 
 
@@ -159,3 +161,13 @@ def test_weights_per_card_single_and_split_stages():
     two = per_card_memory(arch, c, 1024, tp=2, pp=2, dp=1)
     # two stages: each holds 4 layers and one copy of the (tied) embedding matrix
     assert float(two.weights) == pytest.approx(2 * ((4 * layer + c.embedding) / 2 + 4 * c.norms_per_layer), rel=1e-3)
+
+
+def test_dropout_masks_cost_one_byte_per_element():
+    """Korthikanti 2022: each of the two dropout masks is s·b·h bytes; attention dropout a·s² more."""
+    plain = Architecture(num_hidden_layers=2, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
+                         head_dim=128, intermediate_size=14336, vocab_size=1000)
+    with_dropout = Architecture(**{**plain.__dict__, "hidden_dropout": 0.1, "attention_dropout": 0.1})
+    a, b = layer_coefficients(plain)[0], layer_coefficients(with_dropout)[0]
+    assert b.replicated - a.replicated == 2 * 4096
+    assert b.score_per_key - a.score_per_key == 32
