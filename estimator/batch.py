@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import json
 from typing import Any
 
@@ -27,7 +28,12 @@ from .plan import facility as plan_facility
 from .resolve import Resolved, resolve
 from .rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, rollup
 from .scenario import validate_shape
-from .storage import dataset_bytes, storage_counts, tokenized_bytes_per_token
+from .storage import dataset_bytes, design_storage, storage_counts, tokenized_bytes_per_token
+
+# design_storage's own defaults, so the vectorized sizing here cannot drift from plan._storage
+_STORAGE_DEFAULTS = {
+    name: p.default for name, p in inspect.signature(design_storage).parameters.items() if p.default is not p.empty
+}
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
 NUMERIC_FIELDS = (
@@ -120,9 +126,9 @@ def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
             nvme_read_bytes_per_s=nvme.read_bytes_per_s, nvme_write_bytes_per_s=nvme.write_bytes_per_s,
             hdd_capacity_bytes=hdd.capacity_bytes, hdd_write_bytes_per_s=hdd.write_bytes_per_s,
             hot_drives_per_node=int(d["storage_node_nvme_bays"]), warm_drives_per_node=int(d["storage_node_hdd_bays"]),
-            hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"], nvme_derating=0.5, hdd_derating=0.5,
-            hot_overhead=1.25, warm_overhead=st.warm_redundancy, max_fill=0.8, hot_dataset_fraction=1.0,
-            restart_target_s=None,
+            hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"], warm_overhead=st.warm_redundancy,
+            **{k: _STORAGE_DEFAULTS[k] for k in ("nvme_derating", "hdd_derating", "hot_overhead", "max_fill",
+                                                 "hot_dataset_fraction", "restart_target_s")},
         )
         return Counts(
             switches=switches, transceivers=xcvrs, dac_cables=links - fiber, optical_cables=fiber,

@@ -124,9 +124,9 @@ def cards_multiple(r: Resolved) -> int:
 
 
 def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterChoice:
-    """Cards, MFU and layout: the given cards, or the fewest whole nodes (and whole replicas of a
-    fixed layout) that meet the deadline; without an MFU the layout model's prediction is iterated
-    with the card count to a fixed point."""
+    """Cards, MFU and layout: the given cards; or, for a deadline with an MFU given, the fewest whole
+    nodes (and whole replicas of a fixed layout) that meet it; without an MFU, the smallest round
+    cluster size (see candidate_sizes) whose best layout's predicted MFU meets it."""
     s = r.scenario
     given_mfu = s.efficiency.mfu
     if s.cluster.cards is not None:
@@ -174,7 +174,6 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
             break
         if ok is None and int(sizes[i]) not in tried and tried:
             break  # the fabric cannot grow that far
-    start = first
     if fast is not None:
         cards = int(sizes[fast])
     else:
@@ -183,7 +182,7 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
             return cards * best.predicted_mfu if best is not None else 0.0
 
         if not tried:
-            cards = int(sizes[start])
+            cards = int(sizes[first])
             tried[cards] = _evaluate(r, cards)  # raises the fabric's own error
         cards = max(tried, key=throughput)
     fabric, found = tried[cards]

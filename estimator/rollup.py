@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .compute import SECONDS_PER_DAY, accelerator_hours, cards_for_deadline, training_time_s
+from .compute import SECONDS_PER_DAY, accelerator_hours, training_time_s
 from .cost import cost as cost_of
 from .power import power as power_of
 
@@ -45,28 +45,21 @@ SUMMARY_FIELDS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Sizing:
-    """How many cards: `cards` given, or `target_s` with cards derived (rounded up to whole nodes)."""
+    """A cluster of `cards` running `training_flop` at `mfu` (the card count is decided upstream:
+    given, or sized for a deadline by plan.choose_cluster / compute.cards_for_deadline)."""
 
     training_flop: ArrayLike  # FLOP
     tokens: ArrayLike
     peak_flops: ArrayLike  # FLOP/s per card
     mfu: ArrayLike  # fraction
     cards_per_node: ArrayLike
-    cards: ArrayLike | None = None  # when given
-    target_s: ArrayLike | None = None  # when cards are derived
-    cards_multiple: ArrayLike | None = None  # derived cards round up to this (default: a node)
+    cards: ArrayLike
 
 
 def cards_and_time(s: Sizing) -> dict[str, np.ndarray]:
-    """Cards, nodes and wall-clock seconds (design.md section 3: Time = C / (cards · peak · MFU);
-    cards for a deadline rounded up to whole nodes). Vectorized."""
-    if s.cards is not None:
-        cards = np.asarray(s.cards, dtype=np.int64)
-    else:
-        multiple = s.cards_per_node if s.cards_multiple is None else s.cards_multiple
-        cards = cards_for_deadline(s.training_flop, s.target_s, s.peak_flops, s.mfu, multiple)
-    per_node = np.asarray(s.cards_per_node, dtype=np.int64)
-    nodes = -(-cards // per_node)
+    """Cards, nodes and wall-clock seconds: Time = C / (cards · peak · MFU) (design.md section 3)."""
+    cards = np.asarray(s.cards, dtype=np.int64)
+    nodes = -(-cards // np.asarray(s.cards_per_node, dtype=np.int64))
     seconds = training_time_s(s.training_flop, cards, s.peak_flops, s.mfu)
     return {"cards": cards, "nodes": nodes, "seconds": seconds}
 
