@@ -22,7 +22,9 @@ def share_url(request, estimate: Estimate) -> str:
 
 class _ShareUrlMixin(serializers.Serializer):
     share_url = serializers.SerializerMethodField(help_text="Public, read-only link to the report page.")
-    report_url = serializers.SerializerMethodField(help_text="The same report as JSON: GET /api/v1/reports/{token}.")
+    report_url = serializers.SerializerMethodField(
+        help_text="The same report as JSON: GET /api/v1/reports/{token}."
+    )
 
     def get_share_url(self, obj: Estimate) -> str:
         return share_url(self.context.get("request"), obj)
@@ -34,12 +36,26 @@ class _ShareUrlMixin(serializers.Serializer):
 
 
 class EstimateSerializer(_ShareUrlMixin, serializers.ModelSerializer):
-    scenario = serializers.JSONField(help_text="The normalized scenario: the input with every default filled.")
-    result = serializers.JSONField(help_text="compute, parallelism, memory, network, storage, power, cost, ... (design.md §2).")
+    scenario = serializers.JSONField(
+        help_text="The normalized scenario: the input with every default filled."
+    )
+    result = serializers.JSONField(
+        help_text="compute, parallelism, memory, network, storage, power, cost, ... (design.md §2)."
+    )
 
     class Meta:
         model = Estimate
-        fields = ["id", "name", "share_url", "report_url", "scenario", "result", "engine_version", "catalog_version", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "share_url",
+            "report_url",
+            "scenario",
+            "result",
+            "engine_version",
+            "catalog_version",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
@@ -48,7 +64,16 @@ class EstimateListItemSerializer(_ShareUrlMixin, serializers.ModelSerializer):
 
     class Meta:
         model = Estimate
-        fields = ["id", "name", "share_url", "report_url", "headline", "engine_version", "catalog_version", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "share_url",
+            "report_url",
+            "headline",
+            "engine_version",
+            "catalog_version",
+            "created_at",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(OpenApiTypes.OBJECT)
@@ -64,12 +89,23 @@ class SharedReportSerializer(_ShareUrlMixin, serializers.ModelSerializer):
 
     class Meta:
         model = Estimate
-        fields = ["name", "share_url", "report_url", "scenario", "result", "engine_version", "catalog_version", "created_at"]
+        fields = [
+            "name",
+            "share_url",
+            "report_url",
+            "scenario",
+            "result",
+            "engine_version",
+            "catalog_version",
+            "created_at",
+        ]
         read_only_fields = fields
 
 
 class ErrorItemSerializer(serializers.Serializer):
-    field = serializers.CharField(help_text='Dotted path into the body, e.g. "training.tokens"; "" for the request as a whole.')
+    field = serializers.CharField(
+        help_text='Dotted path into the body, e.g. "training.tokens"; "" for the request as a whole.'
+    )
     message = serializers.CharField()
 
 

@@ -71,7 +71,9 @@ class EstimateListCreateView(APIView):
     def get(self, request):
         paginator = EstimatePagination()
         page = paginator.paginate_queryset(selectors.estimates_of(request.user), request, view=self)
-        return paginator.get_paginated_response(EstimateListItemSerializer(page, many=True, context={"request": request}).data)
+        return paginator.get_paginated_response(
+            EstimateListItemSerializer(page, many=True, context={"request": request}).data
+        )
 
 
 class EstimateDetailView(APIView):
@@ -85,11 +87,16 @@ class EstimateDetailView(APIView):
         except Estimate.DoesNotExist:
             raise Http404 from None
 
-    @extend_schema(operation_id="estimates_retrieve", responses={200: EstimateSerializer, 401: ErrorSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        operation_id="estimates_retrieve",
+        responses={200: EstimateSerializer, 401: ErrorSerializer, 404: ErrorSerializer},
+    )
     def get(self, request, pk: int):
         return Response(EstimateSerializer(self._get(request, pk), context={"request": request}).data)
 
-    @extend_schema(operation_id="estimates_destroy", responses={204: None, 401: ErrorSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        operation_id="estimates_destroy", responses={204: None, 401: ErrorSerializer, 404: ErrorSerializer}
+    )
     def delete(self, request, pk: int):
         services.delete_estimate(self._get(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -107,7 +114,9 @@ class SharedReportView(APIView):
 
     permission_classes = [AllowAny]
 
-    @extend_schema(operation_id="reports_retrieve", responses={200: SharedReportSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        operation_id="reports_retrieve", responses={200: SharedReportSerializer, 404: ErrorSerializer}
+    )
     def get(self, request, token: str):
         return Response(SharedReportSerializer(_shared(token), context={"request": request}).data)
 
@@ -123,8 +132,20 @@ class RecomputeView(APIView):
             200: inline_serializer(
                 "Recompute",
                 {
-                    "stored": inline_serializer("Versions", {"engine_version": serializers.CharField(), "catalog_version": serializers.CharField()}),
-                    "today": inline_serializer("TodayVersions", {"engine_version": serializers.CharField(), "catalog_version": serializers.CharField()}),
+                    "stored": inline_serializer(
+                        "Versions",
+                        {
+                            "engine_version": serializers.CharField(),
+                            "catalog_version": serializers.CharField(),
+                        },
+                    ),
+                    "today": inline_serializer(
+                        "TodayVersions",
+                        {
+                            "engine_version": serializers.CharField(),
+                            "catalog_version": serializers.CharField(),
+                        },
+                    ),
                     "changes": DiffRowSerializer(many=True),
                     "result": serializers.JSONField(),
                     "errors": serializers.JSONField(allow_null=True),
@@ -138,9 +159,17 @@ class RecomputeView(APIView):
         out = services.recompute(estimate)
         return Response(
             {
-                "stored": {"engine_version": estimate.engine_version, "catalog_version": estimate.catalog_version},
-                "today": {"engine_version": out.get("engine_version"), "catalog_version": out.get("catalog_version")},
-                "changes": [{k: r[k] for k in ("key", "label", "before", "after", "change")} for r in out["rows"]],
+                "stored": {
+                    "engine_version": estimate.engine_version,
+                    "catalog_version": estimate.catalog_version,
+                },
+                "today": {
+                    "engine_version": out.get("engine_version"),
+                    "catalog_version": out.get("catalog_version"),
+                },
+                "changes": [
+                    {k: r[k] for k in ("key", "label", "before", "after", "change")} for r in out["rows"]
+                ],
                 "result": out.get("result"),
                 "errors": out["error"],
             }
@@ -158,6 +187,7 @@ class ScenarioSchemaView(APIView):
 
 
 # ---- catalog ---------------------------------------------------------------------------------
+
 
 def _jsonable(entry: Any) -> Any:
     if dataclasses.is_dataclass(entry) and not isinstance(entry, type):
@@ -187,7 +217,10 @@ class CatalogIndexView(APIView):
         return Response(
             {
                 "catalog_version": catalog.CATALOG_VERSION,
-                "kinds": {kind: request.build_absolute_uri(f"{request.path.rstrip('/')}/{kind}") for kind in CATALOG_KINDS},
+                "kinds": {
+                    kind: request.build_absolute_uri(f"{request.path.rstrip('/')}/{kind}")
+                    for kind in CATALOG_KINDS
+                },
             }
         )
 
@@ -206,7 +239,9 @@ class CatalogListView(APIView):
     def get(self, request, kind: str):
         if kind not in CATALOG_KINDS:
             raise Http404
-        return Response({"catalog_version": catalog.CATALOG_VERSION, "results": _entries(CATALOG_KINDS[kind])})
+        return Response(
+            {"catalog_version": catalog.CATALOG_VERSION, "results": _entries(CATALOG_KINDS[kind])}
+        )
 
 
 class CatalogDetailView(APIView):

@@ -71,8 +71,20 @@ def start_server(var_dir: str) -> tuple[subprocess.Popen, str]:
     }
     env.pop("DATABASE_URL", None)  # SQLite in the temporary directory
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    cmd = [sys.executable, "-m", "gunicorn", "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", "1", "--timeout", "120",
-           "--log-level", "warning"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "config.wsgi",
+        "-b",
+        f"127.0.0.1:{port}",
+        "-w",
+        "1",
+        "--timeout",
+        "120",
+        "--log-level",
+        "warning",
+    ]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
     url = f"http://127.0.0.1:{port}"
     for _ in range(100):
@@ -86,9 +98,13 @@ def start_server(var_dir: str) -> tuple[subprocess.Popen, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--url", help="a running server (default: start one)")
-    parser.add_argument("--token", help="API token (a running server's anonymous throttle may be lower than N/minute)")
+    parser.add_argument(
+        "--token", help="API token (a running server's anonymous throttle may be lower than N/minute)"
+    )
     parser.add_argument("-n", type=int, default=100, help="timed requests (default 100)")
     parser.add_argument("--warmup", type=int, default=3)
     args = parser.parse_args()
@@ -116,10 +132,14 @@ def main() -> None:
         par = result.get("parallelism") or {}
         layout = result.get("layout") or {}
         print(f"POST /api/v1/estimates, Llama-3.1-405B with layout search, {args.n} requests against {url}")
-        print(f"  plan: {result['compute']['cards']} cards, TP={par.get('tp')} PP={par.get('pp')} DP={par.get('dp')}, "
-              f"{layout.get('evaluated', '?')} layouts evaluated, engine {payload['engine_version']}")
-        print(f"  median {statistics.median(times) * 1000:.1f} ms   p90 {p90 * 1000:.1f} ms   "
-              f"min {times[0] * 1000:.1f} ms   mean {statistics.fmean(times) * 1000:.1f} ms   max {times[-1] * 1000:.1f} ms")
+        print(
+            f"  plan: {result['compute']['cards']} cards, TP={par.get('tp')} PP={par.get('pp')} DP={par.get('dp')}, "
+            f"{layout.get('evaluated', '?')} layouts evaluated, engine {payload['engine_version']}"
+        )
+        print(
+            f"  median {statistics.median(times) * 1000:.1f} ms   p90 {p90 * 1000:.1f} ms   "
+            f"min {times[0] * 1000:.1f} ms   mean {statistics.fmean(times) * 1000:.1f} ms   max {times[-1] * 1000:.1f} ms"
+        )
     finally:
         if proc is not None:
             proc.terminate()

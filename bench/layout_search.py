@@ -25,25 +25,60 @@ from estimator import catalog  # noqa: E402
 from estimator.layout import LayoutProblem, search  # noqa: E402
 from estimator.models import Architecture, param_counts  # noqa: E402
 
-LLAMA_405B = Architecture(num_hidden_layers=126, hidden_size=16384, num_attention_heads=128, num_key_value_heads=8,
-                          head_dim=128, intermediate_size=53248, vocab_size=128256, hidden_act="silu")
-DEEPSEEK_V3 = Architecture(num_hidden_layers=61, hidden_size=7168, num_attention_heads=128, num_key_value_heads=128,
-                           head_dim=192, intermediate_size=18432, vocab_size=129280, hidden_act="silu",
-                           num_experts=256, num_experts_per_tok=8, n_shared_experts=1, moe_intermediate_size=2048,
-                           first_k_dense_replace=3, q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128,
-                           qk_rope_head_dim=64, v_head_dim=128)
+LLAMA_405B = Architecture(
+    num_hidden_layers=126,
+    hidden_size=16384,
+    num_attention_heads=128,
+    num_key_value_heads=8,
+    head_dim=128,
+    intermediate_size=53248,
+    vocab_size=128256,
+    hidden_act="silu",
+)
+DEEPSEEK_V3 = Architecture(
+    num_hidden_layers=61,
+    hidden_size=7168,
+    num_attention_heads=128,
+    num_key_value_heads=128,
+    head_dim=192,
+    intermediate_size=18432,
+    vocab_size=129280,
+    hidden_act="silu",
+    num_experts=256,
+    num_experts_per_tok=8,
+    n_shared_experts=1,
+    moe_intermediate_size=2048,
+    first_k_dense_replace=3,
+    q_lora_rank=1536,
+    kv_lora_rank=512,
+    qk_nope_head_dim=128,
+    qk_rope_head_dim=64,
+    v_head_dim=128,
+)
 
 
 def problems() -> dict[str, LayoutProblem]:
     return {
         "llama-3.1-405b on 16384 h100": LayoutProblem(
-            arch=LLAMA_405B, counts=param_counts(LLAMA_405B), seq_len=8192, global_batch_tokens=16 * 2**20,
-            cards=16384, accelerator=catalog.accelerator("h100-sxm"), cards_per_node=8,
-            nic_bytes_per_s_per_card=50e9),
+            arch=LLAMA_405B,
+            counts=param_counts(LLAMA_405B),
+            seq_len=8192,
+            global_batch_tokens=16 * 2**20,
+            cards=16384,
+            accelerator=catalog.accelerator("h100-sxm"),
+            cards_per_node=8,
+            nic_bytes_per_s_per_card=50e9,
+        ),
         "deepseek-v3 on 2048 h800": LayoutProblem(
-            arch=DEEPSEEK_V3, counts=param_counts(DEEPSEEK_V3), seq_len=4096, global_batch_tokens=15360 * 4096,
-            cards=2048, accelerator=catalog.accelerator("h800-sxm"), cards_per_node=8,
-            nic_bytes_per_s_per_card=50e9),
+            arch=DEEPSEEK_V3,
+            counts=param_counts(DEEPSEEK_V3),
+            seq_len=4096,
+            global_batch_tokens=15360 * 4096,
+            cards=2048,
+            accelerator=catalog.accelerator("h800-sxm"),
+            cards_per_node=8,
+            nic_bytes_per_s_per_card=50e9,
+        ),
     }
 
 
@@ -63,12 +98,16 @@ def main() -> None:
         total_candidates += result.evaluated
         total_time += best_t
         b = result.best
-        print(f"{name}: {result.evaluated} candidates, {result.feasible} feasible, "
-              f"search {best_t * 1e3:.1f} ms (best of {args.repeat}), {result.evaluated / best_t:,.0f} candidates/s")
+        print(
+            f"{name}: {result.evaluated} candidates, {result.feasible} feasible, "
+            f"search {best_t * 1e3:.1f} ms (best of {args.repeat}), {result.evaluated / best_t:,.0f} candidates/s"
+        )
         if b:
-            print(f"  best: tp {b.tp} pp {b.pp} dp {b.dp} ep {b.ep} cp {b.cp} v {b.virtual_stages} mbs {b.micro_batch_size} "
-                  f"zero {b.zero_stage} recompute {b.recompute} sp {b.sequence_parallel}: step {b.step_time_s:.2f} s, "
-                  f"MFU {b.predicted_mfu:.3f}, HFU {b.predicted_hfu:.3f}, {b.per_card_bytes['total'] / 1e9:.1f} GB/card")
+            print(
+                f"  best: tp {b.tp} pp {b.pp} dp {b.dp} ep {b.ep} cp {b.cp} v {b.virtual_stages} mbs {b.micro_batch_size} "
+                f"zero {b.zero_stage} recompute {b.recompute} sp {b.sequence_parallel}: step {b.step_time_s:.2f} s, "
+                f"MFU {b.predicted_mfu:.3f}, HFU {b.predicted_hfu:.3f}, {b.per_card_bytes['total'] / 1e9:.1f} GB/card"
+            )
         print(f"  rejected: {result.rejected}")
     print(f"overall: {total_candidates / total_time:,.0f} candidates/s")
 

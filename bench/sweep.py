@@ -58,11 +58,19 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
     db_url = args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}"
     env = dict(os.environ)
-    env.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings", "CLUSTERPLAN_VAR_DIR": str(tmp), "DATABASE_URL": db_url,
-        "REDIS_URL": args.redis_url, "SWEEP_CHUNK_SIZE": str(args.chunk_size), "SECURE_HTTPS": "0",
-        "SWEEP_MAX_ACTIVE_PER_USER": "100", "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "WARNING",
-    })
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "CLUSTERPLAN_VAR_DIR": str(tmp),
+            "DATABASE_URL": db_url,
+            "REDIS_URL": args.redis_url,
+            "SWEEP_CHUNK_SIZE": str(args.chunk_size),
+            "SECURE_HTTPS": "0",
+            "SWEEP_MAX_ACTIVE_PER_USER": "100",
+            "PYTHONUNBUFFERED": "1",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
     os.environ.update(env)
     import django
 
@@ -84,8 +92,10 @@ def main() -> int:
 
     import platform
 
-    print(f"ClusterPlan sweep bench: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"db={db_url.split('://')[0]}, broker={args.redis_url}, chunk={args.chunk_size:,}")
+    print(
+        f"ClusterPlan sweep bench: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"db={db_url.split('://')[0]}, broker={args.redis_url}, chunk={args.chunk_size:,}"
+    )
     results = []
     for n_workers in args.workers:
         procs = []
@@ -93,18 +103,41 @@ def main() -> int:
         for i in range(n_workers):
             log = open(tmp / f"worker-{n_workers}-{i}.log", "wb")  # noqa: SIM115
             logs.append(log)
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "warning",
-                 "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"bench{i}@%h"],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            ))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "config",
+                        "worker",
+                        "-P",
+                        "solo",
+                        "-l",
+                        "warning",
+                        "--without-gossip",
+                        "--without-mingle",
+                        "--without-heartbeat",
+                        "-n",
+                        f"bench{i}@%h",
+                    ],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
         try:
             time.sleep(3.0)  # workers connect
             best = None
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
-                resp = api.post("/api/v1/sweeps", {"name": f"bench {n_workers}w", "base": BASE, "axes": axes},
-                                format="json")
+                resp = api.post(
+                    "/api/v1/sweeps",
+                    {"name": f"bench {n_workers}w", "base": BASE, "axes": axes},
+                    format="json",
+                )
                 t_api = time.perf_counter() - t0
                 assert resp.status_code == 202, resp.content
                 sweep_id = resp.json()["id"]
@@ -118,17 +151,28 @@ def main() -> int:
                 if sweep.status != "done":
                     print(f"  sweep {sweep_id} ended {sweep.status}: {sweep.error}")
                     return 1
-                stored = sum(len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True))
-                run = {"workers": n_workers, "scenarios": sweep.total, "wall_s": wall, "api_s": t_api,
-                       "rate": sweep.total / wall, "compute_s": sweep.compute_s, "chunks": sweep.chunks_total,
-                       "stored_mb": stored / 1e6}
+                stored = sum(
+                    len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True)
+                )
+                run = {
+                    "workers": n_workers,
+                    "scenarios": sweep.total,
+                    "wall_s": wall,
+                    "api_s": t_api,
+                    "rate": sweep.total / wall,
+                    "compute_s": sweep.compute_s,
+                    "chunks": sweep.chunks_total,
+                    "stored_mb": stored / 1e6,
+                }
                 if best is None or run["wall_s"] < best["wall_s"]:
                     best = run
             results.append(best)
-            print(f"  {best['workers']} worker(s): {best['scenarios']:,} scenarios in {best['wall_s']:.2f} s "
-                  f"-> {best['rate']:,.0f} scenarios/s ({best['rate'] / best['workers']:,.0f} per worker); "
-                  f"POST {best['api_s'] * 1000:.0f} ms (validation + queuing {best['chunks']} chunks); core time "
-                  f"{best['compute_s']:.2f} s; stored {best['stored_mb']:.1f} MB")
+            print(
+                f"  {best['workers']} worker(s): {best['scenarios']:,} scenarios in {best['wall_s']:.2f} s "
+                f"-> {best['rate']:,.0f} scenarios/s ({best['rate'] / best['workers']:,.0f} per worker); "
+                f"POST {best['api_s'] * 1000:.0f} ms (validation + queuing {best['chunks']} chunks); core time "
+                f"{best['compute_s']:.2f} s; stored {best['stored_mb']:.1f} MB"
+            )
         finally:
             for p in procs:
                 p.terminate()

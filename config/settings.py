@@ -30,7 +30,11 @@ def _secret_key() -> str:
 
 SECRET_KEY = _secret_key()
 DEBUG = env_bool("DJANGO_DEBUG", False)
-ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
+ALLOWED_HOSTS = [
+    h.strip()
+    for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+    if h.strip()
+]
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
 INSTALLED_APPS = [
@@ -83,7 +87,8 @@ WSGI_APPLICATION = "config.wsgi.application"
 
 DATABASES = {
     "default": dj_database_url.config(
-        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}", conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60"))
+        default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
+        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
@@ -93,7 +98,9 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
     # (one file per test run, so concurrent runs in one checkout do not share it)
-    DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SQLITE_TEST_NAME", str(VAR_DIR / f"test_db_{os.getpid()}.sqlite3"))}
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.environ.get("SQLITE_TEST_NAME", str(VAR_DIR / f"test_db_{os.getpid()}.sqlite3"))
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en"

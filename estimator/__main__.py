@@ -62,7 +62,9 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     listing = catalog.catalog_listing()
     if args.kind:
         if args.kind not in listing:
-            raise ScenarioError(f"unknown catalog kind {args.kind!r}; known: {', '.join(sorted(listing))}", "kind")
+            raise ScenarioError(
+                f"unknown catalog kind {args.kind!r}; known: {', '.join(sorted(listing))}", "kind"
+            )
         listing = {args.kind: listing[args.kind]}
     if args.format == "json":
         _print_json(listing)
@@ -93,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("schema", help="print the JSON Schema of the scenario input")
     s.set_defaults(func=cmd_schema)
     c = sub.add_parser("catalog", help="list the catalog")
-    c.add_argument("kind", nargs="?", help="accelerators, servers, switches, transceivers, drives, presets, defaults")
+    c.add_argument(
+        "kind", nargs="?", help="accelerators, servers, switches, transceivers, drives, presets, defaults"
+    )
     c.add_argument("--format", choices=["json", "table"], default="table")
     c.set_defaults(func=cmd_catalog)
     v = sub.add_parser("validate", help="predicted against published figures")
@@ -118,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # an engine bug, not bad input: one line, no traceback unless asked
         if os.environ.get("ESTIMATOR_DEBUG"):
             raise
-        sys.stderr.write(f"internal error: {type(exc).__name__}: {exc} (set ESTIMATOR_DEBUG=1 for a traceback)\n")
+        sys.stderr.write(
+            f"internal error: {type(exc).__name__}: {exc} (set ESTIMATOR_DEBUG=1 for a traceback)\n"
+        )
         return 1
 
 

@@ -73,8 +73,11 @@ def _cards_per_node(s: dict, r: dict) -> float | None:
 
 def _scaleup_domain(s: dict, r: dict) -> float | None:
     """Cards in one HCCS/NVLink domain (384 on CloudMatrix), else cards per node."""
-    return _first(_num(r, "compute.scaleup_domain_cards"), _num(s, "hardware.scaleup_domain_cards"),
-                  _cards_per_node(s, r))
+    return _first(
+        _num(r, "compute.scaleup_domain_cards"),
+        _num(s, "hardware.scaleup_domain_cards"),
+        _cards_per_node(s, r),
+    )
 
 
 def _is_ascend(s: dict, r: dict) -> bool:
@@ -105,8 +108,12 @@ def _memory_does_not_fit(s: dict, r: dict) -> Advice | None:
     if _get(r, "parallelism.recompute") in ("none", "selective", None):
         steps.append("turn on activation recomputation (selective, then full)")
     steps += ["raise TP inside the node", "add pipeline stages across nodes", "or use cards with more HBM"]
-    return _advice("memory-does-not-fit", "error", f"The plan does not fit in card memory{need}.",
-                   ("; ".join(steps) + ".")[0].upper() + ("; ".join(steps) + ".")[1:])
+    return _advice(
+        "memory-does-not-fit",
+        "error",
+        f"The plan does not fit in card memory{need}.",
+        ("; ".join(steps) + ".")[0].upper() + ("; ".join(steps) + ".")[1:],
+    )
 
 
 def _tp_crosses_node(s: dict, r: dict) -> Advice | None:
@@ -114,7 +121,8 @@ def _tp_crosses_node(s: dict, r: dict) -> Advice | None:
     if tp is None or domain is None or tp <= domain:
         return None
     return _advice(
-        "tp-crosses-node", "warning",
+        "tp-crosses-node",
+        "warning",
         f"TP={int(tp)} spans more than the {int(domain)} cards of one HCCS/NVLink domain: its per-layer "
         "all-reduces would run over RoCE/InfiniBand.",
         f"Keep TP <= {int(domain)} and move the rest of the split into pipeline stages across nodes "
@@ -129,16 +137,21 @@ def _bubble_over_20pct(s: dict, r: dict) -> Advice | None:
     m = _num(r, "parallelism.micro_batches")
     now = f" with {int(m)} micro-batches" if m else ""
     if pp and pp > 1 and m and m >= 4 * pp:
-        fix = (f"Micro-batches are already >= 4 x PP={int(pp)}: interleave the schedule (virtual_stages), "
-               "use fewer pipeline stages, or balance the stages' layers.")
+        fix = (
+            f"Micro-batches are already >= 4 x PP={int(pp)}: interleave the schedule (virtual_stages), "
+            "use fewer pipeline stages, or balance the stages' layers."
+        )
     elif pp and pp > 1:
         lo, hi = int(4 * pp), int(8 * pp)
-        fix = (f"Use {lo}-{hi} micro-batches per step (4-8 x PP={int(pp)}): bubble "
-               f"{_bubble(pp, lo):.0%}-{_bubble(pp, hi):.0%}; or interleave (virtual_stages) or cut PP.")
+        fix = (
+            f"Use {lo}-{hi} micro-batches per step (4-8 x PP={int(pp)}): bubble "
+            f"{_bubble(pp, lo):.0%}-{_bubble(pp, hi):.0%}; or interleave (virtual_stages) or cut PP."
+        )
     else:
         fix = "Raise the number of micro-batches to 4-8 x the pipeline stages."
-    return _advice("bubble-over-20pct", "warning",
-                   f"The pipeline bubble is {bubble:.0%} of the step{now}.", fix)
+    return _advice(
+        "bubble-over-20pct", "warning", f"The pipeline bubble is {bubble:.0%} of the step{now}.", fix
+    )
 
 
 def _comm_wait_over_30pct(s: dict, r: dict) -> Advice | None:
@@ -155,14 +168,18 @@ def _comm_wait_over_30pct(s: dict, r: dict) -> Advice | None:
     worst = max(parts, key=lambda k: parts[k])
     fixes = {
         "dp_comm": "Send BF16 gradients, fuse small gradients into large buckets, overlap the all-reduce "
-                   "with backward, use hierarchical all-reduce, and a 1:1 fabric (article 2.1, 3.2).",
+        "with backward, use hierarchical all-reduce, and a 1:1 fabric (article 2.1, 3.2).",
         "tp_comm": "Keep TP inside the HCCS/NVLink domain and lower TP if the model fits (article 2.2).",
         "pp_comm": "Use fewer pipeline stages or place adjacent stages on nearby nodes (article 4.5).",
         "ep_comm": "Keep expert parallelism inside the node and replicate experts with DP (article 2.4).",
     }
-    return _advice("comm-wait-over-30pct", "warning",
-                   f"Communication not hidden behind compute is {share:.0%} of the step (largest: {worst}); "
-                   "above 30% the network is the bottleneck (article 5.1).", fixes[worst])
+    return _advice(
+        "comm-wait-over-30pct",
+        "warning",
+        f"Communication not hidden behind compute is {share:.0%} of the step (largest: {worst}); "
+        "above 30% the network is the bottleneck (article 5.1).",
+        fixes[worst],
+    )
 
 
 def _oversubscribed_fabric_dp(s: dict, r: dict) -> Advice | None:
@@ -175,7 +192,8 @@ def _oversubscribed_fabric_dp(s: dict, r: dict) -> Advice | None:
     if not crosses or (nodes is not None and nodes <= 1):
         return None
     return _advice(
-        "oversubscribed-fabric-dp", "warning",
+        "oversubscribed-fabric-dp",
+        "warning",
         f"The fabric is oversubscribed {ratio:g}:1 and DP={int(dp)} gradient traffic crosses leaf switches, "
         f"so when all nodes exchange gradients at once the all-reduce gets about 1/{ratio:g} of the NIC bandwidth.",
         "Build the compute fabric 1:1 (the article's recommendation; 1.5:1-2:1 only on a budget), or place "
@@ -188,7 +206,8 @@ def _flat_network_too_large(s: dict, r: dict) -> Advice | None:
     if tiers is None or nodes is None or tiers != 1 or nodes <= FLAT_NETWORK_MAX_NODES:
         return None
     return _advice(
-        "flat-network-too-large", "warning",
+        "flat-network-too-large",
+        "warning",
         f"{int(nodes)} nodes on a single flat switch layer: the article keeps flat networks to ~10 servers "
         "and uses leaf-spine beyond ~16 nodes.",
         "Use a two-tier leaf-spine (Clos) fabric, 1:1, rail-optimized where the servers have one NIC per card.",
@@ -199,7 +218,8 @@ def _zero3_unneeded(s: dict, r: dict) -> Advice | None:
     if _num(r, "parallelism.zero_stage") != 3 or _get(r, "memory.fits_with_zero2") is not True:
         return None
     return _advice(
-        "zero3-unneeded", "warning",
+        "zero3-unneeded",
+        "warning",
         "ZeRO-3 is on although the model fits with ZeRO-2; stage 3 all-gathers the weights in forward and "
         "backward, about 1.5x the DP traffic of stage 2 (Rajbhandari et al. 2019).",
         "Use ZeRO stage 2 (article 7.1: stage 3 only when the model does not fit).",
@@ -211,7 +231,8 @@ def _fp32_precision(s: dict, r: dict) -> Advice | None:
     if not isinstance(prec, str) or prec.lower() not in ("fp32", "float32"):
         return None
     return _advice(
-        "fp32-precision", "warning",
+        "fp32-precision",
+        "warning",
         "Training in FP32 doubles weight, gradient and activation memory and runs far below the BF16 peak.",
         "Train in BF16 mixed precision (FP32 master weights in the optimizer); BF16 keeps FP32's range "
         "(article 4.4, 7.1).",
@@ -232,7 +253,8 @@ def _hccl_buffer(s: dict, r: dict) -> Advice | None:
         start = max(start, math.ceil(mbs * seq * hidden * 2 / MiB))
     why = f"set to {int(current)} MB" if current is not None else "not set (CANN default 200 MB)"
     return _advice(
-        "hccl-buffer", "info",
+        "hccl-buffer",
+        "info",
         f"HCCL_BUFFSIZE is {why}. The article measured 256 MB ~15% faster than 64 MB on 8-card DP, with "
         "no gain beyond; its '10-20% of HBM' is an erratum (6-13 GB per card, reserved twice per "
         "communicator).",
@@ -245,7 +267,8 @@ def _ep_crosses_node(s: dict, r: dict) -> Advice | None:
     if ep is None or ep <= 1 or domain is None or ep * tp <= domain:
         return None
     return _advice(
-        "ep-crosses-node", "info",
+        "ep-crosses-node",
+        "info",
         f"EP={int(ep)} x TP={int(tp)} exceeds the {int(domain)}-card HCCS/NVLink domain: the MoE all-to-all "
         "runs over the scale-out NICs.",
         "Keep EP inside the node where the experts fit, or budget NIC bandwidth for the all-to-all and "
@@ -258,7 +281,8 @@ def _mfu_optimistic(s: dict, r: dict) -> Advice | None:
     if mfu is None or mfu <= MFU_PLAUSIBLE_MAX:
         return None
     return _advice(
-        "mfu-optimistic", "info",
+        "mfu-optimistic",
+        "info",
         f"MFU {mfu:.0%} is above published large-scale records (Llama 3 405B: 38-43%; MegaScale: 55%).",
         "Plan with 35-50% MFU, or leave efficiency.mfu out and let the layout model predict it.",
     )
@@ -313,66 +337,139 @@ def starting_configuration(scenario: dict, result: dict) -> list[dict[str, Any]]
     out = []
 
     if prec == "fp8":
-        out.append(_setting("precision", "fp8 (bf16 master copy)",
-                            "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16)."))
+        out.append(
+            _setting(
+                "precision",
+                "fp8 (bf16 master copy)",
+                "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16).",
+            )
+        )
     else:
-        out.append(_setting("precision", "bf16",
-                            "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves "
-                            "memory against FP32 (article 4.4, 7.1)."))
+        out.append(
+            _setting(
+                "precision",
+                "bf16",
+                "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves "
+                "memory against FP32 (article 4.4, 7.1).",
+            )
+        )
 
     recompute = _get(r, "parallelism.recompute")
     if fits is False:
         recompute = "full"
     elif recompute not in ("selective", "full"):
         recompute = "selective"
-    out.append(_setting("recompute", recompute,
-                        "Recomputation costs a little compute and roughly doubles the batch that fits "
-                        "(article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022)."))
+    out.append(
+        _setting(
+            "recompute",
+            recompute,
+            "Recomputation costs a little compute and roughly doubles the batch that fits "
+            "(article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022).",
+        )
+    )
 
     if tp is not None and dp is not None:
-        out.append(_setting("layout", f"TP {int(tp)} x PP {int(pp)} x DP {int(dp)}",
-                            "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB "
-                            "(article 2.5)."))
+        out.append(
+            _setting(
+                "layout",
+                f"TP {int(tp)} x PP {int(pp)} x DP {int(dp)}",
+                "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB "
+                "(article 2.5).",
+            )
+        )
 
     if pp > 1:
         lo, hi = int(4 * pp), int(8 * pp)
-        out.append(_setting("micro_batches", f"{lo}-{hi}",
-                            f"4-8 x the {int(pp)} pipeline stages: bubble (P-1)/(M+P-1) = "
-                            f"{_bubble(pp, lo):.0%} at {lo}, {_bubble(pp, hi):.0%} at {hi} (article 2.3)."))
+        out.append(
+            _setting(
+                "micro_batches",
+                f"{lo}-{hi}",
+                f"4-8 x the {int(pp)} pipeline stages: bubble (P-1)/(M+P-1) = "
+                f"{_bubble(pp, lo):.0%} at {lo}, {_bubble(pp, hi):.0%} at {hi} (article 2.3).",
+            )
+        )
     else:
-        out.append(_setting("micro_batches", "as needed for the global batch",
-                            "No pipeline, so micro-batches only set gradient accumulation."))
+        out.append(
+            _setting(
+                "micro_batches",
+                "as needed for the global batch",
+                "No pipeline, so micro-batches only set gradient accumulation.",
+            )
+        )
 
-    out.append(_setting("gradient_compression", "bf16 gradients",
-                        "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1)."))
-    out.append(_setting("gradient_fusion", "on, overlapped with backward",
-                        "Fuse small gradients into large buckets and overlap the all-reduce with backward "
-                        "(article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm)."))
+    out.append(
+        _setting(
+            "gradient_compression",
+            "bf16 gradients",
+            "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1).",
+        )
+    )
+    out.append(
+        _setting(
+            "gradient_fusion",
+            "on, overlapped with backward",
+            "Fuse small gradients into large buckets and overlap the all-reduce with backward "
+            "(article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm).",
+        )
+    )
 
     if fits_z2 is False:
         zero, why = 3, "The model does not fit with stage 2, so shard the weights too (article 7.1)."
     elif pp > 1:
-        zero, why = 1, ("Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports "
-                        "only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer "
-                        "is the stage-1 equivalent.")
+        zero, why = (
+            1,
+            (
+                "Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports "
+                "only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer "
+                "is the stage-1 equivalent."
+            ),
+        )
     else:
-        zero, why = 2, "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1)."
+        zero, why = (
+            2,
+            "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1).",
+        )
     out.append(_setting("zero_stage", zero, why))
 
     if _is_ascend(s, r):
-        out.append(_setting("HCCL_BUFFSIZE", HCCL_BUFFSIZE_START_MB,
-                            "MB; CANN default 200. The article measured 256 MB ~15% faster than 64 MB on "
-                            "8-card DP and no gain above (article 4.3; not 10-20% of HBM)."))
+        out.append(
+            _setting(
+                "HCCL_BUFFSIZE",
+                HCCL_BUFFSIZE_START_MB,
+                "MB; CANN default 200. The article measured 256 MB ~15% faster than 64 MB on "
+                "8-card DP and no gain above (article 4.3; not 10-20% of HBM).",
+            )
+        )
         nodes = _num(r, "compute.nodes") or 1
-        out.append(_setting("HCCL_CONNECT_TIMEOUT", 1200 if nodes > 16 else 120,
-                            "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank "
-                            "start-up skew does not fail initialisation (article 4.3, 5.2)."))
-        out.append(_setting("HCCL_DETERMINISTIC", "false",
-                            "true makes reductions reproducible at some speed cost: use it for debugging only "
-                            "(article 4.3)."))
+        out.append(
+            _setting(
+                "HCCL_CONNECT_TIMEOUT",
+                1200 if nodes > 16 else 120,
+                "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank "
+                "start-up skew does not fail initialisation (article 4.3, 5.2).",
+            )
+        )
+        out.append(
+            _setting(
+                "HCCL_DETERMINISTIC",
+                "false",
+                "true makes reductions reproducible at some speed cost: use it for debugging only "
+                "(article 4.3).",
+            )
+        )
     else:
-        out.append(_setting("CUDA_DEVICE_MAX_CONNECTIONS", 1,
-                            "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order."))
-        out.append(_setting("NCCL_BUFFSIZE", "default (4 MiB)",
-                            "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound."))
+        out.append(
+            _setting(
+                "CUDA_DEVICE_MAX_CONNECTIONS",
+                1,
+                "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order.",
+            )
+        )
+        out.append(
+            _setting(
+                "NCCL_BUFFSIZE",
+                "default (4 MiB)",
+                "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound.",
+            )
+        )
     return out

@@ -32,7 +32,9 @@ from .storage import dataset_bytes, design_storage, storage_counts, tokenized_by
 
 # design_storage's own defaults, so the vectorized sizing here cannot drift from plan._storage
 _STORAGE_DEFAULTS = {
-    name: p.default for name, p in inspect.signature(design_storage).parameters.items() if p.default is not p.empty
+    name: p.default
+    for name, p in inspect.signature(design_storage).parameters.items()
+    if p.default is not p.empty
 }
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
@@ -84,8 +86,11 @@ def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
 def _column(columns: dict[str, Any], field: str, rows: np.ndarray) -> np.ndarray | None:
     if field not in columns:
         return None
-    return np.asarray(columns[field], dtype=object)[rows] if not isinstance(columns[field], np.ndarray) or \
-        columns[field].dtype == object else columns[field][rows]
+    return (
+        np.asarray(columns[field], dtype=object)[rows]
+        if not isinstance(columns[field], np.ndarray) or columns[field].dtype == object
+        else columns[field][rows]
+    )
 
 
 def _floats(col: np.ndarray | None, default: float | None) -> np.ndarray | float | None:
@@ -110,29 +115,63 @@ def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
 
     def counts_for(cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
         net = s.network
-        fab = fabric_counts(nodes * r.nics_per_node, net.switch_ports, net.oversubscription, r.nics_per_node,
-                            net.rail_optimized)
+        fab = fabric_counts(
+            nodes * r.nics_per_node,
+            net.switch_ports,
+            net.oversubscription,
+            r.nics_per_node,
+            net.rail_optimized,
+        )
         state["feasible"] = fab["feasible"]
         switches, xcvrs, links = fab["switches"], fab["transceivers"], fab["links"]
         fiber = fab["fiber_links"]
         if net.storage_network:
             fe = fabric_counts(nodes * 2, net.switch_ports, 1.0, 2, False, server_cable="dac")
-            switches, xcvrs, links, fiber = (switches + fe["switches"], xcvrs + fe["transceivers"],
-                                             links + fe["links"], fiber + fe["fiber_links"])
+            switches, xcvrs, links, fiber = (
+                switches + fe["switches"],
+                xcvrs + fe["transceivers"],
+                links + fe["links"],
+                fiber + fe["fiber_links"],
+            )
         sc = storage_counts(
-            ckpt, data, raw, tokens_per_s, bpt, checkpoint_interval_s=st.checkpoint_interval_s,
-            checkpoint_write_s=st.checkpoint_write_s, checkpoints_kept=st.checkpoints_kept,
-            checkpoints_archived=st.archive_checkpoints, nvme_capacity_bytes=nvme.capacity_bytes,
-            nvme_read_bytes_per_s=nvme.read_bytes_per_s, nvme_write_bytes_per_s=nvme.write_bytes_per_s,
-            hdd_capacity_bytes=hdd.capacity_bytes, hdd_write_bytes_per_s=hdd.write_bytes_per_s,
-            hot_drives_per_node=int(d["storage_node_nvme_bays"]), warm_drives_per_node=int(d["storage_node_hdd_bays"]),
-            hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"], warm_overhead=st.warm_redundancy,
-            **{k: _STORAGE_DEFAULTS[k] for k in ("nvme_derating", "hdd_derating", "hot_overhead", "max_fill",
-                                                 "hot_dataset_fraction", "restart_target_s")},
+            ckpt,
+            data,
+            raw,
+            tokens_per_s,
+            bpt,
+            checkpoint_interval_s=st.checkpoint_interval_s,
+            checkpoint_write_s=st.checkpoint_write_s,
+            checkpoints_kept=st.checkpoints_kept,
+            checkpoints_archived=st.archive_checkpoints,
+            nvme_capacity_bytes=nvme.capacity_bytes,
+            nvme_read_bytes_per_s=nvme.read_bytes_per_s,
+            nvme_write_bytes_per_s=nvme.write_bytes_per_s,
+            hdd_capacity_bytes=hdd.capacity_bytes,
+            hdd_write_bytes_per_s=hdd.write_bytes_per_s,
+            hot_drives_per_node=int(d["storage_node_nvme_bays"]),
+            warm_drives_per_node=int(d["storage_node_hdd_bays"]),
+            hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"],
+            warm_overhead=st.warm_redundancy,
+            **{
+                k: _STORAGE_DEFAULTS[k]
+                for k in (
+                    "nvme_derating",
+                    "hdd_derating",
+                    "hot_overhead",
+                    "max_fill",
+                    "hot_dataset_fraction",
+                    "restart_target_s",
+                )
+            },
         )
         return Counts(
-            switches=switches, transceivers=xcvrs, dac_cables=links - fiber, optical_cables=fiber,
-            hot_drives=sc["hot_drives"], warm_drives=sc["warm_drives"], hot_nodes=sc["hot_nodes"],
+            switches=switches,
+            transceivers=xcvrs,
+            dac_cables=links - fiber,
+            optical_cables=fiber,
+            hot_drives=sc["hot_drives"],
+            warm_drives=sc["warm_drives"],
+            hot_nodes=sc["hot_nodes"],
             warm_nodes=sc["warm_nodes"],
         )
 
@@ -234,8 +273,11 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
 def _predict(r: Resolved, tokens: float, size: float, given_cards: bool) -> tuple[int, float]:
     """Cards and predicted MFU from the layout model for one distinct row (the slow path)."""
     s = r.scenario
-    cluster = s.cluster.model_copy(update={"cards": int(size), "target_days": None} if given_cards
-                                   else {"cards": None, "target_days": size})
+    cluster = s.cluster.model_copy(
+        update={"cards": int(size), "target_days": None}
+        if given_cards
+        else {"cards": None, "target_days": size}
+    )
     training = s.training.model_copy(update={"tokens": tokens})
     row = dataclasses.replace(r, scenario=s.model_copy(update={"cluster": cluster, "training": training}))
     flops = model_flops(row)
@@ -258,15 +300,21 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     peak = r.accelerator.peak_flops(s.training.precision)
     tokens = cols.get("training.tokens", np.full(n, float(s.training.tokens)))
     flop = flops["flop_per_token"] * tokens
-    mfu = np.array(cols.get("efficiency.mfu", np.full(n, np.nan if s.efficiency.mfu is None else s.efficiency.mfu)))
+    mfu = np.array(
+        cols.get("efficiency.mfu", np.full(n, np.nan if s.efficiency.mfu is None else s.efficiency.mfu))
+    )
     given_cards = s.cluster.cards is not None
-    size = cols.get("cluster.cards" if given_cards else "cluster.target_days",
-                    np.full(n, float(s.cluster.cards if given_cards else s.cluster.target_days)))
+    size = cols.get(
+        "cluster.cards" if given_cards else "cluster.target_days",
+        np.full(n, float(s.cluster.cards if given_cards else s.cluster.target_days)),
+    )
     slow = np.isnan(mfu)
     if given_cards:
         cards = size.astype(np.int64)
     else:
-        cards = cards_for_deadline(flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r))
+        cards = cards_for_deadline(
+            flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r)
+        )
     cache: dict[tuple[float, float], tuple[int, float]] = {}
     for i in np.flatnonzero(slow):  # the layout model predicts MFU once per distinct (tokens, size)
         k = (float(tokens[i]), float(size[i]))
@@ -274,8 +322,14 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
             cache[k] = _predict(r, *k, given_cards)
         cards[i], mfu[i] = cache[k]
     state: dict[str, Any] = {}
-    sizing = Sizing(training_flop=flop, tokens=tokens, peak_flops=peak, mfu=mfu,
-                    cards_per_node=r.cards_per_node, cards=cards)
+    sizing = Sizing(
+        training_flop=flop,
+        tokens=tokens,
+        peak_flops=peak,
+        mfu=mfu,
+        cards_per_node=r.cards_per_node,
+        cards=cards,
+    )
     values = rollup(sizing, _counts_for(r, tokens, state), _facility(r, cols))
     ok = _replica_ok(r, cards) & state["feasible"] & np.isfinite(values["compute.wall_clock_days"])
     values["_ok"] = ok

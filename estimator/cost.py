@@ -91,13 +91,16 @@ def capex_usd(
     `server_price_usd` is per compute node with its cards (catalog `Server.price_usd`); to price cards
     separately pass the bare server price and `card_price_usd`. Counts are whole items, prices USD/item.
     """
+
     def m(n: ArrayLike, p: ArrayLike) -> np.ndarray:
         return np.asarray(n, dtype=float) * np.asarray(p, dtype=float)
 
     compute = m(nodes, server_price_usd) + m(cards, card_price_usd)
     network = (
-        m(switches, switch_price_usd) + m(transceivers, transceiver_price_usd)
-        + m(cables, cable_price_usd) + m(nic_ports, nic_port_price_usd)
+        m(switches, switch_price_usd)
+        + m(transceivers, transceiver_price_usd)
+        + m(cables, cable_price_usd)
+        + m(nic_ports, nic_port_price_usd)
     )
     storage = m(drives, drive_price_usd) + m(storage_nodes, storage_node_price_usd)
     return {"compute": compute, "network": network, "storage": storage, "total": compute + network + storage}
@@ -136,8 +139,9 @@ def owned_usd_per_card_hour(
 ) -> np.ndarray:
     """Owned cost in USD per busy card-hour (module docstring); broadcasts over arrays."""
     cards_f = np.asarray(cards, dtype=float)
-    fixed = fixed_usd_per_hour(capex_total_usd, depreciation_years, it_w, colo_usd_per_kw_month,
-                               maintenance_fraction_per_year)
+    fixed = fixed_usd_per_hour(
+        capex_total_usd, depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
+    )
     energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh)
     return fixed / (cards_f * np.asarray(utilisation, dtype=float)) + energy / cards_f
 
@@ -158,7 +162,9 @@ def monthly_owned_opex_usd(
     """Owned running cost in USD per month of continuous use: energy + colo + maintenance."""
     energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh) * HOURS_PER_MONTH
     colo = np.asarray(it_w, dtype=float) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=float)
-    maint = np.asarray(capex_total_usd, dtype=float) * np.asarray(maintenance_fraction_per_year, dtype=float) / 12
+    maint = (
+        np.asarray(capex_total_usd, dtype=float) * np.asarray(maintenance_fraction_per_year, dtype=float) / 12
+    )
     return energy + colo + maint
 
 
@@ -169,10 +175,9 @@ def break_even_months(
     monthly_opex_usd: ArrayLike,
 ) -> np.ndarray:
     """Months of continuous use after which owning beats renting; inf where it never does."""
-    saving = (
-        np.asarray(cards, dtype=float) * HOURS_PER_MONTH * np.asarray(cloud_usd_per_card_hour, dtype=float)
-        - np.asarray(monthly_opex_usd, dtype=float)
-    )
+    saving = np.asarray(cards, dtype=float) * HOURS_PER_MONTH * np.asarray(
+        cloud_usd_per_card_hour, dtype=float
+    ) - np.asarray(monthly_opex_usd, dtype=float)
     capex = np.asarray(capex_total_usd, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         months = np.where(saving > 0, capex / np.where(saving > 0, saving, 1.0), np.inf)
@@ -219,6 +224,7 @@ class Cost:
 
     def to_dict(self) -> dict[str, Any]:
         """The contract's `cost` section, money in `currency`; break-even None when never."""
+
         def money(x: Any) -> Any:
             return None if x is None else plain(np.asarray(x, dtype=float) * self.exchange_rate)
 
@@ -296,31 +302,64 @@ def cost(
     arguments broadcast. Raises ScenarioError (with the `cost.*` field) for invalid inputs.
     """
     rate = exchange_rate(currency, usd_to_cny)
-    _check(depreciation_years, "cost.depreciation_years", "Depreciation must be a positive number of years.",
-           lambda a: a > 0)
+    _check(
+        depreciation_years,
+        "cost.depreciation_years",
+        "Depreciation must be a positive number of years.",
+        lambda a: a > 0,
+    )
     _check(utilisation, "cost.utilisation", "Utilisation must be in (0, 1].", lambda a: (a > 0) & (a <= 1))
     _check(cards, "cluster.cards", "The number of cards must be positive.", lambda a: a > 0)
-    _check(electricity_usd_per_kwh, "cost.electricity_per_kwh", "The electricity price must not be negative.",
-           lambda a: a >= 0)
+    _check(
+        electricity_usd_per_kwh,
+        "cost.electricity_per_kwh",
+        "The electricity price must not be negative.",
+        lambda a: a >= 0,
+    )
 
-    capex = capex_usd(nodes, server_price_usd, cards, card_price_usd, switches, switch_price_usd,
-                      transceivers, transceiver_price_usd, cables, cable_price_usd, nic_ports,
-                      nic_port_price_usd, drives, drive_price_usd, storage_nodes, storage_node_price_usd)
+    capex = capex_usd(
+        nodes,
+        server_price_usd,
+        cards,
+        card_price_usd,
+        switches,
+        switch_price_usd,
+        transceivers,
+        transceiver_price_usd,
+        cables,
+        cable_price_usd,
+        nic_ports,
+        nic_port_price_usd,
+        drives,
+        drive_price_usd,
+        storage_nodes,
+        storage_node_price_usd,
+    )
     cards_f = np.asarray(cards, dtype=float)
     card_hours = cards_f * np.asarray(hours, dtype=float)
     util = np.asarray(utilisation, dtype=float)
 
     dep_per_h = capex["total"] / (np.asarray(depreciation_years, dtype=float) * HOURS_PER_YEAR)
-    fac_per_h = fixed_usd_per_hour(capex["total"], depreciation_years, it_w, colo_usd_per_kw_month,
-                                   maintenance_fraction_per_year) - dep_per_h
+    fac_per_h = (
+        fixed_usd_per_hour(
+            capex["total"], depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
+        )
+        - dep_per_h
+    )
     en_per_h = energy_usd_per_hour(facility_w, electricity_usd_per_kwh)
     # per busy card-hour, then x card-hours of the run
     run_dep = card_hours * dep_per_h / (cards_f * util)
     run_fac = card_hours * fac_per_h / (cards_f * util)
     run_en = card_hours * en_per_h / cards_f
     owned_pch = (dep_per_h + fac_per_h) / (cards_f * util) + en_per_h / cards_f
-    opex_month = monthly_owned_opex_usd(facility_w, electricity_usd_per_kwh, it_w, colo_usd_per_kw_month,
-                                        capex["total"], maintenance_fraction_per_year)
+    opex_month = monthly_owned_opex_usd(
+        facility_w,
+        electricity_usd_per_kwh,
+        it_w,
+        colo_usd_per_kw_month,
+        capex["total"],
+        maintenance_fraction_per_year,
+    )
 
     def cloud(price: ArrayLike | None) -> tuple[Any, Any, Any]:
         if price is None:

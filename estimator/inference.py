@@ -48,10 +48,16 @@ from estimator.models import Architecture
 from estimator.power import plain
 
 DTYPE_BYTES: dict[str, float] = {
-    "fp32": 4.0, "float32": 4.0,
-    "bf16": 2.0, "bfloat16": 2.0, "fp16": 2.0, "float16": 2.0,
-    "fp8": 1.0, "int8": 1.0,
-    "int4": 0.5, "fp4": 0.5,
+    "fp32": 4.0,
+    "float32": 4.0,
+    "bf16": 2.0,
+    "bfloat16": 2.0,
+    "fp16": 2.0,
+    "float16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "int4": 0.5,
+    "fp4": 0.5,
 }
 DEFAULT_RESERVE_FRACTION = 0.10  # vLLM gpu_memory_utilization default 0.9
 DEFAULT_BANDWIDTH_EFFICIENCY = 0.8  # [U] achievable / peak HBM bandwidth
@@ -105,10 +111,15 @@ def max_concurrent_sequences(
     cards_a = np.asarray(cards, dtype=float)
     tp_a = cards_a if tp is None else np.asarray(tp, dtype=float)
     replicas = np.floor(cards_a / tp_a)
-    usable = tp_a * np.asarray(hbm_bytes_per_card, dtype=float) * (1.0 - np.asarray(reserve_fraction, dtype=float))
+    usable = (
+        tp_a * np.asarray(hbm_bytes_per_card, dtype=float) * (1.0 - np.asarray(reserve_fraction, dtype=float))
+    )
     free = usable - np.asarray(weights_bytes, dtype=float)
-    per_seq = (np.asarray(kv_bytes_per_token, dtype=float) * np.asarray(kv_replication, dtype=float)
-               * np.asarray(context_len, dtype=float))
+    per_seq = (
+        np.asarray(kv_bytes_per_token, dtype=float)
+        * np.asarray(kv_replication, dtype=float)
+        * np.asarray(context_len, dtype=float)
+    )
     return replicas * np.floor(np.maximum(free, 0.0) / per_seq)
 
 
@@ -133,8 +144,13 @@ def decode_tokens_per_s_bound(
     replicas = np.floor(cards_a / tp_a)
     b = np.asarray(batch, dtype=float) / replicas
     bytes_per_step = np.asarray(weights_streamed_bytes, dtype=float) + b * np.asarray(
-        kv_bytes_per_token, dtype=float) * np.asarray(kv_replication, dtype=float) * np.asarray(context_len, dtype=float)
-    bw = np.asarray(hbm_bandwidth_bytes_per_s, dtype=float) * tp_a * np.asarray(bandwidth_efficiency, dtype=float)
+        kv_bytes_per_token, dtype=float
+    ) * np.asarray(kv_replication, dtype=float) * np.asarray(context_len, dtype=float)
+    bw = (
+        np.asarray(hbm_bandwidth_bytes_per_s, dtype=float)
+        * tp_a
+        * np.asarray(bandwidth_efficiency, dtype=float)
+    )
     return replicas * b * bw / bytes_per_step
 
 
@@ -232,11 +248,27 @@ def serving(
     w_stream = float(weights_bytes(params_total if params_active is None else params_active, weights_dtype))
     free = tp_ * hbm_bytes_per_card * (1.0 - reserve_fraction) - w
     capacity_tokens = replicas * max(free, 0.0) / (kv * repl)
-    max_seq = int(max_concurrent_sequences(hbm_bytes_per_card, cards, w, kv, context_len, tp_, repl,
-                                           reserve_fraction))
+    max_seq = int(
+        max_concurrent_sequences(hbm_bytes_per_card, cards, w, kv, context_len, tp_, repl, reserve_fraction)
+    )
     batch = int(concurrency) if concurrency is not None else max(max_seq, 1)
-    bound = float(decode_tokens_per_s_bound(batch, w_stream, kv, context_len, hbm_bandwidth_bytes_per_s,
-                                            cards, tp_, repl, bandwidth_efficiency)) if free > 0 else 0.0
+    bound = (
+        float(
+            decode_tokens_per_s_bound(
+                batch,
+                w_stream,
+                kv,
+                context_len,
+                hbm_bandwidth_bytes_per_s,
+                cards,
+                tp_,
+                repl,
+                bandwidth_efficiency,
+            )
+        )
+        if free > 0
+        else 0.0
+    )
     compute_bound = None
     if peak_flops:
         n_active = params_total if params_active is None else params_active

@@ -90,10 +90,13 @@ class LayoutProblem:
         if not self.seq_len >= 1:
             errors.append(FieldError("training.seq_len", "seq_len must be at least 1"))
         elif not self.global_batch_tokens >= self.seq_len:
-            errors.append(FieldError("training.global_batch_tokens",
-                                     "the global batch must hold at least one sequence"))
+            errors.append(
+                FieldError("training.global_batch_tokens", "the global batch must hold at least one sequence")
+            )
         if self.grad_dtype not in GRAD_BYTES:
-            errors.append(FieldError("training.grad_dtype", f"grad_dtype must be one of {sorted(GRAD_BYTES)}"))
+            errors.append(
+                FieldError("training.grad_dtype", f"grad_dtype must be one of {sorted(GRAD_BYTES)}")
+            )
         if not self.cross_leaf_bandwidth_factor >= 1.0:
             errors.append(FieldError("network.oversubscription", "cross-leaf bandwidth factor must be >= 1"))
         if not self.nic_bytes_per_s_per_card > 0:
@@ -134,7 +137,11 @@ def _check_fixed(fixed: Mapping) -> list[FieldError]:
         if key not in FIXABLE:
             errors.append(FieldError(path, f"unknown parallelism field; use one of {', '.join(FIXABLE)}"))
         elif key in _INT_FIELDS:
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < (0 if key == "top_n" else 1):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | np.integer)
+                or value < (0 if key == "top_n" else 1)
+            ):
                 errors.append(FieldError(path, f"{key} must be a positive integer"))
         elif key in _BOOL_FIELDS:
             if not isinstance(value, bool | np.bool_):
@@ -144,10 +151,18 @@ def _check_fixed(fixed: Mapping) -> list[FieldError]:
                 errors.append(FieldError(path, "zero_stage must be 0, 1, 2 or 3"))
         elif key == "recompute" and value not in RECOMPUTE_CODES and value not in RECOMPUTE_NAMES:
             errors.append(FieldError(path, "recompute must be none, selective, full or partial"))
-    if ("zero_stage" in fixed and "distributed_optimizer" in fixed and fixed["zero_stage"] == 0
-            and fixed["distributed_optimizer"]):
-        errors.append(FieldError("parallelism.distributed_optimizer",
-                                 "the distributed optimizer shards optimizer state (ZeRO-1): zero_stage 0 contradicts it"))
+    if (
+        "zero_stage" in fixed
+        and "distributed_optimizer" in fixed
+        and fixed["zero_stage"] == 0
+        and fixed["distributed_optimizer"]
+    ):
+        errors.append(
+            FieldError(
+                "parallelism.distributed_optimizer",
+                "the distributed optimizer shards optimizer state (ZeRO-1): zero_stage 0 contradicts it",
+            )
+        )
     return errors
 
 
@@ -180,12 +195,28 @@ class LayoutEval:
 
     def to_dict(self) -> dict:
         """The contract's `parallelism` section."""
-        keys = ("tp", "pp", "dp", "ep", "cp", "zero_stage", "recompute", "recompute_fraction", "micro_batch_size",
-                "micro_batches",
-                "virtual_stages", "sequence_parallel", "distributed_optimizer", "bubble_fraction", "step_time_s")
+        keys = (
+            "tp",
+            "pp",
+            "dp",
+            "ep",
+            "cp",
+            "zero_stage",
+            "recompute",
+            "recompute_fraction",
+            "micro_batch_size",
+            "micro_batches",
+            "virtual_stages",
+            "sequence_parallel",
+            "distributed_optimizer",
+            "bubble_fraction",
+            "step_time_s",
+        )
         out = {k: getattr(self, k) for k in keys}
         out["breakdown_s"] = dict(self.breakdown_s)
-        out.update(predicted_mfu=self.predicted_mfu, predicted_hfu=self.predicted_hfu, tokens_per_s=self.tokens_per_s)
+        out.update(
+            predicted_mfu=self.predicted_mfu, predicted_hfu=self.predicted_hfu, tokens_per_s=self.tokens_per_s
+        )
         return out
 
     def memory_dict(self) -> dict:
@@ -202,9 +233,13 @@ class LayoutSearch:
     feasible: int
 
     def to_dict(self) -> dict:
-        return {"best": self.best.to_dict() if self.best else None,
-                "runners_up": [r.to_dict() for r in self.runners_up],
-                "rejected": dict(self.rejected), "evaluated": self.evaluated, "feasible": self.feasible}
+        return {
+            "best": self.best.to_dict() if self.best else None,
+            "runners_up": [r.to_dict() for r in self.runners_up],
+            "rejected": dict(self.rejected),
+            "evaluated": self.evaluated,
+            "feasible": self.feasible,
+        }
 
 
 def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[str, np.ndarray]]:
@@ -212,17 +247,37 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
 
     Scalars work too (0-d results). Adds tokens_per_s, predicted_mfu, predicted_hfu to the times.
     """
+
     def memory(rc):
-        return per_card_memory(problem.arch, problem.counts, problem.seq_len, c["tp"], c["pp"], c["dp"], c["ep"],
-                               c["cp"], c["zero"], c["mbs"], rc, c["sp"], c["v"], False, c["m"],
-                               problem.grad_dtype, problem.flash_attention, problem.buffers)
+        return per_card_memory(
+            problem.arch,
+            problem.counts,
+            problem.seq_len,
+            c["tp"],
+            c["pp"],
+            c["dp"],
+            c["ep"],
+            c["cp"],
+            c["zero"],
+            c["mbs"],
+            rc,
+            c["sp"],
+            c["v"],
+            False,
+            c["m"],
+            problem.grad_dtype,
+            problem.flash_attention,
+            problem.buffers,
+        )
 
     rc = np.asarray(c["rc"])
     mem = memory(rc)
     rf = (rc == RECOMPUTE_CODES["full"]).astype(float)
     partial = rc == RECOMPUTE_CODES["partial"]
     if np.any(partial):
-        mem, rf = _partial_recompute(problem, c, partial, mem, memory(np.where(partial, RECOMPUTE_CODES["full"], rc)), rf)
+        mem, rf = _partial_recompute(
+            problem, c, partial, mem, memory(np.where(partial, RECOMPUTE_CODES["full"], rc)), rf
+        )
     c = {**c, "rf": rf}
     t = evaluate_step(problem, c)
     t["recompute_fraction"] = np.broadcast_to(rf, np.shape(t["step_time_s"]))
@@ -248,8 +303,10 @@ def _partial_recompute(problem, c, partial, none, full, rf):
     need = np.clip((none.total - hbm) / np.where(span > 0, span, 1.0), 0.0, 1.0)
     k = np.ceil(need * layers - 1e-9)
     f = np.where(partial, np.clip(k / np.maximum(layers, 1), 0.0, 1.0), rf)
-    mixed = {key: getattr(none, key) + f * (getattr(full, key) - getattr(none, key)) for key in
-             ("weights", "gradients", "optimizer", "activations", "other", "total")}
+    mixed = {
+        key: getattr(none, key) + f * (getattr(full, key) - getattr(none, key))
+        for key in ("weights", "gradients", "optimizer", "activations", "other", "total")
+    }
     mem = MemoryBreakdown(**{key: np.where(partial, mixed[key], getattr(none, key)) for key in mixed})
     return mem, f
 
@@ -257,31 +314,65 @@ def _partial_recompute(problem, c, partial, none, full, rf):
 def _make_eval(problem, c, mem, t, i) -> LayoutEval:
     def g(d, k):
         return np.asarray(d[k])[i]
+
     hbm = float(problem.accelerator.hbm_bytes)
     total = float(np.asarray(mem.total)[i])
     zero = int(g(c, "zero"))
     return LayoutEval(
-        tp=int(g(c, "tp")), pp=int(g(c, "pp")), dp=int(g(c, "dp")), ep=int(g(c, "ep")), cp=int(g(c, "cp")),
-        zero_stage=zero, recompute=RECOMPUTE_NAMES[int(g(c, "rc"))], micro_batch_size=int(g(c, "mbs")),
-        micro_batches=int(g(c, "m")), virtual_stages=int(g(c, "v")), sequence_parallel=bool(g(c, "sp")),
-        distributed_optimizer=zero >= 1, bubble_fraction=float(g(t, "bubble_fraction")),
-        step_time_s=float(g(t, "step_time_s")), breakdown_s={k: float(g(t, k)) for k in BREAKDOWN_KEYS},
-        predicted_mfu=float(g(t, "predicted_mfu")), predicted_hfu=float(g(t, "predicted_hfu")),
-        tokens_per_s=float(g(t, "tokens_per_s")), per_card_bytes=mem.at(i), hbm_bytes=hbm, fits=total <= hbm,
+        tp=int(g(c, "tp")),
+        pp=int(g(c, "pp")),
+        dp=int(g(c, "dp")),
+        ep=int(g(c, "ep")),
+        cp=int(g(c, "cp")),
+        zero_stage=zero,
+        recompute=RECOMPUTE_NAMES[int(g(c, "rc"))],
+        micro_batch_size=int(g(c, "mbs")),
+        micro_batches=int(g(c, "m")),
+        virtual_stages=int(g(c, "v")),
+        sequence_parallel=bool(g(c, "sp")),
+        distributed_optimizer=zero >= 1,
+        bubble_fraction=float(g(t, "bubble_fraction")),
+        step_time_s=float(g(t, "step_time_s")),
+        breakdown_s={k: float(g(t, k)) for k in BREAKDOWN_KEYS},
+        predicted_mfu=float(g(t, "predicted_mfu")),
+        predicted_hfu=float(g(t, "predicted_hfu")),
+        tokens_per_s=float(g(t, "tokens_per_s")),
+        per_card_bytes=mem.at(i),
+        hbm_bytes=hbm,
+        fits=total <= hbm,
         recompute_fraction=float(g(t, "recompute_fraction")),
     )
 
 
-def evaluate_layout(problem: LayoutProblem, tp=1, pp=1, ep=1, cp=1, micro_batch_size=1, virtual_stages=1,
-                    sequence_parallel=False, zero_stage=0, recompute="none") -> LayoutEval:
+def evaluate_layout(
+    problem: LayoutProblem,
+    tp=1,
+    pp=1,
+    ep=1,
+    cp=1,
+    micro_batch_size=1,
+    virtual_stages=1,
+    sequence_parallel=False,
+    zero_stage=0,
+    recompute="none",
+) -> LayoutEval:
     """Evaluate one layout with scalars (no feasibility checks: see search for those)."""
     model = tp * pp * cp
     dp = max(problem.cards // model, 1)
     rc = RECOMPUTE_CODES[recompute] if isinstance(recompute, str) else int(recompute)
-    c = {"tp": np.asarray(tp), "pp": np.asarray(pp), "cp": np.asarray(cp), "ep": np.asarray(ep),
-         "mbs": np.asarray(micro_batch_size), "v": np.asarray(virtual_stages), "sp": np.asarray(bool(sequence_parallel)),
-         "zero": np.asarray(zero_stage), "rc": np.asarray(rc), "dp": np.asarray(dp),
-         "m": np.asarray(max(problem.global_batch_seqs // (dp * micro_batch_size), 1))}
+    c = {
+        "tp": np.asarray(tp),
+        "pp": np.asarray(pp),
+        "cp": np.asarray(cp),
+        "ep": np.asarray(ep),
+        "mbs": np.asarray(micro_batch_size),
+        "v": np.asarray(virtual_stages),
+        "sp": np.asarray(bool(sequence_parallel)),
+        "zero": np.asarray(zero_stage),
+        "rc": np.asarray(rc),
+        "dp": np.asarray(dp),
+        "m": np.asarray(max(problem.global_batch_seqs // (dp * micro_batch_size), 1)),
+    }
     mem, t = evaluate(problem, c)
     return _make_eval(problem, c, mem, t, ())
 

@@ -80,8 +80,17 @@ def axis_values(problem) -> dict[str, np.ndarray]:
         "zero": [0, 1, 2, 3],
         "rc": [0, 2, 3] if problem.flash_attention else [0, 1, 2, 3],
     }
-    keys = {"tp": "tp", "pp": "pp", "cp": "cp", "ep": "ep", "mbs": "micro_batch_size", "v": "virtual_stages",
-            "sp": "sequence_parallel", "zero": "zero_stage", "rc": "recompute"}
+    keys = {
+        "tp": "tp",
+        "pp": "pp",
+        "cp": "cp",
+        "ep": "ep",
+        "mbs": "micro_batch_size",
+        "v": "virtual_stages",
+        "sp": "sequence_parallel",
+        "zero": "zero_stage",
+        "rc": "recompute",
+    }
     out = {}
     for axis, key in keys.items():
         vals = [fx[key]] if key in fx else free[axis]

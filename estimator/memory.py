@@ -84,8 +84,10 @@ class MemoryBreakdown:
 
     def at(self, i) -> dict[str, float]:
         """Plain-float dict of candidate i (or of a 0-d result when i is ())."""
-        return {k: float(np.asarray(getattr(self, k))[i]) for k in
-                ("weights", "gradients", "optimizer", "activations", "other", "total")}
+        return {
+            k: float(np.asarray(getattr(self, k))[i])
+            for k in ("weights", "gradients", "optimizer", "activations", "other", "total")
+        }
 
 
 def grad_bytes(grad_dtype: str) -> float:
@@ -93,23 +95,32 @@ def grad_bytes(grad_dtype: str) -> float:
     try:
         return GRAD_BYTES[grad_dtype]
     except KeyError:
-        raise ScenarioError(f"grad_dtype must be one of {sorted(GRAD_BYTES)}, not {grad_dtype!r}",
-                            field="training.grad_dtype") from None
+        raise ScenarioError(
+            f"grad_dtype must be one of {sorted(GRAD_BYTES)}, not {grad_dtype!r}", field="training.grad_dtype"
+        ) from None
 
 
 def recompute_code(value) -> np.ndarray:
     """Map "none"/"selective"/"full" (or codes 0/1/2, or arrays of either) to integer codes."""
     if isinstance(value, str):
         if value not in RECOMPUTE_CODES:
-            raise ScenarioError(f"recompute must be one of {list(RECOMPUTE_CODES)}, not {value!r}",
-                                field="parallelism.recompute")
+            raise ScenarioError(
+                f"recompute must be one of {list(RECOMPUTE_CODES)}, not {value!r}",
+                field="parallelism.recompute",
+            )
         return np.asarray(RECOMPUTE_CODES[value])
     return np.asarray(value)
 
 
 # --------------------------------------------------------------------------- model state
-def model_state_bytes(params, dp, zero_stage, grad_dtype=DEFAULT_GRAD_DTYPE,
-                      distributed_optimizer=False, optimizer_bytes=OPTIMIZER_BYTES):
+def model_state_bytes(
+    params,
+    dp,
+    zero_stage,
+    grad_dtype=DEFAULT_GRAD_DTYPE,
+    distributed_optimizer=False,
+    optimizer_bytes=OPTIMIZER_BYTES,
+):
     """(weights, gradients, optimizer) bytes per card for `params` parameters held by the card.
 
     params: parameters on this card after TP/PP/EP splitting; dp: data-parallel group size over
@@ -182,8 +193,16 @@ def layer_coefficients(arch: Architecture) -> tuple[LayerCoefficients, LayerCoef
     return dense, moe
 
 
-def layer_activation_bytes(coeffs: LayerCoefficients, seq_len, micro_batch_size, tp=1, cp=1,
-                           sequence_parallel=False, recompute=0, flash_attention=True):
+def layer_activation_bytes(
+    coeffs: LayerCoefficients,
+    seq_len,
+    micro_batch_size,
+    tp=1,
+    cp=1,
+    sequence_parallel=False,
+    recompute=0,
+    flash_attention=True,
+):
     """Stored activation bytes of one layer for one micro-batch on one card (Korthikanti 2022).
 
     seq_len: tokens per sequence (s); micro_batch_size: sequences (b); tp: tensor-parallel size t;
@@ -193,7 +212,11 @@ def layer_activation_bytes(coeffs: LayerCoefficients, seq_len, micro_batch_size,
     rc = recompute_code(recompute)
     tp = np.asarray(tp, dtype=float)
     sp = np.asarray(sequence_parallel, dtype=bool)
-    tokens = np.asarray(seq_len, dtype=float) / np.asarray(cp, dtype=float) * np.asarray(micro_batch_size, dtype=float)
+    tokens = (
+        np.asarray(seq_len, dtype=float)
+        / np.asarray(cp, dtype=float)
+        * np.asarray(micro_batch_size, dtype=float)
+    )
     rep_div = np.where(sp, tp, 1.0)
     keep_scores = (rc == 0) & (not flash_attention)
     scores = np.where(keep_scores, coeffs.score_per_key * np.asarray(seq_len, dtype=float), 0.0)
@@ -202,11 +225,27 @@ def layer_activation_bytes(coeffs: LayerCoefficients, seq_len, micro_batch_size,
     return np.where(rc == 2, full, stored)
 
 
-def korthikanti_layer_bytes(seq_len, micro_batch_size, hidden, heads, tp=1, sequence_parallel=False,
-                            recompute="none", flash_attention=False):
+def korthikanti_layer_bytes(
+    seq_len,
+    micro_batch_size,
+    hidden,
+    heads,
+    tp=1,
+    sequence_parallel=False,
+    recompute="none",
+    flash_attention=False,
+):
     """Activation bytes per GPT layer exactly as in Korthikanti et al. 2022, table 2."""
-    return layer_activation_bytes(gpt_layer_coefficients(hidden, heads), seq_len, micro_batch_size, tp, 1,
-                                  sequence_parallel, recompute, flash_attention)
+    return layer_activation_bytes(
+        gpt_layer_coefficients(hidden, heads),
+        seq_len,
+        micro_batch_size,
+        tp,
+        1,
+        sequence_parallel,
+        recompute,
+        flash_attention,
+    )
 
 
 # --------------------------------------------------------------------------- pipeline stages
@@ -248,11 +287,26 @@ def stage_layers(num_layers: int, n_dense: int, pp, virtual_stages=1) -> StageLa
 
 
 # --------------------------------------------------------------------------- per-card total
-def per_card_memory(arch: Architecture, counts: ParamCounts, seq_len, tp, pp, dp, ep=1, cp=1,
-                    zero_stage=0, micro_batch_size=1, recompute=0, sequence_parallel=False,
-                    virtual_stages=1, distributed_optimizer=False, micro_batches=None,
-                    grad_dtype=DEFAULT_GRAD_DTYPE, flash_attention=True, buffers: Buffers | None = None,
-                    ) -> MemoryBreakdown:
+def per_card_memory(
+    arch: Architecture,
+    counts: ParamCounts,
+    seq_len,
+    tp,
+    pp,
+    dp,
+    ep=1,
+    cp=1,
+    zero_stage=0,
+    micro_batch_size=1,
+    recompute=0,
+    sequence_parallel=False,
+    virtual_stages=1,
+    distributed_optimizer=False,
+    micro_batches=None,
+    grad_dtype=DEFAULT_GRAD_DTYPE,
+    flash_attention=True,
+    buffers: Buffers | None = None,
+) -> MemoryBreakdown:
     """Peak per-card memory of a layout (arrays of layouts broadcast), max over pipeline stages.
 
     micro_batches: micro-batches per step per DP rank (m); None means "many" (>= pp).
@@ -276,8 +330,12 @@ def per_card_memory(arch: Architecture, counts: ParamCounts, seq_len, tp, pp, dp
 
     def stage_params(n_layers, n_dense, emb, head):
         n_moe = n_layers - n_dense
-        dense = (n_dense * dense_layer + n_moe * moe_nonrouted + emb * counts.embedding
-                 + head * (lm_head + counts.final_norm)) / tp_f + n_layers * norms
+        dense = (
+            n_dense * dense_layer
+            + n_moe * moe_nonrouted
+            + emb * counts.embedding
+            + head * (lm_head + counts.final_norm)
+        ) / tp_f + n_layers * norms
         expert = n_moe * counts.moe_routed_per_layer / (ep_f * tp_f)
         return dense, expert
 
@@ -299,14 +357,23 @@ def per_card_memory(arch: Architecture, counts: ParamCounts, seq_len, tp, pp, dp
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, flash_attention)
     a_moe = layer_activation_bytes(c_moe, *act_args, rc, flash_attention)
     # full recompute re-materialises one layer's activations during its backward
-    transient = np.where(rc == 2, np.maximum(layer_activation_bytes(c_dense, *act_args, 0, flash_attention),
-                                             layer_activation_bytes(c_moe, *act_args, 0, flash_attention)
-                                             if arch.is_moe else 0.0), 0.0)
+    transient = np.where(
+        rc == 2,
+        np.maximum(
+            layer_activation_bytes(c_dense, *act_args, 0, flash_attention),
+            layer_activation_bytes(c_moe, *act_args, 0, flash_attention) if arch.is_moe else 0.0,
+        ),
+        0.0,
+    )
     m = pp_f if micro_batches is None else np.asarray(micro_batches, dtype=float)
     inflight_first = np.minimum(pp_f, m)
     inflight_mid = np.minimum(np.maximum(pp_f - 1.0, 1.0), m)
     interleave = np.where(v_f > 1, 1.0 + (pp_f - 1.0) / (pp_f * v_f), 1.0)
-    tokens = np.asarray(seq_len, dtype=float) / np.asarray(cp, dtype=float) * np.asarray(micro_batch_size, dtype=float)
+    tokens = (
+        np.asarray(seq_len, dtype=float)
+        / np.asarray(cp, dtype=float)
+        * np.asarray(micro_batch_size, dtype=float)
+    )
     logits = tokens * arch.vocab_size * LOGITS_BYTES / tp_f
 
     def stage_act(n_layers, n_dense, inflight, factor, head):

@@ -269,9 +269,16 @@ def architecture_for_params(n_params: float) -> Architecture:
 
         def shape(layers: int, hidden=hidden, heads=heads, kv=kv, ffn=ffn) -> Architecture:
             return Architecture(
-                num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
-                num_key_value_heads=kv, head_dim=128, intermediate_size=ffn, vocab_size=_SIZE_ONLY_VOCAB,
-                tie_word_embeddings=tied, hidden_act="silu", max_position_embeddings=8192,
+                num_hidden_layers=layers,
+                hidden_size=hidden,
+                num_attention_heads=heads,
+                num_key_value_heads=kv,
+                head_dim=128,
+                intermediate_size=ffn,
+                vocab_size=_SIZE_ONLY_VOCAB,
+                tie_word_embeddings=tied,
+                hidden_act="silu",
+                max_position_embeddings=8192,
             )
 
         one, two = param_counts(shape(1)).total, param_counts(shape(2)).total
@@ -399,15 +406,23 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
     head_dim = _int_field("head_dim", get("head_dim", default_head_dim), 1)
     tie = get("tie_word_embeddings", mapping.get("model_type") == "gpt2")
     return Architecture(
-        num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
-        num_key_value_heads=kv_heads, head_dim=head_dim, intermediate_size=ffn, vocab_size=vocab,
-        tie_word_embeddings=bool(tie), hidden_act=act,
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=ffn,
+        vocab_size=vocab,
+        tie_word_embeddings=bool(tie),
+        hidden_act=act,
         num_experts=experts,
         num_experts_per_tok=top_k if experts else 0,
         n_shared_experts=shared if experts else 0,
         moe_intermediate_size=moe_ffn if experts else 0,
         first_k_dense_replace=min(first_dense, layers) if experts else 0,
-        max_position_embeddings=_int_field("max_position_embeddings", get("max_position_embeddings", 4096), 1),
+        max_position_embeddings=_int_field(
+            "max_position_embeddings", get("max_position_embeddings", 4096), 1
+        ),
         hidden_dropout=_probability("hidden_dropout", get("hidden_dropout", 0.0)),
         attention_dropout=_probability("attention_dropout", get("attention_dropout", 0.0)),
         **mla,

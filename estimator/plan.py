@@ -177,6 +177,7 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     if fast is not None:
         cards = int(sizes[fast])
     else:
+
         def throughput(cards: int) -> float:
             best = tried[cards][1].best
             return cards * best.predicted_mfu if best is not None else 0.0
@@ -294,7 +295,9 @@ def equipment(r: Resolved) -> Equipment:
             sw = catalog.switch(s.network.switch)
         except KeyError:
             known = ", ".join(sorted(catalog.switches()))
-            raise ScenarioError(f"unknown switch '{s.network.switch}'; known: {known}", "network.switch") from None
+            raise ScenarioError(
+                f"unknown switch '{s.network.switch}'; known: {known}", "network.switch"
+            ) from None
     else:
         matching = {k: v for k, v in catalog.switches().items() if v.port_gbps == port_gbps}
         sw = _pick_by_speed(matching or catalog.switches(), port_gbps, "port_gbps")
@@ -313,7 +316,9 @@ def equipment(r: Resolved) -> Equipment:
     )
     return Equipment(
         server_price_usd=server_price,
-        switch_price_usd=(s.cost.switch_price * to_usd) if s.cost.switch_price is not None else sw.price_usd * capacity_ratio,
+        switch_price_usd=(s.cost.switch_price * to_usd)
+        if s.cost.switch_price is not None
+        else sw.price_usd * capacity_ratio,
         switch_power_w=sw.power_w * capacity_ratio,
         transceiver_price_usd=(s.cost.transceiver_price * to_usd)
         if s.cost.transceiver_price is not None
@@ -330,7 +335,8 @@ def equipment(r: Resolved) -> Equipment:
             "server": f"{server.name}: chassis + {r.cards_per_node} x {acc.name}"
             if s.cost.server_price is None
             else "scenario cost.server_price",
-            "switch": sw.name + ("" if capacity_ratio == 1 else f", priced x{capacity_ratio:.2f} by capacity"),
+            "switch": sw.name
+            + ("" if capacity_ratio == 1 else f", priced x{capacity_ratio:.2f} by capacity"),
             "transceiver": xcvr.name,
             "hot drive": nvme.name,
             "warm drive": hdd.name,
@@ -353,7 +359,9 @@ def prices(r: Resolved) -> dict[str, float]:
         "cloud_reserved_usd_per_card_hour": c.cloud_reserved_price_per_card_hour * to_usd
         if c.cloud_reserved_price_per_card_hour is not None
         else acc.cloud_reserved_usd_per_card_hour,
-        "depreciation_years": c.depreciation_years if c.depreciation_years is not None else d["depreciation_years"],
+        "depreciation_years": c.depreciation_years
+        if c.depreciation_years is not None
+        else d["depreciation_years"],
         "utilisation": c.utilization if c.utilization is not None else d["utilisation"],
     }
 

@@ -57,8 +57,16 @@ def it_power_w(
 ) -> np.ndarray:
     """Total IT power in W (sum of the four parts of `breakdown_w`); broadcasts over arrays."""
     parts = breakdown_w(
-        cards, card_tdp_w, nodes, host_power_w, switches, switch_power_w,
-        transceivers, transceiver_power_w, storage_nodes, storage_node_power_w,
+        cards,
+        card_tdp_w,
+        nodes,
+        host_power_w,
+        switches,
+        switch_power_w,
+        transceivers,
+        transceiver_power_w,
+        storage_nodes,
+        storage_node_power_w,
     )
     return parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"]
 
@@ -157,8 +165,16 @@ def power(
     if np.any(pue_arr < 1.0):
         raise ScenarioError("PUE must be at least 1 (facility power includes the IT load).", "cost.pue")
     parts = breakdown_w(
-        cards, card_tdp_w, nodes, host_power_w, switches, switch_power_w,
-        transceivers, transceiver_power_w, storage_nodes, storage_node_power_w,
+        cards,
+        card_tdp_w,
+        nodes,
+        host_power_w,
+        switches,
+        switch_power_w,
+        transceivers,
+        transceiver_power_w,
+        storage_nodes,
+        storage_node_power_w,
     )
     if any(np.any(v < 0) for v in parts.values()) or np.any(np.asarray(hours, dtype=float) < 0):
         raise ScenarioError("Counts, powers and hours must not be negative.", "power")

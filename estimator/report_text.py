@@ -43,18 +43,30 @@ def format_plan(out: dict[str, Any]) -> str:
     )
     lines.append("")
     rows = [
-        ["training compute", si(c["training_flop"], "FLOP"), f"{si(c['flop_per_token'], 'FLOP')}/token x tokens"],
+        [
+            "training compute",
+            si(c["training_flop"], "FLOP"),
+            f"{si(c['flop_per_token'], 'FLOP')}/token x tokens",
+        ],
         ["cards", f"{c['cards']:,}", f"{c['nodes']:,} nodes of {s['hardware'].get('cards_per_node') or ''}"],
         ["wall-clock", f"{c['wall_clock_days']:.1f} days", f"at MFU {c['mfu']:.1%}"],
         ["accelerator-hours", f"{c['accelerator_hours']:,.0f}", ""],
         ["throughput", f"{si(c['tokens_per_s'], 'tok/s')}", ""],
     ]
     if "power" in r:
-        rows.append(["facility power", si(r["power"]["facility_w"], "W"), f"energy {si(r['power']['energy_wh'], 'Wh')}"])
+        rows.append(
+            [
+                "facility power",
+                si(r["power"]["facility_w"], "W"),
+                f"energy {si(r['power']['energy_wh'], 'Wh')}",
+            ]
+        )
     if "cost" in r:
         cost = r["cost"]
         rows.append(["capex", f"{cost['capex']['total']:,.0f} {cur}", ""])
-        rows.append(["run cost owned / cloud", f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}", ""])
+        rows.append(
+            ["run cost owned / cloud", f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}", ""]
+        )
     lines.append(_table(["headline", "value", "why"], rows))
     p = r.get("parallelism")
     if p:
@@ -63,9 +75,7 @@ def format_plan(out: dict[str, Any]) -> str:
             f"recompute {p['recompute']}, micro-batch {p['micro_batch_size']} x {p['micro_batches']}, "
             f"bubble {p['bubble_fraction']:.1%}, step {p['step_time_s']:.2f} s, predicted MFU {p['predicted_mfu']:.1%}"
         )
-        lines.append(
-            "Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items())
-        )
+        lines.append("Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items()))
     mem = r.get("memory")
     if mem:
         pc = mem["per_card_bytes"]
@@ -125,5 +135,7 @@ def format_validation(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         suites.setdefault(r["suite"], []).append(abs(r["error_pct"]))
     for name, errs in suites.items():
-        text += f"{name}: mean |error| {sum(errs) / len(errs):.2f}%, max {max(errs):.2f}% over {len(errs)} rows\n"
+        text += (
+            f"{name}: mean |error| {sum(errs) / len(errs):.2f}%, max {max(errs):.2f}% over {len(errs)} rows\n"
+        )
     return text

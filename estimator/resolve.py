@@ -56,7 +56,9 @@ def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, li
     params = given.pop("params", None)
     if params is not None:
         if preset_id is not None or given:
-            raise ScenarioError("give either model.params alone or a preset/architecture, not both", "model.params")
+            raise ScenarioError(
+                "give either model.params alone or a preset/architecture, not both", "model.params"
+            )
         arch = architecture_for_params(params)
         counts = scale_counts(param_counts(arch), params)
         return f"dense {params / 1e9:g}B", arch, counts, False, notes
@@ -65,7 +67,9 @@ def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, li
             preset = catalog.preset(preset_id)
         except KeyError:
             known = ", ".join(sorted(catalog.presets()))
-            raise ScenarioError(f"unknown preset '{preset_id}'; known presets: {known}", "model.preset") from None
+            raise ScenarioError(
+                f"unknown preset '{preset_id}'; known presets: {known}", "model.preset"
+            ) from None
         base_arch: Architecture | None = preset.architecture
         name = preset.name
     else:
@@ -113,8 +117,11 @@ def _accelerator(scenario: Scenario) -> Accelerator:
                 f"hardware.overrides.{bad[0]}",
             )
         for key, value in hw.overrides.items():
-            if value < 0 or (value == 0 and key not in {"price_usd", "cloud_price_usd_per_card_hour",
-                                                         "cloud_reserved_usd_per_card_hour"}):
+            if value < 0 or (
+                value == 0
+                and key
+                not in {"price_usd", "cloud_price_usd_per_card_hour", "cloud_reserved_usd_per_card_hour"}
+            ):
                 raise ScenarioError("must be positive", f"hardware.overrides.{key}")
         if "matmul_efficiency" in hw.overrides and hw.overrides["matmul_efficiency"] > 1:
             raise ScenarioError("must be at most 1", "hardware.overrides.matmul_efficiency")
@@ -136,15 +143,21 @@ def _server(scenario: Scenario, acc: Accelerator) -> Server:
         raise ScenarioError(f"unknown server '{server_id}'; known: {known}", "hardware.server") from None
 
 
-def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None, cards_per_node: int) -> None:
+def _check_parallelism(
+    scenario: Scenario, arch: Architecture, cards: int | None, cards_per_node: int
+) -> None:
     p = scenario.parallelism
     errors: list[FieldError] = []
     if p.tp is not None:
         if arch.num_attention_heads % p.tp:
-            errors.append(FieldError("parallelism.tp", f"must divide the {arch.num_attention_heads} attention heads"))
+            errors.append(
+                FieldError("parallelism.tp", f"must divide the {arch.num_attention_heads} attention heads")
+            )
         elif not arch.is_mla and arch.num_key_value_heads % p.tp:
             # Megatron-LM splits the KV heads (query groups) over TP ranks: TP must divide them too
-            errors.append(FieldError("parallelism.tp", f"must divide the {arch.num_key_value_heads} KV heads"))
+            errors.append(
+                FieldError("parallelism.tp", f"must divide the {arch.num_key_value_heads} KV heads")
+            )
     if p.pp is not None and p.pp > arch.num_hidden_layers:
         errors.append(FieldError("parallelism.pp", f"cannot exceed the {arch.num_hidden_layers} layers"))
     if p.ep is not None and p.ep > 1:
@@ -161,7 +174,9 @@ def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None
             prod *= v
         names = "·".join(fixed)
         if {"tp", "pp", "dp"} <= set(fixed) and prod != cards:
-            errors.append(FieldError("parallelism.dp", f"{names} = {prod} must equal cluster.cards = {cards}"))
+            errors.append(
+                FieldError("parallelism.dp", f"{names} = {prod} must equal cluster.cards = {cards}")
+            )
         elif prod > cards or cards % prod:
             errors.append(FieldError("parallelism", f"{names} = {prod} must divide cluster.cards = {cards}"))
     if errors:

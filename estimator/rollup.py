@@ -111,7 +111,9 @@ def _mean_price(n1: ArrayLike, p1: ArrayLike, n2: ArrayLike, p2: ArrayLike) -> n
     n1, n2 = np.asarray(n1, dtype=float), np.asarray(n2, dtype=float)
     total = n1 + n2
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(total > 0, (n1 * np.asarray(p1, dtype=float) + n2 * np.asarray(p2, dtype=float)) / total, 0.0)
+        return np.where(
+            total > 0, (n1 * np.asarray(p1, dtype=float) + n2 * np.asarray(p2, dtype=float)) / total, 0.0
+        )
 
 
 def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.ndarray]:
@@ -156,13 +158,15 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
         transceivers=counts.transceivers,
         transceiver_price_usd=facility.transceiver_price_usd,
         cables=cables,
-        cable_price_usd=_mean_price(counts.dac_cables, f.dac_cable_price_usd, counts.optical_cables,
-                                    f.fiber_cable_price_usd),
+        cable_price_usd=_mean_price(
+            counts.dac_cables, f.dac_cable_price_usd, counts.optical_cables, f.fiber_cable_price_usd
+        ),
         drives=drives,
         drive_price_usd=_mean_price(counts.hot_drives, f.nvme_price_usd, counts.warm_drives, f.hdd_price_usd),
         storage_nodes=storage_nodes,
-        storage_node_price_usd=_mean_price(counts.hot_nodes, f.hot_node_price_usd, counts.warm_nodes,
-                                           f.warm_node_price_usd),
+        storage_node_price_usd=_mean_price(
+            counts.hot_nodes, f.hot_node_price_usd, counts.warm_nodes, f.warm_node_price_usd
+        ),
         electricity_usd_per_kwh=facility.electricity_usd_per_kwh,
         cloud_usd_per_card_hour=facility.cloud_usd_per_card_hour,
         cloud_reserved_usd_per_card_hour=facility.cloud_reserved_usd_per_card_hour,

@@ -124,7 +124,9 @@ class Hardware(_Section):
     accelerator: str | InlineAccelerator = "ascend-910b2"
     server: str | None = Field(None, max_length=60, description="Default: the accelerator's server")
     cards_per_node: Int | None = Field(None, ge=1, le=1024)
-    overrides: dict[str, Num] = Field(default_factory=dict, description="Single catalog fields of the accelerator")
+    overrides: dict[str, Num] = Field(
+        default_factory=dict, description="Single catalog fields of the accelerator"
+    )
 
 
 class Cluster(_Section):
@@ -134,13 +136,17 @@ class Cluster(_Section):
     @model_validator(mode="after")
     def _exactly_one(self) -> Cluster:
         if (self.cards is None) == (self.target_days is None):
-            raise ValueError("give exactly one of cluster.cards (how long?) or cluster.target_days (how many cards?)")
+            raise ValueError(
+                "give exactly one of cluster.cards (how long?) or cluster.target_days (how many cards?)"
+            )
         return self
 
 
 class Efficiency(_Section):
     mfu: Num | None = Field(None, gt=0, le=1, description="When absent the layout model predicts it")
-    mfu_range: tuple[Num, Num] | None = Field(None, description="(low, high) for the Monte Carlo; default ±25%")
+    mfu_range: tuple[Num, Num] | None = Field(
+        None, description="(low, high) for the Monte Carlo; default ±25%"
+    )
 
     @model_validator(mode="after")
     def _range(self) -> Efficiency:
@@ -190,7 +196,9 @@ class Storage(_Section):
     checkpoints_kept: Int = Field(5, ge=1, le=10_000)
     checkpoint_bytes_per_param: Num = Field(12, gt=0, le=64, description="fp32 master + Adam m, v = 12")
     raw_bytes_per_token: Num = Field(4, gt=0, le=1000)
-    warm_redundancy: Num = Field(1.25, ge=1, le=10, description="8+2 erasure coding = 1.25; 3x replication = 3")
+    warm_redundancy: Num = Field(
+        1.25, ge=1, le=10, description="8+2 erasure coding = 1.25; 3x replication = 3"
+    )
     archive_checkpoints: Int = Field(10, ge=0, le=100_000)
 
 
@@ -256,7 +264,7 @@ def _message(err: dict[str, Any]) -> str:
     msg = err.get("msg", "is invalid")
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
-            msg = msg[len(prefix):]
+            msg = msg[len(prefix) :]
     if err.get("type") == "extra_forbidden":
         return "is not a field of the scenario contract"
     if err.get("type") == "missing":

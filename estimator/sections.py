@@ -81,7 +81,8 @@ def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dic
         "evaluated": found.evaluated,
         "rejected": dict(found.rejected),
         "runners_up": [
-            {**c.to_dict(), "memory_total_bytes": c.memory_dict()["per_card_bytes"]["total"]} for c in found.runners_up
+            {**c.to_dict(), "memory_total_bytes": c.memory_dict()["per_card_bytes"]["total"]}
+            for c in found.runners_up
         ],
         "fixed": r.scenario.parallelism.fixed(),
     }
@@ -95,9 +96,18 @@ def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
     from .plan import layout_problem
 
     problem = layout_problem(r, choice.cards, choice.fabric)
-    alt = evaluate_layout(problem, tp=shown.tp, pp=shown.pp, ep=shown.ep, cp=shown.cp,
-                          micro_batch_size=shown.micro_batch_size, virtual_stages=shown.virtual_stages,
-                          sequence_parallel=shown.sequence_parallel, zero_stage=2, recompute=shown.recompute)
+    alt = evaluate_layout(
+        problem,
+        tp=shown.tp,
+        pp=shown.pp,
+        ep=shown.ep,
+        cp=shown.cp,
+        micro_batch_size=shown.micro_batch_size,
+        virtual_stages=shown.virtual_stages,
+        sequence_parallel=shown.sequence_parallel,
+        zero_stage=2,
+        recompute=shown.recompute,
+    )
     return bool(alt.fits)
 
 
@@ -157,22 +167,62 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
         return f"{s.source} ({s.as_of})" if s else "scenario input"
 
     out = [
-        {"name": f"{acc.name} dense {r.scenario.training.precision} peak", "value": acc.peak_flops(r.scenario.training.precision),
-         "unit": "FLOP/s", "source": src("peak_flops_bf16")},
+        {
+            "name": f"{acc.name} dense {r.scenario.training.precision} peak",
+            "value": acc.peak_flops(r.scenario.training.precision),
+            "unit": "FLOP/s",
+            "source": src("peak_flops_bf16"),
+        },
         {"name": "HBM per card", "value": acc.hbm_bytes, "unit": "B", "source": src("hbm_bytes")},
-        {"name": "achievable matmul efficiency", "value": acc.matmul_efficiency, "unit": "", "source": src("matmul_efficiency")},
-        {"name": "MFU", "value": choice.mfu, "unit": "",
-         "source": {"given": "scenario efficiency.mfu", "predicted": "layout model prediction",
-                    "fallback": "fallback (no layout fits)"}[choice.mfu_source]},
+        {
+            "name": "achievable matmul efficiency",
+            "value": acc.matmul_efficiency,
+            "unit": "",
+            "source": src("matmul_efficiency"),
+        },
+        {
+            "name": "MFU",
+            "value": choice.mfu,
+            "unit": "",
+            "source": {
+                "given": "scenario efficiency.mfu",
+                "predicted": "layout model prediction",
+                "fallback": "fallback (no layout fits)",
+            }[choice.mfu_source],
+        },
         {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
-        {"name": "server price (cards included)", "value": eq.server_price_usd, "unit": "USD", "source": eq.sources["server"]},
+        {
+            "name": "server price (cards included)",
+            "value": eq.server_price_usd,
+            "unit": "USD",
+            "source": eq.sources["server"],
+        },
         {"name": "switch price", "value": eq.switch_price_usd, "unit": "USD", "source": eq.sources["switch"]},
-        {"name": "transceiver price", "value": eq.transceiver_price_usd, "unit": "USD", "source": eq.sources["transceiver"]},
-        {"name": "cloud price per card-hour", "value": pr["cloud_usd_per_card_hour"], "unit": "USD",
-         "source": src("cloud_price_usd_per_card_hour")},
-        {"name": "electricity", "value": pr["electricity_usd_per_kwh"], "unit": "USD/kWh", "source": "catalog defaults / scenario"},
+        {
+            "name": "transceiver price",
+            "value": eq.transceiver_price_usd,
+            "unit": "USD",
+            "source": eq.sources["transceiver"],
+        },
+        {
+            "name": "cloud price per card-hour",
+            "value": pr["cloud_usd_per_card_hour"],
+            "unit": "USD",
+            "source": src("cloud_price_usd_per_card_hour"),
+        },
+        {
+            "name": "electricity",
+            "value": pr["electricity_usd_per_kwh"],
+            "unit": "USD/kWh",
+            "source": "catalog defaults / scenario",
+        },
         {"name": "PUE", "value": pr["pue"], "unit": "", "source": "catalog defaults / scenario"},
-        {"name": "depreciation", "value": pr["depreciation_years"], "unit": "years", "source": "catalog defaults / scenario"},
+        {
+            "name": "depreciation",
+            "value": pr["depreciation_years"],
+            "unit": "years",
+            "source": "catalog defaults / scenario",
+        },
     ]
     return out
 
@@ -182,22 +232,36 @@ def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]
     for note in r.notes:
         out.append({"code": "input-note", "message": note})
     if choice.mfu_source == "fallback":
-        out.append({
-            "code": "no-feasible-layout",
-            "message": f"No parallel layout fits in HBM on {compute['cards']} cards; time uses a fallback MFU of "
-            f"{choice.mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
-        })
+        out.append(
+            {
+                "code": "no-feasible-layout",
+                "message": f"No parallel layout fits in HBM on {compute['cards']} cards; time uses a fallback MFU of "
+                f"{choice.mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
+            }
+        )
     if compute.get("meets_target") is False:
-        out.append({"code": "deadline-missed", "message": f"The plan takes {compute['wall_clock_days']:.1f} days, "
-                    f"more than the {compute['target_days']:g}-day target."})
+        out.append(
+            {
+                "code": "deadline-missed",
+                "message": f"The plan takes {compute['wall_clock_days']:.1f} days, "
+                f"more than the {compute['target_days']:g}-day target.",
+            }
+        )
     budget = r.scenario.cost.budget
     if budget is not None and cost["capex"]["total"] > budget and (cost["run"]["cloud"] or 0) > budget:
-        out.append({"code": "over-budget", "message": f"Both buying ({cost['capex']['total']:,.0f}) and renting "
-                    f"({cost['run']['cloud']:,.0f}) exceed the budget of {budget:,.0f} {cost['currency']}."})
+        out.append(
+            {
+                "code": "over-budget",
+                "message": f"Both buying ({cost['capex']['total']:,.0f}) and renting "
+                f"({cost['run']['cloud']:,.0f}) exceed the budget of {budget:,.0f} {cost['currency']}.",
+            }
+        )
     return out
 
 
-def assemble(r: Any, flops: dict, peak: float, choice: Any, storage: Any, eq: Any, pr: dict, roll: dict) -> dict:
+def assemble(
+    r: Any, flops: dict, peak: float, choice: Any, storage: Any, eq: Any, pr: dict, roll: dict
+) -> dict:
     compute = _compute_section(r, flops, peak, choice, roll)
     parallelism, memory, layout = _layout_sections(r, choice)
     cost = roll["_cost"].to_dict()

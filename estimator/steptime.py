@@ -104,11 +104,13 @@ def model_flop_per_token(arch, counts, seq_len, include_attention=True):
     """
     n_moe = counts.n_moe_layers
     n_dense = counts.n_dense_layers
-    layer = (n_dense * (counts.attention_per_layer + counts.dense_mlp_per_layer)
-             + n_moe * (counts.attention_per_layer + counts.moe_shared_per_layer
-                        + counts.moe_active_routed_per_layer))
+    layer = n_dense * (counts.attention_per_layer + counts.dense_mlp_per_layer) + n_moe * (
+        counts.attention_per_layer + counts.moe_shared_per_layer + counts.moe_active_routed_per_layer
+    )
     head = counts.lm_head if counts.lm_head > 0 else counts.embedding
-    att = 3.0 * (n_dense + n_moe) * attention_score_flop_per_token(arch, seq_len) if include_attention else 0.0
+    att = (
+        3.0 * (n_dense + n_moe) * attention_score_flop_per_token(arch, seq_len) if include_attention else 0.0
+    )
     return 6.0 * (layer + head) + att
 
 
@@ -189,7 +191,9 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     # ---------------- per-layer compute (per micro-batch, per card)
     att_fwd = attention_score_flop_per_token(arch, s)
     dense_fwd = 2.0 * (counts.attention_per_layer + counts.dense_mlp_per_layer)
-    moe_fwd = 2.0 * (counts.attention_per_layer + counts.moe_shared_per_layer + counts.moe_active_routed_per_layer)
+    moe_fwd = 2.0 * (
+        counts.attention_per_layer + counts.moe_shared_per_layer + counts.moe_active_routed_per_layer
+    )
     passes = 3.0 + full  # forward + backward (+ recomputed forward)
     att_extra = np.where(flash, 0.0, selective)  # selective recompute re-runs the attention scores
 
@@ -197,7 +201,11 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
         return tokens / tp * ((fwd + att_fwd) * passes + att_fwd * att_extra)
 
     f_dense = float(arch.intermediate_size)
-    f_moe = float((arch.num_experts_per_tok + arch.n_shared_experts) * arch.moe_intermediate_size) if arch.is_moe else 0.0
+    f_moe = (
+        float((arch.num_experts_per_tok + arch.n_shared_experts) * arch.moe_intermediate_size)
+        if arch.is_moe
+        else 0.0
+    )
     act_coeff = 6.0 if _gated(arch) else 4.0  # activation function: read 2f (gated) or f, write f; 2 B
     rep_div = np.where(sp, tp, 1.0)
     score_bytes = 0.0 if flash else SOFTMAX_SCORE_BYTES * a * s  # per token, forward
@@ -215,16 +223,21 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     routed_flops = tokens / tp * routed_fwd * passes
     routed_bytes = counts.moe_routed_per_layer / (ep * tp) * WEIGHT_BYTES * passes
     t_dense = layer_flops(dense_fwd) / mm_rate + layer_elementwise_bytes(f_dense) / hbm_rate
-    t_moe = (layer_flops(moe_fwd - routed_fwd) / mm_rate
-             + np.maximum(routed_flops / mm_rate, routed_bytes / hbm_rate)
-             + layer_elementwise_bytes(f_moe) / hbm_rate)
+    t_moe = (
+        layer_flops(moe_fwd - routed_fwd) / mm_rate
+        + np.maximum(routed_flops / mm_rate, routed_bytes / hbm_rate)
+        + layer_elementwise_bytes(f_moe) / hbm_rate
+    )
     t_att_core = tokens / tp * att_fwd * passes / mm_rate  # what context-parallel comm can hide
 
     # ---------------- collectives per layer
     act_msg = tokens * h * 2.0  # b·s·h in 16 bit
     n_coll = 4.0 + 2.0 * full
-    t_tp = np.where(tp > 1, n_coll * (2.0 * (tp - 1.0) / tp * act_msg / (p["bw_up"] * eta)
-                                      + 2.0 * (tp - 1.0) * ALPHA_SCALEUP_S), 0.0)
+    t_tp = np.where(
+        tp > 1,
+        n_coll * (2.0 * (tp - 1.0) / tp * act_msg / (p["bw_up"] * eta) + 2.0 * (tp - 1.0) * ALPHA_SCALEUP_S),
+        0.0,
+    )
 
     if arch.is_mla:
         kv_dim = a * ((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0) + (arch.v_head_dim or 0))
@@ -246,8 +259,7 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     t_ep = np.where(ep > 1, np.maximum(in_bytes / (p["bw_up"] * eta), t_out), 0.0)
 
     # ---------------- per-stage totals for one micro-batch
-    st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers,
-                      np.asarray(c["pp"]), np.asarray(c["v"]))
+    st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, np.asarray(c["pp"]), np.asarray(c["v"]))
     head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
     t_head = tokens / tp * 2.0 * head_params * 3.0 / mm_rate
 
@@ -257,8 +269,11 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
         return comp, n_layers * t_tp, n_layers * t_cp, n_moe * t_ep
 
     single = st.single.astype(float)
-    stages = [stage(st.first, st.dense_first, single), stage(st.full, st.dense_mid, 0.0),
-              stage(st.last, st.dense_last, 1.0)]
+    stages = [
+        stage(st.first, st.dense_first, single),
+        stage(st.full, st.dense_mid, 0.0),
+        stage(st.last, st.dense_last, 1.0),
+    ]
     valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
     totals = [np.where(ok, sum(parts), -1.0) for parts, ok in zip(stages, valid, strict=True)]
     best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
@@ -267,8 +282,14 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
 
     pp_msg = tokens * h * 2.0 / tp
     neighbour = tp * cp * dp
-    pp_bw = np.where(2.0 * neighbour <= domain, p["bw_up"],
-                     p["nic"] / np.where(pp * neighbour > p["leaf_cards"], p["cross"], 1.0)) * eta
+    pp_bw = (
+        np.where(
+            2.0 * neighbour <= domain,
+            p["bw_up"],
+            p["nic"] / np.where(pp * neighbour > p["leaf_cards"], p["cross"], 1.0),
+        )
+        * eta
+    )
     pp_mb = np.where(pp > 1, 2.0 * v * pp_msg / pp_bw, 0.0)
 
     t_stage = comp_mb + tp_mb + cp_mb + ep_mb + pp_mb
@@ -278,6 +299,7 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     g = grad_bytes(problem.grad_dtype)
     dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
     nonrouted = counts.attention_per_layer + counts.moe_shared_per_layer
+
     # parameters of the largest pipeline stage (first / middle / last device)
     def stage_params(n_layers, n_dense, emb, head):
         n_moe = n_layers - n_dense
@@ -285,9 +307,11 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
         return dense, n_moe * counts.moe_routed_per_layer / (ep * tp)
 
     untied = 1.0 if counts.lm_head > 0 else 0.0  # tied: one matrix when the first stage is also the last
-    cand = [stage_params(st.first, st.dense_first, 1.0, single * untied),
-            stage_params(st.full, st.dense_mid, 0.0, 0.0),
-            stage_params(st.last, st.dense_last, 0.0, 1.0)]
+    cand = [
+        stage_params(st.first, st.dense_first, 1.0, single * untied),
+        stage_params(st.full, st.dense_mid, 0.0, 0.0),
+        stage_params(st.last, st.dense_last, 0.0, 1.0),
+    ]
     sizes = [np.where(ok, d + e, -1.0) for (d, e), ok in zip(cand, valid, strict=True)]
     which = np.argmax(np.stack(np.broadcast_arrays(*sizes)), axis=0)
     dense_params = np.choose(which, [np.broadcast_to(x[0], which.shape) for x in cand])
@@ -302,8 +326,9 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
             bw = hierarchical_allreduce_time_s(params * bytes_per_param, n, stride, p, eta)
             if kind == "half":  # reduce-scatter or all-gather: half the traffic of an all-reduce
                 bw = 0.5 * bw
-            calls = (np.where(params > 0, 1.0, 0.0) * st.full if per_layer
-                     else np.ceil(params / DP_BUCKET_PARAMS))
+            calls = (
+                np.where(params > 0, 1.0, 0.0) * st.full if per_layer else np.ceil(params / DP_BUCKET_PARAMS)
+            )
             total = total + bw + calls * _latency(n, stride, p, kind)
         return total
 
@@ -312,8 +337,11 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     # partitions the accumulated gradients), all-gather once per step; 3: per micro-batch and per
     # layer, all-gather the weights for forward and backward and reduce-scatter the gradients.
     z = np.asarray(zero)
-    step_level = np.where(z == 0, allreduce(g, "ar"),
-                          np.where(z == 1, allreduce(g, "half") + allreduce(WEIGHT_BYTES, "half"), 0.0))
+    step_level = np.where(
+        z == 0,
+        allreduce(g, "ar"),
+        np.where(z == 1, allreduce(g, "half") + allreduce(WEIGHT_BYTES, "half"), 0.0),
+    )
     rs_mb = allreduce(g, "half")
     z2_step = allreduce(WEIGHT_BYTES, "half")
     z3_mb = 2.0 * allreduce(WEIGHT_BYTES, "half", per_layer=True) + allreduce(g, "half", per_layer=True)
@@ -326,8 +354,11 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
         step_exposed, z2_mb_exposed = step_level, rs_mb
     # ZeRO-3 prefetches the next layer's weights: its traffic hides behind the compute
     z3_mb_exposed = np.maximum(z3_mb - comp_mb, 0.0)
-    dp_exposed = (step_exposed + np.where(z == 2, m * z2_mb_exposed + z2_step, 0.0)
-                  + np.where(z == 3, m * z3_mb_exposed, 0.0))
+    dp_exposed = (
+        step_exposed
+        + np.where(z == 2, m * z2_mb_exposed + z2_step, 0.0)
+        + np.where(z == 3, m * z3_mb_exposed, 0.0)
+    )
 
     # ---------------- optimizer
     sharded = zero >= 1  # distributed optimizer / ZeRO: each rank updates its 1/dp shard
@@ -337,8 +368,11 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
     step = m * t_stage + bubble + dp_exposed + t_opt
     n_layers_total = float(arch.num_hidden_layers)
     n_moe_total = float(counts.n_moe_layers) if arch.is_moe else 0.0
-    per_token = ((n_layers_total - n_moe_total) * ((dense_fwd + att_fwd) * passes + att_fwd * att_extra)
-                 + n_moe_total * ((moe_fwd + att_fwd) * passes + att_fwd * att_extra) + 6.0 * head_params)
+    per_token = (
+        (n_layers_total - n_moe_total) * ((dense_fwd + att_fwd) * passes + att_fwd * att_extra)
+        + n_moe_total * ((moe_fwd + att_fwd) * passes + att_fwd * att_extra)
+        + 6.0 * head_params
+    )
     executed = per_token * m * dp * mbs * s / problem.cards
     return {
         "step_time_s": step,
@@ -353,4 +387,3 @@ def evaluate_step(problem, c) -> dict[str, np.ndarray]:
         "bubble_fraction": bubble / step,
         "executed_flop_per_card": executed,
     }
-

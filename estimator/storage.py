@@ -149,11 +149,31 @@ def _gb(x: float) -> str:
 
 
 def storage_counts(
-    ckpt_bytes, data_bytes, raw_bytes, tokens_per_s, bytes_per_token, *, checkpoint_interval_s,
-    checkpoint_write_s, checkpoints_kept, checkpoints_archived, nvme_capacity_bytes, nvme_read_bytes_per_s,
-    nvme_write_bytes_per_s, hdd_capacity_bytes, hdd_write_bytes_per_s, hot_drives_per_node,
-    warm_drives_per_node, hot_node_bytes_per_s, nvme_derating, hdd_derating, hot_overhead, warm_overhead,
-    max_fill, hot_dataset_fraction, restart_target_s,
+    ckpt_bytes,
+    data_bytes,
+    raw_bytes,
+    tokens_per_s,
+    bytes_per_token,
+    *,
+    checkpoint_interval_s,
+    checkpoint_write_s,
+    checkpoints_kept,
+    checkpoints_archived,
+    nvme_capacity_bytes,
+    nvme_read_bytes_per_s,
+    nvme_write_bytes_per_s,
+    hdd_capacity_bytes,
+    hdd_write_bytes_per_s,
+    hot_drives_per_node,
+    warm_drives_per_node,
+    hot_node_bytes_per_s,
+    nvme_derating,
+    hdd_derating,
+    hot_overhead,
+    warm_overhead,
+    max_fill,
+    hot_dataset_fraction,
+    restart_target_s,
 ) -> dict[str, np.ndarray]:
     """Drive and node counts of the hot and warm tiers, numpy-vectorized over every argument.
 
@@ -176,7 +196,9 @@ def storage_counts(
     hot_nodes = f(drives_needed(hot_drives, hot_drives_per_node))
     read_cap, write_cap = hot_drives * nvme_read_eff, hot_drives * nvme_write_eff
     if hot_node_bytes_per_s:
-        hot_nodes = np.maximum(hot_nodes, drives_needed(np.maximum(read_req, write_req), hot_node_bytes_per_s))
+        hot_nodes = np.maximum(
+            hot_nodes, drives_needed(np.maximum(read_req, write_req), hot_node_bytes_per_s)
+        )
         read_cap = np.minimum(read_cap, hot_nodes * hot_node_bytes_per_s)
         write_cap = np.minimum(write_cap, hot_nodes * hot_node_bytes_per_s)
     warm_cap = f(raw_bytes, dtype=float) + data + checkpoints_archived * ckpt
@@ -185,10 +207,22 @@ def storage_counts(
     w_write = f(drives_needed(warm_write * warm_overhead, hdd_write_bytes_per_s * hdd_derating))
     warm_drives = np.maximum(np.maximum(w_cap, w_write), 1)
     return {
-        "data_read": data_read, "read_req": read_req, "write_req": write_req, "hot_cap": hot_cap,
-        "hot_by_cap": by_cap, "hot_by_read": by_read, "hot_by_write": by_write, "hot_drives": hot_drives,
-        "hot_nodes": hot_nodes, "read_cap": read_cap, "write_cap": write_cap, "warm_cap": warm_cap,
-        "warm_write": warm_write, "warm_by_cap": w_cap, "warm_by_write": w_write, "warm_drives": warm_drives,
+        "data_read": data_read,
+        "read_req": read_req,
+        "write_req": write_req,
+        "hot_cap": hot_cap,
+        "hot_by_cap": by_cap,
+        "hot_by_read": by_read,
+        "hot_by_write": by_write,
+        "hot_drives": hot_drives,
+        "hot_nodes": hot_nodes,
+        "read_cap": read_cap,
+        "write_cap": write_cap,
+        "warm_cap": warm_cap,
+        "warm_write": warm_write,
+        "warm_by_cap": w_cap,
+        "warm_by_write": w_write,
+        "warm_drives": warm_drives,
         "warm_nodes": f(drives_needed(warm_drives, warm_drives_per_node)),
     }
 
@@ -289,14 +323,29 @@ def design_storage(
     raw = float(tokens) * raw_bytes_per_token
 
     c = storage_counts(
-        ckpt, data, raw, tokens_per_s, bpt, checkpoint_interval_s=checkpoint_interval_s,
-        checkpoint_write_s=checkpoint_write_s, checkpoints_kept=checkpoints_kept, checkpoints_archived=archived,
-        nvme_capacity_bytes=nvme_capacity_bytes, nvme_read_bytes_per_s=nvme_read_bytes_per_s,
-        nvme_write_bytes_per_s=nvme_write_bytes_per_s, hdd_capacity_bytes=hdd_capacity_bytes,
-        hdd_write_bytes_per_s=hdd_write_bytes_per_s, hot_drives_per_node=hot_drives_per_node,
-        warm_drives_per_node=warm_drives_per_node, hot_node_bytes_per_s=hot_node_bytes_per_s,
-        nvme_derating=nvme_derating, hdd_derating=hdd_derating, hot_overhead=hot_overhead,
-        warm_overhead=warm_overhead, max_fill=max_fill, hot_dataset_fraction=hot_dataset_fraction,
+        ckpt,
+        data,
+        raw,
+        tokens_per_s,
+        bpt,
+        checkpoint_interval_s=checkpoint_interval_s,
+        checkpoint_write_s=checkpoint_write_s,
+        checkpoints_kept=checkpoints_kept,
+        checkpoints_archived=archived,
+        nvme_capacity_bytes=nvme_capacity_bytes,
+        nvme_read_bytes_per_s=nvme_read_bytes_per_s,
+        nvme_write_bytes_per_s=nvme_write_bytes_per_s,
+        hdd_capacity_bytes=hdd_capacity_bytes,
+        hdd_write_bytes_per_s=hdd_write_bytes_per_s,
+        hot_drives_per_node=hot_drives_per_node,
+        warm_drives_per_node=warm_drives_per_node,
+        hot_node_bytes_per_s=hot_node_bytes_per_s,
+        nvme_derating=nvme_derating,
+        hdd_derating=hdd_derating,
+        hot_overhead=hot_overhead,
+        warm_overhead=warm_overhead,
+        max_fill=max_fill,
+        hot_dataset_fraction=hot_dataset_fraction,
         restart_target_s=restart_target_s,
     )
     c = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in c.items()}

@@ -118,7 +118,9 @@ def parse_axes(axes: Any, max_scenarios: int = MAX_SCENARIOS) -> list[Axis]:
     """Shape checks of the `axes` object: fields, kinds and sizes. Does not consult the scenario
     schema (see `validate_sweep` for that). Raises ScenarioError with `axes...` paths."""
     if not isinstance(axes, dict):
-        raise _err("axes", "must be an object mapping dotted scenario fields to a list or {start, stop, step}")
+        raise _err(
+            "axes", "must be an object mapping dotted scenario fields to a list or {start, stop, step}"
+        )
     if not axes:
         raise _err("axes", "needs at least one axis")
     if len(axes) > MAX_AXES:

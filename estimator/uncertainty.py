@@ -111,7 +111,9 @@ class Uncertainty:
             "days": dict(self.days),
             "cost_owned": None if self.cost_owned is None else dict(self.cost_owned),
             "cost_cloud": None if self.cost_cloud is None else dict(self.cost_cloud),
-            "cost_cloud_reserved": None if self.cost_cloud_reserved is None else dict(self.cost_cloud_reserved),
+            "cost_cloud_reserved": None
+            if self.cost_cloud_reserved is None
+            else dict(self.cost_cloud_reserved),
             "drivers": {o: {i: dict(v) for i, v in d.items()} for o, d in self.drivers.items()},
             "main_driver": dict(self.main_driver),
             "inputs": {k: list(v) for k, v in self.inputs.items()},
@@ -130,7 +132,9 @@ _INPUTS_OF = {
 def _drivers(samples: dict[str, np.ndarray], output: np.ndarray) -> tuple[dict, str | None]:
     rho = {k: spearman(v, output) for k, v in samples.items() if np.ptp(v) > 0}
     total = sum(r * r for r in rho.values())
-    table = {k: {"rank_correlation": r, "share": (r * r / total) if total > 0 else 0.0} for k, r in rho.items()}
+    table = {
+        k: {"rank_correlation": r, "share": (r * r / total) if total > 0 else 0.0} for k, r in rho.items()
+    }
     main = max(rho, key=lambda k: abs(rho[k])) if rho and total > 0 else None
     return table, main
 
@@ -170,10 +174,13 @@ def monte_carlo(
     if not (ranges["mfu"][0] > 0 and ranges["mfu"][2] <= 1):
         raise ScenarioError("MFU must lie in (0, 1].", "efficiency.mfu")
     if cloud_usd_per_card_hour is not None:
-        ranges["cloud_price_per_card_hour"] = as_range(cloud_usd_per_card_hour, "cost.cloud_price_per_card_hour")
+        ranges["cloud_price_per_card_hour"] = as_range(
+            cloud_usd_per_card_hour, "cost.cloud_price_per_card_hour"
+        )
     if cloud_reserved_usd_per_card_hour is not None:
         ranges["cloud_reserved_price_per_card_hour"] = as_range(
-            cloud_reserved_usd_per_card_hour, "cost.cloud_reserved_price_per_card_hour")
+            cloud_reserved_usd_per_card_hour, "cost.cloud_reserved_price_per_card_hour"
+        )
     if capex_total_usd is not None:
         ranges["capex"] = as_range(capex_total_usd, "cost.capex")
         ranges["facility_w"] = as_range(facility_w, "power.facility_w")
@@ -197,8 +204,14 @@ def monte_carlo(
         outputs["cost_cloud_reserved"] = card_hours * samples["cloud_reserved_price_per_card_hour"] * rate
     if "capex" in samples:
         per_card_hour = owned_usd_per_card_hour(
-            samples["capex"], cards, samples["facility_w"], samples["electricity_per_kwh"],
-            depreciation_years, utilisation, it_w, samples["colo_per_kw_month"],
+            samples["capex"],
+            cards,
+            samples["facility_w"],
+            samples["electricity_per_kwh"],
+            depreciation_years,
+            utilisation,
+            it_w,
+            samples["colo_per_kw_month"],
         )
         outputs["cost_owned"] = card_hours * per_card_hour * rate
 
@@ -214,8 +227,9 @@ def monte_carlo(
         days=_percentiles(days),
         cost_owned=_percentiles(outputs["cost_owned"]) if "cost_owned" in outputs else None,
         cost_cloud=_percentiles(outputs["cost_cloud"]) if "cost_cloud" in outputs else None,
-        cost_cloud_reserved=(_percentiles(outputs["cost_cloud_reserved"])
-                             if "cost_cloud_reserved" in outputs else None),
+        cost_cloud_reserved=(
+            _percentiles(outputs["cost_cloud_reserved"]) if "cost_cloud_reserved" in outputs else None
+        ),
         drivers=drivers,
         main_driver=main,
         inputs=ranges,

@@ -17,7 +17,9 @@ from typing import Any
 SECONDS_PER_YEAR = 365 * 86400.0
 
 
-def _row(suite: str, case: str, metric: str, published: float, predicted: float, source: str) -> dict[str, Any]:
+def _row(
+    suite: str, case: str, metric: str, published: float, predicted: float, source: str
+) -> dict[str, Any]:
     err = (predicted - published) / published * 100.0 if published else 0.0
     return {
         "suite": suite,
@@ -34,7 +36,14 @@ def _normalize(rows: list[dict[str, Any]], suite: str, source: str) -> list[dict
     out = []
     for r in rows:
         out.append(
-            _row(suite, str(r["case"]), str(r.get("metric", "")), r["published"], r["predicted"], r.get("source", source))
+            _row(
+                suite,
+                str(r["case"]),
+                str(r.get("metric", "")),
+                r["published"],
+                r["predicted"],
+                r.get("source", source),
+            )
         )
     return out
 
@@ -50,9 +59,20 @@ def model_param_rows() -> list[dict[str, Any]]:
         src = preset.sources.get("published_total_params")
         source = src.source if src else "model card"
         if preset.published_total_params:
-            rows.append(_row("model-params", pid, "total params", preset.published_total_params, counts.total, source))
+            rows.append(
+                _row("model-params", pid, "total params", preset.published_total_params, counts.total, source)
+            )
         if preset.published_active_params and preset.architecture.is_moe:
-            rows.append(_row("model-params", pid, "active params", preset.published_active_params, counts.active, source))
+            rows.append(
+                _row(
+                    "model-params",
+                    pid,
+                    "active params",
+                    preset.published_active_params,
+                    counts.active,
+                    source,
+                )
+            )
     return rows
 
 
@@ -67,7 +87,9 @@ def source_article_rows() -> list[dict[str, Any]]:
     src = "seed article section 6, errata in shared/seed/README.md"
     return [
         _row("source-article", "70B x 5e11 tokens", "training FLOP", 2.1e23, float(flop), src),
-        _row("source-article", "70B x 5e11 tokens", "card-years at 320 TF, 50%", 41.6, float(card_years), src),
+        _row(
+            "source-article", "70B x 5e11 tokens", "card-years at 320 TF, 50%", 41.6, float(card_years), src
+        ),
         _row("source-article", "70B x 5e11 tokens", "cards for 30 days", 507, float(cards), src),
     ]
 
@@ -88,19 +110,31 @@ def llama3_rows() -> list[dict[str, Any]]:
 
     rows = []
     for gpus, tp, cp, pp, dp, seq, published in LLAMA3_TABLE4:
-        out = estimate({
-            "name": f"Llama 3 405B, {gpus} H100",
-            "model": {"preset": "llama-3.1-405b"},
-            "training": {"tokens": 15.6e12, "seq_len": seq, "global_batch_tokens": 16 * 1024 * 1024},
-            "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
-            "cluster": {"cards": gpus},
-            "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp},
-            "network": {"switch_ports": 64, "port_gbps": 400},
-        })
+        out = estimate(
+            {
+                "name": f"Llama 3 405B, {gpus} H100",
+                "model": {"preset": "llama-3.1-405b"},
+                "training": {"tokens": 15.6e12, "seq_len": seq, "global_batch_tokens": 16 * 1024 * 1024},
+                "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+                "cluster": {"cards": gpus},
+                "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp},
+                "network": {"switch_ports": 64, "port_gbps": 400},
+            }
+        )
         p = out["result"]["parallelism"]
-        predicted = (p["predicted_mfu"] if p else 0.0) * out["result"]["compute"]["peak_flops_per_card"] / 1e12
-        rows.append(_row("llama3-2024", f"{gpus} GPUs TP{tp} CP{cp} PP{pp} DP{dp} seq {seq}", "model TFLOP/s per GPU",
-                         published, predicted, "Dubey et al. 2024 (Llama 3), Table 4"))
+        predicted = (
+            (p["predicted_mfu"] if p else 0.0) * out["result"]["compute"]["peak_flops_per_card"] / 1e12
+        )
+        rows.append(
+            _row(
+                "llama3-2024",
+                f"{gpus} GPUs TP{tp} CP{cp} PP{pp} DP{dp} seq {seq}",
+                "model TFLOP/s per GPU",
+                published,
+                predicted,
+                "Dubey et al. 2024 (Llama 3), Table 4",
+            )
+        )
     return rows
 
 

@@ -45,25 +45,51 @@ def _read_csv(name: str) -> list[dict[str, str]]:
 
 
 def megatron_architecture(hidden: int, heads: int, layers: int) -> Architecture:
-    return Architecture(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
-                        num_key_value_heads=heads, head_dim=hidden // heads, intermediate_size=4 * hidden,
-                        vocab_size=MEGATRON_VOCAB, tie_word_embeddings=True, hidden_act="gelu",
-                        max_position_embeddings=MEGATRON_SEQ)
+    return Architecture(
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        head_dim=hidden // heads,
+        intermediate_size=4 * hidden,
+        vocab_size=MEGATRON_VOCAB,
+        tie_word_embeddings=True,
+        hidden_act="gelu",
+        max_position_embeddings=MEGATRON_SEQ,
+    )
 
 
 def megatron_hardware_flop_per_step(batch_seqs, layers, hidden, seq=MEGATRON_SEQ, vocab=MEGATRON_VOCAB):
     """96·B·s·l·h²·(1 + s/6h + V/16lh): FLOPs of one step with full recompute (Narayanan 2021, eq. 3)."""
-    return 96.0 * batch_seqs * seq * layers * hidden**2 * (
-        1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
+    return (
+        96.0
+        * batch_seqs
+        * seq
+        * layers
+        * hidden**2
+        * (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden))
+    )
 
 
-def megatron_problem(row: dict, gemm_fraction: float | None = None, virtual_stages: int | None = None,
-                     link_efficiency: float | None = None) -> LayoutProblem:
+def megatron_problem(
+    row: dict,
+    gemm_fraction: float | None = None,
+    virtual_stages: int | None = None,
+    link_efficiency: float | None = None,
+) -> LayoutProblem:
     """The LayoutProblem of one row of the Megatron table."""
     arch = megatron_architecture(int(row["hidden"]), int(row["heads"]), int(row["layers"]))
     a100 = catalog.accelerator("a100-sxm-80gb")
-    fixed = {"tp": int(row["tp"]), "pp": int(row["pp"]), "ep": 1, "cp": 1, "zero_stage": 0,
-             "recompute": "full", "sequence_parallel": False, "top_n": 0}
+    fixed = {
+        "tp": int(row["tp"]),
+        "pp": int(row["pp"]),
+        "ep": 1,
+        "cp": 1,
+        "zero_stage": 0,
+        "recompute": "full",
+        "sequence_parallel": False,
+        "top_n": 0,
+    }
     if virtual_stages is not None:
         fixed["virtual_stages"] = virtual_stages
     extra = {}
@@ -72,11 +98,22 @@ def megatron_problem(row: dict, gemm_fraction: float | None = None, virtual_stag
     if gemm_fraction is not None:
         extra["gemm_fraction"] = gemm_fraction
     return LayoutProblem(
-        arch=arch, counts=param_counts(arch), seq_len=MEGATRON_SEQ,
-        global_batch_tokens=int(row["global_batch_seqs"]) * MEGATRON_SEQ, cards=int(row["gpus"]),
-        accelerator=a100, precision="bf16", cards_per_node=8, scaleup_domain_cards=8,
-        nic_bytes_per_s_per_card=HDR_BYTES_PER_S, grad_dtype="bf16", flash_attention=False,
-        overlap_grad_reduce=False, fixed=fixed, **extra)
+        arch=arch,
+        counts=param_counts(arch),
+        seq_len=MEGATRON_SEQ,
+        global_batch_tokens=int(row["global_batch_seqs"]) * MEGATRON_SEQ,
+        cards=int(row["gpus"]),
+        accelerator=a100,
+        precision="bf16",
+        cards_per_node=8,
+        scaleup_domain_cards=8,
+        nic_bytes_per_s_per_card=HDR_BYTES_PER_S,
+        grad_dtype="bf16",
+        flash_attention=False,
+        overlap_grad_reduce=False,
+        fixed=fixed,
+        **extra,
+    )
 
 
 def megatron_prediction(row: dict, gemm_fraction: float | None = None, link_efficiency: float | None = None):
@@ -91,7 +128,9 @@ def megatron_prediction(row: dict, gemm_fraction: float | None = None, link_effi
             best = result.best
     if best is None:
         return float("nan"), None
-    flop = megatron_hardware_flop_per_step(int(row["global_batch_seqs"]), int(row["layers"]), int(row["hidden"]))
+    flop = megatron_hardware_flop_per_step(
+        int(row["global_batch_seqs"]), int(row["layers"]), int(row["hidden"])
+    )
     return flop / best.step_time_s / int(row["gpus"]) / 1e12, best
 
 
@@ -101,15 +140,21 @@ def megatron_rows(gemm_fraction: float | None = None, link_efficiency: float | N
     for row in _read_csv("megatron2021_weak_scaling.csv"):
         predicted, best = megatron_prediction(row, gemm_fraction, link_efficiency)
         published = float(row["tflops_per_gpu"])
-        out.append({
-            "case": f"{row['params_b']}B tp{row['tp']} pp{row['pp']} {row['gpus']} GPUs",
-            "published": published,
-            "predicted": round(predicted, 1),
-            "error_pct": round(100.0 * (predicted - published) / published, 1),
-            "layout": None if best is None else {"micro_batch_size": best.micro_batch_size,
-                                                 "virtual_stages": best.virtual_stages,
-                                                 "bubble_fraction": round(best.bubble_fraction, 3)},
-        })
+        out.append(
+            {
+                "case": f"{row['params_b']}B tp{row['tp']} pp{row['pp']} {row['gpus']} GPUs",
+                "published": published,
+                "predicted": round(predicted, 1),
+                "error_pct": round(100.0 * (predicted - published) / published, 1),
+                "layout": None
+                if best is None
+                else {
+                    "micro_batch_size": best.micro_batch_size,
+                    "virtual_stages": best.virtual_stages,
+                    "bubble_fraction": round(best.bubble_fraction, 3),
+                },
+            }
+        )
     return out
 
 
@@ -122,8 +167,14 @@ def zero_rows() -> list[dict]:
         w, g, o = model_state_bytes(psi, nd, stage, grad_dtype="bf16")
         predicted = float(w + g + o) / 1e9
         published = float(row["per_device_gb"])
-        out.append({"case": f"ZeRO stage {stage}", "published": published, "predicted": round(predicted, 1),
-                    "error_pct": round(100.0 * (round(predicted, 1) - published) / published, 2)})
+        out.append(
+            {
+                "case": f"ZeRO stage {stage}",
+                "published": published,
+                "predicted": round(predicted, 1),
+                "error_pct": round(100.0 * (round(predicted, 1) - published) / published, 2),
+            }
+        )
     return out
 
 

@@ -36,7 +36,9 @@ def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
         legend={"orientation": "h", "y": -0.2},
         paper_bgcolor="white",
         plot_bgcolor="white",
-        font={"family": "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"},
+        font={
+            "family": "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"
+        },
         **kw,
     )
     fig.update_xaxes(gridcolor="#eee", zeroline=False)
@@ -66,8 +68,13 @@ def step_time(result: dict) -> go.Figure | None:
         if v is None or v <= 0:
             continue
         fig.add_bar(
-            y=[_("Step")], x=[v], name=labels.get(key, key), orientation="h",
-            marker_color=COLORS[i % len(COLORS)], text=[f.seconds(v)], textposition="inside",
+            y=[_("Step")],
+            x=[v],
+            name=labels.get(key, key),
+            orientation="h",
+            marker_color=COLORS[i % len(COLORS)],
+            text=[f.seconds(v)],
+            textposition="inside",
             hovertemplate="%{fullData.name}: %{x:.3g} s<extra></extra>",
         )
     total = _n(dig(result, "parallelism.step_time_s"))
@@ -95,17 +102,25 @@ def memory(result: dict) -> go.Figure | None:
         if key == "total" or v is None:
             continue
         fig.add_bar(
-            x=[_("Per card")], y=[v / GB], name=labels.get(key, key), marker_color=COLORS[i % len(COLORS)],
+            x=[_("Per card")],
+            y=[v / GB],
+            name=labels.get(key, key),
+            marker_color=COLORS[i % len(COLORS)],
             hovertemplate="%{fullData.name}: %{y:.3g} GB<extra></extra>",
         )
     hbm = _n(dig(result, "memory.hbm_bytes"))
     if hbm:
         fig.add_hline(
-            y=hbm / GB, line_dash="dash", line_color="#c44e52",
-            annotation_text=_("HBM %(size)s") % {"size": f.bytes_(hbm)}, annotation_position="top left",
+            y=hbm / GB,
+            line_dash="dash",
+            line_color="#c44e52",
+            annotation_text=_("HBM %(size)s") % {"size": f.bytes_(hbm)},
+            annotation_position="top left",
         )
     fits = dig(result, "memory.fits")
-    title = _("Memory per card") + (" — " + (_("fits") if fits else _("does not fit")) if fits is not None else "")
+    title = _("Memory per card") + (
+        " — " + (_("fits") if fits else _("does not fit")) if fits is not None else ""
+    )
     return _layout(fig, title, barmode="stack", yaxis_title="GB")
 
 
@@ -120,16 +135,29 @@ def cards_vs_days(result: dict) -> go.Figure | None:
     if not cards or not card_hours:
         return None
     per_node = max(1.0, cards / (_n(dig(result, "compute.nodes")) or cards))
-    steps = sorted({max(per_node, round(cards * k / per_node) * per_node) for k in (0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 2.8, 4)})
+    steps = sorted(
+        {
+            max(per_node, round(cards * k / per_node) * per_node)
+            for k in (0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 2.8, 4)
+        }
+    )
     days = [card_hours / 24 / c for c in steps]
     fig = go.Figure()
     fig.add_scatter(
-        x=steps, y=days, mode="lines+markers", name=_("Days"), line_color=COLORS[0],
+        x=steps,
+        y=days,
+        mode="lines+markers",
+        name=_("Days"),
+        line_color=COLORS[0],
         hovertemplate=_("%(x)s cards: %(y)s days") % {"x": "%{x:,.0f}", "y": "%{y:.3g}"} + "<extra></extra>",
     )
     fig.add_scatter(
-        x=[cards], y=[card_hours / 24 / cards], mode="markers", name=_("This plan"),
-        marker={"size": 14, "color": COLORS[1], "symbol": "star"}, hoverinfo="skip",
+        x=[cards],
+        y=[card_hours / 24 / cards],
+        mode="markers",
+        name=_("This plan"),
+        marker={"size": 14, "color": COLORS[1], "symbol": "star"},
+        hoverinfo="skip",
     )
     capex = _n(dig(result, "cost.capex.total"))
     layout: dict = {"xaxis_title": _("cards"), "yaxis_title": _("days")}
@@ -137,8 +165,12 @@ def cards_vs_days(result: dict) -> go.Figure | None:
         cur = currency(result)
         per_card = capex / cards
         fig.add_scatter(
-            x=steps, y=[per_card * c for c in steps], mode="lines", name=_("Cluster cost (%(cur)s)") % {"cur": cur},
-            yaxis="y2", line={"color": COLORS[2], "dash": "dot"},
+            x=steps,
+            y=[per_card * c for c in steps],
+            mode="lines",
+            name=_("Cluster cost (%(cur)s)") % {"cur": cur},
+            yaxis="y2",
+            line={"color": COLORS[2], "dash": "dot"},
             hovertemplate="%{y:,.0f} " + cur + "<extra></extra>",
         )
         layout["yaxis2"] = {"title": cur, "overlaying": "y", "side": "right", "showgrid": False}
@@ -153,15 +185,24 @@ def cost(result: dict) -> go.Figure | None:
         return None
     cur = currency(result)
     fig = go.Figure()
-    labels = {"compute": _("Compute"), "network": _("Network"), "storage": _("Storage"), "facility": _("Facility")}
+    labels = {
+        "compute": _("Compute"),
+        "network": _("Network"),
+        "storage": _("Storage"),
+        "facility": _("Facility"),
+    }
     if isinstance(capex, dict):
         for i, (key, value) in enumerate(capex.items()):
             v = _n(value)
             if key == "total" or v is None:
                 continue
             fig.add_bar(
-                x=[_("Cluster (capex)")], y=[v], name=labels.get(key, key), marker_color=COLORS[i % len(COLORS)],
-                text=[f.money(v, cur)], textposition="inside",
+                x=[_("Cluster (capex)")],
+                y=[v],
+                name=labels.get(key, key),
+                marker_color=COLORS[i % len(COLORS)],
+                text=[f.money(v, cur)],
+                textposition="inside",
                 hovertemplate="%{fullData.name}: %{y:,.0f} " + cur + "<extra></extra>",
             )
     if isinstance(run, dict):
@@ -173,8 +214,13 @@ def cost(result: dict) -> go.Figure | None:
                 ys.append(v)
         if xs:
             fig.add_bar(
-                x=xs, y=ys, name=_("Run cost"), marker_color=COLORS[4], text=[f.money(v, cur) for v in ys],
-                textposition="outside", hovertemplate="%{x}: %{y:,.0f} " + cur + "<extra></extra>",
+                x=xs,
+                y=ys,
+                name=_("Run cost"),
+                marker_color=COLORS[4],
+                text=[f.money(v, cur) for v in ys],
+                textposition="outside",
+                hovertemplate="%{x}: %{y:,.0f} " + cur + "<extra></extra>",
             )
     return _layout(fig, _("Cost breakdown"), barmode="stack", yaxis_title=cur)
 
@@ -195,9 +241,14 @@ def network(result: dict) -> go.Figure | None:
         return None
     fig = go.Figure()
     fig.add_bar(
-        x=[v for _l, v in tiers], y=[label for label, _v in tiers], orientation="h",
-        marker_color=[COLORS[0]] + [COLORS[1]] * (len(tiers) - 1), text=[f.count(v) for _l, v in tiers],
-        textposition="auto", hovertemplate="%{y}: %{x:,.0f}<extra></extra>", showlegend=False,
+        x=[v for _l, v in tiers],
+        y=[label for label, _v in tiers],
+        orientation="h",
+        marker_color=[COLORS[0]] + [COLORS[1]] * (len(tiers) - 1),
+        text=[f.count(v) for _l, v in tiers],
+        textposition="auto",
+        hovertemplate="%{y}: %{x:,.0f}<extra></extra>",
+        showlegend=False,
     )
     fig.update_yaxes(autorange="reversed")
     title = _("Network: %(tiers)s tiers, %(ratio)s oversubscription") % {
@@ -226,8 +277,12 @@ def storage(result: dict) -> go.Figure | None:
         return None
     fig = go.Figure()
     fig.add_bar(
-        x=[label for label, _v in bars], y=[v / TB for _l, v in bars], text=[f.bytes_(v) for _l, v in bars],
-        textposition="outside", marker_color=[COLORS[i] for i in range(len(bars))], showlegend=False,
+        x=[label for label, _v in bars],
+        y=[v / TB for _l, v in bars],
+        text=[f.bytes_(v) for _l, v in bars],
+        textposition="outside",
+        marker_color=[COLORS[i] for i in range(len(bars))],
+        showlegend=False,
         hovertemplate="%{x}: %{y:.3g} TB<extra></extra>",
     )
     write = _n(dig(st, "hot.write_bytes_per_s"))

@@ -29,7 +29,9 @@ def number(value, decimals: int = 0) -> str:
     """A plain number with the locale's grouping and decimal separator."""
     if not _ok(value):
         return DASH
-    return formats.number_format(round(float(value), decimals), decimal_pos=decimals, use_l10n=True, force_grouping=True)
+    return formats.number_format(
+        round(float(value), decimals), decimal_pos=decimals, use_l10n=True, force_grouping=True
+    )
 
 
 def _sig(value: float, digits: int = 3) -> str:
@@ -240,7 +242,9 @@ def for_key(path: str, value, currency: str = "USD") -> str:
         return months(value)
     if key.endswith("_s") or ".breakdown_s." in f".{full}.":
         return seconds(value)
-    if key in ("mfu", "hfu", "predicted_mfu", "predicted_hfu", "bubble_fraction") or key.endswith("_fraction"):
+    if key in ("mfu", "hfu", "predicted_mfu", "predicted_hfu", "bubble_fraction") or key.endswith(
+        "_fraction"
+    ):
         return percent(value)
     if key.endswith("_flop") or key.startswith("flop_per_token"):
         return flops(value)

@@ -20,7 +20,18 @@ from estimator.scenario import ModelSpec
 
 MODEL_KEYS = set(ModelSpec.model_fields) - {"preset", "params"}
 
-_SCALES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "万": 1e4, "亿": 1e8, "万亿": 1e12}
+_SCALES = {
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "B": 1e9,
+    "G": 1e9,
+    "T": 1e12,
+    "万": 1e4,
+    "亿": 1e8,
+    "万亿": 1e12,
+}
 _QUANTITY = re.compile(r"^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(万亿|[kKMBGT万亿])?$")
 
 
@@ -142,18 +153,28 @@ class EstimateForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=200, required=False)
     model_source = forms.ChoiceField(
         label=_("Model"),
-        choices=[("preset", _("A preset")), ("config", _("A Hugging Face config.json")), ("params", _("Only its size"))],
+        choices=[
+            ("preset", _("A preset")),
+            ("config", _("A Hugging Face config.json")),
+            ("params", _("Only its size")),
+        ],
         initial="preset",
         widget=forms.RadioSelect,
     )
     preset = forms.ChoiceField(label=_("Preset"), required=False, initial="llama-3.1-70b")
     hf_config = forms.CharField(
-        label=_("config.json"), required=False, widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        label=_("config.json"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
         help_text=_("Paste the model's config.json; fields the estimator does not use are ignored."),
     )
-    params_b = forms.FloatField(label=_("Parameters (billions)"), required=False, min_value=0.001, max_value=100_000)
+    params_b = forms.FloatField(
+        label=_("Parameters (billions)"), required=False, min_value=0.001, max_value=100_000
+    )
     accelerator = forms.ChoiceField(label=_("Accelerator"), initial="ascend-910b2")
-    server = forms.ChoiceField(label=_("Server"), required=False, help_text=_("Default: the accelerator's usual server."))
+    server = forms.ChoiceField(
+        label=_("Server"), required=False, help_text=_("Default: the accelerator's usual server.")
+    )
     tokens = QuantityField(label=_("Training tokens"), help_text=_("e.g. 5e11, 500B or 5000亿"))
     sizing = forms.ChoiceField(
         label=_("Size the cluster by"),
@@ -163,24 +184,35 @@ class EstimateForm(forms.Form):
     )
     target_days = forms.FloatField(label=_("Deadline (days)"), required=False, initial=30)
     cards = forms.IntegerField(label=_("Cards"), required=False)
-    budget = forms.FloatField(label=_("Budget"), required=False, help_text=_("Optional; the report compares the cluster cost with it."))
+    budget = forms.FloatField(
+        label=_("Budget"),
+        required=False,
+        help_text=_("Optional; the report compares the cluster cost with it."),
+    )
     currency = forms.ChoiceField(label=_("Currency"), choices=[("USD", "USD"), ("CNY", "CNY")], initial="USD")
 
     seq_len = forms.IntegerField(label=_("Sequence length"), required=False)
     global_batch_tokens = QuantityField(label=_("Global batch (tokens)"), required=False)
     precision = forms.ChoiceField(
-        label=_("Precision"), required=False, choices=[("", _("default")), ("bf16", "BF16"), ("fp16", "FP16"), ("fp8", "FP8"), ("fp32", "FP32")]
+        label=_("Precision"),
+        required=False,
+        choices=[("", _("default")), ("bf16", "BF16"), ("fp16", "FP16"), ("fp8", "FP8"), ("fp32", "FP32")],
     )
-    mfu = forms.FloatField(label=_("MFU (0-1)"), required=False, help_text=_("Leave empty to let the layout model predict it."))
+    mfu = forms.FloatField(
+        label=_("MFU (0-1)"), required=False, help_text=_("Leave empty to let the layout model predict it.")
+    )
     tp = forms.IntegerField(label=_("Tensor parallel (TP)"), required=False)
     pp = forms.IntegerField(label=_("Pipeline parallel (PP)"), required=False)
     ep = forms.IntegerField(label=_("Expert parallel (EP)"), required=False)
     micro_batch_size = forms.IntegerField(label=_("Micro-batch size"), required=False)
     zero_stage = forms.ChoiceField(
-        label=_("ZeRO stage"), required=False, choices=[("", _("search")), ("0", "0"), ("1", "1"), ("2", "2"), ("3", "3")]
+        label=_("ZeRO stage"),
+        required=False,
+        choices=[("", _("search")), ("0", "0"), ("1", "1"), ("2", "2"), ("3", "3")],
     )
     recompute = forms.ChoiceField(
-        label=_("Recompute"), required=False,
+        label=_("Recompute"),
+        required=False,
         choices=[
             ("", _("search")),
             ("none", _("none")),
@@ -201,16 +233,19 @@ class EstimateForm(forms.Form):
     cloud_price_per_card_hour = forms.FloatField(label=_("Cloud price (per card-hour)"), required=False)
     server_price = forms.FloatField(label=_("Server price"), required=False)
     extra = forms.CharField(
-        label=_("Other scenario fields (JSON)"), required=False,
+        label=_("Other scenario fields (JSON)"),
+        required=False,
         widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
-        help_text=_("Merged over the fields above, e.g. {\"serving\": {\"context_len\": 8192}}."),
+        help_text=_('Merged over the fields above, e.g. {"serving": {"context_len": 8192}}.'),
     )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["preset"].choices = _choices(catalog.presets())
         self.fields["accelerator"].choices = _choices(catalog.accelerators())
-        self.fields["server"].choices = _choices(catalog.servers(), blank=str(_("default for the accelerator")))
+        self.fields["server"].choices = _choices(
+            catalog.servers(), blank=str(_("default for the accelerator"))
+        )
         for name in FIELD_PATHS:
             widget = self.fields[name].widget
             if isinstance(widget, forms.NumberInput):
@@ -295,7 +330,9 @@ class EstimateForm(forms.Form):
                 name = "target_days" if (self.cleaned_data or {}).get("sizing") == "deadline" else "cards"
             if name is None and path and self.cleaned_data.get("extra_json"):
                 name = "extra"
-            message = err.message if name not in (None, "extra") else f"{path or _('scenario')}: {err.message}"
+            message = (
+                err.message if name not in (None, "extra") else f"{path or _('scenario')}: {err.message}"
+            )
             self.add_error(name, message)
 
     # -- scenario -> form (edit a copy) --------------------------------------------------------

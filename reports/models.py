@@ -23,12 +23,16 @@ class Estimate(models.Model):
         help_text=_("Empty for anonymous estimates, which are reachable only through their share link."),
     )
     name = models.CharField(_("name"), max_length=200, blank=True)
-    input = models.JSONField(_("input"), help_text=_("The scenario as submitted (recomputation starts here)."))
+    input = models.JSONField(
+        _("input"), help_text=_("The scenario as submitted (recomputation starts here).")
+    )
     scenario = models.JSONField(_("scenario"), help_text=_("The normalized scenario, every default filled."))
     result = models.JSONField(_("result"))
     engine_version = models.CharField(_("engine version"), max_length=40)
     catalog_version = models.CharField(_("catalog version"), max_length=40)
-    share_token = models.CharField(_("share token"), max_length=64, unique=True, default=new_share_token, editable=False)
+    share_token = models.CharField(
+        _("share token"), max_length=64, unique=True, default=new_share_token, editable=False
+    )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True, db_index=True)
 
     class Meta:

@@ -70,7 +70,9 @@ def _why(key: str, scenario: dict, result: dict) -> str:
     accel_name = accel.get("name", "custom") if isinstance(accel, dict) else accel
     if key == "cards":
         if dig(scenario, "cluster.cards") is not None:
-            return _("As given in the scenario; laid out as %(layout)s.") % {"layout": layout_label(result) or "—"}
+            return _("As given in the scenario; laid out as %(layout)s.") % {
+                "layout": layout_label(result) or "—"
+            }
         return _(
             "%(flop)s FLOP of training at %(mfu)s MFU on %(accel)s must finish in %(days)s; "
             "rounded up to whole servers and to the layout %(layout)s."
@@ -98,11 +100,16 @@ def _why(key: str, scenario: dict, result: dict) -> str:
         }
         low, high = dig(result, "uncertainty.days.p10"), dig(result, "uncertainty.days.p90")
         if _num(low) is not None and _num(high) is not None:
-            text += " " + _("80%% likely between %(low)s and %(high)s.") % {"low": f.days(low), "high": f.days(high)}
+            text += " " + _("80%% likely between %(low)s and %(high)s.") % {
+                "low": f.days(low),
+                "high": f.days(high),
+            }
         return text
     if key == "capex":
         capex = dig(result, "cost.capex") or {}
-        text = _("Compute %(compute)s + network %(network)s + storage %(storage)s. One run: %(owned)s owned, %(cloud)s in the cloud.") % {
+        text = _(
+            "Compute %(compute)s + network %(network)s + storage %(storage)s. One run: %(owned)s owned, %(cloud)s in the cloud."
+        ) % {
             "compute": f.money(capex.get("compute"), cur),
             "network": f.money(capex.get("network"), cur),
             "storage": f.money(capex.get("storage"), cur),
@@ -138,7 +145,13 @@ def headline(scenario: dict, result: dict) -> list[dict]:
         if value is None:
             continue
         items.append(
-            {"key": key, "label": str(label), "value": value, "text": f.by_kind(value, kind, cur), "why": _why(key, scenario, result)}
+            {
+                "key": key,
+                "label": str(label),
+                "value": value,
+                "text": f.by_kind(value, kind, cur),
+                "why": _why(key, scenario, result),
+            }
         )
     return items
 

@@ -15,8 +15,14 @@ urlpatterns = [
     path("estimates/", views.my_estimates, name="mine"),
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(template_name="reports/login.html", next_page=reverse_lazy("reports:mine")),
+        auth_views.LoginView.as_view(
+            template_name="reports/login.html", next_page=reverse_lazy("reports:mine")
+        ),
         name="login",
     ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(next_page=reverse_lazy("reports:new")), name="logout"),
+    path(
+        "accounts/logout/",
+        auth_views.LogoutView.as_view(next_page=reverse_lazy("reports:new")),
+        name="logout",
+    ),
 ]

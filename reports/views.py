@@ -24,8 +24,22 @@ from . import formatting as fmt
 from .forms import EstimateForm
 from .models import Estimate
 
-RUNNER_UP_COLUMNS = ["tp", "pp", "dp", "ep", "cp", "micro_batch_size", "virtual_stages", "zero_stage", "recompute",
-                     "step_time_s", "predicted_mfu", "bubble_fraction", "memory_bytes", "fits"]
+RUNNER_UP_COLUMNS = [
+    "tp",
+    "pp",
+    "dp",
+    "ep",
+    "cp",
+    "micro_batch_size",
+    "virtual_stages",
+    "zero_stage",
+    "recompute",
+    "step_time_s",
+    "predicted_mfu",
+    "bubble_fraction",
+    "memory_bytes",
+    "fits",
+]
 
 
 def _throttled(request):
@@ -76,7 +90,9 @@ def new_estimate(request):
             initial = EstimateForm.initial_from(_shared_or_404(token).input)
         form = EstimateForm(initial=initial or None)
         status = 200
-    return render(request, "reports/new.html", {"form": form, "copy_of": request.GET.get("copy")}, status=status)
+    return render(
+        request, "reports/new.html", {"form": form, "copy_of": request.GET.get("copy")}, status=status
+    )
 
 
 def _report_context(request, estimate: Estimate) -> dict:
@@ -99,8 +115,13 @@ def _report_context(request, estimate: Estimate) -> dict:
     ):
         value = result.get(key)
         if isinstance(value, dict) and value:
-            sections.append({"key": key, "title": title,
-                             "rows": [(path, fmt.for_key(path, v, cur)) for path, v in summary.flatten(value)]})
+            sections.append(
+                {
+                    "key": key,
+                    "title": title,
+                    "rows": [(path, fmt.for_key(path, v, cur)) for path, v in summary.flatten(value)],
+                }
+            )
     return {
         "estimate": estimate,
         "scenario": scenario,
@@ -111,14 +132,24 @@ def _report_context(request, estimate: Estimate) -> dict:
             {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
             for dom_id, fig in charts.all_figures(result)
         ],
-        "chosen": {k: v for k, v in (result.get("parallelism") or {}).items() if not isinstance(v, dict | list)},
+        "chosen": {
+            k: v for k, v in (result.get("parallelism") or {}).items() if not isinstance(v, dict | list)
+        },
         "runner_columns": columns,
         "runner_rows": [[fmt.for_key(c, v, cur) for c, v in zip(columns, row, strict=True)] for row in rows],
-        "rejected": sorted((layout.get("rejected") or {}).items(), key=lambda kv: -kv[1] if isinstance(kv[1], int | float) else 0),
-        "warnings": [w if isinstance(w, dict) else {"code": "", "message": str(w)} for w in result.get("warnings") or []],
+        "rejected": sorted(
+            (layout.get("rejected") or {}).items(),
+            key=lambda kv: -kv[1] if isinstance(kv[1], int | float) else 0,
+        ),
+        "warnings": [
+            w if isinstance(w, dict) else {"code": "", "message": str(w)}
+            for w in result.get("warnings") or []
+        ],
         "advice": result.get("advice") or [],
         "starting_configuration": result.get("starting_configuration") or [],
-        "assumptions": [a if isinstance(a, dict) else {"name": str(a)} for a in result.get("assumptions") or []],
+        "assumptions": [
+            a if isinstance(a, dict) else {"name": str(a)} for a in result.get("assumptions") or []
+        ],
         "sections": sections,
         "share_url": _share_url(request, estimate),
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
@@ -209,10 +240,20 @@ def validation(request):
     for suite, items in suites.items():
         errors = sorted(abs(r["error_pct"]) for r in items if r.get("error_pct") is not None)
         median = errors[len(errors) // 2] if errors else None
-        summaries.append({"suite": suite, "count": len(items), "median_abs_error_pct": median,
-                          "max_abs_error_pct": errors[-1] if errors else None, "rows": items})
-    return render(request, "reports/validation.html", {"suites": summaries, "engine_version": ENGINE_VERSION,
-                                                       "catalog_version": catalog.CATALOG_VERSION})
+        summaries.append(
+            {
+                "suite": suite,
+                "count": len(items),
+                "median_abs_error_pct": median,
+                "max_abs_error_pct": errors[-1] if errors else None,
+                "rows": items,
+            }
+        )
+    return render(
+        request,
+        "reports/validation.html",
+        {"suites": summaries, "engine_version": ENGINE_VERSION, "catalog_version": catalog.CATALOG_VERSION},
+    )
 
 
 @require_GET

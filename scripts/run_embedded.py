@@ -38,15 +38,36 @@ def main() -> int:
     broker = "Redis" if env.get("REDIS_URL") else "filesystem broker under var/broker"
     print(f"Starting one Celery worker ({broker})...", flush=True)
     worker = subprocess.Popen(
-        [py, "-m", "celery", "-A", "config", "worker", "-l", "info", "--concurrency", "1", "-P", "solo",
-         "--without-gossip", "--without-mingle", "-n", f"embedded-{os.getpid()}@%h"],
-        cwd=ROOT, env=env, start_new_session=True,
+        [
+            py,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-l",
+            "info",
+            "--concurrency",
+            "1",
+            "-P",
+            "solo",
+            "--without-gossip",
+            "--without-mingle",
+            "-n",
+            f"embedded-{os.getpid()}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
     )
     if args.gunicorn:
         server_cmd = [py, "-m", "gunicorn", "config.wsgi", "-b", f"{args.host}:{args.port}", "-w", "2"]
     else:
         server_cmd = [py, "manage.py", "runserver", f"{args.host}:{args.port}", "--noreload"]
-    print(f"ClusterPlan at http://{args.host}:{args.port}/  (Ctrl-C stops the server and the worker)", flush=True)
+    print(
+        f"ClusterPlan at http://{args.host}:{args.port}/  (Ctrl-C stops the server and the worker)",
+        flush=True,
+    )
     server = subprocess.Popen(server_cmd, cwd=ROOT, env=env, start_new_session=True)
 
     def stop(signum=None, frame=None):

@@ -8,8 +8,19 @@ class SweepAdmin(admin.ModelAdmin):
     list_display = ("id", "name", "owner", "status", "done", "total", "requeues", "created_at", "finished_at")
     list_filter = ("status", "engine_version")
     search_fields = ("name", "share_token")
-    readonly_fields = ("share_token", "created_at", "started_at", "finished_at", "progress_at", "requeued_at",
-                       "engine_version", "catalog_version", "done", "chunks_done", "compute_s")
+    readonly_fields = (
+        "share_token",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "progress_at",
+        "requeued_at",
+        "engine_version",
+        "catalog_version",
+        "done",
+        "chunks_done",
+        "compute_s",
+    )
     exclude = ("summary",)
 
 

@@ -39,7 +39,12 @@ def heatmap(item: dict[str, Any], axes: list[dict], currency: str = "") -> go.Fi
     y = _values(axes, item["y"])
     fig = go.Figure(
         go.Heatmap(
-            z=item["z"], x=x, y=y, colorscale="Viridis", reversescale=True, hoverongaps=False,
+            z=item["z"],
+            x=x,
+            y=y,
+            colorscale="Viridis",
+            reversescale=True,
+            hoverongaps=False,
             colorbar={"title": {"text": label(item["metric"], currency)}},
             hovertemplate=f"{item.get('x') or ''}=%{{x}}<br>{item['y']}=%{{y}}<br>%{{z:.4g}}<extra></extra>",
         )
@@ -65,8 +70,12 @@ def pareto(summary: dict[str, Any], describe, currency: str = "") -> go.Figure |
     if sample:
         fig.add_trace(
             go.Scatter(
-                x=[p[1] for p in sample], y=[p[2] for p in sample], mode="markers", name="configurations (sample), owned",
-                marker={"size": 4, "color": "rgba(120,120,120,0.35)"}, text=[describe(p[0]) for p in sample],
+                x=[p[1] for p in sample],
+                y=[p[2] for p in sample],
+                mode="markers",
+                name="configurations (sample), owned",
+                marker={"size": 4, "color": "rgba(120,120,120,0.35)"},
+                text=[describe(p[0]) for p in sample],
                 hovertemplate="%{text}<br>%{x:.3g} days, %{y:.4s}<extra></extra>",
             )
         )
@@ -75,8 +84,12 @@ def pareto(summary: dict[str, Any], describe, currency: str = "") -> go.Figure |
             continue
         fig.add_trace(
             go.Scatter(
-                x=[p[1] for p in points], y=[p[2] for p in points], mode="lines+markers", name=label(cost, currency),
-                line={"shape": "hv"}, text=[describe(p[0]) for p in points],
+                x=[p[1] for p in points],
+                y=[p[2] for p in points],
+                mode="lines+markers",
+                name=label(cost, currency),
+                line={"shape": "hv"},
+                text=[describe(p[0]) for p in points],
                 hovertemplate="%{text}<br>%{x:.3g} days, %{y:.4s}<extra></extra>",
             )
         )

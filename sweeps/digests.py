@@ -28,7 +28,6 @@ SAMPLE_PER_CHUNK = 200  # points per chunk drawn behind the Pareto front (evenly
 SAMPLE_MAX = 2000
 
 
-
 # --------------------------------------------------------------------------------------------
 # Storage format
 
@@ -101,10 +100,19 @@ def heat_pairs(axes: list[core.Axis]) -> list[tuple[int, int]]:
 def chunk_digest(axes: list[core.Axis], start: int, arrays: dict[str, np.ndarray]) -> dict:
     n = len(next(iter(arrays.values()))) if arrays else 0
     feasible = _feasible(arrays) if n else np.zeros(0, dtype=bool)
-    digest: dict[str, Any] = {"n": n, "feasible": int(feasible.sum()), "best": {}, "range": {}, "pareto": {}, "heat": {},
-                              "errors": {}}
+    digest: dict[str, Any] = {
+        "n": n,
+        "feasible": int(feasible.sum()),
+        "best": {},
+        "range": {},
+        "pareto": {},
+        "heat": {},
+        "errors": {},
+    }
     if ERROR in arrays:
-        msgs, counts = np.unique(np.array([m for m in arrays[ERROR] if m is not None], dtype=str), return_counts=True)
+        msgs, counts = np.unique(
+            np.array([m for m in arrays[ERROR] if m is not None], dtype=str), return_counts=True
+        )
         top = np.argsort(-counts)[:10]
         digest["errors"] = {str(msgs[i])[:500]: int(counts[i]) for i in top}
     fields = [k for k in arrays if arrays[k].dtype.kind in "fiub"]
@@ -135,7 +143,11 @@ def chunk_digest(axes: list[core.Axis], start: int, arrays: dict[str, np.ndarray
         step = max(1, ok_idx.size // SAMPLE_PER_CHUNK)
         picks = ok_idx[::step][:SAMPLE_PER_CHUNK]
         digest["sample"] = [
-            [start + int(i), _round(arrays[DAYS][i]), *(_round(arrays[c][i]) if c in arrays else None for c in PARETO_COSTS)]
+            [
+                start + int(i),
+                _round(arrays[DAYS][i]),
+                *(_round(arrays[c][i]) if c in arrays else None for c in PARETO_COSTS),
+            ]
             for i in picks
         ]
     pos = core.decode_indices(axes, start, start + n)
@@ -193,7 +205,9 @@ def merge_digests(axes: list[core.Axis], digests: list[dict]) -> dict:
         points = [p for d in digests for p in d.get("pareto", {}).get(cost, [])]
         if not points:
             continue
-        arr = np.array([[p[1] if p[1] is not None else np.nan, p[2] if p[2] is not None else np.nan] for p in points])
+        arr = np.array(
+            [[p[1] if p[1] is not None else np.nan, p[2] if p[2] is not None else np.nan] for p in points]
+        )
         front = core.pareto_front(arr[:, 0], arr[:, 1])
         summary["pareto"][cost] = [points[i] for i in front]
     sample = [p for d in digests for p in d.get("sample", [])]
@@ -202,14 +216,20 @@ def merge_digests(axes: list[core.Axis], digests: list[dict]) -> dict:
     for key in sorted({k for d in digests for k in d.get("heat", {})}):
         i, j, metric = key.split("|", 2)
         i, j = int(i), int(j)
-        grids = [np.array([np.inf if v is None else v for v in d["heat"][key]]) for d in digests if key in d.get("heat", {})]
+        grids = [
+            np.array([np.inf if v is None else v for v in d["heat"][key]])
+            for d in digests
+            if key in d.get("heat", {})
+        ]
         grid = np.minimum.reduce(grids)
         ni = len(axes[i])
         nj = len(axes[j]) if j >= 0 else 1
-        summary["heat"].append({
-            "x": axes[j].field if j >= 0 else None,
-            "y": axes[i].field,
-            "metric": metric,
-            "z": [[_round(v) if np.isfinite(v) else None for v in row] for row in grid.reshape(ni, nj)],
-        })
+        summary["heat"].append(
+            {
+                "x": axes[j].field if j >= 0 else None,
+                "y": axes[i].field,
+                "metric": metric,
+                "z": [[_round(v) if np.isfinite(v) else None for v in row] for row in grid.reshape(ni, nj)],
+            }
+        )
     return summary

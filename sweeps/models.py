@@ -34,27 +34,43 @@ class Sweep(models.Model):
         verbose_name=_("owner"),
         help_text=_("Empty for anonymous sweeps, which are reachable only through their share link."),
     )
-    client_ip = models.GenericIPAddressField(_("client IP"), null=True, blank=True, help_text=_("Anonymous limits"))
+    client_ip = models.GenericIPAddressField(
+        _("client IP"), null=True, blank=True, help_text=_("Anonymous limits")
+    )
     name = models.CharField(_("name"), max_length=200, blank=True)
-    base = models.JSONField(_("base scenario"), help_text=_("The base scenario, fields excluded by an axis removed."))
-    axes = models.JSONField(_("axes"), help_text=_('[{"field": dotted path, "values": [...]}], first axis slowest.'))
-    status = models.CharField(_("status"), max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    base = models.JSONField(
+        _("base scenario"), help_text=_("The base scenario, fields excluded by an axis removed.")
+    )
+    axes = models.JSONField(
+        _("axes"), help_text=_('[{"field": dotted path, "values": [...]}], first axis slowest.')
+    )
+    status = models.CharField(
+        _("status"), max_length=12, choices=Status.choices, default=Status.QUEUED, db_index=True
+    )
     total = models.BigIntegerField(_("scenarios"))
     done = models.BigIntegerField(_("scenarios done"), default=0)
     chunk_size = models.PositiveIntegerField(_("chunk size"))
     chunks_total = models.PositiveIntegerField(_("chunks"))
     chunks_done = models.PositiveIntegerField(_("chunks done"), default=0)
-    compute_s = models.FloatField(_("compute seconds"), default=0.0, help_text=_("Sum over chunks of core time"))
-    requeues = models.PositiveIntegerField(_("re-queues"), default=0, help_text=_("Watchdog re-queues of lost chunks"))
+    compute_s = models.FloatField(
+        _("compute seconds"), default=0.0, help_text=_("Sum over chunks of core time")
+    )
+    requeues = models.PositiveIntegerField(
+        _("re-queues"), default=0, help_text=_("Watchdog re-queues of lost chunks")
+    )
     error = models.TextField(_("error"), blank=True)
     summary = models.JSONField(_("summary"), null=True, blank=True)
-    share_token = models.CharField(_("share token"), max_length=64, unique=True, default=new_share_token, editable=False)
+    share_token = models.CharField(
+        _("share token"), max_length=64, unique=True, default=new_share_token, editable=False
+    )
     engine_version = models.CharField(_("engine version"), max_length=40)
     catalog_version = models.CharField(_("catalog version"), max_length=40, blank=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(_("started at"), null=True, blank=True)
     finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
-    progress_at = models.DateTimeField(_("last progress"), null=True, blank=True, help_text=_("Watchdog clock"))
+    progress_at = models.DateTimeField(
+        _("last progress"), null=True, blank=True, help_text=_("Watchdog clock")
+    )
     requeued_at = models.DateTimeField(_("last re-queue"), null=True, blank=True)
 
     class Meta:
@@ -80,7 +96,9 @@ class SweepChunk(models.Model):
     start = models.BigIntegerField(_("first scenario"))
     stop = models.BigIntegerField(_("end scenario (exclusive)"))
     data = models.BinaryField(_("results"), help_text=_("Compressed .npz of the core's summary arrays"))
-    digest = models.JSONField(_("digest"), default=dict, help_text=_("Best rows and Pareto candidates of the chunk"))
+    digest = models.JSONField(
+        _("digest"), default=dict, help_text=_("Best rows and Pareto candidates of the chunk")
+    )
     compute_s = models.FloatField(_("compute seconds"), default=0.0)
     worker = models.CharField(_("worker"), max_length=200, blank=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)

@@ -47,7 +47,11 @@ def _can_control(request, sweep: Sweep) -> bool:
 @require_http_methods(["GET", "POST"])
 def index(request):
     """The new-sweep form (a base scenario and axes as JSON) and the sweeps you started."""
-    form = {"name": "", "base": json.dumps(EXAMPLE_BASE, indent=2), "axes": json.dumps(EXAMPLE_AXES, indent=2)}
+    form = {
+        "name": "",
+        "base": json.dumps(EXAMPLE_BASE, indent=2),
+        "axes": json.dumps(EXAMPLE_AXES, indent=2),
+    }
     errors: dict[str, list[str]] = {}
     if request.method == "POST":
         form = {k: request.POST.get(k, "") for k in ("name", "base", "axes")}
@@ -66,16 +70,26 @@ def index(request):
                     key = e.field.split(".", 1)[0] if e.field.split(".", 1)[0] in form else "axes"
                     errors.setdefault(key, []).append(f"{e.field}: {e.message}" if e.field else e.message)
             else:
-                request.session[SESSION_KEY] = (request.session.get(SESSION_KEY, []) + [sweep.share_token])[-50:]
+                request.session[SESSION_KEY] = (request.session.get(SESSION_KEY, []) + [sweep.share_token])[
+                    -50:
+                ]
                 return HttpResponseRedirect(sweep.get_absolute_url())
     mine = []
     if request.user.is_authenticated:
-        mine = Sweep.objects.filter(owner=request.user).only("name", "status", "total", "done", "share_token", "created_at")[:20]
+        mine = Sweep.objects.filter(owner=request.user).only(
+            "name", "status", "total", "done", "share_token", "created_at"
+        )[:20]
     else:
         tokens = request.session.get(SESSION_KEY, [])
-        mine = Sweep.objects.filter(share_token__in=tokens).only("name", "status", "total", "done", "share_token", "created_at")[:20]
-    return render(request, "sweeps/index.html", {"form": form, "errors": errors, "sweeps": mine},
-                  status=400 if errors else 200)
+        mine = Sweep.objects.filter(share_token__in=tokens).only(
+            "name", "status", "total", "done", "share_token", "created_at"
+        )[:20]
+    return render(
+        request,
+        "sweeps/index.html",
+        {"form": form, "errors": errors, "sweeps": mine},
+        status=400 if errors else 200,
+    )
 
 
 def _describer(axes: list[dict]):
@@ -83,7 +97,9 @@ def _describer(axes: list[dict]):
     parsed = services.axes_of({"axes": axes})
 
     def describe(index: int) -> str:
-        return ", ".join(f"{a.field}={a.values[d]}" for a, d in zip(parsed, core.digits(parsed, index), strict=True))
+        return ", ".join(
+            f"{a.field}={a.values[d]}" for a, d in zip(parsed, core.digits(parsed, index), strict=True)
+        )
 
     return describe
 
@@ -115,7 +131,8 @@ def report(request, token: str):
         summary = sweep.summary
         describe = _describer(sweep.axes)
         context["heatmaps"] = [
-            charts.to_html(charts.heatmap(item, sweep.axes, currency), f"heat-{n}") for n, item in enumerate(summary["heat"])
+            charts.to_html(charts.heatmap(item, sweep.axes, currency), f"heat-{n}")
+            for n, item in enumerate(summary["heat"])
         ]
         context["pareto"] = charts.to_html(charts.pareto(summary, describe, currency), "pareto")
         context["best"] = _best_tables(sweep, summary, currency)
@@ -133,15 +150,19 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str) -> list[dict]:
         out = []
         for r in rows:
             ds = core.digits(axes, r["index"])
-            out.append({
-                "index": r["index"],
-                "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
-                "days": r.get(digests.DAYS),
-                "cards": r.get("compute.cards"),
-                "owned": r.get(digests.COST_OWNED),
-                "cloud": r.get(digests.COST_CLOUD),
-            })
-        tables.append({"metric": metric, "label": charts.label(metric, currency), "fields": fields, "rows": out})
+            out.append(
+                {
+                    "index": r["index"],
+                    "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
+                    "days": r.get(digests.DAYS),
+                    "cards": r.get("compute.cards"),
+                    "owned": r.get(digests.COST_OWNED),
+                    "cloud": r.get(digests.COST_CLOUD),
+                }
+            )
+        tables.append(
+            {"metric": metric, "label": charts.label(metric, currency), "fields": fields, "rows": out}
+        )
     return tables
 
 

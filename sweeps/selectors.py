@@ -43,8 +43,12 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
         "id": sweep.pk,
         "name": sweep.name,
         "status": sweep.status,
-        "progress": {"done": sweep.done, "total": sweep.total, "chunks_done": sweep.chunks_done,
-                     "chunks_total": sweep.chunks_total},
+        "progress": {
+            "done": sweep.done,
+            "total": sweep.total,
+            "chunks_done": sweep.chunks_done,
+            "chunks_total": sweep.chunks_total,
+        },
         "timings": timings,
         "error": sweep.error,
         "axes": [compact_axis(a) for a in sweep.axes],
@@ -53,8 +57,12 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
         "engine_version": sweep.engine_version,
         "catalog_version": sweep.catalog_version,
         "share_url": url("sweeps_pages:report", sweep.share_token),
-        "status_url": url("sweeps_api:detail", sweep.pk) if owned else url("sweeps_api:shared", sweep.share_token),
-        "results_url": url("sweeps_api:results", sweep.pk) if owned else url("sweeps_api:shared-results", sweep.share_token),
+        "status_url": url("sweeps_api:detail", sweep.pk)
+        if owned
+        else url("sweeps_api:shared", sweep.share_token),
+        "results_url": url("sweeps_api:results", sweep.pk)
+        if owned
+        else url("sweeps_api:shared-results", sweep.share_token),
     }
 
 
@@ -91,14 +99,16 @@ def iter_result_rows(sweep: Sweep, start: int = 0, stop: int | None = None):
         return
     axes = axes_of(sweep)
     first, last = start // sweep.chunk_size, (stop - 1) // sweep.chunk_size
-    for chunk in SweepChunk.objects.filter(sweep=sweep, index__gte=first, index__lte=last).order_by("index").iterator():
+    for chunk in (
+        SweepChunk.objects.filter(sweep=sweep, index__gte=first, index__lte=last).order_by("index").iterator()
+    ):
         arrays = unpack(chunk.data)
         lo, hi = max(start, chunk.start), min(stop, chunk.stop)
         inputs = core.decode(axes, lo, hi)
         cols = {"index": np.arange(lo, hi)}
         cols.update(inputs)
         for key, value in arrays.items():
-            cols[key] = value[lo - chunk.start: hi - chunk.start]
+            cols[key] = value[lo - chunk.start : hi - chunk.start]
         yield list(cols), [list(row) for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
 
 
@@ -113,8 +123,14 @@ def result_page(sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
     if not columns:
         columns = ["index"] + [a["field"] for a in sweep.axes]
     pages = max(1, math.ceil(sweep.total / page_size))
-    return {"page": page, "pages": pages, "page_size": page_size, "count": sweep.total, "columns": columns,
-            "rows": [[_clean(v) for v in row] for row in rows]}
+    return {
+        "page": page,
+        "pages": pages,
+        "page_size": page_size,
+        "count": sweep.total,
+        "columns": columns,
+        "rows": [[_clean(v) for v in row] for row in rows],
+    }
 
 
 def _clean(v: Any) -> Any:

@@ -27,13 +27,17 @@ class SweepStatusSerializer(serializers.Serializer):
     name = serializers.CharField()
     status = serializers.ChoiceField(choices=["queued", "running", "done", "failed", "cancelled"])
     progress = ProgressSerializer()
-    timings = serializers.DictField(help_text="created_at, started_at, finished_at, queue_wait_s, elapsed_s, "
-                                    "compute_s, scenarios_per_s")
+    timings = serializers.DictField(
+        help_text="created_at, started_at, finished_at, queue_wait_s, elapsed_s, compute_s, scenarios_per_s"
+    )
     error = serializers.CharField(help_text="Why the sweep failed, readable; empty otherwise")
     axes = serializers.JSONField()
     base = serializers.JSONField()
-    summary = serializers.JSONField(allow_null=True, help_text="When done: counts, ranges, best rows per metric, "
-                                    "Pareto fronts of days against cost, heatmap grids")
+    summary = serializers.JSONField(
+        allow_null=True,
+        help_text="When done: counts, ranges, best rows per metric, "
+        "Pareto fronts of days against cost, heatmap grids",
+    )
     engine_version = serializers.CharField()
     catalog_version = serializers.CharField()
     share_url = serializers.CharField(help_text="Public, read-only report page")

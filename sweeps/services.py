@@ -29,6 +29,7 @@ from .models import Sweep, SweepChunk
 
 log = logging.getLogger(__name__)
 
+
 def setting(name: str, default: Any) -> Any:
     return getattr(settings, name, default)
 
@@ -54,10 +55,17 @@ def create_sweep(data: Any, owner=None, client_ip: str | None = None) -> Sweep:
         if owner is not None:
             active, limit = active.filter(owner=owner), int(setting("SWEEP_MAX_ACTIVE_PER_USER", 3))
         else:
-            active, limit = active.filter(owner=None, client_ip=client_ip), int(setting("SWEEP_MAX_ACTIVE_ANON", 1))
+            active, limit = (
+                active.filter(owner=None, client_ip=client_ip),
+                int(setting("SWEEP_MAX_ACTIVE_ANON", 1)),
+            )
         if active.count() >= limit:
             raise ScenarioError(
-                [FieldError("axes", f"you have {limit} sweep(s) running; wait for one to finish or cancel it")]
+                [
+                    FieldError(
+                        "axes", f"you have {limit} sweep(s) running; wait for one to finish or cancel it"
+                    )
+                ]
             )
         sweep = Sweep.objects.create(
             owner=owner,
@@ -110,8 +118,12 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
     try:
         with run_chunk.app.producer_or_acquire() as producer:
             for index in todo:
-                run_chunk.apply_async((sweep_id, index), producer=producer, retry=True,
-                                      retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5})
+                run_chunk.apply_async(
+                    (sweep_id, index),
+                    producer=producer,
+                    retry=True,
+                    retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
+                )
                 sent += 1
     except Exception as exc:  # kombu raises OperationalError and friends when the broker is down
         log.warning("sweep %s: queuing chunks failed: %s", sweep_id, exc)
@@ -135,9 +147,11 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
 
     Returns what happened: "stored", "duplicate", "skipped" (sweep no longer active), "failed".
     """
-    sweep = Sweep.objects.filter(pk=sweep_id).values(
-        "status", "base", "axes", "total", "chunk_size", "chunks_total"
-    ).first()
+    sweep = (
+        Sweep.objects.filter(pk=sweep_id)
+        .values("status", "base", "axes", "total", "chunk_size", "chunks_total")
+        .first()
+    )
     if sweep is None or sweep["status"] not in Sweep.ACTIVE:
         return "skipped"
     if index >= sweep["chunks_total"]:
@@ -166,7 +180,10 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
         return "failed"
     except Exception as exc:
         log.exception("sweep %s chunk %s crashed", sweep_id, index)
-        fail(sweep_id, f"chunk {index} (scenarios {start:,}-{stop - 1:,}): internal error {type(exc).__name__}: {exc}")
+        fail(
+            sweep_id,
+            f"chunk {index} (scenarios {start:,}-{stop - 1:,}): internal error {type(exc).__name__}: {exc}",
+        )
         return "failed"
     compute_s = time.perf_counter() - t0
     digest = chunk_digest(axes, start, arrays)
@@ -180,8 +197,14 @@ def store_chunk(sweep_id, index, start, stop, blob, digest, compute_s, worker=""
     try:
         with transaction.atomic():
             SweepChunk.objects.create(
-                sweep_id=sweep_id, index=index, start=start, stop=stop, data=blob, digest=digest,
-                compute_s=compute_s, worker=worker[:200],
+                sweep_id=sweep_id,
+                index=index,
+                start=start,
+                stop=stop,
+                data=blob,
+                digest=digest,
+                compute_s=compute_s,
+                worker=worker[:200],
             )
             Sweep.objects.filter(pk=sweep_id).update(
                 done=F("done") + (stop - start),
@@ -202,7 +225,9 @@ def maybe_finish(sweep_id: int) -> bool:
     row = Sweep.objects.filter(pk=sweep_id).values("status", "chunks_done", "chunks_total", "axes").first()
     if row is None or row["status"] not in Sweep.ACTIVE or row["chunks_done"] < row["chunks_total"]:
         return False
-    digests = list(SweepChunk.objects.filter(sweep_id=sweep_id).order_by("index").values_list("digest", flat=True))
+    digests = list(
+        SweepChunk.objects.filter(sweep_id=sweep_id).order_by("index").values_list("digest", flat=True)
+    )
     summary = merge_digests(axes_of(row), digests)
     return bool(
         Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).update(
@@ -246,9 +271,11 @@ def watchdog(sweep: Sweep) -> str:
     idle = (now - last).total_seconds()
     stall_s = float(setting("SWEEP_STALL_S", 60))
     fail_s = float(setting("SWEEP_FAIL_AFTER_S", 600))
-    busy_elsewhere = Sweep.objects.filter(
-        status__in=Sweep.ACTIVE, progress_at__gte=now - timedelta(seconds=stall_s)
-    ).exclude(pk=sweep.pk).exists()
+    busy_elsewhere = (
+        Sweep.objects.filter(status__in=Sweep.ACTIVE, progress_at__gte=now - timedelta(seconds=stall_s))
+        .exclude(pk=sweep.pk)
+        .exists()
+    )
     if idle >= fail_s and not busy_elsewhere:  # workers busy with other sweeps are not a hang
         why = sweep.error or "no worker picked up its chunks"
         reason = (
@@ -263,9 +290,9 @@ def watchdog(sweep: Sweep) -> str:
     if sweep.requeued_at and (now - sweep.requeued_at).total_seconds() < stall_s:
         return "ok"
     # claim this re-queue: one per stall period across web processes and the periodic task
-    claimed = Sweep.objects.filter(pk=sweep.pk, requeued_at=sweep.requeued_at, status__in=Sweep.ACTIVE).update(
-        requeues=F("requeues") + 1, requeued_at=now
-    )
+    claimed = Sweep.objects.filter(
+        pk=sweep.pk, requeued_at=sweep.requeued_at, status__in=Sweep.ACTIVE
+    ).update(requeues=F("requeues") + 1, requeued_at=now)
     if not claimed:
         return "ok"
     sent = enqueue_chunks(sweep.pk)

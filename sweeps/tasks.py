@@ -8,9 +8,15 @@ from . import services
 
 
 @shared_task(
-    name="sweeps.run_chunk", acks_late=True, reject_on_worker_lost=True, ignore_result=True,
+    name="sweeps.run_chunk",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
     # a database that is briefly unreachable or locked: try again (the chunk is idempotent)
-    autoretry_for=(OperationalError,), retry_backoff=1, retry_backoff_max=30, max_retries=6,
+    autoretry_for=(OperationalError,),
+    retry_backoff=1,
+    retry_backoff_max=30,
+    max_retries=6,
 )
 def run_chunk(sweep_id: int, index: int) -> str:
     return services.run_chunk(sweep_id, index, worker=run_chunk.request.hostname or "")

@@ -67,7 +67,9 @@ class SweepListCreateView(APIView):
         body = selectors.status_payload(sweep, request)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 
-    @extend_schema(operation_id="sweeps_list", responses={200: SweepStatusSerializer(many=True), 401: ErrorSerializer})
+    @extend_schema(
+        operation_id="sweeps_list", responses={200: SweepStatusSerializer(many=True), 401: ErrorSerializer}
+    )
     def get(self, request):
         sweeps = Sweep.objects.filter(owner=request.user).defer("summary", "base")[:100]
         rows = []
@@ -107,7 +109,9 @@ class SweepDetailView(APIView):
 class SweepCancelView(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="sweeps_cancel", request=None, responses={200: SweepStatusSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="sweeps_cancel", request=None, responses={200: SweepStatusSerializer, **ERRORS}
+    )
     def post(self, request, pk: int):
         sweep = _owned(request, pk)
         services.cancel(sweep)
@@ -151,7 +155,9 @@ class _ResultsMixin:
         as_csv = getattr(request.accepted_renderer, "format", "") == "csv"
         if as_csv:
             start, stop = (0, sweep.total) if page is None else ((page - 1) * page_size, page * page_size)
-            response = StreamingHttpResponse(_csv_stream(sweep, start, stop), content_type="text/csv; charset=utf-8")
+            response = StreamingHttpResponse(
+                _csv_stream(sweep, start, stop), content_type="text/csv; charset=utf-8"
+            )
             suffix = "" if page is None else f"-page{page}"
             response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}{suffix}.csv"'
             return response
@@ -175,7 +181,11 @@ def _csv_stream(sweep: Sweep, start: int, stop: int):
 class SweepResultsView(_ResultsMixin, APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="sweeps_results", parameters=RESULT_PARAMS, responses={200: ResultPageSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="sweeps_results",
+        parameters=RESULT_PARAMS,
+        responses={200: ResultPageSerializer, **ERRORS},
+    )
     def get(self, request, pk: int):
         return self.results(request, _owned(request, pk))
 
@@ -183,8 +193,10 @@ class SweepResultsView(_ResultsMixin, APIView):
 class SharedSweepResultsView(_ResultsMixin, APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(operation_id="sweeps_shared_results", parameters=RESULT_PARAMS,
-                   responses={200: ResultPageSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="sweeps_shared_results",
+        parameters=RESULT_PARAMS,
+        responses={200: ResultPageSerializer, **ERRORS},
+    )
     def get(self, request, token: str):
         return self.results(request, _shared(token))
-

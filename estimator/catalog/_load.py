@@ -80,7 +80,9 @@ def split_figure(where: str, raw) -> tuple[object, Source | None]:
     extra = set(raw) - {"value", "source", "as_of", "range", "note"}
     missing = {"value", "source", "as_of"} - set(raw)
     if extra or missing:
-        raise CatalogDataError(f"{where}: figure needs value, source, as_of; bad keys {sorted(extra | missing)}")
+        raise CatalogDataError(
+            f"{where}: figure needs value, source, as_of; bad keys {sorted(extra | missing)}"
+        )
     value = raw["value"]
     rng = raw.get("range")
     if rng is not None:
@@ -127,7 +129,8 @@ def build_entry(cls, entry_id: str, raw: dict, table: str):
         if src is not None:
             sources[key] = src
     required = [
-        n for n, f in specs.items()
+        n
+        for n, f in specs.items()
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     ]
     missing = [n for n in required if n not in values]
@@ -136,8 +139,14 @@ def build_entry(cls, entry_id: str, raw: dict, table: str):
     return cls(id=entry_id, sources=sources, **values)
 
 
-_PRESET_META = ("name", "source", "as_of", "published_total_params", "published_active_params",
-                "default_seq_len")
+_PRESET_META = (
+    "name",
+    "source",
+    "as_of",
+    "published_total_params",
+    "published_active_params",
+    "default_seq_len",
+)
 
 
 def build_preset(preset_id: str, raw: dict) -> Preset:
@@ -201,6 +210,9 @@ def load_catalog() -> Catalog:
         if drv.kind not in ("nvme", "hdd"):
             raise CatalogDataError(f"drives.{did}: kind must be 'nvme' or 'hdd'")
     return Catalog(
-        presets=presets, defaults=defaults, default_sources=default_sources, version=catalog_version(),
+        presets=presets,
+        defaults=defaults,
+        default_sources=default_sources,
+        version=catalog_version(),
         **built,
     )

@@ -15,13 +15,34 @@ SCENARIO = {
 RESULT = {
     "compute": {"cards": 512, "nodes": 64},
     "parallelism": {
-        "tp": 8, "pp": 4, "dp": 16, "ep": 1, "zero_stage": 1, "recompute": "selective",
-        "micro_batch_size": 1, "micro_batches": 32, "bubble_fraction": 3 / 35, "step_time_s": 10.0,
-        "breakdown_s": {"compute": 8.0, "bubble": 0.9, "tp_comm": 0.5, "pp_comm": 0.1, "dp_comm": 0.3,
-                        "ep_comm": 0.0, "optimizer": 0.2},
+        "tp": 8,
+        "pp": 4,
+        "dp": 16,
+        "ep": 1,
+        "zero_stage": 1,
+        "recompute": "selective",
+        "micro_batch_size": 1,
+        "micro_batches": 32,
+        "bubble_fraction": 3 / 35,
+        "step_time_s": 10.0,
+        "breakdown_s": {
+            "compute": 8.0,
+            "bubble": 0.9,
+            "tp_comm": 0.5,
+            "pp_comm": 0.1,
+            "dp_comm": 0.3,
+            "ep_comm": 0.0,
+            "optimizer": 0.2,
+        },
     },
     "memory": {"per_card_bytes": {"total": 50e9}, "hbm_bytes": 80e9, "fits": True, "fits_with_zero2": True},
-    "network": {"tiers": 2, "leaf_switches": 16, "spine_switches": 8, "oversubscription": 1.0, "endpoints": 512},
+    "network": {
+        "tiers": 2,
+        "leaf_switches": 16,
+        "spine_switches": 8,
+        "oversubscription": 1.0,
+        "endpoints": 512,
+    },
 }
 
 
@@ -53,19 +74,31 @@ def test_healthy_plan_has_no_advice():
 CASES = {
     "memory-does-not-fit": ({"r_memory__fits": False}, {"r_memory__fits": True, "r_memory__hbm_bytes": 51e9}),
     "tp-crosses-node": ({"r_parallelism__tp": 16, "r_parallelism__dp": 8}, {"r_parallelism__tp": 8}),
-    "bubble-over-20pct": ({"r_parallelism__bubble_fraction": 0.43, "r_parallelism__micro_batches": 4},
-                          {"r_parallelism__bubble_fraction": 0.19}),
-    "comm-wait-over-30pct": ({"r_parallelism__breakdown_s__dp_comm": 3.0},
-                             {"r_parallelism__breakdown_s__dp_comm": 2.3}),
-    "oversubscribed-fabric-dp": ({"r_network__oversubscription": 2.0},
-                                 {"r_network__oversubscription": 2.0, "r_parallelism__dp": 1}),
-    "flat-network-too-large": ({"r_network__tiers": 1, "r_network__leaf_switches": 1, "r_compute__nodes": 20},
-                               {"r_network__tiers": 1, "r_network__leaf_switches": 1, "r_compute__nodes": 8}),
-    "zero3-unneeded": ({"r_parallelism__zero_stage": 3},
-                       {"r_parallelism__zero_stage": 3, "r_memory__fits_with_zero2": False}),
+    "bubble-over-20pct": (
+        {"r_parallelism__bubble_fraction": 0.43, "r_parallelism__micro_batches": 4},
+        {"r_parallelism__bubble_fraction": 0.19},
+    ),
+    "comm-wait-over-30pct": (
+        {"r_parallelism__breakdown_s__dp_comm": 3.0},
+        {"r_parallelism__breakdown_s__dp_comm": 2.3},
+    ),
+    "oversubscribed-fabric-dp": (
+        {"r_network__oversubscription": 2.0},
+        {"r_network__oversubscription": 2.0, "r_parallelism__dp": 1},
+    ),
+    "flat-network-too-large": (
+        {"r_network__tiers": 1, "r_network__leaf_switches": 1, "r_compute__nodes": 20},
+        {"r_network__tiers": 1, "r_network__leaf_switches": 1, "r_compute__nodes": 8},
+    ),
+    "zero3-unneeded": (
+        {"r_parallelism__zero_stage": 3},
+        {"r_parallelism__zero_stage": 3, "r_memory__fits_with_zero2": False},
+    ),
     "fp32-precision": ({"s_training__precision": "fp32"}, {"s_training__precision": "bf16"}),
-    "hccl-buffer": ({"s_hardware__accelerator": "ascend-910b2"},
-                    {"s_hardware__accelerator": "ascend-910b2", "s_network__hccl_buffsize_mb": 256}),
+    "hccl-buffer": (
+        {"s_hardware__accelerator": "ascend-910b2"},
+        {"s_hardware__accelerator": "ascend-910b2", "s_network__hccl_buffsize_mb": 256},
+    ),
     "ep-crosses-node": ({"r_parallelism__ep": 8}, {"r_parallelism__ep": 8, "r_parallelism__tp": 1}),
     "mfu-optimistic": ({"s_efficiency__mfu": 0.7}, {"s_efficiency__mfu": 0.55}),
 }
@@ -117,12 +150,15 @@ def test_tp_inside_a_large_scaleup_domain_is_fine():
     assert "tp-crosses-node" not in codes(s, r)
 
 
-@pytest.mark.parametrize("scenario, result", [
-    ({}, {}),
-    (None, None),
-    ({"hardware": "x"}, {"parallelism": {"tp": "eight", "bubble_fraction": None, "step_time_s": 0}}),
-    ({"training": {"precision": 32}}, {"memory": [], "network": {"tiers": "1"}}),
-])
+@pytest.mark.parametrize(
+    "scenario, result",
+    [
+        ({}, {}),
+        (None, None),
+        ({"hardware": "x"}, {"parallelism": {"tp": "eight", "bubble_fraction": None, "step_time_s": 0}}),
+        ({"training": {"precision": 32}}, {"memory": [], "network": {"tiers": "1"}}),
+    ],
+)
 def test_missing_or_malformed_keys_skip_rules(scenario, result):
     assert advise(scenario, result) == []
     assert starting_configuration(scenario, result)  # still gives the article's defaults

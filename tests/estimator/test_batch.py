@@ -61,7 +61,10 @@ def test_numeric_and_structural_axes_match_estimate():
 
 def test_given_cards_and_cny():
     base = {**BASE, "cluster": {"cards": 512}, "cost": {"currency": "CNY"}}
-    cols = {"cluster.cards": np.array([256.0, 512, 2048]), "network.oversubscription": np.array([1.0, 2.0, 1.0])}
+    cols = {
+        "cluster.cards": np.array([256.0, 512, 2048]),
+        "network.oversubscription": np.array([1.0, 2.0, 1.0]),
+    }
     out = evaluate_columns(base, cols)
     for i in range(3):
         sc = copy.deepcopy(base)

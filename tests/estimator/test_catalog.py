@@ -15,18 +15,52 @@ from estimator.catalog.entries import Accelerator, Switch
 
 # design.md section 2: ids that are part of the public contract
 CONTRACT_ACCELERATORS = [
-    "a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h800-sxm", "h200-sxm", "b200", "gb200", "mi300x",
-    "ascend-910b1", "ascend-910b2", "ascend-910b3", "ascend-910b4", "ascend-910c", "ascend-310p",
+    "a100-sxm-40gb",
+    "a100-sxm-80gb",
+    "h100-sxm",
+    "h800-sxm",
+    "h200-sxm",
+    "b200",
+    "gb200",
+    "mi300x",
+    "ascend-910b1",
+    "ascend-910b2",
+    "ascend-910b3",
+    "ascend-910b4",
+    "ascend-910c",
+    "ascend-310p",
 ]
 CONTRACT_SERVERS = [
-    "atlas-800t-a2", "atlas-900-a3-node", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "generic-8card",
-    "hgx-h800", "mi300x-8",
+    "atlas-800t-a2",
+    "atlas-900-a3-node",
+    "dgx-a100",
+    "dgx-h100",
+    "dgx-h200",
+    "dgx-b200",
+    "generic-8card",
+    "hgx-h800",
+    "mi300x-8",
 ]
 CONTRACT_PRESETS = [
-    "qwen3-8b", "qwen3-30b-a3b", "qwen3-235b-a22b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b",
-    "deepseek-v3", "gpt3-175b", "pangu-ultra-moe-718b", "mt-nlg-530b", "megatron-gpt-1.7b",
-    "megatron-gpt-3.6b", "megatron-gpt-7.5b", "megatron-gpt-18.4b", "megatron-gpt-39.1b",
-    "megatron-gpt-76.1b", "megatron-gpt-145.6b", "megatron-gpt-310.1b", "megatron-gpt-529.6b",
+    "qwen3-8b",
+    "qwen3-30b-a3b",
+    "qwen3-235b-a22b",
+    "llama-3.1-8b",
+    "llama-3.1-70b",
+    "llama-3.1-405b",
+    "deepseek-v3",
+    "gpt3-175b",
+    "pangu-ultra-moe-718b",
+    "mt-nlg-530b",
+    "megatron-gpt-1.7b",
+    "megatron-gpt-3.6b",
+    "megatron-gpt-7.5b",
+    "megatron-gpt-18.4b",
+    "megatron-gpt-39.1b",
+    "megatron-gpt-76.1b",
+    "megatron-gpt-145.6b",
+    "megatron-gpt-310.1b",
+    "megatron-gpt-529.6b",
     "megatron-gpt-1t",
 ]
 TABLES = {
@@ -60,8 +94,8 @@ def test_contract_ids_exist():
 
 
 @pytest.mark.parametrize(
-    "getter", [catalog.accelerator, catalog.server, catalog.switch, catalog.transceiver, catalog.drive,
-               catalog.preset],
+    "getter",
+    [catalog.accelerator, catalog.server, catalog.switch, catalog.transceiver, catalog.drive, catalog.preset],
 )
 def test_unknown_id_raises_key_error_with_the_id(getter):
     with pytest.raises(KeyError) as info:
@@ -78,7 +112,11 @@ def test_every_numeric_figure_has_source_and_date():
                 continue
             src = entry.sources.get(f.name)
             assert src is not None, f"{table}.{eid}.{f.name} has no source"
-            assert src.source.strip() and re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", src.as_of), (table, eid, f.name)
+            assert src.source.strip() and re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", src.as_of), (
+                table,
+                eid,
+                f.name,
+            )
     for key in catalog.defaults():
         src = catalog.default_sources()[key]
         assert src.source.strip() and re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", src.as_of), key
@@ -122,7 +160,10 @@ def test_named_figures():
     assert catalog.accelerator("gb200").scaleup_domain_cards == 72
     c = catalog.accelerator("ascend-910c")
     assert (c.peak_flops_bf16, c.hbm_bytes, c.hbm_bandwidth_bytes_per_s, c.scaleup_domain_cards) == (
-        752e12, 128e9, 3.2e12, 384,
+        752e12,
+        128e9,
+        3.2e12,
+        384,
     )
     assert catalog.accelerator("a100-sxm-80gb").peak_flops_fp8 is None  # no FP8 on Ampere
     assert catalog.accelerator("a100-sxm-80gb").peak_flops("fp8") == 312e12
@@ -145,8 +186,16 @@ def test_defaults():
     assert d["usd_to_cny"] == 7.2
     assert d["depreciation_years"] == 4
     assert d["erasure_coding_overhead"] == 1.25
-    for key in ("utilisation", "cloud_reserved_discount", "server_overhead_usd", "nic_port_usd",
-                "hdd_usd_per_gb", "nvme_usd_per_gb", "storage_node_nvme_usd", "dac_cable_usd"):
+    for key in (
+        "utilisation",
+        "cloud_reserved_discount",
+        "server_overhead_usd",
+        "nic_port_usd",
+        "hdd_usd_per_gb",
+        "nvme_usd_per_gb",
+        "storage_node_nvme_usd",
+        "dac_cable_usd",
+    ):
         assert d[key] > 0, key
 
 
@@ -157,13 +206,20 @@ def test_cross_references_and_prices():
     for sid, srv in catalog.servers().items():
         acc = catalog.accelerator(srv.accelerator)
         # a server's price is its chassis plus its cards
-        assert srv.price_usd == pytest.approx(srv.chassis_price_usd + srv.cards_per_node * acc.price_usd, rel=0.01), sid
+        assert srv.price_usd == pytest.approx(
+            srv.chassis_price_usd + srv.cards_per_node * acc.price_usd, rel=0.01
+        ), sid
 
 
 def test_preset_architecture_fields():
     p = catalog.preset("deepseek-v3")
     a = p.architecture
-    assert (a.num_experts, a.num_experts_per_tok, a.n_shared_experts, a.first_k_dense_replace) == (256, 8, 1, 3)
+    assert (a.num_experts, a.num_experts_per_tok, a.n_shared_experts, a.first_k_dense_replace) == (
+        256,
+        8,
+        1,
+        3,
+    )
     assert (a.kv_lora_rank, a.q_lora_rank, a.vocab_size) == (512, 1536, 129280)
     assert p.default_seq_len == 4096
     assert catalog.preset("gpt3-175b").architecture.hidden_act == "gelu"

@@ -13,8 +13,12 @@ ARTICLE = {
     "model": {"params": 70e9},
     "training": {"tokens": 5e11},
     "hardware": {
-        "accelerator": {"name": "Ascend 910 (article's round figure)", "peak_flops_bf16": 320e12,
-                         "hbm_bytes": 64e9, "hbm_bandwidth_bytes_per_s": 1.6e12},
+        "accelerator": {
+            "name": "Ascend 910 (article's round figure)",
+            "peak_flops_bf16": 320e12,
+            "hbm_bytes": 64e9,
+            "hbm_bandwidth_bytes_per_s": 1.6e12,
+        },
         "cards_per_node": 8,
     },
     "cluster": {"target_days": 30},

@@ -17,15 +17,34 @@ from estimator.errors import ScenarioError
 
 # One HGX/DGX-class H100 node, Freakonomics-sheet price (reference section 4, Aug 2024): $310,000
 # with 8 GPUs and 8 x 400G NICs; 6.2 kW IT, PUE 1.2 -> 7.44 kW facility; $0.10/kWh; 4-year life.
-NODE = dict(cards=8, nodes=1, it_w=6200.0, facility_w=7440.0, server_price_usd=310_000.0,
-            electricity_usd_per_kwh=0.10, depreciation_years=4)
+NODE = dict(
+    cards=8,
+    nodes=1,
+    it_w=6200.0,
+    facility_w=7440.0,
+    server_price_usd=310_000.0,
+    electricity_usd_per_kwh=0.10,
+    depreciation_years=4,
+)
 
 
 def test_capex_by_category_hand_computed():
-    c = capex_usd(nodes=4, server_price_usd=310_000, switches=2, switch_price_usd=36_000,
-                  transceivers=64, transceiver_price_usd=700, cables=32, cable_price_usd=100,
-                  nic_ports=0, nic_port_price_usd=1_000, drives=10, drive_price_usd=2_000,
-                  storage_nodes=2, storage_node_price_usd=20_000)
+    c = capex_usd(
+        nodes=4,
+        server_price_usd=310_000,
+        switches=2,
+        switch_price_usd=36_000,
+        transceivers=64,
+        transceiver_price_usd=700,
+        cables=32,
+        cable_price_usd=100,
+        nic_ports=0,
+        nic_port_price_usd=1_000,
+        drives=10,
+        drive_price_usd=2_000,
+        storage_nodes=2,
+        storage_node_price_usd=20_000,
+    )
     assert c["compute"] == 1_240_000
     assert c["network"] == 72_000 + 44_800 + 3_200
     assert c["storage"] == 20_000 + 40_000
@@ -103,16 +122,32 @@ def test_broadcasts_and_meets_sweep_throughput():
     rng = np.random.default_rng(0)
     cards = rng.integers(1, 2000, n) * 8
     start = time.perf_counter()
-    r = cost(cards=cards, nodes=cards / 8, hours=rng.uniform(10, 2000, n), it_w=cards * 800.0,
-             facility_w=cards * 1040.0, server_price_usd=250_000, switches=cards / 32, switch_price_usd=36_000,
-             transceivers=cards * 2, transceiver_price_usd=700,
-             electricity_usd_per_kwh=rng.uniform(0.05, 0.2, n),
-             cloud_usd_per_card_hour=rng.uniform(1.5, 4.0, n))
+    r = cost(
+        cards=cards,
+        nodes=cards / 8,
+        hours=rng.uniform(10, 2000, n),
+        it_w=cards * 800.0,
+        facility_w=cards * 1040.0,
+        server_price_usd=250_000,
+        switches=cards / 32,
+        switch_price_usd=36_000,
+        transceivers=cards * 2,
+        transceiver_price_usd=700,
+        electricity_usd_per_kwh=rng.uniform(0.05, 0.2, n),
+        cloud_usd_per_card_hour=rng.uniform(1.5, 4.0, n),
+    )
     elapsed = time.perf_counter() - start
     assert r.run_owned_usd.shape == (n,) and r.cloud_break_even_months.shape == (n,)
     assert n / elapsed > 50_000
-    small = cost(cards=np.array([8, 16]), nodes=np.array([1, 2]), hours=10, it_w=np.array([6e3, 12e3]),
-                 facility_w=np.array([7e3, 14e3]), server_price_usd=310_000, cloud_usd_per_card_hour=0.01)
+    small = cost(
+        cards=np.array([8, 16]),
+        nodes=np.array([1, 2]),
+        hours=10,
+        it_w=np.array([6e3, 12e3]),
+        facility_w=np.array([7e3, 14e3]),
+        server_price_usd=310_000,
+        cloud_usd_per_card_hour=0.01,
+    )
     assert small.to_dict()["cloud_break_even_months"] == [None, None]
 
 

@@ -15,24 +15,54 @@ from estimator.models import Architecture, param_counts
 from estimator.steptime import ALPHA_NIC_S, ALPHA_SCALEUP_S, hierarchical_allreduce_time_s
 
 ACC = Accelerator(
-    id="test-gpu", name="Test GPU", vendor="test", peak_flops_bf16=100e12, peak_flops_fp8=None, peak_flops_fp32=None,
-    hbm_bytes=80e9, hbm_bandwidth_bytes_per_s=2e12, scaleup_link="NVLink", scaleup_bandwidth_bytes_per_s=100e9,
-    scaleup_domain_cards=8, tdp_w=400, price_usd=1, cloud_price_usd_per_card_hour=1,
-    cloud_reserved_usd_per_card_hour=1, matmul_efficiency=1.0, default_server="none")
+    id="test-gpu",
+    name="Test GPU",
+    vendor="test",
+    peak_flops_bf16=100e12,
+    peak_flops_fp8=None,
+    peak_flops_fp32=None,
+    hbm_bytes=80e9,
+    hbm_bandwidth_bytes_per_s=2e12,
+    scaleup_link="NVLink",
+    scaleup_bandwidth_bytes_per_s=100e9,
+    scaleup_domain_cards=8,
+    tdp_w=400,
+    price_usd=1,
+    cloud_price_usd_per_card_hour=1,
+    cloud_reserved_usd_per_card_hour=1,
+    matmul_efficiency=1.0,
+    default_server="none",
+)
 # infinitely fast HBM: element-wise kernels and the optimizer take no time (for hand computations)
 IDEAL = dataclasses.replace(ACC, hbm_bandwidth_bytes_per_s=1e30)
 
 
 def gpt(layers=2, hidden=1024, heads=8, vocab=1024):
-    return Architecture(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
-                        num_key_value_heads=heads, head_dim=hidden // heads, intermediate_size=4 * hidden,
-                        vocab_size=vocab, tie_word_embeddings=True, hidden_act="gelu")
+    return Architecture(
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        head_dim=hidden // heads,
+        intermediate_size=4 * hidden,
+        vocab_size=vocab,
+        tie_word_embeddings=True,
+        hidden_act="gelu",
+    )
 
 
 def problem(arch=None, acc=ACC, **kw):
     arch = arch or gpt()
-    base = dict(arch=arch, counts=param_counts(arch), seq_len=1024, global_batch_tokens=1024, cards=2, accelerator=acc,
-                link_efficiency=1.0, gemm_fraction=1.0)
+    base = dict(
+        arch=arch,
+        counts=param_counts(arch),
+        seq_len=1024,
+        global_batch_tokens=1024,
+        cards=2,
+        accelerator=acc,
+        link_efficiency=1.0,
+        gemm_fraction=1.0,
+    )
     base.update(kw)
     return LayoutProblem(**base)
 
@@ -96,8 +126,14 @@ def test_ring_allreduce_bytes():
 
 
 def test_dp_allreduce_over_nic_without_overlap():
-    p = problem(acc=IDEAL, cards=16, global_batch_tokens=2 * 1024, overlap_grad_reduce=False, grad_dtype="bf16",
-                nic_bytes_per_s_per_card=25e9)
+    p = problem(
+        acc=IDEAL,
+        cards=16,
+        global_batch_tokens=2 * 1024,
+        overlap_grad_reduce=False,
+        grad_dtype="bf16",
+        nic_bytes_per_s_per_card=25e9,
+    )
     e = evaluate_layout(p, tp=8, pp=1, micro_batch_size=1, zero_stage=0)
     c = p.counts
     params = (2 * (c.attention_per_layer + c.dense_mlp_per_layer) + c.embedding) / 8
@@ -110,11 +146,35 @@ def test_breakdown_sums_to_step_time_and_contract_keys():
     e = search(problem(arch=gpt(layers=8), cards=8, global_batch_tokens=64 * 1024)).best
     assert sum(e.breakdown_s.values()) == pytest.approx(e.step_time_s, rel=1e-9)
     d = e.to_dict()
-    for key in ("tp", "pp", "dp", "ep", "cp", "zero_stage", "recompute", "micro_batch_size", "micro_batches",
-                "virtual_stages", "sequence_parallel", "bubble_fraction", "step_time_s", "breakdown_s",
-                "predicted_mfu", "predicted_hfu", "tokens_per_s"):
+    for key in (
+        "tp",
+        "pp",
+        "dp",
+        "ep",
+        "cp",
+        "zero_stage",
+        "recompute",
+        "micro_batch_size",
+        "micro_batches",
+        "virtual_stages",
+        "sequence_parallel",
+        "bubble_fraction",
+        "step_time_s",
+        "breakdown_s",
+        "predicted_mfu",
+        "predicted_hfu",
+        "tokens_per_s",
+    ):
         assert key in d
-    assert set(d["breakdown_s"]) >= {"compute", "bubble", "tp_comm", "pp_comm", "dp_comm", "ep_comm", "optimizer"}
+    assert set(d["breakdown_s"]) >= {
+        "compute",
+        "bubble",
+        "tp_comm",
+        "pp_comm",
+        "dp_comm",
+        "ep_comm",
+        "optimizer",
+    }
     assert set(BREAKDOWN_KEYS) == set(d["breakdown_s"])
     m = e.memory_dict()
     assert set(m) == {"per_card_bytes", "hbm_bytes", "fits"}
@@ -123,8 +183,14 @@ def test_breakdown_sums_to_step_time_and_contract_keys():
 
 
 def test_search_respects_fixed_fields():
-    r = search(problem(arch=gpt(layers=8), cards=8, global_batch_tokens=64 * 1024,
-                       fixed={"tp": 2, "pp": 2, "recompute": "full", "micro_batch_size": 2}))
+    r = search(
+        problem(
+            arch=gpt(layers=8),
+            cards=8,
+            global_batch_tokens=64 * 1024,
+            fixed={"tp": 2, "pp": 2, "recompute": "full", "micro_batch_size": 2},
+        )
+    )
     assert r.best is not None
     for e in [r.best, *r.runners_up]:
         assert (e.tp, e.pp, e.dp, e.recompute, e.micro_batch_size) == (2, 2, 2, "full", 2)
@@ -138,7 +204,9 @@ def test_ranked_by_throughput():
 
 
 def test_rejects_tp_across_scaleup_domain():
-    r = search(problem(arch=gpt(layers=8, heads=32), cards=32, global_batch_tokens=64 * 1024, fixed={"tp": 16}))
+    r = search(
+        problem(arch=gpt(layers=8, heads=32), cards=32, global_batch_tokens=64 * 1024, fixed={"tp": 16})
+    )
     assert r.best is None and r.feasible == 0
     assert r.rejected["tp-crosses-scaleup-domain"] == r.evaluated
 
@@ -163,9 +231,18 @@ def test_rejection_counts_add_up():
 
 
 def test_moe_rules():
-    moe = Architecture(num_hidden_layers=4, hidden_size=1024, num_attention_heads=8, num_key_value_heads=8,
-                       head_dim=128, intermediate_size=4096, vocab_size=1024, num_experts=8, num_experts_per_tok=2,
-                       moe_intermediate_size=512)
+    moe = Architecture(
+        num_hidden_layers=4,
+        hidden_size=1024,
+        num_attention_heads=8,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=4096,
+        vocab_size=1024,
+        num_experts=8,
+        num_experts_per_tok=2,
+        moe_intermediate_size=512,
+    )
     r = search(problem(arch=moe, cards=16, global_batch_tokens=64 * 1024, fixed={"ep": 16, "tp": 1}))
     assert r.best is None and r.rejected.get("ep-not-dividing-experts", 0) > 0
     r = search(problem(arch=moe, cards=16, global_batch_tokens=64 * 1024, fixed={"ep": 4}))
@@ -174,11 +251,16 @@ def test_moe_rules():
     assert r.best is None and "ep-without-experts" in r.rejected
 
 
-@pytest.mark.parametrize("fixed,field", [({"tp": 0}, "parallelism.tp"), ({"zero_stage": 7}, "parallelism.zero_stage"),
-                                         ({"recompute": "sometimes"}, "parallelism.recompute"),
-                                         ({"bogus": 1}, "parallelism.bogus"),
-                                         ({"zero_stage": 0, "distributed_optimizer": True},
-                                          "parallelism.distributed_optimizer")])
+@pytest.mark.parametrize(
+    "fixed,field",
+    [
+        ({"tp": 0}, "parallelism.tp"),
+        ({"zero_stage": 7}, "parallelism.zero_stage"),
+        ({"recompute": "sometimes"}, "parallelism.recompute"),
+        ({"bogus": 1}, "parallelism.bogus"),
+        ({"zero_stage": 0, "distributed_optimizer": True}, "parallelism.distributed_optimizer"),
+    ],
+)
 def test_nonsense_fixed_values_raise(fixed, field):
     with pytest.raises(ScenarioError) as exc:
         problem(fixed=fixed)
@@ -186,14 +268,27 @@ def test_nonsense_fixed_values_raise(fixed, field):
 
 
 def test_distributed_optimizer_fixed_limits_zero_stage():
-    r = search(problem(arch=gpt(layers=8), cards=8, global_batch_tokens=64 * 1024,
-                       fixed={"distributed_optimizer": True}, top_n=50))
+    r = search(
+        problem(
+            arch=gpt(layers=8),
+            cards=8,
+            global_batch_tokens=64 * 1024,
+            fixed={"distributed_optimizer": True},
+            top_n=50,
+        )
+    )
     assert all(e.zero_stage >= 1 and e.distributed_optimizer for e in [r.best, *r.runners_up])
 
 
 def test_vectorized_evaluation_equals_scalar_reevaluation():
-    p = problem(arch=gpt(layers=8), cards=16, global_batch_tokens=128 * 1024, cross_leaf_bandwidth_factor=2.0,
-                nodes_per_leaf_group=1, flash_attention=False)
+    p = problem(
+        arch=gpt(layers=8),
+        cards=16,
+        global_batch_tokens=128 * 1024,
+        cross_leaf_bandwidth_factor=2.0,
+        nodes_per_leaf_group=1,
+        flash_attention=False,
+    )
     c = enumerate_candidates(p)
     bad = np.zeros(c["tp"].size, dtype=bool)
     for _, failing in structural_failures(p, c):
@@ -211,12 +306,31 @@ def test_vectorized_evaluation_equals_scalar_reevaluation():
 
 
 def test_405b_search_is_fast():
-    arch = Architecture(num_hidden_layers=126, hidden_size=16384, num_attention_heads=128, num_key_value_heads=8,
-                        head_dim=128, intermediate_size=53248, vocab_size=128256)
-    h100 = dataclasses.replace(ACC, peak_flops_bf16=989e12, hbm_bandwidth_bytes_per_s=3.35e12,
-                               scaleup_bandwidth_bytes_per_s=450e9, matmul_efficiency=0.8)
-    p = LayoutProblem(arch=arch, counts=param_counts(arch), seq_len=8192, global_batch_tokens=16 * 2**20, cards=16384,
-                      accelerator=h100, nic_bytes_per_s_per_card=50e9)
+    arch = Architecture(
+        num_hidden_layers=126,
+        hidden_size=16384,
+        num_attention_heads=128,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=53248,
+        vocab_size=128256,
+    )
+    h100 = dataclasses.replace(
+        ACC,
+        peak_flops_bf16=989e12,
+        hbm_bandwidth_bytes_per_s=3.35e12,
+        scaleup_bandwidth_bytes_per_s=450e9,
+        matmul_efficiency=0.8,
+    )
+    p = LayoutProblem(
+        arch=arch,
+        counts=param_counts(arch),
+        seq_len=8192,
+        global_batch_tokens=16 * 2**20,
+        cards=16384,
+        accelerator=h100,
+        nic_bytes_per_s_per_card=50e9,
+    )
     t0 = time.perf_counter()
     r = search(p)
     assert time.perf_counter() - t0 < 1.0

@@ -19,10 +19,19 @@ from estimator.models import Architecture, param_counts
 
 
 def gpt(layers=8, hidden=1024, heads=16, vocab=1024):
-    return Architecture(num_hidden_layers=layers, hidden_size=hidden, num_attention_heads=heads,
-                        num_key_value_heads=heads, head_dim=hidden // heads, intermediate_size=4 * hidden,
-                        vocab_size=vocab, tie_word_embeddings=True, hidden_act="gelu",
-                        hidden_dropout=0.1, attention_dropout=0.1)  # Korthikanti's GPT trains with dropout
+    return Architecture(
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        num_key_value_heads=heads,
+        head_dim=hidden // heads,
+        intermediate_size=4 * hidden,
+        vocab_size=vocab,
+        tie_word_embeddings=True,
+        hidden_act="gelu",
+        hidden_dropout=0.1,
+        attention_dropout=0.1,
+    )  # Korthikanti's GPT trains with dropout
 
 
 @pytest.mark.parametrize("stage,published", [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
@@ -72,10 +81,16 @@ def test_korthikanti_gpt3_worked_example():
 def test_korthikanti_other_cases():
     s, b, h, a, t = 2048, 2, 4096, 32, 4
     sbh = s * b * h
-    assert korthikanti_layer_bytes(s, b, h, a, tp=t) == pytest.approx(sbh * (10 + 24 / t + 5 * a * s / (h * t)))
-    assert korthikanti_layer_bytes(s, b, h, a, tp=t, recompute="selective") == pytest.approx(sbh * (10 + 24 / t))
+    assert korthikanti_layer_bytes(s, b, h, a, tp=t) == pytest.approx(
+        sbh * (10 + 24 / t + 5 * a * s / (h * t))
+    )
+    assert korthikanti_layer_bytes(s, b, h, a, tp=t, recompute="selective") == pytest.approx(
+        sbh * (10 + 24 / t)
+    )
     assert korthikanti_layer_bytes(s, b, h, a, tp=t, recompute="full") == pytest.approx(2 * sbh)
-    assert korthikanti_layer_bytes(s, b, h, a, tp=t, sequence_parallel=True, recompute="full") == pytest.approx(2 * sbh / t)
+    assert korthikanti_layer_bytes(
+        s, b, h, a, tp=t, sequence_parallel=True, recompute="full"
+    ) == pytest.approx(2 * sbh / t)
     # flash attention removes the 5·a·s/h term
     assert korthikanti_layer_bytes(s, b, h, a, flash_attention=True) == pytest.approx(34 * sbh)
 
@@ -85,8 +100,15 @@ def test_generalised_coefficients_reduce_to_korthikanti_for_gpt():
 
 
 def test_gqa_and_gated_mlp_coefficients():
-    arch = Architecture(num_hidden_layers=2, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
-                        head_dim=128, intermediate_size=14336, vocab_size=1000)
+    arch = Architecture(
+        num_hidden_layers=2,
+        hidden_size=4096,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=14336,
+        vocab_size=1000,
+    )
     dense, _ = layer_coefficients(arch)
     # no dropout (Llama-style): LayerNorm inputs 4h + attention and MLP inputs 4h, no 1-byte masks
     assert dense.replicated == 8 * 4096
@@ -94,8 +116,17 @@ def test_gqa_and_gated_mlp_coefficients():
 
 
 def test_moe_activations_scale_with_top_k():
-    base = dict(num_hidden_layers=2, hidden_size=1024, num_attention_heads=8, num_key_value_heads=8, head_dim=128,
-                intermediate_size=4096, vocab_size=1000, num_experts=16, moe_intermediate_size=512)
+    base = dict(
+        num_hidden_layers=2,
+        hidden_size=1024,
+        num_attention_heads=8,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=4096,
+        vocab_size=1000,
+        num_experts=16,
+        moe_intermediate_size=512,
+    )
     _, k2 = layer_coefficients(Architecture(**base, num_experts_per_tok=2))
     _, k4 = layer_coefficients(Architecture(**base, num_experts_per_tok=4))
     assert k4.split - k2.split == pytest.approx(2 * (4 * 1024 + 6 * 512))
@@ -120,8 +151,9 @@ def test_first_stage_holds_about_all_layers_of_activations():
     assert float(one.activations) == pytest.approx(8 * per_layer + logits)
     assert float(four.activations) == pytest.approx(2 * per_layer * 4)
     # interleaving multiplies the first stage by 1 + (p-1)/(p·v)
-    inter = per_card_memory(arch, counts, 1024, tp=1, pp=4, dp=1, virtual_stages=2, micro_batches=8,
-                            buffers=zero_buffers)
+    inter = per_card_memory(
+        arch, counts, 1024, tp=1, pp=4, dp=1, virtual_stages=2, micro_batches=8, buffers=zero_buffers
+    )
     assert float(inter.activations) == pytest.approx(2 * per_layer * 4 * (1 + 3 / 8))
 
 
@@ -145,8 +177,23 @@ def test_per_card_memory_vectorized_equals_scalar():
     sp = np.array([False, True, True, False])
     vec = per_card_memory(arch, counts, 2048, tp, pp, 4, 1, 1, zero, 2, rc, sp, 1, False, 16)
     for i in range(4):
-        one = per_card_memory(arch, counts, 2048, int(tp[i]), int(pp[i]), 4, 1, 1, int(zero[i]), 2, int(rc[i]),
-                              bool(sp[i]), 1, False, 16)
+        one = per_card_memory(
+            arch,
+            counts,
+            2048,
+            int(tp[i]),
+            int(pp[i]),
+            4,
+            1,
+            1,
+            int(zero[i]),
+            2,
+            int(rc[i]),
+            bool(sp[i]),
+            1,
+            False,
+            16,
+        )
         assert float(one.total) == pytest.approx(float(vec.total[i]))
         assert float(one.activations) == pytest.approx(float(vec.activations[i]))
 
@@ -160,13 +207,22 @@ def test_weights_per_card_single_and_split_stages():
     assert float(one.weights) == pytest.approx(2 * ((8 * layer + c.embedding) / 2 + 8 * c.norms_per_layer))
     two = per_card_memory(arch, c, 1024, tp=2, pp=2, dp=1)
     # two stages: each holds 4 layers and one copy of the (tied) embedding matrix
-    assert float(two.weights) == pytest.approx(2 * ((4 * layer + c.embedding) / 2 + 4 * c.norms_per_layer), rel=1e-3)
+    assert float(two.weights) == pytest.approx(
+        2 * ((4 * layer + c.embedding) / 2 + 4 * c.norms_per_layer), rel=1e-3
+    )
 
 
 def test_dropout_masks_cost_one_byte_per_element():
     """Korthikanti 2022: each of the two dropout masks is s·b·h bytes; attention dropout a·s² more."""
-    plain = Architecture(num_hidden_layers=2, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
-                         head_dim=128, intermediate_size=14336, vocab_size=1000)
+    plain = Architecture(
+        num_hidden_layers=2,
+        hidden_size=4096,
+        num_attention_heads=32,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=14336,
+        vocab_size=1000,
+    )
     with_dropout = Architecture(**{**plain.__dict__, "hidden_dropout": 0.1, "attention_dropout": 0.1})
     a, b = layer_coefficients(plain)[0], layer_coefficients(with_dropout)[0]
     assert b.replicated - a.replicated == 2 * 4096

@@ -84,9 +84,16 @@ def test_deepseek_v3_moe_layout():
 
 # Narayanan et al. 2021, table 1: (params_b, heads, hidden, layers)
 MEGATRON_TABLE = [
-    (1.7, 24, 2304, 24), (3.6, 32, 3072, 30), (7.5, 32, 4096, 36), (18.4, 48, 6144, 40),
-    (39.1, 64, 8192, 48), (76.1, 80, 10240, 60), (145.6, 96, 12288, 80), (310.1, 128, 16384, 96),
-    (529.6, 128, 20480, 105), (1008.0, 160, 25600, 128),
+    (1.7, 24, 2304, 24),
+    (3.6, 32, 3072, 30),
+    (7.5, 32, 4096, 36),
+    (18.4, 48, 6144, 40),
+    (39.1, 64, 8192, 48),
+    (76.1, 80, 10240, 60),
+    (145.6, 96, 12288, 80),
+    (310.1, 128, 16384, 96),
+    (529.6, 128, 20480, 105),
+    (1008.0, 160, 25600, 128),
 ]
 MEGATRON_IDS = ["1.7b", "3.6b", "7.5b", "18.4b", "39.1b", "76.1b", "145.6b", "310.1b", "529.6b", "1t"]
 
@@ -97,7 +104,12 @@ def test_megatron_family(row, suffix):
     p = catalog.preset(f"megatron-gpt-{suffix}")
     a = p.architecture
     assert (a.num_attention_heads, a.hidden_size, a.num_hidden_layers) == (heads, hidden, layers)
-    assert (a.vocab_size, a.intermediate_size, a.hidden_act, a.tie_word_embeddings) == (51200, 4 * hidden, "gelu", True)
+    assert (a.vocab_size, a.intermediate_size, a.hidden_act, a.tie_word_embeddings) == (
+        51200,
+        4 * hidden,
+        "gelu",
+        True,
+    )
     total = param_counts(a).total
     # the paper's formula: P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)), V = 51200, s = 2048
     n_l, h = layers, hidden
@@ -111,8 +123,13 @@ def test_megatron_family(row, suffix):
 # --- hand-worked tiny architectures ----------------------------------------------------------
 
 TINY = Architecture(
-    num_hidden_layers=2, hidden_size=8, num_attention_heads=2, num_key_value_heads=1, head_dim=4,
-    intermediate_size=16, vocab_size=10,
+    num_hidden_layers=2,
+    hidden_size=8,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    head_dim=4,
+    intermediate_size=16,
+    vocab_size=10,
 )
 
 
@@ -130,8 +147,15 @@ def test_tiny_dense_by_hand():
 
 def test_tied_gelu_by_hand():
     gpt = Architecture(
-        num_hidden_layers=1, hidden_size=8, num_attention_heads=2, num_key_value_heads=2, head_dim=4,
-        intermediate_size=32, vocab_size=10, tie_word_embeddings=True, hidden_act="gelu",
+        num_hidden_layers=1,
+        hidden_size=8,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=4,
+        intermediate_size=32,
+        vocab_size=10,
+        tie_word_embeddings=True,
+        hidden_act="gelu",
     )
     c = param_counts(gpt)
     # attention 4*8*8 = 256; 2-matrix MLP 2*8*32 = 512; norms 16; embedding 80; no lm_head; final 8
@@ -141,9 +165,18 @@ def test_tied_gelu_by_hand():
 
 def test_tiny_moe_by_hand():
     moe = Architecture(
-        num_hidden_layers=3, hidden_size=8, num_attention_heads=2, num_key_value_heads=1, head_dim=4,
-        intermediate_size=16, vocab_size=10, num_experts=4, num_experts_per_tok=2, n_shared_experts=1,
-        moe_intermediate_size=4, first_k_dense_replace=1,
+        num_hidden_layers=3,
+        hidden_size=8,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=4,
+        intermediate_size=16,
+        vocab_size=10,
+        num_experts=4,
+        num_experts_per_tok=2,
+        n_shared_experts=1,
+        moe_intermediate_size=4,
+        first_k_dense_replace=1,
     )
     c = param_counts(moe)
     # one expert 3*8*4 = 96: routed 4*96 = 384; shared 96 + router 8*4 = 128; active routed 2*96 = 192
@@ -156,9 +189,18 @@ def test_tiny_moe_by_hand():
 
 def test_tiny_mla_by_hand():
     mla = Architecture(
-        num_hidden_layers=1, hidden_size=8, num_attention_heads=2, num_key_value_heads=2, head_dim=6,
-        intermediate_size=16, vocab_size=10, q_lora_rank=4, kv_lora_rank=3, qk_nope_head_dim=4,
-        qk_rope_head_dim=2, v_head_dim=5,
+        num_hidden_layers=1,
+        hidden_size=8,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=6,
+        intermediate_size=16,
+        vocab_size=10,
+        q_lora_rank=4,
+        kv_lora_rank=3,
+        qk_nope_head_dim=4,
+        qk_rope_head_dim=2,
+        v_head_dim=5,
     )
     # q_a 8*4=32 + norm 4 + q_b 4*2*(4+2)=48; kv_a 8*(3+2)=40 + norm 3 + kv_b 3*2*(4+5)=54; o 2*5*8=80
     assert param_counts(mla).attention_per_layer == 32 + 4 + 48 + 40 + 3 + 54 + 80
@@ -210,12 +252,28 @@ def test_architecture_for_params_rejects_tiny():
 # --- config.json -----------------------------------------------------------------------------
 
 DEEPSEEK_V3_CONFIG = {  # deepseek-ai/DeepSeek-V3 config.json (abridged)
-    "model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432,
-    "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_nextn_predict_layers": 1,
-    "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1, "n_routed_experts": 256,
-    "num_experts_per_tok": 8, "first_k_dense_replace": 3, "moe_layer_freq": 1, "q_lora_rank": 1536,
-    "kv_lora_rank": 512, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
-    "hidden_act": "silu", "tie_word_embeddings": False, "max_position_embeddings": 163840,
+    "model_type": "deepseek_v3",
+    "vocab_size": 129280,
+    "hidden_size": 7168,
+    "intermediate_size": 18432,
+    "moe_intermediate_size": 2048,
+    "num_hidden_layers": 61,
+    "num_nextn_predict_layers": 1,
+    "num_attention_heads": 128,
+    "num_key_value_heads": 128,
+    "n_shared_experts": 1,
+    "n_routed_experts": 256,
+    "num_experts_per_tok": 8,
+    "first_k_dense_replace": 3,
+    "moe_layer_freq": 1,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "hidden_act": "silu",
+    "tie_word_embeddings": False,
+    "max_position_embeddings": 163840,
 }
 
 
@@ -228,9 +286,16 @@ def test_config_deepseek_v3_aliases():
 
 def test_config_mixtral_uses_intermediate_size_for_experts():
     mixtral = {  # mistralai/Mixtral-8x7B-v0.1 config.json; published 46.7B total, 12.9B active
-        "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32,
-        "num_key_value_heads": 8, "num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000,
-        "hidden_act": "silu", "tie_word_embeddings": False,
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 32,
+        "num_key_value_heads": 8,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+        "vocab_size": 32000,
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
     }
     c = param_counts(architecture_from_config(mixtral))
     assert rel(c.total, 46.7e9) < 0.01 and rel(c.active, 12.9e9) < 0.01
@@ -238,9 +303,15 @@ def test_config_mixtral_uses_intermediate_size_for_experts():
 
 def test_config_qwen2_moe_shared_expert_width():
     cfg = {  # Qwen1.5-MoE-A2.7B: 60 experts of 1408, shared expert 5632 = 4 x 1408
-        "hidden_size": 2048, "num_hidden_layers": 24, "num_attention_heads": 16, "vocab_size": 151936,
-        "intermediate_size": 5632, "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632,
-        "num_experts": 60, "num_experts_per_tok": 4,
+        "hidden_size": 2048,
+        "num_hidden_layers": 24,
+        "num_attention_heads": 16,
+        "vocab_size": 151936,
+        "intermediate_size": 5632,
+        "moe_intermediate_size": 1408,
+        "shared_expert_intermediate_size": 5632,
+        "num_experts": 60,
+        "num_experts_per_tok": 4,
     }
     a = architecture_from_config(cfg)
     assert a.n_shared_experts == 4 and a.head_dim == 128 and a.num_key_value_heads == 16
@@ -251,8 +322,14 @@ def test_config_defaults_and_overrides():
     a = architecture_from_config({"num_hidden_layers": 40}, base=base)
     assert a.num_hidden_layers == 40 and a.hidden_size == 4096 and a.head_dim == 128
     gpt2 = architecture_from_config(
-        {"model_type": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257,
-         "activation_function": "gelu_new"}
+        {
+            "model_type": "gpt2",
+            "n_layer": 12,
+            "n_embd": 768,
+            "n_head": 12,
+            "vocab_size": 50257,
+            "activation_function": "gelu_new",
+        }
     )
     # GPT-2 small: 124M parameters (OpenAI); we omit 1024 x 768 learned positions and biases
     assert gpt2.intermediate_size == 3072 and gpt2.tie_word_embeddings
@@ -263,15 +340,53 @@ def test_config_defaults_and_overrides():
     "cfg, message",
     [
         ({"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 10}, "num_hidden_layers"),
-        ({"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "vocab_size": 10}, "intermediate_size"),
-        ({"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "vocab_size": 10,
-          "intermediate_size": 16, "hidden_act": "tanh"}, "hidden_act"),
-        ({"num_hidden_layers": 2.5, "hidden_size": 8, "num_attention_heads": 2, "vocab_size": 10,
-          "intermediate_size": 16}, "num_hidden_layers"),
-        ({"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "vocab_size": 10,
-          "intermediate_size": 16, "num_experts": 4}, "num_experts_per_tok"),
-        ({"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "vocab_size": 10,
-          "intermediate_size": 16, "kv_lora_rank": 4}, "qk_nope_head_dim"),
+        (
+            {"num_hidden_layers": 2, "hidden_size": 8, "num_attention_heads": 2, "vocab_size": 10},
+            "intermediate_size",
+        ),
+        (
+            {
+                "num_hidden_layers": 2,
+                "hidden_size": 8,
+                "num_attention_heads": 2,
+                "vocab_size": 10,
+                "intermediate_size": 16,
+                "hidden_act": "tanh",
+            },
+            "hidden_act",
+        ),
+        (
+            {
+                "num_hidden_layers": 2.5,
+                "hidden_size": 8,
+                "num_attention_heads": 2,
+                "vocab_size": 10,
+                "intermediate_size": 16,
+            },
+            "num_hidden_layers",
+        ),
+        (
+            {
+                "num_hidden_layers": 2,
+                "hidden_size": 8,
+                "num_attention_heads": 2,
+                "vocab_size": 10,
+                "intermediate_size": 16,
+                "num_experts": 4,
+            },
+            "num_experts_per_tok",
+        ),
+        (
+            {
+                "num_hidden_layers": 2,
+                "hidden_size": 8,
+                "num_attention_heads": 2,
+                "vocab_size": 10,
+                "intermediate_size": 16,
+                "kv_lora_rank": 4,
+            },
+            "qk_nope_head_dim",
+        ),
         ("not a mapping", "JSON object"),
     ],
 )

@@ -9,14 +9,28 @@ from estimator.layout import LayoutProblem, evaluate_layout, search
 from estimator.memory import stage_layers
 from estimator.models import param_counts
 
-LAYOUT = {"tp": 8, "pp": 16, "cp": 1, "micro_batch_size": 1, "virtual_stages": 1, "sequence_parallel": True,
-          "zero_stage": 1}
+LAYOUT = {
+    "tp": 8,
+    "pp": 16,
+    "cp": 1,
+    "micro_batch_size": 1,
+    "virtual_stages": 1,
+    "sequence_parallel": True,
+    "zero_stage": 1,
+}
 
 
 def problem(**fixed):
     arch = catalog.preset("llama-3.1-405b").architecture
-    return LayoutProblem(arch=arch, counts=param_counts(arch), seq_len=8192, global_batch_tokens=16 * 2**20,
-                         cards=8192, accelerator=catalog.accelerator("h100-sxm"), fixed=fixed)
+    return LayoutProblem(
+        arch=arch,
+        counts=param_counts(arch),
+        seq_len=8192,
+        global_batch_tokens=16 * 2**20,
+        cards=8192,
+        accelerator=catalog.accelerator("h100-sxm"),
+        fixed=fixed,
+    )
 
 
 def test_partial_recomputes_the_fewest_layers_that_fit():
@@ -46,8 +60,15 @@ def test_search_prefers_partial_over_full_when_it_fits():
 
 def test_partial_is_not_offered_when_no_recompute_fits():
     arch = catalog.preset("llama-3.1-8b").architecture
-    p = LayoutProblem(arch=arch, counts=param_counts(arch), seq_len=4096, global_batch_tokens=4 * 2**20, cards=64,
-                      accelerator=catalog.accelerator("h100-sxm"), fixed={"tp": 1, "pp": 1})
+    p = LayoutProblem(
+        arch=arch,
+        counts=param_counts(arch),
+        seq_len=4096,
+        global_batch_tokens=4 * 2**20,
+        cards=64,
+        accelerator=catalog.accelerator("h100-sxm"),
+        fixed={"tp": 1, "pp": 1},
+    )
     found = search(p)
     assert found.best.recompute == "none"
     assert found.rejected.get("partial-recompute-redundant", 0) > 0

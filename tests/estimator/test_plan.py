@@ -15,13 +15,45 @@ BASE = {
 }
 
 CONTRACT = {
-    "compute": {"flop_per_token", "training_flop", "cards", "nodes", "mfu", "wall_clock_days", "accelerator_hours",
-                "tokens_per_s"},
-    "parallelism": {"tp", "pp", "dp", "ep", "zero_stage", "recompute", "micro_batch_size", "micro_batches",
-                    "bubble_fraction", "step_time_s", "breakdown_s", "predicted_mfu", "predicted_hfu"},
+    "compute": {
+        "flop_per_token",
+        "training_flop",
+        "cards",
+        "nodes",
+        "mfu",
+        "wall_clock_days",
+        "accelerator_hours",
+        "tokens_per_s",
+    },
+    "parallelism": {
+        "tp",
+        "pp",
+        "dp",
+        "ep",
+        "zero_stage",
+        "recompute",
+        "micro_batch_size",
+        "micro_batches",
+        "bubble_fraction",
+        "step_time_s",
+        "breakdown_s",
+        "predicted_mfu",
+        "predicted_hfu",
+    },
     "memory": {"per_card_bytes", "hbm_bytes", "fits"},
-    "network": {"tiers", "endpoints", "leaf_switches", "spine_switches", "core_switches", "total_switches",
-                "oversubscription", "server_links", "switch_links", "transceivers", "bisection_bandwidth_bps"},
+    "network": {
+        "tiers",
+        "endpoints",
+        "leaf_switches",
+        "spine_switches",
+        "core_switches",
+        "total_switches",
+        "oversubscription",
+        "server_links",
+        "switch_links",
+        "transceivers",
+        "bisection_bandwidth_bps",
+    },
     "storage": {"checkpoint_bytes", "dataset_bytes", "hot", "warm", "cache"},
     "power": {"it_w", "facility_w", "energy_wh"},
     "cost": {"currency", "capex", "run", "cloud_break_even_months"},
@@ -40,12 +72,29 @@ def test_every_contract_field_is_present():
     result = out["result"]
     for section, fields in CONTRACT.items():
         assert fields <= set(result[section]), (section, fields - set(result[section]))
-    assert set(result["parallelism"]["breakdown_s"]) >= {"compute", "bubble", "tp_comm", "pp_comm", "dp_comm",
-                                                         "ep_comm", "optimizer"}
-    assert set(result["memory"]["per_card_bytes"]) >= {"weights", "gradients", "optimizer", "activations", "other",
-                                                       "total"}
-    assert {"capex", "run"} <= set(result["cost"]) and set(result["cost"]["capex"]) >= {"compute", "network",
-                                                                                         "storage", "total"}
+    assert set(result["parallelism"]["breakdown_s"]) >= {
+        "compute",
+        "bubble",
+        "tp_comm",
+        "pp_comm",
+        "dp_comm",
+        "ep_comm",
+        "optimizer",
+    }
+    assert set(result["memory"]["per_card_bytes"]) >= {
+        "weights",
+        "gradients",
+        "optimizer",
+        "activations",
+        "other",
+        "total",
+    }
+    assert {"capex", "run"} <= set(result["cost"]) and set(result["cost"]["capex"]) >= {
+        "compute",
+        "network",
+        "storage",
+        "total",
+    }
     assert out["scenario"]["cluster"]["cards"] == 1024 and out["engine_version"] and out["catalog_version"]
 
 
@@ -75,8 +124,12 @@ def test_oversubscribed_fabric_slows_data_parallel_traffic():
     """The seed article's leaf example: uplinks half the downlinks (2:1) slow cross-leaf traffic."""
     fixed = {"tp": 8, "pp": 1, "zero_stage": 1, "micro_batch_size": 1, "recompute": "selective"}
     model = {"preset": "llama-3.1-8b"}
-    one = estimate(with_(model=model, parallelism=fixed, network={"oversubscription": 1.0, "switch_ports": 64}))
-    two = estimate(with_(model=model, parallelism=fixed, network={"oversubscription": 2.0, "switch_ports": 64}))
+    one = estimate(
+        with_(model=model, parallelism=fixed, network={"oversubscription": 1.0, "switch_ports": 64})
+    )
+    two = estimate(
+        with_(model=model, parallelism=fixed, network={"oversubscription": 2.0, "switch_ports": 64})
+    )
     p1, p2 = one["result"]["parallelism"], two["result"]["parallelism"]
     assert two["result"]["network"]["cross_leaf_bandwidth_factor"] > 1.5
     assert p2["breakdown_s"]["dp_comm"] > p1["breakdown_s"]["dp_comm"]
@@ -85,7 +138,9 @@ def test_oversubscribed_fabric_slows_data_parallel_traffic():
 
 def test_cny_is_usd_times_the_exchange_rate():
     usd = estimate(with_(efficiency={"mfu": 0.4}))["result"]["cost"]
-    cny = estimate(with_(efficiency={"mfu": 0.4}, cost={"currency": "CNY", "usd_to_cny": 7.0}))["result"]["cost"]
+    cny = estimate(with_(efficiency={"mfu": 0.4}, cost={"currency": "CNY", "usd_to_cny": 7.0}))["result"][
+        "cost"
+    ]
     assert cny["currency"] == "CNY"
     assert cny["capex"]["total"] == pytest.approx(7.0 * usd["capex"]["total"], rel=1e-12)
     assert cny["run"]["cloud"] == pytest.approx(7.0 * usd["run"]["cloud"], rel=1e-12)
@@ -95,7 +150,9 @@ def test_price_override_in_currency():
     base = estimate(with_(efficiency={"mfu": 0.4}))["result"]
     cheap = estimate(with_(efficiency={"mfu": 0.4}, cost={"cloud_price_per_card_hour": 1.0}))["result"]
     # cloud cost = card-hours x price
-    assert cheap["cost"]["run"]["cloud"] == pytest.approx(base["compute"]["accelerator_hours"] * 1.0, rel=1e-9)
+    assert cheap["cost"]["run"]["cloud"] == pytest.approx(
+        base["compute"]["accelerator_hours"] * 1.0, rel=1e-9
+    )
 
 
 def test_serving_section_for_qwen3_8b_on_an_atlas_800t_a2():

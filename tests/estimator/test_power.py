@@ -12,8 +12,9 @@ from estimator.power import DEFAULT_PUE, breakdown_w, power
 def test_h100_node_budget_matches_reference_example():
     # reference/hardware_network_storage_cost.md section 4: 8 x H100 (5.6 kW) + ~500 W host
     # + ~100 W network = 6.2 kW IT; x PUE 1.2 = 7.44 kW facility.
-    p = power(cards=8, card_tdp_w=700, nodes=1, host_power_w=500, switches=1, switch_power_w=100,
-              pue=1.2, hours=24)
+    p = power(
+        cards=8, card_tdp_w=700, nodes=1, host_power_w=500, switches=1, switch_power_w=100, pue=1.2, hours=24
+    )
     d = p.to_dict()
     assert d["it_w"] == pytest.approx(6200)
     assert d["facility_w"] == pytest.approx(7440)
@@ -22,9 +23,20 @@ def test_h100_node_budget_matches_reference_example():
 
 
 def test_all_four_parts_add_up():
-    p = power(cards=512, card_tdp_w=400, nodes=64, host_power_w=1500, switches=24, switch_power_w=900,
-              transceivers=2048, transceiver_power_w=9, storage_nodes=6, storage_node_power_w=1200,
-              pue=1.3, hours=720)
+    p = power(
+        cards=512,
+        card_tdp_w=400,
+        nodes=64,
+        host_power_w=1500,
+        switches=24,
+        switch_power_w=900,
+        transceivers=2048,
+        transceiver_power_w=9,
+        storage_nodes=6,
+        storage_node_power_w=1200,
+        pue=1.3,
+        hours=720,
+    )
     d = p.to_dict()
     b = d["breakdown_w"]
     assert b["accelerators"] == 512 * 400
@@ -56,9 +68,18 @@ def test_breakdown_vectorized_throughput():
     rng = np.random.default_rng(1)
     cards = rng.integers(8, 100_000, n)
     start = time.perf_counter()
-    p = power(cards=cards, card_tdp_w=700, nodes=cards // 8, host_power_w=1000, switches=cards // 32,
-              switch_power_w=900, transceivers=cards * 2, transceiver_power_w=9, pue=1.3,
-              hours=rng.uniform(1, 2000, n))
+    p = power(
+        cards=cards,
+        card_tdp_w=700,
+        nodes=cards // 8,
+        host_power_w=1000,
+        switches=cards // 32,
+        switch_power_w=900,
+        transceivers=cards * 2,
+        transceiver_power_w=9,
+        pue=1.3,
+        hours=rng.uniform(1, 2000, n),
+    )
     elapsed = time.perf_counter() - start
     assert p.energy_wh.shape == (n,)
     assert n / elapsed > 50_000

@@ -74,7 +74,9 @@ def test_defaults_are_filled_and_normalized_is_a_fixpoint():
 def test_bad_values_name_their_field(path, value, field):
     errors = fields_of(with_(path, value))
     assert field in errors, errors
-    assert errors[field] and errors[field][0].islower() or errors[field][0].isdigit() or errors[field][0] == "'"
+    assert (
+        errors[field] and errors[field][0].islower() or errors[field][0].isdigit() or errors[field][0] == "'"
+    )
 
 
 def test_both_cards_and_target_days_is_rejected():
@@ -118,9 +120,14 @@ def test_scenario_not_an_object():
 
 
 def test_inline_accelerator_is_accepted_and_checked():
-    ok = with_("hardware.accelerator", {"peak_flops_bf16": 500e12, "hbm_bytes": 96e9, "hbm_bandwidth_bytes_per_s": 2e12})
+    ok = with_(
+        "hardware.accelerator",
+        {"peak_flops_bf16": 500e12, "hbm_bytes": 96e9, "hbm_bandwidth_bytes_per_s": 2e12},
+    )
     parse_scenario(ok)
-    bad = with_("hardware.accelerator", {"peak_flops_bf16": -1, "hbm_bytes": 96e9, "hbm_bandwidth_bytes_per_s": 2e12})
+    bad = with_(
+        "hardware.accelerator", {"peak_flops_bf16": -1, "hbm_bytes": 96e9, "hbm_bandwidth_bytes_per_s": 2e12}
+    )
     assert "hardware.accelerator.peak_flops_bf16" in fields_of(bad)
 
 

@@ -22,9 +22,14 @@ def test_point_mfu_reproduces_the_article_errata():
 
 
 def test_same_seed_same_result_and_ordered_percentiles():
-    kw = dict(mfu=(0.35, 0.45, 0.55), cloud_usd_per_card_hour=(1.5, 2.5, 4.0),
-              capex_total_usd=(20e6, 25e6, 32e6), facility_w=(380e3, 400e3, 420e3),
-              electricity_usd_per_kwh=(0.06, 0.08, 0.14), **BASE)
+    kw = dict(
+        mfu=(0.35, 0.45, 0.55),
+        cloud_usd_per_card_hour=(1.5, 2.5, 4.0),
+        capex_total_usd=(20e6, 25e6, 32e6),
+        facility_w=(380e3, 400e3, 420e3),
+        electricity_usd_per_kwh=(0.06, 0.08, 0.14),
+        **BASE,
+    )
     kw["cloud_reserved_usd_per_card_hour"] = (1.2, 1.6, 2.0)
     a, b = monte_carlo(seed=7, **kw), monte_carlo(seed=7, **kw)
     c = monte_carlo(seed=8, **kw)
@@ -55,16 +60,27 @@ def test_main_driver_is_the_widest_input():
 
 
 def test_owned_cost_driven_by_electricity_when_it_dominates():
-    u = monte_carlo(mfu=(0.499, 0.5, 0.501), capex_total_usd=1e6, facility_w=400e3,
-                    electricity_usd_per_kwh=(0.05, 0.15, 0.40), **BASE)
+    u = monte_carlo(
+        mfu=(0.499, 0.5, 0.501),
+        capex_total_usd=1e6,
+        facility_w=400e3,
+        electricity_usd_per_kwh=(0.05, 0.15, 0.40),
+        **BASE,
+    )
     assert u.main_driver["cost_owned"] == "electricity_per_kwh"
     assert u.cost_cloud is None and u.cost_owned["p10"] < u.cost_owned["p90"]
 
 
 def test_ten_thousand_draws_are_fast():
     start = time.perf_counter()
-    monte_carlo(mfu=(0.35, 0.45, 0.55), cloud_usd_per_card_hour=(1.5, 2.5, 4.0), capex_total_usd=(2e7, 2.5e7, 3e7),
-                facility_w=4e5, electricity_usd_per_kwh=(0.06, 0.08, 0.14), **BASE)
+    monte_carlo(
+        mfu=(0.35, 0.45, 0.55),
+        cloud_usd_per_card_hour=(1.5, 2.5, 4.0),
+        capex_total_usd=(2e7, 2.5e7, 3e7),
+        facility_w=4e5,
+        electricity_usd_per_kwh=(0.06, 0.08, 0.14),
+        **BASE,
+    )
     assert time.perf_counter() - start < 0.5
 
 

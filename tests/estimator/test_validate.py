@@ -5,7 +5,14 @@ from estimator.validate import llama3_rows, validation_rows
 
 def test_every_suite_is_reported():
     suites = {r["suite"] for r in validation_rows()}
-    assert suites == {"megatron-2021", "zero-2019", "superpod-h100", "model-params", "source-article", "llama3-2024"}
+    assert suites == {
+        "megatron-2021",
+        "zero-2019",
+        "superpod-h100",
+        "model-params",
+        "source-article",
+        "llama3-2024",
+    }
 
 
 def test_held_out_llama3_rows_within_20_percent():

@@ -32,8 +32,9 @@ def test_megatron_rows_shape(megatron):
 
 
 def test_calibrated_constant_is_the_best_on_its_grid():
-    best, mae = validation.calibrate_gemm_fraction([TRAINING_GEMM_FRACTION - 0.02, TRAINING_GEMM_FRACTION,
-                                                    TRAINING_GEMM_FRACTION + 0.02])
+    best, mae = validation.calibrate_gemm_fraction(
+        [TRAINING_GEMM_FRACTION - 0.02, TRAINING_GEMM_FRACTION, TRAINING_GEMM_FRACTION + 0.02]
+    )
     assert best == TRAINING_GEMM_FRACTION and mae <= 5.0
 
 
@@ -46,7 +47,9 @@ def test_zero_rows_exact():
 def test_megatron_flop_formula():
     # 1T row: 96·B·s·l·h²·(1 + s/6h + V/16lh)
     f = validation.megatron_hardware_flop_per_step(3072, 128, 25600)
-    assert f == pytest.approx(96 * 3072 * 2048 * 128 * 25600**2 * (1 + 2048 / (6 * 25600) + 51200 / (16 * 128 * 25600)))
+    assert f == pytest.approx(
+        96 * 3072 * 2048 * 128 * 25600**2 * (1 + 2048 / (6 * 25600) + 51200 / (16 * 128 * 25600))
+    )
 
 
 @pytest.mark.parametrize("name", ["megatron2021_weak_scaling.csv", "zero_memory.csv"])

@@ -65,8 +65,22 @@ def redis_up() -> bool:
 
 
 REDIS_START = [
-    "redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", "6379", "--save", "",
-    "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log",
+    "redis-server",
+    "--daemonize",
+    "yes",
+    "--bind",
+    "127.0.0.1",
+    "-::1",
+    "--port",
+    "6379",
+    "--save",
+    "",
+    "--appendonly",
+    "no",
+    "--dir",
+    "/var/lib/redis",
+    "--logfile",
+    "/var/log/redis/ci.log",
 ]
 
 
@@ -163,9 +177,28 @@ class Worker:
     def start(self, wait_ready: bool = True, timeout: float = 30) -> Worker:
         self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "info",
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"{self.name}@%h"],
-            cwd=ROOT, env=self.env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-P",
+                "solo",
+                "-l",
+                "info",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-n",
+                f"{self.name}@%h",
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         if wait_ready:
             deadline = time.monotonic() + timeout
@@ -205,12 +238,14 @@ class Worker:
 @pytest.fixture
 def worker_env(transactional_db, tmp_path) -> dict:
     env = dict(os.environ)
-    env.update({
-        "DATABASE_URL": database_url(),
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONUNBUFFERED": "1",
-        "DB_CONN_MAX_AGE": "0",
-    })
+    env.update(
+        {
+            "DATABASE_URL": database_url(),
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "PYTHONUNBUFFERED": "1",
+            "DB_CONN_MAX_AGE": "0",
+        }
+    )
     env.pop("CELERY_TASK_ALWAYS_EAGER", None)
     return env
 

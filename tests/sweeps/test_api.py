@@ -33,9 +33,17 @@ def error_fields(response) -> list[str]:
 
 def test_post_answers_202_with_status_and_share_urls(api, base, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks() as callbacks:
-        r = post(api, {"name": "cards x chips", "base": base,
-                       "axes": {"cluster.cards": {"start": 512, "stop": 4096, "step": 512},
-                                "hardware.accelerator": ["h100-sxm", "ascend-910b2"]}})
+        r = post(
+            api,
+            {
+                "name": "cards x chips",
+                "base": base,
+                "axes": {
+                    "cluster.cards": {"start": 512, "stop": 4096, "step": 512},
+                    "hardware.accelerator": ["h100-sxm", "ascend-910b2"],
+                },
+            },
+        )
     assert r.status_code == 202, r.content
     body = r.json()
     assert body["status"] == "queued"
@@ -43,8 +51,13 @@ def test_post_answers_202_with_status_and_share_urls(api, base, django_capture_o
     assert body["status_url"].endswith(f"/api/v1/sweeps/{body['id']}")
     assert "/sweeps/" in body["share_url"] and r["Location"] == body["status_url"]
     assert len(callbacks) == 1  # chunks are queued only after the commit
-    assert body["axes"][0] == {"field": "cluster.cards", "count": 8, "first": 512, "last": 4096,
-                               "values": [512, 1024, 1536, 2048, 2560, 3072, 3584, 4096]}
+    assert body["axes"][0] == {
+        "field": "cluster.cards",
+        "count": 8,
+        "first": 512,
+        "last": 4096,
+        "values": [512, 1024, 1536, 2048, 2560, 3072, 3584, 4096],
+    }
     assert api.get(f"{URL}/{body['id']}").json()["progress"]["total"] == 16
 
 
@@ -62,8 +75,13 @@ def test_post_answers_202_with_status_and_share_urls(api, base, django_capture_o
         ({"efficiency.mfu": [0.4, 7]}, "axes.efficiency.mfu"),
         ({"hardware.accelerator": ["h100-sxm", "tpu-v9"]}, "axes.hardware.accelerator"),
         # too many scenarios: 20,000 x 200 = 4,000,000 > 2,000,000
-        ({"cluster.cards": {"start": 8, "stop": 160000, "step": 8},
-          "efficiency.mfu": {"start": 0.005, "stop": 1, "step": 0.005}}, "axes"),
+        (
+            {
+                "cluster.cards": {"start": 8, "stop": 160000, "step": 8},
+                "efficiency.mfu": {"start": 0.005, "stop": 1, "step": 0.005},
+            },
+            "axes",
+        ),
     ],
 )
 def test_bad_sweeps_get_400_with_the_field_path(api, base, axes, field):
@@ -79,10 +97,16 @@ def test_bad_sweeps_get_400_with_the_field_path(api, base, axes, field):
     [
         (lambda base: {"axes": {"cluster.cards": [8]}}, "base"),
         (lambda base: {"base": "llama", "axes": {"cluster.cards": [8]}}, "base"),
-        (lambda base: {"base": {"model": {"preset": "llama-3.1-70b"}}, "axes": {"cluster.cards": [8]}}, "base.training"),
+        (
+            lambda base: {"base": {"model": {"preset": "llama-3.1-70b"}}, "axes": {"cluster.cards": [8]}},
+            "base.training",
+        ),
         (lambda base: {"name": 7, "base": base, "axes": {"cluster.cards": [8]}}, "name"),
         (lambda base: {"bases": base, "base": base, "axes": {"cluster.cards": [8]}}, "bases"),
-        (lambda base: {"base": {**base, "training": {"tokens": -5}}, "axes": {"cluster.cards": [8]}}, "base.training.tokens"),
+        (
+            lambda base: {"base": {**base, "training": {"tokens": -5}}, "axes": {"cluster.cards": [8]}},
+            "base.training.tokens",
+        ),
     ],
 )
 def test_bad_base_or_body(api, base, make, field):

@@ -76,7 +76,10 @@ def test_bad_axes_name_the_field(axes, field):
 
 
 def test_too_many_scenarios_is_refused_before_anything_runs():
-    axes = {"cluster.cards": {"start": 1, "stop": 2000, "step": 1}, "efficiency.mfu": {"start": 0.001, "stop": 1, "step": 0.001}}
+    axes = {
+        "cluster.cards": {"start": 1, "stop": 2000, "step": 1},
+        "efficiency.mfu": {"start": 0.001, "stop": 1, "step": 0.001},
+    }
     with pytest.raises(ScenarioError) as info:
         core.parse_axes(axes, max_scenarios=1_000_000)
     assert fields(info.value) == ["axes"]
@@ -90,7 +93,8 @@ def test_pareto_front_equals_brute_force():
     front = set(core.pareto_front(x, y).tolist())
     ok = np.isfinite(x)
     brute = {
-        i for i in np.flatnonzero(ok)
+        i
+        for i in np.flatnonzero(ok)
         if not np.any(ok & (x <= x[i]) & (y <= y[i]) & ((x < x[i]) | (y < y[i])))
     }
     assert front == brute
@@ -103,7 +107,9 @@ class TestValidateAgainstTheScenarioContract:
         return core.validate_sweep({"name": "t", "base": base, "axes": axes})
 
     def test_a_good_request(self, base):
-        name, doc, axes = self.run(base, {"hardware.accelerator": ["h100-sxm", "ascend-910b2"], "cluster.cards": [512, 1024]})
+        name, doc, axes = self.run(
+            base, {"hardware.accelerator": ["h100-sxm", "ascend-910b2"], "cluster.cards": [512, 1024]}
+        )
         assert name == "t" and core.scenario_count(axes) == 4
 
     def test_target_days_base_can_sweep_cards(self, base):
@@ -133,7 +139,6 @@ class TestValidateAgainstTheScenarioContract:
         with pytest.raises(ScenarioError) as info:
             self.run(base, {"cluster.cards": [512]})
         assert fields(info.value) == ["base.training.tokens"]
-
 
 
 def test_a_base_fault_no_axis_fixes_is_refused(base):

@@ -34,7 +34,9 @@ def free_port() -> int:
 class Site:
     def __init__(self, url: str):
         self.url = url
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
 
     def get(self, path: str) -> str:
         with self.opener.open(self.url + path, timeout=10) as r:
@@ -59,8 +61,14 @@ def embedded(tmp_path_factory):
     env.update({"CLUSTERPLAN_VAR_DIR": str(tmp / "var"), "PYTHONUNBUFFERED": "1"})
     log_path = tmp / "run.log"
     log = open(log_path, "wb")  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, "scripts/run_embedded.py", "--port", str(port)], cwd=ROOT, env=env,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "scripts/run_embedded.py", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     site = Site(f"http://127.0.0.1:{port}")
 
     def up():
@@ -93,8 +101,9 @@ def embedded(tmp_path_factory):
 def test_a_sweep_from_the_form_without_javascript(embedded):
     form = embedded.get("/sweeps/")
     csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
-    data = urllib.parse.urlencode({"csrfmiddlewaretoken": csrf, "name": "embedded", "base": json.dumps(BASE),
-                                   "axes": json.dumps(AXES)}).encode()
+    data = urllib.parse.urlencode(
+        {"csrfmiddlewaretoken": csrf, "name": "embedded", "base": json.dumps(BASE), "axes": json.dumps(AXES)}
+    ).encode()
     with embedded.opener.open(urllib.request.Request(embedded.url + "/sweeps/", data=data), timeout=30) as r:
         report_url = r.geturl()  # the form redirects to the report page
         assert r.status == 200 and "embedded" in r.read().decode()
@@ -117,10 +126,15 @@ def test_a_sweep_in_chromium_with_live_progress_and_charts(embedded, tmp_path):
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    axes = {"cluster.cards": {"start": 256, "stop": 16384, "step": 256}, "hardware.accelerator":
-            ["ascend-910b2", "h100-sxm", "a100-sxm-80gb"], "efficiency.mfu": [0.35, 0.45, 0.55]}
+    axes = {
+        "cluster.cards": {"start": 256, "stop": 16384, "step": 256},
+        "hardware.accelerator": ["ascend-910b2", "h100-sxm", "a100-sxm-80gb"],
+        "efficiency.mfu": [0.35, 0.45, 0.55],
+    }
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
         try:
             page = browser.new_page()
             errors: list[str] = []

@@ -92,7 +92,9 @@ def test_summary_best_rows_pareto_and_heatmaps(sweep):
     s = sweep.summary
     assert s["scenarios"] == 144 and s["feasible"] <= 144
     page = selectors.result_page(sweep, 1, 1000)
-    days = np.array([r[page["columns"].index("compute.wall_clock_days")] or np.inf for r in page["rows"]], dtype=float)
+    days = np.array(
+        [r[page["columns"].index("compute.wall_clock_days")] or np.inf for r in page["rows"]], dtype=float
+    )
     best = s["best"]["compute.wall_clock_days"]
     assert best[0]["compute.wall_clock_days"] == pytest.approx(days.min(), rel=1e-5)
     front = s["pareto"]["cost.run.owned"]
@@ -111,7 +113,9 @@ def test_csv_and_json_pages_agree(sweep, user):
     assert rows[0][:4] == ["index", "cluster.cards", "hardware.accelerator", "efficiency.mfu"]
     assert len(rows) == 145
     page2 = api.get(f"/api/v1/sweeps/{sweep.pk}/results?page=2&page_size=40").json()
-    assert page2["pages"] == 4 and [r[0] for r in page2["rows"]] == list(range(40, 80))  # crosses a chunk edge
+    assert page2["pages"] == 4 and [r[0] for r in page2["rows"]] == list(
+        range(40, 80)
+    )  # crosses a chunk edge
     assert rows[41][0] == "40" and rows[41][2] == page2["rows"][0][2]
     shared = APIClient().get(f"/api/v1/sweeps/shared/{sweep.share_token}/results?page=4&page_size=40").json()
     assert [r[0] for r in shared["rows"]] == list(range(120, 144))
@@ -151,11 +155,14 @@ def test_watchdog_requeues_then_fails_a_stalled_sweep(sweep, settings, monkeypat
     assert services.watchdog(sweep) == "requeued" and sent == [sweep.pk]
     assert services.watchdog(sweep) == "ok" and len(sent) == 1  # once per stall period
     Sweep.objects.filter(pk=sweep.pk).update(
-        progress_at=timezone.now() - timezone.timedelta(seconds=200), error="broker unavailable while queuing chunks"
+        progress_at=timezone.now() - timezone.timedelta(seconds=200),
+        error="broker unavailable while queuing chunks",
     )
     sweep.refresh_from_db()
     assert services.watchdog(sweep) == "failed"
-    assert sweep.status == "failed" and "no progress for" in sweep.error and "broker unavailable" in sweep.error
+    assert (
+        sweep.status == "failed" and "no progress for" in sweep.error and "broker unavailable" in sweep.error
+    )
 
 
 def test_rows_the_core_cannot_plan_are_flagged_not_fatal(base, user, client, monkeypatch):
@@ -174,7 +181,9 @@ def test_rows_the_core_cannot_plan_are_flagged_not_fatal(base, user, client, mon
 
 
 class TestPages:
-    def test_form_creates_a_sweep_and_the_report_shows_progress_then_charts(self, client, base, settings, monkeypatch):
+    def test_form_creates_a_sweep_and_the_report_shows_progress_then_charts(
+        self, client, base, settings, monkeypatch
+    ):
         import json
 
         monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
@@ -185,7 +194,11 @@ class TestPages:
         sweep = Sweep.objects.get()
         assert r["Location"] == f"/sweeps/{sweep.share_token}/"
         page = client.get(r["Location"])
-        assert page.status_code == 200 and b"sweep-progress" in page.content and b'http-equiv="refresh"' in page.content
+        assert (
+            page.status_code == 200
+            and b"sweep-progress" in page.content
+            and b'http-equiv="refresh"' in page.content
+        )
         run_all(sweep)
         page = client.get(r["Location"]).content.decode()
         assert 'id="pareto"' in page and 'id="heat-0"' in page and "Full estimate" in page

@@ -63,7 +63,9 @@ def wait_status(api, body, timeout, done_at_least=None, final=("done", "failed",
 
 def assert_stored_exactly_once(sweep_id: int) -> None:
     sweep = Sweep.objects.get(pk=sweep_id)
-    chunks = list(SweepChunk.objects.filter(sweep=sweep).order_by("index").values_list("index", "start", "stop"))
+    chunks = list(
+        SweepChunk.objects.filter(sweep=sweep).order_by("index").values_list("index", "start", "stop")
+    )
     assert [c[0] for c in chunks] == list(range(sweep.chunks_total))
     assert sum(stop - start for _, start, stop in chunks) == sweep.total == sweep.done
     assert all(chunks[i][2] == chunks[i + 1][1] for i in range(len(chunks) - 1))
@@ -92,7 +94,9 @@ def test_a_sweep_completes_with_the_cores_answers(api, base, workers, fast_watch
             assert row[field] == pytest.approx(node, rel=1e-9, nan_ok=True), (index, field)
 
 
-def test_killing_the_worker_mid_sweep_loses_nothing_and_stores_nothing_twice(api, base, workers, fast_watchdog):
+def test_killing_the_worker_mid_sweep_loses_nothing_and_stores_nothing_twice(
+    api, base, workers, fast_watchdog
+):
     first = workers("victim")
     body = start_sweep(api, base, LARGE)
     s = wait_status(api, body, timeout=60, done_at_least=20_000)

@@ -5,11 +5,41 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 CONTRACT_IDS = {
-    "accelerators": ["a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h800-sxm", "h200-sxm", "b200", "gb200", "mi300x",
-                     "ascend-910b1", "ascend-910b2", "ascend-910b3", "ascend-910b4", "ascend-910c", "ascend-310p"],
-    "servers": ["atlas-800t-a2", "atlas-900-a3-node", "dgx-a100", "dgx-h100", "dgx-h200", "dgx-b200", "generic-8card"],
-    "models": ["qwen3-8b", "qwen3-30b-a3b", "qwen3-235b-a22b", "llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b",
-               "deepseek-v3", "gpt3-175b"],
+    "accelerators": [
+        "a100-sxm-40gb",
+        "a100-sxm-80gb",
+        "h100-sxm",
+        "h800-sxm",
+        "h200-sxm",
+        "b200",
+        "gb200",
+        "mi300x",
+        "ascend-910b1",
+        "ascend-910b2",
+        "ascend-910b3",
+        "ascend-910b4",
+        "ascend-910c",
+        "ascend-310p",
+    ],
+    "servers": [
+        "atlas-800t-a2",
+        "atlas-900-a3-node",
+        "dgx-a100",
+        "dgx-h100",
+        "dgx-h200",
+        "dgx-b200",
+        "generic-8card",
+    ],
+    "models": [
+        "qwen3-8b",
+        "qwen3-30b-a3b",
+        "qwen3-235b-a22b",
+        "llama-3.1-8b",
+        "llama-3.1-70b",
+        "llama-3.1-405b",
+        "deepseek-v3",
+        "gpt3-175b",
+    ],
 }
 
 
@@ -50,7 +80,12 @@ def test_openapi_schema(api_client):
     schema = response.json()
     assert schema["openapi"].startswith("3.")
     paths = schema["paths"]
-    for path in ["/api/v1/estimates", "/api/v1/estimates/{id}", "/api/v1/reports/{token}", "/api/v1/catalog/{kind}"]:
+    for path in [
+        "/api/v1/estimates",
+        "/api/v1/estimates/{id}",
+        "/api/v1/reports/{token}",
+        "/api/v1/catalog/{kind}",
+    ]:
         assert path in paths, path
     body = paths["/api/v1/estimates"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert "training" in body["properties"] and "$defs" not in str(body)

@@ -115,41 +115,91 @@ def test_form_encoded_body_is_415(api_client):
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=12,
 )
 sections = st.fixed_dictionaries(
     {},
     optional={
-        "model": st.dictionaries(st.sampled_from(["preset", "params", "hidden_size", "num_hidden_layers"]), json_values, max_size=3),
-        "training": st.dictionaries(st.sampled_from(["tokens", "seq_len", "precision", "global_batch_tokens"]), json_values, max_size=3),
+        "model": st.dictionaries(
+            st.sampled_from(["preset", "params", "hidden_size", "num_hidden_layers"]), json_values, max_size=3
+        ),
+        "training": st.dictionaries(
+            st.sampled_from(["tokens", "seq_len", "precision", "global_batch_tokens"]),
+            json_values,
+            max_size=3,
+        ),
         "cluster": st.dictionaries(st.sampled_from(["cards", "target_days"]), json_values, max_size=2),
-        "parallelism": st.dictionaries(st.sampled_from(["tp", "pp", "dp", "zero_stage", "recompute"]), json_values, max_size=3),
+        "parallelism": st.dictionaries(
+            st.sampled_from(["tp", "pp", "dp", "zero_stage", "recompute"]), json_values, max_size=3
+        ),
         "hardware": json_values,
     },
 )
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(body=st.one_of(json_values, sections))
 def test_no_body_gives_a_500(api_client, caplog, body):
     response = api_client.post(URL, body, format="json")
-    assert not [r for r in caplog.records if r.name == "reports.services"], "the core failed on an input it accepted"
+    assert not [r for r in caplog.records if r.name == "reports.services"], (
+        "the core failed on an input it accepted"
+    )
     assert response.status_code in (201, 400), response.content
     if response.status_code == 400:
         errors_of(response)
 
 
-FIELDS = ["training.tokens", "training.seq_len", "training.global_batch_tokens", "training.precision", "cluster.cards",
-          "hardware.accelerator", "hardware.server", "hardware.cards_per_node", "hardware.overrides", "parallelism.tp",
-          "parallelism.pp", "parallelism.ep", "parallelism.zero_stage", "parallelism.micro_batch_size", "efficiency.mfu",
-          "network.switch_ports", "network.oversubscription", "storage.checkpoints_kept", "cost.pue", "serving",
-          "model.hidden_size", "model.num_experts", "model"]
-numbers = st.one_of(st.integers(-(10**20), 10**20), st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([0, 1, 3, 7, 64, 4096]))
+FIELDS = [
+    "training.tokens",
+    "training.seq_len",
+    "training.global_batch_tokens",
+    "training.precision",
+    "cluster.cards",
+    "hardware.accelerator",
+    "hardware.server",
+    "hardware.cards_per_node",
+    "hardware.overrides",
+    "parallelism.tp",
+    "parallelism.pp",
+    "parallelism.ep",
+    "parallelism.zero_stage",
+    "parallelism.micro_batch_size",
+    "efficiency.mfu",
+    "network.switch_ports",
+    "network.oversubscription",
+    "storage.checkpoints_kept",
+    "cost.pue",
+    "serving",
+    "model.hidden_size",
+    "model.num_experts",
+    "model",
+]
+numbers = st.one_of(
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([0, 1, 3, 7, 64, 4096]),
+)
 
 
-@settings(max_examples=80, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=80,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(field=st.sampled_from(FIELDS), value=st.one_of(numbers, json_values))
 def test_no_single_field_change_gives_a_500(api_client, caplog, scenario, field, value):
     """A valid scenario with one field replaced by anything: planned (201) or refused (400), never 500,

@@ -9,9 +9,29 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/estimates"
 RESULT_SECTIONS = ["compute", "parallelism", "memory", "network", "storage", "power", "cost", "warnings"]
 CONTRACT = {
-    "compute": ["flop_per_token", "training_flop", "cards", "nodes", "mfu", "wall_clock_days", "accelerator_hours", "tokens_per_s"],
-    "network": ["tiers", "endpoints", "leaf_switches", "spine_switches", "core_switches", "total_switches", "oversubscription",
-                "server_links", "switch_links", "transceivers", "bisection_bandwidth_bps"],
+    "compute": [
+        "flop_per_token",
+        "training_flop",
+        "cards",
+        "nodes",
+        "mfu",
+        "wall_clock_days",
+        "accelerator_hours",
+        "tokens_per_s",
+    ],
+    "network": [
+        "tiers",
+        "endpoints",
+        "leaf_switches",
+        "spine_switches",
+        "core_switches",
+        "total_switches",
+        "oversubscription",
+        "server_links",
+        "switch_links",
+        "transceivers",
+        "bisection_bandwidth_bps",
+    ],
     "storage": ["checkpoint_bytes", "dataset_bytes", "hot", "warm", "cache"],
     "power": ["it_w", "facility_w", "energy_wh"],
     "cost": ["currency", "capex", "run", "cloud_break_even_months"],
@@ -31,7 +51,10 @@ def test_anonymous_post_returns_the_contract(api_client, scenario):
         for field in fields:
             assert field in body["result"][section], f"{section}.{field}"
     # the normalized scenario shows the defaults the core filled in
-    assert body["scenario"]["training"]["global_batch_tokens"] and body["scenario"]["training"]["precision"] == "bf16"
+    assert (
+        body["scenario"]["training"]["global_batch_tokens"]
+        and body["scenario"]["training"]["precision"] == "bf16"
+    )
     assert body["result"]["compute"]["cards"] == 64
     assert body["share_url"].startswith("http://testserver/r/")
     assert response["Location"].endswith(f"/api/v1/reports/{Estimate.objects.get().share_token}")

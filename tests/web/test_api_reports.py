@@ -22,7 +22,9 @@ def test_shared_report_without_auth(api_client, user, make_estimate):
 def test_shared_report_is_read_only(api_client, user_client, user, make_estimate, method):
     est = make_estimate(owner=user)
     for client in (api_client, user_client):  # not even the owner writes through a share link
-        response = getattr(client, method)(f"/api/v1/reports/{est.share_token}", {"name": "changed"}, format="json")
+        response = getattr(client, method)(
+            f"/api/v1/reports/{est.share_token}", {"name": "changed"}, format="json"
+        )
         assert response.status_code == 405
         assert response.json()["errors"][0]["field"] == ""
     est.refresh_from_db()
@@ -32,8 +34,10 @@ def test_shared_report_is_read_only(api_client, user_client, user, make_estimate
 def test_shared_report_shows_stored_numbers_even_if_changed_later(api_client, make_estimate):
     """A link opened next year shows the stored result, not a recomputation."""
     est = make_estimate()
-    Estimate.objects.filter(pk=est.pk).update(result={**est.result, "compute": {**est.result["compute"], "cards": 12345}},
-                                              engine_version="0.0.1-old")
+    Estimate.objects.filter(pk=est.pk).update(
+        result={**est.result, "compute": {**est.result["compute"], "cards": 12345}},
+        engine_version="0.0.1-old",
+    )
     body = api_client.get(f"/api/v1/reports/{est.share_token}").json()
     assert body["result"]["compute"]["cards"] == 12345 and body["engine_version"] == "0.0.1-old"
 
@@ -46,8 +50,9 @@ def test_unknown_token_is_404(api_client):
 
 def test_recompute_reports_changes_and_stores_nothing(api_client, make_estimate):
     est = make_estimate()
-    Estimate.objects.filter(pk=est.pk).update(result={**est.result, "compute": {**est.result["compute"], "cards": 32}},
-                                              catalog_version="old")
+    Estimate.objects.filter(pk=est.pk).update(
+        result={**est.result, "compute": {**est.result["compute"], "cards": 32}}, catalog_version="old"
+    )
     response = api_client.get(f"/api/v1/reports/{est.share_token}/recompute")
     assert response.status_code == 200
     body = response.json()

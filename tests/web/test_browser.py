@@ -10,8 +10,16 @@ import pytest
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +31,9 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     before = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API runs an event loop in this thread
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = (
+        "true"  # Playwright's sync API runs an event loop in this thread
+    )
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -37,7 +47,10 @@ def browser():
 
 
 def _headline(page) -> dict[str, str]:
-    return {key: page.inner_text(f"#headline-{key} .value") for key in ("cards", "servers", "days", "capex", "power")}
+    return {
+        key: page.inner_text(f"#headline-{key} .value")
+        for key in ("cards", "servers", "days", "capex", "power")
+    }
 
 
 def test_form_report_share_and_chinese(browser, live_server):

@@ -30,7 +30,7 @@ def test_form_renders_with_folded_advanced_sections(client):
     html = response.content.decode()
     assert 'name="tokens"' in html and 'name="preset"' in html and 'name="hf_config"' in html
     assert html.count('<details class="advanced"') >= 5
-    assert "<details class=\"advanced\" open" not in html  # folded by default
+    assert '<details class="advanced" open' not in html  # folded by default
 
 
 def test_form_post_without_javascript_redirects_to_the_report(client):
@@ -43,8 +43,19 @@ def test_form_post_without_javascript_redirects_to_the_report(client):
 
 
 def test_form_builds_the_scenario_from_every_section(client):
-    data = {**FORM, "sizing": "deadline", "target_days": "20", "cards": "", "budget": "5e7", "tp": "2", "zero_stage": "1",
-            "rail_optimized": "no", "pue": "1.2", "precision": "bf16", "extra": '{"serving": {"context_len": 4096}}'}
+    data = {
+        **FORM,
+        "sizing": "deadline",
+        "target_days": "20",
+        "cards": "",
+        "budget": "5e7",
+        "tp": "2",
+        "zero_stage": "1",
+        "rail_optimized": "no",
+        "pue": "1.2",
+        "precision": "bf16",
+        "extra": '{"serving": {"context_len": 4096}}',
+    }
     assert client.post("/", data).status_code == 302
     doc = Estimate.objects.get().input
     assert doc["cluster"] == {"target_days": 20.0}
@@ -83,9 +94,17 @@ def test_errors_show_next_to_the_field(client, change, field):
 
 def test_pasted_hugging_face_config(client):
     config = {
-        "architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
-        "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256, "torch_dtype": "bfloat16",
-        "rope_scaling": {"factor": 8.0}, "hidden_act": "silu", "tie_word_embeddings": False,
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "torch_dtype": "bfloat16",
+        "rope_scaling": {"factor": 8.0},
+        "hidden_act": "silu",
+        "tie_word_embeddings": False,
     }
     response = client.post("/", {**FORM, "model_source": "config", "hf_config": json.dumps(config)})
     assert response.status_code == 302, response.content.decode()[:3000]
@@ -102,7 +121,14 @@ def test_report_page_headline_charts_and_sections(client, make_estimate):
         assert f'id="headline-{key}"' in html
     assert html.index('id="headline-cards"') < html.index('id="charts"')  # headline first
     assert html.count('class="why"') >= 5
-    for chart in ("chart-step-time", "chart-memory", "chart-cards-days", "chart-cost", "chart-network", "chart-storage"):
+    for chart in (
+        "chart-step-time",
+        "chart-memory",
+        "chart-cards-days",
+        "chart-cost",
+        "chart-network",
+        "chart-storage",
+    ):
         assert f'id="{chart}-data"' in html, chart
     assert "/static/vendor/plotly/plotly.min.js" in html
     assert "cdn.plot.ly" not in html and "cdn.jsdelivr" not in html
@@ -146,8 +172,15 @@ def test_csv_download(client, make_estimate):
 
 
 def test_edit_a_copy_prefills_the_form(client, make_estimate):
-    est = make_estimate(data={"name": "copy me", "model": {"preset": "llama-3.1-8b"}, "training": {"tokens": 2e11},
-                              "cluster": {"cards": 64}, "serving": {"context_len": 4096}})
+    est = make_estimate(
+        data={
+            "name": "copy me",
+            "model": {"preset": "llama-3.1-8b"},
+            "training": {"tokens": 2e11},
+            "cluster": {"cards": 64},
+            "serving": {"context_len": 4096},
+        }
+    )
     html = client.get(f"/?copy={est.share_token}").content.decode()
     assert 'value="copy me"' in html
     assert 'value="2e+11"' in html
@@ -157,7 +190,9 @@ def test_edit_a_copy_prefills_the_form(client, make_estimate):
 
 def test_recompute_page(client, make_estimate):
     est = make_estimate()
-    Estimate.objects.filter(pk=est.pk).update(result={**est.result, "compute": {**est.result["compute"], "cards": 32}})
+    Estimate.objects.filter(pk=est.pk).update(
+        result={**est.result, "compute": {**est.result["compute"], "cards": 32}}
+    )
     html = client.get(f"/r/{est.share_token}/recompute/").content.decode()
     assert 'id="diff"' in html and 'class="changed"' in html and "+100.0%" in html
 
@@ -204,8 +239,11 @@ def test_form_posts_share_the_api_throttle(client):
 def test_report_renders_whatever_sections_exist(client):
     """An old or partial result (no bill of materials, no layout) still renders."""
     est = Estimate.objects.create(
-        input={"model": {"preset": "llama-3.1-8b"}}, scenario={"model": {"preset": "llama-3.1-8b"}},
-        result={"compute": {"cards": 8, "nodes": 1, "wall_clock_days": 3.5}}, engine_version="0.1", catalog_version="old",
+        input={"model": {"preset": "llama-3.1-8b"}},
+        scenario={"model": {"preset": "llama-3.1-8b"}},
+        result={"compute": {"cards": 8, "nodes": 1, "wall_clock_days": 3.5}},
+        engine_version="0.1",
+        catalog_version="old",
     )
     html = client.get(f"/r/{est.share_token}/").content.decode()
     assert 'id="headline-cards"' in html and 'id="headline-capex"' not in html and 'id="working"' in html
@@ -220,4 +258,6 @@ def test_links_open_in_the_readers_language(client, make_estimate):
     assert response.status_code == 302 and response["Location"] == f"/zh-hans{url}"
     client.cookies["django_language"] = "en"  # chose English with the switcher: stays English
     assert client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN").status_code == 200
-    assert client.get("/api/v1/catalog", HTTP_ACCEPT_LANGUAGE="zh-CN").status_code == 200  # the API is not redirected
+    assert (
+        client.get("/api/v1/catalog", HTTP_ACCEPT_LANGUAGE="zh-CN").status_code == 200
+    )  # the API is not redirected

@@ -29,7 +29,11 @@ def test_deploy_check_has_no_warnings(tmp_path):
         env.pop(name, None)
     out = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "no issues" in out.stdout
