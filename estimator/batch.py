@@ -5,9 +5,12 @@ values; it returns arrays keyed by rollup.SUMMARY_FIELDS equal to `plan.estimate
 the n scenarios. Rows are grouped by their "structural" fields (model, accelerator, network,
 storage... anything that changes the resolved catalog entries or the designs); within a group the
 numeric fields below are plain numpy arrays through rollup(), network.fabric_counts() and
-storage.storage_counts(), the same functions estimate() uses. Rows without an MFU need the layout
-model: they run plan.choose_cluster once per distinct (group, tokens, cards or days) and are the
-slow path (documented in the README).
+storage.storage_counts(), the same functions estimate() uses. Rows without an MFU take it from
+the layout model like plan.choose_cluster, batched: the group's distinct card counts (or the sizes
+its deadlines scan) go through one vectorized layout search (layout_batch.best_layouts), shared by
+every row with the same cards, and the enumeration and accelerator-independent memory are reused
+by the next group of the same model and batch. Those rows also get their chosen layout
+(LAYOUT_FIELDS).
 """
 
 from __future__ import annotations
@@ -22,8 +25,20 @@ import numpy as np
 
 from .compute import SECONDS_PER_DAY, cards_for_deadline
 from .errors import ScenarioError
+from .layout import LayoutEval
 from .network import fabric_counts
-from .plan import HOT_DRIVE, WARM_DRIVE, cards_multiple, choose_cluster, equipment, model_flops, prices
+from .plan import (
+    FALLBACK_MFU,
+    HOT_DRIVE,
+    WARM_DRIVE,
+    SizeMemo,
+    candidate_sizes,
+    cards_multiple,
+    equipment,
+    model_flops,
+    prices,
+    size_for_deadline,
+)
 from .plan import facility as plan_facility
 from .resolve import Resolved, resolve
 from .rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, rollup
@@ -51,7 +66,7 @@ NUMERIC_FIELDS = (
     "cost.depreciation_years",
     "cost.utilization",
 )
-__all__ = ["evaluate_columns", "SUMMARY_FIELDS", "NUMERIC_FIELDS"]
+__all__ = ["evaluate_columns", "SUMMARY_FIELDS", "LAYOUT_FIELDS", "NUMERIC_FIELDS"]
 
 
 def _set(doc: dict, dotted: str, value: Any) -> None:
@@ -232,6 +247,7 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
         raise ScenarioError("every axis column must have the same length", "axes")
     n = lengths.pop() if lengths else 1
     out = {f: np.full(n, np.nan) for f in SUMMARY_FIELDS}
+    out.update(_empty_layout_columns(n))
     ok = np.zeros(n, dtype=bool)
     errors = np.full(n, None, dtype=object)
     key, fields, uniques = _group_key_codes(columns, n)
@@ -261,7 +277,7 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
             errors[rows] = str(exc)
             continue
         good = values.pop("_ok")
-        for f in SUMMARY_FIELDS:
+        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
         errors[rows[~good]] = values.get("_error") or "no plan"
@@ -270,19 +286,73 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
     return out
 
 
-def _predict(r: Resolved, tokens: float, size: float, given_cards: bool) -> tuple[int, float]:
-    """Cards and predicted MFU from the layout model for one distinct row (the slow path)."""
+def _predicted(r: Resolved, tokens, size, given_cards: bool, rows: np.ndarray):
+    """Cards, MFU and layout columns of the rows without an MFU, from the layout model: one
+    vectorized search for all distinct card counts of the group (cards given), or deadline sizing
+    per distinct (tokens, days) sharing one memo of searched sizes (plan.SizeMemo). The same
+    numbers as plan.choose_cluster row by row."""
     s = r.scenario
-    cluster = s.cluster.model_copy(
-        update={"cards": int(size), "target_days": None}
-        if given_cards
-        else {"cards": None, "target_days": size}
-    )
-    training = s.training.model_copy(update={"tokens": tokens})
-    row = dataclasses.replace(r, scenario=s.model_copy(update={"cluster": cluster, "training": training}))
-    flops = model_flops(row)
-    choice = choose_cluster(row, flops["training_flop"], row.accelerator.peak_flops(s.training.precision))
-    return choice.cards, choice.mfu
+    peak = r.accelerator.peak_flops(s.training.precision)
+    memo = SizeMemo(r, reuse=True)
+    picks: dict[tuple[float, float], tuple[int, LayoutEval | None]] = {}
+    if given_cards:
+        distinct = sorted({int(size[i]) for i in rows})
+        with_fabric = [c for c in distinct if memo.fabric(c) is not None]
+        for cards, best in zip(with_fabric, memo.best(with_fabric), strict=True):
+            picks[(0.0, float(cards))] = (cards, best)
+        for cards in set(distinct) - set(with_fabric):
+            picks[(0.0, float(cards))] = (cards, None)
+        keys = [(0.0, float(size[i])) for i in rows]
+    else:
+        multiple = cards_multiple(r)
+        sizes = candidate_sizes(r, multiple)
+        flop_per_token = model_flops(r)["flop_per_token"]
+        keys = [(float(tokens[i]), float(size[i])) for i in rows]
+        for key in dict.fromkeys(keys):
+            flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
+
+            def need(mfu: float, flop=flop, seconds=seconds) -> int:
+                return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))
+
+            cards, _, best = size_for_deadline(r, sizes, need, memo)
+            picks[key] = (cards, best)
+    cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
+    bests = [picks[k][1] for k in keys]
+    mfu = np.array([FALLBACK_MFU if b is None else b.predicted_mfu for b in bests])
+    return cards, mfu, _layout_columns(bests)
+
+
+# The chosen layout of rows whose MFU the layout model predicts (NaN, or "" for recompute, for rows
+# with an MFU given and rows where no layout fits): the contract's `parallelism` fields.
+LAYOUT_FIELDS = (
+    "parallelism.tp",
+    "parallelism.pp",
+    "parallelism.dp",
+    "parallelism.ep",
+    "parallelism.cp",
+    "parallelism.zero_stage",
+    "parallelism.recompute",
+    "parallelism.micro_batch_size",
+    "parallelism.predicted_mfu",
+)
+
+
+def _layout_columns(bests: list[LayoutEval | None]) -> dict[str, np.ndarray]:
+    out = {}
+    for field in LAYOUT_FIELDS:
+        key = field.split(".", 1)[1]
+        if key == "recompute":
+            out[field] = np.array(["" if b is None else b.recompute for b in bests], dtype="<U9")
+        else:
+            out[field] = np.array([np.nan if b is None else float(getattr(b, key)) for b in bests])
+    return out
+
+
+def _empty_layout_columns(n: int) -> dict[str, np.ndarray]:
+    return {
+        f: np.full(n, "", dtype="<U9") if f.endswith(".recompute") else np.full(n, np.nan)
+        for f in LAYOUT_FIELDS
+    }
 
 
 def _replica_ok(r: Resolved, cards: np.ndarray) -> np.ndarray:
@@ -315,12 +385,12 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         cards = cards_for_deadline(
             flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r)
         )
-    cache: dict[tuple[float, float], tuple[int, float]] = {}
-    for i in np.flatnonzero(slow):  # the layout model predicts MFU once per distinct (tokens, size)
-        k = (float(tokens[i]), float(size[i]))
-        if k not in cache:
-            cache[k] = _predict(r, *k, given_cards)
-        cards[i], mfu[i] = cache[k]
+    layout = _empty_layout_columns(n)
+    rows = np.flatnonzero(slow)
+    if rows.size:
+        cards[rows], mfu[rows], found = _predicted(r, tokens, size, given_cards, rows)
+        for f, v in found.items():
+            layout[f][rows] = v
     state: dict[str, Any] = {}
     sizing = Sizing(
         training_flop=flop,
@@ -333,6 +403,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     values = rollup(sizing, _counts_for(r, tokens, state), _facility(r, cols))
     ok = _replica_ok(r, cards) & state["feasible"] & np.isfinite(values["compute.wall_clock_days"])
     values["_ok"] = ok
+    values.update(layout)
     if not ok.all():
         values["_error"] = "no plan: the fixed layout does not divide the cards, or the fabric is too large"
     return values

@@ -267,28 +267,17 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
 
     Scalars work too (0-d results). Adds tokens_per_s, predicted_mfu, predicted_hfu to the times.
     """
+    mem, rf = evaluate_memory(problem, c)
+    return mem, evaluate_time(problem, c, rf)
+
+
+def evaluate_memory(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, np.ndarray]:
+    """Per-card memory of candidate arrays c and the share of layers recomputed (rf; partial
+    recompute takes the fewest layers that fit, see _partial_recompute). Bytes; rf dimensionless.
+    The cheap half of `evaluate`: the search drops what does not fit before `evaluate_time`."""
 
     def memory(rc):
-        return per_card_memory(
-            problem.arch,
-            problem.counts,
-            problem.seq_len,
-            c["tp"],
-            c["pp"],
-            c["dp"],
-            c["ep"],
-            c["cp"],
-            c["zero"],
-            c["mbs"],
-            rc,
-            c["sp"],
-            c["v"],
-            False,
-            c["m"],
-            problem.grad_dtype,
-            problem.flash_attention,
-            problem.buffers,
-        )
+        return card_memory(problem, c, rc)
 
     rc = np.asarray(c["rc"])
     mem = memory(rc)
@@ -298,6 +287,38 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
         mem, rf = _partial_recompute(
             problem, c, partial, mem, memory(np.where(partial, RECOMPUTE_CODES["full"], rc)), rf
         )
+    return mem, rf
+
+
+def card_memory(problem: LayoutProblem, c: Mapping, rc) -> MemoryBreakdown:
+    """memory.per_card_memory of candidate arrays c with recompute codes rc (partial as stored by
+    the layers it does not recompute). Bytes."""
+    return per_card_memory(
+        problem.arch,
+        problem.counts,
+        problem.seq_len,
+        c["tp"],
+        c["pp"],
+        c["dp"],
+        c["ep"],
+        c["cp"],
+        c["zero"],
+        c["mbs"],
+        rc,
+        c["sp"],
+        c["v"],
+        False,
+        c["m"],
+        problem.grad_dtype,
+        problem.flash_attention,
+        problem.buffers,
+    )
+
+
+def evaluate_time(problem, c: Mapping, rf) -> dict[str, np.ndarray]:
+    """Step time (estimator.steptime) of candidate arrays c with recompute shares rf, plus
+    tokens_per_s (tokens/s), predicted_mfu = tokens/s · FLOP/token / (cards · peak) and
+    predicted_hfu = executed FLOP per card / (step time · peak) (dimensionless)."""
     c = {**c, "rf": rf}
     t = evaluate_step(problem, Candidates.from_mapping(c))
     t["recompute_fraction"] = np.broadcast_to(rf, np.shape(t["step_time_s"]))
@@ -306,7 +327,10 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
     t["tokens_per_s"] = step_tokens / t["step_time_s"]
     t["predicted_mfu"] = t["tokens_per_s"] * problem.flop_per_token / (problem.cards * peak)
     t["predicted_hfu"] = t["executed_flop_per_card"] / (t["step_time_s"] * peak)
-    return mem, t
+    return t
+
+
+MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "other", "total")
 
 
 def _partial_recompute(problem, c, partial, none, full, rf):
@@ -399,7 +423,8 @@ def evaluate_layout(
 
 
 def search(problem: LayoutProblem) -> LayoutSearch:
-    """Enumerate, evaluate (one vectorized pass), filter by HBM, rank by throughput."""
+    """Enumerate, drop what cannot fit in HBM (memory is cheap), time the rest (one vectorized
+    pass), rank by throughput."""
     c = enumerate_candidates(problem)
     n = c["tp"].size
     reason = np.full(n, -1, dtype=np.int64)
@@ -407,12 +432,11 @@ def search(problem: LayoutProblem) -> LayoutSearch:
         reason[(reason < 0) & np.asarray(failing, dtype=bool)] = REASONS.index(name)
     ok = np.flatnonzero(reason < 0)
     sub = {k: v[ok] for k, v in c.items()}
-    mem, t = evaluate(problem, sub)
-    fits = mem.total <= problem.accelerator.hbm_bytes
+    mem, rf = evaluate_memory(problem, sub)
+    fits = np.asarray(mem.total <= problem.accelerator.hbm_bytes)
     reason[ok[~fits]] = REASONS.index("out-of-memory")
-    if "recompute" not in problem.fixed:  # partial that recomputes no layer or all is none or full again
-        frac = t["recompute_fraction"]
-        redundant = fits & (sub["rc"] == RECOMPUTE_CODES["partial"]) & ((frac <= 0.0) | (frac >= 1.0))
+    if "recompute" not in problem.fixed:
+        redundant = fits & partial_redundant(sub["rc"], rf)
         reason[ok[redundant]] = REASONS.index("partial-recompute-redundant")
         fits = fits & ~redundant
     counts = np.bincount(reason[reason >= 0], minlength=len(REASONS))
@@ -420,17 +444,45 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     good = np.flatnonzero(fits)
     top_n = int(problem.fixed.get("top_n", problem.top_n))
     if good.size == 0:
-        closest = _make_eval(problem, sub, mem, t, int(np.argmin(mem.total))) if ok.size else None
+        if not ok.size:
+            return LayoutSearch(None, [], rejected, n, 0, None)
+        i = int(np.argmin(mem.total))
+        one = {k: v[i : i + 1] for k, v in sub.items()}
+        t = evaluate_time(problem, one, rf[i : i + 1])
+        closest = _make_eval(problem, one, _take(mem, [i]), t, 0)
         return LayoutSearch(None, [], rejected, n, 0, closest)
-    # Throughput within 2% (below the model's own error) counts as a tie; ties go to the lower ZeRO
-    # stage (less traffic, and the source article's starting configuration: ZeRO-3 only when the model
-    # does not fit otherwise),
-    # then to less recomputation, then to less memory.
-    speed = np.round(np.log(t["tokens_per_s"][good]) / np.log1p(0.02))
-    order = good[np.lexsort((mem.total[good], t["recompute_fraction"][good], sub["zero"][good], -speed))]
-    order = order[: top_n + 1]
+    sub = {k: v[good] for k, v in sub.items()}
+    mem, rf = _take(mem, good), rf[good]
+    t = evaluate_time(problem, sub, rf)
+    order = rank_order(t["tokens_per_s"], mem.total, rf, sub["zero"])[: top_n + 1]
     evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
     return LayoutSearch(evals[0], evals[1:], rejected, n, int(good.size))
+
+
+def partial_redundant(rc, rf) -> np.ndarray:
+    """Partial recompute that recomputes no layer or every layer: the same as none or full."""
+    return (np.asarray(rc) == RECOMPUTE_CODES["partial"]) & ((rf <= 0.0) | (rf >= 1.0))
+
+
+# Throughput within TIE_BAND (below the model's own error) counts as a tie.
+TIE_BAND = 0.02
+
+
+def speed_bin(tokens_per_s) -> np.ndarray:
+    """Throughput on a logarithmic grid of TIE_BAND steps: layouts in one bin tie."""
+    return np.round(np.log(tokens_per_s) / np.log1p(TIE_BAND))
+
+
+def rank_order(tokens_per_s, total_bytes, rf, zero, *outer) -> np.ndarray:
+    """Candidates best first: throughput within 2% is a tie; ties go to the lower ZeRO stage (less
+    traffic, and the source article's starting configuration: ZeRO-3 only when the model does not
+    fit otherwise), then to less recomputation, then to less memory, then to enumeration order.
+    `outer`: keys more significant than all of these (a batch's size index), most significant last."""
+    return np.lexsort((total_bytes, rf, zero, -speed_bin(tokens_per_s), *outer))
+
+
+def _take(mem: MemoryBreakdown, idx) -> MemoryBreakdown:
+    return MemoryBreakdown(**{k: np.asarray(getattr(mem, k))[idx] for k in MEMORY_KEYS})
 
 
 # Fixed fields relaxed first when a fixed layout does not fit: the memory-saving choices that leave

@@ -20,7 +20,8 @@ from . import ENGINE_VERSION, catalog
 from .compute import SECONDS_PER_DAY, cards_for_deadline
 from .errors import ScenarioError
 from .jsonio import to_jsonable
-from .layout import LayoutProblem, LayoutSearch, search
+from .layout import LayoutEval, LayoutProblem, LayoutSearch, search
+from .layout_batch import best_layouts
 from .memory import Buffers
 from .models import flops_per_token_terms
 from .network import Fabric, design_fabric
@@ -155,50 +156,87 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
         return _choice(cards, *_evaluate(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
-    tried: dict[int, tuple[Fabric, LayoutSearch]] = {}
+    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r))
+    return _choice(cards, fabric, _layouts(r, cards, fabric), None)
 
-    def meets(i: int) -> bool | None:
-        """Whether sizes[i] meets the deadline with its predicted MFU (None: no layout or no fabric)."""
-        cards = int(sizes[i])
-        if cards not in tried:
+
+class SizeMemo:
+    """Best layouts of one resolved scenario at many cluster sizes, computed in batches
+    (layout_batch.best_layouts: one vectorized search for all of them) and remembered, so deadline
+    sizing costs about one search and a sweep's rows share what they ask for."""
+
+    def __init__(self, r: Resolved, reuse: bool = False):
+        self.r = r
+        self.reuse = reuse  # layout_batch.best_layouts' reuse (sweeps)
+        self._fabrics: dict[int, Fabric | None] = {}  # None: the fabric cannot be built
+        self._problems: dict[int, LayoutProblem] = {}
+        self._best: dict[int, LayoutEval | None] = {}
+
+    def fabric(self, cards: int) -> Fabric | None:
+        """The fabric of `cards`, or None where design_fabric (or the layout problem) refuses it."""
+        if cards not in self._fabrics:
             try:
-                tried[cards] = _evaluate(r, cards)
+                fabric = _fabric(self.r, cards)
+                self._problems[cards] = layout_problem(self.r, cards, fabric)
             except ScenarioError:
-                return None
-        best = tried[cards][1].best
-        return None if best is None else need(float(best.predicted_mfu)) <= cards
+                fabric = None
+            self._fabrics[cards] = fabric
+        return self._fabrics[cards]
 
-    # Scan the round sizes upward from what a record MFU would need and keep the first whose best
-    # layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
-    # splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
-    # size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
-    # at a typical-worst MFU and keeps the size of highest throughput (the deadline is then missed).
+    def best(self, cards_list: list[int]) -> list[LayoutEval | None]:
+        """Best layouts at these sizes (each with a fabric), one batch for all not yet known."""
+        todo = [c for c in dict.fromkeys(cards_list) if c not in self._best]
+        for c, best in zip(todo, best_layouts([self._problems[c] for c in todo], self.reuse), strict=True):
+            self._best[c] = best
+        return [self._best[c] for c in cards_list]
+
+
+SIZING_BLOCK = 8  # sizes evaluated together while scanning for a deadline
+
+
+def size_for_deadline(
+    r: Resolved, sizes: np.ndarray, need, memo: SizeMemo
+) -> tuple[int, Fabric, LayoutEval | None]:
+    """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
+    (cards, fabric, best layout). need(mfu) -> cards the deadline needs at that MFU.
+
+    Scan the round sizes upward from what a record MFU would need and keep the first whose best
+    layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
+    splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
+    size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
+    at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
+    keeps the size of highest throughput (the deadline is then missed). The sizes are searched
+    SIZING_BLOCK at a time in one vectorized pass (layout_batch.best_layouts)."""
     first = min(int(np.searchsorted(sizes, need(MAX_PLAUSIBLE_MFU))), len(sizes) - 1)
     last = need(MIN_PLAUSIBLE_MFU)
-    fast: int | None = None
+    scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
     for i in range(first, len(sizes)):
-        if (sizes[i] > last and tried) or len(tried) >= MAX_SIZING_EVALS:
+        cards = int(sizes[i])
+        if (cards > last and scan) or len(scan) >= MAX_SIZING_EVALS:
             break
-        ok = meets(i)
-        if ok:
-            fast = i
-            break
-        if ok is None and int(sizes[i]) not in tried and tried:
-            break  # the fabric cannot grow that far
-    if fast is not None:
-        cards = int(sizes[fast])
-    else:
+        if memo.fabric(cards) is None:
+            if scan:
+                break  # the fabric cannot grow that far
+            continue
+        scan.append(cards)
+    tried: dict[int, LayoutEval | None] = {}
+    for start in range(0, len(scan), SIZING_BLOCK):
+        block = scan[start : start + SIZING_BLOCK]
+        for cards, best in zip(block, memo.best(block), strict=True):
+            tried[cards] = best
+            if best is not None and need(float(best.predicted_mfu)) <= cards:
+                return cards, memo.fabric(cards), best
+    if not tried:
+        cards = int(sizes[first])
+        fabric, found = _evaluate(r, cards)  # raises the fabric's own error
+        return cards, fabric, found.best
 
-        def throughput(cards: int) -> float:
-            best = tried[cards][1].best
-            return cards * best.predicted_mfu if best is not None else 0.0
+    def throughput(cards: int) -> float:
+        best = tried[cards]
+        return cards * best.predicted_mfu if best is not None else 0.0
 
-        if not tried:
-            cards = int(sizes[first])
-            tried[cards] = _evaluate(r, cards)  # raises the fabric's own error
-        cards = max(tried, key=throughput)
-    fabric, found = tried[cards]
-    return _choice(cards, fabric, found, None)
+    cards = max(tried, key=throughput)
+    return cards, memo.fabric(cards), tried[cards]
 
 
 def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:

@@ -1,0 +1,338 @@
+"""The layout search across many cluster sizes at once: `best_layouts(problems)[i]` is
+`layout.search(problems[i]).best` for every i, in one vectorized pass instead of one search each.
+
+The problems must differ only in what the cluster size decides (`cards` and the fabric's
+`cross_leaf_bandwidth_factor` and `nodes_per_leaf_group`): deadline sizing asks one model on
+forty round sizes, a sweep asks one (model, accelerator, stack, batch) on hundreds of card counts.
+
+How it saves the per-search work (the search itself is layout.py; this is the same rules, batched):
+- No full Cartesian product per size: the structurally valid candidates are built level by level
+  over the axes in the search's enumeration order (tp, pp, cp | ep | mbs | v | sp | zero | rc),
+  each level dropping what fails the rules that involve only the axes fixed so far (the rules are
+  layout_enum.structural_failures'; a candidate fails one of them here exactly when it fails it
+  there). Only pp depends on the size (the divisors of the card count); the other axes' ranges are
+  those of the largest size: a tp or ep beyond a smaller size's card count fails "dp-not-integral"
+  or "ep-not-dividing-dp" there anyway.
+- Memory before time: the per-card memory (cheap) drops what does not fit in HBM and partial
+  recompute that recomputes no layer or all of them; only the rest gets the step-time model.
+- One step-time call for all sizes: evaluate_step broadcasts, so `cards` and the two fabric
+  factors go in as per-candidate arrays (see _SizedProblem).
+- The same ranking (layout.rank_order) with the size as the most significant key; candidates stay
+  in the search's enumeration order within a size, so exact ties resolve the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from estimator.layout import (
+    MEMORY_KEYS,
+    LayoutEval,
+    LayoutProblem,
+    _make_eval,
+    _partial_recompute,
+    _take,
+    card_memory,
+    evaluate_memory,
+    evaluate_time,
+    partial_redundant,
+    speed_bin,
+)
+from estimator.layout_enum import BATCH_TOLERANCE, axis_values
+from estimator.memory import RECOMPUTE_CODES, MemoryBreakdown
+
+SIZE_FIELDS = ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
+MAX_BLOCK_CANDIDATES = 400_000  # structurally valid candidates per vectorized block (memory bound)
+
+
+class _SizedProblem:
+    """A LayoutProblem whose cards and fabric factors are per-candidate arrays.
+
+    evaluate_step and layout.evaluate_time use problem.cards (HFU, MFU: FLOP/s over cards · peak),
+    problem.cross_leaf_bandwidth_factor and problem.nodes_per_leaf_group (collective and
+    point-to-point bandwidths) only in numpy expressions, so arrays broadcast against the candidate
+    arrays; every other attribute is the shared problem's."""
+
+    def __init__(self, base: LayoutProblem, cards, cross, leaf_nodes):
+        self._base = base
+        self.cards = cards
+        self.cross_leaf_bandwidth_factor = cross
+        self.nodes_per_leaf_group = leaf_nodes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+
+def _check_shared(problems: Sequence[LayoutProblem]) -> None:
+    first = problems[0]
+    shared = {f: getattr(first, f) for f in first.__dataclass_fields__ if f not in SIZE_FIELDS}
+    for p in problems[1:]:
+        for f, v in shared.items():
+            if getattr(p, f) is not v and getattr(p, f) != v:
+                raise ValueError(f"best_layouts: problems differ in {f}, not only in the cluster size")
+
+
+def _expand(n: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(parent index, value) of every one of n parent rows times every value, values varying fastest."""
+    return np.repeat(np.arange(n), values.size), np.tile(values, n)
+
+
+def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> dict[str, np.ndarray]:
+    """The candidates of every problem that pass layout_enum.structural_failures, without the
+    recompute axis (no rule involves it): keys size (index into problems), tp, pp, cp, ep, mbs, v,
+    sp, zero, dp, m; ordered by size and then as enumerate_candidates orders them.
+    prune: leave out sequence_parallel false where tp > 1 (dominated, see the module docstring).
+
+    Built level by level over the axes, a level keeping the index of its parent row, so each rule
+    runs on the rows it concerns and the columns are gathered once at the end."""
+    big = max(problems, key=lambda p: p.cards)
+    vals = axis_values(big)
+    arch = big.arch
+    fx = big.fixed_normalized
+    L = arch.num_hidden_layers
+    kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
+    gbs = big.global_batch_seqs
+    experts = max(arch.num_experts, 1)
+    cards_of = np.array([p.cards for p in problems], dtype=np.int64)
+
+    # level A: (size, tp, pp, cp); pp's range is the size's own
+    pp_lists = [axis_values(p)["pp"] if "pp" not in fx else vals["pp"] for p in problems]
+    size_pp = np.repeat(np.arange(len(problems)), [len(x) for x in pp_lists])
+    pp_cat = np.concatenate(pp_lists).astype(np.int64)
+    tp_v, cp_v = vals["tp"], vals["cp"]
+    k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
+    A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
+    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
+    A = {key: v[order] for key, v in A.items()}
+    model = A["tp"] * A["pp"] * A["cp"]
+    cards = cards_of[A["size"]]
+    ok = (
+        (A["tp"] <= big.domain_cards)
+        & (arch.num_attention_heads % A["tp"] == 0)
+        & (kv % A["tp"] == 0)
+        & (big.seq_len % A["cp"] == 0)
+        & (A["pp"] <= L)
+        & (cards % model == 0)
+    )
+    A = {key: v[ok] for key, v in A.items()}
+    A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
+    if "dp" in fx:
+        A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
+    # level B: ep
+    a, ep = _expand(A["size"].size, vals["ep"])
+    ok = (experts % ep == 0) & (A["dp"][a] % ep == 0) & ((ep <= 1) | arch.is_moe)
+    a, ep = a[ok], ep[ok]
+    # levels C, D: mbs, v and the micro-batch count m they decide with dp and pp
+    mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
+    b, j = _expand(a.size, np.arange(mbs_g.size))
+    mbs, v, ab = mbs_g[j], v_g[j], a[b]
+    pp, dp = A["pp"][ab], A["dp"][ab]
+    ok = (pp * v <= L) & ~((v > 1) & (pp == 1)) & ~((v > 1) & (-(-L // (pp * v)) * pp * v - L > 2))
+    b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
+    step = np.where(v > 1, pp, 1)
+    m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
+    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
+    b, mbs, v, m, pp = b[ok], mbs[ok], v[ok], m[ok], pp[ok]
+    # levels E, F: sp, zero
+    tp = A["tp"][a[b]]
+    if prune and vals["sp"].size > 1:  # sequence parallel dominates: one value per row
+        d, sp = np.arange(b.size), tp > 1
+    else:
+        d, sp = _expand(b.size, vals["sp"])
+        ok = ~(sp & (tp[d] == 1))
+        d, sp = d[ok], sp[ok]
+    e, zero = _expand(d.size, vals["zero"])
+    ok = ~((zero >= 2) & (pp[d[e]] > 1))
+    e, zero = e[ok], zero[ok]
+    de = d[e]
+    bde = b[de]
+    abde = a[bde]
+    return {
+        "size": A["size"][abde],
+        "tp": A["tp"][abde],
+        "pp": A["pp"][abde],
+        "cp": A["cp"][abde],
+        "dp": A["dp"][abde],
+        "ep": ep[bde],
+        "mbs": mbs[de],
+        "v": v[de],
+        "m": m[de],
+        "sp": sp[e],
+        "zero": zero,
+    }
+
+
+def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> dict[str, np.ndarray]:
+    """enumerate_layouts times the recompute axis (varying fastest): the structurally valid
+    candidates in the search's order."""
+    c = enumerate_layouts(problems, prune)
+    rc = axis_values(problems[0])["rc"]
+    out = {k: np.repeat(v, rc.size) for k, v in c.items()}
+    out["rc"] = np.tile(rc, c["size"].size)
+    return out
+
+
+def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[LayoutEval | None]:
+    """The best layout of each problem (None where nothing fits): search(p).best for each p.
+
+    reuse: keep the enumeration and the accelerator-independent memory of these sizes for the next
+    call with the same model, batch and sizes (a sweep's groups, one per accelerator)."""
+    best: list[LayoutEval | None] = [None] * len(problems)
+    if not problems:
+        return best
+    _check_shared(problems)
+    base = problems[0]
+    family = _family(problems) if reuse else _Family(base, enumerate_layouts(problems))
+    rc_values = axis_values(base)["rc"]
+    per = max(1, SLICE_ROWS // rc_values.size)
+    parts = [
+        _fitting(base, family, start, min(start + per, family.size), rc_values)
+        for start in range(0, family.size, per)
+    ]
+    c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]} if parts else {"size": []}
+    if len(c["size"]) == 0:
+        return best
+    mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
+    rf = np.concatenate([p[2] for p in parts])
+    per_size = [
+        np.array([getattr(p, f) for p in problems], dtype=float)[c["size"]]
+        for f in ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
+    ]
+    times = []
+    for start in range(0, rf.size, SLICE_ROWS):
+        sl = slice(start, start + SLICE_ROWS)
+        sized = _SizedProblem(base, *(x[sl] for x in per_size))
+        times.append(evaluate_time(sized, {k: v[sl] for k, v in c.items()}, rf[sl]))
+    speed = speed_bin(np.concatenate([x["tokens_per_s"] for x in times]))
+    # per size, only the candidates in its top throughput bin can win: rank those, ties to the
+    # search's enumeration order (the row number)
+    size = c["size"]
+    top = np.full(len(problems), -np.inf)
+    np.maximum.at(top, size, speed)
+    hit = np.flatnonzero(speed == top[size])
+    order = hit[np.lexsort((c["row"][hit], mem.total[hit], rf[hit], c["zero"][hit], -speed[hit], size[hit]))]
+    sizes = size[order]
+    for i in order[np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])]:
+        j, at = divmod(int(i), SLICE_ROWS)
+        one = {k: v[i : i + 1] for k, v in c.items()}
+        t = {k: v[at : at + 1] for k, v in times[j].items()}
+        best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
+    return best
+
+
+SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
+FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
+
+
+class _Family:
+    """The structurally valid layouts of a list of sizes and their memory without recompute and
+    with selective recompute: what does not depend on the accelerator (a sweep over accelerators
+    with one model reuses it). Memory is computed lazily, slice by slice."""
+
+    def __init__(self, base: LayoutProblem, layouts: dict[str, np.ndarray]):
+        self.base = base
+        self.layouts = layouts
+        self.size = layouts["size"].size
+        self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
+
+    def rows(self, start: int, stop: int, idx: np.ndarray, code: int, width_pos: tuple[int, int]):
+        """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
+        width, pos = width_pos
+        out = {k: v[start:stop][idx] for k, v in self.layouts.items()}
+        out["rc"] = np.full(idx.size, code, dtype=np.int64)
+        out["row"] = (start + idx) * width + pos
+        return out
+
+    def light_memory(self, start: int, stop: int, code: int, c: dict) -> MemoryBreakdown:
+        key = (start, stop, code)
+        if key not in self.light:
+            self.light[key] = card_memory(self.base, c, c["rc"])
+        return self.light[key]
+
+
+_families: dict[tuple, _Family] = {}
+
+
+def _family(problems: Sequence[LayoutProblem]) -> _Family:
+    """The cached _Family of these sizes: keyed by everything enumeration and memory read."""
+    p = problems[0]
+    key = (
+        p.arch,
+        p.counts,
+        p.seq_len,
+        p.global_batch_seqs,
+        tuple(sorted(p.fixed_normalized.items())),
+        p.domain_cards,
+        p.flash_attention,
+        p.grad_dtype,
+        p.buffers,
+        tuple(q.cards for q in problems),
+    )
+    found = _families.pop(key, None)
+    if found is None:
+        found = _Family(p, enumerate_layouts(problems))
+    _families[key] = found  # most recently used last
+    while len(_families) > FAMILY_CACHE:
+        _families.pop(next(iter(_families)))
+    return found
+
+
+def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values: np.ndarray):
+    """The candidates of layouts [start, stop) of `fam` (recompute axis added) left for the
+    step-time model, with their memory and recompute share: (columns incl. rc and row,
+    MemoryBreakdown, rf).
+
+    Left out: what does not fit in HBM, partial recompute of no layer or of all (as the search
+    does), and, when the recompute axis is free, full and partial recompute of a layout whose
+    no-recompute candidate fits, full recompute of a layout whose partial recompute fits
+    (RECOMPUTE_DOMINATES). `row`: the candidate's position in the search's enumeration order."""
+    hbm = base.accelerator.hbm_bytes
+    n, width = stop - start, rc_values.size
+    pos = {int(code): i for i, code in enumerate(rc_values)}
+
+    def rows(idx, code):
+        return fam.rows(start, stop, idx, code, (width, pos[code]))
+
+    every = np.arange(n)
+    free = "recompute" not in base.fixed and {0, 2, 3} <= set(pos)
+    if not free:
+        parts = [rows(every, int(code)) for code in rc_values]
+        c = {k: np.concatenate([x[k] for x in parts]) for k in parts[0]}
+        mem, rf = evaluate_memory(base, c)
+        return _kept(c, mem, rf, np.asarray(mem.total <= hbm))
+    out = []
+    for code in (RECOMPUTE_CODES["none"], RECOMPUTE_CODES["selective"]):
+        if code in pos:
+            c = rows(every, code)
+            mem = fam.light_memory(start, stop, code, c)
+            fits = np.asarray(mem.total <= hbm)
+            if code == RECOMPUTE_CODES["none"]:
+                none_fits = fits
+            out.append(_kept(c, mem, np.zeros(n), fits))
+    heavy = np.flatnonzero(~none_fits)
+    full = rows(heavy, RECOMPUTE_CODES["full"])
+    full_mem = card_memory(base, full, full["rc"])
+    partial = rows(heavy, RECOMPUTE_CODES["partial"])
+    none_like = card_memory(base, partial, partial["rc"])
+    mixed, f = _partial_recompute(
+        base, partial, np.ones(heavy.size, dtype=bool), none_like, full_mem, np.zeros(heavy.size)
+    )
+    partial_keep = np.asarray(mixed.total <= hbm) & ~partial_redundant(partial["rc"], f)
+    full_keep = np.asarray(full_mem.total <= hbm) & ~partial_keep
+    out.append(_kept(full, full_mem, np.ones(heavy.size), full_keep))
+    out.append(_kept(partial, mixed, f, partial_keep))
+    c = {k: np.concatenate([o[0][k] for o in out]) for k in out[0][0]}
+    mem = MemoryBreakdown(**{k: np.concatenate([getattr(o[1], k) for o in out]) for k in MEMORY_KEYS})
+    return c, mem, np.concatenate([o[2] for o in out])
+
+
+def _kept(c, mem, rf, keep):
+    idx = np.flatnonzero(keep)
+    return {k: v[idx] for k, v in c.items()}, _take(mem, idx), np.asarray(rf, dtype=float)[idx]
+
+
+def _rows(c: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, np.ndarray]:
+    return {k: v[idx] for k, v in c.items()}
