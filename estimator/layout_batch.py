@@ -5,20 +5,32 @@ The problems must differ only in what the cluster size decides (`cards` and the 
 `cross_leaf_bandwidth_factor` and `nodes_per_leaf_group`): deadline sizing asks one model on
 forty round sizes, a sweep asks one (model, accelerator, stack, batch) on hundreds of card counts.
 
-How it saves the per-search work (the search itself is layout.py; this is the same rules, batched):
-- No full Cartesian product per size: the structurally valid candidates are built level by level
-  over the axes in the search's enumeration order (tp, pp, cp | ep | mbs | v | sp | zero | rc),
-  each level dropping what fails the rules that involve only the axes fixed so far (the rules are
-  layout_enum.structural_failures'; a candidate fails one of them here exactly when it fails it
-  there). Only pp depends on the size (the divisors of the card count); the other axes' ranges are
-  those of the largest size: a tp or ep beyond a smaller size's card count fails "dp-not-integral"
-  or "ep-not-dividing-dp" there anyway.
-- Memory before time: the per-card memory (cheap) drops what does not fit in HBM and partial
-  recompute that recomputes no layer or all of them; only the rest gets the step-time model.
+How it saves the per-search work (the search itself is layout.py; these are its rules, batched):
+- No full Cartesian product per size: the structurally valid layouts are built level by level over
+  the axes in the search's enumeration order (tp, pp, cp | ep | mbs, v | sp | zero), each level
+  dropping what fails the rules of layout_enum.structural_failures that involve only the axes
+  fixed so far (tests/estimator/test_layout_batch.py checks the two enumerations are equal). Only
+  pp depends on the size (the divisors of the card count); the other ranges are the largest
+  size's: a tp or ep beyond a smaller size's card count fails "dp-not-integral" or
+  "ep-not-dividing-dp" there anyway.
+- Memory before time: per-card memory (cheap) drops what does not fit in HBM and partial recompute
+  that recomputes no layer or all of them (as the search does); only the rest gets the step-time
+  model. Partial recompute's memory lies between no recompute and full recompute of the same
+  layout, so it is computed only where full recompute fits and no recompute does not.
+- Dominated candidates are dropped before the step-time model; each rule is a property of the
+  models that tests/estimator/test_layout_batch.py asserts:
+  RECOMPUTE_DOMINATES: throughput never rises with the share of layers recomputed (a recomputed
+  forward adds work) and the ranking breaks throughput ties towards less recomputation, so full
+  recompute of a layout loses to its no-recompute or partial-recompute candidate when that fits.
+  SEQUENCE_PARALLEL_DOMINATES (fused attention kernels only): with tp > 1, sequence parallelism
+  moves the same bytes and divides the replicated activations and their element-wise kernels by
+  tp: never slower, strictly less memory, so the sp = false twin never wins. (With unfused
+  attention, partial recompute stores like selective recompute and the rule does not hold.)
 - One step-time call for all sizes: evaluate_step broadcasts, so `cards` and the two fabric
   factors go in as per-candidate arrays (see _SizedProblem).
-- The same ranking (layout.rank_order) with the size as the most significant key; candidates stay
-  in the search's enumeration order within a size, so exact ties resolve the same way.
+- Slices of SLICE_ROWS candidates keep numpy's temporaries in the CPU caches.
+- The same ranking (layout.rank_order: throughput bin, ZeRO stage, recompute share, memory) with
+  the size most significant and the search's enumeration position least, so ties resolve the same.
 """
 
 from __future__ import annotations
@@ -138,7 +150,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     b, mbs, v, m, pp = b[ok], mbs[ok], v[ok], m[ok], pp[ok]
     # levels E, F: sp, zero
     tp = A["tp"][a[b]]
-    if prune and vals["sp"].size > 1:  # sequence parallel dominates: one value per row
+    if prune and vals["sp"].size > 1 and big.flash_attention:  # SEQUENCE_PARALLEL_DOMINATES
         d, sp = np.arange(b.size), tp > 1
     else:
         d, sp = _expand(b.size, vals["sp"])
@@ -315,13 +327,18 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
     heavy = np.flatnonzero(~none_fits)
     full = rows(heavy, RECOMPUTE_CODES["full"])
     full_mem = card_memory(base, full, full["rc"])
-    partial = rows(heavy, RECOMPUTE_CODES["partial"])
+    full_fits = np.asarray(full_mem.total <= hbm)
+    # partial memory lies between no recompute and full (a convex combination): where neither
+    # fits, partial does not either
+    some = np.flatnonzero(full_fits)
+    partial = rows(heavy[some], RECOMPUTE_CODES["partial"])
     none_like = card_memory(base, partial, partial["rc"])
     mixed, f = _partial_recompute(
-        base, partial, np.ones(heavy.size, dtype=bool), none_like, full_mem, np.zeros(heavy.size)
+        base, partial, np.ones(some.size, dtype=bool), none_like, _take(full_mem, some), np.zeros(some.size)
     )
     partial_keep = np.asarray(mixed.total <= hbm) & ~partial_redundant(partial["rc"], f)
-    full_keep = np.asarray(full_mem.total <= hbm) & ~partial_keep
+    full_keep = full_fits.copy()
+    full_keep[some[partial_keep]] = False
     out.append(_kept(full, full_mem, np.ones(heavy.size), full_keep))
     out.append(_kept(partial, mixed, f, partial_keep))
     c = {k: np.concatenate([o[0][k] for o in out]) for k in out[0][0]}

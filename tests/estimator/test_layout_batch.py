@@ -1,0 +1,191 @@
+"""estimator.layout_batch: the batched search picks, for every size, the layout the one-at-a-time
+search picks (layout.search), on a few hundred random scenarios, dense and MoE; its enumeration is
+the search's; the dominance rules it prunes with hold in the step-time and memory models."""
+
+import dataclasses
+import random
+
+import numpy as np
+import pytest
+
+from estimator import plan
+from estimator.errors import ScenarioError
+from estimator.layout import card_memory, evaluate_time, search
+from estimator.layout_batch import best_layouts, enumerate_layouts, enumerate_valid
+from estimator.layout_enum import enumerate_candidates, structural_failures
+from estimator.resolve import resolve
+from estimator.scenario import validate_shape
+from estimator.stacks import STACKS
+
+DENSE = ["llama-3.1-8b", "llama-3.1-70b", "qwen3-8b", "megatron-gpt-7.5b", "gpt3-175b"]
+MOE = ["qwen3-30b-a3b", "deepseek-v3"]
+ACCELERATORS = ["h100-sxm", "h800-sxm", "ascend-910b2", "a100-sxm-40gb", "mi300x"]
+
+
+def _scenario(rng: random.Random, preset: str) -> dict:
+    training = {
+        "tokens": 1e12,
+        "seq_len": rng.choice([2048, 4096, 8192, 16384]),
+        "global_batch_tokens": rng.choice([1, 4, 16]) * 2**20,
+        "stack": rng.choice(list(STACKS)),
+    }
+    if rng.random() < 0.2:
+        training["flash_attention"] = False  # unfused: selective recompute is searched too
+    doc = {
+        "model": {"preset": preset},
+        "training": training,
+        "hardware": {"accelerator": rng.choice(ACCELERATORS)},
+        "cluster": {"cards": 64},
+    }
+    fixed = rng.random()
+    if fixed < 0.1:
+        doc["parallelism"] = {"recompute": rng.choice(["full", "partial", "none"])}
+    elif fixed < 0.2:
+        doc["parallelism"] = {"zero_stage": rng.choice([0, 1, 3])}
+    elif fixed < 0.25:
+        doc["parallelism"] = {"tp": 2}
+    elif fixed < 0.3:
+        doc["parallelism"] = {"sequence_parallel": False}
+    return doc
+
+
+def _problems(doc: dict, sizes: list[int]):
+    r = resolve(validate_shape(doc))
+    out = []
+    for cards in sizes:
+        try:
+            out.append(plan.layout_problem(r, cards, plan._fabric(r, cards)))
+        except ScenarioError:
+            continue
+    return out
+
+
+def _random_cases(seed: int, n: int, presets: list[str], max_nodes: int):
+    rng = random.Random(seed)
+    cases = []
+    while len(cases) < n:
+        doc = _scenario(rng, rng.choice(presets))
+        sizes = sorted({8 * rng.randint(1, max_nodes) for _ in range(8)})
+        try:
+            problems = _problems(doc, sizes)
+        except ScenarioError:
+            continue
+        cases.append((doc, problems))
+    return cases
+
+
+def _same(batched, single, where):
+    assert (batched is None) == (single is None), where
+    if single is not None:
+        assert batched == single, where  # every field: layout, times, memory, MFU
+
+
+@pytest.mark.parametrize(
+    "seed,count,presets,max_nodes",
+    [(1, 20, DENSE, 1024), (2, 12, ["qwen3-30b-a3b"], 1024), (3, 4, ["deepseek-v3"], 128)],
+    ids=["dense", "moe", "deepseek-v3"],
+)
+def test_batched_search_picks_the_one_at_a_time_layout(seed, count, presets, max_nodes):
+    """Eight random sizes per random scenario: best_layouts(sizes)[i] == search(size i).best."""
+    checked = 0
+    for doc, problems in _random_cases(seed, count, presets, max_nodes):
+        for p, got in zip(problems, best_layouts(problems), strict=True):
+            _same(got, search(p).best, (doc, p.cards))
+            checked += 1
+    assert checked >= 6 * count
+
+
+def test_reuse_across_accelerators_gives_the_same_layouts():
+    """The enumeration and memory kept for the next group (reuse=True) change nothing."""
+    sizes = [64, 128, 384, 1024, 4096]
+    for accelerator in ("h100-sxm", "ascend-910b2", "h800-sxm", "h100-sxm"):
+        doc = {
+            "model": {"preset": "qwen3-30b-a3b"},
+            "training": {"tokens": 1e12},
+            "hardware": {"accelerator": accelerator},
+            "cluster": {"cards": 64},
+        }
+        problems = _problems(doc, sizes)
+        for p, got in zip(problems, best_layouts(problems, reuse=True), strict=True):
+            _same(got, search(p).best, (accelerator, p.cards))
+
+
+def test_problems_must_differ_only_in_size():
+    doc = {"model": {"preset": "llama-3.1-8b"}, "training": {"tokens": 1e12}, "cluster": {"cards": 64}}
+    a, b = _problems(doc, [64, 128])
+    with pytest.raises(ValueError, match="seq_len"):
+        best_layouts([a, dataclasses.replace(b, seq_len=2048)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_enumeration_is_the_search_s(seed):
+    """Without pruning, the level-by-level enumeration yields exactly the candidates that pass
+    layout_enum.structural_failures, in enumerate_candidates' order."""
+    rng = random.Random(seed)
+    doc = _scenario(rng, rng.choice(DENSE + MOE))
+    problems = _problems(doc, sorted({8 * rng.randint(1, 512) for _ in range(3)}))
+    got = enumerate_valid(problems, prune=False)
+    for i, p in enumerate(problems):
+        c = enumerate_candidates(p)
+        bad = np.zeros(c["tp"].size, dtype=bool)
+        for _, failing in structural_failures(p, c):
+            bad |= np.asarray(failing, dtype=bool)
+        mine = got["size"] == i
+        for key in ("tp", "pp", "cp", "ep", "mbs", "v", "sp", "zero", "rc", "dp", "m"):
+            np.testing.assert_array_equal(got[key][mine], c[key][~bad], err_msg=f"{doc} {p.cards} {key}")
+
+
+def _layouts_at(doc: dict, cards: int):
+    problems = _problems(doc, [cards])
+    lay = enumerate_layouts(problems, prune=False)
+    return problems[0], lay
+
+
+@pytest.mark.parametrize(
+    "preset,accelerator", [("llama-3.1-70b", "h100-sxm"), ("qwen3-30b-a3b", "ascend-910b2")]
+)
+def test_recompute_never_speeds_a_layout_up(preset, accelerator):
+    """RECOMPUTE_DOMINATES: for one layout, throughput does not rise with the share of layers
+    recomputed (recomputing adds a forward pass, never removes work), so when no recompute (or a
+    partial one) fits, full recompute of that layout cannot win (ties go to less recomputation)."""
+    doc = {
+        "model": {"preset": preset},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": accelerator},
+    }
+    doc["cluster"] = {"cards": 512}
+    p, lay = _layouts_at(doc, 512)
+    n = lay["size"].size
+    speeds = []
+    for rf in (0.0, 0.25, 0.5, 1.0):
+        code = 0 if rf == 0 else (2 if rf == 1 else 3)
+        c = {**lay, "rc": np.full(n, code)}
+        speeds.append(evaluate_time(p, c, np.full(n, rf))["tokens_per_s"])
+    for slower, faster in zip(speeds[1:], speeds[:-1], strict=True):
+        assert np.all(slower <= faster * (1 + 1e-12))
+
+
+@pytest.mark.parametrize("preset,accelerator", [("llama-3.1-70b", "h100-sxm"), ("qwen3-30b-a3b", "h800-sxm")])
+def test_sequence_parallel_dominates_where_tp_is_above_one(preset, accelerator):
+    """SEQUENCE_PARALLEL_DOMINATES: with tp > 1, sequence parallelism moves the same bytes
+    (all-gather + reduce-scatter = all-reduce) and divides the replicated activations and their
+    element-wise kernels by tp: never slower, strictly less memory (Korthikanti et al. 2022)."""
+    doc = {
+        "model": {"preset": preset},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": accelerator},
+    }
+    doc["cluster"] = {"cards": 512}
+    p, lay = _layouts_at(doc, 512)
+    tp2 = lay["tp"] > 1
+    lay = {k: v[tp2] for k, v in lay.items()}
+    n = lay["size"].size
+    assert n > 100
+    for code, rf in ((0, 0.0), (2, 1.0)):
+        on = {**lay, "sp": np.ones(n, dtype=bool), "rc": np.full(n, code)}
+        off = {**lay, "sp": np.zeros(n, dtype=bool), "rc": np.full(n, code)}
+        assert np.all(
+            evaluate_time(p, on, np.full(n, rf))["tokens_per_s"]
+            >= evaluate_time(p, off, np.full(n, rf))["tokens_per_s"]
+        )
+        assert np.all(card_memory(p, on, on["rc"]).total < card_memory(p, off, off["rc"]).total)
