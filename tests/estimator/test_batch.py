@@ -5,7 +5,7 @@ import copy
 import numpy as np
 import pytest
 
-from estimator.batch import SUMMARY_FIELDS, evaluate_columns
+from estimator.batch import LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
 from estimator.plan import estimate
 
 BASE = {
@@ -95,3 +95,69 @@ def test_bad_rows_are_flagged_not_raised():
     out = evaluate_columns(base, {"cluster.cards": np.array([64.0, 80.0, 128.0])})
     assert out["ok"].tolist() == [True, False, True]  # 80 is not a multiple of tp·pp = 32
     assert np.isnan(out["compute.wall_clock_days"][1]) or not out["ok"][1]
+
+
+def _layout_matches(out, i, result):
+    """The row's layout columns are estimate()'s parallelism section (NaN where nothing fits)."""
+    par = result["parallelism"]
+    for f in LAYOUT_FIELDS:
+        key = f.split(".", 1)[1]
+        if result["memory"]["fits"]:
+            assert out[f][i] == par[key], (i, f)
+        else:
+            assert out[f][i] == "" if key == "recompute" else np.isnan(out[f][i]), (i, f)
+
+
+def test_predicted_rows_with_cards_carry_estimate_s_layout():
+    """Rows without an MFU (dense and MoE, three accelerators, card counts with few and many
+    divisors, one too small to fit) equal estimate() of the same scenario, layout included."""
+    base = {"training": {"tokens": 1e12}, "cluster": {"cards": 64}}
+    rows = [
+        (m, a, c)
+        for m in ("llama-3.1-70b", "qwen3-30b-a3b")
+        for a in ("h100-sxm", "ascend-910b2", "h800-sxm")
+        for c in (8, 64, 136, 1000, 4096)
+    ]
+    cols = {
+        "model.preset": np.array([r[0] for r in rows], dtype=object),
+        "hardware.accelerator": np.array([r[1] for r in rows], dtype=object),
+        "cluster.cards": np.array([r[2] for r in rows], dtype=float),
+    }
+    out = evaluate_columns(base, cols)
+    assert out["ok"].all()
+    for i, (m, a, c) in enumerate(rows):
+        result = estimate(
+            {**base, "model": {"preset": m}, "hardware": {"accelerator": a}, "cluster": {"cards": c}}
+        )["result"]
+        for f in SUMMARY_FIELDS:
+            expected = _get(result, f)
+            assert out[f][i] == pytest.approx(np.inf if expected is None else expected, rel=1e-9), (i, f)
+        _layout_matches(out, i, result)
+
+
+def test_predicted_deadline_rows_size_like_estimate():
+    """Deadline rows without an MFU share one memo of searched sizes and still size like estimate()."""
+    base = {
+        "model": {"preset": "qwen3-30b-a3b"},
+        "training": {"tokens": 1e12},
+        "cluster": {"target_days": 30},
+    }
+    cols = {
+        "training.tokens": np.array([5e11, 1e12, 2e12, 1e12, 4e12]),
+        "cluster.target_days": np.array([30.0, 30.0, 30.0, 7.0, 90.0]),
+    }
+    out = evaluate_columns(base, cols)
+    assert out["ok"].all()
+    for i in range(5):
+        sc = {**base, "training": {"tokens": float(cols["training.tokens"][i])}}
+        sc["cluster"] = {"target_days": float(cols["cluster.target_days"][i])}
+        result = estimate(sc)["result"]
+        assert out["compute.cards"][i] == result["compute"]["cards"], i
+        assert out["compute.mfu"][i] == result["compute"]["mfu"], i
+        _layout_matches(out, i, result)
+
+
+def test_rows_with_an_mfu_have_no_layout_columns():
+    out = evaluate_columns(BASE, {"cluster.target_days": np.array([10.0, 30.0])})
+    assert np.isnan(out["parallelism.tp"]).all()
+    assert (out["parallelism.recompute"] == "").all()

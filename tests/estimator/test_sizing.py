@@ -1,0 +1,63 @@
+"""Deadline sizing on the batched layout search (plan.size_for_deadline) chooses what scanning the
+round sizes one full search at a time chooses: the first size whose best layout meets the deadline."""
+
+import numpy as np
+import pytest
+
+from estimator import plan
+from estimator.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.layout import search
+from estimator.resolve import resolve
+from estimator.scenario import validate_shape
+
+CASES = [
+    {
+        "model": {"preset": "llama-3.1-405b"},
+        "training": {"tokens": 15e12, "seq_len": 8192, "global_batch_tokens": 16 * 2**20},
+        "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+        "cluster": {"target_days": 60},
+    },
+    {
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"tokens": 2e12},
+        "hardware": {"accelerator": "ascend-910b2"},
+        "cluster": {"target_days": 30},
+    },
+    {
+        "model": {"preset": "qwen3-30b-a3b"},
+        "training": {"tokens": 5e12},
+        "hardware": {"accelerator": "h800-sxm"},
+        "cluster": {"target_days": 14},
+    },
+]
+
+
+def _one_search_per_size(r, training_flop, peak):
+    """The reference: scan upward from what a 65% MFU would need, one full search per size."""
+    multiple = plan.cards_multiple(r)
+    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+
+    def need(mfu):
+        return int(cards_for_deadline(training_flop, seconds, peak, mfu, multiple))
+
+    sizes = plan.candidate_sizes(r, multiple)
+    first = int(np.searchsorted(sizes, need(plan.MAX_PLAUSIBLE_MFU)))
+    for cards in sizes[first : first + plan.MAX_SIZING_EVALS]:
+        cards = int(cards)
+        best = search(plan.layout_problem(r, cards, plan._fabric(r, cards))).best
+        if best is not None and need(best.predicted_mfu) <= cards:
+            return cards, best
+    raise AssertionError("no size meets the deadline within the scan")
+
+
+@pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
+def test_deadline_sizing_matches_one_search_per_size(doc):
+    r = resolve(validate_shape(doc))
+    flop = plan.model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    choice = plan.choose_cluster(r, flop, peak)
+    cards, best = _one_search_per_size(r, flop, peak)
+    assert choice.cards == cards
+    assert choice.mfu_source == "predicted"
+    assert choice.layouts.best == best
+    assert choice.mfu == best.predicted_mfu
