@@ -6,6 +6,12 @@ the wall time of a 1,000,000-scenario compute-and-cost sweep.
     .venv/bin/python bench/sweep.py                       # SQLite in a temp dir, Redis db 14
     .venv/bin/python bench/sweep.py --database-url postgres://postgres@127.0.0.1:5432/clusterplan_bench
     .venv/bin/python bench/sweep.py --scenarios 200000 --workers 1 2 4 --chunk-size 25000
+    .venv/bin/python bench/sweep.py --predicted --workers 2 --chunk-size 12600
+
+--predicted: a sweep without `efficiency.mfu`, each row planned with its best layout: 2 models
+(Llama 3.1 70B, Qwen3-30B-A3B) x 3 accelerators (H100, 910B2, H800) x 200 card counts (64 to
+12,800) x 12 token budgets x 7 cloud prices = 100,800 scenarios, 1,200 distinct layout searches.
+Prints the progress (scenarios stored) as it arrives.
 
 Each worker is `celery -A config worker -P solo` (one process, one core). The clock runs from the
 API call to the moment the sweep's status is "done" (every chunk stored, summary merged).
@@ -45,6 +51,22 @@ def axes_for(n: int) -> dict:
     }
 
 
+PREDICTED_BASE = {
+    "name": "bench: predicted MFU",
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 1e12},
+    "hardware": {"accelerator": "h100-sxm"},
+    "cluster": {"cards": 64},
+}
+PREDICTED_AXES = {
+    "model.preset": ["llama-3.1-70b", "qwen3-30b-a3b"],
+    "hardware.accelerator": ["h100-sxm", "ascend-910b2", "h800-sxm"],
+    "cluster.cards": {"start": 64, "stop": 12800, "step": 64},
+    "training.tokens": {"start": 5e11, "stop": 6e12, "step": 5e11},
+    "cost.cloud_price_per_card_hour": {"start": 1.0, "stop": 4.0, "step": 0.5},
+}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenarios", type=int, default=1_000_000)
@@ -53,6 +75,7 @@ def main() -> int:
     ap.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14"))
     ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", ""))
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
+    ap.add_argument("--predicted", action="store_true", help="100,800 scenarios without an MFU (see above)")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
@@ -88,7 +111,8 @@ def main() -> int:
     user, _ = get_user_model().objects.get_or_create(username="bench")
     api = APIClient()
     api.force_authenticate(user)
-    axes = axes_for(args.scenarios)
+    axes = PREDICTED_AXES if args.predicted else axes_for(args.scenarios)
+    base = PREDICTED_BASE if args.predicted else BASE
 
     import platform
 
@@ -135,14 +159,20 @@ def main() -> int:
                 t0 = time.perf_counter()
                 resp = api.post(
                     "/api/v1/sweeps",
-                    {"name": f"bench {n_workers}w", "base": BASE, "axes": axes},
+                    {"name": f"bench {n_workers}w", "base": base, "axes": axes},
                     format="json",
                 )
                 t_api = time.perf_counter() - t0
                 assert resp.status_code == 202, resp.content
                 sweep_id = resp.json()["id"]
+                seen = -1
                 while True:
                     s = Sweep.objects.filter(pk=sweep_id).values("status", "done", "total").get()
+                    if args.predicted and s["done"] != seen:
+                        seen = s["done"]
+                        print(
+                            f"    {time.perf_counter() - t0:6.1f} s: {seen:,} / {s['total']:,} scenarios stored"
+                        )
                     if s["status"] not in ("queued", "running"):
                         break
                     time.sleep(0.02)

@@ -163,6 +163,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     bde = b[de]
     abde = a[bde]
     return {
+        "stem": de,  # the layout without its ZeRO stage (the step time broadcasts over the stages)
         "size": A["size"][abde],
         "tp": A["tp"][abde],
         "pp": A["pp"][abde],
@@ -209,16 +210,7 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
-    per_size = [
-        np.array([getattr(p, f) for p in problems], dtype=float)[c["size"]]
-        for f in ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
-    ]
-    times = []
-    for start in range(0, rf.size, SLICE_ROWS):
-        sl = slice(start, start + SLICE_ROWS)
-        sized = _SizedProblem(base, *(x[sl] for x in per_size))
-        times.append(evaluate_time(sized, {k: v[sl] for k, v in c.items()}, rf[sl]))
-    speed = speed_bin(np.concatenate([x["tokens_per_s"] for x in times]))
+    speed, times, at = _time_by_stem(problems, base, c, rf)
     # per size, only the candidates in its top throughput bin can win: rank those, ties to the
     # search's enumeration order (the row number)
     size = c["size"]
@@ -228,11 +220,57 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     order = hit[np.lexsort((c["row"][hit], mem.total[hit], rf[hit], c["zero"][hit], -speed[hit], size[hit]))]
     sizes = size[order]
     for i in order[np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])]:
-        j, at = divmod(int(i), SLICE_ROWS)
+        j, r, z = at[0][i], at[1][i], at[2][i]
         one = {k: v[i : i + 1] for k, v in c.items()}
-        t = {k: v[at : at + 1] for k, v in times[j].items()}
+        t = {k: v[r : r + 1, z] for k, v in times[j].items()}
         best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
     return best
+
+
+def _time_by_stem(problems, base: LayoutProblem, c: dict[str, np.ndarray], rf: np.ndarray):
+    """Step times of the candidates c, computed once per (layout without its ZeRO stage, recompute
+    share) with the stages left for it as a broadcast column: the per-layer terms do not depend on
+    the stage, so evaluate_step computes them once per row (numpy broadcasting: the same element-wise
+    numbers). Rows are grouped by the set of stages they need, so no column is computed in vain.
+
+    Returns (throughput bin per candidate, the slices' time dicts of shape (rows, stages), and per
+    candidate its (slice, row in slice, column))."""
+    stages = axis_values(base)["zero"]
+    col = np.searchsorted(stages, c["zero"])
+    order = np.lexsort((rf, c["rc"], c["stem"]))
+    stem, rc, share = c["stem"][order], c["rc"][order], rf[order]
+    new = np.r_[True, (stem[1:] != stem[:-1]) | (rc[1:] != rc[:-1]) | (share[1:] != share[:-1])]
+    row = np.empty(order.size, dtype=np.int64)
+    row[order] = np.cumsum(new) - 1
+    heads = order[new]
+    needs = np.zeros(heads.size, dtype=np.int64)  # bit z: the row has a candidate with stage z
+    np.bitwise_or.at(needs, row, np.left_shift(1, col))
+    per_size = {
+        f: np.array([getattr(p, f) for p in problems], dtype=float)[c["size"][heads]]
+        for f in ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
+    }
+    times: list[dict] = []
+    slice_of = np.empty(heads.size, dtype=np.int64)  # per row: its slice and its row there
+    local = np.empty(heads.size, dtype=np.int64)
+    ranks = np.full((heads.size, stages.size), -1, dtype=np.int64)  # per row: column of each stage
+    for mask in np.unique(needs):
+        cols = np.flatnonzero((int(mask) >> np.arange(stages.size)) & 1)
+        group = np.flatnonzero(needs == mask)
+        ranks[np.ix_(group, cols)] = np.arange(cols.size)
+        per = max(1, SLICE_ROWS // cols.size)
+        for start in range(0, group.size, per):
+            rows = group[start : start + per]
+            sized = _SizedProblem(base, *(v[rows, None] for v in per_size.values()))
+            grid = {k: v[heads[rows], None] for k, v in c.items()}
+            grid["zero"] = stages[None, cols]
+            slice_of[rows], local[rows] = len(times), np.arange(rows.size)
+            times.append(evaluate_time(sized, grid, rf[heads[rows], None]))
+    j, r, z = slice_of[row], local[row], ranks[row, col]
+    offsets = np.cumsum([0] + [t["tokens_per_s"].size for t in times])
+    flat = np.concatenate([t["tokens_per_s"].ravel() for t in times])
+    widths = np.array([t["tokens_per_s"].shape[1] for t in times])
+    tokens = flat[offsets[j] + r * widths[j] + z]
+    return speed_bin(tokens), times, (j, r, z)
 
 
 SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
