@@ -163,7 +163,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     bde = b[de]
     abde = a[bde]
     return {
-        "stem": de,  # the layout without its ZeRO stage (the step time broadcasts over the stages)
+        "stem": e,  # the layout without its ZeRO stage (the step time broadcasts over the stages)
         "size": A["size"][abde],
         "tp": A["tp"][abde],
         "pp": A["pp"][abde],
