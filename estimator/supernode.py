@@ -86,6 +86,7 @@ def _layout_brief(best: LayoutEval | None, domain: int) -> dict[str, Any] | None
         "ep": best.ep,
         "cp": best.cp,
         "predicted_mfu": float(best.predicted_mfu),
+        "tokens_per_s": float(best.tokens_per_s),
         "tp_ep_inside_domain": best.tp * best.ep <= domain,
         "breakdown_s": {k: float(v) for k, v in best.breakdown_s.items()},
     }
@@ -100,7 +101,8 @@ def versus_nodes(
 ) -> dict[str, Any] | None:
     """The same cards as `problem.cards_per_node`-card nodes (domain = one node) against the plan.
 
-    speedup = step time as nodes / step time on supernodes (> 1: the supernode is faster);
+    speedup = tokens/s on supernodes / tokens/s as nodes (> 1: the supernode is faster; tokens/s,
+    not step time, because each layout rounds the global batch to its own DP);
     capex_ratio = plan capex / (plan capex - the scale-up plane), power_ratio likewise with IT W.
     The supernode pays when speedup >= capex_ratio (more tokens per capex dollar) — the energy per
     token ratio is power_ratio / speedup. None for a degenerate unit (nothing to compare).
@@ -127,7 +129,7 @@ def versus_nodes(
         "pays": None,
     }
     if sn_best is not None and nd_best is not None:
-        speedup = float(nd_best.step_time_s) / float(sn_best.step_time_s)
+        speedup = float(sn_best.tokens_per_s) / float(nd_best.tokens_per_s)
         out["speedup"] = speedup
         out["energy_per_token_ratio"] = power_ratio / speedup
         out["pays"] = speedup >= capex_ratio

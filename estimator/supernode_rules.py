@@ -1,5 +1,6 @@
-"""Advice on supernodes, read from the contract dicts only (the result's `scaleup` section that
-supernode.planes_section builds), so advice.py can register these rules like its own.
+"""Advice and explanations on supernodes, read from the contract dicts only (the result's
+`scaleup` section that supernode.planes_section builds), so advice.py registers these rules like
+its own and a comparison of two plans can call `explain_step_time`.
 
 Codes (public API; params are numbers and ids the web layer formats in the reader's language):
 
@@ -10,9 +11,11 @@ Codes (public API; params are numbers and ids the web layer formats in the reade
                                      step up: the same cards as one-node domains give more tokens
                                      per capex dollar
     supernode-partly-used   warning  the card count leaves a supernode partly idle (bought whole)
+    step-time-by-domain     info     (explain_step_time, for comparisons) a node plan against a
+                                     supernode plan: chip factor x domain factor
 
-A step's tokens are the same in both layouts (same cards, same global batch), so the step-time
-ratio is the throughput ratio; tokens per capex dollar compare as speedup / capex ratio and energy
+The speed-up is a ratio of tokens/s (each layout rounds the global batch to its own DP, so step
+times alone do not compare); tokens per capex dollar compare as speedup / capex ratio and energy
 per token as power ratio / speedup (supernode.versus_nodes).
 """
 
@@ -109,3 +112,68 @@ def supernode_partly_used(s: dict, r: dict) -> Advice | None:
             "idle_cards": idle,
         },
     }
+
+
+def _num(d: Any, key: str) -> float | None:
+    v = d.get(key) if isinstance(d, dict) else None
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else None
+
+
+def explain_step_time(a: dict, b: dict) -> Advice | None:
+    """Why two plans of the same model and cards differ in speed when one of them is on supernodes:
+    code `step-time-by-domain` with params.
+
+    Speeds are tokens/s of each plan's layout (a step's tokens differ when the layouts round the
+    global batch to different DP sizes, so step times alone do not compare). The supernode plan's
+    `scaleup.versus_nodes.nodes` is the same chip as one-node domains, so
+
+        ratio         = tokens/s on supernodes / tokens/s of the node plan = chip x domain
+        chip_factor   = tokens/s of the supernode chip as nodes / tokens/s of the node plan
+        domain_factor = tokens/s on the supernode / tokens/s of its chip as nodes
+
+    (dimensionless; a and b in either order). None when neither plan is on a supernode or a figure
+    is missing.
+    """
+    sn, nd = (b, a) if _versus(b) else (a, b)
+    vs = _versus(sn)
+    if vs is None or not isinstance(vs.get("nodes"), dict) or not isinstance(vs.get("supernode"), dict):
+        return None
+    brief, node_brief = vs["supernode"], vs["nodes"]
+    tps_sn, tps_as_nodes = _num(brief, "tokens_per_s"), _num(node_brief, "tokens_per_s")
+    tps_nd = _num(nd.get("parallelism"), "tokens_per_s") or _num(nd.get("compute"), "tokens_per_s")
+    step_sn, step_nd = _num(brief, "step_time_s"), _num(nd.get("parallelism"), "step_time_s")
+    if None in (tps_sn, tps_as_nodes, tps_nd, step_sn, step_nd):
+        return None
+    params = {
+        "nodes_step_time_s": step_nd,
+        "supernode_step_time_s": step_sn,
+        "same_chip_as_nodes_step_time_s": node_brief["step_time_s"],
+        "nodes_tokens_per_s": tps_nd,
+        "supernode_tokens_per_s": tps_sn,
+        "same_chip_as_nodes_tokens_per_s": tps_as_nodes,
+        "ratio": tps_sn / tps_nd,
+        "chip_factor": tps_as_nodes / tps_nd,
+        "domain_factor": tps_sn / tps_as_nodes,
+        "domain_cards": brief["domain_cards"],
+        "node_cards": node_brief["domain_cards"],
+        "tp": brief["tp"],
+        "ep": brief["ep"],
+        "pp": brief["pp"],
+        "node_tp": node_brief["tp"],
+        "node_ep": node_brief["ep"],
+        "node_pp": node_brief["pp"],
+    }
+    message = (
+        f"The supernodes train {params['ratio']:.2f}x as fast as the nodes (step {step_sn:.2f} s against "
+        f"{step_nd:.2f} s). The chip alone, as {params['node_cards']}-card domains, gives "
+        f"{params['chip_factor']:.2f}x (TP={node_brief['tp']}, EP={node_brief['ep']}, PP={node_brief['pp']}); "
+        f"the {params['domain_cards']}-card domain gives the other {params['domain_factor']:.2f}x by keeping "
+        f"TP={brief['tp']} and EP={brief['ep']} (PP={brief['pp']}) on the scale-up links."
+    )
+    return {"code": "step-time-by-domain", "severity": "info", "message": message, "params": params}
+
+
+def _versus(r: dict) -> dict | None:
+    sec = _section(r)
+    vs = sec.get("versus_nodes") if sec else None
+    return vs if isinstance(vs, dict) else None
