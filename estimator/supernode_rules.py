@@ -69,10 +69,10 @@ def _value(r: dict) -> Advice | None:
     }
     facts = (
         f"On {sec['supernodes']} x {unit['name']}, TP={sn['tp']} and EP={sn['ep']} run inside the "
-        f"{sn['domain_cards']}-card domain: a step takes {sn['step_time_s']:.2f} s against "
-        f"{nd['step_time_s']:.2f} s for the same cards as {nd['domain_cards']}-card nodes "
-        f"(TP={nd['tp']}, EP={nd['ep']}, PP={nd['pp']}), {vs['speedup']:.2f}x, for "
-        f"{vs['capex_ratio'] - 1:+.0%} capex and {vs['power_ratio'] - 1:+.0%} IT power."
+        f"{sn['domain_cards']}-card domain: the plan trains {vs['speedup']:.2f}x as fast as the same "
+        f"cards as {nd['domain_cards']}-card nodes (TP={nd['tp']}, EP={nd['ep']}, PP={nd['pp']}; step "
+        f"{sn['step_time_s']:.2f} s against {nd['step_time_s']:.2f} s), for {vs['capex_ratio'] - 1:+.0%} "
+        f"capex and {vs['power_ratio'] - 1:+.0%} IT power."
     )
     if vs["pays"]:
         return {
