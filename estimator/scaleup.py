@@ -29,6 +29,14 @@ Racks (floor space), vectorized over the number of supernodes n and scale-out sw
     racks = ceil(n x compute racks) + n x network racks + ceil(s / scale-out switches per rack)
 
 Compute racks may be fractional per unit (0.25 = four 8-card servers share a rack).
+
+Power per rack (W, nameplate; what the hall's power and cooling are sized on), per supernode:
+
+    compute rack = (cards x card W + nodes x host W + node-side modules x module W
+                    [+ rack switches x switch W when they sit in the compute racks]) / compute racks
+    switch rack  = (rack switches x switch W + switch-side modules x module W) / switch racks
+
+On optics half the modules sit at each end of a link.
 """
 
 from __future__ import annotations
@@ -82,6 +90,7 @@ class UnitBill:
     transceivers: int
     scaleup_power_w: float
     scaleup_price_usd: float
+    rack_switch_power_w: float  # per rack switch unit
     vpc: VpcAccess | None
     power_w: float  # scale-up plane + VPC access layer
     price_usd: float
@@ -176,6 +185,7 @@ def unit_bill(sn: Supernode, vpc: VpcAccess | None = None) -> UnitBill:
         transceivers=transceivers,
         scaleup_power_w=power,
         scaleup_price_usd=price,
+        rack_switch_power_w=sn.rack_switch_power_w,
         vpc=vpc,
         power_w=power + (vpc.power_w if vpc else 0.0),
         price_usd=price + (vpc.price_usd if vpc else 0.0),
@@ -208,12 +218,27 @@ def server_unit(cards_per_node: int, servers_per_rack: float, name: str = "serve
         transceivers=0,
         scaleup_power_w=0.0,
         scaleup_price_usd=0.0,
+        rack_switch_power_w=0.0,
         vpc=None,
         power_w=0.0,
         price_usd=0.0,
         system_power_w=None,
         published_price_usd=0.0,
     )
+
+
+def rack_power_w(bill: UnitBill, card_tdp_w: float, host_power_w: float) -> dict[str, float | None]:
+    """Nameplate power per compute rack and per scale-up switch rack, in W (module docstring);
+    `switch` is None when the unit has no switch racks."""
+    switches_w = bill.rack_switches * bill.rack_switch_power_w
+    end_w = bill.scaleup_power_w - switches_w  # all modules, both ends
+    compute = bill.cards * card_tdp_w + bill.nodes * host_power_w + end_w / 2
+    if bill.network_racks:
+        return {
+            "compute": compute / bill.compute_racks,
+            "switch": (switches_w + end_w / 2) / bill.network_racks,
+        }
+    return {"compute": (compute + switches_w + end_w / 2) / bill.compute_racks, "switch": None}
 
 
 def supernodes_for(cards: ArrayLike, cards_per_unit: ArrayLike) -> np.ndarray:

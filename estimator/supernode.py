@@ -18,7 +18,7 @@ from .catalog.entries import Supernode
 from .layout import LayoutEval, LayoutProblem, LayoutSearch, search
 from .network import Fabric
 from .resolve import Resolved
-from .scaleup import UnitBill, plane_totals, racks, server_unit, unit_bill, vpc_access
+from .scaleup import UnitBill, plane_totals, rack_power_w, racks, server_unit, unit_bill, vpc_access
 
 VPC_SWITCH = "huawei-ce9860-128x400ge"  # catalog switch of a VPC access leaf (128 x 400GE)
 VPC_TRANSCEIVER = "osfp-400g"
@@ -173,6 +173,7 @@ def planes_section(
         "idle_cards": idle,
         "totals": totals,
         "racks": {k: float(v) for k, v in rk.items()},
+        "power_per_rack_w": rack_power_w(bill, r.accelerator.tdp_w, r.server.host_power_w),
         "scaleout": {
             "nodes": fabric.nodes,
             "nodes_per_supernode": bill.nodes,

@@ -7,7 +7,7 @@ import pytest
 
 from estimator import catalog
 from estimator.plan import estimate
-from estimator.scaleup import racks, supernodes_for, unit_bill
+from estimator.scaleup import rack_power_w, racks, supernodes_for, unit_bill
 from estimator.supernode_rules import explain_step_time
 
 
@@ -173,3 +173,40 @@ def test_910b_nodes_against_910c_supernodes_explained_by_domain():
     assert explain_step_time(c, b)["params"] == p  # order does not matter
     assert explain_step_time(b, c8) is None  # no supernode on either side
     assert c8["scaleup"]["versus_nodes"] is None and c8["cost"]["capex"]["scaleup"] == 0
+
+
+def test_power_per_rack_by_hand():
+    """CloudMatrix 384: compute rack (32 x 700 + 4 x 3,000 + 224 node-side modules x 5 W) = 35.52 kW;
+    bus rack (28 L2 x 1,000 + 672 switch-side modules x 5 W) = 31.36 kW. NVL72: everything in one
+    rack, 136.8 kW. Four DGX H100 a rack: 4 x (8 x 700 + 4,600) = 40.8 kW."""
+    cases = (
+        ("cloudmatrix-384", 35_520, 31_360),
+        ("gb200-nvl72", 136_800, None),
+        ("dgx-h100-8gpu", 40_800, None),
+    )
+    for sid, compute, switch in cases:
+        sn = catalog.supernode(sid)
+        srv, acc = catalog.server(sn.server), catalog.accelerator(sn.accelerator)
+        got = rack_power_w(unit_bill(sn), acc.tdp_w, srv.host_power_w)
+        assert got["compute"] == pytest.approx(compute)
+        assert got["switch"] == (None if switch is None else pytest.approx(switch))
+
+
+def test_catalog_rejects_inconsistent_supernodes():
+    import dataclasses
+
+    from estimator.catalog._load import CatalogDataError, _check_supernodes
+
+    sns, srvs, accs = catalog.supernodes(), catalog.servers(), catalog.accelerators()
+    _check_supernodes(sns, srvs, accs)  # the shipped data passes
+    bad = [
+        {"cloudmatrix-384": dataclasses.replace(sns["cloudmatrix-384"], nodes=47)},  # 47 x 8 != 384
+        {"cloudmatrix-384": dataclasses.replace(sns["cloudmatrix-384"], server="no-such-server")},
+        {"cloudmatrix-384": dataclasses.replace(sns["cloudmatrix-384"], scaleup_medium="radio")},
+    ]
+    for table in bad:
+        with pytest.raises(CatalogDataError):
+            _check_supernodes({**sns, **table}, srvs, accs)
+    dangling = {**srvs, "dgx-h100": dataclasses.replace(srvs["dgx-h100"], supernode="nope")}
+    with pytest.raises(CatalogDataError):
+        _check_supernodes(sns, dangling, accs)
