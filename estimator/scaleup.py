@@ -56,6 +56,7 @@ class VpcAccess:
     """Access layer of a supernode's own VPC / storage plane (counts per supernode)."""
 
     ports: int  # node ports on the plane
+    ports_per_node: int
     port_gbps: float
     leaves: int  # access switches
     switch_ports: int  # radix of the access switch
@@ -84,6 +85,7 @@ class UnitBill:
     node_switch_chips: int  # tier 1, inside the nodes
     rack_switches: int  # tier 2 switch units
     rack_switch_chips: int
+    ports_per_node: int  # scale-up ports leaving each node
     links: int
     port_gbps: float
     cables: int
@@ -142,6 +144,7 @@ def vpc_access(
     xcvrs = 2 * ports + ports
     return VpcAccess(
         ports=ports,
+        ports_per_node=int(ports_per_node),
         port_gbps=float(port_gbps),
         leaves=leaves,
         switch_ports=switch.ports,
@@ -179,6 +182,7 @@ def unit_bill(sn: Supernode, vpc: VpcAccess | None = None) -> UnitBill:
         node_switch_chips=sn.nodes * sn.node_switch_chips_per_node,
         rack_switches=sn.rack_switches,
         rack_switch_chips=sn.rack_switches * sn.switch_chips_per_rack_switch,
+        ports_per_node=sn.scaleup_ports_per_node,
         links=links,
         port_gbps=sn.scaleup_port_gbps,
         cables=cables,
@@ -212,6 +216,7 @@ def server_unit(cards_per_node: int, servers_per_rack: float, name: str = "serve
         node_switch_chips=0,
         rack_switches=0,
         rack_switch_chips=0,
+        ports_per_node=0,
         links=0,
         port_gbps=0.0,
         cables=0,

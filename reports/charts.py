@@ -352,7 +352,7 @@ def planes(result: dict) -> go.Figure | None:
             textposition="outside",
             hovertemplate="%{fullData.name}<br>%{x}: %{y:,.0f}<extra></extra>",
         )
-    title = _("Both planes: %(n)s × %(name)s") % {"n": f.count(n), "name": unit.get("name", "")}
+    title = _("Both planes, whole cluster: %(n)s supernodes") % {"n": f.count(n)}
     return _layout(fig, title, barmode="group", yaxis_type="log", height=380)
 
 

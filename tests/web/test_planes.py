@@ -21,7 +21,7 @@ def test_report_shows_scaleup_and_scaleout_planes(client, make_estimate):
     table = html[html.index('id="planes-table"') : html.index("</table>", html.index('id="planes-table"'))]
     # per supernode 7 x 48 = 336 L1 chips and 112 L2 switches; 6 x 336 = 2,016 and 6 x 112 = 672
     # in the cluster; 6 x 5,376 LPO modules; 288 scale-out nodes (6 x 48)
-    for text in ("tier 1: 336", "tier 2: 112", "2,016", "672", "32,256", "288", "VPC"):
+    for text in ("56 × 400", "8 × 400", "tier 1: 336", "tier 2: 112", "2,016", "672", "32,256", "288", "VPC"):
         assert text in table, text
     assert 'id="planes-versus"' in html
 
