@@ -24,30 +24,31 @@ from __future__ import annotations
 from typing import Any
 
 Advice = dict[str, Any]
+Doc = dict[str, Any]
 
 
-def _section(r: dict) -> dict | None:
+def _section(r: Doc) -> Doc | None:
     sec = r.get("scaleup")
     return sec if isinstance(sec, dict) else None
 
 
-def supernode_pays(s: dict, r: dict) -> Advice | None:
+def supernode_pays(s: Doc, r: Doc) -> Advice | None:
     """supernode-pays (module docstring)."""
     item = _value(r)
     return item if item is not None and item["code"] == "supernode-pays" else None
 
 
-def supernode_does_not_pay(s: dict, r: dict) -> Advice | None:
+def supernode_does_not_pay(s: Doc, r: Doc) -> Advice | None:
     """supernode-does-not-pay (module docstring)."""
     item = _value(r)
     return item if item is not None and item["code"] == "supernode-does-not-pay" else None
 
 
-def _value(r: dict) -> Advice | None:
+def _value(r: Doc) -> Advice | None:
     """supernode-pays or supernode-does-not-pay, from `scaleup.versus_nodes` (module docstring)."""
     sec = _section(r)
     vs = sec.get("versus_nodes") if sec else None
-    if not isinstance(vs, dict) or vs.get("speedup") is None:
+    if sec is None or not isinstance(vs, dict) or vs.get("speedup") is None:
         return None
     sn, nd, unit = vs["supernode"], vs["nodes"], sec["unit"]
     params = {
@@ -93,10 +94,10 @@ def _value(r: dict) -> Advice | None:
     }
 
 
-def supernode_partly_used(s: dict, r: dict) -> Advice | None:
+def supernode_partly_used(s: Doc, r: Doc) -> Advice | None:
     """supernode-partly-used: cards that are not a whole number of supernodes."""
     sec = _section(r)
-    if not sec or not sec.get("idle_cards") or sec["unit"].get("degenerate", True):
+    if sec is None or not sec.get("idle_cards") or sec["unit"].get("degenerate", True):
         return None
     unit, idle = sec["unit"], int(sec["idle_cards"])
     return {
@@ -119,7 +120,7 @@ def _num(d: Any, key: str) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else None
 
 
-def explain_step_time(a: dict, b: dict) -> Advice | None:
+def explain_step_time(a: Doc, b: Doc) -> Advice | None:
     """Why two plans of the same model and cards differ in speed when one of them is on supernodes:
     code `step-time-by-domain` with params.
 
@@ -142,7 +143,7 @@ def explain_step_time(a: dict, b: dict) -> Advice | None:
     tps_sn, tps_as_nodes = _num(brief, "tokens_per_s"), _num(node_brief, "tokens_per_s")
     tps_nd = _num(nd.get("parallelism"), "tokens_per_s") or _num(nd.get("compute"), "tokens_per_s")
     step_sn, step_nd = _num(brief, "step_time_s"), _num(nd.get("parallelism"), "step_time_s")
-    if None in (tps_sn, tps_as_nodes, tps_nd, step_sn, step_nd):
+    if tps_sn is None or tps_as_nodes is None or tps_nd is None or step_sn is None or step_nd is None:
         return None
     params = {
         "nodes_step_time_s": step_nd,
@@ -173,7 +174,7 @@ def explain_step_time(a: dict, b: dict) -> Advice | None:
     return {"code": "step-time-by-domain", "severity": "info", "message": message, "params": params}
 
 
-def _versus(r: dict) -> dict | None:
+def _versus(r: Doc) -> Doc | None:
     sec = _section(r)
     vs = sec.get("versus_nodes") if sec else None
     return vs if isinstance(vs, dict) else None
