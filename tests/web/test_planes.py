@@ -24,6 +24,9 @@ def test_report_shows_scaleup_and_scaleout_planes(client, make_estimate):
     for text in ("56 × 400", "8 × 400", "tier 1: 336", "tier 2: 112", "2,016", "672", "32,256", "288", "VPC"):
         assert text in table, text
     assert 'id="planes-versus"' in html
+    start = html.index('id="headline-capex"')
+    headline = html[start : html.index('id="headline-power"', start)]
+    assert "scale-up plane adds" in headline  # the capex breakdown names the plane it adds
 
 
 def test_eight_card_nodes_have_no_planes_section(client, make_estimate):
