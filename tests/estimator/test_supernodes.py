@@ -210,3 +210,13 @@ def test_catalog_rejects_inconsistent_supernodes():
     dangling = {**srvs, "dgx-h100": dataclasses.replace(srvs["dgx-h100"], supernode="nope")}
     with pytest.raises(CatalogDataError):
         _check_supernodes(sns, dangling, accs)
+
+
+def test_nvl36x2_is_chosen_by_its_tray():
+    """hardware.server = gb200-nvl36x2-tray builds the cluster of NVL36x2 pairs: 2,304 GPUs = 32
+    units of 2 racks and 18 switch trays (NVIDIA multi-node NVLink tuning guide)."""
+    r = _plan("gb200", preset="llama-3.1-405b", server="gb200-nvl36x2-tray")
+    sec = r["scaleup"]
+    assert sec["unit"]["supernode_id"] == "gb200-nvl36x2" and sec["supernodes"] == 32
+    assert sec["racks"]["compute"] == 64 and sec["totals"]["rack_switches"] == 32 * 18
+    assert _plan("gb200", preset="llama-3.1-405b")["scaleup"]["unit"]["supernode_id"] == "gb200-nvl72"
