@@ -240,6 +240,14 @@ def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]
     out = [{"code": a["code"], "message": a["message"]} for a in advice]
     for note in r.notes:
         out.append({"code": "input-note", "message": note})
+    found = choice.layouts
+    if (
+        found is not None
+        and found.best is None
+        and found.closest is not None
+        and r.scenario.parallelism.fixed()
+    ):
+        out.append(_does_not_fit(r, choice))
     if choice.mfu_source == "fallback":
         out.append(
             {
@@ -266,6 +274,29 @@ def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]
             }
         )
     return out
+
+
+def _does_not_fit(r: Any, choice: Any) -> dict[str, Any]:
+    """Warning for a fixed layout that overflows HBM: how much, the largest term, the nearest fit."""
+    from .layout import nearest_fit, overflow_params
+    from .plan import layout_problem
+
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    p = overflow_params(choice.layouts.closest, nearest_fit(problem))
+    nearest = p["nearest_layout"]
+    hint = (
+        "; nearest layout that fits: " + ", ".join(f"{k} {v}" for k, v in nearest.items())
+        if nearest
+        else "; no layout fits on these cards"
+    )
+    return {
+        "code": "fixed-layout-does-not-fit",
+        "severity": "warning",
+        "params": p,
+        "message": f"The fixed layout needs {p['total_gb']:.1f} GB per card ({p['model_states_gb']:.1f} GB of "
+        f"model states; largest: {p['largest_term']} {p['largest_gb']:.1f} GB), {p['overflow_gb']:.1f} GB more "
+        f"than the {p['hbm_gb']:.0f} GB of HBM{hint}.",
+    }
 
 
 def assemble(

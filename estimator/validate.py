@@ -114,7 +114,12 @@ def llama3_rows() -> list[dict[str, Any]]:
             {
                 "name": f"Llama 3 405B, {gpus} H100",
                 "model": {"preset": "llama-3.1-405b"},
-                "training": {"tokens": 15.6e12, "seq_len": seq, "global_batch_tokens": 16 * 1024 * 1024},
+                "training": {
+                    "tokens": 15.6e12,
+                    "seq_len": seq,
+                    "global_batch_tokens": 16 * 1024 * 1024,
+                    "stack": "megatron-core-2024",  # trained in 2024: FlashAttention-2-class kernels
+                },
                 "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
                 "cluster": {"cards": gpus},
                 "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp},
