@@ -288,6 +288,7 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
             problem.grad_dtype,
             problem.flash_attention,
             problem.buffers,
+            problem.precision == "fp8" and bool(problem.accelerator.peak_flops_fp8),
         )
 
     rc = np.asarray(c["rc"])

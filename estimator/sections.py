@@ -199,6 +199,7 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
                 "fallback": "fallback (no layout fits)",
             }[choice.mfu_source],
         },
+        _stack_assumption(r),
         {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
         {
             "name": "server price (cards included)",
@@ -234,6 +235,21 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
         },
     ]
     return out
+
+
+def _stack_assumption(r: Any) -> dict[str, Any]:
+    """The software stack the step time assumes (its id as the value, its mechanisms in `detail`)."""
+    from .plan import resolved_stack
+
+    stack = resolved_stack(r)
+    chosen = r.scenario.training.stack
+    return {
+        "name": "software stack" + ("" if chosen else " (default for this accelerator)"),
+        "value": stack.id,
+        "unit": "",
+        "source": f"{stack.name}; {stack.source} ({stack.as_of})",
+        "detail": stack.mechanisms(),
+    }
 
 
 def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]) -> list[dict[str, str]]:
