@@ -312,7 +312,13 @@ def card_memory(problem: LayoutProblem, c: Mapping, rc) -> MemoryBreakdown:
         problem.grad_dtype,
         problem.flash_attention,
         problem.buffers,
+        fp8_activations(problem),
     )
+
+
+def fp8_activations(problem) -> bool:
+    """Whether linear-layer inputs are saved as FP8 (training in FP8 on a card with FP8 GEMMs)."""
+    return problem.precision == "fp8" and bool(problem.accelerator.peak_flops_fp8)
 
 
 def evaluate_time(problem, c: Mapping, rf) -> dict[str, np.ndarray]:
@@ -487,6 +493,7 @@ def _take(mem: MemoryBreakdown, idx) -> MemoryBreakdown:
 
 # Fixed fields relaxed first when a fixed layout does not fit: the memory-saving choices that leave
 # the model split (tp, pp, ep, cp) as the user set it; then everything.
+NEAREST_KEYS = ("tp", "pp", "dp", "ep", "cp", "zero_stage", "recompute", "micro_batch_size", "virtual_stages")
 _MEMORY_CHOICES = ("zero_stage", "recompute", "micro_batch_size", "virtual_stages", "distributed_optimizer")
 
 
@@ -518,18 +525,5 @@ def overflow_params(shown: LayoutEval, nearest: LayoutEval | None) -> dict:
         "nearest_layout": None,
     }
     if nearest is not None:
-        out["nearest_layout"] = {
-            k: getattr(nearest, k)
-            for k in (
-                "tp",
-                "pp",
-                "dp",
-                "ep",
-                "cp",
-                "zero_stage",
-                "recompute",
-                "micro_batch_size",
-                "virtual_stages",
-            )
-        }
+        out["nearest_layout"] = {k: getattr(nearest, k) for k in NEAREST_KEYS}
     return out

@@ -50,6 +50,7 @@ from estimator.layout import (
     card_memory,
     evaluate_memory,
     evaluate_time,
+    fp8_activations,
     partial_redundant,
     speed_bin,
 )
@@ -319,6 +320,7 @@ def _family(problems: Sequence[LayoutProblem]) -> _Family:
         p.flash_attention,
         p.grad_dtype,
         p.buffers,
+        fp8_activations(p),
         tuple(q.cards for q in problems),
     )
     found = _families.pop(key, None)

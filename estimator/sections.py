@@ -111,6 +111,15 @@ def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
     return bool(alt.fits)
 
 
+def _planes(r: Any, choice: Any, roll: dict) -> dict[str, Any]:
+    """Both planes: the scale-up plane of each supernode and the scale-out fabric between them."""
+    from .plan import layout_problem
+    from .supernode import planes_section
+
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    return planes_section(r, choice.fabric, choice.layouts, roll, problem)
+
+
 def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: dict) -> dict[str, Any]:
     s, u = r.scenario, r.scenario.uncertainty
     mfu = choice.mfu
@@ -190,6 +199,7 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
                 "fallback": "fallback (no layout fits)",
             }[choice.mfu_source],
         },
+        _stack_assumption(r),
         {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
         {
             "name": "server price (cards included)",
@@ -225,6 +235,21 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
         },
     ]
     return out
+
+
+def _stack_assumption(r: Any) -> dict[str, Any]:
+    """The software stack the step time assumes (its id as the value, its mechanisms in `detail`)."""
+    from .plan import resolved_stack
+
+    stack = resolved_stack(r)
+    chosen = r.scenario.training.stack
+    return {
+        "name": "software stack" + ("" if chosen else " (default for this accelerator)"),
+        "value": stack.id,
+        "unit": "",
+        "source": f"{stack.name}; {stack.source} ({stack.as_of})",
+        "detail": stack.mechanisms(),
+    }
 
 
 def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]) -> list[dict[str, str]]:
@@ -309,6 +334,7 @@ def assemble(
         "power": roll["_power"].to_dict(),
         "cost": cost,
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
+        "scaleup": _planes(r, choice, roll),
     }
     serving = _serving(r, peak)
     if serving is not None:

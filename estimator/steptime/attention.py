@@ -12,8 +12,11 @@ sequences, head dimension 128), by kernel and chip generation (docs/sources.md#f
   50-60% typical); on Hopper 0.35 (FA2 does not use wgmma/TMA: ~35% of H100 peak).
 - fa3 / cuDNN fused attention on Hopper 0.58 (FlashAttention-3 paper: forward up to 740 TFLOP/s,
   75%; backward 1.5-1.75x FA2's: ~0.55; combined 1:2.5).
-- Blackwell and CDNA3 and Ascend: no published kernel measurement we could verify; assumed as
-  Hopper's FA3 (Blackwell), FA2 on Hopper (CDNA3 CK kernels) and 0.45 (Ascend FlashAttentionScore).
+- Blackwell and CDNA3: no published kernel measurement we could verify; assumed as Hopper's FA3
+  (Blackwell) and FA2 on Hopper (CDNA3 CK kernels).
+- Ascend (CANN FlashAttentionScore): no public kernel measurement; the kernel runs on the same Cube
+  units as the GEMMs, so it is assumed to reach the chip's GEMM rate (matmul efficiency x training
+  fraction): `kernel_efficiency` returns None and the caller uses the GEMM rate.
 The efficiency falls at short sequences (fixed per-tile work and launch): s/(s + ATTENTION_SEQ_HALF)
 (FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K) and with small heads:
 (d/(d+32))/(128/160) (head dimension 64 runs at ~0.83 of 128 in the same sweeps).
@@ -34,7 +37,6 @@ _KERNEL_EFFICIENCY = {
     ("fa3", "hopper"): 0.58,
     ("fa3", "blackwell"): 0.58,
     ("fa3", "cdna3"): 0.35,
-    ("ascend-fa", "davinci"): 0.45,
 }
 _FAMILIES = (
     ("a100", "ampere"),
@@ -58,14 +60,15 @@ def chip_family(accelerator_id: str) -> str:
     return "hopper"
 
 
-def kernel_efficiency(kernel: str, accelerator_id: str, seq_kv: float, head_dim: float) -> float:
-    """Fraction of 16-bit peak a fused attention kernel reaches (forward + backward combined)."""
+def kernel_efficiency(kernel: str, accelerator_id: str, seq_kv, head_dim: float, gemm_efficiency: float):
+    """Fraction of 16-bit peak a fused attention kernel reaches (forward + backward combined).
+
+    gemm_efficiency: the chip's achievable GEMM fraction of peak, used where the kernel has no
+    measurement of its own (Ascend)."""
     family = chip_family(accelerator_id)
     if kernel == "ascend-fa" and family != "davinci":
         kernel = "fa2"
-    if kernel in ("fa2", "fa3") and family == "davinci":
-        kernel = "ascend-fa"
-    base = _KERNEL_EFFICIENCY.get((kernel, family), 0.35)
+    base = gemm_efficiency if family == "davinci" else _KERNEL_EFFICIENCY.get((kernel, family), 0.35)
     seq_factor = seq_kv / (seq_kv + ATTENTION_SEQ_HALF)
     head_factor = (head_dim / (head_dim + 32.0)) / (128.0 / 160.0)
     return base * seq_factor * min(head_factor, 1.1)

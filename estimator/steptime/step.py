@@ -130,7 +130,7 @@ def _attention_core(problem, c: Candidates, tokens, r: _Rates):
         again = (c.rc == 1) * (problem.stack.selective_recompute == "attention")
         flop = fwd * (c.forward_passes + again + att.backward_ratio(True))
         eff = att.kernel_efficiency(
-            problem.stack.attention_kernel, problem.accelerator.id, s / c.cp, arch.head_dim
+            problem.stack.attention_kernel, problem.accelerator.id, s / c.cp, arch.head_dim, r.bf16 / r.peak16
         )
         return flop / (r.peak16 * eff), flop
     selective = (c.rc == 1).astype(float)  # selective recompute re-runs the scores

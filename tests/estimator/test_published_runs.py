@@ -100,3 +100,45 @@ def test_zero0_7p5b_on_64_a100_reports_120_gb_of_model_states_and_does_not_fit()
     assert warning["params"]["largest_term"] == "optimizer"
     nearest = warning["params"]["nearest_layout"]
     assert nearest is not None and (nearest["tp"], nearest["pp"]) == (1, 1) and nearest["zero_stage"] >= 1
+
+
+def test_gpt_13b_fp8_speedup_between_1p2_and_1p6():
+    """Megatron-LM issue #396: a 13B GPT on one H100 node, 0.34 -> 0.24 s/step with TE FP8 (1.42x).
+    The issue gives no layout; GPT-3 13B (40 layers, h 5120) on 8 H100 at TP2, ZeRO-1, seq 2048."""
+    arch = {
+        "num_hidden_layers": 40,
+        "hidden_size": 5120,
+        "num_attention_heads": 40,
+        "num_key_value_heads": 40,
+        "head_dim": 128,
+        "intermediate_size": 20480,
+        "vocab_size": 50257,
+        "tie_word_embeddings": True,
+        "hidden_act": "gelu",
+    }
+
+    def tokens_per_s(precision: str) -> float:
+        out = estimate(
+            {
+                "model": arch,
+                "training": {
+                    "tokens": 1e11,
+                    "seq_len": 2048,
+                    "global_batch_tokens": 128 * 2048,
+                    "precision": precision,
+                    "stack": "megatron-core-2024",
+                },
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 8},
+                "parallelism": {
+                    "tp": 2,
+                    "pp": 1,
+                    "zero_stage": 1,
+                    "micro_batch_size": 2,
+                    "recompute": "none",
+                },
+            }
+        )
+        return out["result"]["parallelism"]["tokens_per_s"]
+
+    assert 1.2 <= tokens_per_s("fp8") / tokens_per_s("bf16") <= 1.6
