@@ -244,8 +244,7 @@ def _time_by_stem(problems, base: LayoutProblem, c: dict[str, np.ndarray], rf: n
     row = np.empty(order.size, dtype=np.int64)
     row[order] = np.cumsum(new) - 1
     heads = order[new]
-    needs = np.zeros(heads.size, dtype=np.int64)  # bit z: the row has a candidate with stage z
-    np.bitwise_or.at(needs, row, np.left_shift(1, col))
+    needs = np.bitwise_or.reduceat(np.left_shift(1, col[order]), np.flatnonzero(new))  # bit z: stage z
     per_size = {
         f: np.array([getattr(p, f) for p in problems], dtype=float)[c["size"][heads]]
         for f in ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
@@ -262,7 +261,7 @@ def _time_by_stem(problems, base: LayoutProblem, c: dict[str, np.ndarray], rf: n
         for start in range(0, group.size, per):
             rows = group[start : start + per]
             sized = _SizedProblem(base, *(v[rows, None] for v in per_size.values()))
-            grid = {k: v[heads[rows], None] for k, v in c.items()}
+            grid = {k: c[k][heads[rows], None] for k in STEP_KEYS}
             grid["zero"] = stages[None, cols]
             slice_of[rows], local[rows] = len(times), np.arange(rows.size)
             times.append(evaluate_time(sized, grid, rf[heads[rows], None]))
@@ -275,6 +274,7 @@ def _time_by_stem(problems, base: LayoutProblem, c: dict[str, np.ndarray], rf: n
 
 
 SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
+STEP_KEYS = ("tp", "pp", "dp", "ep", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
 FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
 
 

@@ -179,11 +179,23 @@ class SizeMemo:
         if cards not in self._fabrics:
             try:
                 fabric = _fabric(self.r, cards)
-                self._problems[cards] = layout_problem(self.r, cards, fabric)
+                self._problems[cards] = self._problem(cards, fabric)
             except ScenarioError:
                 fabric = None
             self._fabrics[cards] = fabric
         return self._fabrics[cards]
+
+    def _problem(self, cards: int, fabric: Fabric) -> LayoutProblem:
+        """layout_problem(r, cards, fabric): the first built in full, the others by replacing what
+        the size decides (the rest resolves the stack and the model's FLOPs again otherwise)."""
+        if not self._problems:
+            return layout_problem(self.r, cards, fabric)
+        return dataclasses.replace(
+            next(iter(self._problems.values())),
+            cards=cards,
+            cross_leaf_bandwidth_factor=fabric.cross_leaf_bandwidth_factor,
+            nodes_per_leaf_group=fabric.nodes_per_leaf_group,
+        )
 
     def best(self, cards_list: list[int]) -> list[LayoutEval | None]:
         """Best layouts at these sizes (each with a fabric), one batch for all not yet known."""
