@@ -31,6 +31,8 @@ def _scenario(rng: random.Random, preset: str) -> dict:
     }
     if rng.random() < 0.2:
         training["flash_attention"] = False  # unfused: selective recompute is searched too
+    if rng.random() < 0.25:
+        training["precision"] = "fp8"  # FP8 GEMMs and FP8-saved activations where the card has them
     doc = {
         "model": {"preset": preset},
         "training": training,
@@ -98,10 +100,15 @@ def test_batched_search_picks_the_one_at_a_time_layout(seed, count, presets, max
 def test_reuse_across_accelerators_gives_the_same_layouts():
     """The enumeration and memory kept for the next group (reuse=True) change nothing."""
     sizes = [64, 128, 384, 1024, 4096]
-    for accelerator in ("h100-sxm", "ascend-910b2", "h800-sxm", "h100-sxm"):
+    for accelerator, precision in (
+        ("h100-sxm", "fp8"),
+        ("ascend-910b2", "fp8"),
+        ("h800-sxm", "bf16"),
+        ("h100-sxm", "bf16"),
+    ):
         doc = {
             "model": {"preset": "qwen3-30b-a3b"},
-            "training": {"tokens": 1e12},
+            "training": {"tokens": 1e12, "precision": precision},
             "hardware": {"accelerator": accelerator},
             "cluster": {"cards": 64},
         }
