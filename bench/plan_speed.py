@@ -134,16 +134,18 @@ def sweep_bench(args) -> None:
 
 def deadline_bench(args) -> None:
     estimate(DEADLINE_405B)  # imports, catalog
-    new = []
+    new, new_cpu = [], []
     for _ in range(args.plans):
-        _, wall, _ = timed(lambda: estimate(DEADLINE_405B))
+        _, wall, cpu = timed(lambda: estimate(DEADLINE_405B))
         new.append(wall)
+        new_cpu.append(cpu)
     with legacy_paths():
         old_result = estimate(DEADLINE_405B)["result"]
-        old = []
+        old, old_cpu = [], []
         for _ in range(max(3, args.plans // 4)):
-            _, wall, _ = timed(lambda: estimate(DEADLINE_405B))
+            _, wall, cpu = timed(lambda: estimate(DEADLINE_405B))
             old.append(wall)
+            old_cpu.append(cpu)
     result = estimate(DEADLINE_405B)["result"]
     par = result["parallelism"]
     same = result["compute"] == old_result["compute"] and par == old_result["parallelism"]
