@@ -24,8 +24,8 @@ The efficiency falls at short sequences (fixed per-tile work and launch): s/(s +
 
 from __future__ import annotations
 
+from estimator.arrays import FloatArray, Num, arr
 from estimator.models import Architecture
-from estimator.steptime.candidates import FloatArray, Num, arr
 
 ATTENTION_SEQ_HALF = 384.0  # tokens
 BACKWARD_TO_FORWARD_FUSED = 2.5

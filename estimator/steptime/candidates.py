@@ -8,14 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-FloatArray = npt.NDArray[np.float64]
-# a float or an array of floats (candidates broadcast together)
-Num = FloatArray | float
-
-
-def arr(x: npt.ArrayLike) -> FloatArray:
-    """x as a float array (numpy's ufuncs are untyped; this pins the result type)."""
-    return np.asarray(x, dtype=float)
+from estimator.arrays import FloatArray, arr
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from estimator.steptime.candidates import FloatArray, Num, arr
+from estimator.arrays import FloatArray, Num, arr
 from estimator.steptime.constants import ALPHA_NIC_S, ALPHA_SCALEUP_S
 
 

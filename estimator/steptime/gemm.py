@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimator.steptime.candidates import FloatArray, Num, arr
+from estimator.arrays import FloatArray, Num, arr
 from estimator.steptime.constants import CAST_BYTES_PER_ELEMENT, FP8_TO_BF16_EFFICIENCY, WEIGHT_BYTES
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimator.arrays import FloatArray, Num, arr
 from estimator.models import Architecture
-from estimator.steptime.candidates import FloatArray, Num, arr
 from estimator.steptime.collectives import Fabric
 from estimator.steptime.constants import (
     ALPHA_NIC_S,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from estimator.steptime.candidates import FloatArray, Num, arr
+from estimator.arrays import FloatArray, Num, arr
 from estimator.steptime.collectives import Fabric
 
 

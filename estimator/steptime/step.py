@@ -46,10 +46,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from estimator.arrays import FloatArray, Num, arr
 from estimator.memory import StageLayers, grad_bytes, stage_layers
 from estimator.models import mlp_matrices
 from estimator.steptime import attention as att
-from estimator.steptime.candidates import Candidates, FloatArray, Num, arr
+from estimator.steptime.candidates import Candidates
 from estimator.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
 from estimator.steptime.constants import (
     ADAM_BYTES,
