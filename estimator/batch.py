@@ -22,6 +22,7 @@ import json
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from .compute import SECONDS_PER_DAY, cards_for_deadline
 from .errors import ScenarioError
@@ -286,7 +287,13 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
     return out
 
 
-def _predicted(r: Resolved, tokens, size, given_cards: bool, rows: np.ndarray):
+def _predicted(
+    r: Resolved,
+    tokens: npt.NDArray[np.float64],
+    size: npt.NDArray[np.float64],
+    given_cards: bool,
+    rows: IntArray,
+) -> tuple[IntArray, npt.NDArray[np.float64], dict[str, npt.NDArray[Any]]]:
     """Cards, MFU and layout columns of the rows without an MFU, from the layout model: one
     vectorized search for all distinct card counts of the group (cards given), or deadline sizing
     per distinct (tokens, days) sharing one memo of searched sizes (plan.SizeMemo). The same
@@ -298,10 +305,10 @@ def _predicted(r: Resolved, tokens, size, given_cards: bool, rows: np.ndarray):
     if given_cards:
         distinct = sorted({int(size[i]) for i in rows})
         with_fabric = [c for c in distinct if memo.fabric(c) is not None]
-        for cards, best in zip(with_fabric, memo.best(with_fabric), strict=True):
-            picks[(0.0, float(cards))] = (cards, best)
-        for cards in set(distinct) - set(with_fabric):
-            picks[(0.0, float(cards))] = (cards, None)
+        for c, best in zip(with_fabric, memo.best(with_fabric), strict=True):
+            picks[(0.0, float(c))] = (c, best)
+        for c in set(distinct) - set(with_fabric):
+            picks[(0.0, float(c))] = (c, None)
         keys = [(0.0, float(size[i])) for i in rows]
     else:
         multiple = cards_multiple(r)
@@ -311,16 +318,18 @@ def _predicted(r: Resolved, tokens, size, given_cards: bool, rows: np.ndarray):
         for key in dict.fromkeys(keys):
             flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
 
-            def need(mfu: float, flop=flop, seconds=seconds) -> int:
-                return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))
+            def need(mfu: float, flop: float = flop, seconds: float = seconds) -> int:
+                return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))  # type: ignore[no-untyped-call]
 
-            cards, _, best = size_for_deadline(r, sizes, need, memo)
-            picks[key] = (cards, best)
+            chosen, _, best = size_for_deadline(r, sizes, need, memo)
+            picks[key] = (chosen, best)
     cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
     bests = [picks[k][1] for k in keys]
     mfu = np.array([FALLBACK_MFU if b is None else b.predicted_mfu for b in bests])
     return cards, mfu, _layout_columns(bests)
 
+
+IntArray = npt.NDArray[np.int64]
 
 # The chosen layout of rows whose MFU the layout model predicts (NaN, or "" for recompute, for rows
 # with an MFU given and rows where no layout fits): the contract's `parallelism` fields.
@@ -337,7 +346,7 @@ LAYOUT_FIELDS = (
 )
 
 
-def _layout_columns(bests: list[LayoutEval | None]) -> dict[str, np.ndarray]:
+def _layout_columns(bests: list[LayoutEval | None]) -> dict[str, npt.NDArray[Any]]:
     out = {}
     for field in LAYOUT_FIELDS:
         key = field.split(".", 1)[1]
@@ -348,11 +357,11 @@ def _layout_columns(bests: list[LayoutEval | None]) -> dict[str, np.ndarray]:
     return out
 
 
-def _empty_layout_columns(n: int) -> dict[str, np.ndarray]:
-    return {
-        f: np.full(n, "", dtype="<U9") if f.endswith(".recompute") else np.full(n, np.nan)
-        for f in LAYOUT_FIELDS
-    }
+def _empty_layout_columns(n: int) -> dict[str, npt.NDArray[Any]]:
+    out: dict[str, npt.NDArray[Any]] = {}
+    for f in LAYOUT_FIELDS:
+        out[f] = np.full(n, "", dtype="<U9") if f.endswith(".recompute") else np.full(n, np.nan)
+    return out
 
 
 def _replica_ok(r: Resolved, cards: np.ndarray) -> np.ndarray:

@@ -21,9 +21,12 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from estimator.arrays import FloatArray, Num, arr
 from estimator.catalog.entries import Accelerator
 from estimator.errors import FieldError, ScenarioError
 from estimator.layout_enum import REASONS, enumerate_candidates, structural_failures
@@ -271,12 +274,12 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
     return mem, evaluate_time(problem, c, rf)
 
 
-def evaluate_memory(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, np.ndarray]:
+def evaluate_memory(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[MemoryBreakdown, FloatArray]:
     """Per-card memory of candidate arrays c and the share of layers recomputed (rf; partial
     recompute takes the fewest layers that fit, see _partial_recompute). Bytes; rf dimensionless.
     The cheap half of `evaluate`: the search drops what does not fit before `evaluate_time`."""
 
-    def memory(rc):
+    def memory(rc: Num) -> MemoryBreakdown:
         return card_memory(problem, c, rc)
 
     rc = np.asarray(c["rc"])
@@ -290,7 +293,7 @@ def evaluate_memory(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown
     return mem, rf
 
 
-def card_memory(problem: LayoutProblem, c: Mapping, rc) -> MemoryBreakdown:
+def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> MemoryBreakdown:
     """memory.per_card_memory of candidate arrays c with recompute codes rc (partial as stored by
     the layers it does not recompute). Bytes."""
     return per_card_memory(
@@ -316,12 +319,12 @@ def card_memory(problem: LayoutProblem, c: Mapping, rc) -> MemoryBreakdown:
     )
 
 
-def fp8_activations(problem) -> bool:
+def fp8_activations(problem: LayoutProblem) -> bool:
     """Whether linear-layer inputs are saved as FP8 (training in FP8 on a card with FP8 GEMMs)."""
     return problem.precision == "fp8" and bool(problem.accelerator.peak_flops_fp8)
 
 
-def evaluate_time(problem, c: Mapping, rf) -> dict[str, np.ndarray]:
+def evaluate_time(problem: LayoutProblem, c: Mapping[str, Any], rf: Num) -> dict[str, FloatArray]:
     """Step time (estimator.steptime) of candidate arrays c with recompute shares rf, plus
     tokens_per_s (tokens/s), predicted_mfu = tokens/s · FLOP/token / (cards · peak) and
     predicted_hfu = executed FLOP per card / (step time · peak) (dimensionless)."""
@@ -339,7 +342,14 @@ def evaluate_time(problem, c: Mapping, rf) -> dict[str, np.ndarray]:
 MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "other", "total")
 
 
-def _partial_recompute(problem, c, partial, none, full, rf):
+def _partial_recompute(
+    problem: LayoutProblem,
+    c: Mapping[str, Any],
+    partial: Num,
+    none: MemoryBreakdown,
+    full: MemoryBreakdown,
+    rf: Num,
+) -> tuple[MemoryBreakdown, FloatArray]:
     """Block recompute: the fewest whole layers per stage k that bring the card under its HBM.
 
     Memory falls linearly from no recompute (k = 0) to full recompute (k = all L_stage layers of
@@ -465,29 +475,31 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     return LayoutSearch(evals[0], evals[1:], rejected, n, int(good.size))
 
 
-def partial_redundant(rc, rf) -> np.ndarray:
+def partial_redundant(rc: Num, rf: FloatArray) -> npt.NDArray[np.bool_]:
     """Partial recompute that recomputes no layer or every layer: the same as none or full."""
-    return (np.asarray(rc) == RECOMPUTE_CODES["partial"]) & ((rf <= 0.0) | (rf >= 1.0))
+    out: npt.NDArray[np.bool_] = (np.asarray(rc) == RECOMPUTE_CODES["partial"]) & ((rf <= 0.0) | (rf >= 1.0))
+    return out
 
 
 # Throughput within TIE_BAND (below the model's own error) counts as a tie.
 TIE_BAND = 0.02
 
 
-def speed_bin(tokens_per_s) -> np.ndarray:
+def speed_bin(tokens_per_s: Num) -> FloatArray:
     """Throughput on a logarithmic grid of TIE_BAND steps: layouts in one bin tie."""
-    return np.round(np.log(tokens_per_s) / np.log1p(TIE_BAND))
+    return arr(np.round(np.log(tokens_per_s) / np.log1p(TIE_BAND)))
 
 
-def rank_order(tokens_per_s, total_bytes, rf, zero, *outer) -> np.ndarray:
+def rank_order(tokens_per_s: Num, total_bytes: Num, rf: Num, zero: Num, *outer: Num) -> npt.NDArray[np.intp]:
     """Candidates best first: throughput within 2% is a tie; ties go to the lower ZeRO stage (less
     traffic, and the source article's starting configuration: ZeRO-3 only when the model does not
     fit otherwise), then to less recomputation, then to less memory, then to enumeration order.
     `outer`: keys more significant than all of these (a batch's size index), most significant last."""
-    return np.lexsort((total_bytes, rf, zero, -speed_bin(tokens_per_s), *outer))
+    keys = (total_bytes, rf, zero, -speed_bin(tokens_per_s), *outer)
+    return np.lexsort(tuple(np.asarray(k) for k in keys))
 
 
-def _take(mem: MemoryBreakdown, idx) -> MemoryBreakdown:
+def _take(mem: MemoryBreakdown, idx: Any) -> MemoryBreakdown:
     return MemoryBreakdown(**{k: np.asarray(getattr(mem, k))[idx] for k in MEMORY_KEYS})
 
 

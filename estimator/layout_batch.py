@@ -39,7 +39,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
+from estimator.arrays import FloatArray
 from estimator.layout import (
     MEMORY_KEYS,
     LayoutEval,
@@ -57,8 +59,9 @@ from estimator.layout import (
 from estimator.layout_enum import BATCH_TOLERANCE, axis_values
 from estimator.memory import RECOMPUTE_CODES, MemoryBreakdown
 
+Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
+IntArray = npt.NDArray[np.int64]
 SIZE_FIELDS = ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
-MAX_BLOCK_CANDIDATES = 400_000  # structurally valid candidates per vectorized block (memory bound)
 
 
 class _SizedProblem:
@@ -69,7 +72,7 @@ class _SizedProblem:
     point-to-point bandwidths) only in numpy expressions, so arrays broadcast against the candidate
     arrays; every other attribute is the shared problem's."""
 
-    def __init__(self, base: LayoutProblem, cards, cross, leaf_nodes):
+    def __init__(self, base: LayoutProblem, cards: FloatArray, cross: FloatArray, leaf_nodes: FloatArray):
         self._base = base
         self.cards = cards
         self.cross_leaf_bandwidth_factor = cross
@@ -88,12 +91,12 @@ def _check_shared(problems: Sequence[LayoutProblem]) -> None:
                 raise ValueError(f"best_layouts: problems differ in {f}, not only in the cluster size")
 
 
-def _expand(n: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _expand(n: int, values: npt.NDArray[Any]) -> tuple[IntArray, npt.NDArray[Any]]:
     """(parent index, value) of every one of n parent rows times every value, values varying fastest."""
     return np.repeat(np.arange(n), values.size), np.tile(values, n)
 
 
-def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> dict[str, np.ndarray]:
+def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
     """The candidates of every problem that pass layout_enum.structural_failures, without the
     recompute axis (no rule involves it): keys size (index into problems), tp, pp, cp, ep, mbs, v,
     sp, zero, dp, m; ordered by size and then as enumerate_candidates orders them.
@@ -179,7 +182,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     }
 
 
-def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> dict[str, np.ndarray]:
+def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
     """enumerate_layouts times the recompute axis (varying fastest): the structurally valid
     candidates in the search's order."""
     c = enumerate_layouts(problems, prune)
@@ -206,8 +209,10 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
         _fitting(base, family, start, min(start + per, family.size), rc_values)
         for start in range(0, family.size, per)
     ]
-    c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]} if parts else {"size": []}
-    if len(c["size"]) == 0:
+    if not parts:
+        return best
+    c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+    if c["size"].size == 0:
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
@@ -228,7 +233,9 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     return best
 
 
-def _time_by_stem(problems, base: LayoutProblem, c: dict[str, np.ndarray], rf: np.ndarray):
+def _time_by_stem(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+) -> tuple[FloatArray, list[dict[str, FloatArray]], tuple[IntArray, IntArray, IntArray]]:
     """Step times of the candidates c, computed once per (layout without its ZeRO stage, recompute
     share) with the stages left for it as a broadcast column: the per-layer terms do not depend on
     the stage, so evaluate_step computes them once per row (numpy broadcasting: the same element-wise
@@ -249,7 +256,7 @@ def _time_by_stem(problems, base: LayoutProblem, c: dict[str, np.ndarray], rf: n
         f: np.array([getattr(p, f) for p in problems], dtype=float)[c["size"][heads]]
         for f in ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
     }
-    times: list[dict] = []
+    times: list[dict[str, FloatArray]] = []
     slice_of = np.empty(heads.size, dtype=np.int64)  # per row: its slice and its row there
     local = np.empty(heads.size, dtype=np.int64)
     ranks = np.full((heads.size, stages.size), -1, dtype=np.int64)  # per row: column of each stage
@@ -264,7 +271,7 @@ def _time_by_stem(problems, base: LayoutProblem, c: dict[str, np.ndarray], rf: n
             grid = {k: c[k][heads[rows], None] for k in STEP_KEYS}
             grid["zero"] = stages[None, cols]
             slice_of[rows], local[rows] = len(times), np.arange(rows.size)
-            times.append(evaluate_time(sized, grid, rf[heads[rows], None]))
+            times.append(evaluate_time(sized, grid, rf[heads[rows], None]))  # type: ignore[arg-type]
     j, r, z = slice_of[row], local[row], ranks[row, col]
     offsets = np.cumsum([0] + [t["tokens_per_s"].size for t in times])
     flat = np.concatenate([t["tokens_per_s"].ravel() for t in times])
@@ -283,13 +290,13 @@ class _Family:
     with selective recompute: what does not depend on the accelerator (a sweep over accelerators
     with one model reuses it). Memory is computed lazily, slice by slice."""
 
-    def __init__(self, base: LayoutProblem, layouts: dict[str, np.ndarray]):
+    def __init__(self, base: LayoutProblem, layouts: Columns):
         self.base = base
         self.layouts = layouts
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
 
-    def rows(self, start: int, stop: int, idx: np.ndarray, code: int, width_pos: tuple[int, int]):
+    def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
         """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
         width, pos = width_pos
         out = {k: v[start:stop][idx] for k, v in self.layouts.items()}
@@ -297,14 +304,14 @@ class _Family:
         out["row"] = (start + idx) * width + pos
         return out
 
-    def light_memory(self, start: int, stop: int, code: int, c: dict) -> MemoryBreakdown:
+    def light_memory(self, start: int, stop: int, code: int, c: Columns) -> MemoryBreakdown:
         key = (start, stop, code)
         if key not in self.light:
             self.light[key] = card_memory(self.base, c, c["rc"])
         return self.light[key]
 
 
-_families: dict[tuple, _Family] = {}
+_families: dict[tuple[Any, ...], _Family] = {}
 
 
 def _family(problems: Sequence[LayoutProblem]) -> _Family:
@@ -332,7 +339,10 @@ def _family(problems: Sequence[LayoutProblem]) -> _Family:
     return found
 
 
-def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values: np.ndarray):
+Fitting = tuple[Columns, MemoryBreakdown, FloatArray]
+
+
+def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values: IntArray) -> Fitting:
     """The candidates of layouts [start, stop) of `fam` (recompute axis added) left for the
     step-time model, with their memory and recompute share: (columns incl. rc and row,
     MemoryBreakdown, rf).
@@ -345,7 +355,7 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
     n, width = stop - start, rc_values.size
     pos = {int(code): i for i, code in enumerate(rc_values)}
 
-    def rows(idx, code):
+    def rows(idx: IntArray, code: int) -> Columns:
         return fam.rows(start, stop, idx, code, (width, pos[code]))
 
     every = np.arange(n)
@@ -386,10 +396,7 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
     return c, mem, np.concatenate([o[2] for o in out])
 
 
-def _kept(c, mem, rf, keep):
+def _kept(c: Columns, mem: MemoryBreakdown, rf: npt.ArrayLike, keep: npt.NDArray[np.bool_]) -> Fitting:
+    """The candidates (and their memory and recompute share) where keep is true."""
     idx = np.flatnonzero(keep)
     return {k: v[idx] for k, v in c.items()}, _take(mem, idx), np.asarray(rf, dtype=float)[idx]
-
-
-def _rows(c: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, np.ndarray]:
-    return {k: v[idx] for k, v in c.items()}

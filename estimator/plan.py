@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from . import ENGINE_VERSION, catalog
 from .compute import SECONDS_PER_DAY, cards_for_deadline
@@ -185,6 +187,13 @@ class SizeMemo:
             self._fabrics[cards] = fabric
         return self._fabrics[cards]
 
+    def built(self, cards: int) -> Fabric:
+        """The fabric `fabric(cards)` built (KeyError if it could not be)."""
+        fabric = self._fabrics[cards]
+        if fabric is None:
+            raise KeyError(cards)
+        return fabric
+
     def _problem(self, cards: int, fabric: Fabric) -> LayoutProblem:
         """layout_problem(r, cards, fabric): the first built in full, the others by replacing what
         the size decides (the rest resolves the stack and the model's FLOPs again otherwise)."""
@@ -209,7 +218,7 @@ SIZING_BLOCK = 8  # sizes evaluated together while scanning for a deadline
 
 
 def size_for_deadline(
-    r: Resolved, sizes: np.ndarray, need, memo: SizeMemo
+    r: Resolved, sizes: npt.NDArray[np.int64], need: Callable[[float], int], memo: SizeMemo
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
     (cards, fabric, best layout). need(mfu) -> cards the deadline needs at that MFU.
@@ -239,7 +248,7 @@ def size_for_deadline(
         for cards, best in zip(block, memo.best(block), strict=True):
             tried[cards] = best
             if best is not None and need(float(best.predicted_mfu)) <= cards:
-                return cards, memo.fabric(cards), best
+                return cards, memo.built(cards), best
     if not tried:
         cards = int(sizes[first])
         fabric, found = _evaluate(r, cards)  # raises the fabric's own error
@@ -250,7 +259,7 @@ def size_for_deadline(
         return cards * best.predicted_mfu if best is not None else 0.0
 
     cards = max(tried, key=throughput)
-    return cards, memo.fabric(cards), tried[cards]
+    return cards, memo.built(cards), tried[cards]
 
 
 def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
