@@ -142,10 +142,15 @@ def test_enumeration_is_the_search_s(seed):
             np.testing.assert_array_equal(got[key][mine], c[key][~bad], err_msg=f"{doc} {p.cards} {key}")
 
 
-def _layouts_at(doc: dict, cards: int):
-    problems = _problems(doc, [cards])
-    lay = enumerate_layouts(problems, prune=False)
-    return problems[0], lay
+def _layouts_at(preset: str, accelerator: str, cards: int):
+    """The problem and every structurally valid layout (no pruning) of a preset at `cards`."""
+    doc = {
+        "model": {"preset": preset},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": accelerator},
+    }
+    problems = _problems({**doc, "cluster": {"cards": cards}}, [cards])
+    return problems[0], enumerate_layouts(problems, prune=False)
 
 
 @pytest.mark.parametrize(
@@ -155,13 +160,7 @@ def test_recompute_never_speeds_a_layout_up(preset, accelerator):
     """RECOMPUTE_DOMINATES: for one layout, throughput does not rise with the share of layers
     recomputed (recomputing adds a forward pass, never removes work), so when no recompute (or a
     partial one) fits, full recompute of that layout cannot win (ties go to less recomputation)."""
-    doc = {
-        "model": {"preset": preset},
-        "training": {"tokens": 1e12},
-        "hardware": {"accelerator": accelerator},
-    }
-    doc["cluster"] = {"cards": 512}
-    p, lay = _layouts_at(doc, 512)
+    p, lay = _layouts_at(preset, accelerator, 512)
     n = lay["size"].size
     speeds = []
     for rf in (0.0, 0.25, 0.5, 1.0):
@@ -177,13 +176,7 @@ def test_sequence_parallel_dominates_where_tp_is_above_one(preset, accelerator):
     """SEQUENCE_PARALLEL_DOMINATES: with tp > 1, sequence parallelism moves the same bytes
     (all-gather + reduce-scatter = all-reduce) and divides the replicated activations and their
     element-wise kernels by tp: never slower, strictly less memory (Korthikanti et al. 2022)."""
-    doc = {
-        "model": {"preset": preset},
-        "training": {"tokens": 1e12},
-        "hardware": {"accelerator": accelerator},
-    }
-    doc["cluster"] = {"cards": 512}
-    p, lay = _layouts_at(doc, 512)
+    p, lay = _layouts_at(preset, accelerator, 512)
     tp2 = lay["tp"] > 1
     lay = {k: v[tp2] for k, v in lay.items()}
     n = lay["size"].size
