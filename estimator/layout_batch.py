@@ -245,9 +245,14 @@ def _time_by_stem(
     candidate its (slice, row in slice, column))."""
     stages = axis_values(base)["zero"]
     col = np.searchsorted(stages, c["zero"])
-    order = np.lexsort((rf, c["rc"], c["stem"]))
-    stem, rc, share = c["stem"][order], c["rc"][order], rf[order]
-    new = np.r_[True, (stem[1:] != stem[:-1]) | (rc[1:] != rc[:-1]) | (share[1:] != share[:-1])]
+    # a row per (stem, recompute code); partial recompute's share differs per stage: a row each
+    n = c["stem"].size
+    key = c["stem"] * 4 + c["rc"]
+    partial = c["rc"] == RECOMPUTE_CODES["partial"]
+    key = np.where(partial, 4 * (int(c["stem"].max(initial=0)) + 1) + np.arange(n), key)
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    new = np.r_[True, ordered[1:] != ordered[:-1]]
     row = np.empty(order.size, dtype=np.int64)
     row[order] = np.cumsum(new) - 1
     heads = order[new]
