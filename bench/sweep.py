@@ -12,6 +12,8 @@ the wall time of a 1,000,000-scenario compute-and-cost sweep.
 (Llama 3.1 70B, Qwen3-30B-A3B) x 3 accelerators (H100, 910B2, H800) x 200 card counts (64 to
 12,800) x 12 token budgets x 7 cloud prices = 100,800 scenarios, 1,200 distinct layout searches.
 Prints the progress (scenarios stored) as it arrives.
+--predicted-distinct: the worst case, every row its own layout search: 2 models x 3 accelerators x
+16,667 card counts (8 to 133,336 in steps of 8) = 100,002 scenarios without an MFU.
 
 Each worker is `celery -A config worker -P solo` (one process, one core). The clock runs from the
 API call to the moment the sweep's status is "done" (every chunk stored, summary merged).
@@ -67,6 +69,13 @@ PREDICTED_AXES = {
 }
 
 
+PREDICTED_DISTINCT_AXES = {
+    "model.preset": ["llama-3.1-70b", "qwen3-30b-a3b"],
+    "hardware.accelerator": ["h100-sxm", "ascend-910b2", "h800-sxm"],
+    "cluster.cards": {"start": 8, "stop": 133336, "step": 8},
+}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scenarios", type=int, default=1_000_000)
@@ -76,6 +85,7 @@ def main() -> int:
     ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", ""))
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
     ap.add_argument("--predicted", action="store_true", help="100,800 scenarios without an MFU (see above)")
+    ap.add_argument("--predicted-distinct", action="store_true", help="100,002 rows, each its own search")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
@@ -111,7 +121,10 @@ def main() -> int:
     user, _ = get_user_model().objects.get_or_create(username="bench")
     api = APIClient()
     api.force_authenticate(user)
+    if args.predicted_distinct:
+        args.predicted = True
     axes = PREDICTED_AXES if args.predicted else axes_for(args.scenarios)
+    axes = PREDICTED_DISTINCT_AXES if args.predicted_distinct else axes
     base = PREDICTED_BASE if args.predicted else BASE
 
     import platform

@@ -197,6 +197,12 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
 
     reuse: keep the enumeration and the accelerator-independent memory of these sizes for the next
     call with the same model, batch and sizes (a sweep's groups, one per accelerator)."""
+    if len(problems) > SIZES_PER_BLOCK:  # bounded memory: a block of sizes at a time
+        return [
+            b
+            for start in range(0, len(problems), SIZES_PER_BLOCK)
+            for b in best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse)
+        ]
     best: list[LayoutEval | None] = [None] * len(problems)
     if not problems:
         return best
@@ -286,6 +292,7 @@ def _time_by_stem(
 
 
 SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
+SIZES_PER_BLOCK = 256  # sizes searched together (peak memory about 200 MB for a 30B MoE over 200 sizes)
 STEP_KEYS = ("tp", "pp", "dp", "ep", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
 FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
 
