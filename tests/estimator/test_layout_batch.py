@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from estimator import plan
+from estimator import layout_batch, plan
 from estimator.errors import ScenarioError
 from estimator.layout import card_memory, evaluate_time, search
 from estimator.layout_batch import best_layouts, enumerate_layouts, enumerate_valid
@@ -189,3 +189,12 @@ def test_sequence_parallel_dominates_where_tp_is_above_one(preset, accelerator):
             >= evaluate_time(p, off, np.full(n, rf))["tokens_per_s"]
         )
         assert np.all(card_memory(p, on, on["rc"]).total < card_memory(p, off, off["rc"]).total)
+
+
+def test_many_sizes_are_searched_a_block_at_a_time(monkeypatch):
+    """Past SIZES_PER_BLOCK sizes the search runs block by block (bounded memory), same answers."""
+    monkeypatch.setattr(layout_batch, "SIZES_PER_BLOCK", 2)
+    doc = {"model": {"preset": "llama-3.1-8b"}, "training": {"tokens": 1e12}, "cluster": {"cards": 64}}
+    problems = _problems(doc, [8, 24, 64, 96, 512])
+    for p, got in zip(problems, best_layouts(problems), strict=True):
+        _same(got, search(p).best, p.cards)
