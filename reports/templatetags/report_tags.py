@@ -34,3 +34,16 @@ def item_text(item):
                 return item[key]
         return ", ".join(f"{k}: {v}" for k, v in item.items())
     return str(item)
+
+
+@register.simple_tag
+def term(name, label=None):
+    """<abbr> with the glossary's definition as its title: {% term "MFU" %}."""
+    from django.utils.html import format_html
+
+    from ..glossary import TERMS
+
+    text = TERMS.get(name)
+    if text is None:
+        return label or name
+    return format_html('<abbr class="term" title="{}" tabindex="0">{}</abbr>', str(text), label or name)

@@ -1,0 +1,360 @@
+"""The message catalogue: the core's codes + params rendered in the reader's language.
+
+The core (estimator/) returns every sentence as a `code` with `params` and an English default
+(`message`, `suggestion`, `reason`). Here each code has an English msgid marked for gettext
+(translations in locale/*/LC_MESSAGES/django.po) and each parameter a formatting kind (Babel, see
+reports.formatting). A code this catalogue does not know yet falls back to the core's English
+sentence, so a new warning from the core shows up (in English) before it is translated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_noop as N_
+
+from . import formatting as f
+
+# --- messages ----------------------------------------------------------------------------------
+MESSAGES: dict[str, str] = {
+    # advice and warnings
+    "memory-does-not-fit": N_(
+        "The plan does not fit in card memory (%(total_bytes)s per card against %(hbm_bytes)s of HBM)."
+    ),
+    "tp-crosses-node": N_(
+        "TP=%(tp)s spans more than the %(domain)s cards of one HCCS/NVLink domain: its per-layer all-reduces would run over RoCE/InfiniBand."
+    ),
+    "bubble-over-20pct": N_("The pipeline bubble is %(bubble)s of the step."),
+    "comm-wait-over-30pct": N_(
+        "Communication not hidden behind compute is %(share)s of the step (largest: %(largest)s); above 30%% the network is the bottleneck (article 5.1)."
+    ),
+    "oversubscribed-fabric-dp": N_(
+        "The fabric is oversubscribed %(ratio)s and DP=%(dp)s gradient traffic crosses leaf switches, so when all nodes exchange gradients at once the all-reduce gets only part of the NIC bandwidth."
+    ),
+    "flat-network-too-large": N_(
+        "%(nodes)s nodes on a single flat switch layer: the article keeps flat networks to ~10 servers and uses leaf-spine beyond ~16 nodes."
+    ),
+    "zero3-unneeded": N_(
+        "ZeRO-3 is on although the model fits with ZeRO-2; stage 3 all-gathers the weights in forward and backward, about 1.5x the DP traffic of stage 2 (Rajbhandari et al. 2019)."
+    ),
+    "fp32-precision": N_(
+        "Training in FP32 doubles weight, gradient and activation memory and runs far below the BF16 peak."
+    ),
+    "hccl-buffer.set": N_(
+        "HCCL_BUFFSIZE is set to %(current_mb)s MB. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP, with no gain beyond; its '10-20%% of HBM' is an erratum."
+    ),
+    "hccl-buffer.unset": N_(
+        "HCCL_BUFFSIZE is not set (CANN default 200 MB). The article measured 256 MB ~15%% faster than 64 MB on 8-card DP, with no gain beyond; its '10-20%% of HBM' is an erratum."
+    ),
+    "ep-crosses-node": N_(
+        "EP=%(ep)s x TP=%(tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
+    ),
+    "mfu-optimistic": N_(
+        "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
+    ),
+    "no-feasible-layout": N_(
+        "No parallel layout fits in HBM on %(cards)s cards; time uses a fallback MFU of %(mfu)s. Add cards, use a larger-memory accelerator or allow more model parallelism."
+    ),
+    "deadline-missed": N_("The plan takes %(days)s, more than the %(target_days)s target."),
+    "over-budget": N_("Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."),
+    "fixed-layout-does-not-fit": N_(
+        "The fixed layout needs %(total_gb)s GB per card against %(hbm_gb)s GB of HBM (%(overflow_gb)s GB over; largest term: %(largest_term)s). Nearest layout that fits: %(nearest_layout)s."
+    ),
+    "stack-assumed": N_("Step time assumes the %(stack)s software stack."),
+    # suggestions
+    "memory-does-not-fit.zero-recompute": N_(
+        "Raise the ZeRO stage (now %(zero_stage)s); turn on activation recomputation (selective, then full); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
+    ),
+    "memory-does-not-fit.zero": N_(
+        "Raise the ZeRO stage (now %(zero_stage)s); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
+    ),
+    "memory-does-not-fit.recompute": N_(
+        "Turn on activation recomputation (selective, then full); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
+    ),
+    "memory-does-not-fit.model-parallel": N_(
+        "Raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
+    ),
+    "tp-crosses-node.suggestion": N_(
+        "Keep TP <= %(domain)s and move the rest of the split into pipeline stages across nodes (article 2.2: tensor parallel inside a node only)."
+    ),
+    "bubble-over-20pct.interleave": N_(
+        "Micro-batches are already >= 4 x PP=%(pp)s: interleave the schedule (virtual_stages), use fewer pipeline stages, or balance the stages' layers."
+    ),
+    "bubble-over-20pct.micro-batches": N_(
+        "Use %(low)s-%(high)s micro-batches per step (4-8 x PP=%(pp)s): bubble %(bubble_low)s-%(bubble_high)s; or interleave (virtual_stages) or cut PP."
+    ),
+    "bubble-over-20pct.raise": N_("Raise the number of micro-batches to 4-8 x the pipeline stages."),
+    "comm-wait-over-30pct.dp_comm": N_(
+        "Send BF16 gradients, fuse small gradients into large buckets, overlap the all-reduce with backward, use hierarchical all-reduce, and a 1:1 fabric (article 2.1, 3.2)."
+    ),
+    "comm-wait-over-30pct.tp_comm": N_(
+        "Keep TP inside the HCCS/NVLink domain and lower TP if the model fits (article 2.2)."
+    ),
+    "comm-wait-over-30pct.pp_comm": N_(
+        "Use fewer pipeline stages or place adjacent stages on nearby nodes (article 4.5)."
+    ),
+    "comm-wait-over-30pct.ep_comm": N_(
+        "Keep expert parallelism inside the node and replicate experts with DP (article 2.4)."
+    ),
+    "oversubscribed-fabric-dp.suggestion": N_(
+        "Build the compute fabric 1:1 (the article's recommendation; 1.5:1-2:1 only on a budget), or place each DP group under one leaf / rail and use hierarchical all-reduce."
+    ),
+    "flat-network-too-large.suggestion": N_(
+        "Use a two-tier leaf-spine (Clos) fabric, 1:1, rail-optimized where the servers have one NIC per card."
+    ),
+    "zero3-unneeded.suggestion": N_(
+        "Use ZeRO stage 2 (article 7.1: stage 3 only when the model does not fit)."
+    ),
+    "fp32-precision.suggestion": N_(
+        "Train in BF16 mixed precision (FP32 master weights in the optimizer); BF16 keeps FP32's range (article 4.4, 7.1)."
+    ),
+    "hccl-buffer.suggestion": N_(
+        "Start with export HCCL_BUFFSIZE=%(start_mb)s (MB) and tune one variable at a time."
+    ),
+    "ep-crosses-node.suggestion": N_(
+        "Keep EP inside the node where the experts fit, or budget NIC bandwidth for the all-to-all and pair EP with DP so each expert has replicas (article 2.4, 3.3)."
+    ),
+    "mfu-optimistic.suggestion": N_(
+        "Plan with 35-50%% MFU, or leave efficiency.mfu out and let the layout model predict it."
+    ),
+    # starting configuration: reasons
+    "start.precision.bf16": N_(
+        "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves memory against FP32 (article 4.4, 7.1)."
+    ),
+    "start.precision.fp8": N_(
+        "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16)."
+    ),
+    "start.recompute.none": N_(
+        "The chosen layout fits in HBM without recomputation, so none is fastest (article 5.4)."
+    ),
+    "start.recompute.selective": N_(
+        "Recomputation costs a little compute and roughly doubles the batch that fits (article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022)."
+    ),
+    "start.recompute.partial": N_(
+        "Block recompute of the fewest whole layers per stage that fit in HBM: less recompute than full, and the chosen layout needs it to fit (Megatron --recompute-num-layers)."
+    ),
+    "start.recompute.full": N_(
+        "Only full recomputation makes the chosen layout fit in HBM; it costs about one extra forward pass (article 5.4)."
+    ),
+    "start.recompute.does-not-fit": N_(
+        "No layout fits yet: start from full recomputation, then raise the ZeRO stage or the model parallelism (article 5.4, 7.1)."
+    ),
+    "start.layout": N_(
+        "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB (article 2.5)."
+    ),
+    "start.micro_batches.no-pipeline": N_("No pipeline, so micro-batches only set gradient accumulation."),
+    "start.micro_batches.range": N_(
+        "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3)."
+    ),
+    "start.micro_batches.chosen": N_(
+        "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3). The chosen layout runs %(micro_batches)s (bubble %(bubble)s)."
+    ),
+    "start.gradient_compression": N_("All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1)."),
+    "start.gradient_fusion": N_(
+        "Fuse small gradients into large buckets and overlap the all-reduce with backward (article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm)."
+    ),
+    "start.zero_stage.3": N_("The model does not fit with stage 2, so shard the weights too (article 7.1)."),
+    "start.zero_stage.chosen-low": N_(
+        "The chosen layout fits with the optimizer state sharded (stage 1, Megatron's distributed optimizer) or not at all (stage 0), and moves less data than stage 2; with pipeline parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823)."
+    ),
+    "start.zero_stage.pipeline": N_(
+        "Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer is the stage-1 equivalent."
+    ),
+    "start.zero_stage.2": N_(
+        "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1)."
+    ),
+    "start.hccl_buffsize": N_(
+        "MB; CANN default 200. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP and no gain above (article 4.3; not 10-20%% of HBM)."
+    ),
+    "start.hccl_connect_timeout": N_(
+        "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank start-up skew does not fail initialisation (article 4.3, 5.2)."
+    ),
+    "start.hccl_deterministic": N_(
+        "true makes reductions reproducible at some speed cost: use it for debugging only (article 4.3)."
+    ),
+    "start.cuda_device_max_connections": N_(
+        "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order."
+    ),
+    "start.nccl_buffsize": N_("The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound."),
+    # starting configuration: worded values
+    "start.value.as-needed": N_("as needed for the global batch"),
+    "start.value.fp8-master": N_("FP8 (BF16 master copy)"),
+    "start.value.bf16-gradients": N_("BF16 gradients"),
+    "start.value.fusion-on": N_("on, overlapped with backward"),
+    "start.value.nccl-default": N_("default (4 MiB)"),
+    # assumptions
+    "assumption.peak": N_("%(accelerator)s dense %(precision)s peak"),
+    "assumption.hbm": N_("HBM per card"),
+    "assumption.matmul-efficiency": N_("achievable matmul efficiency"),
+    "assumption.mfu": N_("MFU"),
+    "assumption.tdp": N_("card TDP"),
+    "assumption.server-price": N_("server price (cards included)"),
+    "assumption.switch-price": N_("switch price"),
+    "assumption.transceiver-price": N_("transceiver price"),
+    "assumption.cloud-price": N_("cloud price per card-hour"),
+    "assumption.electricity": N_("electricity"),
+    "assumption.pue": N_("PUE"),
+    "assumption.depreciation": N_("depreciation"),
+    "source.scenario": N_("scenario input"),
+    "source.catalog-or-scenario": N_("catalog defaults / scenario"),
+    "source.mfu-given": N_("scenario efficiency.mfu"),
+    "source.mfu-predicted": N_("layout model prediction"),
+    "source.mfu-fallback": N_("fallback (no layout fits)"),
+}
+
+SEVERITIES = {
+    "error": gettext_lazy("error"),
+    "warning": gettext_lazy("warning"),
+    "info": gettext_lazy("info"),
+}
+
+TERMS = {
+    "tp_comm": gettext_lazy("TP communication"),
+    "pp_comm": gettext_lazy("PP communication"),
+    "dp_comm": gettext_lazy("DP communication"),
+    "ep_comm": gettext_lazy("EP communication"),
+    "cp_comm": gettext_lazy("CP communication"),
+}
+
+# parameter name -> formatting kind (reports.formatting); names not listed are shown as they are
+PARAM_KINDS = {
+    "total_bytes": "bytes",
+    "hbm_bytes": "bytes",
+    "bubble": "percent0",
+    "bubble_low": "percent0",
+    "bubble_high": "percent0",
+    "share": "percent0",
+    "mfu": "percent0",
+    "ratio": "ratio",
+    "days": "days",
+    "target_days": "days",
+    "capex": "money",
+    "cloud": "money",
+    "budget": "money",
+    "largest": "term",
+    "tp": "count",
+    "pp": "count",
+    "dp": "count",
+    "ep": "count",
+    "domain": "count",
+    "nodes": "count",
+    "cards": "count",
+    "low": "count",
+    "high": "count",
+    "micro_batches": "count",
+}
+
+
+def _param(name: str, value: Any, currency: str) -> str:
+    kind = PARAM_KINDS.get(name)
+    if value is None:
+        return f.DASH
+    if kind == "percent0":
+        return f.percent(value, 0)
+    if kind == "money":
+        return f.money(value, currency)
+    if kind == "term":
+        return str(TERMS.get(value, value))
+    if kind:
+        return f.by_kind(value, kind, currency)
+    return str(value)
+
+
+def known(code: str) -> bool:
+    return code in MESSAGES
+
+
+def render(code: str | None, params: dict | None, default: str = "", currency: str = "USD") -> str:
+    """The sentence of `code` in the active language with its params formatted; the core's English
+    `default` when the code is unknown (or a param is missing)."""
+    if not code or code not in MESSAGES:
+        return default
+    params = params if isinstance(params, dict) else {}
+    values = {k: _param(k, v, params.get("currency") or currency) for k, v in params.items()}
+    try:
+        return _(MESSAGES[code]) % values if "%(" in MESSAGES[code] else _(MESSAGES[code]).replace("%%", "%")
+    except (KeyError, TypeError, ValueError):
+        return default
+
+
+def advice(item: dict, currency: str) -> dict:
+    """An advice entry of the result -> {code, severity, severity_label, message, suggestion}."""
+    if not isinstance(item, dict):
+        return {"code": "", "severity": "", "severity_label": "", "message": str(item), "suggestion": ""}
+    code, params = item.get("code"), item.get("params") or {}
+    suggestion = item.get("suggestion_code") or code
+    if suggestion == code:
+        suggestion = f"{code}.suggestion"
+    severity = item.get("severity") or ""
+    return {
+        "code": code or "",
+        "severity": severity,
+        "severity_label": str(SEVERITIES.get(severity, severity)),
+        "message": render(item.get("message_code") or code, params, item.get("message", ""), currency),
+        "suggestion": render(suggestion, params, item.get("suggestion", ""), currency),
+    }
+
+
+def warning(item: Any, currency: str) -> dict:
+    if not isinstance(item, dict):
+        return {"code": "", "severity": "", "severity_label": "", "message": str(item)}
+    out = advice(item, currency)
+    out.pop("suggestion")
+    return out
+
+
+def setting(row: Any, currency: str) -> dict:
+    """A starting-configuration row: the value in words where it has a value_code, the reason translated."""
+    if not isinstance(row, dict):
+        return {"setting": "", "value": "", "reason": str(row)}
+    value = row.get("value")
+    if row.get("value_code"):
+        value = render(row["value_code"], {}, str(value), currency)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        value = f.count(value)
+    return {
+        "setting": row.get("setting", ""),
+        "value": value,
+        "reason": render(row.get("code"), row.get("params"), row.get("reason", ""), currency),
+    }
+
+
+def assumption(row: Any, currency: str) -> dict:
+    if not isinstance(row, dict):
+        return {"name": str(row), "value": "", "unit": "", "source": ""}
+    return {
+        "name": render(row.get("code"), row.get("params"), row.get("name", ""), currency),
+        "value": row.get("value"),
+        "unit": row.get("unit", ""),
+        "source": render(row.get("source_code"), {}, row.get("source", ""), currency),
+    }
+
+
+# --- the core's field errors (pydantic's English range sentences) --------------------------------
+_RANGE = [
+    (re.compile(r"^input should be less than or equal to (\S+)$"), N_("must be at most %(limit)s")),
+    (re.compile(r"^input should be less than (\S+)$"), N_("must be less than %(limit)s")),
+    (re.compile(r"^input should be greater than or equal to (\S+)$"), N_("must be at least %(limit)s")),
+    (re.compile(r"^input should be greater than (\S+)$"), N_("must be greater than %(limit)s")),
+    (re.compile(r"^is required$"), N_("is required")),
+    (re.compile(r"^is not a field of the scenario contract$"), N_("is not a field of the scenario contract")),
+    (re.compile(r"^input should be a valid integer.*$"), N_("must be a whole number")),
+    (re.compile(r"^must be a whole number$"), N_("must be a whole number")),
+]
+
+
+def field_error(message: str) -> str:
+    """One of the core's field-error sentences in the reader's language (ranges with the limit in
+    the locale's number format); other sentences are returned as they are."""
+    for pattern, template in _RANGE:
+        match = pattern.match(message or "")
+        if match:
+            limit = match.group(1) if match.groups() else ""
+            with contextlib.suppress(ValueError):
+                limit = f.auto(float(limit)) if limit else ""
+            return _(template) % {"limit": limit} if "%(" in template else _(template)
+    return message
