@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.utils.translation import gettext_lazy as L
+from django.utils.translation import gettext_lazy
 
 from . import formatting as f
 from .summary import _num, currency, dig
@@ -16,30 +16,30 @@ TOKEN = re.compile(r"(?:/r/)?([A-Za-z0-9_-]{8,64})/?(?:[?#].*)?$")
 
 # (key, label, where: "scenario" or "result", path, kind)
 ROWS = [
-    ("model", L("Model"), "scenario", "model.preset", "text"),
-    ("accelerator", L("Accelerator"), "result", "compute.accelerator", "text"),
-    ("tokens", L("Training tokens"), "scenario", "training.tokens", "big"),
-    ("cards", L("Cards"), "result", "compute.cards", "count"),
-    ("servers", L("Servers"), "result", "compute.nodes", "count"),
-    ("days", L("Days"), "result", "compute.wall_clock_days", "days"),
+    ("model", gettext_lazy("Model"), "scenario", "model.preset", "text"),
+    ("accelerator", gettext_lazy("Accelerator"), "result", "compute.accelerator", "text"),
+    ("tokens", gettext_lazy("Training tokens"), "scenario", "training.tokens", "big"),
+    ("cards", gettext_lazy("Cards"), "result", "compute.cards", "count"),
+    ("servers", gettext_lazy("Servers"), "result", "compute.nodes", "count"),
+    ("days", gettext_lazy("Days"), "result", "compute.wall_clock_days", "days"),
     (
         "miss",
-        L("Probability of missing the deadline"),
+        gettext_lazy("Probability of missing the deadline"),
         "result",
         "compute.deadline_miss_probability",
         "percent",
     ),
-    ("mfu", L("MFU"), "result", "compute.mfu", "percent"),
-    ("capex", L("Cluster cost"), "result", "cost.capex.total", "money"),
-    ("budget", L("Budget"), "result", "budget.budget", "money"),
-    ("over_by", L("Over budget by"), "result", "budget.over_by", "money"),
-    ("run_owned", L("Run cost, owned"), "result", "cost.run.owned", "money"),
-    ("run_cloud", L("Run cost, cloud"), "result", "cost.run.cloud", "money"),
-    ("power", L("Facility power"), "result", "power.facility_w", "watts"),
-    ("energy", L("Energy"), "result", "power.energy_wh", "watt_hours"),
-    ("step_time", L("Step time"), "result", "parallelism.step_time_s", "seconds"),
-    ("memory", L("Memory per card"), "result", "memory.per_card_bytes.total", "bytes"),
-    ("switches", L("Switches"), "result", "network.total_switches", "count"),
+    ("mfu", gettext_lazy("MFU"), "result", "compute.mfu", "percent"),
+    ("capex", gettext_lazy("Cluster cost"), "result", "cost.capex.total", "money"),
+    ("budget", gettext_lazy("Budget"), "result", "budget.budget", "money"),
+    ("over_by", gettext_lazy("Over budget by"), "result", "budget.over_by", "money"),
+    ("run_owned", gettext_lazy("Run cost, owned"), "result", "cost.run.owned", "money"),
+    ("run_cloud", gettext_lazy("Run cost, cloud"), "result", "cost.run.cloud", "money"),
+    ("power", gettext_lazy("Facility power"), "result", "power.facility_w", "watts"),
+    ("energy", gettext_lazy("Energy"), "result", "power.energy_wh", "watt_hours"),
+    ("step_time", gettext_lazy("Step time"), "result", "parallelism.step_time_s", "seconds"),
+    ("memory", gettext_lazy("Memory per card"), "result", "memory.per_card_bytes.total", "bytes"),
+    ("switches", gettext_lazy("Switches"), "result", "network.total_switches", "count"),
 ]
 RELATIVE_TOLERANCE = 0.005  # numbers within 0.5 % of the first report count as the same
 

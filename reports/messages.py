@@ -14,196 +14,207 @@ import re
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
-from django.utils.translation import gettext_noop as N_
+from django.utils.translation import gettext_lazy, gettext_noop
 
 from . import formatting as f
 
 # --- messages ----------------------------------------------------------------------------------
 MESSAGES: dict[str, str] = {
     # advice and warnings
-    "memory-does-not-fit": N_(
+    "memory-does-not-fit": gettext_noop(
         "The plan does not fit in card memory (%(total_bytes)s per card against %(hbm_bytes)s of HBM)."
     ),
-    "tp-crosses-node": N_(
+    "tp-crosses-node": gettext_noop(
         "TP=%(tp)s spans more than the %(domain)s cards of one HCCS/NVLink domain: its per-layer all-reduces would run over RoCE/InfiniBand."
     ),
-    "bubble-over-20pct": N_("The pipeline bubble is %(bubble)s of the step."),
-    "comm-wait-over-30pct": N_(
+    "bubble-over-20pct": gettext_noop("The pipeline bubble is %(bubble)s of the step."),
+    "comm-wait-over-30pct": gettext_noop(
         "Communication not hidden behind compute is %(share)s of the step (largest: %(largest)s); above 30%% the network is the bottleneck (article 5.1)."
     ),
-    "oversubscribed-fabric-dp": N_(
+    "oversubscribed-fabric-dp": gettext_noop(
         "The fabric is oversubscribed %(ratio)s and DP=%(dp)s gradient traffic crosses leaf switches, so when all nodes exchange gradients at once the all-reduce gets only part of the NIC bandwidth."
     ),
-    "flat-network-too-large": N_(
+    "flat-network-too-large": gettext_noop(
         "%(nodes)s nodes on a single flat switch layer: the article keeps flat networks to ~10 servers and uses leaf-spine beyond ~16 nodes."
     ),
-    "zero3-unneeded": N_(
+    "zero3-unneeded": gettext_noop(
         "ZeRO-3 is on although the model fits with ZeRO-2; stage 3 all-gathers the weights in forward and backward, about 1.5x the DP traffic of stage 2 (Rajbhandari et al. 2019)."
     ),
-    "fp32-precision": N_(
+    "fp32-precision": gettext_noop(
         "Training in FP32 doubles weight, gradient and activation memory and runs far below the BF16 peak."
     ),
-    "hccl-buffer.set": N_(
+    "hccl-buffer.set": gettext_noop(
         "HCCL_BUFFSIZE is set to %(current_mb)s MB. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP, with no gain beyond; its '10-20%% of HBM' is an erratum."
     ),
-    "hccl-buffer.unset": N_(
+    "hccl-buffer.unset": gettext_noop(
         "HCCL_BUFFSIZE is not set (CANN default 200 MB). The article measured 256 MB ~15%% faster than 64 MB on 8-card DP, with no gain beyond; its '10-20%% of HBM' is an erratum."
     ),
-    "ep-crosses-node": N_(
+    "ep-crosses-node": gettext_noop(
         "EP=%(ep)s x TP=%(tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
     ),
-    "mfu-optimistic": N_(
+    "mfu-optimistic": gettext_noop(
         "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
     ),
-    "no-feasible-layout": N_(
+    "no-feasible-layout": gettext_noop(
         "No parallel layout fits in HBM on %(cards)s cards; time uses a fallback MFU of %(mfu)s. Add cards, use a larger-memory accelerator or allow more model parallelism."
     ),
-    "deadline-missed": N_("The plan takes %(days)s, more than the %(target_days)s target."),
-    "over-budget": N_("Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."),
-    "fixed-layout-does-not-fit": N_(
+    "deadline-missed": gettext_noop("The plan takes %(days)s, more than the %(target_days)s target."),
+    "over-budget": gettext_noop(
+        "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."
+    ),
+    "fixed-layout-does-not-fit": gettext_noop(
         "The fixed layout needs %(total_gb)s GB per card against %(hbm_gb)s GB of HBM (%(overflow_gb)s GB over; largest term: %(largest_term)s). Nearest layout that fits: %(nearest_layout)s."
     ),
-    "stack-assumed": N_("Step time assumes the %(stack)s software stack."),
+    "stack-assumed": gettext_noop("Step time assumes the %(stack)s software stack."),
     # suggestions
-    "memory-does-not-fit.zero-recompute": N_(
+    "memory-does-not-fit.zero-recompute": gettext_noop(
         "Raise the ZeRO stage (now %(zero_stage)s); turn on activation recomputation (selective, then full); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
     ),
-    "memory-does-not-fit.zero": N_(
+    "memory-does-not-fit.zero": gettext_noop(
         "Raise the ZeRO stage (now %(zero_stage)s); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
     ),
-    "memory-does-not-fit.recompute": N_(
+    "memory-does-not-fit.recompute": gettext_noop(
         "Turn on activation recomputation (selective, then full); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
     ),
-    "memory-does-not-fit.model-parallel": N_(
+    "memory-does-not-fit.model-parallel": gettext_noop(
         "Raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
     ),
-    "tp-crosses-node.suggestion": N_(
+    "tp-crosses-node.suggestion": gettext_noop(
         "Keep TP <= %(domain)s and move the rest of the split into pipeline stages across nodes (article 2.2: tensor parallel inside a node only)."
     ),
-    "bubble-over-20pct.interleave": N_(
+    "bubble-over-20pct.interleave": gettext_noop(
         "Micro-batches are already >= 4 x PP=%(pp)s: interleave the schedule (virtual_stages), use fewer pipeline stages, or balance the stages' layers."
     ),
-    "bubble-over-20pct.micro-batches": N_(
+    "bubble-over-20pct.micro-batches": gettext_noop(
         "Use %(low)s-%(high)s micro-batches per step (4-8 x PP=%(pp)s): bubble %(bubble_low)s-%(bubble_high)s; or interleave (virtual_stages) or cut PP."
     ),
-    "bubble-over-20pct.raise": N_("Raise the number of micro-batches to 4-8 x the pipeline stages."),
-    "comm-wait-over-30pct.dp_comm": N_(
+    "bubble-over-20pct.raise": gettext_noop(
+        "Raise the number of micro-batches to 4-8 x the pipeline stages."
+    ),
+    "comm-wait-over-30pct.dp_comm": gettext_noop(
         "Send BF16 gradients, fuse small gradients into large buckets, overlap the all-reduce with backward, use hierarchical all-reduce, and a 1:1 fabric (article 2.1, 3.2)."
     ),
-    "comm-wait-over-30pct.tp_comm": N_(
+    "comm-wait-over-30pct.tp_comm": gettext_noop(
         "Keep TP inside the HCCS/NVLink domain and lower TP if the model fits (article 2.2)."
     ),
-    "comm-wait-over-30pct.pp_comm": N_(
+    "comm-wait-over-30pct.pp_comm": gettext_noop(
         "Use fewer pipeline stages or place adjacent stages on nearby nodes (article 4.5)."
     ),
-    "comm-wait-over-30pct.ep_comm": N_(
+    "comm-wait-over-30pct.ep_comm": gettext_noop(
         "Keep expert parallelism inside the node and replicate experts with DP (article 2.4)."
     ),
-    "oversubscribed-fabric-dp.suggestion": N_(
+    "oversubscribed-fabric-dp.suggestion": gettext_noop(
         "Build the compute fabric 1:1 (the article's recommendation; 1.5:1-2:1 only on a budget), or place each DP group under one leaf / rail and use hierarchical all-reduce."
     ),
-    "flat-network-too-large.suggestion": N_(
+    "flat-network-too-large.suggestion": gettext_noop(
         "Use a two-tier leaf-spine (Clos) fabric, 1:1, rail-optimized where the servers have one NIC per card."
     ),
-    "zero3-unneeded.suggestion": N_(
+    "zero3-unneeded.suggestion": gettext_noop(
         "Use ZeRO stage 2 (article 7.1: stage 3 only when the model does not fit)."
     ),
-    "fp32-precision.suggestion": N_(
+    "fp32-precision.suggestion": gettext_noop(
         "Train in BF16 mixed precision (FP32 master weights in the optimizer); BF16 keeps FP32's range (article 4.4, 7.1)."
     ),
-    "hccl-buffer.suggestion": N_(
+    "hccl-buffer.suggestion": gettext_noop(
         "Start with export HCCL_BUFFSIZE=%(start_mb)s (MB) and tune one variable at a time."
     ),
-    "ep-crosses-node.suggestion": N_(
+    "ep-crosses-node.suggestion": gettext_noop(
         "Keep EP inside the node where the experts fit, or budget NIC bandwidth for the all-to-all and pair EP with DP so each expert has replicas (article 2.4, 3.3)."
     ),
-    "mfu-optimistic.suggestion": N_(
+    "mfu-optimistic.suggestion": gettext_noop(
         "Plan with 35-50%% MFU, or leave efficiency.mfu out and let the layout model predict it."
     ),
     # starting configuration: reasons
-    "start.precision.bf16": N_(
+    "start.precision.bf16": gettext_noop(
         "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves memory against FP32 (article 4.4, 7.1)."
     ),
-    "start.precision.fp8": N_(
+    "start.precision.fp8": gettext_noop(
         "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16)."
     ),
-    "start.recompute.none": N_(
+    "start.recompute.none": gettext_noop(
         "The chosen layout fits in HBM without recomputation, so none is fastest (article 5.4)."
     ),
-    "start.recompute.selective": N_(
+    "start.recompute.selective": gettext_noop(
         "Recomputation costs a little compute and roughly doubles the batch that fits (article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022)."
     ),
-    "start.recompute.partial": N_(
+    "start.recompute.partial": gettext_noop(
         "Block recompute of the fewest whole layers per stage that fit in HBM: less recompute than full, and the chosen layout needs it to fit (Megatron --recompute-num-layers)."
     ),
-    "start.recompute.full": N_(
+    "start.recompute.full": gettext_noop(
         "Only full recomputation makes the chosen layout fit in HBM; it costs about one extra forward pass (article 5.4)."
     ),
-    "start.recompute.does-not-fit": N_(
+    "start.recompute.does-not-fit": gettext_noop(
         "No layout fits yet: start from full recomputation, then raise the ZeRO stage or the model parallelism (article 5.4, 7.1)."
     ),
-    "start.layout": N_(
+    "start.layout": gettext_noop(
         "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB (article 2.5)."
     ),
-    "start.micro_batches.no-pipeline": N_("No pipeline, so micro-batches only set gradient accumulation."),
-    "start.micro_batches.range": N_(
+    "start.micro_batches.no-pipeline": gettext_noop(
+        "No pipeline, so micro-batches only set gradient accumulation."
+    ),
+    "start.micro_batches.range": gettext_noop(
         "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3)."
     ),
-    "start.micro_batches.chosen": N_(
+    "start.micro_batches.chosen": gettext_noop(
         "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3). The chosen layout runs %(micro_batches)s (bubble %(bubble)s)."
     ),
-    "start.gradient_compression": N_("All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1)."),
-    "start.gradient_fusion": N_(
+    "start.gradient_compression": gettext_noop(
+        "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1)."
+    ),
+    "start.gradient_fusion": gettext_noop(
         "Fuse small gradients into large buckets and overlap the all-reduce with backward (article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm)."
     ),
-    "start.zero_stage.3": N_("The model does not fit with stage 2, so shard the weights too (article 7.1)."),
-    "start.zero_stage.chosen-low": N_(
+    "start.zero_stage.3": gettext_noop(
+        "The model does not fit with stage 2, so shard the weights too (article 7.1)."
+    ),
+    "start.zero_stage.chosen-low": gettext_noop(
         "The chosen layout fits with the optimizer state sharded (stage 1, Megatron's distributed optimizer) or not at all (stage 0), and moves less data than stage 2; with pipeline parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823)."
     ),
-    "start.zero_stage.pipeline": N_(
+    "start.zero_stage.pipeline": gettext_noop(
         "Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer is the stage-1 equivalent."
     ),
-    "start.zero_stage.2": N_(
+    "start.zero_stage.2": gettext_noop(
         "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1)."
     ),
-    "start.hccl_buffsize": N_(
+    "start.hccl_buffsize": gettext_noop(
         "MB; CANN default 200. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP and no gain above (article 4.3; not 10-20%% of HBM)."
     ),
-    "start.hccl_connect_timeout": N_(
+    "start.hccl_connect_timeout": gettext_noop(
         "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank start-up skew does not fail initialisation (article 4.3, 5.2)."
     ),
-    "start.hccl_deterministic": N_(
+    "start.hccl_deterministic": gettext_noop(
         "true makes reductions reproducible at some speed cost: use it for debugging only (article 4.3)."
     ),
-    "start.cuda_device_max_connections": N_(
+    "start.cuda_device_max_connections": gettext_noop(
         "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order."
     ),
-    "start.nccl_buffsize": N_("The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound."),
+    "start.nccl_buffsize": gettext_noop(
+        "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound."
+    ),
     # starting configuration: worded values
-    "start.value.as-needed": N_("as needed for the global batch"),
-    "start.value.fp8-master": N_("FP8 (BF16 master copy)"),
-    "start.value.bf16-gradients": N_("BF16 gradients"),
-    "start.value.fusion-on": N_("on, overlapped with backward"),
-    "start.value.nccl-default": N_("default (4 MiB)"),
+    "start.value.as-needed": gettext_noop("as needed for the global batch"),
+    "start.value.fp8-master": gettext_noop("FP8 (BF16 master copy)"),
+    "start.value.bf16-gradients": gettext_noop("BF16 gradients"),
+    "start.value.fusion-on": gettext_noop("on, overlapped with backward"),
+    "start.value.nccl-default": gettext_noop("default (4 MiB)"),
     # assumptions
-    "assumption.peak": N_("%(accelerator)s dense %(precision)s peak"),
-    "assumption.hbm": N_("HBM per card"),
-    "assumption.matmul-efficiency": N_("achievable matmul efficiency"),
-    "assumption.mfu": N_("MFU"),
-    "assumption.tdp": N_("card TDP"),
-    "assumption.server-price": N_("server price (cards included)"),
-    "assumption.switch-price": N_("switch price"),
-    "assumption.transceiver-price": N_("transceiver price"),
-    "assumption.cloud-price": N_("cloud price per card-hour"),
-    "assumption.electricity": N_("electricity"),
-    "assumption.pue": N_("PUE"),
-    "assumption.depreciation": N_("depreciation"),
-    "source.scenario": N_("scenario input"),
-    "source.catalog-or-scenario": N_("catalog defaults / scenario"),
-    "source.mfu-given": N_("scenario efficiency.mfu"),
-    "source.mfu-predicted": N_("layout model prediction"),
-    "source.mfu-fallback": N_("fallback (no layout fits)"),
+    "assumption.peak": gettext_noop("%(accelerator)s dense %(precision)s peak"),
+    "assumption.hbm": gettext_noop("HBM per card"),
+    "assumption.matmul-efficiency": gettext_noop("achievable matmul efficiency"),
+    "assumption.mfu": gettext_noop("MFU"),
+    "assumption.tdp": gettext_noop("card TDP"),
+    "assumption.server-price": gettext_noop("server price (cards included)"),
+    "assumption.switch-price": gettext_noop("switch price"),
+    "assumption.transceiver-price": gettext_noop("transceiver price"),
+    "assumption.cloud-price": gettext_noop("cloud price per card-hour"),
+    "assumption.electricity": gettext_noop("electricity"),
+    "assumption.pue": gettext_noop("PUE"),
+    "assumption.depreciation": gettext_noop("depreciation"),
+    "source.scenario": gettext_noop("scenario input"),
+    "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
+    "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
+    "source.mfu-predicted": gettext_noop("layout model prediction"),
+    "source.mfu-fallback": gettext_noop("fallback (no layout fits)"),
 }
 
 SEVERITIES = {
@@ -336,14 +347,20 @@ def assumption(row: Any, currency: str) -> dict:
 
 # --- the core's field errors (pydantic's English range sentences) --------------------------------
 _RANGE = [
-    (re.compile(r"^input should be less than or equal to (\S+)$"), N_("must be at most %(limit)s")),
-    (re.compile(r"^input should be less than (\S+)$"), N_("must be less than %(limit)s")),
-    (re.compile(r"^input should be greater than or equal to (\S+)$"), N_("must be at least %(limit)s")),
-    (re.compile(r"^input should be greater than (\S+)$"), N_("must be greater than %(limit)s")),
-    (re.compile(r"^is required$"), N_("is required")),
-    (re.compile(r"^is not a field of the scenario contract$"), N_("is not a field of the scenario contract")),
-    (re.compile(r"^input should be a valid integer.*$"), N_("must be a whole number")),
-    (re.compile(r"^must be a whole number$"), N_("must be a whole number")),
+    (re.compile(r"^input should be less than or equal to (\S+)$"), gettext_noop("must be at most %(limit)s")),
+    (re.compile(r"^input should be less than (\S+)$"), gettext_noop("must be less than %(limit)s")),
+    (
+        re.compile(r"^input should be greater than or equal to (\S+)$"),
+        gettext_noop("must be at least %(limit)s"),
+    ),
+    (re.compile(r"^input should be greater than (\S+)$"), gettext_noop("must be greater than %(limit)s")),
+    (re.compile(r"^is required$"), gettext_noop("is required")),
+    (
+        re.compile(r"^is not a field of the scenario contract$"),
+        gettext_noop("is not a field of the scenario contract"),
+    ),
+    (re.compile(r"^input should be a valid integer.*$"), gettext_noop("must be a whole number")),
+    (re.compile(r"^must be a whole number$"), gettext_noop("must be a whole number")),
 ]
 
 
@@ -358,3 +375,13 @@ def field_error(message: str) -> str:
                 limit = f.auto(float(limit)) if limit else ""
             return _(template) % {"limit": limit} if "%(" in template else _(template)
     return message
+
+
+# English sentences the core returns without a code (sweep rows), translated when known.
+SENTENCES = {
+    gettext_noop("no plan: the fixed layout does not divide the cards, or the fabric is too large"),
+}
+
+
+def sentence(text: str) -> str:
+    return _(text) if text in SENTENCES else text
