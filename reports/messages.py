@@ -334,13 +334,17 @@ def setting(row: Any, currency: str) -> dict:
     }
 
 
+UNITS = {"years": gettext_lazy("years")}
+
+
 def assumption(row: Any, currency: str) -> dict:
     if not isinstance(row, dict):
         return {"name": str(row), "value": "", "unit": "", "source": ""}
+    unit = row.get("unit", "")
     return {
         "name": render(row.get("code"), row.get("params"), row.get("name", ""), currency),
         "value": row.get("value"),
-        "unit": row.get("unit", ""),
+        "unit": str(UNITS.get(unit, unit)),
         "source": render(row.get("source_code"), {}, row.get("source", ""), currency),
     }
 
