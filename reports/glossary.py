@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+from django.utils.html import escape
 from django.utils.translation import gettext_lazy
 
 TERMS = {
@@ -39,3 +42,35 @@ TERMS = {
 
 def items() -> list[tuple[str, str]]:
     return [(term, str(text)) for term, text in TERMS.items()]
+
+
+# words in a label that get the glossary's tooltip (both languages' spellings)
+ALIASES = {
+    "MFU": "MFU",
+    "TP": "TP",
+    "PP": "PP",
+    "DP": "DP",
+    "EP": "EP",
+    "ZeRO": "ZeRO",
+    "HBM": "HBM",
+    "PUE": "PUE",
+    "Oversubscription": "Oversubscription",
+    "oversubscription": "Oversubscription",
+    "收敛比": "Oversubscription",
+    "capex": "Capex",
+    "资本支出": "Capex",
+}
+_WORD = re.compile(
+    r"(?<![A-Za-z])(" + "|".join(sorted(map(re.escape, ALIASES), key=len, reverse=True)) + r")(?![A-Za-z])"
+)
+
+
+def gloss(text: str) -> str:
+    """HTML of `text` (escaped) with each glossary word wrapped in an <abbr> tooltip."""
+    escaped = str(escape(text))
+    return _WORD.sub(
+        lambda m: (
+            f'<abbr class="term" title="{escape(str(TERMS[ALIASES[m.group(1)]]))}" tabindex="0">{m.group(1)}</abbr>'
+        ),
+        escaped,
+    )

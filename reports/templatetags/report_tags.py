@@ -47,3 +47,13 @@ def term(name, label=None):
     if text is None:
         return label or name
     return format_html('<abbr class="term" title="{}" tabindex="0">{}</abbr>', str(text), label or name)
+
+
+@register.filter
+def gloss(text):
+    """{{ label|gloss }}: the label with the glossary's tooltips on its jargon (escaped HTML)."""
+    from django.utils.safestring import mark_safe
+
+    from ..glossary import gloss as wrap
+
+    return mark_safe(wrap(str(text)))  # noqa: S308 - wrap() escapes the text itself

@@ -191,3 +191,13 @@ def test_no_inline_script_or_handler_in_templates():
         assert not re.search(r"\son[a-z]+=\"", text), path
         for tag in re.findall(r"<script\b[^>]*>", text):
             assert "src=" in tag or "application/json" in tag, (path, tag)
+
+
+@pytest.mark.django_db
+def test_jargon_carries_glossary_tooltips_in_the_readers_language(client, make_estimate):
+    est = make_estimate()
+    html = client.get(f"/zh-hans/r/{est.share_token}/").content.decode()
+    tips = re.findall(r'<abbr class="term" title="([^"]+)"[^>]*>(\w+)</abbr>', html)
+    assert {"MFU", "TP", "HBM"} <= {word for _t, word in tips}
+    assert all(re.search(r"[\u4e00-\u9fff]", title) for title, _w in tips)  # the definitions are Chinese
+    assert 'id="glossary"' in html
