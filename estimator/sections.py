@@ -195,6 +195,7 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
                 "fallback": "fallback (no layout fits)",
             }[choice.mfu_source],
         },
+        _stack_assumption(r),
         {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
         {
             "name": "server price (cards included)",
@@ -234,8 +235,10 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
             "source": "catalog defaults / scenario",
         },
     ]
-    codes = ["peak", "hbm", "matmul-efficiency", "mfu", "tdp", "server-price", "switch-price"]
+    codes = ["peak", "hbm", "matmul-efficiency", "mfu", "stack", "tdp", "server-price", "switch-price"]
     codes += ["transceiver-price", "cloud-price", "electricity", "pue", "depreciation"]
+    if not r.scenario.training.stack:
+        codes[4] = "stack-default"
     generic = {
         "scenario input": "scenario",
         "catalog defaults / scenario": "catalog-or-scenario",
@@ -252,6 +255,21 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
     return out
 
 
+def _stack_assumption(r: Any) -> dict[str, Any]:
+    """The software stack the step time assumes (its id as the value, its mechanisms in `detail`)."""
+    from .plan import resolved_stack
+
+    stack = resolved_stack(r)
+    chosen = r.scenario.training.stack
+    return {
+        "name": "software stack" + ("" if chosen else " (default for this accelerator)"),
+        "value": stack.id,
+        "unit": "",
+        "source": f"{stack.name}; {stack.source} ({stack.as_of})",
+        "detail": stack.mechanisms(),
+    }
+
+
 def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]) -> list[dict[str, str]]:
     """Advice (as warnings) and the plan's own warnings: {code, severity, message, params}."""
     out = [
@@ -261,6 +279,14 @@ def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]
     ]
     for note in r.notes:
         out.append({"code": "input-note", "severity": "info", "message": note, "params": {"note": note}})
+    found = choice.layouts
+    if (
+        found is not None
+        and found.best is None
+        and found.closest is not None
+        and r.scenario.parallelism.fixed()
+    ):
+        out.append(_does_not_fit(r, choice))
     if choice.mfu_source == "fallback":
         out.append(
             {
@@ -332,6 +358,29 @@ def _deadline_risk(compute: dict, uncertainty: dict) -> None:
     compute["deadline_miss_probability"] = budget_rules.deadline_miss_probability(
         compute["wall_clock_days"], compute["target_days"], *mfu
     )
+
+
+def _does_not_fit(r: Any, choice: Any) -> dict[str, Any]:
+    """Warning for a fixed layout that overflows HBM: how much, the largest term, the nearest fit."""
+    from .layout import nearest_fit, overflow_params
+    from .plan import layout_problem
+
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    p = overflow_params(choice.layouts.closest, nearest_fit(problem))
+    nearest = p["nearest_layout"]
+    hint = (
+        "; nearest layout that fits: " + ", ".join(f"{k} {v}" for k, v in nearest.items())
+        if nearest
+        else "; no layout fits on these cards"
+    )
+    return {
+        "code": "fixed-layout-does-not-fit",
+        "severity": "warning",
+        "params": p,
+        "message": f"The fixed layout needs {p['total_gb']:.1f} GB per card ({p['model_states_gb']:.1f} GB of "
+        f"model states; largest: {p['largest_term']} {p['largest_gb']:.1f} GB), {p['overflow_gb']:.1f} GB more "
+        f"than the {p['hbm_gb']:.0f} GB of HBM{hint}.",
+    }
 
 
 def assemble(

@@ -63,7 +63,9 @@ MESSAGES: dict[str, str] = {
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."
     ),
     "fixed-layout-does-not-fit": gettext_noop(
-        "The fixed layout needs %(total_gb)s GB per card against %(hbm_gb)s GB of HBM (%(overflow_gb)s GB over; largest term: %(largest_term)s). Nearest layout that fits: %(nearest_layout)s."
+        "The fixed layout needs %(total_gb)s GB per card (%(model_states_gb)s GB of model states; largest: "
+        "%(largest_term)s %(largest_gb)s GB), %(overflow_gb)s GB more than the %(hbm_gb)s GB of HBM. "
+        "Nearest layout that fits: %(nearest_layout)s."
     ),
     "stack-assumed": gettext_noop("Step time assumes the %(stack)s software stack."),
     # suggestions
@@ -202,6 +204,8 @@ MESSAGES: dict[str, str] = {
     "assumption.hbm": gettext_noop("HBM per card"),
     "assumption.matmul-efficiency": gettext_noop("achievable matmul efficiency"),
     "assumption.mfu": gettext_noop("MFU"),
+    "assumption.stack": gettext_noop("software stack"),
+    "assumption.stack-default": gettext_noop("software stack (default for this accelerator)"),
     "assumption.tdp": gettext_noop("card TDP"),
     "assumption.server-price": gettext_noop("server price (cards included)"),
     "assumption.switch-price": gettext_noop("switch price"),
@@ -257,12 +261,26 @@ PARAM_KINDS = {
     "low": "count",
     "high": "count",
     "micro_batches": "count",
+    "total_gb": "gb",
+    "hbm_gb": "gb",
+    "overflow_gb": "gb",
+    "model_states_gb": "gb",
+    "largest_gb": "gb",
+    "largest_term": "memory_term",
+    "nearest_layout": "layout",
+}
+MEMORY_TERMS = {
+    "weights": gettext_lazy("Weights"),
+    "gradients": gettext_lazy("Gradients"),
+    "optimizer": gettext_lazy("Optimizer states"),
+    "activations": gettext_lazy("Activations"),
+    "other": gettext_lazy("Buffers and other"),
 }
 
 
 def _param(name: str, value: Any, currency: str) -> str:
     kind = PARAM_KINDS.get(name)
-    if value is None:
+    if value is None and kind != "layout":
         return f.DASH
     if kind == "percent0":
         return f.percent(value, 0)
@@ -270,6 +288,14 @@ def _param(name: str, value: Any, currency: str) -> str:
         return f.money(value, currency)
     if kind == "term":
         return str(TERMS.get(value, value))
+    if kind == "memory_term":
+        return str(MEMORY_TERMS.get(value, value))
+    if kind == "gb":
+        return f.number(value, 1)
+    if kind == "layout":
+        if not isinstance(value, dict) or not value:
+            return str(_("none on these cards"))
+        return ", ".join(f"{k.upper() if len(k) <= 2 else k} {v}" for k, v in value.items())
     if kind:
         return f.by_kind(value, kind, currency)
     return str(value)

@@ -201,3 +201,25 @@ def test_jargon_carries_glossary_tooltips_in_the_readers_language(client, make_e
     assert {"MFU", "TP", "HBM"} <= {word for _t, word in tips}
     assert all(re.search(r"[\u4e00-\u9fff]", title) for title, _w in tips)  # the definitions are Chinese
     assert 'id="glossary"' in html
+
+
+def test_the_leads_fixed_layout_warning_renders_in_chinese():
+    """fixed-layout-does-not-fit (params overflow_gb, total_gb, hbm_gb, largest_term, nearest_layout):
+    Llama 3.1 70B with TP 1, PP 1 and no ZeRO on 64-GB cards needs >1 TB per card (16 B/param of
+    model states alone: 70.6e9 x 16 B = 1,130 GB) and must say so in Chinese."""
+    from estimator.plan import estimate
+
+    result = estimate(
+        {
+            "model": {"preset": "llama-3.1-70b"},
+            "training": {"tokens": 5e11},
+            "hardware": {"accelerator": "ascend-910b2"},
+            "cluster": {"cards": 64},
+            "parallelism": {"tp": 1, "pp": 1, "zero_stage": 0},
+        }
+    )["result"]
+    item = next(w for w in result["warnings"] if w["code"] == "fixed-layout-does-not-fit")
+    assert item["params"]["total_gb"] > 1130
+    with translation.override("zh-hans"):
+        text = messages.warning(item, "USD")["message"]
+    assert text.startswith("指定的布局每卡需要") and "优化器状态" in text and "64.0 GB" in text
