@@ -365,12 +365,15 @@ UNITS = {"years": gettext_lazy("years")}
 
 def assumption(row: Any, currency: str) -> dict:
     if not isinstance(row, dict):
-        return {"name": str(row), "value": "", "unit": "", "source": ""}
+        return {"name": str(row), "value": "", "value_text": "", "unit": "", "source": ""}
     unit = row.get("unit", "")
+    value = row.get("value")
+    shown = {"FLOP/s": f.flop_per_s, "B": f.bytes_, "W": f.watts}.get(unit)
     return {
         "name": render(row.get("code"), row.get("params"), row.get("name", ""), currency),
-        "value": row.get("value"),
-        "unit": str(UNITS.get(unit, unit)),
+        "value": value,
+        "value_text": shown(value) if shown else f.auto(value),
+        "unit": "" if shown else str(UNITS.get(unit, unit)),
         "source": render(row.get("source_code"), {}, row.get("source", ""), currency),
     }
 

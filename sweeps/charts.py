@@ -119,11 +119,11 @@ def pareto(
     describe,
     currency: str = "",
     accelerator_of=None,
-    budget: float | None = None,
 ) -> go.Figure | None:
-    """Time against run cost. Grey-free: sample points coloured by accelerator (`accelerator_of(index)`),
-    lines for the Pareto fronts (configurations no other beats on both), the budget as a line when
-    given. `describe(index)` gives the hover text of a scenario."""
+    """Time against run cost: sample points coloured by accelerator (`accelerator_of(index)`), lines
+    for the Pareto fronts (configurations no other beats on both). The capital budget is not drawn
+    here (it bounds capex, not the run cost); the best tables flag rows over it. `describe(index)`
+    gives the hover text of a scenario."""
     fronts = summary.get("pareto") or {}
     if not fronts:
         return None
@@ -163,14 +163,6 @@ def pareto(
                 hovertemplate="%{text}<extra></extra>",
             )
         )
-    if budget:
-        fig.add_hline(
-            y=budget,
-            line_dash="dash",
-            line_color="#c44e52",
-            annotation_text=_("budget %(budget)s") % {"budget": f.money(budget, currency)},
-        )
-        all_y.append(budget)
     return _layout(
         fig,
         _("Time against cost"),

@@ -170,7 +170,7 @@ def report(request, token: str):
         summary = sweep.summary
         describe = _describer(sweep.axes)
         budget = _budget(sweep)
-        figures = [("pareto", charts.pareto(summary, describe, currency, _accelerator_of(sweep), budget))]
+        figures = [("pareto", charts.pareto(summary, describe, currency, _accelerator_of(sweep)))]
         figures += [
             (f"heat-{n}", charts.heatmap(item, sweep.axes, currency))
             for n, item in enumerate(summary["heat"])
