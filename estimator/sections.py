@@ -112,6 +112,15 @@ def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
     return bool(alt.fits)
 
 
+def _planes(r: Any, choice: Any, roll: dict) -> dict[str, Any]:
+    """Both planes: the scale-up plane of each supernode and the scale-out fabric between them."""
+    from .plan import layout_problem
+    from .supernode import planes_section
+
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    return planes_section(r, choice.fabric, choice.layouts, roll, problem)
+
+
 def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: dict) -> dict[str, Any]:
     s, u = r.scenario, r.scenario.uncertainty
     mfu = choice.mfu
@@ -402,6 +411,7 @@ def assemble(
         "power": roll["_power"].to_dict(),
         "cost": cost,
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
+        "scaleup": _planes(r, choice, roll),
     }
     _deadline_risk(compute, result["uncertainty"])
     budget = _budget_section(r, compute, cost)

@@ -68,7 +68,24 @@ MESSAGES: dict[str, str] = {
         "Nearest layout that fits: %(nearest_layout)s."
     ),
     "stack-assumed": gettext_noop("Step time assumes the %(stack)s software stack."),
+    "supernode-pays": gettext_noop(
+        "On %(supernodes)s x %(supernode)s, TP=%(tp)s and EP=%(ep)s run inside the %(domain_cards)s-card "
+        "domain: the plan trains %(speedup)s as fast as the same cards as %(node_cards)s-card nodes "
+        "(TP=%(node_tp)s, EP=%(node_ep)s, PP=%(node_pp)s; step %(step_time_s)s against %(node_step_time_s)s), "
+        "for %(capex_ratio)s capex and %(power_ratio)s IT power."
+    ),
+    "supernode-partly-used": gettext_noop(
+        "%(supernodes)s x %(supernode)s are bought whole; %(idle_cards)s of their cards stay idle in this plan."
+    ),
     # suggestions
+    "supernode-pays.suggestion": gettext_noop(
+        "The scale-up plane pays for itself in tokens per capex dollar; keep TP and EP inside the supernode."
+    ),
+    "supernode-does-not-pay.suggestion": gettext_noop(
+        "For this model the same cards as %(node_cards)s-card nodes give more tokens per capex dollar; the "
+        "supernode pays only for models whose TP/EP traffic needs the larger domain."
+    ),
+    "supernode-partly-used.suggestion": gettext_noop("Plan a multiple of %(cards_per_supernode)s cards."),
     "memory-does-not-fit.zero-recompute": gettext_noop(
         "Raise the ZeRO stage (now %(zero_stage)s); turn on activation recomputation (selective, then full); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
     ),
@@ -267,6 +284,16 @@ PARAM_KINDS = {
     "model_states_gb": "gb",
     "largest_gb": "gb",
     "largest_term": "memory_term",
+    "speedup": "times",
+    "capex_ratio": "change",
+    "power_ratio": "change",
+    "step_time_s": "seconds",
+    "node_step_time_s": "seconds",
+    "supernodes": "count",
+    "idle_cards": "count",
+    "cards_per_supernode": "count",
+    "domain_cards": "count",
+    "node_cards": "count",
     "nearest_layout": "layout",
 }
 MEMORY_TERMS = {
@@ -290,6 +317,11 @@ def _param(name: str, value: Any, currency: str) -> str:
         return str(TERMS.get(value, value))
     if kind == "memory_term":
         return str(MEMORY_TERMS.get(value, value))
+    if kind == "times":
+        return f"{f.number(value, 2)}×"
+    if kind == "change":
+        text = f.percent(value - 1, 0)
+        return text if value < 1 else f"+{text}"
     if kind == "gb":
         return f.number(value, 1)
     if kind == "layout":
@@ -318,6 +350,9 @@ def render(code: str | None, params: dict | None, default: str = "", currency: s
         return default
 
 
+SAME_MESSAGE = {"supernode-does-not-pay": "supernode-pays"}
+
+
 def advice(item: dict, currency: str) -> dict:
     """An advice entry of the result -> {code, severity, severity_label, message, suggestion}."""
     if not isinstance(item, dict):
@@ -331,7 +366,12 @@ def advice(item: dict, currency: str) -> dict:
         "code": code or "",
         "severity": severity,
         "severity_label": str(SEVERITIES.get(severity, severity)),
-        "message": render(item.get("message_code") or code, params, item.get("message", ""), currency),
+        "message": render(
+            item.get("message_code") or SAME_MESSAGE.get(code, code),
+            params,
+            item.get("message", ""),
+            currency,
+        ),
         "suggestion": render(suggestion, params, item.get("suggestion", ""), currency),
     }
 
