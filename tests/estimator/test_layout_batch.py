@@ -48,6 +48,15 @@ def _scenario(rng: random.Random, preset: str) -> dict:
         doc["parallelism"] = {"tp": 2}
     elif fixed < 0.3:
         doc["parallelism"] = {"sequence_parallel": False}
+    elif fixed < 0.4:
+        doc["parallelism"] = rng.choice(
+            [
+                {"pp": 2},
+                {"micro_batch_size": 2},
+                {"pp": 4, "virtual_stages": 2},
+                {"distributed_optimizer": False},
+            ]
+        )
     return doc
 
 
@@ -198,3 +207,35 @@ def test_many_sizes_are_searched_a_block_at_a_time(monkeypatch):
     problems = _problems(doc, [8, 24, 64, 96, 512])
     for p, got in zip(problems, best_layouts(problems), strict=True):
         _same(got, search(p).best, p.cards)
+
+
+@pytest.mark.parametrize(
+    "fixed",
+    [
+        {"zero_stage": 3},
+        {"zero_stage": 0},
+        {"micro_batch_size": 2},
+        {"pp": 4, "virtual_stages": 2},
+        {"distributed_optimizer": False},
+        {"recompute": "selective"},
+        {"ep": 8},
+    ],
+    ids=lambda f: ",".join(f"{k}={v}" for k, v in f.items()),
+)
+def test_fixed_fields_are_honoured_like_the_search(fixed):
+    """Every kind of fixed field, on a dense and an MoE model (unfused attention for selective)."""
+    for preset in ("llama-3.1-8b", "qwen3-30b-a3b"):
+        if "ep" in fixed and preset == "llama-3.1-8b":
+            continue
+        training = {"tokens": 1e12, "flash_attention": False} if "recompute" in fixed else {"tokens": 1e12}
+        doc = {
+            "model": {"preset": preset},
+            "training": training,
+            "parallelism": fixed,
+            "cluster": {"cards": 64},
+        }
+        problems = _problems(doc, [64, 128, 256, 512, 1024])
+        found = [search(p).best for p in problems]
+        assert any(b is not None for b in found), (preset, fixed)
+        for p, got, single in zip(problems, best_layouts(problems), found, strict=True):
+            _same(got, single, (preset, fixed, p.cards))
