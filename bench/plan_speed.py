@@ -102,7 +102,7 @@ def sweep_bench(args) -> None:
     n = len(cols["cluster.cards"])
     runs = []
     for _ in range(args.repeat):
-        layout_batch._families.clear()  # nothing carried over from the previous run
+        layout_batch.clear_caches()  # nothing carried over from the previous run
         out, wall, cpu = timed(lambda: evaluate_columns(SWEEP_BASE, cols))
         runs.append((wall, cpu))
     wall, cpu = min(runs)

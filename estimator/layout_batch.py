@@ -195,13 +195,44 @@ def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Co
 def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[LayoutEval | None]:
     """The best layout of each problem (None where nothing fits): search(p).best for each p.
 
-    reuse: keep the enumeration and the accelerator-independent memory of these sizes for the next
-    call with the same model, batch and sizes (a sweep's groups, one per accelerator)."""
+    reuse (sweeps): answer a problem searched before from memory (every field of LayoutProblem is
+    the key: model, accelerator, stack, sequence, batch, precision, cards, fabric...), and keep the
+    enumeration and the accelerator-independent memory of these sizes for the next call with the
+    same model, batch and sizes (a sweep's groups, one per accelerator)."""
+    if reuse:
+        keys = [_problem_key(p) for p in problems]
+        todo = [p for p, k in zip(problems, keys, strict=True) if k not in _answers]
+        for p, b in zip(todo, _best_layouts(todo, True), strict=True):
+            _answers[_problem_key(p)] = b
+        while len(_answers) > ANSWER_CACHE:
+            _answers.pop(next(iter(_answers)))
+        return [_answers[k] for k in keys]
+    return _best_layouts(problems, False)
+
+
+ANSWER_CACHE = 20_000  # best layouts remembered for sweeps (a few kB each)
+_answers: dict[tuple[Any, ...], LayoutEval | None] = {}
+
+
+def clear_caches() -> None:
+    """Forget the remembered answers and families (benchmarks time cold searches)."""
+    _answers.clear()
+    _families.clear()
+
+
+def _problem_key(p: LayoutProblem) -> tuple[Any, ...]:
+    """Every field of the problem, hashable (the fixed fields as sorted pairs)."""
+    return tuple(
+        tuple(sorted(p.fixed.items())) if f == "fixed" else getattr(p, f) for f in p.__dataclass_fields__
+    )
+
+
+def _best_layouts(problems: Sequence[LayoutProblem], reuse: bool) -> list[LayoutEval | None]:
     if len(problems) > SIZES_PER_BLOCK:  # bounded memory: a block of sizes at a time
         return [
             b
             for start in range(0, len(problems), SIZES_PER_BLOCK)
-            for b in best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse)
+            for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse)
         ]
     best: list[LayoutEval | None] = [None] * len(problems)
     if not problems:

@@ -107,7 +107,9 @@ def test_batched_search_picks_the_one_at_a_time_layout(seed, count, presets, max
 
 
 def test_reuse_across_accelerators_gives_the_same_layouts():
-    """The enumeration and memory kept for the next group (reuse=True) change nothing."""
+    """The enumeration and memory kept for the next group and the remembered answers (reuse=True)
+    change nothing."""
+    layout_batch.clear_caches()
     sizes = [64, 128, 384, 1024, 4096]
     for accelerator, precision in (
         ("h100-sxm", "fp8"),
@@ -124,6 +126,10 @@ def test_reuse_across_accelerators_gives_the_same_layouts():
         problems = _problems(doc, sizes)
         for p, got in zip(problems, best_layouts(problems, reuse=True), strict=True):
             _same(got, search(p).best, (accelerator, p.cards))
+    # the remembered answers: a problem asked again (here with other sizes around it) is the same
+    again = _problems(doc, [64, 4096, 96])
+    for p, got in zip(again, best_layouts(again, reuse=True), strict=True):
+        _same(got, search(p).best, ("again", p.cards))
 
 
 def test_problems_must_differ_only_in_size():
