@@ -201,9 +201,9 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     same model, batch and sizes (a sweep's groups, one per accelerator)."""
     if reuse:
         keys = [_problem_key(p) for p in problems]
-        todo = [p for p, k in zip(problems, keys, strict=True) if k not in _answers]
-        for p, b in zip(todo, _best_layouts(todo, True), strict=True):
-            _answers[_problem_key(p)] = b
+        todo = [i for i, k in enumerate(keys) if k not in _answers]
+        for i, b in zip(todo, _best_layouts([problems[i] for i in todo], True), strict=True):
+            _answers[keys[i]] = b
         while len(_answers) > ANSWER_CACHE:
             _answers.pop(next(iter(_answers)))
         return [_answers[k] for k in keys]
