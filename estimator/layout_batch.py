@@ -342,7 +342,10 @@ class _Family:
     def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
         """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
         width, pos = width_pos
-        out = {k: v[start:stop][idx] for k, v in self.layouts.items()}
+        if idx.size == stop - start:  # all of them (idx is then arange): views, no copies
+            out = {k: v[start:stop] for k, v in self.layouts.items()}
+        else:
+            out = {k: v[start:stop][idx] for k, v in self.layouts.items()}
         out["rc"] = np.full(idx.size, code, dtype=np.int64)
         out["row"] = (start + idx) * width + pos
         return out
