@@ -32,8 +32,11 @@ def _read(path: str) -> Any:
 
 
 def _print_json(data: Any) -> None:
-    json.dump(to_jsonable(data), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
-    sys.stdout.write("\n")
+    """Serialize first, then write: a value that cannot be written leaves stdout empty, never
+    half a document."""
+    text = json.dumps(to_jsonable(data), indent=2, ensure_ascii=False, allow_nan=False)
+    text.encode(sys.stdout.encoding or "utf-8")  # UnicodeEncodeError here, before any output
+    sys.stdout.write(text + "\n")
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -42,7 +45,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     out = estimate(_read(args.scenario))
     if args.format == "table":
-        sys.stdout.write(format_plan(out))
+        text = format_plan(out)
+        text.encode(sys.stdout.encoding or "utf-8")
+        sys.stdout.write(text)
     else:
         _print_json(out)
     return 0
@@ -114,6 +119,9 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as exc:
         for err in exc.errors:
             sys.stderr.write(f"error: {err.field or '(scenario)'}: {err.message}\n")
+        return EXIT_BAD_INPUT
+    except RecursionError:
+        sys.stderr.write("error: (scenario): nested too deeply\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

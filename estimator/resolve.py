@@ -21,7 +21,7 @@ from .models import (
     param_counts,
     scale_counts,
 )
-from .scenario import InlineAccelerator, Scenario
+from .scenario import InlineAccelerator, Scenario, check_work_budget
 
 _NUMERIC_ACCEL_FIELDS = {
     f.name for f in dataclasses.fields(Accelerator) if f.type in ("float", "int", "float | None")
@@ -207,7 +207,7 @@ def resolve(scenario: Scenario) -> Resolved:
     fx = 1.0
     if scenario.cost.currency == "CNY":
         fx = scenario.cost.usd_to_cny or defaults["usd_to_cny"]
-    return Resolved(
+    resolved = Resolved(
         scenario=scenario,
         model_name=name,
         arch=arch,
@@ -223,6 +223,8 @@ def resolve(scenario: Scenario) -> Resolved:
         defaults=defaults,
         notes=tuple(notes),
     )
+    check_work_budget(resolved)  # estimator.limits caps that need the catalog
+    return resolved
 
 
 def normalized(r: Resolved) -> dict[str, Any]:

@@ -14,9 +14,20 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
+from . import limits
 from .errors import FieldError, ScenarioError
+from .jsonio import check_tree
+from .models import _ALIASES as CONFIG_ALIASES
 
 SCENARIO_VERSION = 1
 
@@ -53,13 +64,15 @@ class _Section(BaseModel):
 
 class ModelSpec(BaseModel):
     """A catalog `preset`, a dense model known only by `params`, or an architecture with
-    Hugging Face config.json names; preset fields may be overridden one by one."""
+    Hugging Face config.json names; preset fields may be overridden one by one. Besides these
+    fields, the config.json aliases in CONFIG_EXTRA_KEYS are accepted (with the same ranges as the
+    field they stand for); any other key is refused."""
 
     model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
 
     preset: str | None = Field(None, max_length=100)
     params: Num | None = Field(None, gt=0, le=1e14, description="Total parameters of a dense model")
-    num_hidden_layers: Int | None = Field(None, ge=1, le=10_000)
+    num_hidden_layers: Int | None = Field(None, ge=1, le=limits.MAX_LAYERS)
     hidden_size: Int | None = Field(None, ge=1, le=1_000_000)
     num_attention_heads: Int | None = Field(None, ge=1, le=100_000)
     num_key_value_heads: Int | None = Field(None, ge=1, le=100_000)
@@ -68,12 +81,12 @@ class ModelSpec(BaseModel):
     vocab_size: Int | None = Field(None, ge=1, le=100_000_000)
     tie_word_embeddings: bool | None = None
     hidden_act: str | None = Field(None, max_length=40)
-    num_experts: Int | None = Field(None, ge=0, le=100_000)
-    n_routed_experts: Int | None = Field(None, ge=0, le=100_000)
-    num_experts_per_tok: Int | None = Field(None, ge=0, le=100_000)
-    n_shared_experts: Int | None = Field(None, ge=0, le=10_000)
+    num_experts: Int | None = Field(None, ge=0, le=limits.MAX_EXPERTS)
+    n_routed_experts: Int | None = Field(None, ge=0, le=limits.MAX_EXPERTS)
+    num_experts_per_tok: Int | None = Field(None, ge=0, le=limits.MAX_EXPERTS)
+    n_shared_experts: Int | None = Field(None, ge=0, le=limits.MAX_EXPERTS)
     moe_intermediate_size: Int | None = Field(None, ge=0, le=10_000_000)
-    first_k_dense_replace: Int | None = Field(None, ge=0, le=10_000)
+    first_k_dense_replace: Int | None = Field(None, ge=0, le=limits.MAX_LAYERS)
     q_lora_rank: Int | None = Field(None, ge=0, le=1_000_000)
     kv_lora_rank: Int | None = Field(None, ge=0, le=1_000_000)
     qk_nope_head_dim: Int | None = Field(None, ge=0, le=100_000)
@@ -84,8 +97,48 @@ class ModelSpec(BaseModel):
     attention_dropout: Num | None = Field(None, ge=0, lt=1)
 
 
+# config.json names the core also reads (estimator.models.architecture_from_config): each alias is
+# range-checked like the field it stands for; `model_type` and Qwen2-MoE's shared-expert width too.
+CONFIG_EXTRA_KEYS: dict[str, str] = {
+    alias: field for field, aliases in CONFIG_ALIASES.items() for alias in aliases
+}
+_AliasCheck = create_model(  # type: ignore[call-overload]
+    "_AliasCheck",
+    __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+    model_type=(str | None, Field(None, max_length=60)),
+    shared_expert_intermediate_size=(Int | None, Field(None, ge=0, le=10_000_000)),
+    **{
+        alias: (ModelSpec.model_fields[field].annotation, ModelSpec.model_fields[field])
+        for alias, field in CONFIG_EXTRA_KEYS.items()
+    },
+)
+
+
+def _model_extras(model: Any) -> list[FieldError]:
+    """Errors of the keys of `model` that are not ModelSpec fields: config.json aliases out of
+    range, and unknown keys (refused rather than stored and echoed)."""
+    if not isinstance(model, dict):
+        return []
+    extras = {k: v for k, v in model.items() if k not in ModelSpec.model_fields}
+    if not extras:
+        return []
+    try:
+        _AliasCheck.model_validate(extras)
+    except ValidationError as exc:
+        out = []
+        for err in exc.errors():
+            key = str(err["loc"][0]) if err["loc"] else ""
+            if err.get("type") == "extra_forbidden":
+                message = "is not a model field or a config.json name the estimator reads; remove it"
+            else:
+                message = _message(err)
+            out.append(FieldError(f"model.{key}" if key else "model", message))
+        return out
+    return []
+
+
 class Training(_Section):
-    tokens: Num = _pos(1e17, description="Training tokens D")
+    tokens: Num = Field(ge=limits.MIN_TOKENS, le=1e17, description="Training tokens D (at least one)")
     seq_len: Int | None = Field(None, ge=16, le=10_000_000, description="Default: the preset's, else 4096")
     global_batch_tokens: Num = Field(4_194_304, gt=0, le=1e10)
     precision: Literal["bf16", "fp16", "fp8", "fp32"] = "bf16"
@@ -111,7 +164,7 @@ class InlineAccelerator(_Section):
     hbm_bandwidth_bytes_per_s: Num = _pos(1e15)
     scaleup_link: str = Field("custom", max_length=60)
     scaleup_bandwidth_bytes_per_s: Num = Field(100e9, gt=0, le=1e15)
-    scaleup_domain_cards: Int = Field(8, ge=1, le=100_000)
+    scaleup_domain_cards: Int = Field(8, ge=1, le=limits.MAX_SCALEUP_DOMAIN)
     tdp_w: Num = Field(700, gt=0, le=100_000)
     price_usd: Num = Field(25_000, ge=0, le=1e9)
     cloud_price_usd_per_card_hour: Num = Field(2.5, ge=0, le=1e5)
@@ -123,14 +176,14 @@ class InlineAccelerator(_Section):
 class Hardware(_Section):
     accelerator: str | InlineAccelerator = "ascend-910b2"
     server: str | None = Field(None, max_length=60, description="Default: the accelerator's server")
-    cards_per_node: Int | None = Field(None, ge=1, le=1024)
+    cards_per_node: Int | None = Field(None, ge=1, le=limits.MAX_SCALEUP_DOMAIN)
     overrides: dict[str, Num] = Field(
         default_factory=dict, description="Single catalog fields of the accelerator"
     )
 
 
 class Cluster(_Section):
-    cards: Int | None = Field(None, ge=1, le=10_000_000)
+    cards: Int | None = Field(None, ge=1, le=limits.MAX_CARDS)
     target_days: Num | None = Field(None, gt=0, le=3650)
 
     @model_validator(mode="after")
@@ -160,8 +213,8 @@ class Efficiency(_Section):
 class Parallelism(_Section):
     tp: Int | None = Field(None, ge=1, le=4096)
     pp: Int | None = Field(None, ge=1, le=4096)
-    dp: Int | None = Field(None, ge=1, le=10_000_000)
-    ep: Int | None = Field(None, ge=1, le=100_000)
+    dp: Int | None = Field(None, ge=1, le=limits.MAX_CARDS)
+    ep: Int | None = Field(None, ge=1, le=limits.MAX_EXPERTS)
     cp: Int | None = Field(None, ge=1, le=1024)
     micro_batch_size: Int | None = Field(None, ge=1, le=4096)
     virtual_stages: Int | None = Field(None, ge=1, le=128)
@@ -222,11 +275,13 @@ class Serving(_Section):
     concurrency: Int | None = Field(None, ge=1, le=100_000_000)
     kv_dtype: Literal["bf16", "fp16", "fp8", "int8", "fp32"] = "bf16"
     weights_dtype: Literal["bf16", "fp16", "fp8", "int8", "int4", "fp32"] = "bf16"
-    cards: Int | None = Field(None, ge=1, le=100_000, description="Cards serving one replica; default a node")
+    cards: Int | None = Field(
+        None, ge=1, le=limits.MAX_CARDS, description="Cards serving one replica; default a node"
+    )
 
 
 class Uncertainty(_Section):
-    samples: Int = Field(10_000, ge=100, le=1_000_000)
+    samples: Int = Field(10_000, ge=100, le=limits.MAX_MC_SAMPLES, description="Monte Carlo draws")
     seed: Int = Field(20261129, ge=0, le=2**32 - 1)
     price_spread: Num = Field(0.2, ge=0, lt=1, description="± fraction around likely prices")
 
@@ -276,8 +331,10 @@ def validate_shape(data: Any) -> Scenario:
     """Type and range checks only (no catalog); raises ScenarioError with every field at fault."""
     if not isinstance(data, dict):
         raise ScenarioError("the scenario must be a JSON object", field="")
+    check_tree(data)  # NUL, lone surrogates, depth, duplicate keys: before anything is stored
+    extra_errors = _model_extras(data.get("model"))
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         errors, seen = [], set()
         for err in exc.errors():
@@ -289,7 +346,10 @@ def validate_shape(data: Any) -> Scenario:
                 continue
             seen.add(field)
             errors.append(FieldError(field, _message(err)))
-        raise ScenarioError(errors) from None
+        raise ScenarioError(errors + [e for e in extra_errors if e.field not in seen]) from None
+    if extra_errors:
+        raise ScenarioError(extra_errors)
+    return scenario
 
 
 def parse_scenario(data: Any) -> Scenario:
@@ -297,13 +357,75 @@ def parse_scenario(data: Any) -> Scenario:
     scenario = validate_shape(data)
     from .resolve import resolve  # local import: resolve needs the catalog, shape checks do not
 
-    resolve(scenario)
+    resolve(scenario)  # runs check_work_budget too
     return scenario
+
+
+def check_work_budget(resolved: Any) -> None:
+    """The caps that need the catalog (called by estimator.resolve.resolve): the layouts the search
+    would enumerate at the given card count (limits.MAX_LAYOUT_CANDIDATES)."""
+    cards = resolved.scenario.cluster.cards
+    if cards is None:
+        return  # a deadline: the cluster sizes tried are bounded by the search's wall-clock budget
+    count = layout_candidates(resolved, cards)
+    if count > limits.MAX_LAYOUT_CANDIDATES:
+        raise ScenarioError(
+            f"{cards:,} cards give {count:,} parallel layouts to search; the limit is "
+            f"{limits.MAX_LAYOUT_CANDIDATES:,}: fix some of parallelism.tp, pp, cp or ep, or choose a "
+            "card count with fewer divisors",
+            "cluster.cards",
+        )
+
+
+def layout_candidates(resolved: Any, cards: int) -> int:
+    """How many layouts the search would enumerate for `resolved` at `cards`: the product of the
+    per-axis value counts of estimator.layout_enum (the rule lives there; this only counts)."""
+    from .layout import LayoutProblem
+    from .layout_enum import axis_values
+    from .plan import scaleup_domain
+
+    s = resolved.scenario
+    problem = LayoutProblem(
+        arch=resolved.arch,
+        counts=resolved.counts,
+        seq_len=resolved.seq_len,
+        global_batch_tokens=s.training.global_batch_tokens,
+        cards=cards,
+        accelerator=resolved.accelerator,
+        precision=s.training.precision,
+        cards_per_node=resolved.cards_per_node,
+        scaleup_domain_cards=scaleup_domain(resolved),
+        flash_attention=s.training.flash_attention,
+        fixed=s.parallelism.fixed(),
+    )
+    return math.prod(len(values) for values in axis_values(problem).values())
 
 
 def scenario_json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of the v1 scenario input."""
-    schema = Scenario.model_json_schema()
+    schema = _standard_bounds(Scenario.model_json_schema())
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "ClusterPlan scenario v1"
+    schema["description"] = (
+        "Work budget per request (estimator.limits): at most "
+        f"{limits.MAX_LAYERS:,} layers, {limits.MAX_EXPERTS:,} experts, {limits.MAX_CARDS:,} cards, "
+        f"{limits.MAX_MC_SAMPLES:,} Monte Carlo samples, {limits.MAX_LAYOUT_CANDIDATES:,} layout "
+        f"candidates (else 400 on cluster.cards), a {limits.SEARCH_SECONDS:g} s layout search, JSON nested "
+        f"at most {limits.MAX_JSON_DEPTH} levels, bodies of at most {limits.MAX_BODY_BYTES:,} bytes (413). "
+        "No duplicate keys; no NUL or lone surrogates in any string."
+    )
     return schema
+
+
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+def _standard_bounds(node: Any) -> Any:
+    """Pydantic writes the bounds of optional constrained numbers as `ge`/`le` (not JSON Schema
+    keywords, so validators and API tools ignore them); rename them to minimum/maximum."""
+    if isinstance(node, dict):
+        typed = node.get("type") in ("integer", "number")
+        return {(_BOUNDS[k] if typed and k in _BOUNDS else k): _standard_bounds(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_standard_bounds(v) for v in node]
+    return node

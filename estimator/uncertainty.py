@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from estimator import limits
 from estimator.cost import (
     DEFAULT_DEPRECIATION_YEARS,
     DEFAULT_ELECTRICITY_USD_PER_KWH,
@@ -167,8 +168,8 @@ def monte_carlo(
     """
     if not (training_flop > 0 and cards > 0 and peak_flops > 0):
         raise ScenarioError("Training FLOP, cards and peak FLOP/s must be positive.", "uncertainty")
-    if not 1 <= int(draws) <= 10_000_000:
-        raise ScenarioError("Draws must be between 1 and 10,000,000.", "uncertainty.draws")
+    if not 1 <= int(draws) <= limits.MAX_MC_SAMPLES:
+        raise ScenarioError(f"Draws must be between 1 and {limits.MAX_MC_SAMPLES:,}.", "uncertainty.samples")
     rate = exchange_rate(currency, usd_to_cny)
     ranges: dict[str, tuple[float, float, float]] = {"mfu": as_range(mfu, "efficiency.mfu")}
     if not (ranges["mfu"][0] > 0 and ranges["mfu"][2] <= 1):

@@ -97,3 +97,19 @@ def test_catalog_lists_contract_ids():
 def test_unknown_catalog_kind_exits_2():
     out = run("catalog", "gpus")
     assert out.returncode == 2 and "kind" in out.stderr
+
+
+def test_deep_json_exits_2_with_one_line_and_no_output():
+    # a few hundred levels: "internal error", exit 1 before the depth cap
+    out = run("plan", "-", stdin='{"model": ' + "[" * 400 + "]" * 400 + "}")
+    assert out.returncode == 2, out.stderr
+    assert out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and "nested" in out.stderr
+
+
+def test_lone_surrogate_exits_2_without_partial_json():
+    doc = json.dumps({**ARTICLE, "name": "\ud800"})  # json.dumps writes the escape \ud800
+    out = run("plan", "-", stdin=doc)
+    assert out.returncode == 2, out.stderr
+    assert out.stdout == ""
+    assert out.stderr.startswith("error: name:")

@@ -100,7 +100,8 @@ def test_triangular_inverse_cdf():
         ({"mfu": (0.5, 0.6, 1.2)}, "efficiency.mfu"),
         ({"mfu": "high"}, "efficiency.mfu"),
         ({"mfu": 0.5, "cloud_usd_per_card_hour": (3, 2, 1)}, "cost.cloud_price_per_card_hour"),
-        ({"mfu": 0.5, "draws": 0}, "uncertainty.draws"),
+        ({"mfu": 0.5, "draws": 0}, "uncertainty.samples"),  # the scenario field that sets draws
+        ({"mfu": 0.5, "draws": 1_000_000}, "uncertainty.samples"),
     ],
 )
 def test_invalid_ranges_name_the_field(kwargs, field):
