@@ -21,6 +21,7 @@ from estimator.validate import validation_rows
 
 from . import charts, selectors, services, summary
 from . import formatting as fmt
+from .cells import neutralize_row
 from .forms import EstimateForm
 from .models import Estimate
 
@@ -196,7 +197,7 @@ def report_csv(request, token: str):
     writer.writerow(["meta", "created_at", estimate.created_at.isoformat()])
     for part, data in (("scenario", estimate.scenario), ("result", estimate.result)):
         for path, value in summary.flatten(data):
-            writer.writerow([part, path, "" if value is None else value])
+            writer.writerow(neutralize_row([part, path, "" if value is None else value]))
     return response
 
 

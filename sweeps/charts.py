@@ -4,6 +4,7 @@ the page (served from static/, never a CDN)."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import plotly.graph_objects as go
@@ -26,10 +27,16 @@ def label(field: str, currency: str = "") -> str:
     return text
 
 
+def plain(value: Any) -> str:
+    """User text as Plotly shows it literally: Plotly renders <a>, <b>, <br>... tags in labels and
+    hover text, and shows the entities &lt; &gt; &amp; as the characters."""
+    return html.escape(str(value), quote=False)
+
+
 def _values(axes: list[dict], field: str | None) -> list:
     for a in axes:
         if a["field"] == field:
-            return [str(v) for v in a["values"]]
+            return [plain(v) for v in a["values"]]
     return [""]
 
 
@@ -75,7 +82,7 @@ def pareto(summary: dict[str, Any], describe, currency: str = "") -> go.Figure |
                 mode="markers",
                 name="configurations (sample), owned",
                 marker={"size": 4, "color": "rgba(120,120,120,0.35)"},
-                text=[describe(p[0]) for p in sample],
+                text=[plain(describe(p[0])) for p in sample],
                 hovertemplate="%{text}<br>%{x:.3g} days, %{y:.4s}<extra></extra>",
             )
         )
@@ -89,7 +96,7 @@ def pareto(summary: dict[str, Any], describe, currency: str = "") -> go.Figure |
                 mode="lines+markers",
                 name=label(cost, currency),
                 line={"shape": "hv"},
-                text=[describe(p[0]) for p in points],
+                text=[plain(describe(p[0])) for p in points],
                 hovertemplate="%{text}<br>%{x:.3g} days, %{y:.4s}<extra></extra>",
             )
         )

@@ -255,10 +255,16 @@ def workers(worker_env, redis_broker, tmp_path):
     """Factory of real worker subprocesses on the test Redis; all stopped at the end (before the
     test database is flushed, since this fixture depends on it)."""
     started: list[Worker] = []
-    env = {**worker_env, "REDIS_URL": redis_broker, "CELERY_VISIBILITY_TIMEOUT": "3600"}
+    env = {
+        **worker_env,
+        "REDIS_URL": redis_broker,
+        "CELERY_VISIBILITY_TIMEOUT": "3600",
+        "SWEEP_LEASE_S": "3",  # a dead worker's chunk is free again after 3 s
+        "LOG_LEVEL": "INFO",  # the services log each chunk they compute or stop
+    }
 
-    def start(name: str = "w1", wait_ready: bool = True) -> Worker:
-        w = Worker(f"{name}-{len(started)}", env, tmp_path)
+    def start(name: str = "w1", wait_ready: bool = True, **extra_env: str) -> Worker:
+        w = Worker(f"{name}-{len(started)}", {**env, **extra_env}, tmp_path)
         started.append(w)
         return w.start(wait_ready=wait_ready)
 
