@@ -6,6 +6,7 @@ Each function returns a `plotly.graph_objects.Figure`, or None when the result l
 
 from __future__ import annotations
 
+import logging
 import math
 from numbers import Real
 
@@ -14,6 +15,8 @@ from django.utils.translation import gettext as _
 
 from . import formatting as f
 from .summary import currency, dig
+
+logger = logging.getLogger(__name__)
 
 GB = 1e9
 TB = 1e12
@@ -304,7 +307,11 @@ def all_figures(result: dict) -> list[tuple[str, go.Figure]]:
     ]
     out = []
     for dom_id, make in makers:
-        fig = make(result)
+        try:
+            fig = make(result)
+        except (ArithmeticError, ValueError, TypeError):  # a stored result no chart can draw
+            logger.warning("chart %s skipped for a stored result it cannot draw", dom_id, exc_info=True)
+            continue
         if fig is not None and fig.data:
             out.append((dom_id, fig))
     return out

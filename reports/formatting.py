@@ -74,8 +74,8 @@ def sci(value, digits: int = 3) -> str:
         return DASH
     if value == 0:
         return "0"
-    exp = int(math.floor(math.log10(abs(value))))
-    mant = value / 10**exp
+    mantissa, _e, exponent = f"{float(value):.{max(digits - 1, 0)}e}".partition("e")
+    mant, exp = float(mantissa), int(exponent)  # no 10**exp: it is 0.0 below 1e-323 (a stored 5e-324)
     sup = str(exp).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
     return f"{number(mant, digits - 1)} × 10{sup}"
 

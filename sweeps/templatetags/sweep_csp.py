@@ -15,7 +15,7 @@ _SCRIPT = re.compile(r"<script(?=[\s>])", re.IGNORECASE)
 
 @register.filter
 def csp_nonce(fragment: str, request) -> str:
-    nonce = getattr(request, "csp_nonce", None)
-    if not nonce:
+    nonce = getattr(request, "csp_nonce", None)  # django-csp's lazy nonce: falsy until read
+    if nonce is None:
         return mark_safe(fragment)  # noqa: S308 - a server-made fragment, marked safe as before
     return mark_safe(_SCRIPT.sub(f'<script nonce="{escape(str(nonce))}"', fragment))  # noqa: S308
