@@ -21,4 +21,4 @@ limit_request_fields = 100
 limit_request_field_size = 8190
 max_requests = 2000  # recycle workers now and then (bounded memory growth)
 max_requests_jitter = 200
-accesslog = "-"
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None  # "" turns it off
