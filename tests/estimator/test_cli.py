@@ -108,8 +108,10 @@ def test_deep_json_exits_2_with_one_line_and_no_output():
 
 
 def test_lone_surrogate_exits_2_without_partial_json():
-    doc = json.dumps({**ARTICLE, "name": "\ud800"})  # json.dumps writes the escape \ud800
-    out = run("plan", "-", stdin=doc)
+    # before: an extra model key was echoed, and printing it died half-way (exit 1, partial JSON)
+    model = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}
+    doc = {**ARTICLE, "model": {**model, "intermediate_size": 256, "note": "\ud800"}}
+    out = run("plan", "-", stdin=json.dumps(doc))  # json.dumps writes the escape \ud800
     assert out.returncode == 2, out.stderr
     assert out.stdout == ""
-    assert out.stderr.startswith("error: name:")
+    assert out.stderr.startswith("error: model.note:")
