@@ -27,7 +27,9 @@ from .network import Fabric, design_fabric
 from .resolve import Resolved, normalized, resolve
 from .rollup import Counts, Facility, Sizing, rollup
 from .scenario import validate_shape
+from .stacks import StackProfile, resolve_stack
 from .storage import Storage, design_storage
+from .supernode import cards_quantum, facility_fields
 
 HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HDD) tiers
 WARM_DRIVE = "hdd-24tb"
@@ -94,11 +96,21 @@ def layout_problem(r: Resolved, cards: int, fabric: Fabric) -> LayoutProblem:
         cross_leaf_bandwidth_factor=fabric.cross_leaf_bandwidth_factor,
         nodes_per_leaf_group=fabric.nodes_per_leaf_group,
         grad_dtype=t.grad_dtype,
-        flash_attention=t.flash_attention,
+        stack=resolved_stack(r),
+        moe_imbalance=t.moe_imbalance,
         buffers=buffers,
         fixed=r.scenario.parallelism.fixed(),
         model_flop_per_token=model_flops(r)["flop_per_token"],
     )
+
+
+def resolved_stack(r: Resolved) -> StackProfile:
+    """The scenario's software stack with its overrides (training.flash_attention false = unfused)."""
+    t = r.scenario.training
+    overrides = dict(t.stack_overrides)
+    if t.flash_attention is False:
+        overrides.setdefault("attention_kernel", "unfused")
+    return resolve_stack(t.stack, r.accelerator.vendor, overrides)
 
 
 def scaleup_domain(r: Resolved) -> int:
@@ -117,10 +129,11 @@ def _evaluate(r: Resolved, cards: int) -> tuple[Fabric, LayoutSearch]:
 
 
 def cards_multiple(r: Resolved) -> int:
-    """Cards come in whole nodes and whole model replicas: lcm(cards per node, fixed tp·pp·cp)."""
+    """Cards come in whole units (nodes, or supernodes where the accelerator lives in one) and whole
+    model replicas: lcm(cards per unit, fixed tp·pp·cp)."""
     p = r.scenario.parallelism
     replica = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
-    return math.lcm(r.cards_per_node, replica)
+    return math.lcm(cards_quantum(r), replica)
 
 
 def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterChoice:
@@ -405,6 +418,7 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
         utilisation=pr["utilisation"],
         currency=r.scenario.cost.currency,
         usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        **facility_fields(r),
     )
 
 

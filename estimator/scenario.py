@@ -148,7 +148,27 @@ class Training(_Section):
         "bf16: DeepSpeed ZeRO paper's 16 B/param.",
     )
     attention_flops: bool = Field(True, description="Add PaLM's 12·L·s·d_attn FLOPs per token")
-    flash_attention: bool = True
+    flash_attention: bool | None = Field(
+        None, description="Override the stack's attention kernel: false = unfused (scores stored)"
+    )
+    stack: str | None = Field(
+        None,
+        max_length=60,
+        description="Software stack profile (estimator.stacks): megatron-core-2025, megatron-lm-2021, "
+        "megatron-deepspeed, pytorch-fsdp2, mindspeed-2025, deepseek-dualpipe. Default: mindspeed-2025 "
+        "on Ascend, megatron-core-2025 elsewhere.",
+    )
+    stack_overrides: dict[str, bool | int | str | None] = Field(
+        default_factory=dict,
+        description='Single mechanisms of the stack, e.g. {"ep_comm_overlap": true, "cuda_graphs": true}',
+    )
+    moe_imbalance: Num = Field(
+        1.1,
+        ge=1,
+        le=64,
+        description="MoE load imbalance: max/mean routed tokens per expert-parallel rank (1.0 = "
+        "force-balanced benchmarks; default 1.1, auxiliary-loss-free balancing in production)",
+    )
 
 
 class InlineAccelerator(_Section):
@@ -379,25 +399,15 @@ def check_work_budget(resolved: Any) -> None:
 
 def layout_candidates(resolved: Any, cards: int) -> int:
     """How many layouts the search would enumerate for `resolved` at `cards`: the product of the
-    per-axis value counts of estimator.layout_enum (the rule lives there; this only counts)."""
-    from .layout import LayoutProblem
-    from .layout_enum import axis_values
-    from .plan import scaleup_domain
+    per-axis value counts of estimator.layout_enum for the planner's own layout problem (the rules
+    live there; this only counts). The fabric does not change the count: a neutral one is used."""
+    from types import SimpleNamespace
 
-    s = resolved.scenario
-    problem = LayoutProblem(
-        arch=resolved.arch,
-        counts=resolved.counts,
-        seq_len=resolved.seq_len,
-        global_batch_tokens=s.training.global_batch_tokens,
-        cards=cards,
-        accelerator=resolved.accelerator,
-        precision=s.training.precision,
-        cards_per_node=resolved.cards_per_node,
-        scaleup_domain_cards=scaleup_domain(resolved),
-        flash_attention=s.training.flash_attention,
-        fixed=s.parallelism.fixed(),
-    )
+    from .layout_enum import axis_values
+    from .plan import layout_problem
+
+    fabric = SimpleNamespace(cross_leaf_bandwidth_factor=1.0, nodes_per_leaf_group=math.inf)
+    problem = layout_problem(resolved, cards, fabric)
     return math.prod(len(values) for values in axis_values(problem).values())
 
 

@@ -111,6 +111,15 @@ def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
     return bool(alt.fits)
 
 
+def _planes(r: Any, choice: Any, roll: dict) -> dict[str, Any]:
+    """Both planes: the scale-up plane of each supernode and the scale-out fabric between them."""
+    from .plan import layout_problem
+    from .supernode import planes_section
+
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    return planes_section(r, choice.fabric, choice.layouts, roll, problem)
+
+
 def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: dict) -> dict[str, Any]:
     s, u = r.scenario, r.scenario.uncertainty
     mfu = choice.mfu
@@ -190,6 +199,7 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
                 "fallback": "fallback (no layout fits)",
             }[choice.mfu_source],
         },
+        _stack_assumption(r),
         {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
         {
             "name": "server price (cards included)",
@@ -227,10 +237,33 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
     return out
 
 
+def _stack_assumption(r: Any) -> dict[str, Any]:
+    """The software stack the step time assumes (its id as the value, its mechanisms in `detail`)."""
+    from .plan import resolved_stack
+
+    stack = resolved_stack(r)
+    chosen = r.scenario.training.stack
+    return {
+        "name": "software stack" + ("" if chosen else " (default for this accelerator)"),
+        "value": stack.id,
+        "unit": "",
+        "source": f"{stack.name}; {stack.source} ({stack.as_of})",
+        "detail": stack.mechanisms(),
+    }
+
+
 def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]) -> list[dict[str, str]]:
     out = [{"code": a["code"], "message": a["message"]} for a in advice]
     for note in r.notes:
         out.append({"code": "input-note", "message": note})
+    found = choice.layouts
+    if (
+        found is not None
+        and found.best is None
+        and found.closest is not None
+        and r.scenario.parallelism.fixed()
+    ):
+        out.append(_does_not_fit(r, choice))
     if choice.mfu_source == "fallback":
         out.append(
             {
@@ -259,6 +292,29 @@ def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]
     return out
 
 
+def _does_not_fit(r: Any, choice: Any) -> dict[str, Any]:
+    """Warning for a fixed layout that overflows HBM: how much, the largest term, the nearest fit."""
+    from .layout import nearest_fit, overflow_params
+    from .plan import layout_problem
+
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    p = overflow_params(choice.layouts.closest, nearest_fit(problem))
+    nearest = p["nearest_layout"]
+    hint = (
+        "; nearest layout that fits: " + ", ".join(f"{k} {v}" for k, v in nearest.items())
+        if nearest
+        else "; no layout fits on these cards"
+    )
+    return {
+        "code": "fixed-layout-does-not-fit",
+        "severity": "warning",
+        "params": p,
+        "message": f"The fixed layout needs {p['total_gb']:.1f} GB per card ({p['model_states_gb']:.1f} GB of "
+        f"model states; largest: {p['largest_term']} {p['largest_gb']:.1f} GB), {p['overflow_gb']:.1f} GB more "
+        f"than the {p['hbm_gb']:.0f} GB of HBM{hint}.",
+    }
+
+
 def assemble(
     r: Any, flops: dict, peak: float, choice: Any, storage: Any, eq: Any, pr: dict, roll: dict
 ) -> dict:
@@ -278,6 +334,7 @@ def assemble(
         "power": roll["_power"].to_dict(),
         "cost": cost,
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
+        "scaleup": _planes(r, choice, roll),
     }
     serving = _serving(r, peak)
     if serving is not None:
