@@ -130,7 +130,13 @@ def test_gpt_13b_fp8_speedup_between_1p2_and_1p6():
                 },
                 "hardware": {"accelerator": "h100-sxm"},
                 "cluster": {"cards": 8},
-                "parallelism": {"tp": 2, "pp": 1, "zero_stage": 1, "micro_batch_size": 2, "recompute": "none"},
+                "parallelism": {
+                    "tp": 2,
+                    "pp": 1,
+                    "zero_stage": 1,
+                    "micro_batch_size": 2,
+                    "recompute": "none",
+                },
             }
         )
         return out["result"]["parallelism"]["tokens_per_s"]
