@@ -151,16 +151,12 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 SESSION_COOKIE_HTTPONLY = True
-# Content-Security-Policy (django-csp): scripts only from this site or with the response's nonce;
-# the two inline handlers of the report page are allowed by hash. Plotly writes inline styles.
-CSP_INLINE_HANDLER_HASHES = [
-    "'sha256-biFQTroSCI3Z5BmsMGyEE2jFZdwjjG1Oe7JLytgH6jM='",  # onclick="this.select()"
-    "'sha256-MguIPR6qNR8D3B+eAlK+bIRTZe8t3wkOY4B/56Me9FU='",  # onclick="window.print()"
-]
+# Content-Security-Policy (django-csp): scripts only from this site (static files) or carrying the
+# response's nonce; no inline handlers, no eval. Plotly writes inline styles.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": [SELF],
-        "script-src": [SELF, NONCE, "'unsafe-hashes'", *CSP_INLINE_HANDLER_HASHES],
+        "script-src": [SELF, NONCE],
         "style-src": [SELF, "'unsafe-inline'"],
         "img-src": [SELF, "data:", "blob:"],
         "font-src": [SELF, "data:"],
