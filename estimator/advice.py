@@ -30,30 +30,22 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .compute import MFU_PLAUSIBLE_MAX
+from .dotted import get_path
+
 MiB = 1024 * 1024
 BUBBLE_LIMIT = 0.20  # article 2.3
 COMM_WAIT_LIMIT = 0.30  # article 5.1
 FLAT_NETWORK_MAX_NODES = 16  # article 3.2: flat up to ~10 servers, leaf-spine beyond ~16 nodes
 HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
 HCCL_BUFFSIZE_MAX_SANE_MB = 1024  # each communicator reserves 2 x this (CANN env-var reference)
-MFU_PLAUSIBLE_MAX = 0.60  # MegaScale 55.2 % (175B, 12,288 GPUs, 2024); Llama 3 405B 38-43 % BF16
 
 Advice = dict[str, str]
 
 
-def _get(d: Any, path: str) -> Any:
-    """Value at a dotted path, or None when any step is missing or not a dict."""
-    cur = d
-    for key in path.split("."):
-        if not isinstance(cur, dict) or key not in cur:
-            return None
-        cur = cur[key]
-    return cur
-
-
 def _num(d: Any, path: str) -> float | None:
     """Number at a dotted path (bools and non-numbers -> None)."""
-    v = _get(d, path)
+    v = get_path(d, path)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
         return None
     return float(v)
@@ -81,12 +73,12 @@ def _scaleup_domain(s: dict, r: dict) -> float | None:
 
 
 def _is_ascend(s: dict, r: dict) -> bool:
-    acc = _get(s, "hardware.accelerator")
+    acc = get_path(s, "hardware.accelerator")
     if isinstance(acc, dict):
         return "ascend" in str(acc.get("id", "")).lower() or "huawei" in str(acc.get("vendor", "")).lower()
     if isinstance(acc, str):
         return acc.lower().startswith("ascend")
-    return "huawei" in str(_get(r, "compute.vendor") or "").lower()
+    return "huawei" in str(get_path(r, "compute.vendor") or "").lower()
 
 
 def _bubble(pp: float, m: float) -> float:
@@ -97,7 +89,7 @@ def _bubble(pp: float, m: float) -> float:
 
 
 def _memory_does_not_fit(s: dict, r: dict) -> Advice | None:
-    if _get(r, "memory.fits") is not False:
+    if get_path(r, "memory.fits") is not False:
         return None
     total, hbm = _num(r, "memory.per_card_bytes.total"), _num(r, "memory.hbm_bytes")
     need = f" ({total / 1e9:.1f} GB per card against {hbm / 1e9:.1f} GB of HBM)" if total and hbm else ""
@@ -105,7 +97,7 @@ def _memory_does_not_fit(s: dict, r: dict) -> Advice | None:
     zero = _num(r, "parallelism.zero_stage")
     if zero is not None and zero < 3:
         steps.append(f"raise the ZeRO stage (now {int(zero)})")
-    if _get(r, "parallelism.recompute") in ("none", "selective", None):
+    if get_path(r, "parallelism.recompute") in ("none", "selective", None):
         steps.append("turn on activation recomputation (selective, then full)")
     steps += ["raise TP inside the node", "add pipeline stages across nodes", "or use cards with more HBM"]
     return _advice(
@@ -215,7 +207,7 @@ def _flat_network_too_large(s: dict, r: dict) -> Advice | None:
 
 
 def _zero3_unneeded(s: dict, r: dict) -> Advice | None:
-    if _num(r, "parallelism.zero_stage") != 3 or _get(r, "memory.fits_with_zero2") is not True:
+    if _num(r, "parallelism.zero_stage") != 3 or get_path(r, "memory.fits_with_zero2") is not True:
         return None
     return _advice(
         "zero3-unneeded",
@@ -227,7 +219,7 @@ def _zero3_unneeded(s: dict, r: dict) -> Advice | None:
 
 
 def _fp32_precision(s: dict, r: dict) -> Advice | None:
-    prec = _get(s, "training.precision")
+    prec = get_path(s, "training.precision")
     if not isinstance(prec, str) or prec.lower() not in ("fp32", "float32"):
         return None
     return _advice(
@@ -331,9 +323,9 @@ def starting_configuration(scenario: dict, result: dict) -> list[dict[str, Any]]
     r = result if isinstance(result, dict) else {}
     pp = _num(r, "parallelism.pp") or 1.0
     tp, dp = _num(r, "parallelism.tp"), _num(r, "parallelism.dp")
-    fits = _get(r, "memory.fits")
-    fits_z2 = _get(r, "memory.fits_with_zero2")
-    prec = str(_get(s, "training.precision") or "bf16").lower()
+    fits = get_path(r, "memory.fits")
+    fits_z2 = get_path(r, "memory.fits_with_zero2")
+    prec = str(get_path(s, "training.precision") or "bf16").lower()
     out = []
 
     if prec == "fp8":
@@ -354,7 +346,7 @@ def starting_configuration(scenario: dict, result: dict) -> list[dict[str, Any]]
             )
         )
 
-    recompute = _get(r, "parallelism.recompute")
+    recompute = get_path(r, "parallelism.recompute")
     if fits is False:
         recompute = "full"
     elif recompute not in ("selective", "full"):

@@ -18,6 +18,15 @@ SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
 SECONDS_PER_YEAR = 365.0 * SECONDS_PER_DAY
 
+#: Plausible model-FLOPs utilization (fraction of peak), the one pair of bounds every module uses.
+#: Upper: the ceiling of the step-time model itself (GEMM fraction 0.76 x matmul efficiency 0.85 =
+#: 0.65 of peak, estimator.steptime) and above every published large-scale record (MegaScale 55.2 %
+#: on 12,288 GPUs, docs/sources.md#megascale; Llama 3 405B 38-43 %, docs/sources.md#llama3). The plan's
+#: deadline sizing starts its scan at the cards this MFU would need; advice flags a given MFU above
+#: it as optimistic. Lower: a typical-worst large-scale MFU, where the sizing scan stops.
+MFU_PLAUSIBLE_MAX = 0.65
+MFU_PLAUSIBLE_MIN = 0.15
+
 
 def training_flop(flop_per_token, tokens):
     """Total training FLOP = flop_per_token · tokens.

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,7 @@ class Architecture:
     intermediate_size: int  # dense MLP width (used by dense layers)
     vocab_size: int
     tie_word_embeddings: bool = False
-    hidden_act: str = "silu"  # silu -> gated 3-matrix MLP; gelu/gelu_new/relu -> 2-matrix MLP
+    hidden_act: str = "silu"  # see is_gated_mlp: silu/swish -> gated 3-matrix MLP, others 2-matrix
     # MoE (0 = dense model)
     num_experts: int = 0  # routed experts per MoE layer
     num_experts_per_tok: int = 0  # top-k
@@ -73,22 +74,69 @@ class ParamCounts:
 
 # ---- Parameter counts --------------------------------------------------------------------------
 
-_GATED_ACTS = {"silu", "swish", "swiglu"}
-_PLAIN_ACTS = {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "relu", "quick_gelu"}
+#: Every activation name of Hugging Face transformers' `ACT2FN` table (transformers/activations.py,
+#: `ACT2CLS`, 24 names in v4.57; see docs/sources.md#hf-transformers), plus "swiglu", the name
+#: Megatron-LM and some configs use for the gated SiLU MLP.
+HF_ACTIVATIONS: frozenset[str] = frozenset(
+    {
+        "gelu",
+        "gelu_10",
+        "gelu_fast",
+        "gelu_new",
+        "gelu_python",
+        "gelu_pytorch_tanh",
+        "gelu_python_tanh",
+        "gelu_accurate",
+        "hardswish",
+        "laplace",
+        "leaky_relu",
+        "linear",
+        "mish",
+        "quick_gelu",
+        "relu",
+        "relu2",
+        "relu6",
+        "sigmoid",
+        "silu",
+        "sqrtsoftplus",
+        "swish",
+        "tanh",
+        "prelu",
+        "xielu",
+    }
+)
+#: Activations whose MLP is gated (gate, up and down matrices): SiLU/Swish, i.e. SwiGLU.
+GATED_ACTIVATIONS: frozenset[str] = frozenset({"silu", "swish", "swiglu"})
+KNOWN_ACTIVATIONS: frozenset[str] = HF_ACTIVATIONS | GATED_ACTIVATIONS
+
+
+def is_gated_mlp(hidden_act: str) -> bool:
+    """Whether a model with this `hidden_act` has a gated MLP (the one rule; memory, step time and
+    parameter counts all ask here).
+
+    Gated (3 matrices: gate, up, down; Shazeer 2020, "GLU Variants Improve Transformer"): "silu",
+    "swish" and "swiglu", the SwiGLU MLP of Llama, Qwen, Mistral and DeepSeek. Every other name in
+    Hugging Face's ACT2FN (GELU variants, ReLU variants, tanh, ...) is the plain 2-matrix MLP of
+    GPT-2/3, BLOOM, MPT, OPT and Falcon. Case-insensitive. Limitation: the name alone cannot tell
+    Gemma's gated GeGLU MLP (hidden_activation "gelu_pytorch_tanh") from GPT-2's plain one; such a
+    model is counted as plain. Raises ValueError for a name outside `KNOWN_ACTIVATIONS`.
+    Sources: docs/sources.md#hf-transformers, docs/sources.md#shazeer-2020.
+    """
+    act = hidden_act.lower()
+    if act in GATED_ACTIVATIONS:
+        return True
+    if act in HF_ACTIVATIONS:
+        return False
+    raise ValueError(
+        f"hidden_act {hidden_act!r} is not supported; use 'silu' (gated 3-matrix MLP) "
+        "or a Hugging Face activation such as 'gelu', 'gelu_new', 'relu' (2-matrix MLP)"
+    )
 
 
 def mlp_matrices(hidden_act: str) -> int:
-    """Weight matrices in one MLP (or one expert): 3 for the gated SwiGLU MLP of Llama, Qwen and
-    DeepSeek (gate, up, down; Shazeer 2020), 2 for the plain GELU/ReLU MLP of GPT-3, BLOOM and MPT."""
-    act = hidden_act.lower()
-    if act in _GATED_ACTS:
-        return 3
-    if act in _PLAIN_ACTS:
-        return 2
-    raise ValueError(
-        f"hidden_act {hidden_act!r} is not supported; use 'silu' (gated 3-matrix MLP) "
-        "or 'gelu', 'gelu_new', 'relu' (2-matrix MLP)"
-    )
+    """Weight matrices in one MLP (or one expert): 3 when `is_gated_mlp(hidden_act)` (gate, up,
+    down: Llama, Qwen, DeepSeek), else 2 (fc1, fc2: GPT-3, BLOOM, MPT). A count, no unit."""
+    return 3 if is_gated_mlp(hidden_act) else 2
 
 
 def _attention_params(a: Architecture) -> float:
@@ -197,6 +245,42 @@ def scale_counts(counts: ParamCounts, n_total: float) -> ParamCounts:
         n_moe_layers=counts.n_moe_layers,
         final_norm=counts.final_norm * f,
     )
+
+
+def stage_param_counts(
+    counts: ParamCounts,
+    n_layers: ArrayLike,
+    n_dense: ArrayLike,
+    embedding: ArrayLike,
+    head: ArrayLike,
+    tp: ArrayLike = 1,
+    ep: ArrayLike = 1,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Parameters one card of a pipeline stage holds, as (dense, expert) (numbers of parameters).
+
+    The stage has `n_layers` transformer layers, `n_dense` of them dense and the rest MoE;
+    `embedding` and `head` (0 or 1, arrays allowed) say whether it holds the input embedding and the
+    output layer with the final norm (with tied embeddings a last stage other than the first keeps
+    its own copy of the embedding matrix as the head, as Megatron-LM does). Dense weights (attention,
+    dense MLP, shared experts and router, embedding, head and final norm) are split over `tp`; the
+    per-layer norm weights are replicated on every TP rank; routed experts are split over `ep`·`tp` (expert tensor parallel =
+    TP, Megatron-Core MoE). Sources: docs/sources.md#narayanan-2021 (the model-parallel split),
+    docs/sources.md#megatron-core-moe (expert parallelism). Broadcasts over numpy arrays.
+    """
+    layers = np.asarray(n_layers, dtype=float)
+    dense_layers = np.asarray(n_dense, dtype=float)
+    moe_layers = layers - dense_layers
+    tp_f, ep_f = np.asarray(tp, dtype=float), np.asarray(ep, dtype=float)
+    head_matrix = counts.lm_head if counts.lm_head > 0 else counts.embedding
+    sharded = (
+        dense_layers * (counts.attention_per_layer + counts.dense_mlp_per_layer)
+        + moe_layers * (counts.attention_per_layer + counts.moe_shared_per_layer)
+        + np.asarray(embedding, dtype=float) * counts.embedding
+        + np.asarray(head, dtype=float) * (head_matrix + counts.final_norm)
+    )
+    dense = sharded / tp_f + layers * counts.norms_per_layer
+    expert = moe_layers * counts.moe_routed_per_layer / (ep_f * tp_f)
+    return np.asarray(dense, dtype=float), np.asarray(expert, dtype=float)
 
 
 # ---- FLOPs per token ---------------------------------------------------------------------------

@@ -35,8 +35,18 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from estimator.errors import FieldError, ScenarioError
+
+# The storage network's fabric (scenario `network.storage_network`), the one rule for the scalar
+# (design_fabric(frontend=True)) and the vectorized (storage_fabric_counts) paths: a separate
+# converged N/S fabric of 2 ports per node (NVIDIA DGX SuperPOD / Enterprise RA: 2x200GbE per node,
+# docs/sources.md#nvidia-superpod-ra), top-of-rack (not rail-optimized), 1:1, copper DAC to the server.
+STORAGE_PORTS_PER_NODE = 2
+STORAGE_OVERSUBSCRIPTION = 1.0
+STORAGE_RAIL_OPTIMIZED = False
+STORAGE_SERVER_CABLE = "dac"
 
 CABLE_KINDS = ("dac", "aoc", "fiber")
 SPINE_RULES = ("even", "min")
@@ -185,7 +195,7 @@ def design_fabric(
     server_cable: str | None = None,
     spine_rule: str = "even",
     frontend: bool = False,
-    frontend_ports_per_node: int = 2,
+    frontend_ports_per_node: int = STORAGE_PORTS_PER_NODE,
     frontend_switch_ports: int | None = None,
     frontend_port_gbps: float | None = None,
 ) -> Fabric:
@@ -242,11 +252,11 @@ def design_fabric(
         fe = design_fabric(
             nodes * frontend_ports_per_node,
             frontend_switch_ports or k,
-            1.0,
-            False,
+            STORAGE_OVERSUBSCRIPTION,
+            STORAGE_RAIL_OPTIMIZED,
             frontend_ports_per_node,
             frontend_port_gbps or port_gbps,
-            server_cable="dac",
+            server_cable=STORAGE_SERVER_CABLE,
         )
     return Fabric(
         tiers=tiers,
@@ -340,6 +350,19 @@ def fabric_counts(
     out = {name: np.where(feasible, np.asarray(v, dtype=np.int64), -1) for name, v in out.items()}
     out["feasible"] = feasible
     return out
+
+
+def storage_fabric_counts(nodes: ArrayLike, switch_ports: int) -> dict[str, np.ndarray]:
+    """Vectorized counts (as `fabric_counts`) of the storage network for an array of node counts:
+    the same rule as `design_fabric(..., frontend=True)` with its default frontend arguments."""
+    return fabric_counts(
+        np.asarray(nodes, dtype=np.int64) * STORAGE_PORTS_PER_NODE,
+        switch_ports,
+        STORAGE_OVERSUBSCRIPTION,
+        STORAGE_PORTS_PER_NODE,
+        STORAGE_RAIL_OPTIMIZED,
+        server_cable=STORAGE_SERVER_CABLE,
+    )
 
 
 def load_superpod_table(path: Path = REFERENCE_CSV) -> list[dict[str, int]]:

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from . import ENGINE_VERSION, catalog
+from .compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
+from .compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
 from .compute import SECONDS_PER_DAY, cards_for_deadline
 from .errors import ScenarioError
 from .jsonio import to_jsonable
@@ -33,8 +35,6 @@ HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HD
 WARM_DRIVE = "hdd-24tb"
 FALLBACK_MFU = 0.35  # used only when no layout fits and the user gave no MFU; flagged in warnings
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
-MAX_PLAUSIBLE_MFU = 0.65  # above published records (MegaScale 55%, Llama 3 43%)
-MIN_PLAUSIBLE_MFU = 0.15
 
 
 @dataclass(frozen=True)

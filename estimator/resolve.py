@@ -168,17 +168,17 @@ def _check_parallelism(
     if p.virtual_stages is not None and p.virtual_stages > 1 and (p.pp or 1) == 1 and p.pp is not None:
         errors.append(FieldError("parallelism.virtual_stages", "interleaving needs parallelism.pp > 1"))
     if cards is not None:
-        fixed = {n: getattr(p, n) for n in ("tp", "pp", "cp", "dp") if getattr(p, n) is not None}
-        prod = 1
-        for v in fixed.values():
-            prod *= v
-        names = "·".join(fixed)
-        if {"tp", "pp", "dp"} <= set(fixed) and prod != cards:
-            errors.append(
-                FieldError("parallelism.dp", f"{names} = {prod} must equal cluster.cards = {cards}")
-            )
-        elif prod > cards or cards % prod:
-            errors.append(FieldError("parallelism", f"{names} = {prod} must divide cluster.cards = {cards}"))
+        names = "·".join(n for n in ("tp", "pp", "cp", "dp") if getattr(p, n) is not None)
+        prod = p.layout_cards
+        if not p.fits_cards(cards):
+            if p.dp_fixed:
+                errors.append(
+                    FieldError("parallelism.dp", f"{names} = {prod} must equal cluster.cards = {cards}")
+                )
+            else:
+                errors.append(
+                    FieldError("parallelism", f"{names} = {prod} must divide cluster.cards = {cards}")
+                )
     if errors:
         raise ScenarioError(errors)
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import FieldError, ScenarioError
@@ -174,6 +176,31 @@ class Parallelism(_Section):
 
     def fixed(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
+
+    @property
+    def replica_cards(self) -> int:
+        """Cards one model replica of the fixed layout spans: tp·pp·cp (an unset degree counts 1)."""
+        return (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
+
+    @property
+    def layout_cards(self) -> int:
+        """Product of the fixed degrees tp·pp·cp·dp (an unset degree counts 1); a card count."""
+        return self.replica_cards * (self.dp or 1)
+
+    @property
+    def dp_fixed(self) -> bool:
+        """Whether tp, pp and dp are all fixed, so the layout must use exactly `layout_cards` cards."""
+        return self.tp is not None and self.pp is not None and self.dp is not None
+
+    def fits_cards(self, cards: ArrayLike) -> NDArray[np.bool_]:
+        """The contract's one rule for a fixed layout on `cards` cards (vectorized over `cards`):
+        with tp, pp and dp all fixed, tp·pp·cp·dp must equal the cards; otherwise the product of the
+        fixed degrees must divide them (each of the cards / product replicas is a DP rank)."""
+        c = np.asarray(cards, dtype=np.int64)
+        prod = self.layout_cards
+        if self.dp_fixed:
+            return np.asarray(c == prod)
+        return np.asarray((c >= prod) & (c % prod == 0))
 
 
 class Network(_Section):

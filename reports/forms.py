@@ -14,6 +14,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from estimator import catalog
+from estimator.dotted import pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
 from estimator.scenario import ModelSpec
@@ -105,22 +106,6 @@ ADVANCED = [
     (_("Storage"), ["checkpoint_interval_s", "checkpoint_write_s", "checkpoints_kept"]),
     (_("Prices"), ["electricity_per_kwh", "pue", "cloud_price_per_card_hour", "server_price"]),
 ]
-
-
-def _set(doc: dict, path: str, value: Any) -> None:
-    parts = path.split(".")
-    for part in parts[:-1]:
-        doc = doc.setdefault(part, {})
-    doc[parts[-1]] = value
-
-
-def _pop(doc: dict, path: str) -> Any:
-    parts = path.split(".")
-    for part in parts[:-1]:
-        doc = doc.get(part)
-        if not isinstance(doc, dict):
-            return None
-    return doc.pop(parts[-1], None)
 
 
 def _merge(base: dict, extra: dict) -> dict:
@@ -314,7 +299,7 @@ class EstimateForm(forms.Form):
                 value = int(value)
             elif name == "rail_optimized":
                 value = value == "yes"
-            _set(doc, path, value)
+            set_path(doc, path, value)
         return _merge(doc, copy.deepcopy(data.get("extra_json") or {}))
 
     def add_scenario_errors(self, exc: ScenarioError) -> None:
@@ -357,7 +342,7 @@ class EstimateForm(forms.Form):
         for name, path in FIELD_PATHS.items():
             if name == "accelerator" and inline_accelerator:
                 continue  # a chip the catalog lacks stays in the JSON box
-            value = _pop(rest, path)
+            value = pop_path(rest, path)
             if value is None:
                 continue
             if name == "rail_optimized":

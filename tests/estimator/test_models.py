@@ -351,7 +351,7 @@ def test_config_defaults_and_overrides():
                 "num_attention_heads": 2,
                 "vocab_size": 10,
                 "intermediate_size": 16,
-                "hidden_act": "tanh",
+                "hidden_act": "not_an_activation",
             },
             "hidden_act",
         ),
