@@ -29,6 +29,7 @@ from .network import Fabric, design_fabric
 from .resolve import Resolved, normalized, resolve
 from .rollup import Counts, Facility, Sizing, rollup
 from .scenario import validate_shape
+from .sections import assemble
 from .storage import Storage, design_storage
 
 HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HDD) tiers
@@ -104,7 +105,7 @@ def layout_problem(r: Resolved, cards: int, fabric: Fabric) -> LayoutProblem:
 def scaleup_domain(r: Resolved) -> int:
     """Cards on one HCCS/NVLink domain: the server's (8 for a node, 384 for a CloudMatrix
     supernode), never more than the accelerator supports."""
-    return min(r.accelerator.scaleup_domain_cards, max(r.server.scaleup_domain_cards, r.cards_per_node))
+    return r.scaleup_domain_cards
 
 
 def _layouts(r: Resolved, cards: int, fabric: Fabric) -> LayoutSearch:
@@ -426,8 +427,6 @@ def estimate(data: Any) -> dict[str, Any]:
 
 def build_result(r: Resolved) -> dict[str, Any]:
     """The result sections of the contract (design.md section 2) for a resolved scenario."""
-    from .sections import assemble
-
     s = r.scenario
     flops = model_flops(r)
     peak = r.accelerator.peak_flops(s.training.precision)
@@ -449,4 +448,5 @@ def build_result(r: Resolved) -> dict[str, Any]:
         lambda cards, nodes_, tps: counts,
         facility(r, eq, pr),
     )
-    return assemble(r, flops, peak, choice, storage, eq, pr, roll)
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem)

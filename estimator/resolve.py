@@ -21,7 +21,7 @@ from .models import (
     param_counts,
     scale_counts,
 )
-from .scenario import InlineAccelerator, Scenario
+from .scenario import InlineAccelerator, Scenario, validate_shape
 
 _NUMERIC_ACCEL_FIELDS = {
     f.name for f in dataclasses.fields(Accelerator) if f.type in ("float", "int", "float | None")
@@ -46,6 +46,13 @@ class Resolved:
     usd_to_currency: float  # 1 for USD
     defaults: dict[str, float]
     notes: tuple[str, ...] = ()
+
+    @property
+    def scaleup_domain_cards(self) -> int:
+        """Cards on one HCCS/NVLink domain: the server's (8 for a node, 384 for a CloudMatrix
+        supernode), never more than the accelerator supports."""
+        server_domain = max(self.server.scaleup_domain_cards, self.cards_per_node)
+        return min(self.accelerator.scaleup_domain_cards, server_domain)
 
 
 def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, list[str]]:
@@ -261,3 +268,10 @@ def _preset_or_none(scenario: Scenario) -> Any:
         return catalog.preset(scenario.model.preset)
     except KeyError:
         return None
+
+
+def parse_scenario(data: Any) -> Scenario:
+    """Validate a scenario dict completely (shape, ranges, catalog ids, cross-field rules)."""
+    scenario = validate_shape(data)
+    resolve(scenario)
+    return scenario

@@ -1,9 +1,10 @@
 """The scenario contract v1 (design.md section 2): typed, frozen input models with defaults.
 
-`parse_scenario(data)` validates a JSON-like dict and returns a `Scenario`; every rejection is a
+`validate_shape(data)` validates a JSON-like dict and returns a `Scenario`; every rejection is a
 `ScenarioError` whose entries name the dotted field path and say what is wrong in one sentence.
 Cross-field checks that need the catalog (unknown preset, TP not dividing heads...) live in
-`estimator.resolve`, which `parse_scenario` runs too, so one call rejects everything rejectable.
+`estimator.resolve`; `estimator.resolve.parse_scenario` runs both, so one call rejects everything
+rejectable. This module imports nothing else of the core but `errors` (no cycle with resolve).
 
 Units: tokens are counts, seconds are seconds, bandwidths Gb/s where the name says `gbps`,
 prices are in `cost.currency` (USD default) per the unit in the name.
@@ -274,7 +275,7 @@ class Scenario(_Section):
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
 
     def normalized(self) -> dict[str, Any]:
-        """The scenario with every default filled, as plain JSON; parse_scenario(normalized) is a fixpoint."""
+        """The scenario with every default filled, as plain JSON; resolve.parse_scenario(normalized) is a fixpoint."""
         data = self.model_dump(mode="json")
         data["model"] = {k: v for k, v in data["model"].items() if v is not None}
         if data.get("serving") is None:
@@ -317,15 +318,6 @@ def validate_shape(data: Any) -> Scenario:
             seen.add(field)
             errors.append(FieldError(field, _message(err)))
         raise ScenarioError(errors) from None
-
-
-def parse_scenario(data: Any) -> Scenario:
-    """Validate a scenario dict completely (shape, ranges, catalog ids, cross-field rules)."""
-    scenario = validate_shape(data)
-    from .resolve import resolve  # local import: resolve needs the catalog, shape checks do not
-
-    resolve(scenario)
-    return scenario
 
 
 def scenario_json_schema() -> dict[str, Any]:

@@ -5,17 +5,43 @@ advice, starting configuration, warnings and the assumptions behind them."""
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from .advice import advise, starting_configuration
 from .inference import serving as size_serving
-from .layout import evaluate_layout
+from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
+from .network import Fabric
+from .resolve import Resolved
+from .storage import Storage
 from .uncertainty import monte_carlo
+
+
+class Choice(Protocol):
+    """What plan.ClusterChoice provides (structural: sections does not import plan, plan imports it)."""
+
+    cards: int
+    mfu: float
+    mfu_source: str
+    fabric: Fabric
+    layouts: LayoutSearch
+
+
+class Prices(Protocol):
+    """What plan.Equipment provides: unit prices (USD) and where each came from."""
+
+    server_price_usd: float
+    switch_price_usd: float
+    transceiver_price_usd: float
+    sources: dict[str, str]
+
+
+Roll = Mapping[str, Any]  # rollup.rollup's flat result (names -> arrays / objects)
 
 SECONDS_PER_DAY = 86400.0
 
 
-def _model_section(r: Any, flops: dict[str, float]) -> dict[str, Any]:
+def _model_section(r: Resolved, flops: dict[str, float]) -> dict[str, Any]:
     return {
         "name": r.model_name,
         "total_params": r.counts.total,
@@ -29,13 +55,9 @@ def _model_section(r: Any, flops: dict[str, float]) -> dict[str, Any]:
     }
 
 
-def _domain(r: Any) -> int:
-    from .plan import scaleup_domain
-
-    return scaleup_domain(r)
-
-
-def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, roll: dict) -> dict[str, Any]:
+def _compute_section(
+    r: Resolved, flops: dict[str, float], peak: float, choice: Choice, roll: Roll
+) -> dict[str, Any]:
     s = r.scenario
     days = float(roll["compute.wall_clock_days"])
     out = {
@@ -48,7 +70,7 @@ def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, 
         "cards": int(roll["compute.cards"]),
         "nodes": int(roll["compute.nodes"]),
         "cards_per_node": r.cards_per_node,
-        "scaleup_domain_cards": _domain(r),
+        "scaleup_domain_cards": r.scaleup_domain_cards,
         "vendor": r.accelerator.vendor,
         "accelerator": r.accelerator.name,
         "mfu": choice.mfu,
@@ -63,19 +85,21 @@ def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, 
     return out
 
 
-def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dict]:
+def _layout_sections(
+    r: Resolved, choice: Choice, problem: LayoutProblem
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any]]:
     found = choice.layouts
     best = found.best
-    shown = best if best is not None else getattr(found, "closest", None)
+    shown: LayoutEval | None = best if best is not None else getattr(found, "closest", None)
     parallelism = shown.to_dict() if shown is not None else None
     if parallelism is not None:  # the batch is rounded to whole micro-batches per DP rank
         parallelism["global_batch_tokens"] = (
             parallelism["micro_batches"] * parallelism["dp"] * parallelism["micro_batch_size"] * r.seq_len
         )
     memory = shown.memory_dict() if shown is not None else None
-    if memory is not None:
+    if memory is not None and shown is not None:
         memory["fits"] = bool(best is not None and memory.get("fits", True))
-        memory["fits_with_zero2"] = _fits_with_zero2(r, choice, shown)
+        memory["fits_with_zero2"] = _fits_with_zero2(problem, shown)
     layout = {
         "feasible": found.feasible,
         "evaluated": found.evaluated,
@@ -89,13 +113,10 @@ def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dic
     return parallelism, memory, layout
 
 
-def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
+def _fits_with_zero2(problem: LayoutProblem, shown: LayoutEval) -> bool | None:
     """For a ZeRO-3 layout: would the same layout fit with stage 2 (no weight sharding)?"""
     if shown.zero_stage != 3:
         return None
-    from .plan import layout_problem
-
-    problem = layout_problem(r, choice.cards, choice.fabric)
     alt = evaluate_layout(
         problem,
         tp=shown.tp,
@@ -111,7 +132,9 @@ def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
     return bool(alt.fits)
 
 
-def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: dict) -> dict[str, Any]:
+def _uncertainty(
+    r: Resolved, flops: dict[str, float], peak: float, choice: Choice, roll: Roll, pr: dict[str, float]
+) -> dict[str, Any]:
     s, u = r.scenario, r.scenario.uncertainty
     mfu = choice.mfu
     lo, hi = s.efficiency.mfu_range or (mfu * 0.75, min(1.0, mfu * 1.25))
@@ -139,7 +162,7 @@ def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: 
     return result.to_dict()
 
 
-def _serving(r: Any, peak: float) -> dict[str, Any] | None:
+def _serving(r: Resolved, peak: float) -> dict[str, Any] | None:
     sv = r.scenario.serving
     if sv is None:
         return None
@@ -159,7 +182,7 @@ def _serving(r: Any, peak: float) -> dict[str, Any] | None:
     ).to_dict()
 
 
-def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]:
+def _assumptions(r: Resolved, choice: Choice, eq: Prices, pr: dict[str, float]) -> list[dict[str, Any]]:
     acc, srcs = r.accelerator, r.accelerator.sources
 
     def src(field: str) -> str:
@@ -227,7 +250,9 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
     return out
 
 
-def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]) -> list[dict[str, str]]:
+def _warnings(
+    r: Resolved, choice: Choice, compute: dict[str, Any], cost: dict[str, Any], advice: list[dict[str, Any]]
+) -> list[dict[str, str]]:
     out = [{"code": a["code"], "message": a["message"]} for a in advice]
     for note in r.notes:
         out.append({"code": "input-note", "message": note})
@@ -260,10 +285,20 @@ def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]
 
 
 def assemble(
-    r: Any, flops: dict, peak: float, choice: Any, storage: Any, eq: Any, pr: dict, roll: dict
-) -> dict:
+    r: Resolved,
+    flops: dict[str, float],
+    peak: float,
+    choice: Choice,
+    storage: Storage,
+    eq: Prices,
+    pr: dict[str, float],
+    roll: Roll,
+    problem: LayoutProblem,
+) -> dict[str, Any]:
+    """The result sections for the plan's choices; `problem` is the layout search's input at the
+    chosen cards and fabric (for the ZeRO-2 what-if)."""
     compute = _compute_section(r, flops, peak, choice, roll)
-    parallelism, memory, layout = _layout_sections(r, choice)
+    parallelism, memory, layout = _layout_sections(r, choice, problem)
     cost = roll["_cost"].to_dict()
     if r.scenario.cost.budget is not None:
         cost["budget"] = r.scenario.cost.budget

@@ -15,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 import numpy as np
+from celery import current_app
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -26,6 +27,8 @@ from estimator.errors import FieldError, ScenarioError
 
 from .digests import chunk_digest, merge_digests, pack
 from .models import Sweep, SweepChunk
+
+RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in SweepsConfig.ready)
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +109,7 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
     A broker that cannot be reached is recorded in `error` (the watchdog fails the sweep if it
     stays unreachable); it never raises into the request that created the sweep.
     """
-    from .tasks import run_chunk
+    run_chunk = current_app.tasks[RUN_CHUNK_TASK]  # by name: tasks.py imports this module
 
     sweep = Sweep.objects.filter(pk=sweep_id).values("status", "chunks_total").first()
     if sweep is None or sweep["status"] not in Sweep.ACTIVE:

@@ -5,7 +5,8 @@ import math
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.scenario import parse_scenario, scenario_json_schema
+from estimator.resolve import parse_scenario
+from estimator.scenario import scenario_json_schema
 
 BASE = {
     "model": {"preset": "llama-3.1-70b"},
