@@ -40,7 +40,7 @@ class EstimateSerializer(_ShareUrlMixin, serializers.ModelSerializer):
         help_text="The normalized scenario: the input with every default filled."
     )
     result = serializers.JSONField(
-        help_text="compute, parallelism, memory, network, storage, power, cost, ... (design.md §2)."
+        help_text="compute, parallelism, memory, network, storage, power, cost, ... (docs/architecture.md#scenario-contract)."
     )
 
     class Meta:

@@ -1,8 +1,9 @@
-"""The source article's rules of thumb as checks on a plan, and its starting configuration.
+"""The source article's rules of thumb (docs/sources.md#source-article; "article N.N" below names
+its sections) as checks on a plan, and its starting configuration.
 
-Works on the CONTRACT dicts only (the normalized scenario and the result sections of design.md
-section 2), so it is coupled to no other module's classes. A missing or malformed key skips the
-rule; it never raises.
+Works on the CONTRACT dicts only (the normalized scenario and the result sections of
+docs/architecture.md#scenario-contract), so it is coupled to no other module's classes. A missing
+or malformed key skips the rule; it never raises.
 
 `advise(scenario, result)` -> list of {code, severity, message, suggestion}; severity is "error"
 (the plan cannot run), "warning" (it runs, slowly or wastefully) or "info". Codes are public API:

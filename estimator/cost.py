@@ -1,7 +1,7 @@
 """Capital cost, owned cost per card-hour, the run's cost owned against cloud, and break-even.
 
-Sources: design.md section 3 ("Power and cost"); price anchors in
-reference/hardware_network_storage_cost.md section 4 (all dated, most grade [B]/[C]: defaults a user
+Sources: docs/architecture.md#formulas ("Power and cost"); price anchors in
+docs/sources.md#prices and the catalog (all dated, most grade [B]/[C]: defaults a user
 overrides, never facts). Every price is an argument; the plan fills them from the catalog.
 
 Units: money in USD inside the core (catalog prices are USD); `currency` converts at the edge, so
@@ -16,7 +16,7 @@ Formulas (all broadcast over numpy arrays for sweeps; no per-scenario Python loo
     capex.storage  = drives x drive price + storage nodes x storage-node price
     depreciation   = straight line to zero over `depreciation_years` (default 4; no residual value.
                      Anchors: hyperscalers depreciate servers over 5-6 years, AI-cloud TCO models use
-                     3-5; the reference quotes 25-35 % residual after 36 months, which 4-year straight
+                     3-5; published TCO notes quote 25-35 % residual after 36 months, which 4-year straight
                      line approximates)
     fixed per hour = capex / (years x 8,760 h) + colo (per kW of IT power per month) / 730
                      + maintenance (fraction of capex per year) / 8,760
@@ -51,7 +51,7 @@ from estimator.power import plain
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
 DEFAULT_DEPRECIATION_YEARS = 4.0  # see module docstring
-DEFAULT_ELECTRICITY_USD_PER_KWH = 0.08  # design.md example; EIA US industrial avg $0.0733 (2017) [B]
+DEFAULT_ELECTRICITY_USD_PER_KWH = 0.08  # docs/sources.md#prices: EIA US industrial avg $0.0733 (2017) [B]
 DEFAULT_USD_TO_CNY = 7.2  # approx. 2024 annual average (~7.19 CNY/USD); override with the day's rate
 CURRENCIES = ("USD", "CNY")
 

@@ -1,7 +1,7 @@
 """Scale-out (compute) fabric sizing: Clos / fat-tree tiers, oversubscription, rail-optimized layouts,
 cables and optics.
 
-Notation (design.md §3 "Clos"; reference/hardware_network_storage_cost.md §1): k = switch radix
+Notation (docs/sources.md#clos; docs/sources.md#nvidia-superpod-ra): k = switch radix
 (ports at `port_gbps`), r = oversubscription down:up at the leaf, E = endpoints (NIC ports, usually
 one per accelerator), d / u = leaf down / up ports.
 
@@ -17,7 +17,7 @@ Rules, all counts in switches, links (cables) or pluggable modules:
   leaves·u. This is what reproduces NVIDIA's DGX SuperPOD H100 table (RA-11333-001, Table 4): 3 SU =
   24 leaves x 32 uplinks = 768 links need >= 12 spines, but 12 does not divide 32; the smallest divisor
   of 32 that is >= 12 is 16 (2 links from every leaf to every spine, 48 of 64 spine ports used), which
-  is also the full 4-SU spine layer. design.md's ceil(leaves·u/k) (rule "min") gives 12.
+  is also the full 4-SU spine layer. The plain ceil(leaves·u/k) (rule "min") gives 12.
 - Rail-optimized (NVIDIA SuperPOD, Alibaba HPN): NIC i of every node goes to the rail-i leaf; a scalable
   unit (SU) is d nodes on `nics_per_node` leaves, so leaves = rails·ceil(E/(d·rails)).
 - Cables: server->leaf is copper DAC when not rail-optimized (leaf = top-of-rack switch in the same
@@ -54,10 +54,10 @@ REFERENCE_CSV = Path(__file__).parent / "reference_data" / "superpod_h100_fabric
 
 
 def leaf_ports(switch_ports: int, oversubscription: float) -> tuple[int, int]:
-    """Leaf (down, up) ports for radix k and oversubscription r = down:up (design.md §3, Clos).
+    """Leaf (down, up) ports for radix k and oversubscription r = down:up (docs/sources.md#clos).
 
     d = floor(k·r/(1+r)), u = k - d, both in ports. Rounding d down keeps the built ratio d/u at or
-    below r (k=64, r=2 -> 42/22 = 1.91:1; r=1.5 -> 38/26), as in the reference's k=64 examples.
+    below r (k=64, r=2 -> 42/22 = 1.91:1; r=1.5 -> 38/26), as in the published k=64 examples (docs/sources.md#clos).
     """
     k, r = int(switch_ports), float(oversubscription)
     down = math.floor(k * r / (1.0 + r) + 1e-9)
@@ -119,7 +119,7 @@ class Fabric:
     frontend: Fabric | None = None  # optional converged N/S (storage + in-band) fabric
 
     def to_dict(self) -> dict:
-        """The contract's `network` section (design.md §2) plus the extra fields above."""
+        """The contract's `network` section (docs/architecture.md#scenario-contract) plus the extra fields above."""
         skip = {"frontend", "dac_cables", "aoc_cables", "fiber_cables"}
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         out["cables"] = {"dac": self.dac_cables, "aoc": self.aoc_cables, "fiber": self.fiber_cables}
@@ -170,7 +170,7 @@ def _check(
 def tier_limits(
     switch_ports: int, oversubscription: float = 1.0, nics_per_node: int = 8, rail_optimized: bool = True
 ) -> tuple[int, int, int]:
-    """Largest endpoint count (ports) for 1, 2 and 3 tiers (Al-Fares 2008; design.md §3).
+    """Largest endpoint count (ports) for 1, 2 and 3 tiers (docs/sources.md#al-fares-2008; docs/sources.md#clos).
 
     1 tier: k. 2 tiers: at most k leaves (one link from every leaf to each of u spines) -> d·k
     (k²/2 at 1:1). 3 tiers: k pods of k/2 leaves -> d·k²/2 (k³/4 at 1:1). Rail-optimized designs
@@ -201,7 +201,7 @@ def design_fabric(
 ) -> Fabric:
     """Size the compute fabric for `endpoints` NIC ports on switches of `switch_ports` ports.
 
-    Sources: design.md §3 (Clos formulas); Al-Fares et al. 2008 (fat-tree); NVIDIA DGX SuperPOD H100
+    Sources: docs/sources.md#clos (Clos formulas); docs/sources.md#al-fares-2008 (fat-tree); NVIDIA DGX SuperPOD H100
     RA Table 4 (rail-optimized SU, spine layer); the source article §3.2 (leaf example, 1:1 advice).
     `management_ports` adds fabric ports for appliances (the SuperPOD's UFM takes 4). `frontend=True`
     adds a separate converged N/S fabric of `frontend_ports_per_node` ports per node (NVIDIA Enterprise

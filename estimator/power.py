@@ -1,6 +1,6 @@
 """Cluster power and energy: IT load, facility load (x PUE) and the energy of a run.
 
-Model (design.md section 3, "Power and cost"; reference/hardware_network_storage_cost.md sections 3-4)::
+Model (docs/architecture.md#formulas, "Power and cost"; docs/sources.md#prices, docs/sources.md#pue)::
 
     IT power (W)       = cards x card TDP
                        + nodes x host overhead (CPUs, DRAM, NICs, fans: everything but the cards)
@@ -10,11 +10,11 @@ Model (design.md section 3, "Power and cost"; reference/hardware_network_storage
     energy (Wh)        = facility power x run hours
 
 All powers are in watts at full training load (nameplate TDP), which is the figure a power plan is
-sized on: the reference notes that a DGX H100 budgets ~6.2 kW IT "typical" but 10.2 kW nameplate,
+sized on: NVIDIA's DGX H100 data notes that a DGX H100 budgets ~6.2 kW IT "typical" but 10.2 kW nameplate,
 and recommends sizing on the nameplate. Real average draw during training is usually lower, so the
 energy figure is an upper bound.
 
-PUE default: 1.3 (the example in design.md section 2). Published anchors: Uptime Institute industry
+PUE default: 1.3 (docs/sources.md#pue). Published anchors: Uptime Institute industry
 average 1.58 (2023/2024) [B]; hyperscale 1.1-1.2; liquid-cooled AI halls 1.05-1.15; SemiAnalysis
 models use 1.15 [C]. The catalog's `defaults()` may override it; pass `pue` explicitly.
 
@@ -32,7 +32,7 @@ from numpy.typing import ArrayLike
 
 from estimator.errors import ScenarioError
 
-DEFAULT_PUE = 1.3  # design.md section 2 example; see module docstring for published range
+DEFAULT_PUE = 1.3  # docs/sources.md#pue; see module docstring for the published range
 
 
 def plain(x: Any) -> Any:

@@ -57,7 +57,7 @@ class Sizing:
 
 
 def cards_and_time(s: Sizing) -> dict[str, np.ndarray]:
-    """Cards, nodes and wall-clock seconds: Time = C / (cards · peak · MFU) (design.md section 3)."""
+    """Cards, nodes and wall-clock seconds: Time = C / (cards · peak · MFU) (docs/architecture.md#formulas)."""
     cards = np.asarray(s.cards, dtype=np.int64)
     nodes = -(-cards // np.asarray(s.cards_per_node, dtype=np.int64))
     seconds = training_time_s(s.training_flop, cards, s.peak_flops, s.mfu)

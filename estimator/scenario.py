@@ -1,4 +1,4 @@
-"""The scenario contract v1 (design.md section 2): typed, frozen input models with defaults.
+"""The scenario contract v1 (docs/architecture.md#scenario-contract): typed, frozen input models with defaults.
 
 `validate_shape(data)` validates a JSON-like dict and returns a `Scenario`; every rejection is a
 `ScenarioError` whose entries name the dotted field path and say what is wrong in one sentence.

@@ -1,4 +1,4 @@
-"""Assemble the contract's result sections (design.md section 2) from the pieces plan.py computed:
+"""Assemble the contract's result sections (docs/architecture.md#scenario-contract) from the pieces plan.py computed:
 model, compute, parallelism, memory, layout, network, storage, power, cost, uncertainty, serving,
 advice, starting configuration, warnings and the assumptions behind them."""
 

@@ -8,9 +8,9 @@
   local staging of that node's checkpoint shard (two-stage checkpointing as in NVIDIA's DGX GB200
   storage guide: local NVMe first, then flushed to shared storage).
 
-Units: bytes, bytes/s, seconds; drive and node counts are whole numbers. Sources: design.md §3
-(Storage); reference/hardware_network_storage_cost.md §2 (checkpoint sizing §2.3, tokens -> bytes §2.4,
-drives §2.5). Default drive figures are the reference's [U] "typical" values; callers pass catalog
+Units: bytes, bytes/s, seconds; drive and node counts are whole numbers. Sources: docs/architecture.md#formulas
+(storage); docs/sources.md#storage-sizing (checkpoint sizing, tokens -> bytes, drives) and
+docs/sources.md#nvidia-superpod-ra. Default drive figures are [U] "typical" catalog values; callers pass catalog
 figures (estimator/catalog Drive: capacity_bytes, read/write_bytes_per_s) instead.
 """
 
@@ -31,34 +31,33 @@ def checkpoint_bytes(params_total, bytes_per_param: float = 12.0):
     """Bytes of one full training checkpoint = parameters x bytes per parameter (array-friendly).
 
     12 B/param = fp32 master weights + Adam m + v (4+4+4); 14 adds the bf16 weights (Megatron-style
-    checkpoints save both); gradients are not saved. Source: reference §2.3 (12-16 B/param),
-    design.md §3. Llama-3 405B at 12 B/param: 4.86e12 bytes ("about 4.9 TB").
+    checkpoints save both); gradients are not saved. Source: docs/sources.md#storage-sizing (12-16 B/param). Llama-3 405B at 12 B/param: 4.86e12 bytes ("about 4.9 TB").
     """
     return np.asarray(params_total, dtype=float) * bytes_per_param
 
 
 def tokenized_bytes_per_token(vocab_size):
     """Bytes per stored token in a Megatron indexed dataset (.bin): 2 (uint16) for vocab <= 65,536,
-    else 4 (int32). Source: reference §2.4 (NeMo Curator docs; Megatron indexed_dataset). Array-friendly."""
+    else 4 (int32). Source: docs/sources.md#storage-sizing (NeMo Curator docs; Megatron indexed_dataset). Array-friendly."""
     out = np.where(np.asarray(vocab_size) <= UINT16_VOCAB_LIMIT, 2, 4)
     return int(out) if out.ndim == 0 else out
 
 
 def dataset_bytes(tokens, vocab_size):
-    """Tokenized data-set bytes = tokens x bytes per token (reference §2.4: 15.6T tokens x 4 B = 62.4 TB)."""
+    """Tokenized data-set bytes = tokens x bytes per token (docs/sources.md#storage-sizing: 15.6T tokens x 4 B = 62.4 TB)."""
     return np.asarray(tokens, dtype=float) * tokenized_bytes_per_token(vocab_size)
 
 
 def checkpoint_write_bytes_per_s(ckpt_bytes, write_window_s):
     """Hot-tier aggregate write bandwidth (bytes/s) = checkpoint bytes / allowed write window (s).
 
-    Source: design.md §3; reference §2.3 ("BW >= ckpt_bytes / allowed_stall_seconds"). 4.86 TB in
+    Source: docs/sources.md#storage-sizing ("BW >= ckpt_bytes / allowed_stall_seconds"). 4.86 TB in
     120 s -> 40.5 GB/s."""
     return np.asarray(ckpt_bytes, dtype=float) / write_window_s
 
 
 def data_read_bytes_per_s(tokens_per_s, bytes_per_token):
-    """Training-data read bandwidth (bytes/s) = tokens/s x stored bytes per token (design.md §3).
+    """Training-data read bandwidth (bytes/s) = tokens/s x stored bytes per token (docs/architecture.md#formulas).
     Small for text: 1M tokens/s x 4 B = 4 MB/s."""
     return np.asarray(tokens_per_s, dtype=float) * bytes_per_token
 
@@ -124,7 +123,7 @@ class Storage:
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict:
-        """The contract's `storage` section (design.md §2) plus the extra fields above."""
+        """The contract's `storage` section (docs/architecture.md#scenario-contract) plus the extra fields above."""
         out = asdict(self)
         out["notes"] = list(self.notes)
         return out
@@ -260,13 +259,13 @@ def design_storage(
     local_nvme_bytes: float | None = None,
     restart_target_s: float | None = None,
 ) -> Storage:
-    """Size the hot, warm and cache tiers of a training cluster (source article §3.4; design.md §3).
+    """Size the hot, warm and cache tiers of a training cluster (docs/sources.md#source-article §3.4; docs/architecture.md#formulas).
 
     Inputs: parameters (count), tokens (count), tokens_per_s (tokens/s), nodes (training servers),
     times in s, capacities in bytes, bandwidths in bytes/s. Formulas:
     - checkpoint = params x bytes_per_param_checkpoint (12: fp32 master + Adam m, v; 14 with bf16 weights).
     - tokenized set = tokens x (2 if vocab <= 65,536 else 4); raw corpus = tokens x raw_bytes_per_token
-      (~4 B/token of English text, [U] in reference §2.4).
+      (~4 B/token of English text, [U], docs/sources.md#storage-sizing).
     - hot capacity = hot_dataset_fraction x tokenized set + checkpoints_kept x checkpoint; write =
       checkpoint / checkpoint_write_s; read = max(tokens/s x bytes/token, checkpoint / restart_target_s).
     - drives = max(capacity-bound, read-bound, write-bound). Capacity-bound: capacity x overhead /

@@ -5,7 +5,7 @@ number is a fixed value). One call draws every uncertain input at once (`draws` 
 numbers from `numpy.random.default_rng(seed)`, turned into triangular draws by the inverse CDF), so
 the same seed gives the same result and 10,000 draws cost one array operation.
 
-Model per draw (the same formulas as compute/cost; design.md section 3):
+Model per draw (the same formulas as compute/cost; docs/architecture.md#formulas):
 
     days        = training FLOP / (cards x peak FLOP/s x MFU) / 86,400 s
     card-hours  = cards x days x 24

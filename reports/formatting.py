@@ -219,7 +219,7 @@ def by_kind(value, kind: str, currency: str = "USD") -> str:
 
 
 def for_key(path: str, value, currency: str = "USD") -> str:
-    """Format a result field by its name's unit suffix (design.md: the unit is in the name)."""
+    """Format a result field by its name's unit suffix (docs/architecture.md#scenario-contract: the unit is in the name)."""
     if not _ok(value):
         return auto(value)
     key = path.rsplit(".", 1)[-1]

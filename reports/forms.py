@@ -1,5 +1,5 @@
 """The browser form: a manager's handful of fields, advanced sections folded away, and a JSON box
-for anything else. It builds a scenario dict (design.md §2) and maps the core's field paths back
+for anything else. It builds a scenario dict (docs/architecture.md#scenario-contract) and maps the core's field paths back
 to form fields so an error shows next to the field it is about."""
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from estimator import catalog
 from estimator.catalog._load import CatalogDataError, build_entry, split_figure
 from estimator.catalog.entries import Accelerator, Switch
 
-# design.md section 2: ids that are part of the public contract
+# docs/architecture.md#scenario-contract: ids that are part of the public contract
 CONTRACT_ACCELERATORS = [
     "a100-sxm-40gb",
     "a100-sxm-80gb",

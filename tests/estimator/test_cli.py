@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-# The seed article's section 6 example, corrected (shared/seed/README.md errata): a 70B dense model,
+# The seed article's section 6 example, corrected (docs/sources.md#source-article-errata): a 70B dense model,
 # 5e11 tokens, a 320 TFLOP/s card at 50% MFU, 30 days.
 ARTICLE = {
     "name": "seed article section 6",

@@ -10,7 +10,7 @@ from estimator.power import DEFAULT_PUE, breakdown_w, power
 
 
 def test_h100_node_budget_matches_reference_example():
-    # reference/hardware_network_storage_cost.md section 4: 8 x H100 (5.6 kW) + ~500 W host
+    # NVIDIA DGX H100 power budget (docs/sources.md#prices): 8 x H100 (5.6 kW) + ~500 W host
     # + ~100 W network = 6.2 kW IT; x PUE 1.2 = 7.44 kW facility.
     p = power(
         cards=8, card_tdp_w=700, nodes=1, host_power_w=500, switches=1, switch_power_w=100, pue=1.2, hours=24
