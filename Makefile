@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(PY) bench/layout_search.py
 	$(PY) bench/sweep.py
 	$(PY) bench/api_estimate.py
+	$(PY) bench/core_vectorized.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -6,7 +6,7 @@ against each other; results are numpy floats or arrays. Units: FLOP, FLOP/s, sec
 Sources:
 - C = 6·N·D training FLOPs, N = (active) parameters, D = tokens: Kaplan et al. 2020, "Scaling Laws
   for Neural Language Models", section 2.1; Hoffmann et al. 2022 ("Chinchilla"), appendix F.
-- Time = C / (cards · peak · MFU): the definition of model FLOPs utilisation, Chowdhery et al. 2022
+- Time = C / (cards · peak · MFU): the definition of model FLOPs utilization, Chowdhery et al. 2022
   (PaLM), appendix B.
 """
 
@@ -41,7 +41,7 @@ def training_time_s(training_flop, cards, peak_flops, mfu):
     """Wall-clock seconds = training_flop / (cards · peak_flops · mfu).
 
     training_flop: FLOP; cards: accelerator count; peak_flops: FLOP/s per card; mfu: model FLOPs
-    utilisation as a fraction (0, 1]. Returns seconds.
+    utilization as a fraction (0, 1]. Returns seconds.
     """
     rate = np.asarray(cards, dtype=float) * np.asarray(peak_flops, dtype=float) * np.asarray(mfu, dtype=float)
     return np.asarray(training_flop, dtype=float) / rate
@@ -86,7 +86,7 @@ def tokens_per_s(cards, peak_flops, mfu, flop_per_token):
 
 
 def mfu_from_throughput(tokens_per_second, flop_per_token, cards, peak_flops):
-    """Model FLOPs utilisation implied by a throughput: tokens/s · flop_per_token / (cards · peak)."""
+    """Model FLOPs utilization implied by a throughput: tokens/s · flop_per_token / (cards · peak)."""
     return (
         np.asarray(tokens_per_second, dtype=float)
         * np.asarray(flop_per_token, dtype=float)

@@ -21,15 +21,15 @@ Formulas (all broadcast over numpy arrays for sweeps; no per-scenario Python loo
     fixed per hour = capex / (years x 8,760 h) + colo (per kW of IT power per month) / 730
                      + maintenance (fraction of capex per year) / 8,760
     energy per h   = facility W / 1000 x electricity price per kWh   (facility W = IT W x PUE)
-    owned per card-hour = fixed per hour / (cards x utilisation) + energy per hour / cards
+    owned per card-hour = fixed per hour / (cards x utilization) + energy per hour / cards
 
 Colo is added to the electricity bill (space, cooling and operations billed per contracted IT kW);
 when a colo rate is all-in (power included), pass `electricity_usd_per_kwh=0` so power is not paid twice.
 
-Utilisation spreads the fixed costs over the hours the cards actually work; energy is only charged
+Utilization spreads the fixed costs over the hours the cards actually work; energy is only charged
 for busy hours (idle draw ignored: documented simplification). The run's owned cost is
-`card-hours x owned per card-hour`: with utilisation 1 (the default) that is the amortised share of
-capex over the run's own duration plus its energy and facility opex; a lower fleet utilisation
+`card-hours x owned per card-hour`: with utilization 1 (the default) that is the amortised share of
+capex over the run's own duration plus its energy and facility opex; a lower fleet utilization
 charges the run for the idle time around it. Cloud cost = card-hours x price (on demand, reserved).
 
     break-even months = capex / (monthly cloud bill - monthly owned opex), continuous use,
@@ -132,7 +132,7 @@ def owned_usd_per_card_hour(
     facility_w: ArrayLike,
     electricity_usd_per_kwh: ArrayLike = DEFAULT_ELECTRICITY_USD_PER_KWH,
     depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS,
-    utilisation: ArrayLike = 1.0,
+    utilization: ArrayLike = 1.0,
     it_w: ArrayLike = 0.0,
     colo_usd_per_kw_month: ArrayLike = 0.0,
     maintenance_fraction_per_year: ArrayLike = 0.0,
@@ -143,7 +143,7 @@ def owned_usd_per_card_hour(
         capex_total_usd, depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
     )
     energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh)
-    return fixed / (cards_f * np.asarray(utilisation, dtype=float)) + energy / cards_f
+    return fixed / (cards_f * np.asarray(utilization, dtype=float)) + energy / cards_f
 
 
 def cloud_cost_usd(card_hours: ArrayLike, usd_per_card_hour: ArrayLike) -> np.ndarray:
@@ -219,7 +219,7 @@ class Cost:
     cloud_break_even_months: Any  # inf = never
     cloud_reserved_break_even_months: Any
     depreciation_years: Any
-    utilisation: Any
+    utilization: Any
     electricity_usd_per_kwh: Any
 
     def to_dict(self) -> dict[str, Any]:
@@ -256,7 +256,7 @@ class Cost:
             "electricity_per_kwh": money(self.electricity_usd_per_kwh),
             "card_hours": plain(self.card_hours),
             "depreciation_years": plain(self.depreciation_years),
-            "utilisation": plain(self.utilisation),
+            "utilization": plain(self.utilization),
         }
 
 
@@ -290,7 +290,7 @@ def cost(
     cloud_usd_per_card_hour: ArrayLike | None = None,
     cloud_reserved_usd_per_card_hour: ArrayLike | None = None,
     depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS,
-    utilisation: ArrayLike = 1.0,
+    utilization: ArrayLike = 1.0,
     colo_usd_per_kw_month: ArrayLike = 0.0,
     maintenance_fraction_per_year: ArrayLike = 0.0,
     currency: str = "USD",
@@ -308,7 +308,7 @@ def cost(
         "Depreciation must be a positive number of years.",
         lambda a: a > 0,
     )
-    _check(utilisation, "cost.utilisation", "Utilisation must be in (0, 1].", lambda a: (a > 0) & (a <= 1))
+    _check(utilization, "cost.utilization", "Utilization must be in (0, 1].", lambda a: (a > 0) & (a <= 1))
     _check(cards, "cluster.cards", "The number of cards must be positive.", lambda a: a > 0)
     _check(
         electricity_usd_per_kwh,
@@ -337,7 +337,7 @@ def cost(
     )
     cards_f = np.asarray(cards, dtype=float)
     card_hours = cards_f * np.asarray(hours, dtype=float)
-    util = np.asarray(utilisation, dtype=float)
+    util = np.asarray(utilization, dtype=float)
 
     dep_per_h = capex["total"] / (np.asarray(depreciation_years, dtype=float) * HOURS_PER_YEAR)
     fac_per_h = (
@@ -392,6 +392,6 @@ def cost(
         cloud_break_even_months=od_be,
         cloud_reserved_break_even_months=rs_be,
         depreciation_years=np.asarray(depreciation_years, dtype=float),
-        utilisation=util,
+        utilization=util,
         electricity_usd_per_kwh=np.asarray(electricity_usd_per_kwh, dtype=float),
     )

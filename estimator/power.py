@@ -43,34 +43,6 @@ def plain(x: Any) -> Any:
     return float(arr) if arr.ndim == 0 else arr.tolist()
 
 
-def it_power_w(
-    cards: ArrayLike,
-    card_tdp_w: ArrayLike,
-    nodes: ArrayLike = 0,
-    host_power_w: ArrayLike = 0.0,
-    switches: ArrayLike = 0,
-    switch_power_w: ArrayLike = 0.0,
-    transceivers: ArrayLike = 0,
-    transceiver_power_w: ArrayLike = 0.0,
-    storage_nodes: ArrayLike = 0,
-    storage_node_power_w: ArrayLike = 0.0,
-) -> np.ndarray:
-    """Total IT power in W (sum of the four parts of `breakdown_w`); broadcasts over arrays."""
-    parts = breakdown_w(
-        cards,
-        card_tdp_w,
-        nodes,
-        host_power_w,
-        switches,
-        switch_power_w,
-        transceivers,
-        transceiver_power_w,
-        storage_nodes,
-        storage_node_power_w,
-    )
-    return parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"]
-
-
 def breakdown_w(
     cards: ArrayLike,
     card_tdp_w: ArrayLike,

@@ -171,7 +171,7 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
         cloud_usd_per_card_hour=facility.cloud_usd_per_card_hour,
         cloud_reserved_usd_per_card_hour=facility.cloud_reserved_usd_per_card_hour,
         depreciation_years=facility.depreciation_years,
-        utilisation=facility.utilisation,
+        utilization=facility.utilisation,
         currency=facility.currency,
         usd_to_cny=facility.usd_to_cny,
     )

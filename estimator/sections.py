@@ -152,7 +152,7 @@ def _uncertainty(
         facility_w=float(roll["power.facility_w"]),
         electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
         depreciation_years=pr["depreciation_years"],
-        utilisation=pr["utilisation"],
+        utilization=pr["utilisation"],
         it_w=float(roll["power.it_w"]),
         draws=u.samples,
         seed=u.seed,

@@ -151,7 +151,7 @@ def monte_carlo(
     facility_w: Range = 0.0,
     electricity_usd_per_kwh: Range = DEFAULT_ELECTRICITY_USD_PER_KWH,
     depreciation_years: float = DEFAULT_DEPRECIATION_YEARS,
-    utilisation: float = 1.0,
+    utilization: float = 1.0,
     it_w: float = 0.0,
     colo_usd_per_kw_month: Range = 0.0,
     draws: int = DEFAULT_DRAWS,
@@ -209,7 +209,7 @@ def monte_carlo(
             samples["facility_w"],
             samples["electricity_per_kwh"],
             depreciation_years,
-            utilisation,
+            utilization,
             it_w,
             samples["colo_per_kw_month"],
         )

@@ -33,8 +33,9 @@ RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in S
 log = logging.getLogger(__name__)
 
 
-def setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
+def setting(name: str) -> Any:
+    """A SWEEP_* setting; config/settings.py holds the one default of each (no second copy here)."""
+    return getattr(settings, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -47,20 +48,20 @@ def create_sweep(data: Any, owner=None, client_ip: str | None = None) -> Sweep:
     Raises ScenarioError (field paths `name`, `base.*`, `axes`, `axes.<field>`) for a bad request
     and for the limits: scenarios per sweep and active sweeps per user (or per anonymous client).
     """
-    max_scenarios = int(setting("SWEEP_MAX_SCENARIOS", core.MAX_SCENARIOS))
+    max_scenarios = int(setting("SWEEP_MAX_SCENARIOS"))
     if owner is None:
-        max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS", 200_000)))
+        max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS")))
     name, base, axes = core.validate_sweep(data, max_scenarios=max_scenarios)
     total = core.scenario_count(axes)
-    chunk_size = int(setting("SWEEP_CHUNK_SIZE", 25_000))
+    chunk_size = int(setting("SWEEP_CHUNK_SIZE"))
     with transaction.atomic():
         active = Sweep.objects.filter(status__in=Sweep.ACTIVE)
         if owner is not None:
-            active, limit = active.filter(owner=owner), int(setting("SWEEP_MAX_ACTIVE_PER_USER", 3))
+            active, limit = active.filter(owner=owner), int(setting("SWEEP_MAX_ACTIVE_PER_USER"))
         else:
             active, limit = (
                 active.filter(owner=None, client_ip=client_ip),
-                int(setting("SWEEP_MAX_ACTIVE_ANON", 1)),
+                int(setting("SWEEP_MAX_ACTIVE_ANON")),
             )
         if active.count() >= limit:
             raise ScenarioError(
@@ -272,8 +273,8 @@ def watchdog(sweep: Sweep) -> str:
     now = timezone.now()
     last = sweep.progress_at or sweep.created_at
     idle = (now - last).total_seconds()
-    stall_s = float(setting("SWEEP_STALL_S", 60))
-    fail_s = float(setting("SWEEP_FAIL_AFTER_S", 600))
+    stall_s = float(setting("SWEEP_STALL_S"))
+    fail_s = float(setting("SWEEP_FAIL_AFTER_S"))
     busy_elsewhere = (
         Sweep.objects.filter(status__in=Sweep.ACTIVE, progress_at__gte=now - timedelta(seconds=stall_s))
         .exclude(pk=sweep.pk)

@@ -185,18 +185,24 @@ def test_defaults():
     assert d["pue"] == 1.3
     assert d["usd_to_cny"] == 7.2
     assert d["depreciation_years"] == 4
-    assert d["erasure_coding_overhead"] == 1.25
     for key in (
         "utilisation",
-        "cloud_reserved_discount",
-        "server_overhead_usd",
-        "nic_port_usd",
-        "hdd_usd_per_gb",
-        "nvme_usd_per_gb",
         "storage_node_nvme_usd",
+        "storage_node_hdd_usd",
         "dac_cable_usd",
+        "fiber_cable_usd",
     ):
         assert d[key] > 0, key
+
+
+def test_every_default_is_read_by_the_engine():
+    """A setting nobody reads is a trap: each defaults.toml key must be used by the code."""
+    import pathlib
+
+    root = pathlib.Path(catalog.__file__).resolve().parents[1]
+    code = "\n".join(p.read_text(encoding="utf-8") for p in root.rglob("*.py"))
+    unread = [key for key in catalog.defaults() if f'"{key}"' not in code]
+    assert unread == []
 
 
 def test_cross_references_and_prices():

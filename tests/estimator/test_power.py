@@ -1,7 +1,5 @@
 """Power and energy (estimator/power.py)."""
 
-import time
-
 import numpy as np
 import pytest
 
@@ -63,11 +61,11 @@ def test_broadcasts_over_arrays():
     assert p.to_dict()["it_w"] == [6600.0, 13200.0, 26400.0]
 
 
-def test_breakdown_vectorized_throughput():
+def test_breakdown_vectorized_over_a_million_rows():
+    """One numpy pass over a million rows (its speed is bench/core_vectorized.py's figure)."""
     n = 1_000_000
     rng = np.random.default_rng(1)
     cards = rng.integers(8, 100_000, n)
-    start = time.perf_counter()
     p = power(
         cards=cards,
         card_tdp_w=700,
@@ -80,9 +78,10 @@ def test_breakdown_vectorized_throughput():
         pue=1.3,
         hours=rng.uniform(1, 2000, n),
     )
-    elapsed = time.perf_counter() - start
     assert p.energy_wh.shape == (n,)
-    assert n / elapsed > 50_000
+    i = 12_345
+    it = cards[i] * 700 + cards[i] // 8 * 1000 + cards[i] // 32 * 900 + cards[i] * 2 * 9
+    assert p.it_w[i] == pytest.approx(it)
 
 
 def test_invalid_inputs_name_the_field():

@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from estimator.dotted import set_path
 from estimator.errors import ScenarioError
 from estimator.resolve import parse_scenario
 from estimator.scenario import scenario_json_schema
@@ -20,11 +21,7 @@ def with_(path, value, base=BASE):
     import copy
 
     data = copy.deepcopy(base)
-    node = data
-    keys = path.split(".")
-    for k in keys[:-1]:
-        node = node.setdefault(k, {})
-    node[keys[-1]] = value
+    set_path(data, path, value)
     return data
 
 
