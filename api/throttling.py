@@ -8,8 +8,11 @@ from rest_framework.settings import api_settings
 
 
 class _LiveRate:
-    def get_rate(self):
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+    scope: str | None
+
+    def get_rate(self) -> str | None:
+        rate = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope or "")
+        return None if rate is None else str(rate)
 
 
 class AnonRateThrottle(_LiveRate, throttling.AnonRateThrottle):

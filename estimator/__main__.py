@@ -110,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except ScenarioError as exc:
         for err in exc.errors:
             sys.stderr.write(f"error: {err.field or '(scenario)'}: {err.message}\n")

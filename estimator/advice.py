@@ -60,11 +60,11 @@ def _advice(code: str, severity: str, message: str, suggestion: str) -> Advice:
     return {"code": code, "severity": severity, "message": message, "suggestion": suggestion}
 
 
-def _cards_per_node(s: dict, r: dict) -> float | None:
+def _cards_per_node(s: dict[str, Any], r: dict[str, Any]) -> float | None:
     return _first(_num(s, "hardware.cards_per_node"), _num(r, "compute.cards_per_node"))
 
 
-def _scaleup_domain(s: dict, r: dict) -> float | None:
+def _scaleup_domain(s: dict[str, Any], r: dict[str, Any]) -> float | None:
     """Cards in one HCCS/NVLink domain (384 on CloudMatrix), else cards per node."""
     return _first(
         _num(r, "compute.scaleup_domain_cards"),
@@ -73,7 +73,7 @@ def _scaleup_domain(s: dict, r: dict) -> float | None:
     )
 
 
-def _is_ascend(s: dict, r: dict) -> bool:
+def _is_ascend(s: dict[str, Any], r: dict[str, Any]) -> bool:
     acc = get_path(s, "hardware.accelerator")
     if isinstance(acc, dict):
         return "ascend" in str(acc.get("id", "")).lower() or "huawei" in str(acc.get("vendor", "")).lower()
@@ -89,7 +89,7 @@ def _bubble(pp: float, m: float) -> float:
 # --- rules ------------------------------------------------------------------------------------
 
 
-def _memory_does_not_fit(s: dict, r: dict) -> Advice | None:
+def _memory_does_not_fit(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     if get_path(r, "memory.fits") is not False:
         return None
     total, hbm = _num(r, "memory.per_card_bytes.total"), _num(r, "memory.hbm_bytes")
@@ -109,7 +109,7 @@ def _memory_does_not_fit(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _tp_crosses_node(s: dict, r: dict) -> Advice | None:
+def _tp_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     tp, domain = _num(r, "parallelism.tp"), _scaleup_domain(s, r)
     if tp is None or domain is None or tp <= domain:
         return None
@@ -123,7 +123,7 @@ def _tp_crosses_node(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _bubble_over_20pct(s: dict, r: dict) -> Advice | None:
+def _bubble_over_20pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     bubble, pp = _num(r, "parallelism.bubble_fraction"), _num(r, "parallelism.pp")
     if bubble is None or bubble <= BUBBLE_LIMIT:
         return None
@@ -147,12 +147,12 @@ def _bubble_over_20pct(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _comm_wait_over_30pct(s: dict, r: dict) -> Advice | None:
+def _comm_wait_over_30pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     """Assumes breakdown_s holds the exposed (not overlapped) part of each communication, which is
     how the step-time model adds them up to step_time_s."""
     step = _num(r, "parallelism.step_time_s")
-    parts = {k: _num(r, f"parallelism.breakdown_s.{k}") for k in ("tp_comm", "pp_comm", "dp_comm", "ep_comm")}
-    parts = {k: v for k, v in parts.items() if v is not None}
+    found = {k: _num(r, f"parallelism.breakdown_s.{k}") for k in ("tp_comm", "pp_comm", "dp_comm", "ep_comm")}
+    parts = {k: v for k, v in found.items() if v is not None}
     if not step or step <= 0 or not parts:
         return None
     share = sum(parts.values()) / step
@@ -175,7 +175,7 @@ def _comm_wait_over_30pct(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _oversubscribed_fabric_dp(s: dict, r: dict) -> Advice | None:
+def _oversubscribed_fabric_dp(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     ratio = _first(_num(r, "network.oversubscription"), _num(s, "network.oversubscription"))
     dp, nodes = _num(r, "parallelism.dp"), _num(r, "compute.nodes")
     leaves, tiers = _num(r, "network.leaf_switches"), _num(r, "network.tiers")
@@ -194,7 +194,7 @@ def _oversubscribed_fabric_dp(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _flat_network_too_large(s: dict, r: dict) -> Advice | None:
+def _flat_network_too_large(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     tiers, nodes = _num(r, "network.tiers"), _num(r, "compute.nodes")
     if tiers is None or nodes is None or tiers != 1 or nodes <= FLAT_NETWORK_MAX_NODES:
         return None
@@ -207,7 +207,7 @@ def _flat_network_too_large(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _zero3_unneeded(s: dict, r: dict) -> Advice | None:
+def _zero3_unneeded(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     if _num(r, "parallelism.zero_stage") != 3 or get_path(r, "memory.fits_with_zero2") is not True:
         return None
     return _advice(
@@ -219,7 +219,7 @@ def _zero3_unneeded(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _fp32_precision(s: dict, r: dict) -> Advice | None:
+def _fp32_precision(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     prec = get_path(s, "training.precision")
     if not isinstance(prec, str) or prec.lower() not in ("fp32", "float32"):
         return None
@@ -232,7 +232,7 @@ def _fp32_precision(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _hccl_buffer(s: dict, r: dict) -> Advice | None:
+def _hccl_buffer(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     cards = _first(_num(r, "compute.cards"), _num(s, "cluster.cards"))
     if not _is_ascend(s, r) or cards is None or cards <= 1:
         return None
@@ -255,7 +255,7 @@ def _hccl_buffer(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _ep_crosses_node(s: dict, r: dict) -> Advice | None:
+def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     ep, tp, domain = _num(r, "parallelism.ep"), _num(r, "parallelism.tp") or 1.0, _scaleup_domain(s, r)
     if ep is None or ep <= 1 or domain is None or ep * tp <= domain:
         return None
@@ -269,7 +269,7 @@ def _ep_crosses_node(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _mfu_optimistic(s: dict, r: dict) -> Advice | None:
+def _mfu_optimistic(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     mfu = _num(s, "efficiency.mfu")
     if mfu is None or mfu <= MFU_PLAUSIBLE_MAX:
         return None
@@ -281,7 +281,7 @@ def _mfu_optimistic(s: dict, r: dict) -> Advice | None:
     )
 
 
-RULES: dict[str, Callable[[dict, dict], Advice | None]] = {
+RULES: dict[str, Callable[[dict[str, Any], dict[str, Any]], Advice | None]] = {
     "memory-does-not-fit": _memory_does_not_fit,
     "tp-crosses-node": _tp_crosses_node,
     "bubble-over-20pct": _bubble_over_20pct,
@@ -296,7 +296,7 @@ RULES: dict[str, Callable[[dict, dict], Advice | None]] = {
 }
 
 
-def advise(scenario: dict, result: dict) -> list[Advice]:
+def advise(scenario: dict[str, Any], result: dict[str, Any]) -> list[Advice]:
     """Every rule that fires, in RULES order: [{code, severity, message, suggestion}]."""
     s = scenario if isinstance(scenario, dict) else {}
     r = result if isinstance(result, dict) else {}
@@ -318,7 +318,7 @@ def _setting(setting: str, value: Any, reason: str) -> dict[str, Any]:
     return {"setting": setting, "value": value, "reason": reason}
 
 
-def starting_configuration(scenario: dict, result: dict) -> list[dict[str, Any]]:
+def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
     """The article's 7.1 table filled in for this plan: [{setting, value, reason}]."""
     s = scenario if isinstance(scenario, dict) else {}
     r = result if isinstance(result, dict) else {}

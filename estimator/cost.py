@@ -39,11 +39,12 @@ charges the run for the idle time around it. Cloud cost = card-hours x price (on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from estimator.errors import ScenarioError
 from estimator.power import plain
@@ -93,7 +94,7 @@ def capex_usd(
     """
 
     def m(n: ArrayLike, p: ArrayLike) -> np.ndarray:
-        return np.asarray(n, dtype=float) * np.asarray(p, dtype=float)
+        return np.asarray(n, dtype=np.float64) * np.asarray(p, dtype=np.float64)
 
     compute = m(nodes, server_price_usd) + m(cards, card_price_usd)
     network = (
@@ -114,16 +115,20 @@ def fixed_usd_per_hour(
     maintenance_fraction_per_year: ArrayLike = 0.0,
 ) -> np.ndarray:
     """Owned fixed cost in USD per wall-clock hour: depreciation + colo (per IT kW-month) + maintenance."""
-    capex = np.asarray(capex_total_usd, dtype=float)
-    dep = capex / (np.asarray(depreciation_years, dtype=float) * HOURS_PER_YEAR)
-    colo = np.asarray(it_w, dtype=float) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=float)
-    maint = capex * np.asarray(maintenance_fraction_per_year, dtype=float) / HOURS_PER_YEAR
+    capex = np.asarray(capex_total_usd, dtype=np.float64)
+    dep = capex / (np.asarray(depreciation_years, dtype=np.float64) * HOURS_PER_YEAR)
+    colo = np.asarray(it_w, dtype=np.float64) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=np.float64)
+    maint = capex * np.asarray(maintenance_fraction_per_year, dtype=np.float64) / HOURS_PER_YEAR
     return dep + colo / HOURS_PER_MONTH + maint
 
 
 def energy_usd_per_hour(facility_w: ArrayLike, electricity_usd_per_kwh: ArrayLike) -> np.ndarray:
     """Electricity cost in USD per hour at full load = facility kW x USD/kWh."""
-    return np.asarray(facility_w, dtype=float) / 1000.0 * np.asarray(electricity_usd_per_kwh, dtype=float)
+    return (
+        np.asarray(facility_w, dtype=np.float64)
+        / 1000.0
+        * np.asarray(electricity_usd_per_kwh, dtype=np.float64)
+    )
 
 
 def owned_usd_per_card_hour(
@@ -138,17 +143,17 @@ def owned_usd_per_card_hour(
     maintenance_fraction_per_year: ArrayLike = 0.0,
 ) -> np.ndarray:
     """Owned cost in USD per busy card-hour (module docstring); broadcasts over arrays."""
-    cards_f = np.asarray(cards, dtype=float)
+    cards_f = np.asarray(cards, dtype=np.float64)
     fixed = fixed_usd_per_hour(
         capex_total_usd, depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
     )
     energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh)
-    return fixed / (cards_f * np.asarray(utilization, dtype=float)) + energy / cards_f
+    return fixed / (cards_f * np.asarray(utilization, dtype=np.float64)) + energy / cards_f
 
 
 def cloud_cost_usd(card_hours: ArrayLike, usd_per_card_hour: ArrayLike) -> np.ndarray:
     """Cloud bill in USD = card-hours x price (USD per card-hour)."""
-    return np.asarray(card_hours, dtype=float) * np.asarray(usd_per_card_hour, dtype=float)
+    return np.asarray(card_hours, dtype=np.float64) * np.asarray(usd_per_card_hour, dtype=np.float64)
 
 
 def monthly_owned_opex_usd(
@@ -161,9 +166,11 @@ def monthly_owned_opex_usd(
 ) -> np.ndarray:
     """Owned running cost in USD per month of continuous use: energy + colo + maintenance."""
     energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh) * HOURS_PER_MONTH
-    colo = np.asarray(it_w, dtype=float) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=float)
+    colo = np.asarray(it_w, dtype=np.float64) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=np.float64)
     maint = (
-        np.asarray(capex_total_usd, dtype=float) * np.asarray(maintenance_fraction_per_year, dtype=float) / 12
+        np.asarray(capex_total_usd, dtype=np.float64)
+        * np.asarray(maintenance_fraction_per_year, dtype=np.float64)
+        / 12
     )
     return energy + colo + maint
 
@@ -175,10 +182,10 @@ def break_even_months(
     monthly_opex_usd: ArrayLike,
 ) -> np.ndarray:
     """Months of continuous use after which owning beats renting; inf where it never does."""
-    saving = np.asarray(cards, dtype=float) * HOURS_PER_MONTH * np.asarray(
-        cloud_usd_per_card_hour, dtype=float
-    ) - np.asarray(monthly_opex_usd, dtype=float)
-    capex = np.asarray(capex_total_usd, dtype=float)
+    saving = np.asarray(cards, dtype=np.float64) * HOURS_PER_MONTH * np.asarray(
+        cloud_usd_per_card_hour, dtype=np.float64
+    ) - np.asarray(monthly_opex_usd, dtype=np.float64)
+    capex = np.asarray(capex_total_usd, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         months = np.where(saving > 0, capex / np.where(saving > 0, saving, 1.0), np.inf)
     return months
@@ -188,7 +195,7 @@ def _months(x: Any) -> Any:
     """Break-even months for JSON: inf -> None (never); arrays -> nested lists."""
     if x is None:
         return None
-    arr = np.asarray(x, dtype=float)
+    arr = np.asarray(x, dtype=np.float64)
     obj = arr.astype(object)
     obj[~np.isfinite(arr)] = None
     return obj.item() if arr.ndim == 0 else obj.tolist()
@@ -226,7 +233,7 @@ class Cost:
         """The contract's `cost` section, money in `currency`; break-even None when never."""
 
         def money(x: Any) -> Any:
-            return None if x is None else plain(np.asarray(x, dtype=float) * self.exchange_rate)
+            return None if x is None else plain(np.asarray(x, dtype=np.float64) * self.exchange_rate)
 
         return {
             "currency": self.currency,
@@ -260,8 +267,10 @@ class Cost:
         }
 
 
-def _check(value: ArrayLike, field: str, message: str, ok) -> None:
-    if not np.all(ok(np.asarray(value, dtype=float))):
+def _check(
+    value: ArrayLike, field: str, message: str, ok: Callable[[NDArray[np.float64]], ArrayLike]
+) -> None:
+    if not np.all(ok(np.asarray(value, dtype=np.float64))):
         raise ScenarioError(message, field)
 
 
@@ -335,11 +344,11 @@ def cost(
         storage_nodes,
         storage_node_price_usd,
     )
-    cards_f = np.asarray(cards, dtype=float)
-    card_hours = cards_f * np.asarray(hours, dtype=float)
-    util = np.asarray(utilization, dtype=float)
+    cards_f = np.asarray(cards, dtype=np.float64)
+    card_hours = cards_f * np.asarray(hours, dtype=np.float64)
+    util = np.asarray(utilization, dtype=np.float64)
 
-    dep_per_h = capex["total"] / (np.asarray(depreciation_years, dtype=float) * HOURS_PER_YEAR)
+    dep_per_h = capex["total"] / (np.asarray(depreciation_years, dtype=np.float64) * HOURS_PER_YEAR)
     fac_per_h = (
         fixed_usd_per_hour(
             capex["total"], depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
@@ -364,7 +373,7 @@ def cost(
     def cloud(price: ArrayLike | None) -> tuple[Any, Any, Any]:
         if price is None:
             return None, None, None
-        p = np.asarray(price, dtype=float)
+        p = np.asarray(price, dtype=np.float64)
         if np.any(p < 0):
             raise ScenarioError("Cloud prices must not be negative.", "cost.cloud_price_per_card_hour")
         return p, cloud_cost_usd(card_hours, p), break_even_months(capex["total"], cards_f, p, opex_month)
@@ -391,7 +400,7 @@ def cost(
         monthly_owned_opex_usd=opex_month,
         cloud_break_even_months=od_be,
         cloud_reserved_break_even_months=rs_be,
-        depreciation_years=np.asarray(depreciation_years, dtype=float),
+        depreciation_years=np.asarray(depreciation_years, dtype=np.float64),
         utilization=util,
-        electricity_usd_per_kwh=np.asarray(electricity_usd_per_kwh, dtype=float),
+        electricity_usd_per_kwh=np.asarray(electricity_usd_per_kwh, dtype=np.float64),
     )

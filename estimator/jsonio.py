@@ -36,10 +36,8 @@ def loads_strict(text: str | bytes) -> Any:
 
 def to_jsonable(value: Any) -> Any:
     """numpy scalars/arrays and non-finite floats -> plain JSON values (inf/nan become None)."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
+    import numpy as np  # numpy is a core requirement (requirements.txt)
+
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

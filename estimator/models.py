@@ -5,7 +5,9 @@ Field names follow Hugging Face `config.json` so a pasted config maps one to one
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -267,20 +269,20 @@ def stage_param_counts(
     TP, Megatron-Core MoE). Sources: docs/sources.md#narayanan-2021 (the model-parallel split),
     docs/sources.md#megatron-core-moe (expert parallelism). Broadcasts over numpy arrays.
     """
-    layers = np.asarray(n_layers, dtype=float)
-    dense_layers = np.asarray(n_dense, dtype=float)
+    layers = np.asarray(n_layers, dtype=np.float64)
+    dense_layers = np.asarray(n_dense, dtype=np.float64)
     moe_layers = layers - dense_layers
-    tp_f, ep_f = np.asarray(tp, dtype=float), np.asarray(ep, dtype=float)
+    tp_f, ep_f = np.asarray(tp, dtype=np.float64), np.asarray(ep, dtype=np.float64)
     head_matrix = counts.lm_head if counts.lm_head > 0 else counts.embedding
     sharded = (
         dense_layers * (counts.attention_per_layer + counts.dense_mlp_per_layer)
         + moe_layers * (counts.attention_per_layer + counts.moe_shared_per_layer)
-        + np.asarray(embedding, dtype=float) * counts.embedding
-        + np.asarray(head, dtype=float) * (head_matrix + counts.final_norm)
+        + np.asarray(embedding, dtype=np.float64) * counts.embedding
+        + np.asarray(head, dtype=np.float64) * (head_matrix + counts.final_norm)
     )
     dense = sharded / tp_f + layers * counts.norms_per_layer
     expert = moe_layers * counts.moe_routed_per_layer / (ep_f * tp_f)
-    return np.asarray(dense, dtype=float), np.asarray(expert, dtype=float)
+    return np.asarray(dense, dtype=np.float64), np.asarray(expert, dtype=np.float64)
 
 
 # ---- FLOPs per token ---------------------------------------------------------------------------
@@ -293,7 +295,9 @@ def attention_dim(arch: Architecture) -> int:
     return arch.num_attention_heads * arch.head_dim
 
 
-def flops_per_token_terms(arch: Architecture, seq_len, counts: ParamCounts | None = None):
+def flops_per_token_terms(
+    arch: Architecture, seq_len: ArrayLike, counts: ParamCounts | None = None
+) -> tuple[float, float | NDArray[np.float64]]:
     """The two terms of the training FLOPs per token (forward + backward), in FLOP per token.
 
     Returns (dense, attention): dense = 6 * N_active (Kaplan et al. 2020, eq. 2.1: 2N forward, 4N
@@ -304,14 +308,17 @@ def flops_per_token_terms(arch: Architecture, seq_len, counts: ParamCounts | Non
     """
     counts = counts or param_counts(arch)
     dense = 6.0 * counts.active
-    s = np.asarray(seq_len, dtype=float)
+    s = np.asarray(seq_len, dtype=np.float64)
     attention = 12.0 * arch.num_hidden_layers * s * attention_dim(arch)
-    if attention.ndim == 0:
-        attention = float(attention)
-    return dense, attention
+    return dense, (float(attention) if attention.ndim == 0 else attention)
 
 
-def flops_per_token(arch: Architecture, seq_len, include_attention: bool = True, counts=None):
+def flops_per_token(
+    arch: Architecture,
+    seq_len: ArrayLike,
+    include_attention: bool = True,
+    counts: ParamCounts | None = None,
+) -> float | NDArray[np.float64]:
     """Training FLOPs per token, forward + backward: 6*N_active + 12*L*s*d_attn (FLOP per token).
 
     See `flops_per_token_terms` for the sources. `include_attention=False` gives plain 6*N (the
@@ -351,7 +358,9 @@ def architecture_for_params(n_params: float) -> Architecture:
         kv = 8 if heads % 8 == 0 else heads
         ffn = max(256, int(round(8 * hidden / 3 / 256)) * 256)
 
-        def shape(layers: int, hidden=hidden, heads=heads, kv=kv, ffn=ffn) -> Architecture:
+        def shape(
+            layers: int, hidden: int = hidden, heads: int = heads, kv: int = kv, ffn: int = ffn
+        ) -> Architecture:
             return Architecture(
                 num_hidden_layers=layers,
                 hidden_size=hidden,
@@ -404,7 +413,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
 _REQUIRED = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
 
 
-def _int_field(name: str, value, minimum: int = 0) -> int:
+def _int_field(name: str, value: Any, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
         raise ValueError(f"{name} must be a whole number, got {value!r}")
     if int(value) < minimum:
@@ -412,7 +421,7 @@ def _int_field(name: str, value, minimum: int = 0) -> int:
     return int(value)
 
 
-def architecture_from_config(mapping, base: Architecture | None = None) -> Architecture:
+def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | None = None) -> Architecture:
     """Build an Architecture from a Hugging Face `config.json` dict (or any mapping of its names).
 
     Accepted aliases: n_routed_experts / num_routed_experts / num_local_experts (Mixtral) ->
@@ -429,9 +438,9 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
     """
     if not hasattr(mapping, "get"):
         raise ValueError("model config must be a JSON object of config.json fields")
-    base_fields = base.__dict__ if base is not None else {}
+    base_fields: dict[str, Any] = base.__dict__ if base is not None else {}
 
-    def get(name: str, default=None):
+    def get(name: str, default: Any = None) -> Any:
         for key in (name, *_ALIASES.get(name, ())):
             if mapping.get(key) is not None:
                 return mapping[key]
@@ -473,7 +482,7 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
     shared = _int_field("n_shared_experts", shared or 0)
 
     kv_lora = get("kv_lora_rank")
-    mla = {}
+    mla: dict[str, Any] = {}
     if kv_lora is not None:
         for f in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
             if get(f) is None:
@@ -482,7 +491,9 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
         mla["kv_lora_rank"] = _int_field("kv_lora_rank", kv_lora, 1)
         q_lora = get("q_lora_rank")
         mla["q_lora_rank"] = None if q_lora is None else _int_field("q_lora_rank", q_lora, 1)
-        default_head_dim = mla["qk_nope_head_dim"] + mla["qk_rope_head_dim"]
+        default_head_dim = _int_field("qk_nope_head_dim", get("qk_nope_head_dim"), 0) + _int_field(
+            "qk_rope_head_dim", get("qk_rope_head_dim"), 0
+        )
     else:
         if hidden % heads and get("head_dim") is None:
             raise ValueError("head_dim is required when hidden_size is not a multiple of the heads")
@@ -513,7 +524,7 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
     )
 
 
-def _probability(name: str, value) -> float:
+def _probability(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) < 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
     return float(value)

@@ -33,9 +33,10 @@ import csv
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from estimator.errors import FieldError, ScenarioError
 
@@ -64,11 +65,16 @@ def leaf_ports(switch_ports: int, oversubscription: float) -> tuple[int, int]:
     return down, k - down
 
 
-def _divisors(m: int) -> np.ndarray:
+def _divisors(m: int) -> NDArray[np.int64]:
     return np.array([i for i in range(1, m + 1) if m % i == 0], dtype=np.int64)
 
 
-def _ceil_div(a, b):
+@overload
+def _ceil_div(a: int, b: int) -> int: ...
+@overload
+def _ceil_div(a: NDArray[np.int64], b: int | NDArray[np.int64]) -> NDArray[np.int64]: ...
+def _ceil_div(a: int | NDArray[np.int64], b: int | NDArray[np.int64]) -> int | NDArray[np.int64]:
+    """ceil(a / b) for non-negative integers (or int64 arrays), without floating point."""
     return -(-a // b)
 
 
@@ -118,7 +124,7 @@ class Fabric:
     management_ports: int = 0
     frontend: Fabric | None = None  # optional converged N/S (storage + in-band) fabric
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The contract's `network` section (docs/architecture.md#scenario-contract) plus the extra fields above."""
         skip = {"frontend", "dac_cables", "aoc_cables", "fiber_cables"}
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
@@ -128,16 +134,16 @@ class Fabric:
 
 
 def _check(
-    endpoints,
-    switch_ports,
-    oversubscription,
-    nics_per_node,
-    port_gbps,
-    management_ports,
-    server_cable,
-    spine_rule,
+    endpoints: int,
+    switch_ports: int,
+    oversubscription: float,
+    nics_per_node: int,
+    port_gbps: float,
+    management_ports: int,
+    server_cable: str | None,
+    spine_rule: str,
 ) -> None:
-    errs = []
+    errs: list[FieldError] = []
     if int(endpoints) < 1:
         errs.append(FieldError("network.endpoints", "Endpoints must be at least 1."))
     if int(switch_ports) < 2:
@@ -290,18 +296,19 @@ def design_fabric(
     )
 
 
-def _spread_vec(links: np.ndarray, per_switch_uplinks: int, k: int, rule: str) -> np.ndarray:
+def _spread_vec(links: NDArray[np.int64], per_switch_uplinks: int, k: int, rule: str) -> NDArray[np.int64]:
     """Vectorized `_spread` (same rule, same units)."""
     need = _ceil_div(links, k)
     if rule == "min":
         return need
     divs = _divisors(per_switch_uplinks)
     idx = np.minimum(np.searchsorted(divs, need, side="left"), len(divs) - 1)
-    return divs[idx]
+    out: NDArray[np.int64] = divs[idx]
+    return out
 
 
 def fabric_counts(
-    endpoints,
+    endpoints: ArrayLike,
     switch_ports: int,
     oversubscription: float = 1.0,
     nics_per_node: int = 8,
@@ -310,7 +317,7 @@ def fabric_counts(
     management_ports: int = 0,
     server_cable: str | None = None,
     spine_rule: str = "even",
-) -> dict[str, np.ndarray]:
+) -> dict[str, NDArray[Any]]:
     """Vectorized `design_fabric` counts for an array of endpoint counts (same rules and sources).
 
     Returns int64 arrays (switches, links, modules) keyed tiers, leaves, spines, cores, switches,
@@ -352,7 +359,7 @@ def fabric_counts(
     return out
 
 
-def storage_fabric_counts(nodes: ArrayLike, switch_ports: int) -> dict[str, np.ndarray]:
+def storage_fabric_counts(nodes: ArrayLike, switch_ports: int) -> dict[str, NDArray[Any]]:
     """Vectorized counts (as `fabric_counts`) of the storage network for an array of node counts:
     the same rule as `design_fabric(..., frontend=True)` with its default frontend arguments."""
     return fabric_counts(
@@ -372,7 +379,7 @@ def load_superpod_table(path: Path = REFERENCE_CSV) -> list[dict[str, int]]:
     return [{key: int(val) for key, val in row.items()} for row in csv.DictReader(lines)]
 
 
-def superpod_validation_rows(path: Path = REFERENCE_CSV) -> list[dict]:
+def superpod_validation_rows(path: Path = REFERENCE_CSV) -> list[dict[str, Any]]:
     """Published vs predicted leaf/spine switches and cables for the DGX SuperPOD H100 (1-4 SU).
 
     Inputs per row: E = GPUs, 64-port 400G switches (QM9700), 8 rails, 1:1, rail-optimized, plus the

@@ -39,7 +39,7 @@ def plain(x: Any) -> Any:
     """numpy scalar/0-d -> float, array -> nested list; leaves None alone (for JSON output)."""
     if x is None:
         return None
-    arr = np.asarray(x, dtype=float)
+    arr = np.asarray(x, dtype=np.float64)
     return float(arr) if arr.ndim == 0 else arr.tolist()
 
 
@@ -63,22 +63,22 @@ def breakdown_w(
     """
     f = np.asarray
     return {
-        "accelerators": f(cards, dtype=float) * f(card_tdp_w, dtype=float),
-        "hosts": f(nodes, dtype=float) * f(host_power_w, dtype=float),
-        "network": f(switches, dtype=float) * f(switch_power_w, dtype=float)
-        + f(transceivers, dtype=float) * f(transceiver_power_w, dtype=float),
-        "storage": f(storage_nodes, dtype=float) * f(storage_node_power_w, dtype=float),
+        "accelerators": f(cards, dtype=np.float64) * f(card_tdp_w, dtype=np.float64),
+        "hosts": f(nodes, dtype=np.float64) * f(host_power_w, dtype=np.float64),
+        "network": f(switches, dtype=np.float64) * f(switch_power_w, dtype=np.float64)
+        + f(transceivers, dtype=np.float64) * f(transceiver_power_w, dtype=np.float64),
+        "storage": f(storage_nodes, dtype=np.float64) * f(storage_node_power_w, dtype=np.float64),
     }
 
 
 def facility_power_w(it_w: ArrayLike, pue: ArrayLike = DEFAULT_PUE) -> np.ndarray:
     """Facility power in W = IT power (W) x PUE (dimensionless, >= 1)."""
-    return np.asarray(it_w, dtype=float) * np.asarray(pue, dtype=float)
+    return np.asarray(it_w, dtype=np.float64) * np.asarray(pue, dtype=np.float64)
 
 
 def energy_wh(facility_w: ArrayLike, hours: ArrayLike) -> np.ndarray:
     """Energy in Wh = facility power (W) x duration (h)."""
-    return np.asarray(facility_w, dtype=float) * np.asarray(hours, dtype=float)
+    return np.asarray(facility_w, dtype=np.float64) * np.asarray(hours, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def power(
 
     Raises ScenarioError (field `cost.pue`) when PUE < 1, and (field `power`) for negative inputs.
     """
-    pue_arr = np.asarray(pue, dtype=float)
+    pue_arr = np.asarray(pue, dtype=np.float64)
     if np.any(pue_arr < 1.0):
         raise ScenarioError("PUE must be at least 1 (facility power includes the IT load).", "cost.pue")
     parts = breakdown_w(
@@ -148,7 +148,7 @@ def power(
         storage_nodes,
         storage_node_power_w,
     )
-    if any(np.any(v < 0) for v in parts.values()) or np.any(np.asarray(hours, dtype=float) < 0):
+    if any(np.any(v < 0) for v in parts.values()) or np.any(np.asarray(hours, dtype=np.float64) < 0):
         raise ScenarioError("Counts, powers and hours must not be negative.", "power")
     it = parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"]
     fac = facility_power_w(it, pue_arr)
@@ -161,5 +161,5 @@ def power(
         network_w=parts["network"],
         storage_w=parts["storage"],
         pue=pue_arr,
-        hours=np.asarray(hours, dtype=float),
+        hours=np.asarray(hours, dtype=np.float64),
     )

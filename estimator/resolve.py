@@ -133,9 +133,8 @@ def _accelerator(scenario: Scenario) -> Accelerator:
         if "matmul_efficiency" in hw.overrides and hw.overrides["matmul_efficiency"] > 1:
             raise ScenarioError("must be at most 1", "hardware.overrides.matmul_efficiency")
         ints = {"scaleup_domain_cards"}
-        acc = dataclasses.replace(
-            acc, **{k: (int(v) if k in ints else float(v)) for k, v in hw.overrides.items()}
-        )
+        numbers: dict[str, Any] = {k: (int(v) if k in ints else float(v)) for k, v in hw.overrides.items()}
+        acc = dataclasses.replace(acc, **numbers)
     return acc
 
 

@@ -13,15 +13,16 @@ prices are in `cost.currency` (USD default) per the unit in the name.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 
 from .errors import FieldError, ScenarioError
 
-SCENARIO_VERSION = 1
+SCENARIO_VERSION: Final = 1
 
 
 def _number(value: Any) -> Any:
@@ -288,8 +289,8 @@ def _path(loc: tuple[Any, ...]) -> str:
     return ".".join(parts)
 
 
-def _message(err: dict[str, Any]) -> str:
-    msg = err.get("msg", "is invalid")
+def _message(err: ErrorDetails) -> str:
+    msg = str(err.get("msg", "is invalid"))
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix) :]
@@ -307,7 +308,8 @@ def validate_shape(data: Any) -> Scenario:
     try:
         return Scenario.model_validate(data)
     except ValidationError as exc:
-        errors, seen = [], set()
+        errors: list[FieldError] = []
+        seen: set[str] = set()
         for err in exc.errors():
             loc = err["loc"]
             if "str" in loc and isinstance(err.get("input"), dict):

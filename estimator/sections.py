@@ -20,20 +20,29 @@ from .uncertainty import monte_carlo
 class Choice(Protocol):
     """What plan.ClusterChoice provides (structural: sections does not import plan, plan imports it)."""
 
-    cards: int
-    mfu: float
-    mfu_source: str
-    fabric: Fabric
-    layouts: LayoutSearch
+    @property
+    def cards(self) -> int: ...
+    @property
+    def mfu(self) -> float: ...
+    @property
+    def mfu_source(self) -> str: ...
+    @property
+    def fabric(self) -> Fabric: ...
+    @property
+    def layouts(self) -> LayoutSearch: ...
 
 
 class Prices(Protocol):
     """What plan.Equipment provides: unit prices (USD) and where each came from."""
 
-    server_price_usd: float
-    switch_price_usd: float
-    transceiver_price_usd: float
-    sources: dict[str, str]
+    @property
+    def server_price_usd(self) -> float: ...
+    @property
+    def switch_price_usd(self) -> float: ...
+    @property
+    def transceiver_price_usd(self) -> float: ...
+    @property
+    def sources(self) -> dict[str, str]: ...
 
 
 Roll = Mapping[str, Any]  # rollup.rollup's flat result (names -> arrays / objects)

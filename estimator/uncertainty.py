@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from estimator.cost import (
     DEFAULT_DEPRECIATION_YEARS,
@@ -129,7 +130,9 @@ _INPUTS_OF = {
 }
 
 
-def _drivers(samples: dict[str, np.ndarray], output: np.ndarray) -> tuple[dict, str | None]:
+def _drivers(
+    samples: dict[str, NDArray[np.float64]], output: NDArray[np.float64]
+) -> tuple[dict[str, dict[str, float]], str | None]:
     rho = {k: spearman(v, output) for k, v in samples.items() if np.ptp(v) > 0}
     total = sum(r * r for r in rho.values())
     table = {
@@ -215,7 +218,7 @@ def monte_carlo(
         )
         outputs["cost_owned"] = card_hours * per_card_hour * rate
 
-    drivers: dict[str, dict] = {}
+    drivers: dict[str, dict[str, dict[str, float]]] = {}
     main: dict[str, str | None] = {}
     for name, out in outputs.items():
         relevant = {k: v for k, v in samples.items() if k in _INPUTS_OF[name]}

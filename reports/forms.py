@@ -8,7 +8,7 @@ import copy
 import json
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -226,9 +226,9 @@ class EstimateForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["preset"].choices = _choices(catalog.presets())
-        self.fields["accelerator"].choices = _choices(catalog.accelerators())
-        self.fields["server"].choices = _choices(
+        for name, entries in (("preset", catalog.presets()), ("accelerator", catalog.accelerators())):
+            cast(forms.ChoiceField, self.fields[name]).choices = _choices(entries)
+        cast(forms.ChoiceField, self.fields["server"]).choices = _choices(
             catalog.servers(), blank=str(_("default for the accelerator"))
         )
         for name in FIELD_PATHS:
@@ -254,8 +254,8 @@ class EstimateForm(forms.Form):
             config = config["text_config"]  # multimodal configs keep the language model here
         return {k: v for k, v in config.items() if k in MODEL_KEYS}
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         source = data.get("model_source")
         if source == "preset" and not data.get("preset"):
             self.add_error("preset", _("Choose a preset."))
@@ -305,7 +305,9 @@ class EstimateForm(forms.Form):
     def add_scenario_errors(self, exc: ScenarioError) -> None:
         """Put each of the core's errors next to the form field it names (else at the top)."""
         source = (self.cleaned_data or {}).get("model_source")
-        model_field = {"preset": "preset", "config": "hf_config", "params": "params_b"}.get(source, "preset")
+        model_field = {"preset": "preset", "config": "hf_config", "params": "params_b"}.get(
+            str(source), "preset"
+        )
         for err in exc.errors:
             path = err.field
             name = PATH_FIELDS.get(path)

@@ -40,7 +40,8 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
     is stored as int32 codes into a unicode array of its distinct messages."""
     out = {k: v for k, v in arrays.items() if k != ERROR}
     if ERROR in arrays:
-        messages, codes = [], np.full(len(arrays[ERROR]), -1, dtype=np.int32)
+        messages: list[str] = []
+        codes = np.full(len(arrays[ERROR]), -1, dtype=np.int32)
         seen: dict[str, int] = {}
         for i, msg in enumerate(arrays[ERROR]):
             if msg is not None:
@@ -52,7 +53,7 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
         out["_error_code"] = codes
         out["_error_messages"] = np.array(messages or [""], dtype=str)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **out)
+    np.savez_compressed(buf, **out)  # type: ignore[arg-type]  # numpy's stub types **kwds too narrowly
     return buf.getvalue()
 
 
@@ -172,7 +173,7 @@ def _json_scalar(v: Any) -> Any:
     if isinstance(v, np.integer):
         return int(v)
     if isinstance(v, np.floating | float):
-        return _round(v)
+        return _round(float(v))
     return v
 
 

@@ -7,6 +7,7 @@ import json
 import math
 
 from django.contrib import messages
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -74,7 +75,7 @@ def index(request):
                     -50:
                 ]
                 return HttpResponseRedirect(sweep.get_absolute_url())
-    mine = []
+    mine: QuerySet[Sweep] | list[Sweep] = []
     if request.user.is_authenticated:
         mine = Sweep.objects.filter(owner=request.user).only(
             "name", "status", "total", "done", "share_token", "created_at"

@@ -28,7 +28,7 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
             path = reverse(name, args=args)
         return request.build_absolute_uri(path) if request is not None else path
 
-    timings = {
+    timings: dict[str, Any] = {
         "created_at": sweep.created_at.isoformat() if sweep.created_at else None,
         "started_at": sweep.started_at.isoformat() if sweep.started_at else None,
         "finished_at": sweep.finished_at.isoformat() if sweep.finished_at else None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -141,7 +142,7 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
 # Running a chunk (called by the Celery task)
 
 
-def axes_of(sweep: Sweep | dict) -> list[core.Axis]:
+def axes_of(sweep: Sweep | Mapping[str, Any]) -> list[core.Axis]:
     raw = sweep.axes if isinstance(sweep, Sweep) else sweep["axes"]
     return [core.Axis(a["field"], tuple(a["values"])) for a in raw]
 

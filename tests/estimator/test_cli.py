@@ -1,10 +1,14 @@
 """The CLI: plan (json and table), schema, catalog, validate; bad input exits 2 without a traceback."""
 
+import io
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
+
+from estimator.__main__ import main
 
 # The seed article's section 6 example, corrected (docs/sources.md#source-article-errata): a 70B dense model,
 # 5e11 tokens, a 320 TFLOP/s card at 50% MFU, 30 days.
@@ -26,13 +30,31 @@ ARTICLE = {
 }
 
 
-def run(*args, stdin=None):
-    return subprocess.run(
-        [sys.executable, "-m", "estimator", *args], input=stdin, capture_output=True, text=True, timeout=120
-    )
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def test_article_example_through_the_cli():
+@pytest.fixture
+def run(monkeypatch, capsys):
+    """The CLI in-process: main(argv) with `stdin` as standard input and its output captured."""
+
+    def invoke(*args: str, stdin: str | None = None) -> Run:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
+        capsys.readouterr()  # drop anything printed before
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+        out = capsys.readouterr()
+        return Run(code, out.out, out.err)
+
+    return invoke
+
+
+def test_article_example_through_the_cli(run):
     out = run("plan", "-", stdin=json.dumps(ARTICLE))
     assert out.returncode == 0, out.stderr
     compute = json.loads(out.stdout)["result"]["compute"]
@@ -48,7 +70,7 @@ def test_article_example_through_the_cli():
     assert compute["wall_clock_days"] <= 30
 
 
-def test_table_format_is_for_people():
+def test_table_format_is_for_people(run):
     out = run("plan", "-", "--format", "table", stdin=json.dumps(ARTICLE))
     assert out.returncode == 0, out.stderr
     assert "512" in out.stdout and "cards" in out.stdout
@@ -66,19 +88,19 @@ def test_table_format_is_for_people():
         ("1e999", "too large"),
     ],
 )
-def test_bad_input_exits_2_with_field_and_no_traceback(stdin, needle):
+def test_bad_input_exits_2_with_field_and_no_traceback(run, stdin, needle):
     out = run("plan", "-", stdin=stdin)
     assert out.returncode == 2
     assert needle in out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
 
 
-def test_missing_file_exits_2():
+def test_missing_file_exits_2(run):
     out = run("plan", "/nonexistent/scenario.json")
     assert out.returncode == 2 and "cannot read" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_schema_is_json_schema():
+def test_schema_is_json_schema(run):
     out = run("schema")
     assert out.returncode == 0
     schema = json.loads(out.stdout)
@@ -86,7 +108,7 @@ def test_schema_is_json_schema():
     assert "training" in schema["properties"]
 
 
-def test_catalog_lists_contract_ids():
+def test_catalog_lists_contract_ids(run):
     out = run("catalog", "--format", "json")
     assert out.returncode == 0, out.stderr
     text = out.stdout
@@ -94,6 +116,18 @@ def test_catalog_lists_contract_ids():
         assert cid in text
 
 
-def test_unknown_catalog_kind_exits_2():
+def test_unknown_catalog_kind_exits_2(run):
     out = run("catalog", "gpus")
     assert out.returncode == 2 and "kind" in out.stderr
+
+
+def test_module_entry_point():
+    """`python -m estimator` runs main() (the one subprocess: the wiring, not the behaviour)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "estimator", "schema"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0 and json.loads(out.stdout)["title"].startswith("ClusterPlan")
