@@ -17,6 +17,7 @@ zero_stage = 7, recompute = "sometimes") raise ScenarioError.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,9 +38,16 @@ from estimator.memory import (
     stage_layers,
 )
 from estimator.models import Architecture, ParamCounts, flops_per_token
-from estimator.steptime import LINK_EFFICIENCY, TRAINING_GEMM_FRACTION, evaluate_step
+from estimator.stacks import STACKS, StackProfile
+from estimator.steptime import (
+    BREAKDOWN_KEYS,
+    COMPUTE_TERMS,
+    LINK_EFFICIENCY,
+    TRAINING_GEMM_FRACTION,
+    Candidates,
+    evaluate_step,
+)
 
-BREAKDOWN_KEYS = ("compute", "bubble", "tp_comm", "pp_comm", "dp_comm", "ep_comm", "cp_comm", "optimizer")
 _INT_FIELDS = ("tp", "pp", "dp", "ep", "cp", "micro_batch_size", "virtual_stages", "top_n")
 _BOOL_FIELDS = ("sequence_parallel", "distributed_optimizer")
 FIXABLE = (*_INT_FIELDS, *_BOOL_FIELDS, "zero_stage", "recompute")
@@ -53,8 +61,9 @@ class LayoutProblem:
     cross_leaf_bandwidth_factor: >= 1; cross-leaf bandwidth per card = NIC / factor
     (the fabric's oversubscription). nodes_per_leaf_group: nodes whose NICs share a leaf / rail
     group (DP traffic among them does not cross the oversubscribed tier); math.inf if all do.
-    scaleup_domain_cards: None = the accelerator's. overlap_grad_reduce: gradient reduction
-    overlapped with the last backward (Megatron --overlap-grad-reduce; False for 2021 Megatron).
+    scaleup_domain_cards: None = the accelerator's. stack: the software stack's mechanisms
+    (estimator.stacks: overlaps, attention kernel, CUDA graphs, FP8 recipe, MoE dispatch).
+    moe_imbalance: max/mean routed tokens per EP rank (1.0 = force-balanced, as NVIDIA benchmarks).
     model_flop_per_token: FLOPs per token for predicted_mfu; None = models.flops_per_token
     (6·N_active + 12·L·s·d_attn, the compute section's convention).
     link_efficiency, gemm_fraction: the physical constants of estimator.steptime (override for
@@ -74,8 +83,8 @@ class LayoutProblem:
     cross_leaf_bandwidth_factor: float = 1.0
     nodes_per_leaf_group: float = math.inf
     grad_dtype: str = DEFAULT_GRAD_DTYPE
-    flash_attention: bool = True
-    overlap_grad_reduce: bool = True
+    stack: StackProfile = STACKS["megatron-core-2025"]
+    moe_imbalance: float = 1.0
     buffers: Buffers = field(default_factory=Buffers)
     fixed: Mapping = field(default_factory=dict)
     top_n: int = 5
@@ -101,11 +110,19 @@ class LayoutProblem:
             errors.append(FieldError("network.oversubscription", "cross-leaf bandwidth factor must be >= 1"))
         if not self.nic_bytes_per_s_per_card > 0:
             errors.append(FieldError("network.nic_gbps", "NIC bandwidth must be positive"))
+        if not self.moe_imbalance >= 1.0:
+            errors.append(
+                FieldError("training.moe_imbalance", "imbalance (max/mean tokens per rank) must be >= 1")
+            )
         if not self.nodes_per_leaf_group >= 1:
             errors.append(FieldError("network", "nodes_per_leaf_group must be >= 1"))
         errors.extend(_check_fixed(self.fixed))
         if errors:
             raise ScenarioError(errors)
+
+    @property
+    def flash_attention(self) -> bool:
+        return self.stack.flash_attention
 
     @property
     def domain_cards(self) -> int:
@@ -192,6 +209,7 @@ class LayoutEval:
     hbm_bytes: float
     fits: bool
     recompute_fraction: float = 0.0  # share of layers recomputed (1 full, k/L_stage partial)
+    compute_detail_s: dict = field(default_factory=dict)  # parts of breakdown_s["compute"]
 
     def to_dict(self) -> dict:
         """The contract's `parallelism` section."""
@@ -214,6 +232,7 @@ class LayoutEval:
         )
         out = {k: getattr(self, k) for k in keys}
         out["breakdown_s"] = dict(self.breakdown_s)
+        out["compute_detail_s"] = dict(self.compute_detail_s)
         out.update(
             predicted_mfu=self.predicted_mfu, predicted_hfu=self.predicted_hfu, tokens_per_s=self.tokens_per_s
         )
@@ -231,6 +250,7 @@ class LayoutSearch:
     rejected: dict[str, int]
     evaluated: int
     feasible: int
+    closest: LayoutEval | None = None  # when nothing fits: the valid layout needing the least memory
 
     def to_dict(self) -> dict:
         return {
@@ -268,6 +288,7 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
             problem.grad_dtype,
             problem.flash_attention,
             problem.buffers,
+            problem.precision == "fp8" and bool(problem.accelerator.peak_flops_fp8),
         )
 
     rc = np.asarray(c["rc"])
@@ -279,7 +300,7 @@ def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[
             problem, c, partial, mem, memory(np.where(partial, RECOMPUTE_CODES["full"], rc)), rf
         )
     c = {**c, "rf": rf}
-    t = evaluate_step(problem, c)
+    t = evaluate_step(problem, Candidates.from_mapping(c))
     t["recompute_fraction"] = np.broadcast_to(rf, np.shape(t["step_time_s"]))
     step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * problem.seq_len
     peak = problem.accelerator.peak_flops(problem.precision)
@@ -341,6 +362,7 @@ def _make_eval(problem, c, mem, t, i) -> LayoutEval:
         hbm_bytes=hbm,
         fits=total <= hbm,
         recompute_fraction=float(g(t, "recompute_fraction")),
+        compute_detail_s={k: float(g(t, k)) for k in COMPUTE_TERMS},
     )
 
 
@@ -399,7 +421,8 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     good = np.flatnonzero(fits)
     top_n = int(problem.fixed.get("top_n", problem.top_n))
     if good.size == 0:
-        return LayoutSearch(None, [], rejected, n, 0)
+        closest = _make_eval(problem, sub, mem, t, int(np.argmin(mem.total))) if ok.size else None
+        return LayoutSearch(None, [], rejected, n, 0, closest)
     # Throughput within 2% (below the model's own error) counts as a tie; ties go to the lower ZeRO
     # stage (less traffic, and the source article's starting configuration: ZeRO-3 only when the model
     # does not fit otherwise),
@@ -409,3 +432,53 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     order = order[: top_n + 1]
     evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
     return LayoutSearch(evals[0], evals[1:], rejected, n, int(good.size))
+
+
+# Fixed fields relaxed first when a fixed layout does not fit: the memory-saving choices that leave
+# the model split (tp, pp, ep, cp) as the user set it; then everything.
+_MEMORY_CHOICES = ("zero_stage", "recompute", "micro_batch_size", "virtual_stages", "distributed_optimizer")
+
+
+def nearest_fit(problem: LayoutProblem) -> LayoutEval | None:
+    """The best layout that fits when the fixed one does not: first relaxing only the memory-saving
+    choices (ZeRO stage, recompute, micro-batch, interleaving), then every fixed field."""
+    fixed = dict(problem.fixed)
+    for keep in ({k: v for k, v in fixed.items() if k not in _MEMORY_CHOICES}, {}):
+        if keep == fixed:
+            continue
+        found = search(dataclasses.replace(problem, fixed={**keep, "top_n": 0}))
+        if found.best is not None:
+            return found.best
+    return None
+
+
+def overflow_params(shown: LayoutEval, nearest: LayoutEval | None) -> dict:
+    """Parameters of the `fixed-layout-does-not-fit` warning: what overflows HBM and by how much (GB)."""
+    per = shown.per_card_bytes
+    terms = {k: v for k, v in per.items() if k != "total"}
+    largest = max(terms, key=lambda k: terms[k])
+    out = {
+        "total_gb": per["total"] / 1e9,
+        "hbm_gb": shown.hbm_bytes / 1e9,
+        "overflow_gb": (per["total"] - shown.hbm_bytes) / 1e9,
+        "model_states_gb": (per["weights"] + per["gradients"] + per["optimizer"]) / 1e9,
+        "largest_term": largest,
+        "largest_gb": terms[largest] / 1e9,
+        "nearest_layout": None,
+    }
+    if nearest is not None:
+        out["nearest_layout"] = {
+            k: getattr(nearest, k)
+            for k in (
+                "tp",
+                "pp",
+                "dp",
+                "ep",
+                "cp",
+                "zero_stage",
+                "recompute",
+                "micro_batch_size",
+                "virtual_stages",
+            )
+        }
+    return out

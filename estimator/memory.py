@@ -159,8 +159,13 @@ def gpt_layer_coefficients(hidden: int, heads: int) -> LayerCoefficients:
     return LayerCoefficients(10.0 * hidden, 24.0 * hidden, 5.0 * heads, 2.0 * hidden)
 
 
-def layer_coefficients(arch: Architecture) -> tuple[LayerCoefficients, LayerCoefficients]:
+def layer_coefficients(arch: Architecture, fp8: bool = False) -> tuple[LayerCoefficients, LayerCoefficients]:
     """(dense layer, MoE layer) activation coefficients for an architecture.
+
+    fp8: Transformer Engine (and torchao) save the FP8-cast input of every linear layer for the
+    backward pass instead of the 16-bit tensor: the two normalised layer inputs (QKV and fc1
+    inputs, 2h of the replicated 8h), the attention context (out-projection input, o) and the
+    activation output (fc2 input, f; k·f_e for routed experts) take 1 byte instead of 2.
 
     Generalises Korthikanti's 34·h: replicated = LayerNorm inputs 4h + attention and MLP inputs 4h
     + two 1-byte dropout masks 2h = 10h (8h for a model trained without dropout: no masks); split = Q, K, V and the attention context (2 bytes each per
@@ -178,16 +183,18 @@ def layer_coefficients(arch: Architecture) -> tuple[LayerCoefficients, LayerCoef
         k_dim = v_dim = arch.num_key_value_heads * arch.head_dim
     gated = arch.hidden_act not in ("gelu", "gelu_new", "relu", "gelu_pytorch_tanh")
     mlp_coeff = 6.0 if gated else 4.0
-    attn_split = 2.0 * (q_dim + k_dim + v_dim + o_dim)
-    replicated = (10.0 if arch.hidden_dropout > 0 else 8.0) * h
+    attn_split = 2.0 * (q_dim + k_dim + v_dim + o_dim) - (o_dim if fp8 else 0.0)
+    replicated = (10.0 if arch.hidden_dropout > 0 else 8.0) * h - (2.0 * h if fp8 else 0.0)
+    fc2_saving = 1.0 if fp8 else 0.0  # the activation output saved as FP8: 1 byte less per element
     scores = (5.0 if arch.attention_dropout > 0 else 4.0) * a  # scores 2 + softmax 2 (+ dropout mask 1)
-    dense = LayerCoefficients(replicated, attn_split + mlp_coeff * arch.intermediate_size, scores, 2.0 * h)
+    mlp = (mlp_coeff - fc2_saving) * arch.intermediate_size
+    dense = LayerCoefficients(replicated, attn_split + mlp, scores, 2.0 * h)
     if not arch.is_moe:
         return dense, dense
     fe = arch.moe_intermediate_size
     k = arch.num_experts_per_tok
-    routed = k * (4.0 * h + mlp_coeff * fe)
-    shared = mlp_coeff * arch.n_shared_experts * fe
+    routed = k * (4.0 * h + (mlp_coeff - fc2_saving) * fe)
+    shared = (mlp_coeff - fc2_saving) * arch.n_shared_experts * fe
     router = 4.0 * arch.num_experts  # fp32 router logits
     moe = LayerCoefficients(replicated, attn_split + routed + shared + router, scores, 2.0 * h)
     return dense, moe
@@ -306,10 +313,12 @@ def per_card_memory(
     grad_dtype=DEFAULT_GRAD_DTYPE,
     flash_attention=True,
     buffers: Buffers | None = None,
+    fp8: bool = False,
 ) -> MemoryBreakdown:
     """Peak per-card memory of a layout (arrays of layouts broadcast), max over pipeline stages.
 
     micro_batches: micro-batches per step per DP rank (m); None means "many" (>= pp).
+    fp8: linear-layer inputs are saved as FP8 (see layer_coefficients).
     Returns a MemoryBreakdown of the stage with the largest total.
     """
     buffers = buffers or Buffers()
@@ -352,7 +361,7 @@ def per_card_memory(
         return w1 + w2, g1 + g2, o1 + o2
 
     # ---- activations
-    c_dense, c_moe = layer_coefficients(arch)
+    c_dense, c_moe = layer_coefficients(arch, fp8)
     act_args = (seq_len, micro_batch_size, tp, cp, sequence_parallel)
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, flash_attention)
     a_moe = layer_activation_bytes(c_moe, *act_args, rc, flash_attention)

@@ -30,6 +30,7 @@ from .resolve import Resolved, normalized, resolve
 from .rollup import Counts, Facility, Sizing, rollup
 from .scenario import validate_shape
 from .sections import assemble
+from .stacks import StackProfile, resolve_stack
 from .storage import Storage, design_storage
 
 HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HDD) tiers
@@ -95,11 +96,21 @@ def layout_problem(r: Resolved, cards: int, fabric: Fabric) -> LayoutProblem:
         cross_leaf_bandwidth_factor=fabric.cross_leaf_bandwidth_factor,
         nodes_per_leaf_group=fabric.nodes_per_leaf_group,
         grad_dtype=t.grad_dtype,
-        flash_attention=t.flash_attention,
+        stack=resolved_stack(r),
+        moe_imbalance=t.moe_imbalance,
         buffers=buffers,
         fixed=r.scenario.parallelism.fixed(),
         model_flop_per_token=model_flops(r)["flop_per_token"],
     )
+
+
+def resolved_stack(r: Resolved) -> StackProfile:
+    """The scenario's software stack with its overrides (training.flash_attention false = unfused)."""
+    t = r.scenario.training
+    overrides = dict(t.stack_overrides)
+    if t.flash_attention is False:
+        overrides.setdefault("attention_kernel", "unfused")
+    return resolve_stack(t.stack, r.accelerator.vendor, overrides)
 
 
 def scaleup_domain(r: Resolved) -> int:

@@ -99,7 +99,27 @@ class Training(_Section):
         "bf16: DeepSpeed ZeRO paper's 16 B/param.",
     )
     attention_flops: bool = Field(True, description="Add PaLM's 12·L·s·d_attn FLOPs per token")
-    flash_attention: bool = True
+    flash_attention: bool | None = Field(
+        None, description="Override the stack's attention kernel: false = unfused (scores stored)"
+    )
+    stack: str | None = Field(
+        None,
+        max_length=60,
+        description="Software stack profile (estimator.stacks): megatron-core-2025, megatron-lm-2021, "
+        "megatron-deepspeed, pytorch-fsdp2, mindspeed-2025, deepseek-dualpipe. Default: mindspeed-2025 "
+        "on Ascend, megatron-core-2025 elsewhere.",
+    )
+    stack_overrides: dict[str, bool | int | str | None] = Field(
+        default_factory=dict,
+        description='Single mechanisms of the stack, e.g. {"ep_comm_overlap": true, "cuda_graphs": true}',
+    )
+    moe_imbalance: Num = Field(
+        1.1,
+        ge=1,
+        le=64,
+        description="MoE load imbalance: max/mean routed tokens per expert-parallel rank (1.0 = "
+        "force-balanced benchmarks; default 1.1, auxiliary-loss-free balancing in production)",
+    )
 
 
 class InlineAccelerator(_Section):

@@ -10,9 +10,10 @@ from typing import Any, Protocol
 
 from .advice import advise, starting_configuration
 from .inference import serving as size_serving
-from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
+from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout, nearest_fit, overflow_params
 from .network import Fabric
 from .resolve import Resolved
+from .stacks import StackProfile
 from .storage import Storage
 from .uncertainty import monte_carlo
 
@@ -191,7 +192,9 @@ def _serving(r: Resolved, peak: float) -> dict[str, Any] | None:
     ).to_dict()
 
 
-def _assumptions(r: Resolved, choice: Choice, eq: Prices, pr: dict[str, float]) -> list[dict[str, Any]]:
+def _assumptions(
+    r: Resolved, choice: Choice, eq: Prices, pr: dict[str, float], stack: StackProfile
+) -> list[dict[str, Any]]:
     acc, srcs = r.accelerator, r.accelerator.sources
 
     def src(field: str) -> str:
@@ -222,6 +225,7 @@ def _assumptions(r: Resolved, choice: Choice, eq: Prices, pr: dict[str, float]) 
                 "fallback": "fallback (no layout fits)",
             }[choice.mfu_source],
         },
+        _stack_assumption(r, stack),
         {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
         {
             "name": "server price (cards included)",
@@ -259,12 +263,37 @@ def _assumptions(r: Resolved, choice: Choice, eq: Prices, pr: dict[str, float]) 
     return out
 
 
+def _stack_assumption(r: Resolved, stack: StackProfile) -> dict[str, Any]:
+    """The software stack the step time assumes (its id as the value, its mechanisms in `detail`)."""
+    chosen = r.scenario.training.stack
+    return {
+        "name": "software stack" + ("" if chosen else " (default for this accelerator)"),
+        "value": stack.id,
+        "unit": "",
+        "source": f"{stack.name}; {stack.source} ({stack.as_of})",
+        "detail": stack.mechanisms(),
+    }
+
+
 def _warnings(
-    r: Resolved, choice: Choice, compute: dict[str, Any], cost: dict[str, Any], advice: list[dict[str, Any]]
-) -> list[dict[str, str]]:
+    r: Resolved,
+    choice: Choice,
+    compute: dict[str, Any],
+    cost: dict[str, Any],
+    advice: list[dict[str, Any]],
+    problem: LayoutProblem,
+) -> list[dict[str, Any]]:
     out = [{"code": a["code"], "message": a["message"]} for a in advice]
     for note in r.notes:
         out.append({"code": "input-note", "message": note})
+    found = choice.layouts
+    if (
+        found is not None
+        and found.best is None
+        and found.closest is not None
+        and r.scenario.parallelism.fixed()
+    ):
+        out.append(_does_not_fit(choice, problem))
     if choice.mfu_source == "fallback":
         out.append(
             {
@@ -291,6 +320,28 @@ def _warnings(
             }
         )
     return out
+
+
+def _does_not_fit(choice: Choice, problem: LayoutProblem) -> dict[str, Any]:
+    """Warning for a fixed layout that overflows HBM: how much, the largest term, the nearest fit."""
+    closest = choice.layouts.closest
+    if closest is None:
+        raise ValueError("no closest layout to report")  # the caller checks; never reached
+    p = overflow_params(closest, nearest_fit(problem))
+    nearest = p["nearest_layout"]
+    hint = (
+        "; nearest layout that fits: " + ", ".join(f"{k} {v}" for k, v in nearest.items())
+        if nearest
+        else "; no layout fits on these cards"
+    )
+    return {
+        "code": "fixed-layout-does-not-fit",
+        "severity": "warning",
+        "params": p,
+        "message": f"The fixed layout needs {p['total_gb']:.1f} GB per card ({p['model_states_gb']:.1f} GB of "
+        f"model states; largest: {p['largest_term']} {p['largest_gb']:.1f} GB), {p['overflow_gb']:.1f} GB more "
+        f"than the {p['hbm_gb']:.0f} GB of HBM{hint}.",
+    }
 
 
 def assemble(
@@ -331,6 +382,6 @@ def assemble(
     advice = [dict(a) for a in advise(scenario_dict, result)]
     result["advice"] = advice
     result["starting_configuration"] = starting_configuration(scenario_dict, result)
-    result["warnings"] = _warnings(r, choice, compute, cost, advice)
-    result["assumptions"] = _assumptions(r, choice, eq, pr)
+    result["warnings"] = _warnings(r, choice, compute, cost, advice, problem)
+    result["assumptions"] = _assumptions(r, choice, eq, pr, problem.stack)
     return result

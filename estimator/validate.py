@@ -8,6 +8,9 @@ Each row: {suite, case, metric, published, predicted, error_pct, source}. The su
 - source-article: the corrected sizing example of the seed article (section 6 and its errata).
 - llama3-2024: held out (nothing was calibrated on it): Llama 3 405B pre-training on 8K-16K H100s,
   Dubey et al. 2024, "The Llama 3 Herd of Models", Table 4, layout fixed as published.
+- moe, fp8, long-context, ascend: published runs with their exact layouts and software versions
+  (Megatron-Core/Megatron-Bridge, NeMo, torchao/torchtitan, llm-foundry, DeepSeek-V3, MindSpeed-LLM),
+  tokens/s per GPU; nothing was calibrated on them (reference_data/throughput_runs.toml).
 """
 
 from __future__ import annotations
@@ -114,7 +117,12 @@ def llama3_rows() -> list[dict[str, Any]]:
             {
                 "name": f"Llama 3 405B, {gpus} H100",
                 "model": {"preset": "llama-3.1-405b"},
-                "training": {"tokens": 15.6e12, "seq_len": seq, "global_batch_tokens": 16 * 1024 * 1024},
+                "training": {
+                    "tokens": 15.6e12,
+                    "seq_len": seq,
+                    "global_batch_tokens": 16 * 1024 * 1024,
+                    "stack": "megatron-core-2024",  # trained in 2024: FlashAttention-2-class kernels
+                },
                 "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
                 "cluster": {"cards": gpus},
                 "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp},
@@ -150,4 +158,23 @@ def validation_rows() -> list[dict[str, Any]]:
     rows += model_param_rows()
     rows += source_article_rows()
     rows += llama3_rows()
+    rows += published_run_rows()
     return rows
+
+
+def published_run_rows() -> list[dict[str, Any]]:
+    """MoE, FP8, long-context and Ascend runs with their published layouts and software versions
+    (reference_data/throughput_runs.toml): predicted against published tokens/s per GPU."""
+    from .validation import throughput_rows
+
+    return [
+        _row(
+            r["suite"],
+            r["case"],
+            "tokens/s per GPU",
+            r["published"],
+            r["predicted"],
+            f"{r['source']}; {r['software']}",
+        )
+        for r in throughput_rows()
+    ]

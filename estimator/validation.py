@@ -31,6 +31,7 @@ from estimator import catalog
 from estimator.layout import LayoutProblem, search
 from estimator.memory import model_state_bytes
 from estimator.models import Architecture, param_counts
+from estimator.stacks import STACKS
 
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference_data"
 MEGATRON_SEQ = 2048
@@ -109,8 +110,7 @@ def megatron_problem(
         scaleup_domain_cards=8,
         nic_bytes_per_s_per_card=HDR_BYTES_PER_S,
         grad_dtype="bf16",
-        flash_attention=False,
-        overlap_grad_reduce=False,
+        stack=STACKS["megatron-lm-2021"],
         fixed=fixed,
         **extra,
     )
@@ -188,3 +188,73 @@ def calibrate_gemm_fraction(grid=None) -> tuple[float, float]:
         if best is None or mae < best[1]:
             best = (x, mae)
     return best
+
+
+# --------------------------------------------------------------------------- published runs
+def published_runs() -> tuple[dict, list[dict]]:
+    """(models, runs) of reference_data/throughput_runs.toml: MoE, FP8 and long-context runs."""
+    import tomllib
+
+    with open(REFERENCE_DIR / "throughput_runs.toml", "rb") as fh:
+        data = tomllib.load(fh)
+    return data["models"], data["runs"]
+
+
+def run_scenario(run: dict, models: dict, **training: object) -> dict:
+    """The scenario of one published run (its layout fixed as published); `training` overrides."""
+    layout = dict(run["layout"])
+    model_parallel = layout["tp"] * layout["pp"] * layout["cp"]
+    layout["dp"] = run["gpus"] // model_parallel
+    train = {
+        "tokens": 1e12,
+        "seq_len": run["seq_len"],
+        "global_batch_tokens": run["global_batch_seqs"] * run["seq_len"],
+        "precision": run["precision"],
+        "stack": run["stack"],
+        "stack_overrides": dict(run.get("stack_overrides", {})),
+        "moe_imbalance": run["moe_imbalance"],
+    }
+    train.update(training)
+    return {
+        "name": run["id"],
+        "model": dict(models[run["model"]]),
+        "training": train,
+        "hardware": {
+            "accelerator": run.get("accelerator", "h100-sxm"),
+            "server": run.get("server", "dgx-h100"),
+        },
+        "cluster": {"cards": run["gpus"]},
+        "parallelism": layout,
+    }
+
+
+def predicted_tokens_per_s_per_gpu(scenario: dict) -> float:
+    """Predicted training tokens/s per card of a scenario with a fixed layout (nan if it does not fit)."""
+    from .plan import estimate
+
+    out = estimate(scenario)
+    p = out["result"]["parallelism"]
+    if not p:
+        return float("nan")
+    return float(p["tokens_per_s"]) / int(out["result"]["compute"]["cards"])
+
+
+def throughput_rows() -> list[dict]:
+    """Rows {case, suite, published, predicted, error_pct, source, software} for the published runs."""
+    models, runs = published_runs()
+    rows = []
+    for run in runs:
+        predicted = predicted_tokens_per_s_per_gpu(run_scenario(run, models))
+        published = float(run["tokens_per_s_per_gpu"])
+        rows.append(
+            {
+                "case": run["id"],
+                "suite": run["suite"],
+                "published": published,
+                "predicted": round(predicted, 1),
+                "error_pct": round(100.0 * (predicted - published) / published, 1),
+                "source": run["source"],
+                "software": run["software"],
+            }
+        )
+    return rows

@@ -11,7 +11,8 @@ from estimator.errors import ScenarioError
 from estimator.layout import BREAKDOWN_KEYS, LayoutProblem, evaluate, evaluate_layout, search
 from estimator.layout_enum import REASONS, enumerate_candidates, structural_failures
 from estimator.models import Architecture, param_counts
-from estimator.steptime import ALPHA_NIC_S, ALPHA_SCALEUP_S, hierarchical_allreduce_time_s
+from estimator.stacks import STACKS
+from estimator.steptime import ALPHA_NIC_S, ALPHA_SCALEUP_S, Fabric, hierarchical_allreduce_s
 
 ACC = Accelerator(
     id="test-gpu",
@@ -34,6 +35,9 @@ ACC = Accelerator(
 )
 # infinitely fast HBM: element-wise kernels and the optimizer take no time (for hand computations)
 IDEAL = dataclasses.replace(ACC, hbm_bandwidth_bytes_per_s=1e30)
+# Megatron-LM 2021 (unfused attention at GEMM speed, nothing overlapped) with CUDA graphs, so that no
+# per-kernel launch gap enters the hand computations
+HAND = dataclasses.replace(STACKS["megatron-lm-2021"], cuda_graphs=True)
 
 
 def gpt(layers=2, hidden=1024, heads=8, vocab=1024):
@@ -61,6 +65,7 @@ def problem(arch=None, acc=ACC, **kw):
         accelerator=acc,
         link_efficiency=1.0,
         gemm_fraction=1.0,
+        stack=HAND,
     )
     base.update(kw)
     return LayoutProblem(**base)
@@ -108,19 +113,19 @@ def test_interleaved_bubble_is_p_minus_1_over_v_m_of_ideal():
 
 
 def test_ring_allreduce_bytes():
-    links = {"domain": 8.0, "bw_up": 100e9, "nic": 25e9, "cross": 1.0, "leaf_cards": math.inf}
+    links = Fabric(domain=8.0, bw_up=100e9, nic=25e9, cross=1.0, leaf_cards=math.inf, eta=1.0)
     # 8 cards in one domain: 2(n-1)/n of the message over the scale-up links
-    t = hierarchical_allreduce_time_s(1e9, 8, 1, links, 1.0)
+    t = hierarchical_allreduce_s(1e9, 8, 1, links)
     assert t == pytest.approx(2 * 7 / 8 * 1e9 / 100e9)
     # 32 cards, 8 per domain: 2·7/8 inside, then the 1/8 shard 2·3/4 over the NIC
-    t = hierarchical_allreduce_time_s(1e9, 32, 1, links, 1.0)
+    t = hierarchical_allreduce_s(1e9, 32, 1, links)
     assert t == pytest.approx(2 * 7 / 8 * 1e9 / 100e9 + 2 * 3 / 4 * 1e9 / 8 / 25e9)
     # stride 8 (TP fills the node): everything crosses the NIC
-    t = hierarchical_allreduce_time_s(1e9, 4, 8, links, 1.0)
+    t = hierarchical_allreduce_s(1e9, 4, 8, links)
     assert t == pytest.approx(2 * 3 / 4 * 1e9 / 25e9)
     # 2 leaf groups with a 4x slower cross-leaf tier
-    links2 = dict(links, cross=4.0, leaf_cards=16.0)
-    t = hierarchical_allreduce_time_s(1e9, 4, 8, links2, 1.0)
+    links2 = dataclasses.replace(links, cross=4.0, leaf_cards=16.0)
+    t = hierarchical_allreduce_s(1e9, 4, 8, links2)
     assert t == pytest.approx(2 * 1 / 2 * 1e9 / 25e9 + 2 * 1 / 2 * 0.5e9 * 4 / 25e9)
 
 
@@ -129,7 +134,6 @@ def test_dp_allreduce_over_nic_without_overlap():
         acc=IDEAL,
         cards=16,
         global_batch_tokens=2 * 1024,
-        overlap_grad_reduce=False,
         grad_dtype="bf16",
         nic_bytes_per_s_per_card=25e9,
     )
@@ -199,7 +203,9 @@ def test_search_respects_fixed_fields():
 def test_ranked_by_throughput():
     r = search(problem(arch=gpt(layers=8), cards=8, global_batch_tokens=64 * 1024, top_n=10))
     tps = [e.tokens_per_s for e in [r.best, *r.runners_up]]
-    assert tps == sorted(tps, reverse=True) and len(r.runners_up) == 10
+    # ranked by throughput; within 2% a lower ZeRO stage / less recomputation may go first
+    assert all(b <= a * 1.02 for a, b in zip(tps, tps[1:], strict=False)) and len(r.runners_up) == 10
+    assert max(tps) <= tps[0] * 1.02
 
 
 def test_rejects_tp_across_scaleup_domain():
@@ -286,7 +292,6 @@ def test_vectorized_evaluation_equals_scalar_reevaluation():
         global_batch_tokens=128 * 1024,
         cross_leaf_bandwidth_factor=2.0,
         nodes_per_leaf_group=1,
-        flash_attention=False,
     )
     c = enumerate_candidates(p)
     bad = np.zeros(c["tp"].size, dtype=bool)

@@ -12,6 +12,10 @@ def test_every_suite_is_reported():
         "model-params",
         "source-article",
         "llama3-2024",
+        "moe",
+        "fp8",
+        "long-context",
+        "ascend",
     }
 
 

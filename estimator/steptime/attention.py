@@ -1,0 +1,95 @@
+"""Attention core (scores and context; the QKV and output projections are ordinary linears).
+
+FLOPs: forward Q·K^T and P·V are 2·s_kv·a·(d_qk + d_v) per query token and layer (PaLM appendix B,
+non-causal); a causal fused kernel skips the masked half (FlashAttention-2 paper, section 3.1), an
+unfused one computes the full matrix and masks it. Backward: 2.5x the forward with a fused kernel
+(it recomputes the scores; FlashAttention-2 benchmarks count 2.5x), 2x without. A sliding window
+of w tokens attends to min(s, w) keys.
+
+Efficiency of fused kernels (fraction of the chip's 16-bit peak over forward + backward, long
+sequences, head dimension 128), by kernel and chip generation (docs/sources.md#flash-attention):
+- fa2 on Ampere 0.60 (FlashAttention-2 paper: fwd+bwd up to ~70% of A100 peak at long sequences,
+  50-60% typical); on Hopper 0.35 (FA2 does not use wgmma/TMA: ~35% of H100 peak).
+- fa3 / cuDNN fused attention on Hopper 0.58 (FlashAttention-3 paper: forward up to 740 TFLOP/s,
+  75%; backward 1.5-1.75x FA2's: ~0.55; combined 1:2.5).
+- Blackwell and CDNA3: no published kernel measurement we could verify; assumed as Hopper's FA3
+  (Blackwell) and FA2 on Hopper (CDNA3 CK kernels).
+- Ascend (CANN FlashAttentionScore): no public kernel measurement; the kernel runs on the same Cube
+  units as the GEMMs, so it is assumed to reach the chip's GEMM rate (matmul efficiency x training
+  fraction): `kernel_efficiency` returns None and the caller uses the GEMM rate.
+The efficiency falls at short sequences (fixed per-tile work and launch): s/(s + ATTENTION_SEQ_HALF)
+(FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K) and with small heads:
+(d/(d+32))/(128/160) (head dimension 64 runs at ~0.83 of 128 in the same sweeps).
+"""
+
+from __future__ import annotations
+
+ATTENTION_SEQ_HALF = 384.0  # tokens
+BACKWARD_TO_FORWARD_FUSED = 2.5
+BACKWARD_TO_FORWARD_UNFUSED = 2.0
+
+_KERNEL_EFFICIENCY = {
+    ("fa2", "ampere"): 0.60,
+    ("fa2", "hopper"): 0.35,
+    ("fa2", "blackwell"): 0.35,
+    ("fa2", "cdna3"): 0.35,
+    ("fa3", "ampere"): 0.60,
+    ("fa3", "hopper"): 0.58,
+    ("fa3", "blackwell"): 0.58,
+    ("fa3", "cdna3"): 0.35,
+}
+_FAMILIES = (
+    ("a100", "ampere"),
+    ("h100", "hopper"),
+    ("h800", "hopper"),
+    ("h200", "hopper"),
+    ("b200", "blackwell"),
+    ("gb200", "blackwell"),
+    ("b300", "blackwell"),
+    ("mi300", "cdna3"),
+    ("mi325", "cdna3"),
+    ("ascend", "davinci"),
+)
+
+
+def chip_family(accelerator_id: str) -> str:
+    """The chip generation a kernel efficiency is known for ("hopper", "davinci", ...)."""
+    for prefix, family in _FAMILIES:
+        if accelerator_id.startswith(prefix):
+            return family
+    return "hopper"
+
+
+def kernel_efficiency(kernel: str, accelerator_id: str, seq_kv, head_dim: float, gemm_efficiency: float):
+    """Fraction of 16-bit peak a fused attention kernel reaches (forward + backward combined).
+
+    gemm_efficiency: the chip's achievable GEMM fraction of peak, used where the kernel has no
+    measurement of its own (Ascend)."""
+    family = chip_family(accelerator_id)
+    if kernel == "ascend-fa" and family != "davinci":
+        kernel = "fa2"
+    base = gemm_efficiency if family == "davinci" else _KERNEL_EFFICIENCY.get((kernel, family), 0.35)
+    seq_factor = seq_kv / (seq_kv + ATTENTION_SEQ_HALF)
+    head_factor = (head_dim / (head_dim + 32.0)) / (128.0 / 160.0)
+    return base * seq_factor * min(head_factor, 1.1)
+
+
+def score_dims(arch) -> tuple[float, float]:
+    """(d_qk, d_v) per head; MLA uses its no-rope + rope query/key width and its value width."""
+    if arch.is_mla:
+        return float((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)), float(
+            arch.v_head_dim or arch.head_dim
+        )
+    return float(arch.head_dim), float(arch.head_dim)
+
+
+def forward_flop_per_token(arch, seq_len: float, fused: bool) -> float:
+    """Forward attention-core FLOPs per query token and layer (causal halving for fused kernels)."""
+    d_qk, d_v = score_dims(arch)
+    full = 2.0 * seq_len * arch.num_attention_heads * (d_qk + d_v)
+    return 0.5 * full if fused else full
+
+
+def backward_ratio(fused: bool) -> float:
+    """Backward / forward FLOPs of the attention core."""
+    return BACKWARD_TO_FORWARD_FUSED if fused else BACKWARD_TO_FORWARD_UNFUSED

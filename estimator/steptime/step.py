@@ -1,0 +1,419 @@
+"""One training step as a sum of named physical terms, vectorized over candidate layouts.
+
+    step = m·t_stage + bubble + dp_exposed + optimizer + overlap_slowdown
+    t_stage = compute + host_overhead + tp_exposed + cp_exposed + ep_exposed + pp_comm
+
+for the busiest pipeline device (first, middle or last stage) and one micro-batch (Narayanan et al.
+2021 for the schedule). compute = linear GEMMs (gemm) + attention core (attention) + memory-bound
+element-wise kernels (elementwise) + routed experts (moe_experts) + routing and permutation
+(moe_routing). Each communication is priced by `collectives`/`moe`/`pipeline` and then split into
+an exposed part (on the critical path) and a hidden part (overlapped with compute, which it slows
+by COMM_SM_FRACTION for as long as they overlap): the stack profile says which overlaps exist.
+
+Terms (per card; seconds; sources in the docstrings of the modules named):
+- gemm: linears of attention, dense MLP, shared experts, router, output layer (`gemm`), FP8 when
+  the scenario trains in FP8 except the router and output layer (Transformer Engine keeps them in
+  16 bit), with the cast cost of the recipe.
+- attention: `attention` (causal fused kernels, backward 2.5x, efficiency by kernel, sequence and
+  head size); an unfused kernel runs its batched matmuls at GEMM efficiency plus a memory-bound
+  softmax.
+- elementwise: norms, residual/bias/dropout, activation function (22·h + 4 or 6·f bytes per token
+  per layer and pass; divided by t with sequence parallel) and the fp32 cross-entropy over the
+  vocabulary (16 bytes per logit: write, softmax read/write, gradient).
+- moe_experts, moe_routing, ep_comm: `moe`.
+- tp_comm: Megatron TP does 2 all-reduces per layer forward and 2 backward (with sequence parallel
+  the same bytes as all-gathers and reduce-scatters; Korthikanti et al. 2022), 2 more per recomputed
+  forward; each moves 2(t-1)/t of the T·h 16-bit activation. Hidden behind the layer's GEMMs when
+  the stack pipelines them (tp_comm_overlap).
+- cp_comm: ring context parallel moves (cp-1)/cp of the sequence's K and V per layer forward, twice
+  in backward, once more per recomputed forward; it hides behind the attention core.
+- ep_comm: hidden behind the other micro-batch's layer compute with ep_comm_overlap or DualPipe.
+- host_overhead: KERNEL_GAP_S per kernel launched (none with CUDA graphs) and, for the dropless
+  dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward.
+- dp_comm: gradient all-reduce (ZeRO-0), reduce-scatter + weight all-gather (ZeRO-1, the
+  distributed optimizer), per-micro-batch reduce-scatter (ZeRO-2) or per-layer all-gathers and
+  reduce-scatters (ZeRO-3) over the dense and the expert data-parallel groups; overlapped with the
+  last backward (overlap_grad_reduce; the last 40M-parameter bucket stays exposed), the first
+  forward (overlap_param_gather) or the layer compute (ZeRO-3 prefetch).
+- optimizer: Adam reads and writes 26 bytes of state per local parameter plus the gradient,
+  memory-bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimator.memory import grad_bytes, stage_layers
+from estimator.models import mlp_matrices
+from estimator.steptime import attention as att
+from estimator.steptime.candidates import Candidates
+from estimator.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
+from estimator.steptime.constants import (
+    ADAM_BYTES,
+    COMM_SM_FRACTION,
+    DP_BUCKET_PARAMS,
+    ELEMENTWISE_H_BYTES,
+    HBM_EFFICIENCY,
+    HOST_OP_S,
+    KERNEL_GAP_S,
+    KERNELS_PER_LAYER_PASS,
+    KERNELS_PER_MOE_PASS,
+    MOE_OPS_AFTER_SYNC,
+    SOFTMAX_SCORE_BYTES,
+    WEIGHT_BYTES,
+)
+from estimator.steptime.gemm import gemm_rate, linear_elements, linear_time_s
+from estimator.steptime.moe import all_to_all_s, expert_time_s, routing_time_s
+from estimator.steptime.pipeline import bubble_s, p2p_s
+
+LOGIT_BYTES = 16.0  # fp32 logits: write 4, softmax read 4 + write 4, gradient 4
+COMPUTE_TERMS = ("gemm", "attention", "elementwise", "moe_experts", "moe_routing")
+STAGE_TERMS = (*COMPUTE_TERMS, "host_overhead", "tp_comm", "cp_comm", "ep_comm")
+BREAKDOWN_KEYS = (
+    "compute",
+    "host_overhead",
+    "bubble",
+    "tp_comm",
+    "pp_comm",
+    "dp_comm",
+    "ep_comm",
+    "cp_comm",
+    "overlap_slowdown",
+    "optimizer",
+)
+
+
+@dataclass(frozen=True)
+class _Rates:
+    linear: float  # FLOP/s of the transformer linears (FP8 when trained in FP8)
+    bf16: float  # FLOP/s of 16-bit GEMMs (router, output layer, unfused attention)
+    hbm: float  # bytes/s of streaming kernels
+    peak16: float  # 16-bit peak FLOP/s (fused attention efficiency refers to it)
+    fp8: bool
+    recipe: str
+
+
+def _rates(problem) -> _Rates:
+    acc = problem.accelerator
+    fp8 = problem.precision == "fp8" and bool(acc.peak_flops_fp8)
+    peak16 = acc.peak_flops("fp32") if problem.precision == "fp32" else acc.peak_flops_bf16
+    eff, g = acc.matmul_efficiency, problem.gemm_fraction
+    return _Rates(
+        linear=gemm_rate(peak16, acc.peak_flops_fp8, eff, g, fp8),
+        bf16=peak16 * eff * g,
+        hbm=acc.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY,
+        peak16=peak16,
+        fp8=fp8,
+        recipe=problem.stack.fp8_recipe,
+    )
+
+
+def _fabric(problem) -> Fabric:
+    return Fabric(
+        domain=float(problem.domain_cards),
+        bw_up=problem.accelerator.scaleup_bandwidth_bytes_per_s,
+        nic=problem.nic_bytes_per_s_per_card,
+        cross=problem.cross_leaf_bandwidth_factor,
+        leaf_cards=problem.nodes_per_leaf_group * problem.cards_per_node,
+        eta=problem.link_efficiency,
+    )
+
+
+def _attention_core(problem, c: Candidates, tokens, r: _Rates):
+    """(time, FLOPs) of the attention core of one layer and micro-batch on one card."""
+    arch, s = problem.arch, float(problem.seq_len)
+    fused = problem.stack.flash_attention
+    fwd = att.forward_flop_per_token(arch, s, fused) * tokens / c.tp
+    if fused:
+        again = (c.rc == 1) * (problem.stack.selective_recompute == "attention")
+        flop = fwd * (c.forward_passes + again + att.backward_ratio(True))
+        eff = att.kernel_efficiency(
+            problem.stack.attention_kernel, problem.accelerator.id, s / c.cp, arch.head_dim, r.bf16 / r.peak16
+        )
+        return flop / (r.peak16 * eff), flop
+    selective = (c.rc == 1).astype(float)  # selective recompute re-runs the scores
+    flop = fwd * (c.forward_passes + att.backward_ratio(False) + selective)
+    softmax = tokens * SOFTMAX_SCORE_BYTES * arch.num_attention_heads * s / c.tp
+    return flop / r.bf16 + softmax * (c.passes + selective) / r.hbm, flop
+
+
+def _layer_terms(problem, c: Candidates, r: _Rates, fab: Fabric, moe: bool) -> tuple[dict, dict]:
+    """Per-layer terms (exposed) and hidden communication of one dense or MoE layer, one micro-batch."""
+    arch, counts, stack = problem.arch, problem.counts, problem.stack
+    s, h = float(problem.seq_len), float(arch.hidden_size)
+    tokens = s / c.cp * c.mbs
+    n_mat = float(mlp_matrices(arch.hidden_act))
+    if moe:
+        params = counts.attention_per_layer + counts.moe_shared_per_layer
+        n_lin = 3.0 + (n_mat if arch.n_shared_experts else 0.0)
+        ffn = float((arch.num_experts_per_tok + arch.n_shared_experts) * arch.moe_intermediate_size)
+    else:
+        params = counts.attention_per_layer + counts.dense_mlp_per_layer
+        n_lin = 2.0 + n_mat
+        ffn = float(arch.intermediate_size)
+    # selective recompute per the stack: Megatron re-runs the attention core, PyTorch per-op SAC
+    # re-runs every other forward matmul
+    selective = (c.rc == 1).astype(float)
+    lin_passes = c.passes + (0.5 * selective if stack.selective_recompute == "matmul-half" else 0.0)
+    lin_flop = 2.0 * tokens * params / c.tp * lin_passes
+    per_pass = linear_elements(tokens, params, n_lin, h, c.tp)
+    t_gemm = linear_time_s(
+        lin_flop, per_pass * lin_passes, r.linear, r.hbm, r.fp8, r.recipe, per_pass * (lin_passes - 2.0)
+    )
+    t_att, _ = _attention_core(problem, c, tokens, r)
+    act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
+    rep = np.where(c.sp, c.tp, 1.0)
+    t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
+    terms = {"gemm": t_gemm, "attention": t_att, "elementwise": t_elem}
+    kernels = KERNELS_PER_LAYER_PASS + (KERNELS_PER_MOE_PASS if moe else 0.0)
+    host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
+    if moe:
+        imb = problem.moe_imbalance
+        terms["moe_experts"] = expert_time_s(
+            tokens, c.tp, c.ep, arch, n_mat, c.passes, r.linear, r.hbm, r.fp8, r.recipe, imb
+        )
+        terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
+        if stack.moe_host_sync and not stack.cuda_graphs:
+            host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
+    else:
+        terms["moe_experts"] = terms["moe_routing"] = 0.0
+    terms["host_overhead"] = host + 0.0 * c.tp
+
+    # tensor parallel
+    n_coll = 4.0 + 2.0 * c.rf
+    tp_bw = np.where(c.tp <= fab.domain, fab.bw_up, fab.nic) * fab.eta
+    raw_tp = np.where(c.tp > 1, n_coll * (2.0 * (c.tp - 1.0) / c.tp * tokens * h * 2.0 / tp_bw), 0.0)
+    raw_tp = raw_tp + np.where(c.tp > 1, n_coll * 2.0 * (c.tp - 1.0) * 2e-6, 0.0)
+    tp_window = t_gemm if stack.tp_comm_overlap else 0.0
+    # context parallel: K and V of the whole sequence, hidden behind the attention core
+    if arch.is_mla:
+        kv_dim = arch.num_attention_heads * sum(att.score_dims(arch))
+    else:
+        kv_dim = 2.0 * arch.num_key_value_heads * arch.head_dim
+    cp_bytes = (c.cp - 1.0) / c.cp * s * c.mbs * kv_dim * 2.0 / c.tp * (3.0 + c.rf)
+    cp_bw = np.where(c.tp * c.cp <= fab.domain, fab.bw_up, fab.nic) * fab.eta
+    raw_cp = np.where(c.cp > 1, cp_bytes / cp_bw, 0.0)
+    # expert parallel all-to-all, hidden behind the other micro-batch's compute of this layer
+    if moe:
+        raw_ep = all_to_all_s(
+            tokens,
+            c.tp,
+            c.cp,
+            c.ep,
+            arch,
+            4.0 + 2.0 * c.rf,
+            fab,
+            stack.moe_dispatch_dedup,
+            stack.moe_max_nodes,
+            r.fp8 and stack.moe_dispatch_dedup,
+            problem.moe_imbalance,
+        )
+    else:
+        raw_ep = 0.0 * c.tp
+    # EP overlap (DeepSeek-V3 section 3.2.1, Megatron-Core 1F1B A2A overlap): a forward chunk of one
+    # micro-batch runs beside a backward chunk of another; each all-to-all hides behind one compute
+    # segment of the other direction: combine_b | attention_f, dispatch_f | experts_b,
+    # dispatch_b | experts_f, combine_f | attention_b.
+    if stack.ep_comm_overlap or stack.dualpipe:
+        dense_part = terms["gemm"] + t_att + t_elem
+        expert_part = terms["moe_experts"] + terms["moe_routing"]
+        one = raw_ep / (4.0 + 2.0 * c.rf)
+        fwd_share = c.forward_passes / c.passes
+        bwd_share = 2.0 / c.passes
+        hidden_ep = (
+            np.minimum(one, dense_part * fwd_share)
+            + np.minimum(one, expert_part * bwd_share)
+            + np.minimum(one, expert_part * fwd_share)
+            + np.minimum(one, dense_part * bwd_share)
+        )
+        ep_window = np.minimum(hidden_ep, raw_ep)
+    else:
+        ep_window = 0.0
+    hidden = {}
+    for name, raw, window in (
+        ("tp_comm", raw_tp, tp_window),
+        ("cp_comm", raw_cp, t_att),
+        ("ep_comm", raw_ep, ep_window),
+    ):
+        exposed = np.maximum(raw - window, 0.0)
+        terms[name] = exposed
+        hidden[name] = raw - exposed
+    return terms, hidden
+
+
+def _stage_pick(problem, c: Candidates, dense: dict, moe: dict, head: dict):
+    """Per-micro-batch terms of the busiest pipeline device (first / middle / last stage)."""
+    arch, counts = problem.arch, problem.counts
+    st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int))
+    single = st.single.astype(float)
+
+    def stage(n_layers, n_dense, with_head):
+        n_moe = n_layers - n_dense
+        return {k: n_dense * dense[k] + n_moe * moe[k] + with_head * head.get(k, 0.0) for k in dense}
+
+    stages = [
+        stage(st.first, st.dense_first, single),
+        stage(st.full, st.dense_mid, 0.0),
+        stage(st.last, st.dense_last, 1.0),
+    ]
+    valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
+    totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(stages, valid, strict=True)]
+    best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
+    return st, {k: np.choose(best, [np.broadcast_to(d[k], best.shape) for d in stages]) for k in stages[0]}
+
+
+def _head_terms(problem, c: Candidates, r: _Rates) -> dict:
+    """Output layer (16-bit GEMM, forward + backward) and the fp32 cross-entropy, one micro-batch."""
+    counts, arch = problem.counts, problem.arch
+    tokens = float(problem.seq_len) / c.cp * c.mbs
+    head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
+    t_head = tokens / c.tp * 2.0 * head_params * 3.0 / r.bf16
+    t_loss = tokens / c.tp * arch.vocab_size * LOGIT_BYTES / r.hbm
+    return {"gemm": t_head, "elementwise": t_loss}
+
+
+def _stage_params(problem, c: Candidates, st):
+    """(dense, expert) parameters held by the busiest-in-parameters pipeline device after TP/EP."""
+    counts = problem.counts
+    head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
+    dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
+    nonrouted = counts.attention_per_layer + counts.moe_shared_per_layer
+    single = st.single.astype(float)
+    untied = 1.0 if counts.lm_head > 0 else 0.0
+
+    def params(n_layers, n_dense, emb, head):
+        n_moe = n_layers - n_dense
+        dense = (
+            n_dense * dense_layer + n_moe * nonrouted + emb * counts.embedding + head * head_params
+        ) / c.tp
+        return dense, n_moe * counts.moe_routed_per_layer / (c.ep * c.tp)
+
+    cand = [
+        params(st.first, st.dense_first, 1.0, single * untied),
+        params(st.full, st.dense_mid, 0.0, 0.0),
+        params(st.last, st.dense_last, 0.0, 1.0),
+    ]
+    valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
+    sizes = [np.where(ok, d + e, -1.0) for (d, e), ok in zip(cand, valid, strict=True)]
+    which = np.argmax(np.stack(np.broadcast_arrays(*sizes)), axis=0)
+    dense = np.choose(which, [np.broadcast_to(x[0], which.shape) for x in cand])
+    expert = np.choose(which, [np.broadcast_to(x[1], which.shape) for x in cand])
+    return dense, expert
+
+
+def _data_parallel(problem, c: Candidates, fab: Fabric, st, dense_p, expert_p, comp_mb):
+    """(exposed, hidden) data-parallel communication per step (s)."""
+    stack = problem.stack
+    g = grad_bytes(problem.grad_dtype)
+    groups = ((dense_p, c.dp, c.tp * c.cp), (expert_p, c.dp / c.ep, c.tp * c.cp * c.ep))
+
+    def coll(bytes_per_param, kind, per_layer=False):
+        total = 0.0
+        for params, n, stride in groups:
+            bw = hierarchical_allreduce_s(params * bytes_per_param, n, stride, fab)
+            if kind == "half":  # reduce-scatter or all-gather: half an all-reduce's traffic
+                bw = 0.5 * bw
+            calls = (
+                np.where(params > 0, 1.0, 0.0) * st.full if per_layer else np.ceil(params / DP_BUCKET_PARAMS)
+            )
+            total = total + bw + calls * latency_s(n, stride, fab, kind)
+        return total
+
+    z = c.zero
+    grads_ar = coll(g, "ar")
+    grads_rs = coll(g, "half")
+    weights_ag = coll(WEIGHT_BYTES, "half")
+    backward_window = comp_mb * 2.0 / c.passes
+    forward_window = comp_mb * 1.0 / c.passes
+    tail = np.minimum(1.0, DP_BUCKET_PARAMS / np.maximum(dense_p + expert_p, 1.0))
+
+    def overlapped(raw, window, on):
+        return np.maximum(raw - window, raw * tail) if on else raw
+
+    reduce_raw = np.where(z == 0, grads_ar, np.where(z == 1, grads_rs, 0.0))
+    reduce_exp = overlapped(reduce_raw, backward_window, stack.overlap_grad_reduce)
+    gather_raw = np.where((z == 1) | (z == 2), weights_ag, 0.0)
+    gather_exp = overlapped(gather_raw, forward_window, stack.overlap_param_gather)
+    z2_raw = np.where(z == 2, c.m * grads_rs, 0.0)
+    z2_exp = np.where(z == 2, c.m * overlapped(grads_rs, backward_window, stack.overlap_grad_reduce), 0.0)
+    z3_mb = 2.0 * coll(WEIGHT_BYTES, "half", per_layer=True) + coll(g, "half", per_layer=True)
+    z3_raw = np.where(z == 3, c.m * z3_mb, 0.0)
+    z3_exp = np.where(z == 3, c.m * np.maximum(z3_mb - comp_mb, 0.0), 0.0)  # prefetched per layer
+    exposed = reduce_exp + gather_exp + z2_exp + z3_exp
+    raw = reduce_raw + gather_raw + z2_raw + z3_raw
+    return exposed, raw - exposed
+
+
+def evaluate_step(problem, cand: Candidates) -> dict[str, np.ndarray]:
+    """Step time and its named terms for candidate layouts (seconds per step, per card).
+
+    Returns arrays: step_time_s, the BREAKDOWN_KEYS (additive: they sum to step_time_s), the
+    COMPUTE_TERMS (parts of compute), bubble_fraction and executed_flop_per_card.
+    """
+    c = cand
+    r = _rates(problem)
+    fab = _fabric(problem)
+    dense, dense_hidden = _layer_terms(problem, c, r, fab, moe=False)
+    if problem.arch.is_moe:
+        moe, moe_hidden = _layer_terms(problem, c, r, fab, moe=True)
+    else:
+        moe, moe_hidden = dense, dense_hidden
+    st, mb = _stage_pick(problem, c, dense, moe, _head_terms(problem, c, r))
+    _, hid = _stage_pick(problem, c, dense_hidden, moe_hidden, {})
+    compute_mb = sum(mb[k] for k in COMPUTE_TERMS)
+    pp_mb = p2p_s(
+        float(problem.seq_len) / c.cp * c.mbs,
+        float(problem.arch.hidden_size),
+        c.tp,
+        c.cp,
+        c.dp,
+        c.pp,
+        c.v,
+        fab,
+    )
+    t_stage = compute_mb + mb["host_overhead"] + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_mb
+    bubble = bubble_s(c.pp, c.v, t_stage, problem.stack.dualpipe)
+    dense_p, expert_p = _stage_params(problem, c, st)
+    dp_exposed, dp_hidden = _data_parallel(problem, c, fab, st, dense_p, expert_p, compute_mb)
+    hidden_total = c.m * sum(hid.values()) + dp_hidden
+    slowdown = COMM_SM_FRACTION * np.minimum(hidden_total, c.m * compute_mb)
+    sharded = c.zero >= 1
+    local = np.where(sharded, dense_p / c.dp + expert_p / (c.dp / c.ep), dense_p + expert_p)
+    t_opt = local * (ADAM_BYTES + grad_bytes(problem.grad_dtype)) / r.hbm
+    step = c.m * t_stage + bubble + dp_exposed + t_opt + slowdown
+    out = {k: c.m * mb[k] for k in COMPUTE_TERMS}
+    out.update(
+        step_time_s=step,
+        compute=c.m * compute_mb,
+        host_overhead=c.m * mb["host_overhead"],
+        bubble=bubble,
+        tp_comm=c.m * mb["tp_comm"],
+        pp_comm=c.m * pp_mb,
+        dp_comm=dp_exposed,
+        ep_comm=c.m * mb["ep_comm"],
+        cp_comm=c.m * mb["cp_comm"],
+        overlap_slowdown=slowdown,
+        optimizer=t_opt,
+        bubble_fraction=bubble / step,
+        executed_flop_per_card=_executed_flop(problem, c),
+    )
+    return {k: np.broadcast_to(np.asarray(v, dtype=float), np.shape(step)) for k, v in out.items()}
+
+
+def _executed_flop(problem, c: Candidates):
+    """FLOPs one card executes per step on average (linears, experts, attention as run, recompute)."""
+    arch, counts = problem.arch, problem.counts
+    s = float(problem.seq_len)
+    fused = problem.stack.flash_attention
+    att_fwd = att.forward_flop_per_token(arch, s, fused)
+    att_passes = c.forward_passes + att.backward_ratio(fused) + (0.0 if fused else (c.rc == 1))
+    n_moe = float(counts.n_moe_layers) if arch.is_moe else 0.0
+    n_dense = float(arch.num_hidden_layers) - n_moe
+    lin = n_dense * (counts.attention_per_layer + counts.dense_mlp_per_layer) + n_moe * (
+        counts.attention_per_layer + counts.moe_shared_per_layer + counts.moe_active_routed_per_layer
+    )
+    head = counts.lm_head if counts.lm_head > 0 else counts.embedding
+    per_token = 2.0 * lin * c.passes + arch.num_hidden_layers * att_fwd * att_passes + 6.0 * head
+    return per_token * c.m * c.dp * c.mbs * s / problem.cards
