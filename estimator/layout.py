@@ -436,6 +436,7 @@ def search(problem: LayoutProblem) -> LayoutSearch:
 
 # Fixed fields relaxed first when a fixed layout does not fit: the memory-saving choices that leave
 # the model split (tp, pp, ep, cp) as the user set it; then everything.
+NEAREST_KEYS = ("tp", "pp", "dp", "ep", "cp", "zero_stage", "recompute", "micro_batch_size", "virtual_stages")
 _MEMORY_CHOICES = ("zero_stage", "recompute", "micro_batch_size", "virtual_stages", "distributed_optimizer")
 
 
@@ -467,18 +468,5 @@ def overflow_params(shown: LayoutEval, nearest: LayoutEval | None) -> dict:
         "nearest_layout": None,
     }
     if nearest is not None:
-        out["nearest_layout"] = {
-            k: getattr(nearest, k)
-            for k in (
-                "tp",
-                "pp",
-                "dp",
-                "ep",
-                "cp",
-                "zero_stage",
-                "recompute",
-                "micro_batch_size",
-                "virtual_stages",
-            )
-        }
+        out["nearest_layout"] = {k: getattr(nearest, k) for k in NEAREST_KEYS}
     return out
