@@ -200,7 +200,7 @@ def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
             "cost.cloud_reserved_price_per_card_hour", base.cloud_reserved_usd_per_card_hour, True
         ),
         depreciation_years=swept("cost.depreciation_years", base.depreciation_years, False),
-        utilisation=swept("cost.utilization", base.utilisation, False),
+        utilization=swept("cost.utilization", base.utilization, False),
     )
 
 

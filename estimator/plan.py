@@ -357,7 +357,7 @@ def equipment(r: Resolved) -> Equipment:
 
 
 def prices(r: Resolved) -> dict[str, float]:
-    """Running-cost inputs in USD: electricity, PUE, cloud prices, depreciation, utilisation."""
+    """Running-cost inputs in USD: electricity, PUE, cloud prices, depreciation, utilization."""
     c, d, acc = r.scenario.cost, r.defaults, r.accelerator
     to_usd = 1.0 / r.usd_to_currency
     return {
@@ -374,7 +374,7 @@ def prices(r: Resolved) -> dict[str, float]:
         "depreciation_years": c.depreciation_years
         if c.depreciation_years is not None
         else d["depreciation_years"],
-        "utilisation": c.utilization if c.utilization is not None else d["utilisation"],
+        "utilization": c.utilization if c.utilization is not None else d["utilization"],
     }
 
 
@@ -414,7 +414,7 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
         cloud_usd_per_card_hour=pr["cloud_usd_per_card_hour"],
         cloud_reserved_usd_per_card_hour=pr["cloud_reserved_usd_per_card_hour"],
         depreciation_years=pr["depreciation_years"],
-        utilisation=pr["utilisation"],
+        utilization=pr["utilization"],
         currency=r.scenario.cost.currency,
         usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
     )

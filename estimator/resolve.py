@@ -252,7 +252,7 @@ def normalized(r: Resolved) -> dict[str, Any]:
         "cloud_price_per_card_hour": acc.cloud_price_usd_per_card_hour * fx,
         "cloud_reserved_price_per_card_hour": acc.cloud_reserved_usd_per_card_hour * fx,
         "depreciation_years": d["depreciation_years"],
-        "utilization": d["utilisation"],
+        "utilization": d["utilization"],
     }
     for key, value in filled.items():
         if cost.get(key) is None:

@@ -87,7 +87,7 @@ class Facility:
     cloud_usd_per_card_hour: ArrayLike
     cloud_reserved_usd_per_card_hour: ArrayLike
     depreciation_years: ArrayLike
-    utilisation: ArrayLike
+    utilization: ArrayLike
     currency: str = "USD"
     usd_to_cny: float | None = None
 
@@ -173,7 +173,7 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
         cloud_usd_per_card_hour=facility.cloud_usd_per_card_hour,
         cloud_reserved_usd_per_card_hour=facility.cloud_reserved_usd_per_card_hour,
         depreciation_years=facility.depreciation_years,
-        utilization=facility.utilisation,
+        utilization=facility.utilization,
         currency=facility.currency,
         usd_to_cny=facility.usd_to_cny,
     )

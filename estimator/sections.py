@@ -162,7 +162,7 @@ def _uncertainty(
         facility_w=float(roll["power.facility_w"]),
         electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
         depreciation_years=pr["depreciation_years"],
-        utilization=pr["utilisation"],
+        utilization=pr["utilization"],
         it_w=float(roll["power.it_w"]),
         draws=u.samples,
         seed=u.seed,

@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from estimator import sweep as core
+from estimator import sweep as estimator_sweep
 from estimator.errors import ScenarioError
 
 from . import charts, digests, selectors, services
@@ -99,7 +99,8 @@ def _describer(axes: list[dict]):
 
     def describe(index: int) -> str:
         return ", ".join(
-            f"{a.field}={a.values[d]}" for a, d in zip(parsed, core.digits(parsed, index), strict=True)
+            f"{a.field}={a.values[d]}"
+            for a, d in zip(parsed, estimator_sweep.digits(parsed, index), strict=True)
         )
 
     return describe
@@ -150,7 +151,7 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str) -> list[dict]:
             continue
         out = []
         for r in rows:
-            ds = core.digits(axes, r["index"])
+            ds = estimator_sweep.digits(axes, r["index"])
             out.append(
                 {
                     "index": r["index"],

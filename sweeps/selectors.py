@@ -9,7 +9,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from estimator import sweep as core
+from estimator import sweep as estimator_sweep
 
 from .digests import unpack
 from .models import Sweep, SweepChunk
@@ -104,7 +104,7 @@ def iter_result_rows(sweep: Sweep, start: int = 0, stop: int | None = None):
     ):
         arrays = unpack(chunk.data)
         lo, hi = max(start, chunk.start), min(stop, chunk.stop)
-        inputs = core.decode(axes, lo, hi)
+        inputs = estimator_sweep.decode(axes, lo, hi)
         cols = {"index": np.arange(lo, hi)}
         cols.update(inputs)
         for key, value in arrays.items():
@@ -140,4 +140,4 @@ def _clean(v: Any) -> Any:
 
 
 def scenario_of(sweep: Sweep, index: int) -> dict:
-    return core.scenario_at(sweep.base, axes_of(sweep), index)
+    return estimator_sweep.scenario_at(sweep.base, axes_of(sweep), index)

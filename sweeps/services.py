@@ -23,7 +23,7 @@ from django.db.models import F
 from django.utils import timezone
 
 import estimator
-from estimator import sweep as core
+from estimator import sweep as estimator_sweep
 from estimator.errors import FieldError, ScenarioError
 
 from .digests import chunk_digest, merge_digests, pack
@@ -52,8 +52,8 @@ def create_sweep(data: Any, owner=None, client_ip: str | None = None) -> Sweep:
     max_scenarios = int(setting("SWEEP_MAX_SCENARIOS"))
     if owner is None:
         max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS")))
-    name, base, axes = core.validate_sweep(data, max_scenarios=max_scenarios)
-    total = core.scenario_count(axes)
+    name, base, axes = estimator_sweep.validate_sweep(data, max_scenarios=max_scenarios)
+    total = estimator_sweep.scenario_count(axes)
     chunk_size = int(setting("SWEEP_CHUNK_SIZE"))
     with transaction.atomic():
         active = Sweep.objects.filter(status__in=Sweep.ACTIVE)
@@ -142,9 +142,9 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
 # Running a chunk (called by the Celery task)
 
 
-def axes_of(sweep: Sweep | Mapping[str, Any]) -> list[core.Axis]:
+def axes_of(sweep: Sweep | Mapping[str, Any]) -> list[estimator_sweep.Axis]:
     raw = sweep.axes if isinstance(sweep, Sweep) else sweep["axes"]
-    return [core.Axis(a["field"], tuple(a["values"])) for a in raw]
+    return [estimator_sweep.Axis(a["field"], tuple(a["values"])) for a in raw]
 
 
 def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
@@ -175,7 +175,7 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
     try:
         from estimator.batch import evaluate_columns
 
-        columns = core.decode(axes, start, stop)
+        columns = estimator_sweep.decode(axes, start, stop)
         arrays = {k: np.asarray(v) for k, v in evaluate_columns(sweep["base"], columns).items()}
         for key, value in arrays.items():
             if value.shape != (stop - start,):

@@ -186,7 +186,7 @@ def test_defaults():
     assert d["usd_to_cny"] == 7.2
     assert d["depreciation_years"] == 4
     for key in (
-        "utilisation",
+        "utilization",
         "storage_node_nvme_usd",
         "storage_node_hdd_usd",
         "dac_cable_usd",
