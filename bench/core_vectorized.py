@@ -19,12 +19,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from estimator import catalog  # noqa: E402
-from estimator.cost import cost  # noqa: E402
-from estimator.layout import LayoutProblem, search  # noqa: E402
-from estimator.models import param_counts  # noqa: E402
-from estimator.power import power  # noqa: E402
-from estimator.uncertainty import monte_carlo  # noqa: E402
+from estimator import catalog
+from estimator.cost import cost
+from estimator.layout import LayoutProblem, search
+from estimator.models import param_counts
+from estimator.power import power
+from estimator.uncertainty import monte_carlo
 
 
 def best_of(fn: Callable[[], object], runs: int = 3) -> float:

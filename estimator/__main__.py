@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError
@@ -22,8 +23,7 @@ def _read(path: str) -> Any:
         text = sys.stdin.read()
     else:
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ScenarioError(f"cannot read scenario file {path!r}: {exc.strerror}") from None
         except UnicodeDecodeError:
@@ -48,7 +48,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
+def cmd_schema(_args: argparse.Namespace) -> int:
     from .scenario import scenario_json_schema
 
     _print_json(scenario_json_schema())

@@ -187,8 +187,7 @@ def break_even_months(
     ) - np.asarray(monthly_opex_usd, dtype=np.float64)
     capex = np.asarray(capex_total_usd, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        months = np.where(saving > 0, capex / np.where(saving > 0, saving, 1.0), np.inf)
-    return months
+        return np.where(saving > 0, capex / np.where(saving > 0, saving, 1.0), np.inf)
 
 
 def _months(x: Any) -> Any:

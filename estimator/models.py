@@ -356,7 +356,7 @@ def architecture_for_params(n_params: float) -> Architecture:
     for hidden in range(256, 65536 + 1, 128):
         heads = hidden // 128
         kv = 8 if heads % 8 == 0 else heads
-        ffn = max(256, int(round(8 * hidden / 3 / 256)) * 256)
+        ffn = max(256, round(8 * hidden / 3 / 256) * 256)
 
         def shape(
             layers: int, hidden: int = hidden, heads: int = heads, kv: int = kv, ffn: int = ffn
@@ -376,7 +376,7 @@ def architecture_for_params(n_params: float) -> Architecture:
 
         one, two = param_counts(shape(1)).total, param_counts(shape(2)).total
         per_layer, fixed = two - one, 2 * one - two
-        layers = int(round((n - fixed) / per_layer))
+        layers = round((n - fixed) / per_layer)
         if layers < 1:
             break  # the embedding alone is already larger than n; wider shapes only get worse
         err = abs(fixed + layers * per_layer - n) / n

@@ -374,7 +374,7 @@ def storage_fabric_counts(nodes: ArrayLike, switch_ports: int) -> dict[str, NDAr
 
 def load_superpod_table(path: Path = REFERENCE_CSV) -> list[dict[str, int]]:
     """Rows of NVIDIA's DGX SuperPOD H100 compute-fabric table (RA-11333-001, Table 4), as ints."""
-    with open(path, newline="") as fh:
+    with path.open(newline="") as fh:
         lines = [line for line in fh if line.strip() and not line.startswith("#")]
     return [{key: int(val) for key, val in row.items()} for row in csv.DictReader(lines)]
 

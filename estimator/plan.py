@@ -209,8 +209,7 @@ def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
     per_node = r.cards_per_node
     nodes = _SMOOTH[_SMOOTH * per_node <= MAX_CARDS]
     cards = nodes * per_node
-    cards = np.unique(-(-cards // multiple) * multiple)
-    return cards
+    return np.unique(-(-cards // multiple) * multiple)
 
 
 def _smooth_numbers(limit: int) -> np.ndarray:

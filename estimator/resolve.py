@@ -149,9 +149,7 @@ def _server(scenario: Scenario, acc: Accelerator) -> Server:
         raise ScenarioError(f"unknown server '{server_id}'; known: {known}", "hardware.server") from None
 
 
-def _check_parallelism(
-    scenario: Scenario, arch: Architecture, cards: int | None, cards_per_node: int
-) -> None:
+def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None) -> None:
     p = scenario.parallelism
     errors: list[FieldError] = []
     if p.tp is not None:
@@ -206,7 +204,7 @@ def resolve(scenario: Scenario) -> Resolved:
         notes.append(
             f"cluster.cards = {cards} is not a whole number of {cards_per_node}-card nodes; the last node is partly used"
         )
-    _check_parallelism(scenario, arch, cards, cards_per_node)
+    _check_parallelism(scenario, arch, cards)
     if scenario.training.precision == "fp8" and not acc.peak_flops_fp8:
         notes.append(f"{acc.name} has no FP8 tensor cores; BF16 peak used")
     defaults = catalog.defaults()

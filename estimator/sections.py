@@ -201,7 +201,7 @@ def _assumptions(
         s = srcs.get(field)
         return f"{s.source} ({s.as_of})" if s else "scenario input"
 
-    out = [
+    return [
         {
             "name": f"{acc.name} dense {r.scenario.training.precision} peak",
             "value": acc.peak_flops(r.scenario.training.precision),
@@ -260,7 +260,6 @@ def _assumptions(
             "source": "catalog defaults / scenario",
         },
     ]
-    return out
 
 
 def _stack_assumption(r: Resolved, stack: StackProfile) -> dict[str, Any]:

@@ -93,19 +93,19 @@ MECHANISMS = (
     "fp8_recipe",
 )
 
-_BASE = dict(
-    overlap_grad_reduce=True,
-    overlap_param_gather=True,
-    tp_comm_overlap=False,
-    ep_comm_overlap=False,
-    dualpipe=False,
-    cuda_graphs=False,
-    moe_dispatch_dedup=False,
-    moe_max_nodes=None,
-    moe_host_sync=True,
-    selective_recompute="attention",
-    fp8_recipe="delayed",
-)
+_BASE = {
+    "overlap_grad_reduce": True,
+    "overlap_param_gather": True,
+    "tp_comm_overlap": False,
+    "ep_comm_overlap": False,
+    "dualpipe": False,
+    "cuda_graphs": False,
+    "moe_dispatch_dedup": False,
+    "moe_max_nodes": None,
+    "moe_host_sync": True,
+    "selective_recompute": "attention",
+    "fp8_recipe": "delayed",
+}
 
 STACKS: dict[str, StackProfile] = {
     p.id: p

@@ -38,7 +38,7 @@ def _sig(value: float, digits: int = 3) -> str:
     """`value` to about `digits` significant figures, without trailing zeros."""
     if value == 0:
         return "0"
-    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(value)))))
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     text = number(value, decimals)
     if decimals and "." in text:
         text = text.rstrip("0").rstrip(".")
@@ -74,7 +74,7 @@ def sci(value, digits: int = 3) -> str:
         return DASH
     if value == 0:
         return "0"
-    exp = int(math.floor(math.log10(abs(value))))
+    exp = math.floor(math.log10(abs(value)))
     mant = value / 10**exp
     sup = str(exp).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
     return f"{number(mant, digits - 1)} × 10{sup}"

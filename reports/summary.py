@@ -34,7 +34,8 @@ HEADLINE = [
 ]
 
 # The numbers the recompute diff compares (headline first, then the working).
-DIFF_FIELDS = HEADLINE + [
+DIFF_FIELDS = [
+    *HEADLINE,
     ("mfu", gettext_lazy("MFU"), "compute.mfu", "percent"),
     ("step_time", gettext_lazy("Step time"), "parallelism.step_time_s", "seconds"),
     ("memory", gettext_lazy("Memory per card"), "memory.per_card_bytes.total", "bytes"),

@@ -79,8 +79,7 @@ def _round(x: float) -> float | None:
 def _feasible(arrays: dict[str, np.ndarray]) -> np.ndarray:
     n = len(next(iter(arrays.values())))
     fits = arrays.get(FITS)
-    mask = np.ones(n, dtype=bool) if fits is None else np.asarray(fits, dtype=bool)
-    return mask
+    return np.ones(n, dtype=bool) if fits is None else np.asarray(fits, dtype=bool)
 
 
 def heat_pairs(axes: list[estimator_sweep.Axis]) -> list[tuple[int, int]]:

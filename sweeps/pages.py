@@ -71,7 +71,7 @@ def index(request):
                     key = e.field.split(".", 1)[0] if e.field.split(".", 1)[0] in form else "axes"
                     errors.setdefault(key, []).append(f"{e.field}: {e.message}" if e.field else e.message)
             else:
-                request.session[SESSION_KEY] = (request.session.get(SESSION_KEY, []) + [sweep.share_token])[
+                request.session[SESSION_KEY] = ([*request.session.get(SESSION_KEY, []), sweep.share_token])[
                     -50:
                 ]
                 return HttpResponseRedirect(sweep.get_absolute_url())

@@ -76,7 +76,7 @@ T = TypeVar("T", bound="DataclassInstance")
 
 
 def _read(name: str) -> dict[str, Any]:
-    with open(DATA_DIR / name, "rb") as fh:
+    with (DATA_DIR / name).open("rb") as fh:
         return tomllib.load(fh)
 
 

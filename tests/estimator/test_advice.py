@@ -145,7 +145,7 @@ def test_tp_inside_a_large_scaleup_domain_is_fine():
 
 
 @pytest.mark.parametrize(
-    "scenario, result",
+    ("scenario", "result"),
     [
         ({}, {}),
         (None, None),

@@ -237,7 +237,7 @@ def test_listing_is_json_with_sources():
     text = json.dumps(listing)
     assert re.fullmatch(r"2026\.11-[0-9a-f]{8}", catalog.CATALOG_VERSION)
     assert listing["version"] == catalog.CATALOG_VERSION
-    for table in list(TABLES) + ["presets", "defaults"]:
+    for table in [*list(TABLES), "presets", "defaults"]:
         assert listing[table], table
     h100 = listing["accelerators"]["h100-sxm"]
     assert h100["peak_flops_bf16"] == 989.4e12 and h100["sources"]["peak_flops_bf16"]["as_of"]

@@ -77,7 +77,7 @@ def test_table_format_is_for_people(run):
 
 
 @pytest.mark.parametrize(
-    "stdin,needle",
+    ("stdin", "needle"),
     [
         ("{not json", "invalid JSON"),
         ('{"model": {"params": NaN}}', "invalid JSON"),

@@ -15,15 +15,15 @@ from estimator.errors import ScenarioError
 
 # One HGX/DGX-class H100 node, Freakonomics-sheet price (reference section 4, Aug 2024): $310,000
 # with 8 GPUs and 8 x 400G NICs; 6.2 kW IT, PUE 1.2 -> 7.44 kW facility; $0.10/kWh; 4-year life.
-NODE = dict(
-    cards=8,
-    nodes=1,
-    it_w=6200.0,
-    facility_w=7440.0,
-    server_price_usd=310_000.0,
-    electricity_usd_per_kwh=0.10,
-    depreciation_years=4,
-)
+NODE = {
+    "cards": 8,
+    "nodes": 1,
+    "it_w": 6200.0,
+    "facility_w": 7440.0,
+    "server_price_usd": 310_000.0,
+    "electricity_usd_per_kwh": 0.10,
+    "depreciation_years": 4,
+}
 
 
 def test_capex_by_category_hand_computed():
@@ -148,7 +148,7 @@ def test_broadcasts_over_sweep_sized_arrays():
 
 
 @pytest.mark.parametrize(
-    "kwargs, field",
+    ("kwargs", "field"),
     [
         ({"currency": "EUR"}, "cost.currency"),
         ({"currency": "CNY", "usd_to_cny": 0}, "cost.usd_to_cny"),

@@ -1,6 +1,7 @@
 """estimator.layout / steptime / layout_enum: hand-computed step times, search rules, vectorization."""
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -56,17 +57,17 @@ def gpt(layers=2, hidden=1024, heads=8, vocab=1024):
 
 def problem(arch=None, acc=ACC, **kw):
     arch = arch or gpt()
-    base = dict(
-        arch=arch,
-        counts=param_counts(arch),
-        seq_len=1024,
-        global_batch_tokens=1024,
-        cards=2,
-        accelerator=acc,
-        link_efficiency=1.0,
-        gemm_fraction=1.0,
-        stack=HAND,
-    )
+    base = {
+        "arch": arch,
+        "counts": param_counts(arch),
+        "seq_len": 1024,
+        "global_batch_tokens": 1024,
+        "cards": 2,
+        "accelerator": acc,
+        "link_efficiency": 1.0,
+        "gemm_fraction": 1.0,
+        "stack": HAND,
+    }
     base.update(kw)
     return LayoutProblem(**base)
 
@@ -204,7 +205,7 @@ def test_ranked_by_throughput():
     r = search(problem(arch=gpt(layers=8), cards=8, global_batch_tokens=64 * 1024, top_n=10))
     tps = [e.tokens_per_s for e in [r.best, *r.runners_up]]
     # ranked by throughput; within 2% a lower ZeRO stage / less recomputation may go first
-    assert all(b <= a * 1.02 for a, b in zip(tps, tps[1:], strict=False)) and len(r.runners_up) == 10
+    assert all(b <= a * 1.02 for a, b in itertools.pairwise(tps)) and len(r.runners_up) == 10
     assert max(tps) <= tps[0] * 1.02
 
 
@@ -257,7 +258,7 @@ def test_moe_rules():
 
 
 @pytest.mark.parametrize(
-    "fixed,field",
+    ("fixed", "field"),
     [
         ({"tp": 0}, "parallelism.tp"),
         ({"zero_stage": 7}, "parallelism.zero_stage"),

@@ -42,7 +42,7 @@ def test_defaults_are_filled_and_normalized_is_a_fixpoint():
 
 
 @pytest.mark.parametrize(
-    "path,value,field",
+    ("path", "value", "field"),
     [
         ("training.tokens", -5, "training.tokens"),
         ("training.tokens", 0, "training.tokens"),
@@ -73,7 +73,9 @@ def test_bad_values_name_their_field(path, value, field):
     errors = fields_of(with_(path, value))
     assert field in errors, errors
     assert (
-        errors[field] and errors[field][0].islower() or errors[field][0].isdigit() or errors[field][0] == "'"
+        (errors[field] and errors[field][0].islower())
+        or errors[field][0].isdigit()
+        or errors[field][0] == "'"
     )
 
 

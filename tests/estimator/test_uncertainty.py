@@ -8,7 +8,7 @@ from estimator.uncertainty import monte_carlo, spearman, triangular
 
 # The article's section 6 example with the errata applied: 6 x 70e9 x 5e11 = 2.1e23 FLOP on
 # 320 TFLOPS cards at 50 % MFU -> ~507 cards for 30 days.
-BASE = dict(training_flop=2.1e23, cards=507, peak_flops=320e12)
+BASE = {"training_flop": 2.1e23, "cards": 507, "peak_flops": 320e12}
 
 
 def test_point_mfu_reproduces_the_article_errata():
@@ -79,7 +79,7 @@ def test_triangular_inverse_cdf():
 
 
 @pytest.mark.parametrize(
-    "kwargs, field",
+    ("kwargs", "field"),
     [
         ({"mfu": (0.5, 0.4, 0.6)}, "efficiency.mfu"),
         ({"mfu": (0.5, 0.6, 1.2)}, "efficiency.mfu"),

@@ -51,7 +51,7 @@ def test_scenario_at_substitutes_axis_values_and_drops_the_excluded_field():
 
 
 @pytest.mark.parametrize(
-    "axes, field",
+    ("axes", "field"),
     [
         ({}, "axes"),
         ([["cluster.cards", 1]], "axes"),
@@ -107,7 +107,7 @@ class TestValidateAgainstTheScenarioContract:
         return estimator_sweep.validate_sweep({"name": "t", "base": base, "axes": axes})
 
     def test_a_good_request(self, base):
-        name, doc, axes = self.run(
+        name, _doc, axes = self.run(
             base, {"hardware.accelerator": ["h100-sxm", "ascend-910b2"], "cluster.cards": [512, 1024]}
         )
         assert name == "t" and estimator_sweep.scenario_count(axes) == 4
@@ -118,7 +118,7 @@ class TestValidateAgainstTheScenarioContract:
         assert "target_days" not in doc["cluster"]
 
     @pytest.mark.parametrize(
-        "axes, field",
+        ("axes", "field"),
         [
             ({"cluster.cardz": [1, 2]}, "axes.cluster.cardz"),
             ({"nosuch.field": [1]}, "axes.nosuch.field"),

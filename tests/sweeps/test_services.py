@@ -3,6 +3,7 @@ watchdog, and the pages."""
 
 import csv
 import io
+import itertools
 
 import numpy as np
 import pytest
@@ -109,7 +110,7 @@ def test_summary_best_rows_pareto_and_heatmaps(sweep):
     best = s["best"]["compute.wall_clock_days"]
     assert best[0]["compute.wall_clock_days"] == pytest.approx(days.min(), rel=1e-5)
     front = s["pareto"]["cost.run.owned"]
-    assert front and all(a[1] <= b[1] and a[2] >= b[2] for a, b in zip(front, front[1:], strict=False))
+    assert front and all(a[1] <= b[1] and a[2] >= b[2] for a, b in itertools.pairwise(front))
     heat = s["heat"][0]
     assert len(heat["z"]) == len(next(a for a in sweep.axes if a["field"] == heat["y"])["values"])
 
