@@ -133,7 +133,7 @@ def _evaluate(act: str):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="memory.py and steptime.py keep their own gating lists until the lead switches them to "
+    reason="memory.layer_coefficients keeps its own gating list until the lead switches it to "
     "models.is_gated_mlp; remove this marker then",
 )
 def test_every_hf_activation_gives_one_answer_in_params_memory_and_step_time():
@@ -200,9 +200,9 @@ def test_stage_param_counts_moe_experts_split_over_ep_and_tp():
     assert expert.tolist() == [2 * 49_152 / 8]
 
 
-@pytest.mark.xfail(strict=True, reason="memory.py and steptime.py still define stage_params (lead)")
+@pytest.mark.xfail(strict=True, reason="memory.py and steptime/step.py still define their own (lead)")
 def test_stage_params_defined_once():
-    assert _defined_in("stage_params") == []
+    assert _defined_in("stage_params") == [] and _defined_in("_stage_params") == []
 
 
 # ---- a fixed layout must divide the cards ------------------------------------------------------
