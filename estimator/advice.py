@@ -20,6 +20,7 @@ or malformed key skips the rule; it never raises.
                              errata: not 10-20 % of HBM)
     ep-crosses-node          EP all-to-all leaves the HCCS/NVLink domain (article 2.5, 3.3)
     mfu-optimistic           an input MFU above published large-scale records
+    supernode-pays / supernode-does-not-pay / supernode-partly-used   see supernode_rules.py
 
 `starting_configuration(scenario, result)` fills the article's section 7.1 table for this plan:
 list of {setting, value, reason}.
@@ -33,6 +34,7 @@ from typing import Any
 
 from .compute import MFU_PLAUSIBLE_MAX
 from .dotted import get_path
+from .supernode_rules import supernode_does_not_pay, supernode_partly_used, supernode_pays
 
 MiB = 1024 * 1024
 BUBBLE_LIMIT = 0.20  # article 2.3
@@ -293,6 +295,9 @@ RULES: dict[str, Callable[[dict[str, Any], dict[str, Any]], Advice | None]] = {
     "hccl-buffer": _hccl_buffer,
     "ep-crosses-node": _ep_crosses_node,
     "mfu-optimistic": _mfu_optimistic,
+    "supernode-pays": supernode_pays,
+    "supernode-does-not-pay": supernode_does_not_pay,
+    "supernode-partly-used": supernode_partly_used,
 }
 
 

@@ -14,6 +14,8 @@ Formulas (all broadcast over numpy arrays for sweeps; no per-scenario Python loo
     capex.network  = switches x switch price + transceivers x optic price + cables x cable price
                      + NIC ports x NIC price (0 when the NICs are in the server price)
     capex.storage  = drives x drive price + storage nodes x storage-node price
+    capex.scaleup  = the scale-up plane outside the nodes (supernodes' switches, optics, cables;
+                     scaleup.py), its own category so capex.network stays the scale-out fabric
     depreciation   = straight line to zero over `depreciation_years` (default 4; no residual value.
                      Anchors: hyperscalers depreciate servers over 5-6 years, AI-cloud TCO models use
                      3-5; published TCO notes quote 25-35 % residual after 36 months, which 4-year straight
@@ -86,8 +88,9 @@ def capex_usd(
     drive_price_usd: ArrayLike = 0.0,
     storage_nodes: ArrayLike = 0,
     storage_node_price_usd: ArrayLike = 0.0,
+    scaleup_usd: ArrayLike = 0.0,
 ) -> dict[str, np.ndarray]:
-    """Capital cost in USD by category {compute, network, storage, total}; broadcasts over arrays.
+    """Capital cost in USD by category {compute, network, storage, scaleup, total}; broadcasts.
 
     `server_price_usd` is per compute node with its cards (catalog `Server.price_usd`); to price cards
     separately pass the bare server price and `card_price_usd`. Counts are whole items, prices USD/item.
@@ -104,7 +107,14 @@ def capex_usd(
         + m(nic_ports, nic_port_price_usd)
     )
     storage = m(drives, drive_price_usd) + m(storage_nodes, storage_node_price_usd)
-    return {"compute": compute, "network": network, "storage": storage, "total": compute + network + storage}
+    scaleup = np.asarray(scaleup_usd, dtype=float)
+    return {
+        "compute": compute,
+        "network": network,
+        "storage": storage,
+        "scaleup": scaleup,
+        "total": compute + network + storage + scaleup,
+    }
 
 
 def fixed_usd_per_hour(
@@ -227,6 +237,7 @@ class Cost:
     depreciation_years: Any
     utilization: Any
     electricity_usd_per_kwh: Any
+    capex_scaleup_usd: Any = 0.0  # scale-up plane outside the nodes (in capex_total_usd)
 
     def to_dict(self) -> dict[str, Any]:
         """The contract's `cost` section, money in `currency`; break-even None when never."""
@@ -241,6 +252,7 @@ class Cost:
                 "compute": money(self.capex_compute_usd),
                 "network": money(self.capex_network_usd),
                 "storage": money(self.capex_storage_usd),
+                "scaleup": money(self.capex_scaleup_usd),
                 "total": money(self.capex_total_usd),
             },
             "run": {
@@ -294,6 +306,7 @@ def cost(
     drive_price_usd: ArrayLike = 0.0,
     storage_nodes: ArrayLike = 0,
     storage_node_price_usd: ArrayLike = 0.0,
+    scaleup_usd: ArrayLike = 0.0,
     electricity_usd_per_kwh: ArrayLike = DEFAULT_ELECTRICITY_USD_PER_KWH,
     cloud_usd_per_card_hour: ArrayLike | None = None,
     cloud_reserved_usd_per_card_hour: ArrayLike | None = None,
@@ -342,6 +355,7 @@ def cost(
         drive_price_usd,
         storage_nodes,
         storage_node_price_usd,
+        scaleup_usd,
     )
     cards_f = np.asarray(cards, dtype=np.float64)
     card_hours = cards_f * np.asarray(hours, dtype=np.float64)
@@ -385,6 +399,7 @@ def cost(
         capex_compute_usd=capex["compute"],
         capex_network_usd=capex["network"],
         capex_storage_usd=capex["storage"],
+        capex_scaleup_usd=capex["scaleup"],
         capex_total_usd=capex["total"],
         card_hours=card_hours,
         run_owned_usd=run_dep + run_fac + run_en,

@@ -32,6 +32,7 @@ from .scenario import validate_shape
 from .sections import assemble
 from .stacks import StackProfile, resolve_stack
 from .storage import Storage, design_storage
+from .supernode import cards_quantum, facility_fields
 
 HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HDD) tiers
 WARM_DRIVE = "hdd-24tb"
@@ -129,10 +130,11 @@ def _evaluate(r: Resolved, cards: int) -> tuple[Fabric, LayoutSearch]:
 
 
 def cards_multiple(r: Resolved) -> int:
-    """Cards come in whole nodes and whole model replicas: lcm(cards per node, fixed tp·pp·cp)."""
+    """Cards come in whole units (nodes, or supernodes where the accelerator lives in one) and whole
+    model replicas: lcm(cards per unit, fixed tp·pp·cp)."""
     p = r.scenario.parallelism
     replica = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
-    return math.lcm(r.cards_per_node, replica)
+    return math.lcm(cards_quantum(r), replica)
 
 
 def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterChoice:
@@ -416,6 +418,7 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
         utilization=pr["utilization"],
         currency=r.scenario.cost.currency,
         usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        **facility_fields(r),
     )
 
 

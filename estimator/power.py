@@ -6,6 +6,7 @@ Model (docs/architecture.md#formulas, "Power and cost"; docs/sources.md#prices, 
                        + nodes x host overhead (CPUs, DRAM, NICs, fans: everything but the cards)
                        + switches x switch power + transceivers x optic power
                        + storage nodes x storage-node power
+                       + scale-up plane (supernodes x its switches and optics, scaleup.py)
     facility power (W) = IT power x PUE
     energy (Wh)        = facility power x run hours
 
@@ -97,6 +98,7 @@ class Power:
     storage_w: Any
     pue: Any
     hours: Any
+    scaleup_w: Any = 0.0  # scale-up plane outside the nodes (supernodes' switches and optics)
 
     def to_dict(self) -> dict[str, Any]:
         """The contract's `power` section {it_w, facility_w, energy_wh} plus breakdown and inputs."""
@@ -111,6 +113,7 @@ class Power:
                 "hosts": plain(self.hosts_w),
                 "network": plain(self.network_w),
                 "storage": plain(self.storage_w),
+                "scaleup": plain(self.scaleup_w),
             },
         }
 
@@ -128,8 +131,12 @@ def power(
     storage_node_power_w: ArrayLike = 0.0,
     pue: ArrayLike = DEFAULT_PUE,
     hours: ArrayLike = 0.0,
+    scaleup_w: ArrayLike = 0.0,
 ) -> Power:
     """Power (W) and energy (Wh) of the cluster over a run of `hours`; broadcasts over arrays.
+
+    `scaleup_w` is the whole scale-up plane outside the nodes in W (scaleup.plane_totals), added
+    to the IT load as its own part of the breakdown.
 
     Raises ScenarioError (field `cost.pue`) when PUE < 1, and (field `power`) for negative inputs.
     """
@@ -148,9 +155,10 @@ def power(
         storage_nodes,
         storage_node_power_w,
     )
+    parts["scaleup"] = np.asarray(scaleup_w, dtype=np.float64)
     if any(np.any(v < 0) for v in parts.values()) or np.any(np.asarray(hours, dtype=np.float64) < 0):
         raise ScenarioError("Counts, powers and hours must not be negative.", "power")
-    it = parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"]
+    it = parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"] + parts["scaleup"]
     fac = facility_power_w(it, pue_arr)
     return Power(
         it_w=it,
@@ -162,4 +170,5 @@ def power(
         storage_w=parts["storage"],
         pue=pue_arr,
         hours=np.asarray(hours, dtype=np.float64),
+        scaleup_w=parts["scaleup"],
     )

@@ -17,6 +17,8 @@ import numpy as np
 from .compute import SECONDS_PER_DAY, accelerator_hours, training_time_s
 from .cost import cost as cost_of
 from .power import power as power_of
+from .scaleup import racks as racks_of
+from .scaleup import supernodes_for
 
 ArrayLike = Any
 
@@ -34,6 +36,7 @@ SUMMARY_FIELDS: tuple[str, ...] = (
     "cost.capex.compute",
     "cost.capex.network",
     "cost.capex.storage",
+    "cost.capex.scaleup",
     "cost.capex.total",
     "cost.run.owned",
     "cost.run.cloud",
@@ -90,6 +93,14 @@ class Facility:
     utilization: ArrayLike
     currency: str = "USD"
     usd_to_cny: float | None = None
+    # the unit cards are bought in (scaleup.py, supernode.facility_fields): a supernode, or 0 = none;
+    # its scale-up plane's power (W) and price (USD), and racks per unit
+    unit_cards: ArrayLike = 0
+    unit_power_w: ArrayLike = 0.0
+    unit_price_usd: ArrayLike = 0.0
+    unit_compute_racks: ArrayLike = 0.0
+    unit_network_racks: ArrayLike = 0.0
+    scaleout_switches_per_rack: ArrayLike = 16
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,12 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
     cables = np.asarray(counts.dac_cables) + np.asarray(counts.optical_cables)
     drives = np.asarray(counts.hot_drives) + np.asarray(counts.warm_drives)
     storage_nodes = np.asarray(counts.hot_nodes) + np.asarray(counts.warm_nodes)
+    units = supernodes_for(cards, f.unit_cards)
+    scaleup_w = units * np.asarray(f.unit_power_w, dtype=float)
+    scaleup_usd = units * np.asarray(f.unit_price_usd, dtype=float)
+    # a supernode is bought whole: its idle nodes are paid for (not powered: they can be switched off)
+    unit_nodes = np.asarray(f.unit_cards, dtype=np.int64) // np.asarray(sizing.cards_per_node, dtype=np.int64)
+    nodes_bought = np.maximum(nodes, units * unit_nodes)
     pw = power_of(
         cards=cards,
         card_tdp_w=facility.card_tdp_w,
@@ -145,12 +162,13 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
         transceiver_power_w=facility.transceiver_power_w,
         storage_nodes=storage_nodes,
         storage_node_power_w=facility.storage_node_power_w,
+        scaleup_w=scaleup_w,
         pue=facility.pue,
         hours=hours,
     )
     money = cost_of(
         cards=cards,
-        nodes=nodes,
+        nodes=nodes_bought,
         hours=hours,
         it_w=pw.it_w,
         facility_w=pw.facility_w,
@@ -169,6 +187,7 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
         storage_node_price_usd=_mean_price(
             counts.hot_nodes, f.hot_node_price_usd, counts.warm_nodes, f.warm_node_price_usd
         ),
+        scaleup_usd=scaleup_usd,
         electricity_usd_per_kwh=facility.electricity_usd_per_kwh,
         cloud_usd_per_card_hour=facility.cloud_usd_per_card_hour,
         cloud_reserved_usd_per_card_hour=facility.cloud_reserved_usd_per_card_hour,
@@ -192,6 +211,7 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
         "cost.capex.compute": np.asarray(money.capex_compute_usd, dtype=np.float64) * fx,
         "cost.capex.network": np.asarray(money.capex_network_usd, dtype=np.float64) * fx,
         "cost.capex.storage": np.asarray(money.capex_storage_usd, dtype=np.float64) * fx,
+        "cost.capex.scaleup": np.asarray(money.capex_scaleup_usd, dtype=np.float64) * fx,
         "cost.capex.total": np.asarray(money.capex_total_usd, dtype=np.float64) * fx,
         "cost.run.owned": np.asarray(money.run_owned_usd, dtype=np.float64) * fx,
         "cost.run.cloud": np.asarray(money.run_cloud_usd, dtype=np.float64) * fx,
@@ -201,4 +221,12 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
     }
     out["_power"] = pw
     out["_cost"] = money
+    out["_scaleup"] = {
+        "supernodes": units,
+        "power_w": scaleup_w,
+        "capex_usd": scaleup_usd,
+        "racks": racks_of(
+            units, f.unit_compute_racks, f.unit_network_racks, counts.switches, f.scaleout_switches_per_rack
+        ),
+    }
     return out

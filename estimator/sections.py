@@ -5,7 +5,6 @@ advice, starting configuration, warnings and the assumptions behind them."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any, Protocol
 
 from .advice import advise, starting_configuration
@@ -15,6 +14,7 @@ from .network import Fabric
 from .resolve import Resolved
 from .stacks import StackProfile
 from .storage import Storage
+from .supernode import planes_section
 from .uncertainty import monte_carlo
 
 
@@ -46,7 +46,7 @@ class Prices(Protocol):
     def sources(self) -> dict[str, str]: ...
 
 
-Roll = Mapping[str, Any]  # rollup.rollup's flat result (names -> arrays / objects)
+Roll = dict[str, Any]  # rollup.rollup's flat result (names -> arrays / objects)
 
 SECONDS_PER_DAY = 86400.0
 
@@ -140,6 +140,11 @@ def _fits_with_zero2(problem: LayoutProblem, shown: LayoutEval) -> bool | None:
         recompute=shown.recompute,
     )
     return bool(alt.fits)
+
+
+def _planes(r: Resolved, choice: Choice, roll: Roll, problem: LayoutProblem) -> dict[str, Any]:
+    """Both planes: the scale-up plane of each supernode and the scale-out fabric between them."""
+    return planes_section(r, choice.fabric, choice.layouts, roll, problem)
 
 
 def _uncertainty(
@@ -372,6 +377,7 @@ def assemble(
         "power": roll["_power"].to_dict(),
         "cost": cost,
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
+        "scaleup": _planes(r, choice, roll, problem),
     }
     serving = _serving(r, peak)
     if serving is not None:

@@ -292,6 +292,70 @@ def storage(result: dict) -> go.Figure | None:
     return _layout(fig, title, yaxis_title="TB", yaxis_type="log")
 
 
+def planes(result: dict) -> go.Figure | None:
+    """Both planes of a supernode cluster, whole-cluster counts: the scale-up plane inside each
+    supernode against the scale-out fabric between them (and a supernode's own VPC plane)."""
+    sc, net = result.get("scaleup"), result.get("network")
+    if not isinstance(sc, dict) or not isinstance(net, dict):
+        return None
+    unit, totals, rk = sc.get("unit") or {}, sc.get("totals") or {}, sc.get("racks") or {}
+    if unit.get("degenerate", True):
+        return None
+    n = _n(sc.get("supernodes")) or 0
+    cats = [_("Switch units"), _("Switch chips"), _("Links"), _("Optical modules"), _("Racks")]
+    scaleout_switches = _n(net.get("total_switches"))
+    scaleout_links = (_n(net.get("server_links")) or 0) + (_n(net.get("switch_links")) or 0)
+    series = [
+        (
+            _("Scale-up, inside each supernode"),
+            [
+                _n(totals.get("rack_switches")),
+                (_n(totals.get("node_switch_chips")) or 0) + (_n(totals.get("rack_switch_chips")) or 0),
+                _n(totals.get("links")),
+                _n(totals.get("transceivers")),
+                _n(rk.get("scaleup")),
+            ],
+        ),
+        (
+            _("Scale-out, between supernodes"),
+            [
+                scaleout_switches,
+                scaleout_switches,
+                scaleout_links,
+                _n(net.get("transceivers")),
+                _n(rk.get("scaleout")),
+            ],
+        ),
+    ]
+    vpc = unit.get("vpc")
+    if isinstance(vpc, dict):
+        series.append(
+            (
+                _("VPC / storage plane"),
+                [
+                    _n(totals.get("vpc_leaves")),
+                    _n(totals.get("vpc_leaves")),
+                    ((_n(vpc.get("links")) or 0) + (_n(vpc.get("uplinks")) or 0)) * n,
+                    _n(totals.get("vpc_transceivers")),
+                    None,
+                ],
+            )
+        )
+    fig = go.Figure()
+    for i, (name, values) in enumerate(series):
+        fig.add_bar(
+            x=cats,
+            y=[v if v else None for v in values],
+            name=name,
+            marker_color=COLORS[i % len(COLORS)],
+            text=[f.count(v) if v else "" for v in values],
+            textposition="outside",
+            hovertemplate="%{fullData.name}<br>%{x}: %{y:,.0f}<extra></extra>",
+        )
+    title = _("Both planes, whole cluster: %(n)s supernodes") % {"n": f.count(n)}
+    return _layout(fig, title, barmode="group", yaxis_type="log", height=380)
+
+
 def all_figures(result: dict) -> list[tuple[str, go.Figure]]:
     """(dom id, figure) for every chart this result can draw, in report order."""
     makers = [
@@ -300,6 +364,7 @@ def all_figures(result: dict) -> list[tuple[str, go.Figure]]:
         ("chart-cards-days", cards_vs_days),
         ("chart-cost", cost),
         ("chart-network", network),
+        ("chart-planes", planes),
         ("chart-storage", storage),
     ]
     out = []

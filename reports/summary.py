@@ -109,6 +109,11 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             "owned": f.money(dig(result, "cost.run.owned"), cur),
             "cloud": f.money(dig(result, "cost.run.cloud"), cur),
         }
+        scaleup = _num(capex.get("scaleup"))
+        if scaleup:  # supernodes: the scale-up plane is capex of its own (in the total)
+            text += " " + _("The supernodes' scale-up plane adds %(scaleup)s.") % {
+                "scaleup": f.money(scaleup, cur)
+            }
         budget = _num(dig(scenario, "cost.budget"))
         total = _num(capex.get("total"))
         if budget is not None and total is not None:

@@ -7,6 +7,7 @@ data (a hash of the files) so a saved report can say which catalog it used.
 Public API:
     accelerator(id) / accelerators()      server(id) / servers()      switch(id) / switches()
     transceiver(id) / transceivers()      drive(id) / drives()        preset(id) / presets()
+    supernode(id) / supernodes()
     defaults() / default_sources()        catalog_listing()           CATALOG_VERSION
     ACCELERATOR_IDS, SERVER_IDS, SWITCH_IDS, TRANSCEIVER_IDS, DRIVE_IDS, PRESET_IDS
 """
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from ._load import Catalog, CatalogDataError, Preset, load_catalog
-from .entries import Accelerator, Drive, Server, Source, Switch, Transceiver
+from .entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
 
 __all__ = [
     "ACCELERATOR_IDS",
@@ -26,6 +27,7 @@ __all__ = [
     "DRIVE_IDS",
     "PRESET_IDS",
     "SERVER_IDS",
+    "SUPERNODE_IDS",
     "SWITCH_IDS",
     "TRANSCEIVER_IDS",
     "Accelerator",
@@ -34,6 +36,7 @@ __all__ = [
     "Preset",
     "Server",
     "Source",
+    "Supernode",
     "Switch",
     "Transceiver",
     "accelerator",
@@ -47,6 +50,8 @@ __all__ = [
     "presets",
     "server",
     "servers",
+    "supernode",
+    "supernodes",
     "switch",
     "switches",
     "transceiver",
@@ -109,6 +114,15 @@ def drives() -> dict[str, Drive]:
     return dict(_catalog().drives)
 
 
+def supernode(supernode_id: str) -> Supernode:
+    """The catalog supernode (scale-up unit: nodes, scale-up plane, racks). KeyError if unknown."""
+    return _lookup(_catalog().supernodes, supernode_id)
+
+
+def supernodes() -> dict[str, Supernode]:
+    return dict(_catalog().supernodes)
+
+
 def preset(preset_id: str) -> Preset:
     """A model preset: `.architecture` plus the published parameter counts. KeyError if unknown."""
     return _lookup(_catalog().presets, preset_id)
@@ -164,12 +178,12 @@ def catalog_listing() -> dict[str, Any]:
     """Everything in the catalog as a JSON-serialisable dict, each figure with its sources.
 
     Shape: {"version", "accelerators": {id: {...fields, "sources": {field: {source, as_of, ...}}}},
-    "servers", "switches", "transceivers", "drives" (same shape), "presets": {id: {id, name,
+    "servers", "switches", "transceivers", "drives", "supernodes" (same shape), "presets": {id: {id, name,
     architecture, published_*_params, computed_*_params, default_seq_len, sources}},
     "defaults": {name: {"value", "source", "as_of"[, "range", "note"]}}}.
     """
     cat = _catalog()
-    tables = ("accelerators", "servers", "switches", "transceivers", "drives")
+    tables = ("accelerators", "servers", "switches", "transceivers", "drives", "supernodes")
     listing: dict[str, Any] = {"version": cat.version}
     for table in tables:
         listing[table] = {eid: _entry_dict(e) for eid, e in getattr(cat, table).items()}
@@ -186,4 +200,5 @@ SERVER_IDS: tuple[str, ...] = tuple(_catalog().servers)
 SWITCH_IDS: tuple[str, ...] = tuple(_catalog().switches)
 TRANSCEIVER_IDS: tuple[str, ...] = tuple(_catalog().transceivers)
 DRIVE_IDS: tuple[str, ...] = tuple(_catalog().drives)
+SUPERNODE_IDS: tuple[str, ...] = tuple(_catalog().supernodes)
 PRESET_IDS: tuple[str, ...] = tuple(_catalog().presets)

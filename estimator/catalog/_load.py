@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 from ..models import Architecture, architecture_from_config
-from .entries import Accelerator, Drive, Server, Source, Switch, Transceiver
+from .entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
 
 DATA_DIR = Path(__file__).resolve().parent
 DATA_FILES = (
@@ -27,6 +27,7 @@ DATA_FILES = (
     "switches.toml",
     "transceivers.toml",
     "drives.toml",
+    "supernodes.toml",
     "models.toml",
     "defaults.toml",
 )
@@ -57,6 +58,7 @@ class Catalog:
     switches: dict[str, Switch]
     transceivers: dict[str, Transceiver]
     drives: dict[str, Drive]
+    supernodes: dict[str, Supernode]
     presets: dict[str, Preset]
     defaults: dict[str, float]
     default_sources: dict[str, Source]
@@ -189,6 +191,33 @@ def build_preset(preset_id: str, raw: dict[str, Any]) -> Preset:
     )
 
 
+SCALEUP_MEDIA = ("optics", "copper", "board")
+COOLING = ("liquid", "hybrid", "air")
+
+
+def _check_supernodes(
+    supernodes: dict[str, Any], servers: dict[str, Any], accelerators: dict[str, Any]
+) -> None:
+    """Cross-check supernodes.toml: references, media, and nodes x cards per node = cards."""
+    for nid, sn in supernodes.items():
+        where = f"supernodes.{nid}"
+        if sn.server not in servers:
+            raise CatalogDataError(f"{where}: unknown server {sn.server!r}")
+        if sn.accelerator not in accelerators:
+            raise CatalogDataError(f"{where}: unknown accelerator {sn.accelerator!r}")
+        if sn.scaleup_medium not in SCALEUP_MEDIA or sn.cooling not in COOLING:
+            raise CatalogDataError(
+                f"{where}: scaleup_medium must be one of {SCALEUP_MEDIA}, cooling of {COOLING}"
+            )
+        if sn.nodes * servers[sn.server].cards_per_node != sn.cards:
+            raise CatalogDataError(f"{where}: nodes x the server's cards per node must equal cards")
+    for sid, srv in servers.items():
+        if srv.supernode and srv.supernode not in supernodes:
+            raise CatalogDataError(f"servers.{sid}: unknown supernode {srv.supernode!r}")
+        if srv.supernode and supernodes[srv.supernode].server != sid:
+            raise CatalogDataError(f"servers.{sid}: supernode {srv.supernode!r} is built of another server")
+
+
 def load_catalog() -> Catalog:
     """Parse and cross-check every data file."""
     tables = {
@@ -197,6 +226,7 @@ def load_catalog() -> Catalog:
         "switches": Switch,
         "transceivers": Transceiver,
         "drives": Drive,
+        "supernodes": Supernode,
     }
     built: dict[str, dict[str, Any]] = {
         table: {eid: build_entry(cls, eid, raw, table) for eid, raw in _read(f"{table}.toml").items()}
@@ -217,6 +247,7 @@ def load_catalog() -> Catalog:
     for aid, acc in built["accelerators"].items():
         if acc.default_server not in built["servers"]:
             raise CatalogDataError(f"accelerators.{aid}: unknown default_server {acc.default_server!r}")
+    _check_supernodes(built["supernodes"], built["servers"], built["accelerators"])
     for did, drv in built["drives"].items():
         if drv.kind not in ("nvme", "hdd"):
             raise CatalogDataError(f"drives.{did}: kind must be 'nvme' or 'hdd'")

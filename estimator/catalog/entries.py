@@ -63,6 +63,7 @@ class Server:
     # server without its accelerators (CPUs, DRAM, NICs, chassis); with a non-default accelerator
     # a node costs chassis_price_usd + cards_per_node * accelerator.price_usd
     chassis_price_usd: float = 0.0
+    supernode: str = ""  # id in supernodes.toml of the unit this node is built into ("" = none)
 
 
 @dataclass(frozen=True)
@@ -96,4 +97,46 @@ class Drive:
     write_bytes_per_s: float  # sequential
     power_w: float
     price_usd: float
+    sources: dict[str, Source] = field(default_factory=dict, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Supernode:
+    """A scale-up unit bought whole: its nodes, its scale-up (HCCS/UB/NVLink) plane and its racks.
+
+    The classic 8-card server is the degenerate case: one node, its switches (if any) on the
+    baseboard, nothing outside the node. Counts are per supernode; ports in Gbit/s per direction;
+    power in W (nameplate); prices in USD. Node-side switch chips (`node_switch_chips_per_node`) are
+    inside the server's price and host power; `rack_switches` are separate switch units (CloudMatrix's
+    L2 UB switches, NVL72's NVLink switch trays) priced and powered here.
+    """
+
+    id: str
+    name: str
+    vendor: str
+    accelerator: str  # accelerator id
+    server: str  # node (tray) id
+    scaleup_link: str  # "UB", "NVLink5", "NVLink4", "HCCS"
+    scaleup_medium: str  # "optics" (2 pluggable modules a link), "copper" (cables) or "board" (traces)
+    cooling: str  # "liquid", "hybrid" (liquid cold plates + air) or "air"
+    cards: int  # accelerators per supernode
+    nodes: int  # nodes (servers, compute trays) per supernode
+    cpus: int  # host CPUs per supernode
+    compute_racks: float  # racks holding the nodes; < 1 when several nodes share a rack
+    network_racks: int  # racks holding only scale-up switches (CloudMatrix's 4 bus racks)
+    node_switch_chips_per_node: int  # tier-1 scale-up switch chips inside each node (L1 UB, NVSwitch)
+    rack_switches: int  # scale-up switch units outside the nodes (L2 UB switches, NVLink switch trays)
+    switch_chips_per_rack_switch: int
+    rack_switch_power_w: float
+    rack_switch_price_usd: float
+    scaleup_ports_per_node: int  # scale-up ports leaving each node (0 for a baseboard-only domain)
+    scaleup_port_gbps: float  # per port, per direction
+    cables_per_link: int  # copper: cables (twinax bundles) per port; optics: fibres per port
+    scaleup_cable_price_usd: float  # per cable
+    transceiver_power_w: float  # per scale-up pluggable module (optics only)
+    transceiver_price_usd: float
+    frontend_ports_per_node: int  # separate VPC / storage plane ports per node (0 = none of its own)
+    frontend_port_gbps: float
+    system_power_w: float | None  # published power of one supernode (None: not published)
+    price_usd: float  # one supernode, all in (nodes + scale-up plane), as published or estimated
     sources: dict[str, Source] = field(default_factory=dict, compare=False, repr=False)

@@ -47,6 +47,25 @@ RESULT = {
 }
 
 
+_BRIEF = {"domain_cards": 384, "step_time_s": 1.5, "tp": 2, "ep": 64, "pp": 1}
+VERSUS = {
+    "supernode": _BRIEF,
+    "nodes": {**_BRIEF, "domain_cards": 8, "step_time_s": 2.4, "tp": 8, "ep": 1, "pp": 16},
+    "speedup": 2.4 / 1.5,
+    "capex_ratio": 1.34,
+    "power_ratio": 1.3,
+    "energy_per_token_ratio": 1.3 / 1.6,
+    "pays": True,
+}
+VERSUS_DEAR = {**VERSUS, "capex_ratio": 1.7, "pays": False}
+SUPERNODE = {
+    "unit": {"supernode_id": "cloudmatrix-384", "name": "CloudMatrix 384", "cards": 384, "degenerate": False},
+    "supernodes": 6,
+    "idle_cards": 0,
+    "versus_nodes": VERSUS,
+}
+
+
 def _plan(**changes):
     """Copy of the healthy plan with 's.<path>' / 'r.<path>' set (double underscore for dots)."""
     s, r = copy.deepcopy(SCENARIO), copy.deepcopy(RESULT)
@@ -95,6 +114,17 @@ CASES = {
     ),
     "ep-crosses-node": ({"r_parallelism__ep": 8}, {"r_parallelism__ep": 8, "r_parallelism__tp": 1}),
     "mfu-optimistic": ({"s_efficiency__mfu": 0.7}, {"s_efficiency__mfu": 0.55}),
+    # supernodes: step 1.5 s on the 384-card domain against 2.4 s as 8-card nodes = 1.6x, for a
+    # capex ratio of 1.34 (pays) or 1.7 (does not pay); a 2,000-card plan idles 304 of 6 x 384
+    "supernode-pays": ({"r_scaleup": SUPERNODE}, {"r_scaleup": {**SUPERNODE, "versus_nodes": VERSUS_DEAR}}),
+    "supernode-does-not-pay": (
+        {"r_scaleup": {**SUPERNODE, "versus_nodes": VERSUS_DEAR}},
+        {"r_scaleup": SUPERNODE},
+    ),
+    "supernode-partly-used": (
+        {"r_scaleup": {**SUPERNODE, "idle_cards": 304}},
+        {"r_scaleup": {**SUPERNODE, "idle_cards": 0}},
+    ),
 }
 
 

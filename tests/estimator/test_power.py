@@ -17,7 +17,13 @@ def test_h100_node_budget_matches_reference_example():
     assert d["it_w"] == pytest.approx(6200)
     assert d["facility_w"] == pytest.approx(7440)
     assert d["energy_wh"] == pytest.approx(7440 * 24)
-    assert d["breakdown_w"] == {"accelerators": 5600.0, "hosts": 500.0, "network": 100.0, "storage": 0.0}
+    assert d["breakdown_w"] == {
+        "accelerators": 5600.0,
+        "hosts": 500.0,
+        "network": 100.0,
+        "storage": 0.0,
+        "scaleup": 0.0,
+    }
 
 
 def test_all_four_parts_add_up():
