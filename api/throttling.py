@@ -41,14 +41,17 @@ def client_ip(request) -> str:
         return "0.0.0.0"
 
 
-class _LiveRate:
-    def get_rate(self):
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+class _LiveRate(throttling.SimpleRateThrottle):
+    scope: str | None
 
-    def get_ident(self, request):
+    def get_rate(self) -> str | None:
+        rate = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope or "")
+        return None if rate is None else str(rate)
+
+    def get_ident(self, request) -> str:
         return client_ip(request)
 
-    def allow_request(self, request, view):
+    def allow_request(self, request, view) -> bool:
         """An unreachable cache (Redis restarting) lets requests through and logs it: the work
         budget per request still bounds each one, and the product stays up."""
         try:

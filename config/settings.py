@@ -126,7 +126,7 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 # Plotly's JavaScript comes from the installed plotly package (no CDN, no vendored copy).
-PLOTLY_JS_DIR = Path(__import__("plotly").__file__).resolve().parent / "package_data"
+PLOTLY_JS_DIR = Path(str(__import__("plotly").__file__)).resolve().parent / "package_data"
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", PLOTLY_JS_DIR)]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -235,7 +235,7 @@ else:
 BROKER_DIR = VAR_DIR / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
         "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "300")),
         "socket_connect_timeout": 5,  # an unreachable broker fails fast (the sweep watchdog reports it)
     }

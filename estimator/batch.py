@@ -51,7 +51,7 @@ NUMERIC_FIELDS = (
     "cost.depreciation_years",
     "cost.utilization",
 )
-__all__ = ["evaluate_columns", "SUMMARY_FIELDS", "NUMERIC_FIELDS"]
+__all__ = ["NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
 
 
 def _set(doc: dict, dotted: str, value: Any) -> None:
@@ -113,7 +113,7 @@ def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
     raw = np.asarray(tokens, dtype=float) * st.raw_bytes_per_token
     bpt = tokenized_bytes_per_token(r.arch.vocab_size)
 
-    def counts_for(cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
+    def counts_for(_cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
         net = s.network
         fab = fabric_counts(
             nodes * r.nics_per_node,
@@ -200,7 +200,7 @@ def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
             "cost.cloud_reserved_price_per_card_hour", base.cloud_reserved_usd_per_card_hour, True
         ),
         depreciation_years=swept("cost.depreciation_years", base.depreciation_years, False),
-        utilisation=swept("cost.utilization", base.utilisation, False),
+        utilization=swept("cost.utilization", base.utilization, False),
     )
 
 
@@ -234,7 +234,7 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
     out = {f: np.full(n, np.nan) for f in SUMMARY_FIELDS}
     ok = np.zeros(n, dtype=bool)
     errors = np.full(n, None, dtype=object)
-    key, fields, uniques = _group_key_codes(columns, n)
+    key, fields, _uniques = _group_key_codes(columns, n)
     order = np.argsort(key, kind="stable")
     bounds = np.flatnonzero(np.diff(key[order])) + 1
     for rows in np.split(order, bounds):

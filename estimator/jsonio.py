@@ -31,19 +31,23 @@ def _float(text: str) -> float:
     return value
 
 
-class _Duplicate(dict):
+class _Duplicate(dict[str, Any]):
     """An object that had a key twice (`key` names it); found by `check_tree` with its path."""
 
     key: str = ""
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict:
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) == len(pairs):
         return out
     seen: set[str] = set()
     dup = _Duplicate(out)
-    dup.key = next(k for k, _ in pairs if k in seen or seen.add(k))
+    for key, _value in pairs:
+        if key in seen:
+            dup.key = key
+            break
+        seen.add(key)
     return dup
 
 
@@ -108,10 +112,8 @@ def check_tree(data: Any, max_depth: int = limits.MAX_JSON_DEPTH, root: str = ""
 
 def to_jsonable(value: Any) -> Any:
     """numpy scalars/arrays and non-finite floats -> plain JSON values (inf/nan become None)."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
+    import numpy as np  # numpy is a core requirement (requirements.txt)
+
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -1,9 +1,10 @@
-"""The scenario contract v1 (design.md section 2): typed, frozen input models with defaults.
+"""The scenario contract v1 (docs/architecture.md#scenario-contract): typed, frozen input models with defaults.
 
-`parse_scenario(data)` validates a JSON-like dict and returns a `Scenario`; every rejection is a
+`validate_shape(data)` validates a JSON-like dict and returns a `Scenario`; every rejection is a
 `ScenarioError` whose entries name the dotted field path and say what is wrong in one sentence.
 Cross-field checks that need the catalog (unknown preset, TP not dividing heads...) live in
-`estimator.resolve`, which `parse_scenario` runs too, so one call rejects everything rejectable.
+`estimator.resolve`; `estimator.resolve.parse_scenario` runs both, so one call rejects everything
+rejectable. This module imports nothing else of the core but `errors` (no cycle with resolve).
 
 Units: tokens are counts, seconds are seconds, bandwidths Gb/s where the name says `gbps`,
 prices are in `cost.currency` (USD default) per the unit in the name.
@@ -12,8 +13,10 @@ prices are in `cost.currency` (USD default) per the unit in the name.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -23,13 +26,14 @@ from pydantic import (
     create_model,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from . import limits
 from .errors import FieldError, ScenarioError
 from .jsonio import check_tree
 from .models import _ALIASES as CONFIG_ALIASES
 
-SCENARIO_VERSION = 1
+SCENARIO_VERSION: Final = 1
 
 
 def _number(value: Any) -> Any:
@@ -258,6 +262,31 @@ class Parallelism(_Section):
     def fixed(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
 
+    @property
+    def replica_cards(self) -> int:
+        """Cards one model replica of the fixed layout spans: tp·pp·cp (an unset degree counts 1)."""
+        return (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
+
+    @property
+    def layout_cards(self) -> int:
+        """Product of the fixed degrees tp·pp·cp·dp (an unset degree counts 1); a card count."""
+        return self.replica_cards * (self.dp or 1)
+
+    @property
+    def dp_fixed(self) -> bool:
+        """Whether tp, pp and dp are all fixed, so the layout must use exactly `layout_cards` cards."""
+        return self.tp is not None and self.pp is not None and self.dp is not None
+
+    def fits_cards(self, cards: ArrayLike) -> NDArray[np.bool_]:
+        """The contract's one rule for a fixed layout on `cards` cards (vectorized over `cards`):
+        with tp, pp and dp all fixed, tp·pp·cp·dp must equal the cards; otherwise the product of the
+        fixed degrees must divide them (each of the cards / product replicas is a DP rank)."""
+        c = np.asarray(cards, dtype=np.int64)
+        prod = self.layout_cards
+        if self.dp_fixed:
+            return np.asarray(c == prod)
+        return np.asarray((c >= prod) & (c % prod == 0))
+
 
 class Network(_Section):
     switch: str | None = Field(None, max_length=60, description="Catalog switch id; default by port speed")
@@ -332,7 +361,7 @@ class Scenario(_Section):
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
 
     def normalized(self) -> dict[str, Any]:
-        """The scenario with every default filled, as plain JSON; parse_scenario(normalized) is a fixpoint."""
+        """The scenario with every default filled, as plain JSON; resolve.parse_scenario(normalized) is a fixpoint."""
         data = self.model_dump(mode="json")
         data["model"] = {k: v for k, v in data["model"].items() if v is not None}
         if data.get("serving") is None:
@@ -345,8 +374,8 @@ def _path(loc: tuple[Any, ...]) -> str:
     return ".".join(parts)
 
 
-def _message(err: dict[str, Any]) -> str:
-    msg = err.get("msg", "is invalid")
+def _message(err: ErrorDetails) -> str:
+    msg = str(err.get("msg", "is invalid"))
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix) :]
@@ -366,7 +395,8 @@ def validate_shape(data: Any) -> Scenario:
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        errors, seen = [], set()
+        errors: list[FieldError] = []
+        seen: set[str] = set()
         for err in exc.errors():
             loc = err["loc"]
             if "str" in loc and isinstance(err.get("input"), dict):
@@ -382,48 +412,9 @@ def validate_shape(data: Any) -> Scenario:
     return scenario
 
 
-def parse_scenario(data: Any) -> Scenario:
-    """Validate a scenario dict completely (shape, ranges, catalog ids, cross-field rules)."""
-    scenario = validate_shape(data)
-    from .resolve import resolve  # local import: resolve needs the catalog, shape checks do not
-
-    resolve(scenario)  # runs check_work_budget too
-    return scenario
-
-
-def check_work_budget(resolved: Any) -> None:
-    """The caps that need the catalog (called by estimator.resolve.resolve): the layouts the search
-    would enumerate at the given card count (limits.MAX_LAYOUT_CANDIDATES)."""
-    cards = resolved.scenario.cluster.cards
-    if cards is None:
-        return  # a deadline: the cluster sizes tried are bounded by the search's wall-clock budget
-    count = layout_candidates(resolved, cards)
-    if count > limits.MAX_LAYOUT_CANDIDATES:
-        raise ScenarioError(
-            f"{cards:,} cards give {count:,} parallel layouts to search; the limit is "
-            f"{limits.MAX_LAYOUT_CANDIDATES:,}: fix some of parallelism.tp, pp, cp or ep, or choose a "
-            "card count with fewer divisors",
-            "cluster.cards",
-        )
-
-
-def layout_candidates(resolved: Any, cards: int) -> int:
-    """How many layouts the search would enumerate for `resolved` at `cards`: the product of the
-    per-axis value counts of estimator.layout_enum for the planner's own layout problem (the rules
-    live there; this only counts). The fabric does not change the count: a neutral one is used."""
-    from types import SimpleNamespace
-
-    from .layout_enum import axis_values
-    from .plan import layout_problem
-
-    fabric = SimpleNamespace(cross_leaf_bandwidth_factor=1.0, nodes_per_leaf_group=math.inf)
-    problem = layout_problem(resolved, cards, fabric)
-    return math.prod(len(values) for values in axis_values(problem).values())
-
-
 def scenario_json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of the v1 scenario input."""
-    schema = _standard_bounds(Scenario.model_json_schema())
+    schema: dict[str, Any] = _standard_bounds(Scenario.model_json_schema())
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "ClusterPlan scenario v1"
     schema["description"] = (

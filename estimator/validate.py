@@ -81,7 +81,7 @@ def model_param_rows() -> list[dict[str, Any]]:
 
 def source_article_rows() -> list[dict[str, Any]]:
     """The seed article's section 6 example as corrected by its errata: 70B dense, 5e11 tokens,
-    320 TFLOP/s per card at 50% utilisation, 30 days -> 2.1e23 FLOP, ~41.6 card-years, ~507 cards."""
+    320 TFLOP/s per card at 50% utilization, 30 days -> 2.1e23 FLOP, ~41.6 card-years, ~507 cards."""
     from .compute import training_flop, training_time_s
 
     flop = training_flop(6 * 70e9, 5e11)

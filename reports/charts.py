@@ -305,16 +305,16 @@ def storage(result: dict) -> go.Figure | None:
         (_("One checkpoint"), _n(st.get("checkpoint_bytes"))),
         (_("Dataset"), _n(st.get("dataset_bytes"))),
     ]
-    bars = [(label, v) for label, v in bars if v]
-    if not bars:
+    shown = [(label, v) for label, v in bars if v]
+    if not shown:
         return None
     fig = go.Figure()
     fig.add_bar(
-        x=[label for label, _v in bars],
-        y=[v / TB for _l, v in bars],
-        text=[f.bytes_(v) for _l, v in bars],
+        x=[label for label, _v in shown],
+        y=[v / TB for _l, v in shown],
+        text=[f.bytes_(v) for _l, v in shown],
         textposition="outside",
-        marker_color=[COLORS[i] for i in range(len(bars))],
+        marker_color=[COLORS[i] for i in range(len(shown))],
         showlegend=False,
         hovertemplate="%{x}: %{y:.3g} TB<extra></extra>",
     )

@@ -57,7 +57,7 @@ def _sig(value: float, digits: int = 3) -> str:
     """`value` to about `digits` significant figures, without trailing zeros."""
     if value == 0:
         return "0"
-    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(value)))))
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     text = number(value, decimals)
     if decimals and "." in text:
         text = text.rstrip("0").rstrip(".")
@@ -255,7 +255,7 @@ def by_kind(value, kind: str, currency: str = "USD") -> str:
 
 
 def for_key(path: str, value, currency: str = "USD") -> str:
-    """Format a result field by its name's unit suffix (design.md: the unit is in the name)."""
+    """Format a result field by its name's unit suffix (docs/architecture.md#scenario-contract: the unit is in the name)."""
     if not _ok(value):
         return auto(value)
     key = path.rsplit(".", 1)[-1]

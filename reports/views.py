@@ -47,7 +47,7 @@ def _throttled(request):
     """The API's anonymous/per-user rate limits also guard the pages that run the estimator; a
     429 page when the budget is spent, else None."""
     for throttle in (AnonRateThrottle(), UserRateThrottle()):
-        if not throttle.allow_request(request, None):
+        if not throttle.allow_request(request, None):  # type: ignore[arg-type]  # no view: a page, not an API view
             wait = throttle.wait()
             response = render(request, "reports/throttled.html", {"wait": int(wait or 0) + 1}, status=429)
             response["Retry-After"] = str(int(wait or 0) + 1)

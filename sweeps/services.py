@@ -12,10 +12,12 @@ import logging
 import math
 import time
 import uuid
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
 import numpy as np
+from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -24,18 +26,21 @@ from django.utils import timezone
 
 import estimator
 from estimator import limits
-from estimator import sweep as core
+from estimator import sweep as estimator_sweep
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
 
 from .digests import chunk_digest, merge_digests, pack
 from .models import ChunkLease, Sweep, SweepChunk
 
+RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in SweepsConfig.ready)
+
 log = logging.getLogger(__name__)
 
 
-def setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
+def setting(name: str) -> Any:
+    """A SWEEP_* setting; config/settings.py holds the one default of each (no second copy here)."""
+    return getattr(settings, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -48,14 +53,14 @@ def create_sweep(data: Any, owner=None, client_ip: str | None = None) -> Sweep:
     Raises ScenarioError (field paths `name`, `base.*`, `axes`, `axes.<field>`) for a bad request
     and for the limits: scenarios per sweep and active sweeps per user (or per anonymous client).
     """
-    max_scenarios = min(int(setting("SWEEP_MAX_SCENARIOS", core.MAX_SCENARIOS)), limits.MAX_SWEEP_ROWS)
+    max_scenarios = min(int(setting("SWEEP_MAX_SCENARIOS")), limits.MAX_SWEEP_ROWS)
     if owner is None:
-        max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS", 200_000)))
+        max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS")))
     _check_active(owner, client_ip)  # before any validation work: a refused request costs little
     precheck(data)
-    name, base, axes = core.validate_sweep(data, max_scenarios=max_scenarios)
-    total = core.scenario_count(axes)
-    chunk_size = int(setting("SWEEP_CHUNK_SIZE", 25_000))
+    name, base, axes = estimator_sweep.validate_sweep(data, max_scenarios=max_scenarios)
+    total = estimator_sweep.scenario_count(axes)
+    chunk_size = int(setting("SWEEP_CHUNK_SIZE"))
     with transaction.atomic():
         _check_active(owner, client_ip)
         sweep = Sweep.objects.create(
@@ -80,11 +85,11 @@ def _check_active(owner, client_ip: str | None) -> None:
     """The active-sweep cap: per user, or per client address without an account."""
     active = Sweep.objects.filter(status__in=Sweep.ACTIVE)
     if owner is not None:
-        active, limit = active.filter(owner=owner), int(setting("SWEEP_MAX_ACTIVE_PER_USER", 3))
+        active, limit = active.filter(owner=owner), int(setting("SWEEP_MAX_ACTIVE_PER_USER"))
     else:
         active, limit = (
             active.filter(owner=None, client_ip=client_ip),
-            int(setting("SWEEP_MAX_ACTIVE_ANON", 1)),
+            int(setting("SWEEP_MAX_ACTIVE_ANON")),
         )
     if active.count() >= limit:
         raise ScenarioError(
@@ -126,9 +131,10 @@ def precheck(data: Any) -> None:
 def _range_problem(spec: dict) -> str | None:
     """Why a {start, stop, step} range cannot be swept, or None (malformed ones: the core says)."""
     values = [spec.get(k) for k in ("start", "stop", "step")]
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+    numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    if len(numbers) != 3:
         return None
-    start, stop, step = (float(v) for v in values)
+    start, stop, step = numbers
     if not all(math.isfinite(v) for v in (start, stop, step)) or step <= 0 or stop < start:
         return None
     span = (stop - start) / step
@@ -162,7 +168,7 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
     A broker that cannot be reached is recorded in `error` (the watchdog fails the sweep if it
     stays unreachable); it never raises into the request that created the sweep.
     """
-    from .tasks import run_chunk
+    run_chunk = current_app.tasks[RUN_CHUNK_TASK]  # by name: tasks.py imports this module
 
     sweep = Sweep.objects.filter(pk=sweep_id).values("status", "chunks_total").first()
     if sweep is None or sweep["status"] not in Sweep.ACTIVE:
@@ -198,9 +204,9 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
 # Running a chunk (called by the Celery task)
 
 
-def axes_of(sweep: Sweep | dict) -> list[core.Axis]:
+def axes_of(sweep: Sweep | Mapping[str, Any]) -> list[estimator_sweep.Axis]:
     raw = sweep.axes if isinstance(sweep, Sweep) else sweep["axes"]
-    return [core.Axis(a["field"], tuple(a["values"])) for a in raw]
+    return [estimator_sweep.Axis(a["field"], tuple(a["values"])) for a in raw]
 
 
 def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
@@ -235,7 +241,7 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
         ChunkLease.objects.filter(sweep_id=sweep_id, index=index, holder=holder).delete()
 
 
-def _compute_and_store(sweep_id: int, index: int, sweep: dict, holder: str, worker: str) -> str:
+def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], holder: str, worker: str) -> str:
     now = timezone.now()
     Sweep.objects.filter(pk=sweep_id, status=Sweep.Status.QUEUED).update(
         status=Sweep.Status.RUNNING, started_at=now, progress_at=now
@@ -243,7 +249,7 @@ def _compute_and_store(sweep_id: int, index: int, sweep: dict, holder: str, work
     start = index * sweep["chunk_size"]
     stop = min(start + sweep["chunk_size"], sweep["total"])
     axes = axes_of(sweep)
-    sub = max(1, int(setting("SWEEP_SUB_BATCH", 2_000)))
+    sub = max(1, int(setting("SWEEP_SUB_BATCH")))
     t0 = time.perf_counter()
     try:
         from estimator.batch import evaluate_columns
@@ -255,7 +261,7 @@ def _compute_and_store(sweep_id: int, index: int, sweep: dict, holder: str, work
                 log.info("sweep %s chunk %s: stopped after %s scenarios", sweep_id, index, lo - start)
                 return "stopped"
             hi = min(lo + sub, stop)
-            columns = core.decode(axes, lo, hi)
+            columns = estimator_sweep.decode(axes, lo, hi)
             part = {k: np.asarray(v) for k, v in evaluate_columns(sweep["base"], columns).items()}
             for key, value in part.items():
                 if value.shape != (hi - lo,):
@@ -284,7 +290,7 @@ def _compute_and_store(sweep_id: int, index: int, sweep: dict, holder: str, work
 
 
 def lease_seconds() -> float:
-    return float(setting("SWEEP_LEASE_S", 30))
+    return float(setting("SWEEP_LEASE_S"))
 
 
 def acquire_lease(sweep_id: int, index: int, holder: str) -> bool:
@@ -408,8 +414,8 @@ def watchdog(sweep: Sweep) -> str:
     if heartbeat is not None and heartbeat > last:
         last = heartbeat  # a chunk is being computed right now: that is progress
     idle = (now - last).total_seconds()
-    stall_s = float(setting("SWEEP_STALL_S", 60))
-    fail_s = float(setting("SWEEP_FAIL_AFTER_S", 600))
+    stall_s = float(setting("SWEEP_STALL_S"))
+    fail_s = float(setting("SWEEP_FAIL_AFTER_S"))
     busy_elsewhere = (
         Sweep.objects.filter(status__in=Sweep.ACTIVE, progress_at__gte=now - timedelta(seconds=stall_s))
         .exclude(pk=sweep.pk)

@@ -11,7 +11,7 @@ from . import services
 
 
 @shared_task(
-    name="sweeps.run_chunk",
+    name=services.RUN_CHUNK_TASK,
     acks_late=True,
     reject_on_worker_lost=True,
     ignore_result=True,

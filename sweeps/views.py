@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -13,6 +14,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -139,7 +141,11 @@ RESULT_PARAMS = [
 
 
 class _ResultsMixin:
-    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, CSVRenderer]
+    renderer_classes: Sequence[type[BaseRenderer]] = [
+        renderers.JSONRenderer,
+        renderers.BrowsableAPIRenderer,
+        CSVRenderer,
+    ]
 
     def results(self, request, sweep: Sweep):
         page_raw = request.query_params.get("page")

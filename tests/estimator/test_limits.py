@@ -8,8 +8,8 @@ import pytest
 from estimator import limits
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
-from estimator.plan import estimate
-from estimator.scenario import parse_scenario, scenario_json_schema, validate_shape
+from estimator.scenario import scenario_json_schema, validate_shape
+from estimator.work_budget import check_work_budget
 
 BASE = {
     "model": {"preset": "llama-3.1-8b"},
@@ -34,7 +34,7 @@ def fields_of(exc: pytest.ExceptionInfo) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "model, field",
+    ("model", "field"),
     [
         ({"num_hidden_layers": limits.MAX_LAYERS + 1}, "model.num_hidden_layers"),
         ({"n_layer": limits.MAX_LAYERS + 1}, "model.n_layer"),  # a config.json alias: same cap
@@ -56,7 +56,7 @@ def test_caps_allow_the_largest_published_models():
 
 
 @pytest.mark.parametrize(
-    "parts, field",
+    ("parts", "field"),
     [
         ({"cluster": {"cards": limits.MAX_CARDS + 1}}, "cluster.cards"),
         ({"parallelism": {"dp": limits.MAX_CARDS + 1}}, "parallelism.dp"),
@@ -96,11 +96,14 @@ def test_too_many_layout_candidates_are_refused_before_the_search():
         "network": {"switch_ports": 4096},
     }
     with pytest.raises(ScenarioError) as exc:
-        parse_scenario(worst)
+        check_work_budget(worst)
     assert fields_of(exc) == ["cluster.cards"]
     assert "14,370,048" in exc.value.errors[0].message
-    with pytest.raises(ScenarioError):
-        estimate(worst)  # the planner refuses it too, before searching
+
+
+def test_a_fixed_layout_shrinks_the_search_under_the_cap():
+    doc = with_(cluster={"cards": 720_720}, network={"switch_ports": 4096})
+    assert check_work_budget(doc).scenario.cluster.cards == 720_720  # an 8B model: few layouts
 
 
 def test_unknown_model_keys_are_refused_but_config_aliases_are_read():
@@ -114,7 +117,7 @@ def test_unknown_model_keys_are_refused_but_config_aliases_are_read():
 
 
 @pytest.mark.parametrize(
-    "parts, field",
+    ("parts", "field"),
     [
         ({"name": "plan\x00"}, "name"),
         ({"name": "plan \ud800"}, "name"),

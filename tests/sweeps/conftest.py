@@ -87,8 +87,8 @@ REDIS_START = [
 def start_redis(timeout: float = 15) -> None:
     if redis_up():
         return
-    os.makedirs("/var/lib/redis", exist_ok=True)
-    os.makedirs("/var/log/redis", exist_ok=True)
+    Path("/var/lib/redis").mkdir(parents=True, exist_ok=True)
+    Path("/var/log/redis").mkdir(parents=True, exist_ok=True)
     subprocess.run(REDIS_START, check=False)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -175,7 +175,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
 
     def start(self, wait_ready: bool = True, timeout: float = 30) -> Worker:
-        self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.log = Path(self.log_path).open("ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [
                 sys.executable,

@@ -164,7 +164,7 @@ def test_unknown_model_keys_are_refused_not_stored(api_client, scenario):
 
 
 @pytest.mark.parametrize(
-    "path, text",
+    ("path", "text"),
     [
         ("name", "a\x00b"),
         ("name", "\ud800"),
@@ -221,7 +221,7 @@ def test_the_report_page_never_fails_on_a_stored_estimate(client, make_estimate)
 
 
 @pytest.mark.parametrize(
-    "axis, message",
+    ("axis", "message"),
     [
         ({"start": 0.0, "stop": 1.7e308, "step": 5e-324}, "more than"),  # OverflowError before
         ({"start": -1.7e308, "stop": 1.7e308, "step": 1.0}, "more than"),
@@ -252,7 +252,7 @@ def test_the_active_sweep_cap_is_checked_before_validation(api_client, scenario,
     ok = api_client.post("/api/v1/sweeps", {"base": scenario, "axes": {"cluster.cards": [64]}}, format="json")
     assert ok.status_code == 202
     calls = []
-    monkeypatch.setattr(services.core, "validate_sweep", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr(services.estimator_sweep, "validate_sweep", lambda *a, **k: calls.append(1))
     r = api_client.post("/api/v1/sweeps", {"base": scenario, "axes": {"cluster.cards": [128]}}, format="json")
     assert r.status_code == 400 and "running" in r.json()["errors"][0]["message"]
     assert calls == []  # refused without spending validation work
