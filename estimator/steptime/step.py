@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.memory import grad_bytes, stage_layers
-from estimator.models import mlp_matrices
+from estimator.models import mlp_matrices, stage_param_counts
 from estimator.steptime import attention as att
 from estimator.steptime.candidates import Candidates
 from estimator.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
@@ -277,18 +277,11 @@ def _head_terms(problem, c: Candidates, r: _Rates) -> dict:
 def _stage_params(problem, c: Candidates, st):
     """(dense, expert) parameters held by the busiest-in-parameters pipeline device after TP/EP."""
     counts = problem.counts
-    head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
-    dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
-    nonrouted = counts.attention_per_layer + counts.moe_shared_per_layer
     single = st.single.astype(float)
     untied = 1.0 if counts.lm_head > 0 else 0.0
 
     def params(n_layers, n_dense, emb, head):
-        n_moe = n_layers - n_dense
-        dense = (
-            n_dense * dense_layer + n_moe * nonrouted + emb * counts.embedding + head * head_params
-        ) / c.tp
-        return dense, n_moe * counts.moe_routed_per_layer / (c.ep * c.tp)
+        return stage_param_counts(counts, n_layers, n_dense, emb, head, c.tp, c.ep)
 
     cand = [
         params(st.first, st.dense_first, 1.0, single * untied),
