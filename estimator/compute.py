@@ -13,10 +13,9 @@ Sources:
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
+from .arrays import FloatArray, IntArray
 
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0

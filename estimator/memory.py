@@ -45,7 +45,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
+from estimator.arrays import FloatArray, Num, arr
 from estimator.errors import ScenarioError
 from estimator.models import Architecture, ParamCounts, is_gated_mlp, stage_param_counts
 
@@ -82,7 +84,7 @@ class MemoryBreakdown:
     other: np.ndarray
     total: np.ndarray
 
-    def at(self, i) -> dict[str, float]:
+    def at(self, i: int | tuple[()]) -> dict[str, float]:
         """Plain-float dict of candidate i (or of a 0-d result when i is ())."""
         return {
             k: float(np.asarray(getattr(self, k))[i])
@@ -100,7 +102,7 @@ def grad_bytes(grad_dtype: str) -> float:
         ) from None
 
 
-def recompute_code(value) -> np.ndarray:
+def recompute_code(value: npt.ArrayLike) -> npt.NDArray[np.int64]:
     """Map "none"/"selective"/"full" (or codes 0/1/2, or arrays of either) to integer codes."""
     if isinstance(value, str):
         if value not in RECOMPUTE_CODES:
@@ -108,19 +110,19 @@ def recompute_code(value) -> np.ndarray:
                 f"recompute must be one of {list(RECOMPUTE_CODES)}, not {value!r}",
                 field="parallelism.recompute",
             )
-        return np.asarray(RECOMPUTE_CODES[value])
-    return np.asarray(value)
+        return np.asarray(RECOMPUTE_CODES[value], dtype=np.int64)
+    return np.asarray(value, dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- model state
 def model_state_bytes(
-    params,
-    dp,
-    zero_stage,
-    grad_dtype=DEFAULT_GRAD_DTYPE,
-    distributed_optimizer=False,
-    optimizer_bytes=OPTIMIZER_BYTES,
-):
+    params: npt.ArrayLike,
+    dp: npt.ArrayLike,
+    zero_stage: npt.ArrayLike,
+    grad_dtype: str = DEFAULT_GRAD_DTYPE,
+    distributed_optimizer: npt.ArrayLike = False,
+    optimizer_bytes: float = OPTIMIZER_BYTES,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(weights, gradients, optimizer) bytes per card for `params` parameters held by the card.
 
     params: parameters on this card after TP/PP/EP splitting; dp: data-parallel group size over
@@ -202,14 +204,14 @@ def layer_coefficients(arch: Architecture, fp8: bool = False) -> tuple[LayerCoef
 
 def layer_activation_bytes(
     coeffs: LayerCoefficients,
-    seq_len,
-    micro_batch_size,
-    tp=1,
-    cp=1,
-    sequence_parallel=False,
-    recompute=0,
-    flash_attention=True,
-):
+    seq_len: npt.ArrayLike,
+    micro_batch_size: npt.ArrayLike,
+    tp: npt.ArrayLike = 1,
+    cp: npt.ArrayLike = 1,
+    sequence_parallel: npt.ArrayLike = False,
+    recompute: npt.ArrayLike = 0,
+    flash_attention: bool = True,
+) -> FloatArray:
     """Stored activation bytes of one layer for one micro-batch on one card (Korthikanti 2022).
 
     seq_len: tokens per sequence (s); micro_batch_size: sequences (b); tp: tensor-parallel size t;
@@ -229,19 +231,19 @@ def layer_activation_bytes(
     scores = np.where(keep_scores, coeffs.score_per_key * np.asarray(seq_len, dtype=float), 0.0)
     stored = tokens * (coeffs.replicated / rep_div + (coeffs.split + scores) / tp)
     full = tokens * coeffs.input_bytes / rep_div
-    return np.where(rc == 2, full, stored)
+    return arr(np.where(rc == 2, full, stored))
 
 
 def korthikanti_layer_bytes(
-    seq_len,
-    micro_batch_size,
-    hidden,
-    heads,
-    tp=1,
-    sequence_parallel=False,
-    recompute="none",
-    flash_attention=False,
-):
+    seq_len: npt.ArrayLike,
+    micro_batch_size: npt.ArrayLike,
+    hidden: int,
+    heads: int,
+    tp: npt.ArrayLike = 1,
+    sequence_parallel: npt.ArrayLike = False,
+    recompute: npt.ArrayLike = "none",
+    flash_attention: bool = False,
+) -> FloatArray:
     """Activation bytes per GPT layer exactly as in Korthikanti et al. 2022, table 2."""
     return layer_activation_bytes(
         gpt_layer_coefficients(hidden, heads),
@@ -277,7 +279,9 @@ class StageLayers:
     single: np.ndarray  # pp == 1: the first device is also the last
 
 
-def stage_layers(num_layers: int, n_dense: int, pp, virtual_stages=1) -> StageLayers:
+def stage_layers(
+    num_layers: int, n_dense: int, pp: npt.ArrayLike, virtual_stages: npt.ArrayLike = 1
+) -> StageLayers:
     pp = np.asarray(pp, dtype=np.int64)
     v = np.asarray(virtual_stages, dtype=np.int64)
     chunks = pp * v
@@ -297,21 +301,21 @@ def stage_layers(num_layers: int, n_dense: int, pp, virtual_stages=1) -> StageLa
 def per_card_memory(
     arch: Architecture,
     counts: ParamCounts,
-    seq_len,
-    tp,
-    pp,
-    dp,
-    ep=1,
-    cp=1,
-    zero_stage=0,
-    micro_batch_size=1,
-    recompute=0,
-    sequence_parallel=False,
-    virtual_stages=1,
-    distributed_optimizer=False,
-    micro_batches=None,
-    grad_dtype=DEFAULT_GRAD_DTYPE,
-    flash_attention=True,
+    seq_len: npt.ArrayLike,
+    tp: npt.ArrayLike,
+    pp: npt.ArrayLike,
+    dp: npt.ArrayLike,
+    ep: npt.ArrayLike = 1,
+    cp: npt.ArrayLike = 1,
+    zero_stage: npt.ArrayLike = 0,
+    micro_batch_size: npt.ArrayLike = 1,
+    recompute: npt.ArrayLike = 0,
+    sequence_parallel: npt.ArrayLike = False,
+    virtual_stages: npt.ArrayLike = 1,
+    distributed_optimizer: npt.ArrayLike = False,
+    micro_batches: npt.ArrayLike | None = None,
+    grad_dtype: str = DEFAULT_GRAD_DTYPE,
+    flash_attention: bool = True,
     buffers: Buffers | None = None,
     fp8: bool = False,
 ) -> MemoryBreakdown:
@@ -342,7 +346,7 @@ def per_card_memory(
     mid_params = stage_param_counts(counts, st.full, st.dense_mid, 0.0, 0.0, tp_f, ep_f)
     last_params = stage_param_counts(counts, st.last, st.dense_last, 0.0, 1.0, tp_f, ep_f)
 
-    def states(p):
+    def states(p: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray, FloatArray]:
         dense, expert = p
         w1, g1, o1 = model_state_bytes(dense, dp_f, zero_stage, grad_dtype, distributed_optimizer)
         w2, g2, o2 = model_state_bytes(expert, dp_f / ep_f, zero_stage, grad_dtype, distributed_optimizer)
@@ -373,9 +377,15 @@ def per_card_memory(
     )
     logits = tokens * arch.vocab_size * LOGITS_BYTES / tp_f
 
-    def stage_act(n_layers, n_dense, inflight, factor, head):
+    def stage_act(
+        n_layers: Num,
+        n_dense: Num,
+        inflight: Num,
+        factor: Num,
+        head: Num,
+    ) -> FloatArray:
         per_mb = n_dense * a_dense + (n_layers - n_dense) * a_moe
-        return per_mb * inflight * factor + transient + head * logits
+        return arr(per_mb * inflight * factor + transient + head * logits)
 
     first_act = stage_act(st.first, st.dense_first, inflight_first, interleave, np.where(single, 1.0, 0.0))
     mid_act = stage_act(st.full, st.dense_mid, inflight_mid, interleave, 0.0)
@@ -387,7 +397,7 @@ def per_card_memory(
     prefetch = np.where(stage_eff >= 3, 2.0 * max_layer * WEIGHT_BYTES, 0.0)
     fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch
 
-    def assemble(params, act):
+    def assemble(params: tuple[FloatArray, FloatArray], act: FloatArray) -> tuple[FloatArray, ...]:
         w, g, o = states(params)
         rest = w + g + o + act + fixed
         other = fixed + buffers.fragmentation_fraction * rest

@@ -56,17 +56,17 @@ class StackProfile:
     source: str
     as_of: str
     attention_kernel: str
-    overlap_grad_reduce: bool
-    overlap_param_gather: bool
-    tp_comm_overlap: bool
-    ep_comm_overlap: bool
-    dualpipe: bool
-    cuda_graphs: bool
-    moe_dispatch_dedup: bool
-    moe_max_nodes: int | None
-    moe_host_sync: bool
-    selective_recompute: str
-    fp8_recipe: str
+    overlap_grad_reduce: bool = True
+    overlap_param_gather: bool = True
+    tp_comm_overlap: bool = False
+    ep_comm_overlap: bool = False
+    dualpipe: bool = False
+    cuda_graphs: bool = False
+    moe_dispatch_dedup: bool = False
+    moe_max_nodes: int | None = None
+    moe_host_sync: bool = True
+    selective_recompute: str = "attention"
+    fp8_recipe: str = "delayed"
 
     @property
     def flash_attention(self) -> bool:
@@ -93,19 +93,6 @@ MECHANISMS = (
     "fp8_recipe",
 )
 
-_BASE = {
-    "overlap_grad_reduce": True,
-    "overlap_param_gather": True,
-    "tp_comm_overlap": False,
-    "ep_comm_overlap": False,
-    "dualpipe": False,
-    "cuda_graphs": False,
-    "moe_dispatch_dedup": False,
-    "moe_max_nodes": None,
-    "moe_host_sync": True,
-    "selective_recompute": "attention",
-    "fp8_recipe": "delayed",
-}
 
 STACKS: dict[str, StackProfile] = {
     p.id: p
@@ -116,7 +103,7 @@ STACKS: dict[str, StackProfile] = {
             source="Megatron-Core MoE README and Megatron-Bridge performance recipes (docs/sources.md#megatron-core)",
             as_of="2025-10",
             attention_kernel="fa3",
-            **{**_BASE, "tp_comm_overlap": True},
+            tp_comm_overlap=True,
         ),
         StackProfile(
             id="megatron-core-2024",
@@ -124,7 +111,7 @@ STACKS: dict[str, StackProfile] = {
             source="NVIDIA/NeMo performance docs (NeMo 24.03-24.09) and TE 1.x attention backends (docs/sources.md#nemo-long-context)",
             as_of="2024-09",
             attention_kernel="fa2",
-            **{**_BASE, "tp_comm_overlap": True},
+            tp_comm_overlap=True,
         ),
         StackProfile(
             id="megatron-lm-2021",
@@ -132,7 +119,8 @@ STACKS: dict[str, StackProfile] = {
             source="Narayanan et al. 2021 (docs/sources.md#narayanan-2021)",
             as_of="2021-04",
             attention_kernel="unfused",
-            **{**_BASE, "overlap_grad_reduce": False, "overlap_param_gather": False},
+            overlap_grad_reduce=False,
+            overlap_param_gather=False,
         ),
         StackProfile(
             id="megatron-deepspeed",
@@ -140,7 +128,7 @@ STACKS: dict[str, StackProfile] = {
             source="microsoft/Megatron-DeepSpeed README (docs/sources.md#megatron-deepspeed)",
             as_of="2024-06",
             attention_kernel="fa2",
-            **{**_BASE, "overlap_param_gather": False},
+            overlap_param_gather=False,
         ),
         StackProfile(
             id="pytorch-fsdp2",
@@ -148,7 +136,8 @@ STACKS: dict[str, StackProfile] = {
             source="pytorch/torchtitan and torchao float8 README (docs/sources.md#torchao-float8)",
             as_of="2025-06",
             attention_kernel="fa2",
-            **{**_BASE, "fp8_recipe": "tensorwise", "selective_recompute": "matmul-half"},
+            fp8_recipe="tensorwise",
+            selective_recompute="matmul-half",
         ),
         StackProfile(
             id="mindspeed-2025",
@@ -156,7 +145,7 @@ STACKS: dict[str, StackProfile] = {
             source="Ascend/MindSpeed-LLM README and features (docs/sources.md#mindspeed)",
             as_of="2025-09",
             attention_kernel="ascend-fa",
-            **{**_BASE, "tp_comm_overlap": True},
+            tp_comm_overlap=True,
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -164,15 +153,12 @@ STACKS: dict[str, StackProfile] = {
             source="DeepSeek-V3 technical report, arXiv 2412.19437, sections 3.2-3.3 (docs/sources.md#deepseek-v3)",
             as_of="2024-12",
             attention_kernel="fa3",
-            **{
-                **_BASE,
-                "ep_comm_overlap": True,
-                "dualpipe": True,
-                "moe_dispatch_dedup": True,
-                "moe_max_nodes": 4,
-                "moe_host_sync": False,
-                "fp8_recipe": "blockwise",
-            },
+            ep_comm_overlap=True,
+            dualpipe=True,
+            moe_dispatch_dedup=True,
+            moe_max_nodes=4,
+            moe_host_sync=False,
+            fp8_recipe="blockwise",
         ),
     )
 }

@@ -24,10 +24,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from estimator.arrays import FloatArray, IntArray
 from estimator.errors import FieldError, ScenarioError
-
-FloatArray = NDArray[np.float64]
-IntArray = NDArray[np.int64]
 
 UINT16_VOCAB_LIMIT = 65_536
 

@@ -24,6 +24,9 @@ The efficiency falls at short sequences (fixed per-tile work and launch): s/(s +
 
 from __future__ import annotations
 
+from estimator.arrays import FloatArray, Num, arr
+from estimator.models import Architecture
+
 ATTENTION_SEQ_HALF = 384.0  # tokens
 BACKWARD_TO_FORWARD_FUSED = 2.5
 BACKWARD_TO_FORWARD_UNFUSED = 2.0
@@ -60,7 +63,9 @@ def chip_family(accelerator_id: str) -> str:
     return "hopper"
 
 
-def kernel_efficiency(kernel: str, accelerator_id: str, seq_kv, head_dim: float, gemm_efficiency: float):
+def kernel_efficiency(
+    kernel: str, accelerator_id: str, seq_kv: Num, head_dim: float, gemm_efficiency: float
+) -> FloatArray:
     """Fraction of 16-bit peak a fused attention kernel reaches (forward + backward combined).
 
     gemm_efficiency: the chip's achievable GEMM fraction of peak, used where the kernel has no
@@ -69,12 +74,12 @@ def kernel_efficiency(kernel: str, accelerator_id: str, seq_kv, head_dim: float,
     if kernel == "ascend-fa" and family != "davinci":
         kernel = "fa2"
     base = gemm_efficiency if family == "davinci" else _KERNEL_EFFICIENCY.get((kernel, family), 0.35)
-    seq_factor = seq_kv / (seq_kv + ATTENTION_SEQ_HALF)
+    seq_factor = arr(seq_kv) / (arr(seq_kv) + ATTENTION_SEQ_HALF)
     head_factor = (head_dim / (head_dim + 32.0)) / (128.0 / 160.0)
-    return base * seq_factor * min(head_factor, 1.1)
+    return arr(base * seq_factor * min(head_factor, 1.1))
 
 
-def score_dims(arch) -> tuple[float, float]:
+def score_dims(arch: Architecture) -> tuple[float, float]:
     """(d_qk, d_v) per head; MLA uses its no-rope + rope query/key width and its value width."""
     if arch.is_mla:
         return float((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)), float(
@@ -83,10 +88,10 @@ def score_dims(arch) -> tuple[float, float]:
     return float(arch.head_dim), float(arch.head_dim)
 
 
-def forward_flop_per_token(arch, seq_len: float, fused: bool) -> float:
+def forward_flop_per_token(arch: Architecture, seq_len: float, fused: bool) -> float:
     """Forward attention-core FLOPs per query token and layer (causal halving for fused kernels)."""
     d_qk, d_v = score_dims(arch)
-    full = 2.0 * seq_len * arch.num_attention_heads * (d_qk + d_v)
+    full = 2.0 * seq_len * float(arch.num_attention_heads) * (d_qk + d_v)
     return 0.5 * full if fused else full
 
 

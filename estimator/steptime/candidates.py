@@ -6,6 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
+
+from estimator.arrays import FloatArray, arr
 
 
 @dataclass(frozen=True)
@@ -18,39 +21,39 @@ class Candidates:
     rf: share of layers whose forward is recomputed (1 full, k/L_stage partial, 0 otherwise).
     """
 
-    tp: np.ndarray
-    pp: np.ndarray
-    dp: np.ndarray
-    ep: np.ndarray
-    cp: np.ndarray
-    mbs: np.ndarray
-    v: np.ndarray
-    m: np.ndarray
-    sp: np.ndarray
-    zero: np.ndarray
-    rc: np.ndarray
-    rf: np.ndarray
+    tp: FloatArray
+    pp: FloatArray
+    dp: FloatArray
+    ep: FloatArray
+    cp: FloatArray
+    mbs: FloatArray
+    v: FloatArray
+    m: FloatArray
+    sp: npt.NDArray[np.bool_]
+    zero: npt.NDArray[np.int64]
+    rc: npt.NDArray[np.int64]
+    rf: FloatArray
 
     @classmethod
-    def from_mapping(cls, c: Mapping[str, object]) -> Candidates:
+    def from_mapping(cls, c: Mapping[str, npt.ArrayLike]) -> Candidates:
         """From the layout search's dict of arrays (keys tp, pp, dp, ep, cp, mbs, v, m, sp, zero, rc[, rf])."""
-        f = {k: np.asarray(c[k], dtype=float) for k in ("tp", "pp", "dp", "ep", "cp", "mbs", "v", "m")}
-        rc = np.asarray(c["rc"])
-        rf = np.asarray(c["rf"], dtype=float) if "rf" in c else (rc == 2).astype(float)
+        f = {k: arr(c[k]) for k in ("tp", "pp", "dp", "ep", "cp", "mbs", "v", "m")}
+        rc = np.asarray(c["rc"], dtype=np.int64)
+        rf = arr(c["rf"]) if "rf" in c else arr(rc == 2)
         return cls(
             **f,
             sp=np.asarray(c["sp"], dtype=bool),
-            zero=np.asarray(c["zero"]),
+            zero=np.asarray(c["zero"], dtype=np.int64),
             rc=rc,
             rf=rf,
         )
 
     @property
-    def passes(self) -> np.ndarray:
+    def passes(self) -> FloatArray:
         """Forward-pass equivalents per layer and micro-batch: forward 1 + backward 2 (+ recomputed forward)."""
-        return 3.0 + self.rf
+        return arr(3.0 + self.rf)
 
     @property
-    def forward_passes(self) -> np.ndarray:
+    def forward_passes(self) -> FloatArray:
         """Forward passes per layer and micro-batch: 1 (+ the recomputed one)."""
-        return 1.0 + self.rf
+        return arr(1.0 + self.rf)

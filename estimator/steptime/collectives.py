@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimator.arrays import FloatArray, Num, arr
 from estimator.steptime.constants import ALPHA_NIC_S, ALPHA_SCALEUP_S
 
 
@@ -26,7 +27,7 @@ class Fabric:
     eta: float
 
 
-def latency_s(n, stride, fab: Fabric, kind: str):
+def latency_s(n: Num, stride: Num, fab: Fabric, kind: str) -> FloatArray:
     """Start-up latency of one collective over n cards `stride` apart (seconds).
 
     Ring reduce-scatter / all-gather ("half"): one step per peer, (n_in-1)·ALPHA_SCALEUP_S inside the
@@ -37,11 +38,11 @@ def latency_s(n, stride, fab: Fabric, kind: str):
     n_in = np.clip(np.floor(fab.domain / np.asarray(stride, dtype=float)), 1.0, n)
     n_out = n / n_in
     if kind == "ar":
-        return 2.0 * (n_in - 1.0) * ALPHA_SCALEUP_S + 2.0 * np.log2(np.maximum(n_out, 1.0)) * ALPHA_NIC_S
-    return (n_in - 1.0) * ALPHA_SCALEUP_S + (n_out - 1.0) * ALPHA_NIC_S
+        return arr(2.0 * (n_in - 1.0) * ALPHA_SCALEUP_S + 2.0 * np.log2(np.maximum(n_out, 1.0)) * ALPHA_NIC_S)
+    return arr((n_in - 1.0) * ALPHA_SCALEUP_S + (n_out - 1.0) * ALPHA_NIC_S)
 
 
-def hierarchical_allreduce_s(nbytes, n, stride, fab: Fabric):
+def hierarchical_allreduce_s(nbytes: Num, n: Num, stride: Num, fab: Fabric) -> FloatArray:
     """Bandwidth time of a hierarchical ring all-reduce of `nbytes` per card over n cards `stride` apart.
 
     Inside the scale-up domain (n_in peers): 2(n_in-1)/n_in · bytes / scale-up bandwidth; then the
@@ -58,11 +59,4 @@ def hierarchical_allreduce_s(nbytes, n, stride, fab: Fabric):
     n_leaf = n_out / n_groups
     t_leaf = 2.0 * (n_leaf - 1.0) / n_leaf * shard / (fab.nic * fab.eta)
     t_cross = 2.0 * (n_groups - 1.0) / n_groups * (shard / n_leaf) * fab.cross / (fab.nic * fab.eta)
-    return t_in + t_leaf + t_cross
-
-
-def ring_step_s(nbytes, n, fab: Fabric, inside):
-    """A ring reduce-scatter/all-gather step of (n-1)/n·bytes per card at scale-up (inside) or NIC speed."""
-    n = np.asarray(n, dtype=float)
-    bw = np.where(inside, fab.bw_up, fab.nic) * fab.eta
-    return np.where(n > 1, 2.0 * (n - 1.0) / n * nbytes / bw + 2.0 * (n - 1.0) * ALPHA_SCALEUP_S, 0.0)
+    return arr(t_in + t_leaf + t_cross)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimator.arrays import FloatArray, Num, arr
 from estimator.steptime.constants import CAST_BYTES_PER_ELEMENT, FP8_TO_BF16_EFFICIENCY, WEIGHT_BYTES
 
 
@@ -25,7 +26,9 @@ def gemm_rate(
     return peak_bf16 * efficiency * fraction
 
 
-def linear_time_s(flop, elements, rate: float, hbm_rate: float, fp8: bool, recipe: str, cast_elements=0.0):
+def linear_time_s(
+    flop: Num, elements: Num, rate: float, hbm_rate: float, fp8: bool, recipe: str, cast_elements: Num = 0.0
+) -> FloatArray:
     """Time of a group of linear layers: roofline of `flop` FLOPs against `elements` operand
     elements streamed (16-bit, or 1-byte FP8) plus, in FP8, the cast of `cast_elements` operand
     elements (each operand is quantised once per forward + backward, again when recomputed).
@@ -33,17 +36,14 @@ def linear_time_s(flop, elements, rate: float, hbm_rate: float, fp8: bool, recip
     flop and elements are totals over the passes counted; seconds.
     """
     bytes_per = 1.0 if fp8 else WEIGHT_BYTES
-    t = np.maximum(np.asarray(flop) / rate, np.asarray(elements) * bytes_per / hbm_rate)
+    t = arr(np.maximum(arr(flop) / rate, arr(elements) * bytes_per / hbm_rate))
     if fp8:
-        t = t + np.asarray(cast_elements) * CAST_BYTES_PER_ELEMENT[recipe] / hbm_rate
+        t = t + arr(cast_elements) * CAST_BYTES_PER_ELEMENT[recipe] / hbm_rate
     return t
 
 
-def linear_elements(tokens, params, n_linears: float, hidden: float, split):
+def linear_elements(tokens: Num, params: float, n_linears: float, hidden: float, split: Num) -> FloatArray:
     """Operand elements of the linears of one layer on one card, one pass: weights params/split plus
     activations tokens·(n_linears·hidden + params/hidden)/split, since a linear with one side of
     size h has K + N = h + P/h (dimensionless counts)."""
-    return (
-        np.asarray(params) / split
-        + np.asarray(tokens) * (n_linears * hidden + np.asarray(params) / hidden) / split
-    )
+    return arr(params / arr(split) + arr(tokens) * (n_linears * hidden + params / hidden) / arr(split))

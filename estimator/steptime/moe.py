@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimator.arrays import FloatArray, Num, arr
+from estimator.models import Architecture
 from estimator.steptime.collectives import Fabric
 from estimator.steptime.constants import (
     ALPHA_NIC_S,
@@ -35,39 +37,43 @@ from estimator.steptime.constants import (
 from estimator.steptime.gemm import linear_elements, linear_time_s
 
 
-def tokens_per_local_expert(tokens, ep, top_k: float, experts: float, imbalance: float):
+def tokens_per_local_expert(
+    tokens: Num, ep: Num, top_k: float, experts: float, imbalance: float
+) -> FloatArray:
     """Token rows of the busiest EP rank's local expert: ep·T·k·imbalance/E."""
-    return np.asarray(ep) * tokens * top_k * imbalance / experts
+    return arr(arr(ep) * tokens * top_k * imbalance / experts)
 
 
 def expert_time_s(
-    tokens,
-    tp,
-    ep,
-    arch,
+    tokens: Num,
+    tp: Num,
+    ep: Num,
+    arch: Architecture,
     n_mat: float,
-    passes,
+    passes: Num,
     rate: float,
     hbm_rate: float,
     fp8: bool,
     recipe: str,
     imbalance: float,
-):
+) -> FloatArray:
     """Grouped-GEMM time of the card's local routed experts over `passes` forward-equivalents (s)."""
     e = float(arch.num_experts)
     k = float(arch.num_experts_per_tok)
     h = float(arch.hidden_size)
     f = float(arch.moe_intermediate_size)
-    local = np.maximum(e / np.asarray(ep), 1.0)
+    local = arr(np.maximum(e / arr(ep), 1.0))
     rows = tokens_per_local_expert(tokens, ep, k, e, imbalance)
-    padded = np.ceil(rows / GROUPED_GEMM_TILE_ROWS) * GROUPED_GEMM_TILE_ROWS
+    padded = arr(np.ceil(rows / GROUPED_GEMM_TILE_ROWS)) * GROUPED_GEMM_TILE_ROWS
     params_expert = n_mat * h * f
-    flop = 2.0 * padded * params_expert / tp * local * passes
+    flop = 2.0 * padded * params_expert / arr(tp) * local * passes
     per_pass = linear_elements(rows, params_expert, n_mat, h, tp) * local
     return linear_time_s(flop, per_pass * passes, rate, hbm_rate, fp8, recipe, per_pass * (passes - 2.0))
 
 
-def routing_time_s(tokens, tp, arch, passes, hbm_rate: float, imbalance: float):
+def routing_time_s(
+    tokens: Num, tp: Num, arch: Architecture, passes: Num, hbm_rate: float, imbalance: float
+) -> FloatArray:
     """Router softmax/top-k and token (un)permutation, memory-bound (s)."""
     k = float(arch.num_experts_per_tok)
     h = float(arch.hidden_size)
@@ -75,31 +81,41 @@ def routing_time_s(tokens, tp, arch, passes, hbm_rate: float, imbalance: float):
         ROUTER_BYTES_PER_EXPERT * arch.num_experts
         + PERMUTE_ELEMENTS_PER_COPY * k * h * WEIGHT_BYTES * imbalance
     )
-    return np.asarray(tokens) / np.asarray(tp) * per_token * passes / hbm_rate
+    return arr(arr(tokens) / arr(tp) * per_token * arr(passes) / hbm_rate)
 
 
 def all_to_all_s(
-    tokens, tp, cp, ep, arch, n_a2a, fab: Fabric, dedup: bool, max_nodes, fp8_dispatch: bool, imbalance: float
-):
+    tokens: Num,
+    tp: Num,
+    cp: Num,
+    ep: Num,
+    arch: Architecture,
+    n_a2a: Num,
+    fab: Fabric,
+    dedup: bool,
+    max_nodes: int | None,
+    fp8_dispatch: bool,
+    imbalance: float,
+) -> FloatArray:
     """Dispatch + combine all-to-all time of one MoE layer and micro-batch on the busiest card (s)."""
-    ep = np.asarray(ep, dtype=float)
+    ep = arr(ep)
     k = float(arch.num_experts_per_tok)
     h = float(arch.hidden_size)
-    sent = np.asarray(tokens) / np.asarray(tp) * imbalance  # tokens this card dispatches
-    stride = np.asarray(tp) * np.asarray(cp)
-    ep_in = np.clip(np.floor(fab.domain / stride), 1.0, ep)
-    nodes = np.maximum(ep / ep_in, 1.0)
+    sent = arr(tokens) / arr(tp) * imbalance  # tokens this card dispatches
+    stride = arr(tp) * arr(cp)
+    ep_in = arr(np.clip(np.floor(fab.domain / stride), 1.0, ep))
+    nodes = arr(np.maximum(ep / ep_in, 1.0))
     bytes_per = 0.5 * ((1.0 if fp8_dispatch else WEIGHT_BYTES) + WEIGHT_BYTES)  # dispatch, combine
     in_copies = k * (ep_in - 1.0) / ep
     if dedup:
         distinct = nodes * (1.0 - (1.0 - 1.0 / nodes) ** k)
-        remote = np.maximum(distinct - (1.0 - (1.0 - 1.0 / nodes) ** k), 0.0)
+        remote = arr(np.maximum(distinct - (1.0 - (1.0 - 1.0 / nodes) ** k), 0.0))
         if max_nodes:
-            remote = np.minimum(remote, max(float(max_nodes) - 1.0, 0.0))
+            remote = arr(np.minimum(remote, max(float(max_nodes) - 1.0, 0.0)))
     else:
         remote = k * (ep - ep_in) / ep
     cross_frac = np.clip(1.0 - fab.leaf_cards / (ep * stride), 0.0, 1.0)
     t_in = sent * in_copies * h * bytes_per / (fab.bw_up * fab.eta)
     t_out = sent * remote * h * bytes_per / (fab.nic * fab.eta) * np.maximum(1.0, cross_frac * fab.cross)
     latency = (ep_in - 1.0) * ALPHA_SCALEUP_S + np.where(nodes > 1, ALPHA_NIC_S, 0.0)
-    return np.where(ep > 1, n_a2a * (np.maximum(t_in, t_out) + latency), 0.0)
+    return arr(np.where(ep > 1, arr(n_a2a) * (np.maximum(t_in, t_out) + latency), 0.0))

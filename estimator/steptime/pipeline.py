@@ -15,18 +15,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from estimator.arrays import FloatArray, Num, arr
 from estimator.steptime.collectives import Fabric
 
 
-def bubble_s(pp, v, t_stage, dualpipe: bool):
+def bubble_s(pp: Num, v: Num, t_stage: Num, dualpipe: bool) -> FloatArray:
     """Pipeline bubble per step (s) for stage time `t_stage` of one micro-batch."""
     pp = np.asarray(pp, dtype=float)
     if dualpipe:
-        return np.maximum(pp / 2.0 - 1.0, 0.0) * (2.0 / 3.0) * t_stage
-    return (pp - 1.0) / np.asarray(v, dtype=float) * t_stage
+        return arr(np.maximum(pp / 2.0 - 1.0, 0.0) * (2.0 / 3.0) * t_stage)
+    return arr((pp - 1.0) / arr(v) * t_stage)
 
 
-def p2p_s(tokens, hidden: float, tp, cp, dp, pp, v, fab: Fabric):
+def p2p_s(tokens: Num, hidden: float, tp: Num, cp: Num, dp: Num, pp: Num, v: Num, fab: Fabric) -> FloatArray:
     """Point-to-point time per micro-batch on one stage (s)."""
     msg = np.asarray(tokens) * hidden * 2.0 / np.asarray(tp)
     neighbour = np.asarray(tp) * np.asarray(cp) * np.asarray(dp)
@@ -38,4 +39,4 @@ def p2p_s(tokens, hidden: float, tp, cp, dp, pp, v, fab: Fabric):
         )
         * fab.eta
     )
-    return np.where(np.asarray(pp) > 1, 2.0 * np.asarray(v) * msg / bw, 0.0)
+    return arr(np.where(arr(pp) > 1, 2.0 * arr(v) * msg / bw, 0.0))

@@ -42,10 +42,12 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from estimator.memory import grad_bytes, stage_layers
+from estimator.arrays import FloatArray, Num, arr
+from estimator.memory import StageLayers, grad_bytes, stage_layers
 from estimator.models import mlp_matrices, stage_param_counts
 from estimator.steptime import attention as att
 from estimator.steptime.candidates import Candidates
@@ -67,6 +69,9 @@ from estimator.steptime.constants import (
 from estimator.steptime.gemm import gemm_rate, linear_elements, linear_time_s
 from estimator.steptime.moe import all_to_all_s, expert_time_s, routing_time_s
 from estimator.steptime.pipeline import bubble_s, p2p_s
+
+if TYPE_CHECKING:
+    from estimator.layout import LayoutProblem
 
 LOGIT_BYTES = 16.0  # fp32 logits: write 4, softmax read 4 + write 4, gradient 4
 COMPUTE_TERMS = ("gemm", "attention", "elementwise", "moe_experts", "moe_routing")
@@ -95,7 +100,7 @@ class _Rates:
     recipe: str
 
 
-def _rates(problem) -> _Rates:
+def _rates(problem: LayoutProblem) -> _Rates:
     acc = problem.accelerator
     fp8 = problem.precision == "fp8" and bool(acc.peak_flops_fp8)
     peak16 = acc.peak_flops("fp32") if problem.precision == "fp32" else acc.peak_flops_bf16
@@ -110,7 +115,7 @@ def _rates(problem) -> _Rates:
     )
 
 
-def _fabric(problem) -> Fabric:
+def _fabric(problem: LayoutProblem) -> Fabric:
     return Fabric(
         domain=float(problem.domain_cards),
         bw_up=problem.accelerator.scaleup_bandwidth_bytes_per_s,
@@ -121,8 +126,8 @@ def _fabric(problem) -> Fabric:
     )
 
 
-def _attention_core(problem, c: Candidates, tokens, r: _Rates):
-    """(time, FLOPs) of the attention core of one layer and micro-batch on one card."""
+def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rates) -> FloatArray:
+    """Time of the attention core of one layer and micro-batch on one card (s)."""
     arch, s = problem.arch, float(problem.seq_len)
     fused = problem.stack.flash_attention
     fwd = att.forward_flop_per_token(arch, s, fused) * tokens / c.tp
@@ -132,14 +137,16 @@ def _attention_core(problem, c: Candidates, tokens, r: _Rates):
         eff = att.kernel_efficiency(
             problem.stack.attention_kernel, problem.accelerator.id, s / c.cp, arch.head_dim, r.bf16 / r.peak16
         )
-        return flop / (r.peak16 * eff), flop
+        return arr(flop / (r.peak16 * eff))
     selective = (c.rc == 1).astype(float)  # selective recompute re-runs the scores
     flop = fwd * (c.forward_passes + att.backward_ratio(False) + selective)
     softmax = tokens * SOFTMAX_SCORE_BYTES * arch.num_attention_heads * s / c.tp
-    return flop / r.bf16 + softmax * (c.passes + selective) / r.hbm, flop
+    return arr(flop / r.bf16 + softmax * (c.passes + selective) / r.hbm)
 
 
-def _layer_terms(problem, c: Candidates, r: _Rates, fab: Fabric, moe: bool) -> tuple[dict, dict]:
+def _layer_terms(
+    problem: LayoutProblem, c: Candidates, r: _Rates, fab: Fabric, moe: bool
+) -> tuple[dict[str, Num], dict[str, Num]]:
     """Per-layer terms (exposed) and hidden communication of one dense or MoE layer, one micro-batch."""
     arch, counts, stack = problem.arch, problem.counts, problem.stack
     s, h = float(problem.seq_len), float(arch.hidden_size)
@@ -162,11 +169,11 @@ def _layer_terms(problem, c: Candidates, r: _Rates, fab: Fabric, moe: bool) -> t
     t_gemm = linear_time_s(
         lin_flop, per_pass * lin_passes, r.linear, r.hbm, r.fp8, r.recipe, per_pass * (lin_passes - 2.0)
     )
-    t_att, _ = _attention_core(problem, c, tokens, r)
+    t_att = _attention_core(problem, c, tokens, r)
     act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
     rep = np.where(c.sp, c.tp, 1.0)
     t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
-    terms = {"gemm": t_gemm, "attention": t_att, "elementwise": t_elem}
+    terms: dict[str, Num] = {"gemm": t_gemm, "attention": t_att, "elementwise": arr(t_elem)}
     kernels = KERNELS_PER_LAYER_PASS + (KERNELS_PER_MOE_PASS if moe else 0.0)
     host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
     if moe:
@@ -231,27 +238,32 @@ def _layer_terms(problem, c: Candidates, r: _Rates, fab: Fabric, moe: bool) -> t
         ep_window = np.minimum(hidden_ep, raw_ep)
     else:
         ep_window = 0.0
-    hidden = {}
+    hidden: dict[str, Num] = {}
     for name, raw, window in (
         ("tp_comm", raw_tp, tp_window),
         ("cp_comm", raw_cp, t_att),
         ("ep_comm", raw_ep, ep_window),
     ):
-        exposed = np.maximum(raw - window, 0.0)
+        exposed = arr(np.maximum(raw - window, 0.0))
         terms[name] = exposed
-        hidden[name] = raw - exposed
+        hidden[name] = arr(raw - exposed)
     return terms, hidden
 
 
-def _stage_pick(problem, c: Candidates, dense: dict, moe: dict, head: dict):
+def _stage_pick(
+    problem: LayoutProblem, c: Candidates, dense: dict[str, Num], moe: dict[str, Num], head: dict[str, Num]
+) -> tuple[StageLayers, dict[str, FloatArray]]:
     """Per-micro-batch terms of the busiest pipeline device (first / middle / last stage)."""
     arch, counts = problem.arch, problem.counts
     st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int))
     single = st.single.astype(float)
 
-    def stage(n_layers, n_dense, with_head):
+    def stage(n_layers: Num, n_dense: Num, with_head: Num) -> dict[str, FloatArray]:
         n_moe = n_layers - n_dense
-        return {k: n_dense * dense[k] + n_moe * moe[k] + with_head * head.get(k, 0.0) for k in dense}
+        return {
+            k: arr(n_dense * arr(dense[k]) + n_moe * arr(moe[k]) + with_head * arr(head.get(k, 0.0)))
+            for k in dense
+        }
 
     stages = [
         stage(st.first, st.dense_first, single),
@@ -264,7 +276,7 @@ def _stage_pick(problem, c: Candidates, dense: dict, moe: dict, head: dict):
     return st, {k: np.choose(best, [np.broadcast_to(d[k], best.shape) for d in stages]) for k in stages[0]}
 
 
-def _head_terms(problem, c: Candidates, r: _Rates) -> dict:
+def _head_terms(problem: LayoutProblem, c: Candidates, r: _Rates) -> dict[str, Num]:
     """Output layer (16-bit GEMM, forward + backward) and the fp32 cross-entropy, one micro-batch."""
     counts, arch = problem.counts, problem.arch
     tokens = float(problem.seq_len) / c.cp * c.mbs
@@ -274,13 +286,13 @@ def _head_terms(problem, c: Candidates, r: _Rates) -> dict:
     return {"gemm": t_head, "elementwise": t_loss}
 
 
-def _stage_params(problem, c: Candidates, st):
+def _stage_params(problem: LayoutProblem, c: Candidates, st: StageLayers) -> tuple[FloatArray, FloatArray]:
     """(dense, expert) parameters held by the busiest-in-parameters pipeline device after TP/EP."""
     counts = problem.counts
     single = st.single.astype(float)
     untied = 1.0 if counts.lm_head > 0 else 0.0
 
-    def params(n_layers, n_dense, emb, head):
+    def params(n_layers: Num, n_dense: Num, emb: float, head: Num) -> tuple[FloatArray, FloatArray]:
         return stage_param_counts(counts, n_layers, n_dense, emb, head, c.tp, c.ep)
 
     cand = [
@@ -296,14 +308,22 @@ def _stage_params(problem, c: Candidates, st):
     return dense, expert
 
 
-def _data_parallel(problem, c: Candidates, fab: Fabric, st, dense_p, expert_p, comp_mb):
+def _data_parallel(
+    problem: LayoutProblem,
+    c: Candidates,
+    fab: Fabric,
+    st: StageLayers,
+    dense_p: FloatArray,
+    expert_p: FloatArray,
+    comp_mb: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
     """(exposed, hidden) data-parallel communication per step (s)."""
     stack = problem.stack
     g = grad_bytes(problem.grad_dtype)
     groups = ((dense_p, c.dp, c.tp * c.cp), (expert_p, c.dp / c.ep, c.tp * c.cp * c.ep))
 
-    def coll(bytes_per_param, kind, per_layer=False):
-        total = 0.0
+    def coll(bytes_per_param: float, kind: str, per_layer: bool = False) -> FloatArray:
+        total = arr(0.0)
         for params, n, stride in groups:
             bw = hierarchical_allreduce_s(params * bytes_per_param, n, stride, fab)
             if kind == "half":  # reduce-scatter or all-gather: half an all-reduce's traffic
@@ -322,7 +342,7 @@ def _data_parallel(problem, c: Candidates, fab: Fabric, st, dense_p, expert_p, c
     forward_window = comp_mb * 1.0 / c.passes
     tail = np.minimum(1.0, DP_BUCKET_PARAMS / np.maximum(dense_p + expert_p, 1.0))
 
-    def overlapped(raw, window, on):
+    def overlapped(raw: FloatArray, window: FloatArray, on: bool) -> FloatArray:
         return np.maximum(raw - window, raw * tail) if on else raw
 
     reduce_raw = np.where(z == 0, grads_ar, np.where(z == 1, grads_rs, 0.0))
@@ -339,7 +359,7 @@ def _data_parallel(problem, c: Candidates, fab: Fabric, st, dense_p, expert_p, c
     return exposed, raw - exposed
 
 
-def evaluate_step(problem, cand: Candidates) -> dict[str, np.ndarray]:
+def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatArray]:
     """Step time and its named terms for candidate layouts (seconds per step, per card).
 
     Returns arrays: step_time_s, the BREAKDOWN_KEYS (additive: they sum to step_time_s), the
@@ -355,7 +375,7 @@ def evaluate_step(problem, cand: Candidates) -> dict[str, np.ndarray]:
         moe, moe_hidden = dense, dense_hidden
     st, mb = _stage_pick(problem, c, dense, moe, _head_terms(problem, c, r))
     _, hid = _stage_pick(problem, c, dense_hidden, moe_hidden, {})
-    compute_mb = sum(mb[k] for k in COMPUTE_TERMS)
+    compute_mb = arr(sum(mb[k] for k in COMPUTE_TERMS))
     pp_mb = p2p_s(
         float(problem.seq_len) / c.cp * c.mbs,
         float(problem.arch.hidden_size),
@@ -395,7 +415,7 @@ def evaluate_step(problem, cand: Candidates) -> dict[str, np.ndarray]:
     return {k: np.broadcast_to(np.asarray(v, dtype=float), np.shape(step)) for k, v in out.items()}
 
 
-def _executed_flop(problem, c: Candidates):
+def _executed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
     """FLOPs one card executes per step on average (linears, experts, attention as run, recompute)."""
     arch, counts = problem.arch, problem.counts
     s = float(problem.seq_len)
