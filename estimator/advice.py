@@ -5,7 +5,8 @@ Works on the CONTRACT dicts only (the normalized scenario and the result section
 docs/architecture.md#scenario-contract), so it is coupled to no other module's classes. A missing
 or malformed key skips the rule; it never raises.
 
-`advise(scenario, result)` -> list of {code, severity, message, suggestion}; severity is "error"
+`advise(scenario, result)` -> list of {code, severity, message, suggestion, params, suggestion_code}
+(and `message_code` where the sentence has variants); severity is "error"
 (the plan cannot run), "warning" (it runs, slowly or wastefully) or "info". Codes are public API:
 
     memory-does-not-fit      memory.fits is false
@@ -43,7 +44,7 @@ FLAT_NETWORK_MAX_NODES = 16  # article 3.2: flat up to ~10 servers, leaf-spine b
 HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
 HCCL_BUFFSIZE_MAX_SANE_MB = 1024  # each communicator reserves 2 x this (CANN env-var reference)
 
-Advice = dict[str, str]
+Advice = dict[str, Any]
 
 
 def _num(d: Any, path: str) -> float | None:
@@ -58,8 +59,25 @@ def _first(*values: float | None) -> float | None:
     return next((v for v in values if v is not None), None)
 
 
-def _advice(code: str, severity: str, message: str, suggestion: str) -> Advice:
-    return {"code": code, "severity": severity, "message": message, "suggestion": suggestion}
+def _advice(
+    code: str,
+    severity: str,
+    message: str,
+    suggestion: str,
+    params: dict[str, Any] | None = None,
+    suggestion_code: str | None = None,
+) -> Advice:
+    """One piece of advice: `code` and `params` for the reader's language (the web layer renders
+    them), `message`/`suggestion` the English default; `suggestion_code` names the variant of the
+    suggestion (defaults to `code`)."""
+    return {
+        "code": code,
+        "severity": severity,
+        "message": message,
+        "suggestion": suggestion,
+        "params": dict(params or {}),
+        "suggestion_code": suggestion_code or code,
+    }
 
 
 def _cards_per_node(s: dict[str, Any], r: dict[str, Any]) -> float | None:
@@ -98,16 +116,22 @@ def _memory_does_not_fit(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     need = f" ({total / 1e9:.1f} GB per card against {hbm / 1e9:.1f} GB of HBM)" if total and hbm else ""
     steps = []
     zero = _num(r, "parallelism.zero_stage")
-    if zero is not None and zero < 3:
+    raise_zero = zero is not None and zero < 3
+    if zero is not None and raise_zero:
         steps.append(f"raise the ZeRO stage (now {int(zero)})")
-    if get_path(r, "parallelism.recompute") in ("none", "selective", None):
+    add_recompute = get_path(r, "parallelism.recompute") in ("none", "selective", None)
+    if add_recompute:
         steps.append("turn on activation recomputation (selective, then full)")
     steps += ["raise TP inside the node", "add pipeline stages across nodes", "or use cards with more HBM"]
+    variant = "zero-recompute" if raise_zero and add_recompute else "zero" if raise_zero else None
+    variant = variant or ("recompute" if add_recompute else "model-parallel")
     return _advice(
         "memory-does-not-fit",
         "error",
         f"The plan does not fit in card memory{need}.",
         ("; ".join(steps) + ".")[0].upper() + ("; ".join(steps) + ".")[1:],
+        {"total_bytes": total, "hbm_bytes": hbm, "zero_stage": None if zero is None else int(zero)},
+        f"memory-does-not-fit.{variant}",
     )
 
 
@@ -122,6 +146,7 @@ def _tp_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
         "all-reduces would run over RoCE/InfiniBand.",
         f"Keep TP <= {int(domain)} and move the rest of the split into pipeline stages across nodes "
         "(article 2.2: tensor parallel inside a node only).",
+        {"tp": int(tp), "domain": int(domain)},
     )
 
 
@@ -131,21 +156,31 @@ def _bubble_over_20pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
         return None
     m = _num(r, "parallelism.micro_batches")
     now = f" with {int(m)} micro-batches" if m else ""
+    params = {"bubble": bubble, "micro_batches": int(m) if m else None, "pp": int(pp) if pp else None}
     if pp and pp > 1 and m and m >= 4 * pp:
+        variant = "interleave"
         fix = (
             f"Micro-batches are already >= 4 x PP={int(pp)}: interleave the schedule (virtual_stages), "
             "use fewer pipeline stages, or balance the stages' layers."
         )
     elif pp and pp > 1:
         lo, hi = int(4 * pp), int(8 * pp)
+        variant = "micro-batches"
+        params.update(low=lo, high=hi, bubble_low=_bubble(pp, lo), bubble_high=_bubble(pp, hi))
         fix = (
             f"Use {lo}-{hi} micro-batches per step (4-8 x PP={int(pp)}): bubble "
             f"{_bubble(pp, lo):.0%}-{_bubble(pp, hi):.0%}; or interleave (virtual_stages) or cut PP."
         )
     else:
+        variant = "raise"
         fix = "Raise the number of micro-batches to 4-8 x the pipeline stages."
     return _advice(
-        "bubble-over-20pct", "warning", f"The pipeline bubble is {bubble:.0%} of the step{now}.", fix
+        "bubble-over-20pct",
+        "warning",
+        f"The pipeline bubble is {bubble:.0%} of the step{now}.",
+        fix,
+        params,
+        f"bubble-over-20pct.{variant}",
     )
 
 
@@ -174,6 +209,8 @@ def _comm_wait_over_30pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None
         f"Communication not hidden behind compute is {share:.0%} of the step (largest: {worst}); "
         "above 30% the network is the bottleneck (article 5.1).",
         fixes[worst],
+        {"share": share, "largest": worst},
+        f"comm-wait-over-30pct.{worst}",
     )
 
 
@@ -193,6 +230,7 @@ def _oversubscribed_fabric_dp(s: dict[str, Any], r: dict[str, Any]) -> Advice | 
         f"so when all nodes exchange gradients at once the all-reduce gets about 1/{ratio:g} of the NIC bandwidth.",
         "Build the compute fabric 1:1 (the article's recommendation; 1.5:1-2:1 only on a budget), or place "
         "each DP group under one leaf / rail and use hierarchical all-reduce.",
+        {"ratio": ratio, "dp": int(dp)},
     )
 
 
@@ -206,6 +244,7 @@ def _flat_network_too_large(s: dict[str, Any], r: dict[str, Any]) -> Advice | No
         f"{int(nodes)} nodes on a single flat switch layer: the article keeps flat networks to ~10 servers "
         "and uses leaf-spine beyond ~16 nodes.",
         "Use a two-tier leaf-spine (Clos) fabric, 1:1, rail-optimized where the servers have one NIC per card.",
+        {"nodes": int(nodes)},
     )
 
 
@@ -247,14 +286,17 @@ def _hccl_buffer(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     if mbs and seq and hidden:  # CANN guidance: micro-batch x seq x hidden x dtype bytes / 1 MiB
         start = max(start, math.ceil(mbs * seq * hidden * 2 / MiB))
     why = f"set to {int(current)} MB" if current is not None else "not set (CANN default 200 MB)"
-    return _advice(
+    out = _advice(
         "hccl-buffer",
         "info",
         f"HCCL_BUFFSIZE is {why}. The article measured 256 MB ~15% faster than 64 MB on 8-card DP, with "
         "no gain beyond; its '10-20% of HBM' is an erratum (6-13 GB per card, reserved twice per "
         "communicator).",
         f"Start with export HCCL_BUFFSIZE={start} (MB) and tune one variable at a time.",
+        {"current_mb": None if current is None else int(current), "start_mb": start},
     )
+    out["message_code"] = "hccl-buffer.set" if current is not None else "hccl-buffer.unset"
+    return out
 
 
 def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
@@ -268,6 +310,7 @@ def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
         "runs over the scale-out NICs.",
         "Keep EP inside the node where the experts fit, or budget NIC bandwidth for the all-to-all and "
         "pair EP with DP so each expert has replicas (article 2.4, 3.3).",
+        {"ep": int(ep), "tp": int(tp), "domain": int(domain)},
     )
 
 
@@ -280,6 +323,7 @@ def _mfu_optimistic(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
         "info",
         f"MFU {mfu:.0%} is above published large-scale records (Llama 3 405B: 38-43%; MegaScale: 55%).",
         "Plan with 35-50% MFU, or leave efficiency.mfu out and let the layout model predict it.",
+        {"mfu": mfu},
     )
 
 
@@ -317,14 +361,171 @@ def advise(scenario: dict[str, Any], result: dict[str, Any]) -> list[Advice]:
 
 
 # --- starting configuration (article section 7.1) ----------------------------------------------
+# --- starting configuration (article section 7.1) ----------------------------------------------
 
 
-def _setting(setting: str, value: Any, reason: str) -> dict[str, Any]:
-    return {"setting": setting, "value": value, "reason": reason}
+def _setting(
+    setting: str,
+    value: Any,
+    reason: str,
+    code: str,
+    params: dict[str, Any] | None = None,
+    value_code: str | None = None,
+) -> dict[str, Any]:
+    """One row: `setting` and `value` (identifiers and numbers, shown as they are unless
+    `value_code` names a wording for the reader's language), the English `reason`, and the `code`
+    and `params` that render the reason in the reader's language."""
+    row = {"setting": setting, "value": value, "reason": reason, "code": code, "params": dict(params or {})}
+    if value_code:
+        row["value_code"] = value_code
+    return row
+
+
+_RECOMPUTE_REASONS = {
+    "none": "The chosen layout fits in HBM without recomputation, so none is fastest (article 5.4).",
+    "selective": "Recomputation costs a little compute and roughly doubles the batch that fits "
+    "(article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022).",
+    "partial": "Block recompute of the fewest whole layers per stage that fit in HBM: less recompute "
+    "than full, and the chosen layout needs it to fit (Megatron --recompute-num-layers).",
+    "full": "Only full recomputation makes the chosen layout fit in HBM; it costs about one extra "
+    "forward pass (article 5.4).",
+    "does-not-fit": "No layout fits yet: start from full recomputation, then raise the ZeRO stage or the "
+    "model parallelism (article 5.4, 7.1).",
+}
+
+
+def _recompute_row(r: dict[str, Any], fits: Any) -> dict[str, Any]:
+    """Recomputation as the chosen layout has it (one story with 'the layout'), full when nothing fits."""
+    chosen = get_path(r, "parallelism.recompute")
+    if fits is False:
+        return _setting(
+            "recompute", "full", _RECOMPUTE_REASONS["does-not-fit"], "start.recompute.does-not-fit"
+        )
+    if chosen not in _RECOMPUTE_REASONS:
+        chosen = "selective"
+    return _setting("recompute", chosen, _RECOMPUTE_REASONS[chosen], f"start.recompute.{chosen}")
+
+
+def _micro_batches_row(r: dict[str, Any], pp: float) -> dict[str, Any]:
+    m = _num(r, "parallelism.micro_batches")
+    if pp <= 1:
+        return _setting(
+            "micro_batches",
+            int(m) if m else "as needed for the global batch",
+            "No pipeline, so micro-batches only set gradient accumulation.",
+            "start.micro_batches.no-pipeline",
+            {},
+            None if m else "start.value.as-needed",
+        )
+    lo, hi = int(4 * pp), int(8 * pp)
+    params = {
+        "pp": int(pp),
+        "low": lo,
+        "high": hi,
+        "bubble_low": _bubble(pp, lo),
+        "bubble_high": _bubble(pp, hi),
+    }
+    reason = (
+        f"4-8 x the {int(pp)} pipeline stages: bubble (P-1)/(M+P-1) = "
+        f"{_bubble(pp, lo):.0%} at {lo}, {_bubble(pp, hi):.0%} at {hi} (article 2.3)."
+    )
+    if m and lo <= m:
+        params["bubble"] = _bubble(pp, m)
+        return _setting(
+            "micro_batches",
+            int(m),
+            reason + f" The chosen layout runs {int(m)} (bubble {_bubble(pp, m):.0%}).",
+            "start.micro_batches.chosen",
+            params | {"micro_batches": int(m)},
+        )
+    return _setting("micro_batches", f"{lo}-{hi}", reason, "start.micro_batches.range", params)
+
+
+def _zero_row(r: dict[str, Any], pp: float, fits_z2: Any) -> dict[str, Any]:
+    """The chosen layout's ZeRO stage when there is one; else the article's rule."""
+    chosen = _num(r, "parallelism.zero_stage")
+    fits = get_path(r, "memory.fits")
+    if fits_z2 is False or (chosen == 3 and fits is not False):
+        return _setting(
+            "zero_stage",
+            3,
+            "The model does not fit with stage 2, so shard the weights too (article 7.1).",
+            "start.zero_stage.3",
+        )
+    if chosen is not None and fits is not False and chosen in (0, 1):
+        return _setting(
+            "zero_stage",
+            int(chosen),
+            "The chosen layout fits with the optimizer state sharded (stage 1, Megatron's distributed "
+            "optimizer) or not at all (stage 0), and moves less data than stage 2; with pipeline "
+            "parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823).",
+            "start.zero_stage.chosen-low",
+            {"stage": int(chosen)},
+        )
+    if pp > 1:
+        return _setting(
+            "zero_stage",
+            1,
+            "Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports "
+            "only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer "
+            "is the stage-1 equivalent.",
+            "start.zero_stage.pipeline",
+        )
+    return _setting(
+        "zero_stage",
+        2,
+        "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1).",
+        "start.zero_stage.2",
+    )
+
+
+def _vendor_rows(s: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
+    if _is_ascend(s, r):
+        nodes = _num(r, "compute.nodes") or 1
+        return [
+            _setting(
+                "HCCL_BUFFSIZE",
+                HCCL_BUFFSIZE_START_MB,
+                "MB; CANN default 200. The article measured 256 MB ~15% faster than 64 MB on "
+                "8-card DP and no gain above (article 4.3; not 10-20% of HBM).",
+                "start.hccl_buffsize",
+            ),
+            _setting(
+                "HCCL_CONNECT_TIMEOUT",
+                1200 if nodes > 16 else 120,
+                "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank "
+                "start-up skew does not fail initialisation (article 4.3, 5.2).",
+                "start.hccl_connect_timeout",
+            ),
+            _setting(
+                "HCCL_DETERMINISTIC",
+                "false",
+                "true makes reductions reproducible at some speed cost: use it for debugging only "
+                "(article 4.3).",
+                "start.hccl_deterministic",
+            ),
+        ]
+    return [
+        _setting(
+            "CUDA_DEVICE_MAX_CONNECTIONS",
+            1,
+            "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order.",
+            "start.cuda_device_max_connections",
+        ),
+        _setting(
+            "NCCL_BUFFSIZE",
+            "default (4 MiB)",
+            "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound.",
+            "start.nccl_buffsize",
+            {},
+            "start.value.nccl-default",
+        ),
+    ]
 
 
 def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The article's 7.1 table filled in for this plan: [{setting, value, reason}]."""
+    """The article's 7.1 table filled in for this plan, consistent with the chosen layout (its
+    recomputation, ZeRO stage and micro-batches): [{setting, value, reason, code, params}]."""
     s = scenario if isinstance(scenario, dict) else {}
     r = result if isinstance(result, dict) else {}
     pp = _num(r, "parallelism.pp") or 1.0
@@ -333,13 +534,15 @@ def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> 
     fits_z2 = get_path(r, "memory.fits_with_zero2")
     prec = str(get_path(s, "training.precision") or "bf16").lower()
     out = []
-
     if prec == "fp8":
         out.append(
             _setting(
                 "precision",
                 "fp8 (bf16 master copy)",
                 "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16).",
+                "start.precision.fp8",
+                {},
+                "start.value.fp8-master",
             )
         )
     else:
@@ -349,23 +552,10 @@ def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> 
                 "bf16",
                 "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves "
                 "memory against FP32 (article 4.4, 7.1).",
+                "start.precision.bf16",
             )
         )
-
-    recompute = get_path(r, "parallelism.recompute")
-    if fits is False:
-        recompute = "full"
-    elif recompute not in ("selective", "full"):
-        recompute = "selective"
-    out.append(
-        _setting(
-            "recompute",
-            recompute,
-            "Recomputation costs a little compute and roughly doubles the batch that fits "
-            "(article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022).",
-        )
-    )
-
+    out.append(_recompute_row(r, fits))
     if tp is not None and dp is not None:
         out.append(
             _setting(
@@ -373,33 +563,18 @@ def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> 
                 f"TP {int(tp)} x PP {int(pp)} x DP {int(dp)}",
                 "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB "
                 "(article 2.5).",
+                "start.layout",
             )
         )
-
-    if pp > 1:
-        lo, hi = int(4 * pp), int(8 * pp)
-        out.append(
-            _setting(
-                "micro_batches",
-                f"{lo}-{hi}",
-                f"4-8 x the {int(pp)} pipeline stages: bubble (P-1)/(M+P-1) = "
-                f"{_bubble(pp, lo):.0%} at {lo}, {_bubble(pp, hi):.0%} at {hi} (article 2.3).",
-            )
-        )
-    else:
-        out.append(
-            _setting(
-                "micro_batches",
-                "as needed for the global batch",
-                "No pipeline, so micro-batches only set gradient accumulation.",
-            )
-        )
-
+    out.append(_micro_batches_row(r, pp))
     out.append(
         _setting(
             "gradient_compression",
             "bf16 gradients",
             "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1).",
+            "start.gradient_compression",
+            {},
+            "start.value.bf16-gradients",
         )
     )
     out.append(
@@ -408,66 +583,10 @@ def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> 
             "on, overlapped with backward",
             "Fuse small gradients into large buckets and overlap the all-reduce with backward "
             "(article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm).",
+            "start.gradient_fusion",
+            {},
+            "start.value.fusion-on",
         )
     )
-
-    if fits_z2 is False:
-        zero, why = 3, "The model does not fit with stage 2, so shard the weights too (article 7.1)."
-    elif pp > 1:
-        zero, why = (
-            1,
-            (
-                "Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports "
-                "only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer "
-                "is the stage-1 equivalent."
-            ),
-        )
-    else:
-        zero, why = (
-            2,
-            "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1).",
-        )
-    out.append(_setting("zero_stage", zero, why))
-
-    if _is_ascend(s, r):
-        out.append(
-            _setting(
-                "HCCL_BUFFSIZE",
-                HCCL_BUFFSIZE_START_MB,
-                "MB; CANN default 200. The article measured 256 MB ~15% faster than 64 MB on "
-                "8-card DP and no gain above (article 4.3; not 10-20% of HBM).",
-            )
-        )
-        nodes = _num(r, "compute.nodes") or 1
-        out.append(
-            _setting(
-                "HCCL_CONNECT_TIMEOUT",
-                1200 if nodes > 16 else 120,
-                "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank "
-                "start-up skew does not fail initialisation (article 4.3, 5.2).",
-            )
-        )
-        out.append(
-            _setting(
-                "HCCL_DETERMINISTIC",
-                "false",
-                "true makes reductions reproducible at some speed cost: use it for debugging only "
-                "(article 4.3).",
-            )
-        )
-    else:
-        out.append(
-            _setting(
-                "CUDA_DEVICE_MAX_CONNECTIONS",
-                1,
-                "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order.",
-            )
-        )
-        out.append(
-            _setting(
-                "NCCL_BUFFSIZE",
-                "default (4 MiB)",
-                "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound.",
-            )
-        )
-    return out
+    out.append(_zero_row(r, pp, fits_z2))
+    return out + _vendor_rows(s, r)

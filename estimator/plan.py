@@ -146,6 +146,11 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
         cards = s.cluster.cards
         fabric, found = _evaluate(r, cards)
         return _choice(cards, fabric, found, given_mfu)
+    if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/budget.py ---
+        from .budget import cards_for_budget
+
+        cards = cards_for_budget(r, cards_multiple(r), given_mfu)
+        return _choice(cards, *_evaluate(r, cards), given_mfu)
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 
@@ -461,4 +466,4 @@ def build_result(r: Resolved) -> dict[str, Any]:
         facility(r, eq, pr),
     )
     problem = layout_problem(r, choice.cards, choice.fabric)
-    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem)
+    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r))

@@ -30,6 +30,27 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _deadline(c: dict[str, Any]) -> str:
+    p = c.get("deadline_miss_probability")
+    return "" if p is None else f"; {p:.0%} chance of missing the {c['target_days']:g}-day deadline"
+
+
+def _budget(b: dict[str, Any]) -> str:
+    """One line: within the budget or over it by how much, and what the budget buys."""
+    cur = b.get("currency", "")
+    if b["within"]:
+        text = f"Budget {b['budget']:,.0f} {cur}: within it, {b['headroom']:,.0f} {cur} left."
+    else:
+        text = f"Budget {b['budget']:,.0f} {cur}: OVER by {b['over_by']:,.0f} {cur}."
+    a = b.get("affords")
+    if a and not b.get("sized_by_budget"):
+        text += (
+            f" It buys {a['cards']:,} cards ({a['nodes']:,} nodes, {a['capex']:,.0f} {cur}):"
+            f" {a['days']:.1f} days at this plan's MFU."
+        )
+    return text
+
+
 def format_plan(out: dict[str, Any]) -> str:
     """A readable summary of estimate() output for a person at a terminal."""
     s, r = out["scenario"], out["result"]
@@ -49,7 +70,7 @@ def format_plan(out: dict[str, Any]) -> str:
             f"{si(c['flop_per_token'], 'FLOP')}/token x tokens",
         ],
         ["cards", f"{c['cards']:,}", f"{c['nodes']:,} nodes of {s['hardware'].get('cards_per_node') or ''}"],
-        ["wall-clock", f"{c['wall_clock_days']:.1f} days", f"at MFU {c['mfu']:.1%}"],
+        ["wall-clock", f"{c['wall_clock_days']:.1f} days", f"at MFU {c['mfu']:.1%}" + _deadline(c)],
         ["accelerator-hours", f"{c['accelerator_hours']:,.0f}", ""],
         ["throughput", f"{si(c['tokens_per_s'], 'tok/s')}", ""],
     ]
@@ -68,6 +89,8 @@ def format_plan(out: dict[str, Any]) -> str:
             ["run cost owned / cloud", f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}", ""]
         )
     lines.append(_table(["headline", "value", "why"], rows))
+    if r.get("budget"):
+        lines.append(_budget(r["budget"]))
     p = r.get("parallelism")
     if p:
         lines.append(

@@ -154,14 +154,24 @@ class Hardware(_Section):
 
 
 class Cluster(_Section):
+    """How the cluster is sized: exactly one of a card count, a deadline, or a capital budget."""
+
     cards: Int | None = Field(None, ge=1, le=10_000_000)
     target_days: Num | None = Field(None, gt=0, le=3650)
+    # --- budget sizing (estimator/budget.py) ---
+    budget: Num | None = Field(
+        None,
+        gt=0,
+        le=1e14,
+        description="Capital budget in cost.currency: the largest cluster whose capex fits (estimator.budget)",
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> Cluster:
-        if (self.cards is None) == (self.target_days is None):
+        if sum(v is not None for v in (self.cards, self.target_days, self.budget)) != 1:
             raise ValueError(
-                "give exactly one of cluster.cards (how long?) or cluster.target_days (how many cards?)"
+                "give exactly one of cluster.cards (how long?), cluster.target_days (how many cards?) "
+                "or cluster.budget (what does it buy?)"
             )
         return self
 

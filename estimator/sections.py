@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Protocol
 
+from . import budget as budget_rules
 from .advice import advise, starting_configuration
 from .inference import serving as size_serving
 from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout, nearest_fit, overflow_params
@@ -200,13 +201,17 @@ def _serving(r: Resolved, peak: float) -> dict[str, Any] | None:
 def _assumptions(
     r: Resolved, choice: Choice, eq: Prices, pr: dict[str, float], stack: StackProfile
 ) -> list[dict[str, Any]]:
+    """The inputs behind the numbers, each with `code` (what it is, rendered in the reader's
+    language with `params`), value, unit and source; `source_code` where the source is generic
+    rather than a title. Prices are converted to the report's currency (cost.currency)."""
     acc, srcs = r.accelerator, r.accelerator.sources
+    cur, fx = r.scenario.cost.currency, r.usd_to_currency
 
     def src(field: str) -> str:
         s = srcs.get(field)
         return f"{s.source} ({s.as_of})" if s else "scenario input"
 
-    return [
+    out = [
         {
             "name": f"{acc.name} dense {r.scenario.training.precision} peak",
             "value": acc.peak_flops(r.scenario.training.precision),
@@ -234,27 +239,32 @@ def _assumptions(
         {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
         {
             "name": "server price (cards included)",
-            "value": eq.server_price_usd,
-            "unit": "USD",
+            "value": eq.server_price_usd * fx,
+            "unit": cur,
             "source": eq.sources["server"],
         },
-        {"name": "switch price", "value": eq.switch_price_usd, "unit": "USD", "source": eq.sources["switch"]},
+        {
+            "name": "switch price",
+            "value": eq.switch_price_usd * fx,
+            "unit": cur,
+            "source": eq.sources["switch"],
+        },
         {
             "name": "transceiver price",
-            "value": eq.transceiver_price_usd,
-            "unit": "USD",
+            "value": eq.transceiver_price_usd * fx,
+            "unit": cur,
             "source": eq.sources["transceiver"],
         },
         {
             "name": "cloud price per card-hour",
-            "value": pr["cloud_usd_per_card_hour"],
-            "unit": "USD",
+            "value": pr["cloud_usd_per_card_hour"] * fx,
+            "unit": cur,
             "source": src("cloud_price_usd_per_card_hour"),
         },
         {
             "name": "electricity",
-            "value": pr["electricity_usd_per_kwh"],
-            "unit": "USD/kWh",
+            "value": pr["electricity_usd_per_kwh"] * fx,
+            "unit": f"{cur}/kWh",
             "source": "catalog defaults / scenario",
         },
         {"name": "PUE", "value": pr["pue"], "unit": "", "source": "catalog defaults / scenario"},
@@ -265,6 +275,24 @@ def _assumptions(
             "source": "catalog defaults / scenario",
         },
     ]
+    codes = ["peak", "hbm", "matmul-efficiency", "mfu", "stack", "tdp", "server-price", "switch-price"]
+    codes += ["transceiver-price", "cloud-price", "electricity", "pue", "depreciation"]
+    if not r.scenario.training.stack:
+        codes[4] = "stack-default"
+    generic = {
+        "scenario input": "scenario",
+        "catalog defaults / scenario": "catalog-or-scenario",
+        "scenario efficiency.mfu": "mfu-given",
+        "layout model prediction": "mfu-predicted",
+        "fallback (no layout fits)": "mfu-fallback",
+        "scenario cost.server_price": "scenario",
+    }
+    params = {"accelerator": acc.name, "precision": r.scenario.training.precision}
+    for code, row in zip(codes, out, strict=True):
+        row["code"], row["params"] = f"assumption.{code}", params
+        if row["source"] in generic:
+            row["source_code"] = f"source.{generic[row['source']]}"
+    return out
 
 
 def _stack_assumption(r: Resolved, stack: StackProfile) -> dict[str, Any]:
@@ -287,9 +315,14 @@ def _warnings(
     advice: list[dict[str, Any]],
     problem: LayoutProblem,
 ) -> list[dict[str, Any]]:
-    out = [{"code": a["code"], "message": a["message"]} for a in advice]
+    """Advice (as warnings) and the plan's own warnings: {code, severity, message, params}."""
+    out = [
+        {"code": a["code"], "severity": a["severity"], "message": a["message"], "params": a.get("params", {})}
+        | ({"message_code": a["message_code"]} if "message_code" in a else {})
+        for a in advice
+    ]
     for note in r.notes:
-        out.append({"code": "input-note", "message": note})
+        out.append({"code": "input-note", "severity": "info", "message": note, "params": {"note": note}})
     found = choice.layouts
     if (
         found is not None
@@ -302,28 +335,74 @@ def _warnings(
         out.append(
             {
                 "code": "no-feasible-layout",
+                "severity": "error",
                 "message": f"No parallel layout fits in HBM on {compute['cards']} cards; time uses a fallback MFU of "
                 f"{choice.mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
+                "params": {"cards": compute["cards"], "mfu": choice.mfu},
             }
         )
     if compute.get("meets_target") is False:
         out.append(
             {
                 "code": "deadline-missed",
+                "severity": "warning",
                 "message": f"The plan takes {compute['wall_clock_days']:.1f} days, "
                 f"more than the {compute['target_days']:g}-day target.",
+                "params": {"days": compute["wall_clock_days"], "target_days": compute["target_days"]},
             }
         )
-    budget = r.scenario.cost.budget
+    budget = _budget_of(r)
     if budget is not None and cost["capex"]["total"] > budget and (cost["run"]["cloud"] or 0) > budget:
         out.append(
             {
                 "code": "over-budget",
+                "severity": "warning",
                 "message": f"Both buying ({cost['capex']['total']:,.0f}) and renting "
                 f"({cost['run']['cloud']:,.0f}) exceed the budget of {budget:,.0f} {cost['currency']}.",
+                "params": {
+                    "capex": cost["capex"]["total"],
+                    "cloud": cost["run"]["cloud"],
+                    "budget": budget,
+                    "currency": cost["currency"],
+                },
             }
         )
     return out
+
+
+def _budget_of(r: Resolved) -> float | None:
+    """The capital budget: cost.budget, else the cluster.budget the cluster was sized by."""
+    c = r.scenario
+    return c.cost.budget if c.cost.budget is not None else c.cluster.budget
+
+
+def _budget_section(
+    r: Resolved, compute: dict[str, Any], cost: dict[str, Any], cards_multiple: int
+) -> dict[str, Any] | None:
+    """Budget status (within / over by how much) and what the budget buys at this plan's MFU;
+    `cards_multiple` is the plan's card quantum (whole nodes or supernodes and fixed replicas)."""
+    budget = _budget_of(r)
+    if budget is None:
+        return None
+    out = budget_rules.status(float(cost["capex"]["total"]), float(budget))
+    out["currency"] = cost["currency"]
+    out["sized_by_budget"] = r.scenario.cluster.budget is not None
+    sizes = budget_rules.budget_sizes(r, cards_multiple, float(budget))
+    capex = budget_rules.capex_by_size(r, sizes, compute["mfu"])
+    out["affords"] = budget_rules.affordable(
+        sizes, capex, float(budget), compute["accelerator_hours"], r.cards_per_node
+    )
+    return out
+
+
+def _deadline_risk(compute: dict[str, Any], uncertainty: dict[str, Any]) -> None:
+    """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range."""
+    mfu = (uncertainty.get("inputs") or {}).get("mfu")
+    if compute.get("target_days") is None or not mfu or len(mfu) != 3:
+        return
+    compute["deadline_miss_probability"] = budget_rules.deadline_miss_probability(
+        compute["wall_clock_days"], compute["target_days"], *mfu
+    )
 
 
 def _does_not_fit(choice: Choice, problem: LayoutProblem) -> dict[str, Any]:
@@ -358,14 +437,16 @@ def assemble(
     pr: dict[str, float],
     roll: Roll,
     problem: LayoutProblem,
+    cards_multiple: int,
 ) -> dict[str, Any]:
     """The result sections for the plan's choices; `problem` is the layout search's input at the
-    chosen cards and fabric (for the ZeRO-2 what-if)."""
+    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes), `cards_multiple`
+    the plan's card quantum (for the budget block)."""
     compute = _compute_section(r, flops, peak, choice, roll)
     parallelism, memory, layout = _layout_sections(r, choice, problem)
     cost = roll["_cost"].to_dict()
-    if r.scenario.cost.budget is not None:
-        cost["budget"] = r.scenario.cost.budget
+    if _budget_of(r) is not None:
+        cost["budget"] = _budget_of(r)
     result: dict[str, Any] = {
         "model": _model_section(r, flops),
         "compute": compute,
@@ -379,6 +460,10 @@ def assemble(
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
         "scaleup": _planes(r, choice, roll, problem),
     }
+    _deadline_risk(compute, result["uncertainty"])
+    budget = _budget_section(r, compute, cost, cards_multiple)
+    if budget is not None:
+        result["budget"] = budget
     serving = _serving(r, peak)
     if serving is not None:
         result["serving"] = serving

@@ -28,6 +28,24 @@ def _n(value) -> float | None:
     return None
 
 
+def linear_ticks(top: float, fmt, n: int = 5) -> dict:
+    """Tick positions at a 1-2-5 step from 0 to `top`, labelled by `fmt` (Babel: 万/亿 in Chinese)."""
+    if not top or top <= 0 or not math.isfinite(top):
+        return {}
+    raw = top / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    ticks = [i * step for i in range(int(top // step) + 2)]
+    return {"tickvals": ticks, "ticktext": [fmt(t) for t in ticks]}
+
+
+def _money_axis(cur: str, top: float) -> dict:
+    return {
+        "title": _("cost (%(currency)s)") % {"currency": f.currency_symbol(cur)},
+        **linear_ticks(top, lambda v: f.money(v, cur)),
+    }
+
+
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     fig.update_layout(
         title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
@@ -36,6 +54,7 @@ def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
         legend={"orientation": "h", "y": -0.2},
         paper_bgcolor="white",
         plot_bgcolor="white",
+        separators=".,",
         font={
             "family": "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"
         },
@@ -149,7 +168,8 @@ def cards_vs_days(result: dict) -> go.Figure | None:
         mode="lines+markers",
         name=_("Days"),
         line_color=COLORS[0],
-        hovertemplate=_("%(x)s cards: %(y)s days") % {"x": "%{x:,.0f}", "y": "%{y:.3g}"} + "<extra></extra>",
+        customdata=[f"{f.count(c)} · {f.days(d)}" for c, d in zip(steps, days, strict=True)],
+        hovertemplate="%{customdata}<extra></extra>",
     )
     fig.add_scatter(
         x=[cards],
@@ -164,16 +184,23 @@ def cards_vs_days(result: dict) -> go.Figure | None:
     if capex:
         cur = currency(result)
         per_card = capex / cards
+        costs = [per_card * c for c in steps]
         fig.add_scatter(
             x=steps,
-            y=[per_card * c for c in steps],
+            y=costs,
             mode="lines",
-            name=_("Cluster cost (%(cur)s)") % {"cur": cur},
+            name=_("Cluster cost"),
             yaxis="y2",
             line={"color": COLORS[2], "dash": "dot"},
-            hovertemplate="%{y:,.0f} " + cur + "<extra></extra>",
+            customdata=[f.money(v, cur) for v in costs],
+            hovertemplate="%{customdata}<extra></extra>",
         )
-        layout["yaxis2"] = {"title": cur, "overlaying": "y", "side": "right", "showgrid": False}
+        layout["yaxis2"] = {
+            **_money_axis(cur, max(costs)),
+            "overlaying": "y",
+            "side": "right",
+            "showgrid": False,
+        }
     return _layout(fig, _("Cards against days and cost, at this plan's MFU"), **layout)
 
 
@@ -203,7 +230,7 @@ def cost(result: dict) -> go.Figure | None:
                 marker_color=COLORS[i % len(COLORS)],
                 text=[f.money(v, cur)],
                 textposition="inside",
-                hovertemplate="%{fullData.name}: %{y:,.0f} " + cur + "<extra></extra>",
+                hovertemplate="%{fullData.name}: %{text}<extra></extra>",
             )
     if isinstance(run, dict):
         xs, ys = [], []
@@ -220,9 +247,12 @@ def cost(result: dict) -> go.Figure | None:
                 marker_color=COLORS[4],
                 text=[f.money(v, cur) for v in ys],
                 textposition="outside",
-                hovertemplate="%{x}: %{y:,.0f} " + cur + "<extra></extra>",
+                hovertemplate="%{x}: %{text}<extra></extra>",
             )
-    return _layout(fig, _("Cost breakdown"), barmode="stack", yaxis_title=cur)
+    tops = [_n(dig(result, "cost.capex.total")) or 0] + [
+        _n(v) or 0 for v in (run or {}).values() if not isinstance(v, dict)
+    ]
+    return _layout(fig, _("Cost breakdown"), barmode="stack", yaxis=_money_axis(cur, max(tops)))
 
 
 def network(result: dict) -> go.Figure | None:

@@ -1,24 +1,35 @@
-"""Locale-aware number formatting for pages and charts (no database).
-
-English groups thousands and scales by thousand (K, M, B, T); Simplified Chinese writes large
-counts in 万 (1e4) and 亿 (1e8), the way the source article writes "5000亿 tokens". Bytes, watts and
-FLOP keep SI prefixes in both languages (decimal: 1 GB = 1e9 bytes).
+"""Locale-aware number formatting for pages, charts and exports (no database), from Babel's CLDR
+data rather than hand-written rules: thousands separators everywhere, compact large numbers in K/M/B
+(English) or 万/亿 (Chinese, the way the source article writes "5000亿 tokens"), currencies with
+their CLDR symbols. Bytes, watts and FLOP keep SI prefixes in both languages (1 GB = 1e9 bytes).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from numbers import Real
 
-from django.utils import formats
+from babel import numbers as babel
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 DASH = "—"
+_LEADING_DIGITS = re.compile(r"\d[\d,]*")
 
 
 def _is_zh() -> bool:
     return (get_language() or "en").lower().startswith("zh")
+
+
+def babel_locale() -> str:
+    """The CLDR locale of the active language (zh-hans -> zh_Hans_CN)."""
+    return "zh_Hans_CN" if _is_zh() else "en"
+
+
+def default_currency() -> str:
+    """The currency a new scenario starts in: the reader's (CNY in Chinese, USD in English)."""
+    return "CNY" if _is_zh() else "USD"
 
 
 def _ok(value) -> bool:
@@ -29,9 +40,8 @@ def number(value, decimals: int = 0) -> str:
     """A plain number with the locale's grouping and decimal separator."""
     if not _ok(value):
         return DASH
-    return formats.number_format(
-        round(float(value), decimals), decimal_pos=decimals, use_l10n=True, force_grouping=True
-    )
+    pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "")
+    return babel.format_decimal(float(value), format=pattern, locale=babel_locale())
 
 
 def _sig(value: float, digits: int = 3) -> str:
@@ -45,20 +55,23 @@ def _sig(value: float, digits: int = 3) -> str:
     return text
 
 
+def _compact(fmt, value: float, digits: int, *args) -> str:
+    """Babel's compact form with about `digits` significant figures (CLDR short formats)."""
+    loc = babel_locale()
+    probe = fmt(value, *args, locale=loc, fraction_digits=0)
+    lead = _LEADING_DIGITS.search(probe)
+    whole = len(lead.group(0).replace(",", "")) if lead else 1
+    return fmt(value, *args, locale=loc, fraction_digits=max(0, digits - whole))
+
+
 def big(value) -> str:
-    """A large count: 5e11 -> '500 B' (English) or '5000亿' (Chinese)."""
+    """A large count: 5e11 -> '500B' (English) or '5000亿' (Chinese)."""
     if not _ok(value):
         return DASH
     v = float(value)
-    if _is_zh():
-        for scale, unit in ((1e12, "万亿"), (1e8, "亿"), (1e4, "万")):
-            if abs(v) >= scale:
-                return f"{_sig(v / scale, 4)}{unit}"
+    if abs(v) < 1e4:
         return _sig(v, 4)
-    for scale, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if abs(v) >= scale:
-            return f"{_sig(v / scale)} {unit}"
-    return _sig(v)
+    return _compact(babel.format_compact_decimal, v, 4 if _is_zh() else 3)
 
 
 def count(value) -> str:
@@ -147,24 +160,33 @@ def percent(value, decimals: int = 1) -> str:
     """A fraction (0.42) as a percentage ('42.0%')."""
     if not _ok(value):
         return DASH
-    return f"{number(float(value) * 100, decimals)}%"
-
-
-_SYMBOLS = {"USD": "$", "CNY": "¥", "EUR": "€"}
+    pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "") + "%"
+    return babel.format_percent(float(value), format=pattern, locale=babel_locale())
 
 
 def money(value, currency: str = "USD") -> str:
-    """An amount: '$12.3 M' in English, '1230万美元' in Chinese."""
+    """An amount in CLDR's compact currency form: '$18.1M', '¥8733万', 'US$1813万'."""
     if not _ok(value):
         return DASH
     v = float(value)
-    if _is_zh():
-        suffix = {"USD": "美元", "CNY": "元", "EUR": "欧元"}.get(currency, f" {currency}")
-        return f"{big(v)}{suffix}"
-    symbol = _SYMBOLS.get(currency, f"{currency} ")
     if abs(v) < 1e4:
-        return f"{symbol}{number(v, 2 if abs(v) < 100 else 0)}"
-    return f"{symbol}{big(v)}"
+        if abs(v) < 100:
+            return babel.format_currency(v, currency, locale=babel_locale())
+        return money_full(v, currency)
+    return _compact(babel.format_compact_currency, v, 4 if _is_zh() else 3, currency)
+
+
+def money_full(value, currency: str = "USD") -> str:
+    """An amount to the unit with separators ('¥87,331,536'), for tables a finance team checks."""
+    if not _ok(value):
+        return DASH
+    return babel.format_currency(
+        round(float(value)), currency, locale=babel_locale(), format="¤#,##0", currency_digits=False
+    )
+
+
+def currency_symbol(currency: str) -> str:
+    return babel.get_currency_symbol(currency, locale=babel_locale())
 
 
 def ratio(value) -> str:

@@ -10,14 +10,18 @@ import math
 import re
 from typing import Any, cast
 
+from annotated_types import Ge, Gt, Le, Lt
 from django import forms
+from django.core import validators
 from django.utils.translation import gettext_lazy as _
 
 from estimator import catalog
 from estimator.dotted import pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
-from estimator.scenario import ModelSpec
+from estimator.scenario import ModelSpec, Scenario
+
+from . import formatting, messages
 
 MODEL_KEYS = set(ModelSpec.model_fields) - {"preset", "params"}
 
@@ -125,13 +129,67 @@ def _prune(doc: Any) -> Any:
 
 
 def _compact(value: Any) -> Any:
-    """5e11 -> "5e+11" (readable in a text box); small whole floats -> ints."""
+    """5e11 -> "500B" (English) or "5000亿" (Chinese), as a person types it, when that reads back
+    exactly (QuantityField parses both); small whole floats -> ints."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return value
-    if abs(value) >= 1e6:
+    if abs(value) >= 1e4:
+        text = formatting.big(value).replace(",", "")
+        try:
+            if QuantityField().to_python(text) == value:
+                return text
+        except forms.ValidationError:
+            pass
         text = f"{value:g}"
         return text if float(text) == value else value
     return int(value) if float(value).is_integer() else value
+
+
+class _GreaterThan(validators.BaseValidator):
+    message = _("Ensure this value is greater than %(limit_value)s.")
+    code = "min_value"
+
+    def compare(self, a, b):
+        return a <= b
+
+
+class _LessThan(validators.BaseValidator):
+    message = _("Ensure this value is less than %(limit_value)s.")
+    code = "max_value"
+
+    def compare(self, a, b):
+        return a >= b
+
+
+def _scenario_field(path: str) -> Any:
+    model: Any = Scenario
+    info = None
+    for part in path.split("."):
+        fields = getattr(model, "model_fields", {})
+        if part not in fields:
+            return None
+        info = fields[part]
+        model = info.annotation
+        args = [a for a in getattr(model, "__args__", ()) if hasattr(a, "model_fields")]
+        model = args[0] if args else model
+    return info
+
+
+def _range_validators(path: str) -> list:
+    """Django validators for the scenario field's bounds, so a range error is reported by the form
+    (all fields at once, in the reader's language) before the core is called."""
+    info = _scenario_field(path)
+    out: list = []
+    for rule in getattr(info, "metadata", []) if info is not None else []:
+        if isinstance(rule, Ge):
+            out.append(validators.MinValueValidator(rule.ge))
+        elif isinstance(rule, Gt):
+            out.append(_GreaterThan(rule.gt))
+        elif isinstance(rule, Le):
+            out.append(validators.MaxValueValidator(rule.le))
+        elif isinstance(rule, Lt):
+            out.append(_LessThan(rule.lt))
+    return out
 
 
 class EstimateForm(forms.Form):
@@ -163,7 +221,11 @@ class EstimateForm(forms.Form):
     tokens = QuantityField(label=_("Training tokens"), help_text=_("e.g. 5e11, 500B or 5000亿"))
     sizing = forms.ChoiceField(
         label=_("Size the cluster by"),
-        choices=[("deadline", _("a deadline (how many cards?)")), ("cards", _("a card count (how long?)"))],
+        choices=[
+            ("deadline", _("a deadline (how many cards?)")),
+            ("cards", _("a card count (how long?)")),
+            ("budget", _("a budget (what does it buy?)")),
+        ],
         initial="deadline",
         widget=forms.RadioSelect,
     )
@@ -172,9 +234,12 @@ class EstimateForm(forms.Form):
     budget = forms.FloatField(
         label=_("Budget"),
         required=False,
-        help_text=_("Optional; the report compares the cluster cost with it."),
+        help_text=_(
+            "The capital budget for buying the cluster. Sizing by budget buys the most cards it "
+            "affords; otherwise the report compares the cluster cost with it."
+        ),
     )
-    currency = forms.ChoiceField(label=_("Currency"), choices=[("USD", "USD"), ("CNY", "CNY")], initial="USD")
+    currency = forms.ChoiceField(label=_("Currency"), choices=[("USD", "USD"), ("CNY", "CNY")])
 
     seq_len = forms.IntegerField(label=_("Sequence length"), required=False)
     global_batch_tokens = QuantityField(label=_("Global batch (tokens)"), required=False)
@@ -231,10 +296,14 @@ class EstimateForm(forms.Form):
         cast(forms.ChoiceField, self.fields["server"]).choices = _choices(
             catalog.servers(), blank=str(_("default for the accelerator"))
         )
-        for name in FIELD_PATHS:
+        if not self.is_bound and not (self.initial or {}).get("currency"):
+            self.initial["currency"] = formatting.default_currency()  # CNY for a Chinese reader
+        for name, path in FIELD_PATHS.items():
             widget = self.fields[name].widget
             if isinstance(widget, forms.NumberInput):
                 widget.attrs.setdefault("step", "any")
+            if isinstance(self.fields[name], forms.FloatField | forms.IntegerField | QuantityField):
+                self.fields[name].validators.extend(_range_validators(path))
 
     def advanced_sections(self):
         return [(legend, [self[name] for name in names]) for legend, names in ADVANCED]
@@ -267,6 +336,8 @@ class EstimateForm(forms.Form):
             self.add_error("target_days", _("Give a deadline in days."))
         if data.get("sizing") == "cards" and data.get("cards") is None:
             self.add_error("cards", _("Give a card count."))
+        if data.get("sizing") == "budget" and data.get("budget") is None:
+            self.add_error("budget", _("Give the budget to size the cluster by."))
         if data.get("extra"):
             try:
                 extra = loads_strict(data["extra"])
@@ -290,11 +361,14 @@ class EstimateForm(forms.Form):
             doc["model"] = self._config()
         else:
             doc["model"] = {"params": data["params_b"] * 1e9}
-        skip = {"cards"} if data["sizing"] == "deadline" else {"target_days"}
+        skips = {"deadline": {"cards"}, "cards": {"target_days"}, "budget": {"cards", "target_days"}}
+        skip = skips[data["sizing"]]
         for name, path in FIELD_PATHS.items():
             value = data.get(name)
             if name in skip or value in (None, ""):
                 continue
+            if name == "budget" and data["sizing"] == "budget":
+                path = "cluster.budget"
             if name == "zero_stage":
                 value = int(value)
             elif name == "rail_optimized":
@@ -308,18 +382,31 @@ class EstimateForm(forms.Form):
         model_field = {"preset": "preset", "config": "hf_config", "params": "params_b"}.get(
             str(source), "preset"
         )
+        sizing = (self.cleaned_data or {}).get("sizing")
+        sizing_field = {"deadline": "target_days", "cards": "cards", "budget": "budget"}.get(
+            str(sizing), "target_days"
+        )
         for err in exc.errors:
             path = err.field
             name = PATH_FIELDS.get(path)
+            if path == "cluster.budget":
+                name = "budget"
+            if name is not None and name != sizing_field and self.cleaned_data.get(name) in (None, ""):
+                # a default the user never typed cannot be the fault: the size asked for is
+                name = sizing_field
+                err = type(err)(
+                    err.field,
+                    str(_("This size cannot be built with the default equipment (%(detail)s)."))
+                    % {"detail": err.message},
+                )
             if name is None and (path == "model" or path.startswith("model.")):
                 name = model_field
             if name is None and path == "cluster":
-                name = "target_days" if (self.cleaned_data or {}).get("sizing") == "deadline" else "cards"
+                name = sizing_field
             if name is None and path and self.cleaned_data.get("extra_json"):
                 name = "extra"
-            message = (
-                err.message if name not in (None, "extra") else f"{path or _('scenario')}: {err.message}"
-            )
+            text = messages.field_error(err.message)
+            message = text if name not in (None, "extra") else f"{path or _('scenario')}: {text}"
             self.add_error(name, message)
 
     # -- scenario -> form (edit a copy) --------------------------------------------------------
@@ -354,7 +441,18 @@ class EstimateForm(forms.Form):
             elif not isinstance(cls.base_fields[name], forms.IntegerField):
                 value = _compact(value)
             initial[name] = value
-        initial["sizing"] = "cards" if initial.get("cards") is not None else "deadline"
+        sized_by_budget = pop_path(rest, "cluster.budget")
+        if sized_by_budget is not None:
+            initial["budget"] = _compact(sized_by_budget)
+        initial["sizing"] = (
+            "budget"
+            if sized_by_budget is not None
+            else "cards"
+            if initial.get("cards") is not None
+            else "deadline"
+        )
+        if initial.get("name") or scenario.get("name"):
+            initial["name"] = str(_("%(name)s (copy)")) % {"name": scenario.get("name") or initial["name"]}
         rest.pop("version", None)
         rest = _prune(rest)
         if rest:

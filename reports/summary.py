@@ -62,6 +62,13 @@ def _why(key: str, scenario: dict, result: dict) -> str:
     accel = dig(scenario, "hardware.accelerator")
     accel_name = accel.get("name", "custom") if isinstance(accel, dict) else accel
     if key == "cards":
+        if dig(scenario, "cluster.budget") is not None:
+            return _(
+                "The most cards whose cluster cost fits the budget of %(budget)s; laid out as %(layout)s."
+            ) % {
+                "budget": f.money(dig(scenario, "cluster.budget"), cur),
+                "layout": layout_label(result) or "—",
+            }
         if dig(scenario, "cluster.cards") is not None:
             return _("As given in the scenario; laid out as %(layout)s.") % {
                 "layout": layout_label(result) or "—"
@@ -97,6 +104,12 @@ def _why(key: str, scenario: dict, result: dict) -> str:
                 "low": f.days(low),
                 "high": f.days(high),
             }
+        miss, target = _num(compute.get("deadline_miss_probability")), _num(compute.get("target_days"))
+        if miss is not None and target is not None:
+            text += " " + _("Chance of missing the %(target)s deadline: %(p)s.") % {
+                "target": f.days(target),
+                "p": f.percent(miss, 0),
+            }
         return text
     if key == "capex":
         capex = dig(result, "cost.capex") or {}
@@ -114,7 +127,7 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             text += " " + _("The supernodes' scale-up plane adds %(scaleup)s.") % {
                 "scaleup": f.money(scaleup, cur)
             }
-        budget = _num(dig(scenario, "cost.budget"))
+        budget = _num(dig(result, "budget.budget"))
         total = _num(capex.get("total"))
         if budget is not None and total is not None:
             if total <= budget:

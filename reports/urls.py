@@ -10,7 +10,10 @@ urlpatterns = [
     path("r/<str:token>/", views.report, name="report"),
     path("r/<str:token>/report.json", views.report_json, name="report-json"),
     path("r/<str:token>/report.csv", views.report_csv, name="report-csv"),
+    path("r/<str:token>/report.xlsx", views.report_xlsx, name="report-xlsx"),
     path("r/<str:token>/recompute/", views.recompute, name="recompute"),
+    path("compare/", views.compare_reports, name="compare"),
+    path("compare/comparison.xlsx", views.compare_xlsx, name="compare-xlsx"),
     path("validation/", views.validation, name="validation"),
     path("estimates/", views.my_estimates, name="mine"),
     path(

@@ -19,7 +19,7 @@ from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
 from estimator.validate import validation_rows
 
-from . import charts, selectors, services, summary
+from . import charts, compare, glossary, messages, selectors, services, summary, working, xlsx
 from . import formatting as fmt
 from .forms import EstimateForm
 from .models import Estimate
@@ -84,15 +84,48 @@ def new_estimate(request):
                     return redirect(estimate)
         status = 400
     else:
-        initial = {}
+        initial, copy_name = {}, ""
         token = request.GET.get("copy")
         if token:
-            initial = EstimateForm.initial_from(_shared_or_404(token).input)
+            original = _shared_or_404(token)
+            initial = EstimateForm.initial_from(original.input)
+            copy_name = original.name or token
+            if request.GET.get("sizing") == "budget" and initial.get("budget") is not None:
+                initial["sizing"] = "budget"  # "plan it by budget" from the budget block
         form = EstimateForm(initial=initial or None)
         status = 200
-    return render(
-        request, "reports/new.html", {"form": form, "copy_of": request.GET.get("copy")}, status=status
-    )
+        return render(
+            request,
+            "reports/new.html",
+            {"form": form, "copy_of": token, "copy_name": copy_name},
+            status=status,
+        )
+    return render(request, "reports/new.html", {"form": form}, status=status)
+
+
+def _budget_block(result: dict, cur: str) -> dict | None:
+    """The budget status at the top of the report: within or over by how much, and what it buys."""
+    b = result.get("budget")
+    if not isinstance(b, dict) or b.get("budget") is None:
+        return None
+    affords = b.get("affords") if isinstance(b.get("affords"), dict) else None
+    return {
+        "within": bool(b.get("within")),
+        "sized_by_budget": bool(b.get("sized_by_budget")),
+        "budget": fmt.money(b.get("budget"), cur),
+        "capex": fmt.money(b.get("capex"), cur),
+        "over_by": fmt.money(b.get("over_by"), cur),
+        "headroom": fmt.money(b.get("headroom"), cur),
+        "share": fmt.percent(b.get("share"), 0),
+        "affords": None
+        if affords is None
+        else {
+            "cards": fmt.count(affords.get("cards")),
+            "nodes": fmt.count(affords.get("nodes")),
+            "capex": fmt.money(affords.get("capex"), cur),
+            "days": fmt.days(affords.get("days")),
+        },
+    }
 
 
 def _report_context(request, estimate: Estimate) -> dict:
@@ -101,58 +134,32 @@ def _report_context(request, estimate: Estimate) -> dict:
     layout = result.get("layout") or {}
     runners = [r for r in layout.get("runners_up") or [] if isinstance(r, dict)]
     columns, rows = summary.table(runners, RUNNER_UP_COLUMNS)
-    sections = []
-    for key, title in (
-        ("compute", _("Compute")),
-        ("parallelism", _("Parallelism")),
-        ("memory", _("Memory")),
-        ("network", _("Network")),
-        ("storage", _("Storage")),
-        ("power", _("Power")),
-        ("cost", _("Cost")),
-        ("serving", _("Serving")),
-        ("uncertainty", _("Uncertainty")),
-    ):
-        value = result.get(key)
-        if isinstance(value, dict) and value:
-            sections.append(
-                {
-                    "key": key,
-                    "title": title,
-                    "rows": [(path, fmt.for_key(path, v, cur)) for path, v in summary.flatten(value)],
-                }
-            )
     return {
         "estimate": estimate,
         "scenario": scenario,
         "result": result,
         "currency": cur,
         "headline": summary.headline(scenario, result),
+        "budget": _budget_block(result, cur),
         "figures": [
             {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
             for dom_id, fig in charts.all_figures(result)
         ],
-        "chosen": {
-            k: v for k, v in (result.get("parallelism") or {}).items() if not isinstance(v, dict | list)
-        },
-        "runner_columns": columns,
-        "runner_rows": [[fmt.for_key(c, v, cur) for c, v in zip(columns, row, strict=True)] for row in rows],
-        "rejected": sorted(
-            (layout.get("rejected") or {}).items(),
-            key=lambda kv: -kv[1] if isinstance(kv[1], int | float) else 0,
-        ),
-        "warnings": [
-            w if isinstance(w, dict) else {"code": "", "message": str(w)}
-            for w in result.get("warnings") or []
+        "story": working.story(result),
+        "runner_columns": [working.column_label(c) for c in columns],
+        "runner_rows": [[working.cell(c, v, cur) for c, v in zip(columns, row, strict=True)] for row in rows],
+        "rejected": working.rejected(result),
+        "warnings": [messages.warning(w, cur) for w in result.get("warnings") or []],
+        "advice": [messages.advice(a, cur) for a in result.get("advice") or []],
+        "starting_configuration": [
+            messages.setting(row, cur) for row in result.get("starting_configuration") or []
         ],
-        "advice": result.get("advice") or [],
-        "starting_configuration": result.get("starting_configuration") or [],
-        "assumptions": [
-            a if isinstance(a, dict) else {"name": str(a)} for a in result.get("assumptions") or []
-        ],
-        "sections": sections,
+        "assumptions": [messages.assumption(a, cur) for a in result.get("assumptions") or []],
+        "sections": working.tables(result, cur),
+        "step_rows": working.step_rows(result),
         "share_url": _share_url(request, estimate),
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
+        "glossary": glossary.items(),
     }
 
 
@@ -259,3 +266,57 @@ def validation(request):
 @require_GET
 def my_estimates(request):
     return render(request, "reports/mine.html", {"estimates": selectors.estimates_of(request.user)[:200]})
+
+
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+
+
+def _xlsx_response(body: bytes, filename: str) -> HttpResponse:
+    response = HttpResponse(body, content_type=XLSX)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_GET
+def report_xlsx(request, token: str):
+    estimate = _shared_or_404(token)
+    return _xlsx_response(xlsx.report_workbook(estimate), f"clusterplan-{estimate.pk}.xlsx")
+
+
+def _compared(request) -> tuple[list[Estimate], list[str], list[str]]:
+    """The reports named by ?r= (tokens or share links, 2-4 of them), the raw entries, and errors."""
+    entries = [e for e in request.GET.getlist("r") if e.strip()][: compare.MAX_REPORTS]
+    found, errors = [], []
+    for entry in entries:
+        token = compare.token_of(entry)
+        try:
+            found.append(selectors.shared_estimate(token or ""))
+        except Estimate.DoesNotExist:
+            errors.append(_("No report found for “%(entry)s”.") % {"entry": entry})
+    return found, entries, errors
+
+
+@require_GET
+def compare_reports(request):
+    """Side by side: pick 2-4 reports (share tokens or links); the page URL is the share link."""
+    estimates, entries, errors = _compared(request)
+    reports = [{"scenario": e.scenario, "result": e.result} for e in estimates]
+    mine = selectors.estimates_of(request.user)[:50] if request.user.is_authenticated else []
+    context = {
+        "estimates": estimates,
+        "entries": entries + [""] * (compare.MAX_REPORTS - len(entries)),
+        "errors": errors,
+        "rows": compare.rows(reports) if len(estimates) >= 2 else [],
+        "mine": mine,
+        "query": request.GET.urlencode(),
+        "mixed_currencies": len(set(compare.currencies(reports))) > 1,
+    }
+    return render(request, "reports/compare.html", context, status=200 if not errors else 404)
+
+
+@require_GET
+def compare_xlsx(request):
+    estimates, _entries, errors = _compared(request)
+    if errors or len(estimates) < 2:
+        raise Http404
+    return _xlsx_response(xlsx.comparison_workbook(estimates), "clusterplan-comparison.xlsx")

@@ -1,29 +1,76 @@
-"""Plotly figures of a finished sweep: heatmaps over two axes and the Pareto front of time against
-cost. Pure functions of the summary and the axes (no database); HTML fragments need plotly.js on
-the page (served from static/, never a CDN)."""
+"""Plotly figures of a finished sweep: heatmaps over two axes and time against cost (Pareto fronts,
+points coloured by accelerator). Pure functions of the summary and the axes (no database), in the
+reader's language: titles, axes and legends through gettext, numbers and money through Babel
+(reports.formatting), so a Chinese reader sees 万/亿 on the cost axis. The page embeds each figure as
+JSON and a static script draws it (static/js/report.js): no inline script, nothing from the internet."""
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 import plotly.graph_objects as go
-import plotly.io as pio
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from reports import formatting as f
 
 LABELS = {
-    "compute.wall_clock_days": "wall-clock days",
-    "cost.run.owned": "run cost, owned",
-    "cost.run.cloud": "run cost, cloud",
-    "cost.capex.total": "capex",
-    "power.facility_w": "facility power (W)",
+    "compute.wall_clock_days": gettext_lazy("wall-clock days"),
+    "cost.run.owned": gettext_lazy("run cost, owned"),
+    "cost.run.cloud": gettext_lazy("run cost, cloud"),
+    "cost.capex.total": gettext_lazy("cluster cost (capex)"),
+    "power.facility_w": gettext_lazy("facility power"),
 }
-CONFIG = {"displaylogo": False, "responsive": True}
+MONEY = {"cost.run.owned", "cost.run.cloud", "cost.capex.total"}
+COLORS = ["#1f5f8b", "#e07b39", "#4f9d69", "#c44e52", "#8172b2", "#937860", "#7f7f7f", "#bcbd22"]
+FONT = "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"
 
 
 def label(field: str, currency: str = "") -> str:
-    text = LABELS.get(field, field)
-    if currency and field.startswith("cost."):
-        text += f" ({currency})"
+    text = str(LABELS.get(field, field))
+    if currency and field in MONEY:
+        text += f" ({f.currency_symbol(currency)})"
     return text
+
+
+def value_text(field: str, value: Any, currency: str) -> str:
+    """A metric's value as the reader reads it (days, money in 万/亿 or M/B, watts)."""
+    if field in MONEY:
+        return f.money(value, currency)
+    if field == "compute.wall_clock_days":
+        return f.days(value)
+    if field == "power.facility_w":
+        return f.watts(value)
+    return f.auto(value)
+
+
+def log_ticks(values: list[float], fmt) -> dict[str, Any]:
+    """Tick positions at 1-2-5 steps over the values' range, labelled by `fmt` (Babel), for a log axis."""
+    finite = [v for v in values if isinstance(v, int | float) and math.isfinite(v) and v > 0]
+    if not finite:
+        return {}
+    lo, hi = min(finite), max(finite)
+    ticks = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            t = m * 10.0**e
+            if lo / 1.5 <= t <= hi * 1.5:
+                ticks.append(t)
+    return {"tickvals": ticks, "ticktext": [fmt(t) for t in ticks]} if ticks else {}
+
+
+def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        font={"family": FONT},
+        separators=".,",
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        **kw,
+    )
+    return fig
 
 
 def _values(axes: list[dict], field: str | None) -> list:
@@ -37,74 +84,100 @@ def heatmap(item: dict[str, Any], axes: list[dict], currency: str = "") -> go.Fi
     """One heatmap: the best (lowest) value of `metric` over all other axes, per cell of two axes."""
     x = _values(axes, item["x"]) if item.get("x") else [""]
     y = _values(axes, item["y"])
+    metric = item["metric"]
+    text = [[value_text(metric, v, currency) if v is not None else "" for v in row] for row in item["z"]]
     fig = go.Figure(
         go.Heatmap(
             z=item["z"],
             x=x,
             y=y,
+            text=text,
             colorscale="Viridis",
             reversescale=True,
             hoverongaps=False,
-            colorbar={"title": {"text": label(item["metric"], currency)}},
-            hovertemplate=f"{item.get('x') or ''}=%{{x}}<br>{item['y']}=%{{y}}<br>%{{z:.4g}}<extra></extra>",
+            colorbar={"title": {"text": label(metric, currency)}},
+            hovertemplate=f"{item.get('x') or ''}=%{{x}}<br>{item['y']}=%{{y}}<br>%{{text}}<extra></extra>",
         )
     )
-    fig.update_layout(
-        title=f"Best {label(item['metric'], currency)}: {item['y']} × {item.get('x') or ''}",
+    title = _("Best %(metric)s: %(y)s × %(x)s") % {
+        "metric": label(metric, currency),
+        "y": item["y"],
+        "x": item.get("x") or "",
+    }
+    return _layout(
+        fig,
+        title,
         xaxis={"title": item.get("x") or "", "type": "category"},
         yaxis={"title": item["y"], "type": "category"},
         margin={"l": 80, "r": 20, "t": 50, "b": 60},
         height=360 + 8 * min(len(y), 40),
     )
-    return fig
 
 
-def pareto(summary: dict[str, Any], describe, currency: str = "") -> go.Figure | None:
-    """Pareto fronts (fewest days for a given cost): each point is a scenario no other scenario beats
-    on both. `describe(index)` gives the hover text of a scenario."""
+def pareto(
+    summary: dict[str, Any],
+    describe,
+    currency: str = "",
+    accelerator_of=None,
+) -> go.Figure | None:
+    """Time against run cost: sample points coloured by accelerator (`accelerator_of(index)`), lines
+    for the Pareto fronts (configurations no other beats on both). The capital budget is not drawn
+    here (it bounds capex, not the run cost); the best tables flag rows over it. `describe(index)`
+    gives the hover text of a scenario."""
     fronts = summary.get("pareto") or {}
     if not fronts:
         return None
     fig = go.Figure()
     sample = summary.get("sample") or []
-    if sample:
+    groups: dict[str, list] = {}
+    for p in sample:
+        groups.setdefault(accelerator_of(p[0]) if accelerator_of else "", []).append(p)
+    for i, (acc, points) in enumerate(sorted(groups.items())):
+        name = _("%(accelerator)s (sample, owned)") % {"accelerator": acc} if acc else _("sample, owned")
         fig.add_trace(
             go.Scatter(
-                x=[p[1] for p in sample],
-                y=[p[2] for p in sample],
+                x=[p[1] for p in points],
+                y=[p[2] for p in points],
                 mode="markers",
-                name="configurations (sample), owned",
-                marker={"size": 4, "color": "rgba(120,120,120,0.35)"},
-                text=[describe(p[0]) for p in sample],
-                hovertemplate="%{text}<br>%{x:.3g} days, %{y:.4s}<extra></extra>",
+                name=name,
+                marker={"size": 6, "color": COLORS[i % len(COLORS)], "opacity": 0.55},
+                text=[f"{describe(p[0])}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points],
+                hovertemplate="%{text}<extra></extra>",
             )
         )
+    all_x, all_y = [p[1] for p in sample], [p[2] for p in sample]
     for cost, points in fronts.items():
         if not points:
             continue
+        all_x += [p[1] for p in points]
+        all_y += [p[2] for p in points]
         fig.add_trace(
             go.Scatter(
                 x=[p[1] for p in points],
                 y=[p[2] for p in points],
                 mode="lines+markers",
-                name=label(cost, currency),
-                line={"shape": "hv"},
-                text=[describe(p[0]) for p in points],
-                hovertemplate="%{text}<br>%{x:.3g} days, %{y:.4s}<extra></extra>",
+                name=_("best trade-offs: %(cost)s") % {"cost": label(cost, currency)},
+                line={"shape": "hv", "color": "#1d2430" if cost == "cost.run.owned" else "#c44e52"},
+                marker={"size": 7},
+                text=[f"{describe(p[0])}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points],
+                hovertemplate="%{text}<extra></extra>",
             )
         )
-    fig.update_layout(
-        title="Pareto front: time against cost",
-        xaxis={"title": "wall-clock days", "type": "log"},
-        yaxis={"title": f"cost{f' ({currency})' if currency else ''}", "type": "log"},
-        legend={"orientation": "h", "y": -0.2},
+    return _layout(
+        fig,
+        _("Time against cost"),
+        xaxis={"title": _("wall-clock days"), "type": "log", **log_ticks(all_x, f.days)},
+        yaxis={
+            "title": _("cost (%(currency)s)") % {"currency": f.currency_symbol(currency)},
+            "type": "log",
+            **log_ticks(all_y, lambda v: f.money(v, currency)),
+        },
+        legend={"orientation": "h", "y": -0.25},
         margin={"l": 80, "r": 20, "t": 50, "b": 60},
-        height=440,
+        height=460,
     )
-    return fig
 
 
-def to_html(fig: go.Figure | None, div_id: str) -> str:
-    if fig is None:
-        return ""
-    return pio.to_html(fig, full_html=False, include_plotlyjs=False, div_id=div_id, config=CONFIG)
+def figure_json(fig: go.Figure | None) -> dict | None:
+    """The figure as plain JSON for a <script type="application/json"> block (None when absent)."""
+    return None if fig is None else json.loads(fig.to_json())

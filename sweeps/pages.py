@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from django.contrib import messages
 from django.db.models import QuerySet
@@ -16,8 +17,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from estimator import sweep as estimator_sweep
 from estimator.errors import ScenarioError
+from reports import formatting as fmt
+from reports import messages as messages_catalogue
 
 from . import charts, digests, selectors, services
+from .builder import MAX_AXES as BUILDER_MAX_AXES
+from .builder import SweepBuilderForm
 from .models import Sweep
 from .views import client_ip
 
@@ -45,16 +50,54 @@ def _can_control(request, sweep: Sweep) -> bool:
     return sweep.owner_id is None and sweep.share_token in request.session.get(SESSION_KEY, [])
 
 
+def _start(request, data: dict) -> Sweep:
+    owner = request.user if request.user.is_authenticated else None
+    sweep = services.create_sweep(data, owner=owner, client_ip=client_ip(request))
+    request.session[SESSION_KEY] = ([*request.session.get(SESSION_KEY, []), sweep.share_token])[-50:]
+    return sweep
+
+
+def _builder_errors(builder: SweepBuilderForm, exc: ScenarioError) -> None:
+    """The core's errors on the builder's fields: an axis error on that axis's field picker."""
+    rows = {builder.cleaned_data.get(f"axis{i}_field"): i for i in range(1, BUILDER_MAX_AXES + 1)}
+    base_fields = {
+        "training.tokens": "tokens",
+        "cluster.cards": "cards",
+        "cluster.target_days": "target_days",
+    }
+    for e in exc.errors:
+        parts = e.field.split(".")
+        message = messages_catalogue.field_error(e.message)
+        if parts[0] == "axes" and len(parts) > 1:
+            axis_field = ".".join(parts[1:3])
+            i = rows.get(axis_field)
+            builder.add_error(f"axis{i}_field" if i else None, f"{e.field}: {message}" if not i else message)
+        elif parts[0] == "base" and ".".join(parts[1:]) in base_fields:
+            builder.add_error(base_fields[".".join(parts[1:])], message)
+        else:
+            builder.add_error(None, f"{e.field}: {message}" if e.field else message)
+
+
 @require_http_methods(["GET", "POST"])
 def index(request):
-    """The new-sweep form (a base scenario and axes as JSON) and the sweeps you started."""
+    """The new-sweep builder (fields, no JSON), the JSON form for experts, and the sweeps you started."""
     form = {
         "name": "",
         "base": json.dumps(EXAMPLE_BASE, indent=2),
         "axes": json.dumps(EXAMPLE_AXES, indent=2),
     }
     errors: dict[str, list[str]] = {}
-    if request.method == "POST":
+    builder = SweepBuilderForm()
+    if request.method == "POST" and request.POST.get("mode") == "builder":
+        builder = SweepBuilderForm(request.POST)
+        if builder.is_valid():
+            try:
+                sweep = _start(request, builder.request())
+            except ScenarioError as exc:
+                _builder_errors(builder, exc)
+            else:
+                return HttpResponseRedirect(sweep.get_absolute_url())
+    elif request.method == "POST":
         form = {k: request.POST.get(k, "") for k in ("name", "base", "axes")}
         data: dict = {"name": form["name"]}
         for key in ("base", "axes"):
@@ -63,17 +106,14 @@ def index(request):
             except ValueError as exc:
                 errors.setdefault(key, []).append(_("not valid JSON: %(error)s") % {"error": exc})
         if not errors:
-            owner = request.user if request.user.is_authenticated else None
             try:
-                sweep = services.create_sweep(data, owner=owner, client_ip=client_ip(request))
+                sweep = _start(request, data)
             except ScenarioError as exc:
                 for e in exc.errors:
                     key = e.field.split(".", 1)[0] if e.field.split(".", 1)[0] in form else "axes"
-                    errors.setdefault(key, []).append(f"{e.field}: {e.message}" if e.field else e.message)
+                    message = messages_catalogue.field_error(e.message)
+                    errors.setdefault(key, []).append(f"{e.field}: {message}" if e.field else message)
             else:
-                request.session[SESSION_KEY] = ([*request.session.get(SESSION_KEY, []), sweep.share_token])[
-                    -50:
-                ]
                 return HttpResponseRedirect(sweep.get_absolute_url())
     mine: QuerySet[Sweep] | list[Sweep] = []
     if request.user.is_authenticated:
@@ -88,8 +128,8 @@ def index(request):
     return render(
         request,
         "sweeps/index.html",
-        {"form": form, "errors": errors, "sweeps": mine},
-        status=400 if errors else 200,
+        {"form": form, "errors": errors, "sweeps": mine, "builder": builder},
+        status=400 if errors or builder.errors else 200,
     )
 
 
@@ -119,7 +159,7 @@ def report(request, token: str):
     services.watchdog(sweep)
     payload = selectors.status_payload(sweep, request)
     currency = _currency(sweep)
-    context = {
+    context: dict[str, Any] = {
         "sweep": sweep,
         "payload": payload,
         "percent": math.floor(100 * sweep.done / sweep.total) if sweep.total else 0,
@@ -132,39 +172,73 @@ def report(request, token: str):
     if sweep.status == Sweep.Status.DONE and sweep.summary:
         summary = sweep.summary
         describe = _describer(sweep.axes)
-        context["heatmaps"] = [
-            charts.to_html(charts.heatmap(item, sweep.axes, currency), f"heat-{n}")
+        budget = _budget(sweep)
+        figures = [("pareto", charts.pareto(summary, describe, currency, _accelerator_of(sweep)))]
+        figures += [
+            (f"heat-{n}", charts.heatmap(item, sweep.axes, currency))
             for n, item in enumerate(summary["heat"])
         ]
-        context["pareto"] = charts.to_html(charts.pareto(summary, describe, currency), "pareto")
-        context["best"] = _best_tables(sweep, summary, currency)
+        context["figures"] = [
+            {"id": dom_id, "data_id": f"{dom_id}-data", "figure": charts.figure_json(fig)}
+            for dom_id, fig in figures
+            if fig is not None
+        ]
+        context["has_heatmaps"] = bool(summary["heat"])
+        context["has_pareto"] = any(fig["id"] == "pareto" for fig in context["figures"])
+        context["best"] = _best_tables(sweep, summary, currency, budget)
+        context["budget"] = fmt.money(budget, currency) if budget else None
+        context["row_errors"] = [
+            (messages_catalogue.sentence(message), count)
+            for message, count in (summary.get("errors") or {}).items()
+        ]
     return render(request, "sweeps/report.html", context)
 
 
-def _best_tables(sweep: Sweep, summary: dict, currency: str) -> list[dict]:
+def _budget(sweep: Sweep) -> float | None:
+    value = (sweep.base.get("cost") or {}).get("budget")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _accelerator_of(sweep: Sweep):
+    """index -> the accelerator of that scenario (the axis value, else the base's)."""
+    axes = services.axes_of(sweep)
+    base = (sweep.base.get("hardware") or {}).get("accelerator", "")
+    base = base.get("name", "custom") if isinstance(base, dict) else str(base)
+    where = next((i for i, a in enumerate(axes) if a.field == "hardware.accelerator"), None)
+
+    def accelerator_of(index: int) -> str:
+        if where is None:
+            return base
+        return str(axes[where].values[estimator_sweep.digits(axes, index)[where]])
+
+    return accelerator_of
+
+
+def _best_tables(sweep: Sweep, summary: dict, currency: str, budget: float | None) -> list[dict]:
     fields = [a["field"] for a in sweep.axes]
     axes = services.axes_of(sweep)
     tables = []
-    for metric in (digests.DAYS, digests.COST_OWNED, digests.COST_CLOUD):
+    for metric in (digests.DAYS, "cost.capex.total", digests.COST_OWNED, digests.COST_CLOUD):
         rows = summary.get("best", {}).get(metric)
         if not rows:
             continue
         out = []
         for r in rows:
             ds = estimator_sweep.digits(axes, r["index"])
+            capex = r.get("cost.capex.total")
             out.append(
                 {
                     "index": r["index"],
                     "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
-                    "days": r.get(digests.DAYS),
-                    "cards": r.get("compute.cards"),
-                    "owned": r.get(digests.COST_OWNED),
-                    "cloud": r.get(digests.COST_CLOUD),
+                    "days": fmt.days(r.get(digests.DAYS)),
+                    "cards": fmt.count(r.get("compute.cards")),
+                    "capex": fmt.money(capex, currency),
+                    "owned": fmt.money(r.get(digests.COST_OWNED), currency),
+                    "cloud": fmt.money(r.get(digests.COST_CLOUD), currency),
+                    "over_budget": budget is not None and isinstance(capex, int | float) and capex > budget,
                 }
             )
-        tables.append(
-            {"metric": metric, "label": charts.label(metric, currency), "fields": fields, "rows": out}
-        )
+        tables.append({"metric": metric, "label": charts.label(metric), "fields": fields, "rows": out})
     return tables
 
 

@@ -34,3 +34,26 @@ def item_text(item):
                 return item[key]
         return ", ".join(f"{k}: {v}" for k, v in item.items())
     return str(item)
+
+
+@register.simple_tag
+def term(name, label=None):
+    """<abbr> with the glossary's definition as its title: {% term "MFU" %}."""
+    from django.utils.html import format_html
+
+    from ..glossary import TERMS
+
+    text = TERMS.get(name)
+    if text is None:
+        return label or name
+    return format_html('<abbr class="term" title="{}" tabindex="0">{}</abbr>', str(text), label or name)
+
+
+@register.filter
+def gloss(text):
+    """{{ label|gloss }}: the label with the glossary's tooltips on its jargon (escaped HTML)."""
+    from django.utils.safestring import mark_safe
+
+    from ..glossary import gloss as wrap
+
+    return mark_safe(wrap(str(text)))

@@ -14,7 +14,7 @@
       if (mine) el.hidden = !el.classList.contains("when-" + value);
     });
   }
-  var groups = {model_source: ["preset", "config", "params"], sizing: ["deadline", "cards"]};
+  var groups = {model_source: ["preset", "config", "params"], sizing: ["deadline", "cards", "budget"]};
   Object.keys(groups).forEach(function (name) {
     groups[name].forEach(function (v) {
       form.querySelectorAll(".when-" + v).forEach(function (el) { el.dataset.group = name; });

@@ -196,7 +196,7 @@ def test_starting_configuration_for_a_pipelined_nvidia_plan():
     cfg = _settings(SCENARIO, RESULT)
     assert cfg["precision"] == "bf16"
     assert cfg["recompute"] == "selective"
-    assert cfg["micro_batches"] == "16-32"
+    assert cfg["micro_batches"] == 32  # the chosen layout's 32 lies in 4-8 x PP = 16-32
     assert cfg["layout"] == "TP 8 x PP 4 x DP 16"
     assert cfg["zero_stage"] == 1  # DeepSpeed allows only stage 1 with pipeline parallelism
     assert cfg["gradient_compression"] == "bf16 gradients"
@@ -205,10 +205,40 @@ def test_starting_configuration_for_a_pipelined_nvidia_plan():
 
 
 def test_starting_configuration_zero_stage_follows_memory():
-    s, r = _plan(r_parallelism__pp=1)
+    s, r = _plan(r_parallelism__pp=1, r_parallelism__zero_stage=2)
     assert _settings(s, r)["zero_stage"] == 2
     s, r = _plan(r_parallelism__pp=1, r_memory__fits_with_zero2=False)
     assert _settings(s, r)["zero_stage"] == 3
+    s, r = _plan(r_parallelism__pp=1)
+    del r["parallelism"]["zero_stage"]  # no layout: the article's default, stage 2
+    assert _settings(s, r)["zero_stage"] == 2
+
+
+@pytest.mark.parametrize("chosen", ["none", "selective", "partial", "full"])
+def test_starting_configuration_tells_the_layouts_story(chosen):
+    """One story: the starting configuration recomputes exactly as the chosen layout does (the
+    report once said 'recompute none' in the layout and 'selective' below it), and runs its ZeRO stage."""
+    s, r = _plan(r_parallelism__recompute=chosen, r_parallelism__zero_stage=1)
+    rows = {row["setting"]: row for row in starting_configuration(s, r)}
+    assert rows["recompute"]["value"] == chosen
+    assert rows["recompute"]["code"] == f"start.recompute.{chosen}"
+    assert rows["zero_stage"]["value"] == 1
+
+
+def test_every_item_carries_a_code_and_params():
+    s, r = _plan(r_memory__fits=False, r_parallelism__bubble_fraction=0.43, r_parallelism__micro_batches=4)
+    items = advise(s, r)
+    assert {a["code"] for a in items} >= {"memory-does-not-fit", "bubble-over-20pct"}
+    for a in items:
+        assert isinstance(a["params"], dict) and a["suggestion_code"].startswith(a["code"])
+    bubble = next(a for a in items if a["code"] == "bubble-over-20pct")
+    # PP=4, 4 micro-batches (< 4 x PP): suggest 16-32, bubble (P-1)/(M+P-1) = 3/19 and 3/35
+    assert bubble["suggestion_code"] == "bubble-over-20pct.micro-batches"
+    assert bubble["params"]["low"] == 16 and bubble["params"]["high"] == 32
+    assert bubble["params"]["bubble_low"] == pytest.approx(3 / 19)
+    assert bubble["params"]["bubble_high"] == pytest.approx(3 / 35)
+    for row in starting_configuration(s, r):
+        assert row["code"].startswith("start.") and isinstance(row["params"], dict)
 
 
 def test_starting_configuration_for_ascend():

@@ -121,6 +121,18 @@ def test_unknown_catalog_kind_exits_2(run):
     assert out.returncode == 2 and "kind" in out.stderr
 
 
+def test_table_states_the_budget_and_the_deadline_risk(run):
+    """50 M CNY against the article's plan: over by capex - 50 M, and what 50 M buys (issue 11)."""
+    scenario = {**ARTICLE, "cost": {"currency": "CNY", "budget": 5e7}}
+    out = run("plan", "-", "--format", "table", stdin=json.dumps(scenario))
+    assert out.returncode == 0, out.stderr
+    plan = json.loads(run("plan", "-", stdin=json.dumps(scenario)).stdout)["result"]
+    over = plan["cost"]["capex"]["total"] - 5e7
+    assert f"OVER by {over:,.0f} CNY" in out.stdout
+    assert f"It buys {plan['budget']['affords']['cards']:,} cards" in out.stdout
+    assert "chance of missing the 30-day deadline" in out.stdout
+
+
 def test_module_entry_point():
     """`python -m estimator` runs main() (the one subprocess: the wiring, not the behaviour)."""
     out = subprocess.run(

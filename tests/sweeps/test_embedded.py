@@ -141,6 +141,7 @@ def test_a_sweep_in_chromium_with_live_progress_and_charts(embedded, tmp_path):
             errors: list[str] = []
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             page.goto(embedded.url + "/sweeps/")
+            page.click("#sweep-json summary")  # the JSON form is folded away for experts
             page.fill("#id_name", "chromium sweep")
             page.fill("#id_axes", json.dumps(axes))
             page.click("#sweep-submit")
@@ -154,6 +155,87 @@ def test_a_sweep_in_chromium_with_live_progress_and_charts(embedded, tmp_path):
             # a best configuration opens its full estimate
             page.locator("table.best button").first.click()
             page.wait_for_url("**/r/*/")
+            assert errors == [], errors
+        finally:
+            browser.close()
+
+
+SWEEP_ENGLISH = [  # the sweep report's English (charts, legends, tables) that must not show in Chinese
+    "Time against cost",
+    "wall-clock days",
+    "run cost",
+    "best trade-offs",
+    "sample, owned",
+    "Best by",
+    "cluster cost",
+    "Heatmaps",
+    "Full estimate",
+    "days",
+    "scenarios",
+]
+
+
+@pytest.mark.browser
+def test_a_sweep_from_the_builder_without_json_in_both_languages(embedded, tmp_path):
+    """Issue 11: a sweep built from the builder (no JSON typed) runs to done; its report speaks
+    Chinese (charts included) and fits a 390 px phone."""
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{CHROMIUM} is missing; CI must install it (apt-get install chromium)")
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    shots = os.environ.get("CLUSTERPLAN_SCREENSHOTS")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            context = browser.new_context(locale="zh-CN", viewport={"width": 1280, "height": 900})
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(embedded.url + "/zh-hans/sweeps/")
+            assert page.input_value("select[name=currency]") == "CNY"  # currency follows the language
+            assert page.is_hidden("#id_axes")  # no JSON in sight
+            page.fill("input[name=name]", "构建器扫描")
+            page.fill("input[name=budget]", "50000000")
+            page.select_option("select[name=axis1_field]", "hardware.accelerator")
+            page.select_option("select[name=axis1_accelerators]", ["ascend-910b2", "h100-sxm"])
+            assert page.is_hidden("input[name=axis1_start]")  # numbers' pickers fold away for a chip axis
+            page.select_option("select[name=axis2_field]", "cluster.cards")
+            page.fill("input[name=axis2_start]", "512")
+            page.fill("input[name=axis2_stop]", "2048")
+            page.fill("input[name=axis2_step]", "512")
+            page.select_option("select[name=axis3_field]", "efficiency.mfu")
+            page.fill("input[name=axis3_list]", "0.35, 0.45")
+            if shots:
+                page.screenshot(path=f"{shots}/sweep-builder-zh.png", full_page=True)
+            page.click("#builder-submit")
+            page.wait_for_url("**/sweeps/*/")
+            page.wait_for_selector("#pareto .main-svg", timeout=60_000)
+            assert "16" in page.inner_text("#sweep-status")  # 2 chips x 4 sizes x 2 MFUs, all done
+            text = page.inner_text("main")
+            left = [phrase for phrase in SWEEP_ENGLISH if phrase in text]
+            assert left == [], left
+            assert "¥" in page.inner_text("#pareto") and "万" in page.inner_text("#pareto")
+            legend = page.text_content("#pareto .legend")
+            assert "h100-sxm" in legend and "ascend-910b2" in legend  # points coloured by accelerator
+            assert page.locator("table.best").count() >= 2 and "造价" in text
+            if shots:
+                page.screenshot(path=f"{shots}/sweep-report-zh.png", full_page=True)
+            phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+            small = phone.new_page()
+            small.goto(page.url)
+            small.wait_for_selector("#pareto .main-svg", timeout=30_000)
+            widths = small.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+            assert widths[0] <= widths[1] == 390, widths
+            english = browser.new_context(locale="en-US").new_page()
+            english.goto(page.url.replace("/zh-hans/", "/"))
+            english.wait_for_selector("#pareto .main-svg", timeout=30_000)
+            assert "Time against cost" in english.inner_text("main")
+            if shots:
+                english.screenshot(path=f"{shots}/sweep-report-en.png", full_page=True)
             assert errors == [], errors
         finally:
             browser.close()

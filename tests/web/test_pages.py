@@ -183,8 +183,11 @@ def test_edit_a_copy_prefills_the_form(client, make_estimate):
         }
     )
     html = client.get(f"/?copy={est.share_token}").content.decode()
-    assert 'value="copy me"' in html
-    assert 'value="2e+11"' in html
+    assert 'value="copy me (copy)"' in html  # the copy is named as one
+    assert 'value="200B"' in html  # 2e11 tokens as a person types them, not "2e+11"
+    assert "“copy me”" in html
+    html = client.get(f"/zh-hans/?copy={est.share_token}").content.decode()
+    assert 'value="2000亿"' in html
     assert re.search(r'<option value="llama-3.1-8b"[^>]*selected', html)
     assert "context_len" in html  # what the form has no field for is kept in the JSON box
 

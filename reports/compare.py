@@ -1,0 +1,90 @@
+"""Two to four reports side by side: the same rows for each, differences flagged. Pure functions of
+the stored scenarios and results (no database); the view finds the reports by share token."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.utils.translation import gettext_lazy
+
+from . import formatting as f
+from .summary import _num, currency, dig
+
+MAX_REPORTS = 4
+TOKEN = re.compile(r"(?:/r/)?([A-Za-z0-9_-]{8,64})/?(?:[?#].*)?$")
+
+# (key, label, where: "scenario" or "result", path, kind)
+ROWS = [
+    ("model", gettext_lazy("Model"), "scenario", "model.preset", "text"),
+    ("accelerator", gettext_lazy("Accelerator"), "result", "compute.accelerator", "text"),
+    ("tokens", gettext_lazy("Training tokens"), "scenario", "training.tokens", "big"),
+    ("cards", gettext_lazy("Cards"), "result", "compute.cards", "count"),
+    ("servers", gettext_lazy("Servers"), "result", "compute.nodes", "count"),
+    ("days", gettext_lazy("Days"), "result", "compute.wall_clock_days", "days"),
+    (
+        "miss",
+        gettext_lazy("Probability of missing the deadline"),
+        "result",
+        "compute.deadline_miss_probability",
+        "percent",
+    ),
+    ("mfu", gettext_lazy("MFU"), "result", "compute.mfu", "percent"),
+    ("capex", gettext_lazy("Cluster cost"), "result", "cost.capex.total", "money"),
+    ("budget", gettext_lazy("Budget"), "result", "budget.budget", "money"),
+    ("over_by", gettext_lazy("Over budget by"), "result", "budget.over_by", "money"),
+    ("run_owned", gettext_lazy("Run cost, owned"), "result", "cost.run.owned", "money"),
+    ("run_cloud", gettext_lazy("Run cost, cloud"), "result", "cost.run.cloud", "money"),
+    ("power", gettext_lazy("Facility power"), "result", "power.facility_w", "watts"),
+    ("energy", gettext_lazy("Energy"), "result", "power.energy_wh", "watt_hours"),
+    ("step_time", gettext_lazy("Step time"), "result", "parallelism.step_time_s", "seconds"),
+    ("memory", gettext_lazy("Memory per card"), "result", "memory.per_card_bytes.total", "bytes"),
+    ("switches", gettext_lazy("Switches"), "result", "network.total_switches", "count"),
+]
+RELATIVE_TOLERANCE = 0.005  # numbers within 0.5 % of the first report count as the same
+
+
+def token_of(text: str) -> str | None:
+    """A share token from a token or a pasted share link ('https://…/zh-hans/r/TOKEN/')."""
+    match = TOKEN.search((text or "").strip())
+    return match.group(1) if match else None
+
+
+def _differs(values: list[Any]) -> bool:
+    nums = [n for n in (_num(v) for v in values) if n is not None]
+    if len(nums) == len(values) and nums:
+        first = nums[0]
+        scale = max(abs(first), 1e-12)
+        return any(abs(n - first) / scale > RELATIVE_TOLERANCE for n in nums[1:])
+    return any(v != values[0] for v in values[1:])
+
+
+def rows(reports: list[dict]) -> list[dict]:
+    """[{key, label, kind, raw: [...], text: [...], differs}] for the rows any report has; money in
+    each report's own currency."""
+    out = []
+    for key, label, where, path, kind in ROWS:
+        raw = [dig(r[where], path) for r in reports]
+        if all(v is None for v in raw):
+            continue
+        text = []
+        for r, v in zip(reports, raw, strict=True):
+            if kind == "text":
+                text.append(f.DASH if v is None else str(v))
+            else:
+                text.append(f.by_kind(v, kind, currency(r["result"])))
+        out.append(
+            {
+                "key": key,
+                "label": str(label),
+                "kind": kind,
+                "raw": raw,
+                "text": text,
+                "differs": _differs(raw),
+            }
+        )
+    return out
+
+
+def currencies(reports: list[dict]) -> list[str]:
+    return [currency(r["result"]) for r in reports]

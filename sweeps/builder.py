@@ -1,0 +1,195 @@
+"""The sweep builder: a form for people who do not write JSON. A base scenario from a few fields,
+and up to MAX_AXES axes, each a field picked from a list with values picked from the catalog
+(chips, servers, model presets), a range (start, stop, step) or a typed list. It builds the same
+request the JSON form posts ({name, base, axes}); the core validates it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from estimator import catalog
+from reports import formatting
+from reports.forms import QuantityField
+
+MAX_AXES = 3
+
+# field -> (label, catalog kind or None for numbers)
+AXIS_FIELDS = {
+    "hardware.accelerator": (_("Accelerator"), "accelerators"),
+    "hardware.server": (_("Server"), "servers"),
+    "model.preset": (_("Model preset"), "presets"),
+    "cluster.cards": (_("Cards"), None),
+    "cluster.target_days": (_("Deadline (days)"), None),
+    "training.tokens": (_("Training tokens"), None),
+    "efficiency.mfu": (_("MFU (0-1)"), None),
+    "network.oversubscription": (_("Oversubscription (down:up)"), None),
+    "network.switch_ports": (_("Switch ports"), None),
+    "training.global_batch_tokens": (_("Global batch (tokens)"), None),
+    "training.seq_len": (_("Sequence length"), None),
+    "cost.server_price": (_("Server price"), None),
+    "cost.cloud_price_per_card_hour": (_("Cloud price (per card-hour)"), None),
+    "cost.electricity_per_kwh": (_("Electricity (per kWh)"), None),
+    "cost.pue": (_("PUE"), None),
+}
+INTEGER_FIELDS = {"cluster.cards", "network.switch_ports", "training.seq_len"}
+CATALOGS: dict[str, Callable[[], Mapping[str, Any]]] = {
+    "accelerators": catalog.accelerators,
+    "servers": catalog.servers,
+    "presets": catalog.presets,
+}
+
+
+def _choices(kind: str) -> list[tuple[str, str]]:
+    entries = CATALOGS[kind]()
+    return sorted(((k, f"{getattr(v, 'name', k)} ({k})") for k, v in entries.items()), key=lambda c: c[1])
+
+
+class SweepBuilderForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=200, required=False)
+    preset = forms.ChoiceField(label=_("Model preset"), initial="llama-3.1-70b")
+    accelerator = forms.ChoiceField(label=_("Accelerator"), initial="ascend-910b2")
+    tokens = QuantityField(label=_("Training tokens"), initial="1T", help_text=_("e.g. 5e11, 500B or 5000亿"))
+    sizing = forms.ChoiceField(
+        label=_("Size the cluster by"),
+        choices=[("cards", _("a card count (how long?)")), ("deadline", _("a deadline (how many cards?)"))],
+        initial="cards",
+        widget=forms.RadioSelect,
+    )
+    cards = forms.IntegerField(label=_("Cards"), required=False, min_value=1, initial=1024)
+    target_days = forms.FloatField(label=_("Deadline (days)"), required=False, min_value=0.01, initial=30)
+    mfu = forms.FloatField(
+        label=_("MFU (0-1)"),
+        required=False,
+        min_value=0.01,
+        max_value=1,
+        initial=0.45,
+        help_text=_("A sweep is fastest with a given MFU; leave empty to let the layout model predict it."),
+    )
+    currency = forms.ChoiceField(label=_("Currency"), choices=[("USD", "USD"), ("CNY", "CNY")])
+    budget = forms.FloatField(label=_("Budget"), required=False, min_value=0.01)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["preset"]).choices = _choices("presets")
+        cast(forms.ChoiceField, self.fields["accelerator"]).choices = _choices("accelerators")
+        if not self.is_bound:
+            self.initial.setdefault("currency", formatting.default_currency())
+        field_choices = [("", _("(not used)"))] + [
+            (k, f"{label} · {k}") for k, (label, _c) in AXIS_FIELDS.items()
+        ]
+        for i in range(1, MAX_AXES + 1):
+            self.fields[f"axis{i}_field"] = forms.ChoiceField(
+                label=_("Axis %(n)s: field") % {"n": i}, choices=field_choices, required=False
+            )
+            for kind in CATALOGS:
+                self.fields[f"axis{i}_{kind}"] = forms.MultipleChoiceField(
+                    label=_("Values from the catalog"),
+                    choices=_choices(kind),
+                    required=False,
+                    widget=forms.SelectMultiple(attrs={"size": 6, "class": f"catalog catalog-{kind}"}),
+                )
+            self.fields[f"axis{i}_start"] = forms.FloatField(label=_("From"), required=False)
+            self.fields[f"axis{i}_stop"] = forms.FloatField(label=_("To (included)"), required=False)
+            self.fields[f"axis{i}_step"] = forms.FloatField(label=_("Step"), required=False)
+            self.fields[f"axis{i}_list"] = forms.CharField(
+                label=_("Or a list of values"),
+                required=False,
+                help_text=_("Separated by commas, e.g. 512, 1024, 2048 or 500B, 1T"),
+            )
+        if not self.is_bound:
+            self.initial.update(
+                axis1_field="hardware.accelerator",
+                axis1_accelerators=["ascend-910b2", "h100-sxm", "h800-sxm"],
+                axis2_field="cluster.cards",
+                axis2_start=512,
+                axis2_stop=4096,
+                axis2_step=512,
+            )
+
+    def axes_rows(self) -> list[dict[str, Any]]:
+        """The bound fields of each axis row, for the template."""
+        return [
+            {
+                "n": i,
+                "field": self[f"axis{i}_field"],
+                "catalogs": [(kind, self[f"axis{i}_{kind}"]) for kind in CATALOGS],
+                "range": [self[f"axis{i}_start"], self[f"axis{i}_stop"], self[f"axis{i}_step"]],
+                "list": self[f"axis{i}_list"],
+            }
+            for i in range(1, MAX_AXES + 1)
+        ]
+
+    def _axis(self, i: int, data: dict) -> Any:
+        field = data.get(f"axis{i}_field")
+        if not field:
+            return None
+        kind = AXIS_FIELDS[field][1]
+        if kind:
+            values = data.get(f"axis{i}_{kind}") or []
+            if not values:
+                self.add_error(f"axis{i}_{kind}", _("Pick at least one value."))
+            return list(values)
+        start, stop, step = (data.get(f"axis{i}_{k}") for k in ("start", "stop", "step"))
+        text = (data.get(f"axis{i}_list") or "").strip()
+        if text:
+            out = []
+            for part in re.split(r"[,，;\s]+", text):
+                if not part:
+                    continue
+                try:
+                    out.append(QuantityField().to_python(part))
+                except forms.ValidationError:
+                    self.add_error(f"axis{i}_list", _("“%(value)s” is not a number.") % {"value": part})
+                    return None
+            return [int(v) if field in INTEGER_FIELDS else v for v in out]
+        if start is None or stop is None or step is None:
+            self.add_error(f"axis{i}_start", _("Give a range (from, to, step) or a list of values."))
+            return None
+        as_int = field in INTEGER_FIELDS
+        return {
+            "start": int(start) if as_int else start,
+            "stop": int(stop) if as_int else stop,
+            "step": int(step) if as_int else step,
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("sizing") == "cards" and data.get("cards") is None:
+            self.add_error("cards", _("Give a card count."))
+        if data.get("sizing") == "deadline" and data.get("target_days") is None:
+            self.add_error("target_days", _("Give a deadline in days."))
+        axes: dict[str, Any] = {}
+        for i in range(1, MAX_AXES + 1):
+            axis = self._axis(i, data)
+            if axis is None:
+                continue
+            field = data[f"axis{i}_field"]
+            if field in axes:
+                self.add_error(f"axis{i}_field", _("This field is already an axis."))
+            axes[field] = axis
+        if not axes and not self.errors:
+            self.add_error("axis1_field", _("Pick at least one axis."))
+        data["axes_dict"] = axes
+        return data
+
+    def request(self) -> dict[str, Any]:
+        """{name, base, axes} for sweeps.services.create_sweep."""
+        d = self.cleaned_data
+        base: dict[str, Any] = {
+            "name": d.get("name") or "",
+            "model": {"preset": d["preset"]},
+            "training": {"tokens": d["tokens"]},
+            "hardware": {"accelerator": d["accelerator"]},
+            "cluster": {"cards": d["cards"]} if d["sizing"] == "cards" else {"target_days": d["target_days"]},
+            "cost": {"currency": d["currency"]},
+        }
+        if d.get("mfu") is not None:
+            base["efficiency"] = {"mfu": d["mfu"]}
+        if d.get("budget") is not None:
+            base["cost"]["budget"] = d["budget"]
+        return {"name": d.get("name") or "", "base": base, "axes": d["axes_dict"]}

@@ -1,0 +1,89 @@
+"""Budget sizing (cluster.budget), the budget block and the probability of missing a deadline."""
+
+import numpy as np
+import pytest
+
+from estimator.budget import deadline_miss_probability, largest_within, status, triangular_cdf
+from estimator.errors import ScenarioError
+from estimator.plan import estimate
+
+# The source article's example (errata applied), priced in CNY with a 50 M CNY budget (issue 11).
+ARTICLE = {
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 5e11},
+    "hardware": {"accelerator": "ascend-910b2"},
+    "cost": {"currency": "CNY"},
+}
+BUDGET = 50e6
+
+
+def test_largest_within_takes_the_largest_affordable_size():
+    sizes = np.array([8, 16, 24, 32])
+    assert largest_within(sizes, np.array([1.0, 2.0, 3.0, 4.0]), 3.0) == 2  # 3.0 <= 3.0 fits
+    assert largest_within(sizes, np.array([1.0, 2.0, 3.0, 4.0]), 2.99) == 1
+    assert largest_within(sizes, np.array([5.0, 6.0, 7.0, 8.0]), 4.0) is None
+
+
+def test_status_over_and_within():
+    assert status(87.0, 50.0) == {
+        "budget": 50.0,
+        "capex": 87.0,
+        "within": False,
+        "over_by": 37.0,
+        "headroom": 0.0,
+        "share": 87.0 / 50.0,
+    }
+    assert status(40.0, 50.0)["within"] and status(40.0, 50.0)["headroom"] == 10.0
+
+
+def test_triangular_cdf_by_hand():
+    # Triangular(0, 0.5, 1): F(0.25) = 0.25^2 / (1 x 0.5) = 0.125; F(mode) = 0.5; F(0.75) = 1 - 0.125
+    assert triangular_cdf([0.0, 0.25, 0.5, 0.75, 1.0], 0, 0.5, 1) == pytest.approx([0, 0.125, 0.5, 0.875, 1])
+
+
+def test_deadline_on_the_likely_mfu_is_an_even_chance():
+    """Issue 11: '80% likely between 26.3 and 34.7 days' for a 30-day deadline is about an even
+    chance of missing it. With MFU +-25% around the likely value and the plan at 30.0 days at the
+    likely MFU, the run is late when MFU < likely: F(mode) = 0.25 / 0.5 = 0.5."""
+    assert deadline_miss_probability(30.0, 30.0, 0.39, 0.52, 0.65) == pytest.approx(0.5)
+    # 24 days at the likely MFU: late only when MFU < 0.8 x likely = 0.416; (0.026^2) / (0.26 x 0.13)
+    assert deadline_miss_probability(24.0, 30.0, 0.39, 0.52, 0.65) == pytest.approx(0.026**2 / (0.26 * 0.13))
+    assert deadline_miss_probability(10.0, 30.0, 0.39, 0.52, 0.65) == 0.0
+
+
+def test_sizing_by_budget_returns_the_largest_plan_within_budget():
+    out = estimate({**ARTICLE, "cluster": {"budget": BUDGET}})["result"]
+    cards, per_node = out["compute"]["cards"], out["compute"]["cards_per_node"]
+    assert out["cost"]["capex"]["total"] <= BUDGET
+    assert out["budget"]["within"] and out["budget"]["sized_by_budget"]
+    bigger = estimate({**ARTICLE, "cluster": {"cards": cards + per_node}})["result"]
+    assert bigger["cost"]["capex"]["total"] > BUDGET  # one more server breaks the budget
+    # its days: the same work at its own cards and MFU (card-hours / 24 / cards)
+    assert out["compute"]["wall_clock_days"] == pytest.approx(
+        out["compute"]["accelerator_hours"] / 24 / cards
+    )
+
+
+def test_over_budget_plan_says_by_how_much_and_what_the_budget_buys():
+    out = estimate({**ARTICLE, "cost": {"currency": "CNY", "budget": BUDGET}, "cluster": {"target_days": 30}})
+    r = out["result"]
+    b = r["budget"]
+    assert not b["within"]
+    assert b["over_by"] == pytest.approx(r["cost"]["capex"]["total"] - BUDGET)
+    by_budget = estimate({**ARTICLE, "cluster": {"budget": BUDGET}})["result"]
+    assert b["affords"]["cards"] == by_budget["compute"]["cards"]  # one rule for both answers
+    assert b["affords"]["capex"] <= BUDGET
+    # at this plan's MFU, the same card-hours on fewer cards
+    assert b["affords"]["days"] == pytest.approx(
+        r["compute"]["accelerator_hours"] / 24 / b["affords"]["cards"]
+    )
+    assert 0.3 < r["compute"]["deadline_miss_probability"] < 0.7  # sized to just meet it: near even
+
+
+def test_budget_too_small_and_two_sizings_are_rejected():
+    with pytest.raises(ScenarioError) as exc:
+        estimate({**ARTICLE, "cluster": {"budget": 1000}})
+    assert exc.value.errors[0].field == "cluster.budget"
+    with pytest.raises(ScenarioError) as exc:
+        estimate({**ARTICLE, "cluster": {"budget": BUDGET, "cards": 64}})
+    assert exc.value.errors[0].field == "cluster"
