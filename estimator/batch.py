@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from .compute import SECONDS_PER_DAY, cards_for_deadline
+from .dotted import pop_path, set_path
 from .errors import ScenarioError
-from .network import fabric_counts
+from .network import fabric_counts, storage_fabric_counts
 from .plan import HOT_DRIVE, WARM_DRIVE, cards_multiple, choose_cluster, equipment, model_flops, prices
 from .plan import facility as plan_facility
 from .resolve import Resolved, resolve
@@ -54,16 +55,6 @@ NUMERIC_FIELDS = (
 __all__ = ["NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
 
 
-def _set(doc: dict, dotted: str, value: Any) -> None:
-    keys = dotted.split(".")
-    for k in keys[:-1]:
-        doc = doc.setdefault(k, {})
-    if value is None:
-        doc.pop(keys[-1], None)
-    else:
-        doc[keys[-1]] = value
-
-
 def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
     """Integer codes per row and the distinct values, for any column (numbers, strings, objects)."""
     arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
@@ -81,24 +72,6 @@ def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
             firsts.append(v)
         codes[i] = code
     return codes, firsts
-
-
-def _column(columns: dict[str, Any], field: str, rows: np.ndarray) -> np.ndarray | None:
-    if field not in columns:
-        return None
-    return (
-        np.asarray(columns[field], dtype=object)[rows]
-        if not isinstance(columns[field], np.ndarray) or columns[field].dtype == object
-        else columns[field][rows]
-    )
-
-
-def _floats(col: np.ndarray | None, default: float | None) -> np.ndarray | float | None:
-    if col is None:
-        return default
-    if col.dtype == object:
-        return np.array([default if v is None else float(v) for v in col], dtype=float)
-    return col.astype(float)
 
 
 def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
@@ -126,7 +99,7 @@ def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
         switches, xcvrs, links = fab["switches"], fab["transceivers"], fab["links"]
         fiber = fab["fiber_links"]
         if net.storage_network:
-            fe = fabric_counts(nodes * 2, net.switch_ports, 1.0, 2, False, server_cable="dac")
+            fe = storage_fabric_counts(nodes, net.switch_ports)
             switches, xcvrs, links, fiber = (
                 switches + fe["switches"],
                 xcvrs + fe["transceivers"],
@@ -243,13 +216,17 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
         doc = copy.deepcopy(base)
         for f in fields:
             first = columns[f][rows[0]]
-            _set(doc, f, first.item() if isinstance(first, np.generic) else first)
+            value = first.item() if isinstance(first, np.generic) else first
+            if value is None:
+                pop_path(doc, f)
+            else:
+                set_path(doc, f, value)
         cols = {f: _nan_floats(columns[f], rows) for f in NUMERIC_FIELDS if f in columns}
         for f, v in cols.items():
             if f.startswith("cost."):
-                _set(doc, f, None)  # swept prices apply per row; NaN rows take the catalog value
+                pop_path(doc, f)  # swept prices apply per row; NaN rows take the catalog value
             elif not np.isnan(v[0]):
-                _set(doc, f, float(v[0]))  # the group's scenario validates with its first row
+                set_path(doc, f, float(v[0]))  # the group's scenario validates with its first row
         if "cluster.cards" in cols and not np.isnan(cols["cluster.cards"][0]):
             doc.setdefault("cluster", {}).pop("target_days", None)
         elif "cluster.target_days" in cols and not np.isnan(cols["cluster.target_days"][0]):
@@ -283,15 +260,6 @@ def _predict(r: Resolved, tokens: float, size: float, given_cards: bool) -> tupl
     flops = model_flops(row)
     choice = choose_cluster(row, flops["training_flop"], row.accelerator.peak_flops(s.training.precision))
     return choice.cards, choice.mfu
-
-
-def _replica_ok(r: Resolved, cards: np.ndarray) -> np.ndarray:
-    """The contract's rule for a fixed layout: tp·pp·cp(·dp) must divide (or equal) the cards."""
-    p = r.scenario.parallelism
-    prod = (p.tp or 1) * (p.pp or 1) * (p.cp or 1) * (p.dp or 1)
-    if p.tp is not None and p.pp is not None and p.dp is not None:
-        return cards == prod
-    return (cards >= prod) & (cards % prod == 0)
 
 
 def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[str, Any]:
@@ -331,7 +299,11 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         cards=cards,
     )
     values = rollup(sizing, _counts_for(r, tokens, state), _facility(r, cols))
-    ok = _replica_ok(r, cards) & state["feasible"] & np.isfinite(values["compute.wall_clock_days"])
+    ok = (
+        r.scenario.parallelism.fits_cards(cards)
+        & state["feasible"]
+        & np.isfinite(values["compute.wall_clock_days"])
+    )
     values["_ok"] = ok
     if not ok.all():
         values["_error"] = "no plan: the fixed layout does not divide the cards, or the fabric is too large"

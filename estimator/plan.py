@@ -1,5 +1,5 @@
 """plan(scenario) -> the contract's result: composes model, compute, layout, network, storage,
-power, cost, uncertainty, serving and advice (design.md sections 2 and 3).
+power, cost, uncertainty, serving and advice (docs/architecture.md#data-flow).
 
 The order matters: the cluster size decides the fabric, the fabric's cross-leaf bandwidth feeds
 the layout's data-parallel time, the layout predicts the MFU when the user gave none, and the MFU
@@ -132,8 +132,7 @@ def _evaluate(r: Resolved, cards: int) -> tuple[Fabric, LayoutSearch]:
 def cards_multiple(r: Resolved) -> int:
     """Cards come in whole units (nodes, or supernodes where the accelerator lives in one) and whole
     model replicas: lcm(cards per unit, fixed tp·pp·cp)."""
-    p = r.scenario.parallelism
-    replica = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
+    replica = r.scenario.parallelism.replica_cards
     return math.lcm(cards_quantum(r), replica)
 
 
@@ -444,7 +443,7 @@ def estimate(data: Any) -> dict[str, Any]:
 
 
 def build_result(r: Resolved) -> dict[str, Any]:
-    """The result sections of the contract (design.md section 2) for a resolved scenario."""
+    """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario."""
     s = r.scenario
     flops = model_flops(r)
     peak = r.accelerator.peak_flops(s.training.precision)

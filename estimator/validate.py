@@ -87,7 +87,7 @@ def source_article_rows() -> list[dict[str, Any]]:
     flop = training_flop(6 * 70e9, 5e11)
     card_years = training_time_s(flop, 1, 320e12, 0.5) / SECONDS_PER_YEAR
     cards = flop / (320e12 * 0.5 * 30 * 86400.0)
-    src = "seed article section 6, errata in shared/seed/README.md"
+    src = "seed article section 6, errata in docs/sources.md#source-article-errata"
     return [
         _row("source-article", "70B x 5e11 tokens", "training FLOP", 2.1e23, float(flop), src),
         _row(

@@ -140,7 +140,8 @@ def test_dp_allreduce_over_nic_without_overlap():
     )
     e = evaluate_layout(p, tp=8, pp=1, micro_batch_size=1, zero_stage=0)
     c = p.counts
-    params = (2 * (c.attention_per_layer + c.dense_mlp_per_layer) + c.embedding) / 8
+    # TP splits the matrices; each TP rank also holds (and DP-reduces) the 2 layers' norm weights, 2h each
+    params = (2 * (c.attention_per_layer + c.dense_mlp_per_layer) + c.embedding) / 8 + 2 * 2 * 1024
     expected = 2 * 1 / 2 * params * 2 / 25e9 + math.ceil(params / 40e6) * 2 * math.log2(2) * ALPHA_NIC_S
     assert e.dp == 2
     assert e.breakdown_s["dp_comm"] == pytest.approx(expected, rel=1e-9)

