@@ -19,4 +19,5 @@ RUN SECRET_KEY=build-only STATIC_MANIFEST=1 python manage.py collectstatic --noi
 USER clusterplan
 
 EXPOSE 8000
-CMD ["gunicorn", "config.wsgi", "-b", "0.0.0.0:8000", "-w", "3", "--access-logfile", "-"]
+# threaded workers, 60 s heartbeat timeout, bounded request lines: see config/gunicorn.py
+CMD ["gunicorn", "-c", "config/gunicorn.py", "config.wsgi"]

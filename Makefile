@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv test run lint bench clean
+.PHONY: venv test test-core run lint typecheck golden bench clean
 
 venv: $(STAMP)
 
@@ -15,13 +15,25 @@ $(STAMP): requirements.txt requirements-dev.txt
 	$(PY) -m pip install -q -r requirements-dev.txt
 	touch $(STAMP)
 
-test: $(STAMP)
-	$(PY) -m ruff check .
+test: lint typecheck
 	$(PY) manage.py makemigrations --check --dry-run
 	$(PY) -m pytest
 
+# The fast loop: lint, types and the core's tests, without Django or a database.
+test-core: lint typecheck
+	$(PY) -m pytest -p no:django -W ignore::pytest.PytestConfigWarning -q \
+		tests/estimator tests/test_import_cycles.py tests/test_golden.py tests/test_docs.py
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+typecheck: $(STAMP)
+	$(PY) -m mypy
+
+# After an intended change of results (bump ENGINE_VERSION and add a CHANGELOG.md entry first).
+golden: $(STAMP)
+	$(PY) -m tests.golden --update
 
 run: $(STAMP)
 	$(PY) scripts/run_embedded.py
@@ -30,6 +42,7 @@ bench: $(STAMP)
 	$(PY) bench/layout_search.py
 	$(PY) bench/sweep.py
 	$(PY) bench/api_estimate.py
+	$(PY) bench/core_vectorized.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

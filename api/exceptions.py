@@ -45,8 +45,9 @@ def exception_handler(exc, context):
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        message = f"too many requests; try again in {int(exc.wait) + 1} seconds"
+    wait = getattr(exc, "wait", None)  # Throttled sets it; the stubs do not declare it
+    if isinstance(exc, exceptions.Throttled) and wait is not None:
+        message = f"too many requests; try again in {int(wait) + 1} seconds"
         response.data = {"errors": [{"field": "", "message": message}]}
     else:
         response.data = {"errors": _flatten(response.data)}

@@ -1,5 +1,7 @@
-"""A JSON parser that accepts strict JSON only (the core's reader: no NaN/Infinity literals, no
-numbers beyond float range), with a bounded body size. Every refusal is a ParseError -> 400."""
+"""A JSON parser that accepts strict JSON only (the core's reader, estimator.jsonio: no NaN/Infinity
+literals, no numbers beyond float range, no duplicate keys, bounded nesting, no NUL or lone
+surrogates), with a bounded body size. Every refusal is a 400 naming the field path where there is
+one (a ScenarioError, see api.exceptions) or the body as a whole (ParseError)."""
 
 from __future__ import annotations
 
@@ -7,10 +9,8 @@ from django.conf import settings
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
-
-MAX_BODY_BYTES = 1_000_000
+from estimator.limits import MAX_BODY_BYTES
 
 
 class StrictJSONParser(JSONParser):
@@ -23,7 +23,4 @@ class StrictJSONParser(JSONParser):
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
             raise ParseError("the body is not UTF-8 text") from None
-        try:
-            return loads_strict(text)
-        except ScenarioError as exc:
-            raise ParseError(str(exc.errors[0].message)) from None
+        return loads_strict(text)  # ScenarioError (with the field path) -> 400 in api.exceptions

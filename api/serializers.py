@@ -40,7 +40,7 @@ class EstimateSerializer(_ShareUrlMixin, serializers.ModelSerializer):
         help_text="The normalized scenario: the input with every default filled."
     )
     result = serializers.JSONField(
-        help_text="compute, parallelism, memory, network, storage, power, cost, ... (design.md §2)."
+        help_text="compute, parallelism, memory, network, storage, power, cost, ... (docs/architecture.md#scenario-contract)."
     )
 
     class Meta:
@@ -110,12 +110,12 @@ class ErrorItemSerializer(serializers.Serializer):
 
 
 class ErrorSerializer(serializers.Serializer):
-    errors = ErrorItemSerializer(many=True)
+    errors = ErrorItemSerializer(many=True)  # type: ignore[assignment]  # the API's field, not Serializer.errors
 
 
 class DiffRowSerializer(serializers.Serializer):
     key = serializers.CharField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # a data field, not Field.label
     before = serializers.CharField()
     after = serializers.CharField()
     change = serializers.FloatField(allow_null=True)

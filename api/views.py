@@ -53,7 +53,7 @@ class EstimateListCreateView(APIView):
     @extend_schema(
         operation_id="estimates_create",
         summary="Plan a training cluster",
-        description="The body is a scenario (design.md §2). With a token the estimate belongs to you; "
+        description="The body is a scenario (docs/architecture.md#scenario-contract). With a token the estimate belongs to you; "
         "anonymous estimates are reachable only through their share link.",
         request=_scenario_request(),
         responses={201: EstimateSerializer, **ERRORS},

@@ -127,7 +127,7 @@ def main() -> None:
                 raise SystemExit(f"POST failed with {status}: {json.dumps(payload)[:500]}")
             times.append(elapsed)
         times.sort()
-        p90 = times[max(0, int(round(0.9 * len(times))) - 1)]
+        p90 = times[max(0, round(0.9 * len(times)) - 1)]
         result = payload["result"]
         par = result.get("parallelism") or {}
         layout = result.get("layout") or {}

@@ -16,14 +16,15 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from estimator import catalog  # noqa: E402
-from estimator.layout import LayoutProblem, search  # noqa: E402
-from estimator.models import Architecture, param_counts  # noqa: E402
+from estimator import catalog
+from estimator.layout import LayoutProblem, search
+from estimator.models import Architecture, param_counts
 
 LLAMA_405B = Architecture(
     num_hidden_layers=126,

@@ -25,18 +25,19 @@ import random
 import statistics
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-from legacy import legacy_paths  # noqa: E402
+import numpy as np
+from legacy import legacy_paths
 
-from estimator import layout_batch  # noqa: E402
-from estimator.batch import LAYOUT_FIELDS, evaluate_columns  # noqa: E402
-from estimator.plan import estimate  # noqa: E402
+from estimator import layout_batch
+from estimator.batch import LAYOUT_FIELDS, evaluate_columns
+from estimator.plan import estimate
 
 SWEEP_BASE = {
     "model": {"preset": "llama-3.1-70b"},

@@ -138,7 +138,7 @@ def main() -> int:
         procs = []
         logs = []
         for i in range(n_workers):
-            log = open(tmp / f"worker-{n_workers}-{i}.log", "wb")  # noqa: SIM115
+            log = (tmp / f"worker-{n_workers}-{i}.log").open("wb")
             logs.append(log)
             procs.append(
                 subprocess.Popen(

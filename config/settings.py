@@ -6,6 +6,9 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE, NONE, SELF
+
+from estimator import limits
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CLUSTERPLAN_VAR_DIR", BASE_DIR / "var"))
@@ -49,6 +52,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served locally (air-gapped labs)
+    "axes",  # login attempt limit
+    "csp",
     "reports",
     "api",
     "sweeps",
@@ -56,6 +61,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.BodyLimitMiddleware",  # 413 / 411 before anything reads the body
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -63,8 +70,14 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "config.middleware.PageThrottleMiddleware",  # every state-changing page, per user or client
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes requires
+]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out client before the password check
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -113,7 +126,7 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 # Plotly's JavaScript comes from the installed plotly package (no CDN, no vendored copy).
-PLOTLY_JS_DIR = Path(__import__("plotly").__file__).resolve().parent / "package_data"
+PLOTLY_JS_DIR = Path(str(__import__("plotly").__file__)).resolve().parent / "package_data"
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", PLOTLY_JS_DIR)]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -136,6 +149,38 @@ SECURE_HSTS_PRELOAD = SECURE_HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_HTTPONLY = True
+# Content-Security-Policy (django-csp): scripts only from this site (static files) or carrying the
+# response's nonce; no inline handlers, no eval. Plotly writes inline styles.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, "'unsafe-inline'"],
+        "img-src": [SELF, "data:", "blob:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
+
+# Request bodies (estimator.limits): larger ones answer 413 (config.middleware.BodyLimitMiddleware).
+DATA_UPLOAD_MAX_MEMORY_SIZE = limits.MAX_BODY_BYTES
+API_MAX_BODY_BYTES = limits.MAX_BODY_BYTES
+# Client identity (api.throttling.client_ip): how many reverse proxies in front of the app append
+# to X-Forwarded-For. 0 (default): the TCP peer is the client and X-Forwarded-For is ignored.
+TRUSTED_PROXIES = int(os.environ.get("TRUSTED_PROXIES", "0"))
+# Login attempt limit (django-axes): 5 failures per username and address lock that pair for 15 min.
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_HOURS", "0.25"))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "api.throttling.client_ip"
+AXES_VERBOSE = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -150,7 +195,10 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("THROTTLE_ANON", "120/minute"),
         "user": os.environ.get("THROTTLE_USER", "600/minute"),
+        "sweeps": os.environ.get("THROTTLE_SWEEPS", "20/hour"),  # sweep requests, refused ones too
+        "pages": os.environ.get("THROTTLE_PAGES", "60/minute"),  # state-changing page requests
     },
+    "NUM_PROXIES": int(os.environ.get("TRUSTED_PROXIES", "0")),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
 }
@@ -166,14 +214,28 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-
 # Celery: Redis in production/CI when REDIS_URL is set; a server-less filesystem broker otherwise.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+
+# One cache for every process (throttle counters, login attempts' cool-off, cached pages): Redis
+# when configured, else the database (table made by api's migration 0001).
+CACHE_URL = os.environ.get("CACHE_URL", REDIS_URL)
+if CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": "clusterplan",
+        }
+    }
+else:
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "clusterplan_cache"}
+    }
 BROKER_DIR = VAR_DIR / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
         "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "300")),
         "socket_connect_timeout": 5,  # an unreachable broker fails fast (the sweep watchdog reports it)
     }
@@ -197,6 +259,9 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Time limits of every task (seconds): soft raises inside the task, hard replaces the process.
+CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "120"))
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "150"))
 CELERY_BEAT_SCHEDULE = {  # only where a `celery beat` runs (docker-compose); status reads also run it
     "sweeps-watchdog": {"task": "sweeps.watchdog", "schedule": float(os.environ.get("SWEEP_STALL_S", "60"))},
 }
@@ -209,6 +274,10 @@ SWEEP_MAX_ACTIVE_ANON = int(os.environ.get("SWEEP_MAX_ACTIVE_ANON", "2"))  # per
 SWEEP_CHUNK_SIZE = int(os.environ.get("SWEEP_CHUNK_SIZE", "25000"))  # scenarios per task
 SWEEP_STALL_S = float(os.environ.get("SWEEP_STALL_S", "60"))  # no progress this long: re-queue lost chunks
 SWEEP_FAIL_AFTER_S = float(os.environ.get("SWEEP_FAIL_AFTER_S", "600"))  # ... this long: failed, with why
+SWEEP_SUB_BATCH = int(os.environ.get("SWEEP_SUB_BATCH", "2000"))  # cancel and lease checked between these
+SWEEP_LEASE_S = float(os.environ.get("SWEEP_LEASE_S", "30"))  # a chunk's lease; renewed every sub-batch
+SWEEP_CHUNK_SOFT_S = int(os.environ.get("SWEEP_CHUNK_SOFT_S", "900"))  # one chunk: soft time limit
+SWEEP_CHUNK_HARD_S = int(os.environ.get("SWEEP_CHUNK_HARD_S", "960"))  # ... hard time limit
 
 LOGGING = {
     "version": 1,

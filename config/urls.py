@@ -1,7 +1,7 @@
 from django.conf.urls.i18n import i18n_patterns
-from django.urls import include, path
+from django.urls import URLPattern, URLResolver, include, path
 
-urlpatterns = [
+urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("api.urls")),
     path("api/v1/", include("sweeps.urls")),
     path("i18n/", include("django.conf.urls.i18n")),

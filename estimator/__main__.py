@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from .errors import ScenarioError
@@ -22,8 +23,7 @@ def _read(path: str) -> Any:
         text = sys.stdin.read()
     else:
         try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ScenarioError(f"cannot read scenario file {path!r}: {exc.strerror}") from None
         except UnicodeDecodeError:
@@ -32,23 +32,31 @@ def _read(path: str) -> Any:
 
 
 def _print_json(data: Any) -> None:
-    json.dump(to_jsonable(data), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
-    sys.stdout.write("\n")
+    """Serialize first, then write: a value that cannot be written leaves stdout empty, never
+    half a document."""
+    text = json.dumps(to_jsonable(data), indent=2, ensure_ascii=False, allow_nan=False)
+    text.encode(sys.stdout.encoding or "utf-8")  # UnicodeEncodeError here, before any output
+    sys.stdout.write(text + "\n")
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from .plan import estimate
     from .report_text import format_plan
+    from .work_budget import check_work_budget
 
-    out = estimate(_read(args.scenario))
+    data = _read(args.scenario)
+    check_work_budget(data)  # estimator.limits: refused before any search runs
+    out = estimate(data)
     if args.format == "table":
-        sys.stdout.write(format_plan(out))
+        text = format_plan(out)
+        text.encode(sys.stdout.encoding or "utf-8")
+        sys.stdout.write(text)
     else:
         _print_json(out)
     return 0
 
 
-def cmd_schema(args: argparse.Namespace) -> int:
+def cmd_schema(_args: argparse.Namespace) -> int:
     from .scenario import scenario_json_schema
 
     _print_json(scenario_json_schema())
@@ -110,10 +118,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except ScenarioError as exc:
         for err in exc.errors:
             sys.stderr.write(f"error: {err.field or '(scenario)'}: {err.message}\n")
+        return EXIT_BAD_INPUT
+    except RecursionError:
+        sys.stderr.write("error: (scenario): nested too deeply\n")
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

@@ -1,8 +1,9 @@
-"""The source article's rules of thumb as checks on a plan, and its starting configuration.
+"""The source article's rules of thumb (docs/sources.md#source-article; "article N.N" below names
+its sections) as checks on a plan, and its starting configuration.
 
-Works on the CONTRACT dicts only (the normalized scenario and the result sections of design.md
-section 2), so it is coupled to no other module's classes. A missing or malformed key skips the
-rule; it never raises.
+Works on the CONTRACT dicts only (the normalized scenario and the result sections of
+docs/architecture.md#scenario-contract), so it is coupled to no other module's classes. A missing
+or malformed key skips the rule; it never raises.
 
 `advise(scenario, result)` -> list of {code, severity, message, suggestion, params, suggestion_code}
 (and `message_code` where the sentence has variants); severity is "error"
@@ -32,6 +33,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from .compute import MFU_PLAUSIBLE_MAX
+from .dotted import get_path
 from .supernode_rules import supernode_does_not_pay, supernode_partly_used, supernode_pays
 
 MiB = 1024 * 1024
@@ -40,24 +43,13 @@ COMM_WAIT_LIMIT = 0.30  # article 5.1
 FLAT_NETWORK_MAX_NODES = 16  # article 3.2: flat up to ~10 servers, leaf-spine beyond ~16 nodes
 HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
 HCCL_BUFFSIZE_MAX_SANE_MB = 1024  # each communicator reserves 2 x this (CANN env-var reference)
-MFU_PLAUSIBLE_MAX = 0.60  # MegaScale 55.2 % (175B, 12,288 GPUs, 2024); Llama 3 405B 38-43 % BF16
 
 Advice = dict[str, Any]
 
 
-def _get(d: Any, path: str) -> Any:
-    """Value at a dotted path, or None when any step is missing or not a dict."""
-    cur = d
-    for key in path.split("."):
-        if not isinstance(cur, dict) or key not in cur:
-            return None
-        cur = cur[key]
-    return cur
-
-
 def _num(d: Any, path: str) -> float | None:
     """Number at a dotted path (bools and non-numbers -> None)."""
-    v = _get(d, path)
+    v = get_path(d, path)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
         return None
     return float(v)
@@ -88,11 +80,11 @@ def _advice(
     }
 
 
-def _cards_per_node(s: dict, r: dict) -> float | None:
+def _cards_per_node(s: dict[str, Any], r: dict[str, Any]) -> float | None:
     return _first(_num(s, "hardware.cards_per_node"), _num(r, "compute.cards_per_node"))
 
 
-def _scaleup_domain(s: dict, r: dict) -> float | None:
+def _scaleup_domain(s: dict[str, Any], r: dict[str, Any]) -> float | None:
     """Cards in one HCCS/NVLink domain (384 on CloudMatrix), else cards per node."""
     return _first(
         _num(r, "compute.scaleup_domain_cards"),
@@ -101,13 +93,13 @@ def _scaleup_domain(s: dict, r: dict) -> float | None:
     )
 
 
-def _is_ascend(s: dict, r: dict) -> bool:
-    acc = _get(s, "hardware.accelerator")
+def _is_ascend(s: dict[str, Any], r: dict[str, Any]) -> bool:
+    acc = get_path(s, "hardware.accelerator")
     if isinstance(acc, dict):
         return "ascend" in str(acc.get("id", "")).lower() or "huawei" in str(acc.get("vendor", "")).lower()
     if isinstance(acc, str):
         return acc.lower().startswith("ascend")
-    return "huawei" in str(_get(r, "compute.vendor") or "").lower()
+    return "huawei" in str(get_path(r, "compute.vendor") or "").lower()
 
 
 def _bubble(pp: float, m: float) -> float:
@@ -117,17 +109,17 @@ def _bubble(pp: float, m: float) -> float:
 # --- rules ------------------------------------------------------------------------------------
 
 
-def _memory_does_not_fit(s: dict, r: dict) -> Advice | None:
-    if _get(r, "memory.fits") is not False:
+def _memory_does_not_fit(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+    if get_path(r, "memory.fits") is not False:
         return None
     total, hbm = _num(r, "memory.per_card_bytes.total"), _num(r, "memory.hbm_bytes")
     need = f" ({total / 1e9:.1f} GB per card against {hbm / 1e9:.1f} GB of HBM)" if total and hbm else ""
     steps = []
     zero = _num(r, "parallelism.zero_stage")
     raise_zero = zero is not None and zero < 3
-    if raise_zero:
+    if zero is not None and raise_zero:
         steps.append(f"raise the ZeRO stage (now {int(zero)})")
-    add_recompute = _get(r, "parallelism.recompute") in ("none", "selective", None)
+    add_recompute = get_path(r, "parallelism.recompute") in ("none", "selective", None)
     if add_recompute:
         steps.append("turn on activation recomputation (selective, then full)")
     steps += ["raise TP inside the node", "add pipeline stages across nodes", "or use cards with more HBM"]
@@ -143,7 +135,7 @@ def _memory_does_not_fit(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _tp_crosses_node(s: dict, r: dict) -> Advice | None:
+def _tp_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     tp, domain = _num(r, "parallelism.tp"), _scaleup_domain(s, r)
     if tp is None or domain is None or tp <= domain:
         return None
@@ -158,7 +150,7 @@ def _tp_crosses_node(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _bubble_over_20pct(s: dict, r: dict) -> Advice | None:
+def _bubble_over_20pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     bubble, pp = _num(r, "parallelism.bubble_fraction"), _num(r, "parallelism.pp")
     if bubble is None or bubble <= BUBBLE_LIMIT:
         return None
@@ -192,12 +184,12 @@ def _bubble_over_20pct(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _comm_wait_over_30pct(s: dict, r: dict) -> Advice | None:
+def _comm_wait_over_30pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     """Assumes breakdown_s holds the exposed (not overlapped) part of each communication, which is
     how the step-time model adds them up to step_time_s."""
     step = _num(r, "parallelism.step_time_s")
-    parts = {k: _num(r, f"parallelism.breakdown_s.{k}") for k in ("tp_comm", "pp_comm", "dp_comm", "ep_comm")}
-    parts = {k: v for k, v in parts.items() if v is not None}
+    found = {k: _num(r, f"parallelism.breakdown_s.{k}") for k in ("tp_comm", "pp_comm", "dp_comm", "ep_comm")}
+    parts = {k: v for k, v in found.items() if v is not None}
     if not step or step <= 0 or not parts:
         return None
     share = sum(parts.values()) / step
@@ -222,7 +214,7 @@ def _comm_wait_over_30pct(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _oversubscribed_fabric_dp(s: dict, r: dict) -> Advice | None:
+def _oversubscribed_fabric_dp(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     ratio = _first(_num(r, "network.oversubscription"), _num(s, "network.oversubscription"))
     dp, nodes = _num(r, "parallelism.dp"), _num(r, "compute.nodes")
     leaves, tiers = _num(r, "network.leaf_switches"), _num(r, "network.tiers")
@@ -242,7 +234,7 @@ def _oversubscribed_fabric_dp(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _flat_network_too_large(s: dict, r: dict) -> Advice | None:
+def _flat_network_too_large(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     tiers, nodes = _num(r, "network.tiers"), _num(r, "compute.nodes")
     if tiers is None or nodes is None or tiers != 1 or nodes <= FLAT_NETWORK_MAX_NODES:
         return None
@@ -256,8 +248,8 @@ def _flat_network_too_large(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _zero3_unneeded(s: dict, r: dict) -> Advice | None:
-    if _num(r, "parallelism.zero_stage") != 3 or _get(r, "memory.fits_with_zero2") is not True:
+def _zero3_unneeded(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+    if _num(r, "parallelism.zero_stage") != 3 or get_path(r, "memory.fits_with_zero2") is not True:
         return None
     return _advice(
         "zero3-unneeded",
@@ -268,8 +260,8 @@ def _zero3_unneeded(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _fp32_precision(s: dict, r: dict) -> Advice | None:
-    prec = _get(s, "training.precision")
+def _fp32_precision(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+    prec = get_path(s, "training.precision")
     if not isinstance(prec, str) or prec.lower() not in ("fp32", "float32"):
         return None
     return _advice(
@@ -281,7 +273,7 @@ def _fp32_precision(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _hccl_buffer(s: dict, r: dict) -> Advice | None:
+def _hccl_buffer(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     cards = _first(_num(r, "compute.cards"), _num(s, "cluster.cards"))
     if not _is_ascend(s, r) or cards is None or cards <= 1:
         return None
@@ -307,7 +299,7 @@ def _hccl_buffer(s: dict, r: dict) -> Advice | None:
     return out
 
 
-def _ep_crosses_node(s: dict, r: dict) -> Advice | None:
+def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     ep, tp, domain = _num(r, "parallelism.ep"), _num(r, "parallelism.tp") or 1.0, _scaleup_domain(s, r)
     if ep is None or ep <= 1 or domain is None or ep * tp <= domain:
         return None
@@ -322,7 +314,7 @@ def _ep_crosses_node(s: dict, r: dict) -> Advice | None:
     )
 
 
-def _mfu_optimistic(s: dict, r: dict) -> Advice | None:
+def _mfu_optimistic(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     mfu = _num(s, "efficiency.mfu")
     if mfu is None or mfu <= MFU_PLAUSIBLE_MAX:
         return None
@@ -335,7 +327,7 @@ def _mfu_optimistic(s: dict, r: dict) -> Advice | None:
     )
 
 
-RULES: dict[str, Callable[[dict, dict], Advice | None]] = {
+RULES: dict[str, Callable[[dict[str, Any], dict[str, Any]], Advice | None]] = {
     "memory-does-not-fit": _memory_does_not_fit,
     "tp-crosses-node": _tp_crosses_node,
     "bubble-over-20pct": _bubble_over_20pct,
@@ -353,7 +345,7 @@ RULES: dict[str, Callable[[dict, dict], Advice | None]] = {
 }
 
 
-def advise(scenario: dict, result: dict) -> list[Advice]:
+def advise(scenario: dict[str, Any], result: dict[str, Any]) -> list[Advice]:
     """Every rule that fires, in RULES order: [{code, severity, message, suggestion}]."""
     s = scenario if isinstance(scenario, dict) else {}
     r = result if isinstance(result, dict) else {}
@@ -402,9 +394,9 @@ _RECOMPUTE_REASONS = {
 }
 
 
-def _recompute_row(r: dict, fits: Any) -> dict[str, Any]:
+def _recompute_row(r: dict[str, Any], fits: Any) -> dict[str, Any]:
     """Recomputation as the chosen layout has it (one story with 'the layout'), full when nothing fits."""
-    chosen = _get(r, "parallelism.recompute")
+    chosen = get_path(r, "parallelism.recompute")
     if fits is False:
         return _setting(
             "recompute", "full", _RECOMPUTE_REASONS["does-not-fit"], "start.recompute.does-not-fit"
@@ -414,7 +406,7 @@ def _recompute_row(r: dict, fits: Any) -> dict[str, Any]:
     return _setting("recompute", chosen, _RECOMPUTE_REASONS[chosen], f"start.recompute.{chosen}")
 
 
-def _micro_batches_row(r: dict, pp: float) -> dict[str, Any]:
+def _micro_batches_row(r: dict[str, Any], pp: float) -> dict[str, Any]:
     m = _num(r, "parallelism.micro_batches")
     if pp <= 1:
         return _setting(
@@ -449,10 +441,10 @@ def _micro_batches_row(r: dict, pp: float) -> dict[str, Any]:
     return _setting("micro_batches", f"{lo}-{hi}", reason, "start.micro_batches.range", params)
 
 
-def _zero_row(r: dict, pp: float, fits_z2: Any) -> dict[str, Any]:
+def _zero_row(r: dict[str, Any], pp: float, fits_z2: Any) -> dict[str, Any]:
     """The chosen layout's ZeRO stage when there is one; else the article's rule."""
     chosen = _num(r, "parallelism.zero_stage")
-    fits = _get(r, "memory.fits")
+    fits = get_path(r, "memory.fits")
     if fits_z2 is False or (chosen == 3 and fits is not False):
         return _setting(
             "zero_stage",
@@ -487,7 +479,7 @@ def _zero_row(r: dict, pp: float, fits_z2: Any) -> dict[str, Any]:
     )
 
 
-def _vendor_rows(s: dict, r: dict) -> list[dict[str, Any]]:
+def _vendor_rows(s: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
     if _is_ascend(s, r):
         nodes = _num(r, "compute.nodes") or 1
         return [
@@ -531,16 +523,16 @@ def _vendor_rows(s: dict, r: dict) -> list[dict[str, Any]]:
     ]
 
 
-def starting_configuration(scenario: dict, result: dict) -> list[dict[str, Any]]:
+def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
     """The article's 7.1 table filled in for this plan, consistent with the chosen layout (its
     recomputation, ZeRO stage and micro-batches): [{setting, value, reason, code, params}]."""
     s = scenario if isinstance(scenario, dict) else {}
     r = result if isinstance(result, dict) else {}
     pp = _num(r, "parallelism.pp") or 1.0
     tp, dp = _num(r, "parallelism.tp"), _num(r, "parallelism.dp")
-    fits = _get(r, "memory.fits")
-    fits_z2 = _get(r, "memory.fits_with_zero2")
-    prec = str(_get(s, "training.precision") or "bf16").lower()
+    fits = get_path(r, "memory.fits")
+    fits_z2 = get_path(r, "memory.fits_with_zero2")
+    prec = str(get_path(s, "training.precision") or "bf16").lower()
     out = []
     if prec == "fp8":
         out.append(

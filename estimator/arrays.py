@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]  # counts: cards, drives, switches
 # a number or an array of numbers (candidates broadcast together; integer arrays too)
 Num = npt.NDArray[Any] | float
 

@@ -25,9 +25,10 @@ import numpy as np
 import numpy.typing as npt
 
 from .compute import SECONDS_PER_DAY, cards_for_deadline
+from .dotted import pop_path, set_path
 from .errors import ScenarioError
 from .layout import LayoutEval
-from .network import fabric_counts
+from .network import fabric_counts, storage_fabric_counts
 from .plan import (
     FALLBACK_MFU,
     HOT_DRIVE,
@@ -67,17 +68,7 @@ NUMERIC_FIELDS = (
     "cost.depreciation_years",
     "cost.utilization",
 )
-__all__ = ["evaluate_columns", "SUMMARY_FIELDS", "LAYOUT_FIELDS", "NUMERIC_FIELDS"]
-
-
-def _set(doc: dict, dotted: str, value: Any) -> None:
-    keys = dotted.split(".")
-    for k in keys[:-1]:
-        doc = doc.setdefault(k, {})
-    if value is None:
-        doc.pop(keys[-1], None)
-    else:
-        doc[keys[-1]] = value
+__all__ = ["LAYOUT_FIELDS", "NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
 
 
 def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
@@ -99,24 +90,6 @@ def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
     return codes, firsts
 
 
-def _column(columns: dict[str, Any], field: str, rows: np.ndarray) -> np.ndarray | None:
-    if field not in columns:
-        return None
-    return (
-        np.asarray(columns[field], dtype=object)[rows]
-        if not isinstance(columns[field], np.ndarray) or columns[field].dtype == object
-        else columns[field][rows]
-    )
-
-
-def _floats(col: np.ndarray | None, default: float | None) -> np.ndarray | float | None:
-    if col is None:
-        return default
-    if col.dtype == object:
-        return np.array([default if v is None else float(v) for v in col], dtype=float)
-    return col.astype(float)
-
-
 def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
     """Network and storage counts as arrays: the vectorized twins of plan._fabric and plan._storage."""
     s, d = r.scenario, r.defaults
@@ -129,7 +102,7 @@ def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
     raw = np.asarray(tokens, dtype=float) * st.raw_bytes_per_token
     bpt = tokenized_bytes_per_token(r.arch.vocab_size)
 
-    def counts_for(cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
+    def counts_for(_cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
         net = s.network
         fab = fabric_counts(
             nodes * r.nics_per_node,
@@ -142,7 +115,7 @@ def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
         switches, xcvrs, links = fab["switches"], fab["transceivers"], fab["links"]
         fiber = fab["fiber_links"]
         if net.storage_network:
-            fe = fabric_counts(nodes * 2, net.switch_ports, 1.0, 2, False, server_cable="dac")
+            fe = storage_fabric_counts(nodes, net.switch_ports)
             switches, xcvrs, links, fiber = (
                 switches + fe["switches"],
                 xcvrs + fe["transceivers"],
@@ -216,7 +189,7 @@ def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
             "cost.cloud_reserved_price_per_card_hour", base.cloud_reserved_usd_per_card_hour, True
         ),
         depreciation_years=swept("cost.depreciation_years", base.depreciation_years, False),
-        utilisation=swept("cost.utilization", base.utilisation, False),
+        utilization=swept("cost.utilization", base.utilization, False),
     )
 
 
@@ -251,7 +224,7 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
     out.update(_empty_layout_columns(n))
     ok = np.zeros(n, dtype=bool)
     errors = np.full(n, None, dtype=object)
-    key, fields, uniques = _group_key_codes(columns, n)
+    key, fields, _uniques = _group_key_codes(columns, n)
     order = np.argsort(key, kind="stable")
     bounds = np.flatnonzero(np.diff(key[order])) + 1
     for rows in np.split(order, bounds):
@@ -260,13 +233,17 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
         doc = copy.deepcopy(base)
         for f in fields:
             first = columns[f][rows[0]]
-            _set(doc, f, first.item() if isinstance(first, np.generic) else first)
+            value = first.item() if isinstance(first, np.generic) else first
+            if value is None:
+                pop_path(doc, f)
+            else:
+                set_path(doc, f, value)
         cols = {f: _nan_floats(columns[f], rows) for f in NUMERIC_FIELDS if f in columns}
         for f, v in cols.items():
             if f.startswith("cost."):
-                _set(doc, f, None)  # swept prices apply per row; NaN rows take the catalog value
+                pop_path(doc, f)  # swept prices apply per row; NaN rows take the catalog value
             elif not np.isnan(v[0]):
-                _set(doc, f, float(v[0]))  # the group's scenario validates with its first row
+                set_path(doc, f, float(v[0]))  # the group's scenario validates with its first row
         if "cluster.cards" in cols and not np.isnan(cols["cluster.cards"][0]):
             doc.setdefault("cluster", {}).pop("target_days", None)
         elif "cluster.target_days" in cols and not np.isnan(cols["cluster.target_days"][0]):
@@ -364,15 +341,6 @@ def _empty_layout_columns(n: int) -> dict[str, npt.NDArray[Any]]:
     return out
 
 
-def _replica_ok(r: Resolved, cards: np.ndarray) -> np.ndarray:
-    """The contract's rule for a fixed layout: tp·pp·cp(·dp) must divide (or equal) the cards."""
-    p = r.scenario.parallelism
-    prod = (p.tp or 1) * (p.pp or 1) * (p.cp or 1) * (p.dp or 1)
-    if p.tp is not None and p.pp is not None and p.dp is not None:
-        return cards == prod
-    return (cards >= prod) & (cards % prod == 0)
-
-
 def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[str, Any]:
     s = r.scenario
     flops = model_flops(r)
@@ -410,7 +378,11 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         cards=cards,
     )
     values = rollup(sizing, _counts_for(r, tokens, state), _facility(r, cols))
-    ok = _replica_ok(r, cards) & state["feasible"] & np.isfinite(values["compute.wall_clock_days"])
+    ok = (
+        r.scenario.parallelism.fits_cards(cards)
+        & state["feasible"]
+        & np.isfinite(values["compute.wall_clock_days"])
+    )
     values["_ok"] = ok
     values.update(layout)
     if not ok.all():

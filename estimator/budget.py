@@ -1,7 +1,7 @@
 """Budget sizing and budget status: what a capital budget buys, and how a plan stands against it.
 
 The budget is a capital budget: it buys the cluster (servers with their cards, the network and the
-storage; `cost.capex.total`, design.md section 3). Money is in the scenario's currency
+storage; `cost.capex.total`, docs/architecture.md#formulas). Money is in the scenario's currency
 (`cost.currency`); card counts are whole cards.
 
 - `largest_within(sizes, capex, budget)`: the largest candidate cluster whose capex fits the budget.
@@ -30,7 +30,7 @@ from .network import fabric_counts
 STORAGE_SIZING_MFU = 0.55
 
 
-def largest_within(sizes: np.ndarray, capex: np.ndarray, budget: float) -> int | None:
+def largest_within(sizes: np.ndarray, capex: np.ndarray, budget: float) -> int | None:  # noqa: ARG001 - the (sizes, capex) pair of its callers
     """Index of the largest size whose capex (same currency as `budget`) is <= the budget, or None.
 
     `sizes` ascending; `capex[i]` the cluster price at `sizes[i]`. Works on the whole array at
@@ -151,12 +151,12 @@ def triangular_cdf(x: Any, low: float, likely: float, high: float) -> np.ndarray
     """P(X <= x) for X triangular on [low, high] with mode `likely` (vectorized in x)."""
     x = np.asarray(x, dtype=float)
     if high <= low:
-        return (x >= low).astype(float)
+        return np.asarray((x >= low).astype(float))
     span = high - low
     left = np.where(likely > low, (x - low) ** 2 / (span * max(likely - low, 1e-300)), 1.0)
     right = np.where(high > likely, 1.0 - (high - x) ** 2 / (span * max(high - likely, 1e-300)), 1.0)
     out = np.where(x <= likely, left, right)
-    return np.clip(np.where(x <= low, 0.0, np.where(x >= high, 1.0, out)), 0.0, 1.0)
+    return np.asarray(np.clip(np.where(x <= low, 0.0, np.where(x >= high, 1.0, out)), 0.0, 1.0))
 
 
 def deadline_miss_probability(

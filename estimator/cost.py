@@ -1,7 +1,7 @@
 """Capital cost, owned cost per card-hour, the run's cost owned against cloud, and break-even.
 
-Sources: design.md section 3 ("Power and cost"); price anchors in
-reference/hardware_network_storage_cost.md section 4 (all dated, most grade [B]/[C]: defaults a user
+Sources: docs/architecture.md#formulas ("Power and cost"); price anchors in
+docs/sources.md#prices and the catalog (all dated, most grade [B]/[C]: defaults a user
 overrides, never facts). Every price is an argument; the plan fills them from the catalog.
 
 Units: money in USD inside the core (catalog prices are USD); `currency` converts at the edge, so
@@ -18,20 +18,20 @@ Formulas (all broadcast over numpy arrays for sweeps; no per-scenario Python loo
                      scaleup.py), its own category so capex.network stays the scale-out fabric
     depreciation   = straight line to zero over `depreciation_years` (default 4; no residual value.
                      Anchors: hyperscalers depreciate servers over 5-6 years, AI-cloud TCO models use
-                     3-5; the reference quotes 25-35 % residual after 36 months, which 4-year straight
+                     3-5; published TCO notes quote 25-35 % residual after 36 months, which 4-year straight
                      line approximates)
     fixed per hour = capex / (years x 8,760 h) + colo (per kW of IT power per month) / 730
                      + maintenance (fraction of capex per year) / 8,760
     energy per h   = facility W / 1000 x electricity price per kWh   (facility W = IT W x PUE)
-    owned per card-hour = fixed per hour / (cards x utilisation) + energy per hour / cards
+    owned per card-hour = fixed per hour / (cards x utilization) + energy per hour / cards
 
 Colo is added to the electricity bill (space, cooling and operations billed per contracted IT kW);
 when a colo rate is all-in (power included), pass `electricity_usd_per_kwh=0` so power is not paid twice.
 
-Utilisation spreads the fixed costs over the hours the cards actually work; energy is only charged
+Utilization spreads the fixed costs over the hours the cards actually work; energy is only charged
 for busy hours (idle draw ignored: documented simplification). The run's owned cost is
-`card-hours x owned per card-hour`: with utilisation 1 (the default) that is the amortised share of
-capex over the run's own duration plus its energy and facility opex; a lower fleet utilisation
+`card-hours x owned per card-hour`: with utilization 1 (the default) that is the amortised share of
+capex over the run's own duration plus its energy and facility opex; a lower fleet utilization
 charges the run for the idle time around it. Cloud cost = card-hours x price (on demand, reserved).
 
     break-even months = capex / (monthly cloud bill - monthly owned opex), continuous use,
@@ -41,11 +41,12 @@ charges the run for the idle time around it. Cloud cost = card-hours x price (on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from estimator.errors import ScenarioError
 from estimator.power import plain
@@ -53,7 +54,7 @@ from estimator.power import plain
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
 DEFAULT_DEPRECIATION_YEARS = 4.0  # see module docstring
-DEFAULT_ELECTRICITY_USD_PER_KWH = 0.08  # design.md example; EIA US industrial avg $0.0733 (2017) [B]
+DEFAULT_ELECTRICITY_USD_PER_KWH = 0.08  # docs/sources.md#prices: EIA US industrial avg $0.0733 (2017) [B]
 DEFAULT_USD_TO_CNY = 7.2  # approx. 2024 annual average (~7.19 CNY/USD); override with the day's rate
 CURRENCIES = ("USD", "CNY")
 
@@ -96,7 +97,7 @@ def capex_usd(
     """
 
     def m(n: ArrayLike, p: ArrayLike) -> np.ndarray:
-        return np.asarray(n, dtype=float) * np.asarray(p, dtype=float)
+        return np.asarray(n, dtype=np.float64) * np.asarray(p, dtype=np.float64)
 
     compute = m(nodes, server_price_usd) + m(cards, card_price_usd)
     network = (
@@ -124,16 +125,20 @@ def fixed_usd_per_hour(
     maintenance_fraction_per_year: ArrayLike = 0.0,
 ) -> np.ndarray:
     """Owned fixed cost in USD per wall-clock hour: depreciation + colo (per IT kW-month) + maintenance."""
-    capex = np.asarray(capex_total_usd, dtype=float)
-    dep = capex / (np.asarray(depreciation_years, dtype=float) * HOURS_PER_YEAR)
-    colo = np.asarray(it_w, dtype=float) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=float)
-    maint = capex * np.asarray(maintenance_fraction_per_year, dtype=float) / HOURS_PER_YEAR
+    capex = np.asarray(capex_total_usd, dtype=np.float64)
+    dep = capex / (np.asarray(depreciation_years, dtype=np.float64) * HOURS_PER_YEAR)
+    colo = np.asarray(it_w, dtype=np.float64) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=np.float64)
+    maint = capex * np.asarray(maintenance_fraction_per_year, dtype=np.float64) / HOURS_PER_YEAR
     return dep + colo / HOURS_PER_MONTH + maint
 
 
 def energy_usd_per_hour(facility_w: ArrayLike, electricity_usd_per_kwh: ArrayLike) -> np.ndarray:
     """Electricity cost in USD per hour at full load = facility kW x USD/kWh."""
-    return np.asarray(facility_w, dtype=float) / 1000.0 * np.asarray(electricity_usd_per_kwh, dtype=float)
+    return (
+        np.asarray(facility_w, dtype=np.float64)
+        / 1000.0
+        * np.asarray(electricity_usd_per_kwh, dtype=np.float64)
+    )
 
 
 def owned_usd_per_card_hour(
@@ -142,23 +147,23 @@ def owned_usd_per_card_hour(
     facility_w: ArrayLike,
     electricity_usd_per_kwh: ArrayLike = DEFAULT_ELECTRICITY_USD_PER_KWH,
     depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS,
-    utilisation: ArrayLike = 1.0,
+    utilization: ArrayLike = 1.0,
     it_w: ArrayLike = 0.0,
     colo_usd_per_kw_month: ArrayLike = 0.0,
     maintenance_fraction_per_year: ArrayLike = 0.0,
 ) -> np.ndarray:
     """Owned cost in USD per busy card-hour (module docstring); broadcasts over arrays."""
-    cards_f = np.asarray(cards, dtype=float)
+    cards_f = np.asarray(cards, dtype=np.float64)
     fixed = fixed_usd_per_hour(
         capex_total_usd, depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
     )
     energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh)
-    return fixed / (cards_f * np.asarray(utilisation, dtype=float)) + energy / cards_f
+    return fixed / (cards_f * np.asarray(utilization, dtype=np.float64)) + energy / cards_f
 
 
 def cloud_cost_usd(card_hours: ArrayLike, usd_per_card_hour: ArrayLike) -> np.ndarray:
     """Cloud bill in USD = card-hours x price (USD per card-hour)."""
-    return np.asarray(card_hours, dtype=float) * np.asarray(usd_per_card_hour, dtype=float)
+    return np.asarray(card_hours, dtype=np.float64) * np.asarray(usd_per_card_hour, dtype=np.float64)
 
 
 def monthly_owned_opex_usd(
@@ -171,9 +176,11 @@ def monthly_owned_opex_usd(
 ) -> np.ndarray:
     """Owned running cost in USD per month of continuous use: energy + colo + maintenance."""
     energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh) * HOURS_PER_MONTH
-    colo = np.asarray(it_w, dtype=float) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=float)
+    colo = np.asarray(it_w, dtype=np.float64) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=np.float64)
     maint = (
-        np.asarray(capex_total_usd, dtype=float) * np.asarray(maintenance_fraction_per_year, dtype=float) / 12
+        np.asarray(capex_total_usd, dtype=np.float64)
+        * np.asarray(maintenance_fraction_per_year, dtype=np.float64)
+        / 12
     )
     return energy + colo + maint
 
@@ -185,20 +192,19 @@ def break_even_months(
     monthly_opex_usd: ArrayLike,
 ) -> np.ndarray:
     """Months of continuous use after which owning beats renting; inf where it never does."""
-    saving = np.asarray(cards, dtype=float) * HOURS_PER_MONTH * np.asarray(
-        cloud_usd_per_card_hour, dtype=float
-    ) - np.asarray(monthly_opex_usd, dtype=float)
-    capex = np.asarray(capex_total_usd, dtype=float)
+    saving = np.asarray(cards, dtype=np.float64) * HOURS_PER_MONTH * np.asarray(
+        cloud_usd_per_card_hour, dtype=np.float64
+    ) - np.asarray(monthly_opex_usd, dtype=np.float64)
+    capex = np.asarray(capex_total_usd, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        months = np.where(saving > 0, capex / np.where(saving > 0, saving, 1.0), np.inf)
-    return months
+        return np.where(saving > 0, capex / np.where(saving > 0, saving, 1.0), np.inf)
 
 
 def _months(x: Any) -> Any:
     """Break-even months for JSON: inf -> None (never); arrays -> nested lists."""
     if x is None:
         return None
-    arr = np.asarray(x, dtype=float)
+    arr = np.asarray(x, dtype=np.float64)
     obj = arr.astype(object)
     obj[~np.isfinite(arr)] = None
     return obj.item() if arr.ndim == 0 else obj.tolist()
@@ -229,7 +235,7 @@ class Cost:
     cloud_break_even_months: Any  # inf = never
     cloud_reserved_break_even_months: Any
     depreciation_years: Any
-    utilisation: Any
+    utilization: Any
     electricity_usd_per_kwh: Any
     capex_scaleup_usd: Any = 0.0  # scale-up plane outside the nodes (in capex_total_usd)
 
@@ -237,7 +243,7 @@ class Cost:
         """The contract's `cost` section, money in `currency`; break-even None when never."""
 
         def money(x: Any) -> Any:
-            return None if x is None else plain(np.asarray(x, dtype=float) * self.exchange_rate)
+            return None if x is None else plain(np.asarray(x, dtype=np.float64) * self.exchange_rate)
 
         return {
             "currency": self.currency,
@@ -268,12 +274,14 @@ class Cost:
             "electricity_per_kwh": money(self.electricity_usd_per_kwh),
             "card_hours": plain(self.card_hours),
             "depreciation_years": plain(self.depreciation_years),
-            "utilisation": plain(self.utilisation),
+            "utilization": plain(self.utilization),
         }
 
 
-def _check(value: ArrayLike, field: str, message: str, ok) -> None:
-    if not np.all(ok(np.asarray(value, dtype=float))):
+def _check(
+    value: ArrayLike, field: str, message: str, ok: Callable[[NDArray[np.float64]], ArrayLike]
+) -> None:
+    if not np.all(ok(np.asarray(value, dtype=np.float64))):
         raise ScenarioError(message, field)
 
 
@@ -303,7 +311,7 @@ def cost(
     cloud_usd_per_card_hour: ArrayLike | None = None,
     cloud_reserved_usd_per_card_hour: ArrayLike | None = None,
     depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS,
-    utilisation: ArrayLike = 1.0,
+    utilization: ArrayLike = 1.0,
     colo_usd_per_kw_month: ArrayLike = 0.0,
     maintenance_fraction_per_year: ArrayLike = 0.0,
     currency: str = "USD",
@@ -321,7 +329,7 @@ def cost(
         "Depreciation must be a positive number of years.",
         lambda a: a > 0,
     )
-    _check(utilisation, "cost.utilisation", "Utilisation must be in (0, 1].", lambda a: (a > 0) & (a <= 1))
+    _check(utilization, "cost.utilization", "Utilization must be in (0, 1].", lambda a: (a > 0) & (a <= 1))
     _check(cards, "cluster.cards", "The number of cards must be positive.", lambda a: a > 0)
     _check(
         electricity_usd_per_kwh,
@@ -349,11 +357,11 @@ def cost(
         storage_node_price_usd,
         scaleup_usd,
     )
-    cards_f = np.asarray(cards, dtype=float)
-    card_hours = cards_f * np.asarray(hours, dtype=float)
-    util = np.asarray(utilisation, dtype=float)
+    cards_f = np.asarray(cards, dtype=np.float64)
+    card_hours = cards_f * np.asarray(hours, dtype=np.float64)
+    util = np.asarray(utilization, dtype=np.float64)
 
-    dep_per_h = capex["total"] / (np.asarray(depreciation_years, dtype=float) * HOURS_PER_YEAR)
+    dep_per_h = capex["total"] / (np.asarray(depreciation_years, dtype=np.float64) * HOURS_PER_YEAR)
     fac_per_h = (
         fixed_usd_per_hour(
             capex["total"], depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
@@ -378,7 +386,7 @@ def cost(
     def cloud(price: ArrayLike | None) -> tuple[Any, Any, Any]:
         if price is None:
             return None, None, None
-        p = np.asarray(price, dtype=float)
+        p = np.asarray(price, dtype=np.float64)
         if np.any(p < 0):
             raise ScenarioError("Cloud prices must not be negative.", "cost.cloud_price_per_card_hour")
         return p, cloud_cost_usd(card_hours, p), break_even_months(capex["total"], cards_f, p, opex_month)
@@ -406,7 +414,7 @@ def cost(
         monthly_owned_opex_usd=opex_month,
         cloud_break_even_months=od_be,
         cloud_reserved_break_even_months=rs_be,
-        depreciation_years=np.asarray(depreciation_years, dtype=float),
-        utilisation=util,
-        electricity_usd_per_kwh=np.asarray(electricity_usd_per_kwh, dtype=float),
+        depreciation_years=np.asarray(depreciation_years, dtype=np.float64),
+        utilization=util,
+        electricity_usd_per_kwh=np.asarray(electricity_usd_per_kwh, dtype=np.float64),
     )

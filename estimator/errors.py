@@ -25,5 +25,5 @@ class ScenarioError(ValueError):
         self.errors: list[FieldError] = list(errors)
         super().__init__("; ".join(f"{e.field or '(root)'}: {e.message}" for e in self.errors))
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, list[dict[str, str]]]:
         return {"errors": [e.to_dict() for e in self.errors]}

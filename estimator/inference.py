@@ -75,7 +75,7 @@ def kv_cache_bytes_per_token(arch: Architecture, kv_dtype: str = "bf16") -> floa
     """KV-cache bytes per token over all layers, one copy (MHA/GQA or MLA; module docstring)."""
     b = dtype_bytes(kv_dtype)
     if arch.is_mla:
-        return arch.num_hidden_layers * (arch.kv_lora_rank + (arch.qk_rope_head_dim or 0)) * b
+        return arch.num_hidden_layers * ((arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0)) * b
     return 2.0 * arch.num_hidden_layers * arch.num_key_value_heads * arch.head_dim * b
 
 
@@ -91,7 +91,7 @@ def kv_replication(arch: Architecture, tp: int) -> float:
 
 def weights_bytes(params: ArrayLike, dtype: str = "bf16") -> np.ndarray:
     """Weight bytes = parameters x bytes per element (quantization scales ignored)."""
-    return np.asarray(params, dtype=float) * dtype_bytes(dtype, "serving.weights_dtype")
+    return np.asarray(params, dtype=np.float64) * dtype_bytes(dtype, "serving.weights_dtype")
 
 
 def max_concurrent_sequences(
@@ -108,17 +108,19 @@ def max_concurrent_sequences(
 
     `tp` defaults to `cards` (one replica over all cards); replicas = cards // tp. Broadcasts.
     """
-    cards_a = np.asarray(cards, dtype=float)
-    tp_a = cards_a if tp is None else np.asarray(tp, dtype=float)
+    cards_a = np.asarray(cards, dtype=np.float64)
+    tp_a = cards_a if tp is None else np.asarray(tp, dtype=np.float64)
     replicas = np.floor(cards_a / tp_a)
     usable = (
-        tp_a * np.asarray(hbm_bytes_per_card, dtype=float) * (1.0 - np.asarray(reserve_fraction, dtype=float))
+        tp_a
+        * np.asarray(hbm_bytes_per_card, dtype=np.float64)
+        * (1.0 - np.asarray(reserve_fraction, dtype=np.float64))
     )
-    free = usable - np.asarray(weights_bytes, dtype=float)
+    free = usable - np.asarray(weights_bytes, dtype=np.float64)
     per_seq = (
-        np.asarray(kv_bytes_per_token, dtype=float)
-        * np.asarray(kv_replication, dtype=float)
-        * np.asarray(context_len, dtype=float)
+        np.asarray(kv_bytes_per_token, dtype=np.float64)
+        * np.asarray(kv_replication, dtype=np.float64)
+        * np.asarray(context_len, dtype=np.float64)
     )
     return replicas * np.floor(np.maximum(free, 0.0) / per_seq)
 
@@ -139,17 +141,17 @@ def decode_tokens_per_s_bound(
     `batch` is the total over all replicas (split evenly); `weights_streamed_bytes` is one replica's
     weights read per step (active parameters for MoE). Broadcasts over arrays.
     """
-    cards_a = np.asarray(cards, dtype=float)
-    tp_a = cards_a if tp is None else np.asarray(tp, dtype=float)
+    cards_a = np.asarray(cards, dtype=np.float64)
+    tp_a = cards_a if tp is None else np.asarray(tp, dtype=np.float64)
     replicas = np.floor(cards_a / tp_a)
-    b = np.asarray(batch, dtype=float) / replicas
-    bytes_per_step = np.asarray(weights_streamed_bytes, dtype=float) + b * np.asarray(
-        kv_bytes_per_token, dtype=float
-    ) * np.asarray(kv_replication, dtype=float) * np.asarray(context_len, dtype=float)
+    b = np.asarray(batch, dtype=np.float64) / replicas
+    bytes_per_step = np.asarray(weights_streamed_bytes, dtype=np.float64) + b * np.asarray(
+        kv_bytes_per_token, dtype=np.float64
+    ) * np.asarray(kv_replication, dtype=np.float64) * np.asarray(context_len, dtype=np.float64)
     bw = (
-        np.asarray(hbm_bandwidth_bytes_per_s, dtype=float)
+        np.asarray(hbm_bandwidth_bytes_per_s, dtype=np.float64)
         * tp_a
-        * np.asarray(bandwidth_efficiency, dtype=float)
+        * np.asarray(bandwidth_efficiency, dtype=np.float64)
     )
     return replicas * b * bw / bytes_per_step
 

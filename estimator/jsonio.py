@@ -1,16 +1,23 @@
-"""Strict JSON for scenarios: plain JSON numbers only (no NaN, Infinity or overflow to inf).
+"""Strict JSON for scenarios: plain JSON numbers only (no NaN, Infinity or overflow to inf), no
+duplicate keys, bounded nesting, and text a database can store (no NUL, no lone surrogates).
 
-Python's json module accepts NaN and Infinity literals and turns 1e400 into inf; a scenario
-must not carry them, so this reader refuses them with a field-less ScenarioError.
+Python's json module accepts NaN and Infinity literals, turns 1e400 into inf, keeps the last of two
+equal keys and decodes "\\ud800" to a lone surrogate that PostgreSQL (and UTF-8) cannot store; a
+scenario must not carry any of them, so this reader refuses them with a ScenarioError naming the
+field path. `check_tree` applies the same rules to objects that arrive already parsed.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
+from . import limits
 from .errors import ScenarioError
+
+_BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
 def _constant(name: str) -> Any:
@@ -24,22 +31,89 @@ def _float(text: str) -> float:
     return value
 
 
-def loads_strict(text: str | bytes) -> Any:
-    """Parse JSON text; raise ScenarioError (field "") naming the line and column of the fault."""
+class _Duplicate(dict[str, Any]):
+    """An object that had a key twice (`key` names it); found by `check_tree` with its path."""
+
+    key: str = ""
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    dup = _Duplicate(out)
+    for key, _value in pairs:
+        if key in seen:
+            dup.key = key
+            break
+        seen.add(key)
+    return dup
+
+
+def loads_strict(text: str | bytes, max_depth: int = limits.MAX_JSON_DEPTH) -> Any:
+    """Parse JSON text and `check_tree` it; raise ScenarioError naming the line and column of a
+    syntax fault, or the field path of a duplicate key, a nesting too deep or unstorable text."""
     try:
-        return json.loads(text, parse_constant=_constant, parse_float=_float)
+        data = json.loads(text, parse_constant=_constant, parse_float=_float, object_pairs_hook=_pairs)
     except json.JSONDecodeError as exc:
         raise ScenarioError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise ScenarioError(f"invalid JSON: nested more than {max_depth} levels deep") from None
+    except ValueError as exc:
         raise ScenarioError(f"invalid JSON: {exc}") from None
+    check_tree(data, max_depth=max_depth)
+    return data
+
+
+def _join(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def text_problem(text: str) -> str | None:
+    """Why a string cannot be stored or shown, or None: NUL characters and lone UTF-16 surrogates."""
+    found = _BAD_TEXT.search(text)
+    if found is None:
+        return None
+    if found.group() == "\x00":
+        return "contains a NUL character (\\u0000), which is not allowed in text"
+    return "contains a lone surrogate (\\ud800-\\udfff), which is not valid Unicode text"
+
+
+def check_tree(data: Any, max_depth: int = limits.MAX_JSON_DEPTH, root: str = "") -> None:
+    """Refuse, with the field path, what no part of the product can store or should process:
+    objects and arrays nested deeper than `max_depth`, duplicate keys (from `loads_strict`), keys
+    longer than limits.MAX_KEY_CHARS, and NUL or lone surrogates in any key or string. Iterative,
+    so a deep tree cannot exhaust the stack."""
+    stack: list[tuple[Any, str, int]] = [(data, root, 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, dict | list) and depth >= max_depth:
+            raise ScenarioError(f"is nested more than {max_depth} levels deep", path)
+        if isinstance(node, _Duplicate):
+            raise ScenarioError(
+                "is given twice in the same object; give each key once", _join(path, node.key)
+            )
+        if isinstance(node, dict):
+            for key, value in node.items():
+                key = str(key)
+                if len(key) > limits.MAX_KEY_CHARS:
+                    raise ScenarioError(
+                        f"is a key longer than {limits.MAX_KEY_CHARS} characters", _join(path, key[:40])
+                    )
+                if problem := text_problem(key):
+                    raise ScenarioError(f"a key {problem}", _join(path, ascii(key)[1:-1][:40]))
+                stack.append((value, _join(path, key), depth + 1))
+        elif isinstance(node, list):
+            stack.extend((value, _join(path, i), depth + 1) for i, value in enumerate(node))
+        elif isinstance(node, str) and (problem := text_problem(node)):
+            raise ScenarioError(problem, path)
 
 
 def to_jsonable(value: Any) -> Any:
     """numpy scalars/arrays and non-finite floats -> plain JSON values (inf/nan become None)."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover
-        np = None
+    import numpy as np  # numpy is a core requirement (requirements.txt)
+
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

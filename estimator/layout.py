@@ -134,7 +134,7 @@ class LayoutProblem:
     @property
     def global_batch_seqs(self) -> int:
         """Sequences per step: global_batch_tokens / seq_len rounded to the nearest integer."""
-        return max(1, int(round(self.global_batch_tokens / self.seq_len)))
+        return max(1, round(self.global_batch_tokens / self.seq_len))
 
     @property
     def fixed_normalized(self) -> dict:

@@ -129,7 +129,7 @@ def structural_failures(problem, c) -> list[tuple[str, np.ndarray]]:
     fx = problem.fixed_normalized
     gbs = problem.global_batch_seqs
     experts = max(arch.num_experts, 1)
-    checks = [
+    return [
         ("tp-crosses-scaleup-domain", tp > problem.domain_cards),
         ("tp-not-dividing-heads", (arch.num_attention_heads % tp != 0) | (kv % tp != 0)),
         ("sequence-parallel-needs-tp", c["sp"] & (tp == 1)),
@@ -146,4 +146,3 @@ def structural_failures(problem, c) -> list[tuple[str, np.ndarray]]:
         ("micro-batches-not-multiple-of-pp", (v > 1) & (c["m"] % pp != 0)),
         ("zero-stage-incompatible-with-pp", (c["zero"] >= 2) & (pp > 1)),
     ]
-    return checks

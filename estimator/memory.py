@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.errors import ScenarioError
-from estimator.models import Architecture, ParamCounts
+from estimator.models import Architecture, ParamCounts, is_gated_mlp, stage_param_counts
 
 GIB = 2.0**30
 WEIGHT_BYTES = 2.0  # bf16 / fp16 weights
@@ -183,7 +183,7 @@ def layer_coefficients(arch: Architecture, fp8: bool = False) -> tuple[LayerCoef
     else:
         q_dim = o_dim = a * arch.head_dim
         k_dim = v_dim = arch.num_key_value_heads * arch.head_dim
-    gated = arch.hidden_act not in ("gelu", "gelu_new", "relu", "gelu_pytorch_tanh")
+    gated = is_gated_mlp(arch.hidden_act)
     mlp_coeff = 6.0 if gated else 4.0
     attn_split = 2.0 * (q_dim + k_dim + v_dim + o_dim) - (o_dim if fp8 else 0.0)
     replicated = (10.0 if arch.hidden_dropout > 0 else 8.0) * h - (2.0 * h if fp8 else 0.0)
@@ -338,25 +338,13 @@ def per_card_memory(
     # ---- parameters per card, dense (sharded over dp) and expert (sharded over dp/ep) parts
     dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
     moe_nonrouted = counts.attention_per_layer + counts.moe_shared_per_layer
-    norms = counts.norms_per_layer
-    lm_head = counts.lm_head if counts.lm_head > 0 else counts.embedding  # tied: the last stage keeps a copy
-
-    def stage_params(n_layers: Num, n_dense: Num, emb: float, head: Num) -> tuple[FloatArray, FloatArray]:
-        n_moe = n_layers - n_dense
-        dense = (
-            n_dense * dense_layer
-            + n_moe * moe_nonrouted
-            + emb * counts.embedding
-            + head * (lm_head + counts.final_norm)
-        ) / tp_f + n_layers * norms
-        expert = n_moe * counts.moe_routed_per_layer / (ep_f * tp_f)
-        return dense, expert
-
     single = st.single
     untied = 1.0 if counts.lm_head > 0 else 0.0  # tied + single stage: the embedding is the head
-    first_params = stage_params(st.first, st.dense_first, 1.0, np.where(single, untied, 0.0))
-    mid_params = stage_params(st.full, st.dense_mid, 0.0, 0.0)
-    last_params = stage_params(st.last, st.dense_last, 0.0, 1.0)
+    first_params = stage_param_counts(
+        counts, st.first, st.dense_first, 1.0, np.where(single, untied, 0.0), tp_f, ep_f
+    )
+    mid_params = stage_param_counts(counts, st.full, st.dense_mid, 0.0, 0.0, tp_f, ep_f)
+    last_params = stage_param_counts(counts, st.last, st.dense_last, 0.0, 1.0, tp_f, ep_f)
 
     def states(p: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray, FloatArray]:
         dense, expert = p

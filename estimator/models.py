@@ -5,9 +5,12 @@ Field names follow Hugging Face `config.json` so a pasted config maps one to one
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 
 @dataclass(frozen=True)
@@ -20,7 +23,7 @@ class Architecture:
     intermediate_size: int  # dense MLP width (used by dense layers)
     vocab_size: int
     tie_word_embeddings: bool = False
-    hidden_act: str = "silu"  # silu -> gated 3-matrix MLP; gelu/gelu_new/relu -> 2-matrix MLP
+    hidden_act: str = "silu"  # see is_gated_mlp: silu/swish -> gated 3-matrix MLP, others 2-matrix
     # MoE (0 = dense model)
     num_experts: int = 0  # routed experts per MoE layer
     num_experts_per_tok: int = 0  # top-k
@@ -73,22 +76,69 @@ class ParamCounts:
 
 # ---- Parameter counts --------------------------------------------------------------------------
 
-_GATED_ACTS = {"silu", "swish", "swiglu"}
-_PLAIN_ACTS = {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "relu", "quick_gelu"}
+#: Every activation name of Hugging Face transformers' `ACT2FN` table (transformers/activations.py,
+#: `ACT2CLS`, 24 names in v4.57; see docs/sources.md#hf-transformers), plus "swiglu", the name
+#: Megatron-LM and some configs use for the gated SiLU MLP.
+HF_ACTIVATIONS: frozenset[str] = frozenset(
+    {
+        "gelu",
+        "gelu_10",
+        "gelu_fast",
+        "gelu_new",
+        "gelu_python",
+        "gelu_pytorch_tanh",
+        "gelu_python_tanh",
+        "gelu_accurate",
+        "hardswish",
+        "laplace",
+        "leaky_relu",
+        "linear",
+        "mish",
+        "quick_gelu",
+        "relu",
+        "relu2",
+        "relu6",
+        "sigmoid",
+        "silu",
+        "sqrtsoftplus",
+        "swish",
+        "tanh",
+        "prelu",
+        "xielu",
+    }
+)
+#: Activations whose MLP is gated (gate, up and down matrices): SiLU/Swish, i.e. SwiGLU.
+GATED_ACTIVATIONS: frozenset[str] = frozenset({"silu", "swish", "swiglu"})
+KNOWN_ACTIVATIONS: frozenset[str] = HF_ACTIVATIONS | GATED_ACTIVATIONS
+
+
+def is_gated_mlp(hidden_act: str) -> bool:
+    """Whether a model with this `hidden_act` has a gated MLP (the one rule; memory, step time and
+    parameter counts all ask here).
+
+    Gated (3 matrices: gate, up, down; Shazeer 2020, "GLU Variants Improve Transformer"): "silu",
+    "swish" and "swiglu", the SwiGLU MLP of Llama, Qwen, Mistral and DeepSeek. Every other name in
+    Hugging Face's ACT2FN (GELU variants, ReLU variants, tanh, ...) is the plain 2-matrix MLP of
+    GPT-2/3, BLOOM, MPT, OPT and Falcon. Case-insensitive. Limitation: the name alone cannot tell
+    Gemma's gated GeGLU MLP (hidden_activation "gelu_pytorch_tanh") from GPT-2's plain one; such a
+    model is counted as plain. Raises ValueError for a name outside `KNOWN_ACTIVATIONS`.
+    Sources: docs/sources.md#hf-transformers, docs/sources.md#shazeer-2020.
+    """
+    act = hidden_act.lower()
+    if act in GATED_ACTIVATIONS:
+        return True
+    if act in HF_ACTIVATIONS:
+        return False
+    raise ValueError(
+        f"hidden_act {hidden_act!r} is not supported; use 'silu' (gated 3-matrix MLP) "
+        "or a Hugging Face activation such as 'gelu', 'gelu_new', 'relu' (2-matrix MLP)"
+    )
 
 
 def mlp_matrices(hidden_act: str) -> int:
-    """Weight matrices in one MLP (or one expert): 3 for the gated SwiGLU MLP of Llama, Qwen and
-    DeepSeek (gate, up, down; Shazeer 2020), 2 for the plain GELU/ReLU MLP of GPT-3, BLOOM and MPT."""
-    act = hidden_act.lower()
-    if act in _GATED_ACTS:
-        return 3
-    if act in _PLAIN_ACTS:
-        return 2
-    raise ValueError(
-        f"hidden_act {hidden_act!r} is not supported; use 'silu' (gated 3-matrix MLP) "
-        "or 'gelu', 'gelu_new', 'relu' (2-matrix MLP)"
-    )
+    """Weight matrices in one MLP (or one expert): 3 when `is_gated_mlp(hidden_act)` (gate, up,
+    down: Llama, Qwen, DeepSeek), else 2 (fc1, fc2: GPT-3, BLOOM, MPT). A count, no unit."""
+    return 3 if is_gated_mlp(hidden_act) else 2
 
 
 def _attention_params(a: Architecture) -> float:
@@ -199,6 +249,42 @@ def scale_counts(counts: ParamCounts, n_total: float) -> ParamCounts:
     )
 
 
+def stage_param_counts(
+    counts: ParamCounts,
+    n_layers: ArrayLike,
+    n_dense: ArrayLike,
+    embedding: ArrayLike,
+    head: ArrayLike,
+    tp: ArrayLike = 1,
+    ep: ArrayLike = 1,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Parameters one card of a pipeline stage holds, as (dense, expert) (numbers of parameters).
+
+    The stage has `n_layers` transformer layers, `n_dense` of them dense and the rest MoE;
+    `embedding` and `head` (0 or 1, arrays allowed) say whether it holds the input embedding and the
+    output layer with the final norm (with tied embeddings a last stage other than the first keeps
+    its own copy of the embedding matrix as the head, as Megatron-LM does). Dense weights (attention,
+    dense MLP, shared experts and router, embedding, head and final norm) are split over `tp`; the
+    per-layer norm weights are replicated on every TP rank; routed experts are split over `ep`·`tp` (expert tensor parallel =
+    TP, Megatron-Core MoE). Sources: docs/sources.md#narayanan-2021 (the model-parallel split),
+    docs/sources.md#megatron-core-moe (expert parallelism). Broadcasts over numpy arrays.
+    """
+    layers = np.asarray(n_layers, dtype=np.float64)
+    dense_layers = np.asarray(n_dense, dtype=np.float64)
+    moe_layers = layers - dense_layers
+    tp_f, ep_f = np.asarray(tp, dtype=np.float64), np.asarray(ep, dtype=np.float64)
+    head_matrix = counts.lm_head if counts.lm_head > 0 else counts.embedding
+    sharded = (
+        dense_layers * (counts.attention_per_layer + counts.dense_mlp_per_layer)
+        + moe_layers * (counts.attention_per_layer + counts.moe_shared_per_layer)
+        + np.asarray(embedding, dtype=np.float64) * counts.embedding
+        + np.asarray(head, dtype=np.float64) * (head_matrix + counts.final_norm)
+    )
+    dense = sharded / tp_f + layers * counts.norms_per_layer
+    expert = moe_layers * counts.moe_routed_per_layer / (ep_f * tp_f)
+    return np.asarray(dense, dtype=np.float64), np.asarray(expert, dtype=np.float64)
+
+
 # ---- FLOPs per token ---------------------------------------------------------------------------
 
 
@@ -209,7 +295,9 @@ def attention_dim(arch: Architecture) -> int:
     return arch.num_attention_heads * arch.head_dim
 
 
-def flops_per_token_terms(arch: Architecture, seq_len, counts: ParamCounts | None = None):
+def flops_per_token_terms(
+    arch: Architecture, seq_len: ArrayLike, counts: ParamCounts | None = None
+) -> tuple[float, float | NDArray[np.float64]]:
     """The two terms of the training FLOPs per token (forward + backward), in FLOP per token.
 
     Returns (dense, attention): dense = 6 * N_active (Kaplan et al. 2020, eq. 2.1: 2N forward, 4N
@@ -220,14 +308,17 @@ def flops_per_token_terms(arch: Architecture, seq_len, counts: ParamCounts | Non
     """
     counts = counts or param_counts(arch)
     dense = 6.0 * counts.active
-    s = np.asarray(seq_len, dtype=float)
+    s = np.asarray(seq_len, dtype=np.float64)
     attention = 12.0 * arch.num_hidden_layers * s * attention_dim(arch)
-    if attention.ndim == 0:
-        attention = float(attention)
-    return dense, attention
+    return dense, (float(attention) if attention.ndim == 0 else attention)
 
 
-def flops_per_token(arch: Architecture, seq_len, include_attention: bool = True, counts=None):
+def flops_per_token(
+    arch: Architecture,
+    seq_len: ArrayLike,
+    include_attention: bool = True,
+    counts: ParamCounts | None = None,
+) -> float | NDArray[np.float64]:
     """Training FLOPs per token, forward + backward: 6*N_active + 12*L*s*d_attn (FLOP per token).
 
     See `flops_per_token_terms` for the sources. `include_attention=False` gives plain 6*N (the
@@ -265,9 +356,11 @@ def architecture_for_params(n_params: float) -> Architecture:
     for hidden in range(256, 65536 + 1, 128):
         heads = hidden // 128
         kv = 8 if heads % 8 == 0 else heads
-        ffn = max(256, int(round(8 * hidden / 3 / 256)) * 256)
+        ffn = max(256, round(8 * hidden / 3 / 256) * 256)
 
-        def shape(layers: int, hidden=hidden, heads=heads, kv=kv, ffn=ffn) -> Architecture:
+        def shape(
+            layers: int, hidden: int = hidden, heads: int = heads, kv: int = kv, ffn: int = ffn
+        ) -> Architecture:
             return Architecture(
                 num_hidden_layers=layers,
                 hidden_size=hidden,
@@ -283,7 +376,7 @@ def architecture_for_params(n_params: float) -> Architecture:
 
         one, two = param_counts(shape(1)).total, param_counts(shape(2)).total
         per_layer, fixed = two - one, 2 * one - two
-        layers = int(round((n - fixed) / per_layer))
+        layers = round((n - fixed) / per_layer)
         if layers < 1:
             break  # the embedding alone is already larger than n; wider shapes only get worse
         err = abs(fixed + layers * per_layer - n) / n
@@ -320,7 +413,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
 _REQUIRED = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
 
 
-def _int_field(name: str, value, minimum: int = 0) -> int:
+def _int_field(name: str, value: Any, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
         raise ValueError(f"{name} must be a whole number, got {value!r}")
     if int(value) < minimum:
@@ -328,7 +421,7 @@ def _int_field(name: str, value, minimum: int = 0) -> int:
     return int(value)
 
 
-def architecture_from_config(mapping, base: Architecture | None = None) -> Architecture:
+def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | None = None) -> Architecture:
     """Build an Architecture from a Hugging Face `config.json` dict (or any mapping of its names).
 
     Accepted aliases: n_routed_experts / num_routed_experts / num_local_experts (Mixtral) ->
@@ -345,9 +438,9 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
     """
     if not hasattr(mapping, "get"):
         raise ValueError("model config must be a JSON object of config.json fields")
-    base_fields = base.__dict__ if base is not None else {}
+    base_fields: dict[str, Any] = base.__dict__ if base is not None else {}
 
-    def get(name: str, default=None):
+    def get(name: str, default: Any = None) -> Any:
         for key in (name, *_ALIASES.get(name, ())):
             if mapping.get(key) is not None:
                 return mapping[key]
@@ -389,7 +482,7 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
     shared = _int_field("n_shared_experts", shared or 0)
 
     kv_lora = get("kv_lora_rank")
-    mla = {}
+    mla: dict[str, Any] = {}
     if kv_lora is not None:
         for f in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
             if get(f) is None:
@@ -398,7 +491,9 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
         mla["kv_lora_rank"] = _int_field("kv_lora_rank", kv_lora, 1)
         q_lora = get("q_lora_rank")
         mla["q_lora_rank"] = None if q_lora is None else _int_field("q_lora_rank", q_lora, 1)
-        default_head_dim = mla["qk_nope_head_dim"] + mla["qk_rope_head_dim"]
+        default_head_dim = _int_field("qk_nope_head_dim", get("qk_nope_head_dim"), 0) + _int_field(
+            "qk_rope_head_dim", get("qk_rope_head_dim"), 0
+        )
     else:
         if hidden % heads and get("head_dim") is None:
             raise ValueError("head_dim is required when hidden_size is not a multiple of the heads")
@@ -429,7 +524,7 @@ def architecture_from_config(mapping, base: Architecture | None = None) -> Archi
     )
 
 
-def _probability(name: str, value) -> float:
+def _probability(name: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) < 1.0:
         raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
     return float(value)

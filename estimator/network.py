@@ -1,7 +1,7 @@
 """Scale-out (compute) fabric sizing: Clos / fat-tree tiers, oversubscription, rail-optimized layouts,
 cables and optics.
 
-Notation (design.md §3 "Clos"; reference/hardware_network_storage_cost.md §1): k = switch radix
+Notation (docs/sources.md#clos; docs/sources.md#nvidia-superpod-ra): k = switch radix
 (ports at `port_gbps`), r = oversubscription down:up at the leaf, E = endpoints (NIC ports, usually
 one per accelerator), d / u = leaf down / up ports.
 
@@ -17,7 +17,7 @@ Rules, all counts in switches, links (cables) or pluggable modules:
   leaves·u. This is what reproduces NVIDIA's DGX SuperPOD H100 table (RA-11333-001, Table 4): 3 SU =
   24 leaves x 32 uplinks = 768 links need >= 12 spines, but 12 does not divide 32; the smallest divisor
   of 32 that is >= 12 is 16 (2 links from every leaf to every spine, 48 of 64 spine ports used), which
-  is also the full 4-SU spine layer. design.md's ceil(leaves·u/k) (rule "min") gives 12.
+  is also the full 4-SU spine layer. The plain ceil(leaves·u/k) (rule "min") gives 12.
 - Rail-optimized (NVIDIA SuperPOD, Alibaba HPN): NIC i of every node goes to the rail-i leaf; a scalable
   unit (SU) is d nodes on `nics_per_node` leaves, so leaves = rails·ceil(E/(d·rails)).
 - Cables: server->leaf is copper DAC when not rail-optimized (leaf = top-of-rack switch in the same
@@ -33,10 +33,21 @@ import csv
 import math
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from estimator.errors import FieldError, ScenarioError
+
+# The storage network's fabric (scenario `network.storage_network`), the one rule for the scalar
+# (design_fabric(frontend=True)) and the vectorized (storage_fabric_counts) paths: a separate
+# converged N/S fabric of 2 ports per node (NVIDIA DGX SuperPOD / Enterprise RA: 2x200GbE per node,
+# docs/sources.md#nvidia-superpod-ra), top-of-rack (not rail-optimized), 1:1, copper DAC to the server.
+STORAGE_PORTS_PER_NODE = 2
+STORAGE_OVERSUBSCRIPTION = 1.0
+STORAGE_RAIL_OPTIMIZED = False
+STORAGE_SERVER_CABLE = "dac"
 
 CABLE_KINDS = ("dac", "aoc", "fiber")
 SPINE_RULES = ("even", "min")
@@ -44,21 +55,26 @@ REFERENCE_CSV = Path(__file__).parent / "reference_data" / "superpod_h100_fabric
 
 
 def leaf_ports(switch_ports: int, oversubscription: float) -> tuple[int, int]:
-    """Leaf (down, up) ports for radix k and oversubscription r = down:up (design.md §3, Clos).
+    """Leaf (down, up) ports for radix k and oversubscription r = down:up (docs/sources.md#clos).
 
     d = floor(k·r/(1+r)), u = k - d, both in ports. Rounding d down keeps the built ratio d/u at or
-    below r (k=64, r=2 -> 42/22 = 1.91:1; r=1.5 -> 38/26), as in the reference's k=64 examples.
+    below r (k=64, r=2 -> 42/22 = 1.91:1; r=1.5 -> 38/26), as in the published k=64 examples (docs/sources.md#clos).
     """
     k, r = int(switch_ports), float(oversubscription)
     down = math.floor(k * r / (1.0 + r) + 1e-9)
     return down, k - down
 
 
-def _divisors(m: int) -> np.ndarray:
+def _divisors(m: int) -> NDArray[np.int64]:
     return np.array([i for i in range(1, m + 1) if m % i == 0], dtype=np.int64)
 
 
-def _ceil_div(a, b):
+@overload
+def _ceil_div(a: int, b: int) -> int: ...
+@overload
+def _ceil_div(a: NDArray[np.int64], b: int | NDArray[np.int64]) -> NDArray[np.int64]: ...
+def _ceil_div(a: int | NDArray[np.int64], b: int | NDArray[np.int64]) -> int | NDArray[np.int64]:
+    """ceil(a / b) for non-negative integers (or int64 arrays), without floating point."""
     return -(-a // b)
 
 
@@ -108,8 +124,8 @@ class Fabric:
     management_ports: int = 0
     frontend: Fabric | None = None  # optional converged N/S (storage + in-band) fabric
 
-    def to_dict(self) -> dict:
-        """The contract's `network` section (design.md §2) plus the extra fields above."""
+    def to_dict(self) -> dict[str, Any]:
+        """The contract's `network` section (docs/architecture.md#scenario-contract) plus the extra fields above."""
         skip = {"frontend", "dac_cables", "aoc_cables", "fiber_cables"}
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in skip}
         out["cables"] = {"dac": self.dac_cables, "aoc": self.aoc_cables, "fiber": self.fiber_cables}
@@ -118,16 +134,16 @@ class Fabric:
 
 
 def _check(
-    endpoints,
-    switch_ports,
-    oversubscription,
-    nics_per_node,
-    port_gbps,
-    management_ports,
-    server_cable,
-    spine_rule,
+    endpoints: int,
+    switch_ports: int,
+    oversubscription: float,
+    nics_per_node: int,
+    port_gbps: float,
+    management_ports: int,
+    server_cable: str | None,
+    spine_rule: str,
 ) -> None:
-    errs = []
+    errs: list[FieldError] = []
     if int(endpoints) < 1:
         errs.append(FieldError("network.endpoints", "Endpoints must be at least 1."))
     if int(switch_ports) < 2:
@@ -160,7 +176,7 @@ def _check(
 def tier_limits(
     switch_ports: int, oversubscription: float = 1.0, nics_per_node: int = 8, rail_optimized: bool = True
 ) -> tuple[int, int, int]:
-    """Largest endpoint count (ports) for 1, 2 and 3 tiers (Al-Fares 2008; design.md §3).
+    """Largest endpoint count (ports) for 1, 2 and 3 tiers (docs/sources.md#al-fares-2008; docs/sources.md#clos).
 
     1 tier: k. 2 tiers: at most k leaves (one link from every leaf to each of u spines) -> d·k
     (k²/2 at 1:1). 3 tiers: k pods of k/2 leaves -> d·k²/2 (k³/4 at 1:1). Rail-optimized designs
@@ -185,13 +201,13 @@ def design_fabric(
     server_cable: str | None = None,
     spine_rule: str = "even",
     frontend: bool = False,
-    frontend_ports_per_node: int = 2,
+    frontend_ports_per_node: int = STORAGE_PORTS_PER_NODE,
     frontend_switch_ports: int | None = None,
     frontend_port_gbps: float | None = None,
 ) -> Fabric:
     """Size the compute fabric for `endpoints` NIC ports on switches of `switch_ports` ports.
 
-    Sources: design.md §3 (Clos formulas); Al-Fares et al. 2008 (fat-tree); NVIDIA DGX SuperPOD H100
+    Sources: docs/sources.md#clos (Clos formulas); docs/sources.md#al-fares-2008 (fat-tree); NVIDIA DGX SuperPOD H100
     RA Table 4 (rail-optimized SU, spine layer); the source article §3.2 (leaf example, 1:1 advice).
     `management_ports` adds fabric ports for appliances (the SuperPOD's UFM takes 4). `frontend=True`
     adds a separate converged N/S fabric of `frontend_ports_per_node` ports per node (NVIDIA Enterprise
@@ -242,11 +258,11 @@ def design_fabric(
         fe = design_fabric(
             nodes * frontend_ports_per_node,
             frontend_switch_ports or k,
-            1.0,
-            False,
+            STORAGE_OVERSUBSCRIPTION,
+            STORAGE_RAIL_OPTIMIZED,
             frontend_ports_per_node,
             frontend_port_gbps or port_gbps,
-            server_cable="dac",
+            server_cable=STORAGE_SERVER_CABLE,
         )
     return Fabric(
         tiers=tiers,
@@ -280,18 +296,19 @@ def design_fabric(
     )
 
 
-def _spread_vec(links: np.ndarray, per_switch_uplinks: int, k: int, rule: str) -> np.ndarray:
+def _spread_vec(links: NDArray[np.int64], per_switch_uplinks: int, k: int, rule: str) -> NDArray[np.int64]:
     """Vectorized `_spread` (same rule, same units)."""
     need = _ceil_div(links, k)
     if rule == "min":
         return need
     divs = _divisors(per_switch_uplinks)
     idx = np.minimum(np.searchsorted(divs, need, side="left"), len(divs) - 1)
-    return divs[idx]
+    out: NDArray[np.int64] = divs[idx]
+    return out
 
 
 def fabric_counts(
-    endpoints,
+    endpoints: ArrayLike,
     switch_ports: int,
     oversubscription: float = 1.0,
     nics_per_node: int = 8,
@@ -300,7 +317,7 @@ def fabric_counts(
     management_ports: int = 0,
     server_cable: str | None = None,
     spine_rule: str = "even",
-) -> dict[str, np.ndarray]:
+) -> dict[str, NDArray[Any]]:
     """Vectorized `design_fabric` counts for an array of endpoint counts (same rules and sources).
 
     Returns int64 arrays (switches, links, modules) keyed tiers, leaves, spines, cores, switches,
@@ -342,14 +359,27 @@ def fabric_counts(
     return out
 
 
+def storage_fabric_counts(nodes: ArrayLike, switch_ports: int) -> dict[str, NDArray[Any]]:
+    """Vectorized counts (as `fabric_counts`) of the storage network for an array of node counts:
+    the same rule as `design_fabric(..., frontend=True)` with its default frontend arguments."""
+    return fabric_counts(
+        np.asarray(nodes, dtype=np.int64) * STORAGE_PORTS_PER_NODE,
+        switch_ports,
+        STORAGE_OVERSUBSCRIPTION,
+        STORAGE_PORTS_PER_NODE,
+        STORAGE_RAIL_OPTIMIZED,
+        server_cable=STORAGE_SERVER_CABLE,
+    )
+
+
 def load_superpod_table(path: Path = REFERENCE_CSV) -> list[dict[str, int]]:
     """Rows of NVIDIA's DGX SuperPOD H100 compute-fabric table (RA-11333-001, Table 4), as ints."""
-    with open(path, newline="") as fh:
+    with path.open(newline="") as fh:
         lines = [line for line in fh if line.strip() and not line.startswith("#")]
     return [{key: int(val) for key, val in row.items()} for row in csv.DictReader(lines)]
 
 
-def superpod_validation_rows(path: Path = REFERENCE_CSV) -> list[dict]:
+def superpod_validation_rows(path: Path = REFERENCE_CSV) -> list[dict[str, Any]]:
     """Published vs predicted leaf/spine switches and cables for the DGX SuperPOD H100 (1-4 SU).
 
     Inputs per row: E = GPUs, 64-port 400G switches (QM9700), 8 rails, 1:1, rail-optimized, plus the

@@ -1,5 +1,5 @@
 """plan(scenario) -> the contract's result: composes model, compute, layout, network, storage,
-power, cost, uncertainty, serving and advice (design.md sections 2 and 3).
+power, cost, uncertainty, serving and advice (docs/architecture.md#data-flow).
 
 The order matters: the cluster size decides the fabric, the fabric's cross-leaf bandwidth feeds
 the layout's data-parallel time, the layout predicts the MFU when the user gave none, and the MFU
@@ -19,6 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from . import ENGINE_VERSION, catalog
+from .compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
+from .compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
 from .compute import SECONDS_PER_DAY, cards_for_deadline
 from .errors import ScenarioError
 from .jsonio import to_jsonable
@@ -30,6 +32,7 @@ from .network import Fabric, design_fabric
 from .resolve import Resolved, normalized, resolve
 from .rollup import Counts, Facility, Sizing, rollup
 from .scenario import validate_shape
+from .sections import assemble
 from .stacks import StackProfile, resolve_stack
 from .storage import Storage, design_storage
 from .supernode import cards_quantum, facility_fields
@@ -38,8 +41,6 @@ HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HD
 WARM_DRIVE = "hdd-24tb"
 FALLBACK_MFU = 0.35  # used only when no layout fits and the user gave no MFU; flagged in warnings
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
-MAX_PLAUSIBLE_MFU = 0.65  # above published records (MegaScale 55%, Llama 3 43%)
-MIN_PLAUSIBLE_MFU = 0.15
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def resolved_stack(r: Resolved) -> StackProfile:
 def scaleup_domain(r: Resolved) -> int:
     """Cards on one HCCS/NVLink domain: the server's (8 for a node, 384 for a CloudMatrix
     supernode), never more than the accelerator supports."""
-    return min(r.accelerator.scaleup_domain_cards, max(r.server.scaleup_domain_cards, r.cards_per_node))
+    return r.scaleup_domain_cards
 
 
 def _layouts(r: Resolved, cards: int, fabric: Fabric) -> LayoutSearch:
@@ -134,8 +135,7 @@ def _evaluate(r: Resolved, cards: int) -> tuple[Fabric, LayoutSearch]:
 def cards_multiple(r: Resolved) -> int:
     """Cards come in whole units (nodes, or supernodes where the accelerator lives in one) and whole
     model replicas: lcm(cards per unit, fixed tp·pp·cp)."""
-    p = r.scenario.parallelism
-    replica = (p.tp or 1) * (p.pp or 1) * (p.cp or 1)
+    replica = r.scenario.parallelism.replica_cards
     return math.lcm(cards_quantum(r), replica)
 
 
@@ -274,8 +274,7 @@ def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
     per_node = r.cards_per_node
     nodes = _SMOOTH[_SMOOTH * per_node <= MAX_CARDS]
     cards = nodes * per_node
-    cards = np.unique(-(-cards // multiple) * multiple)
-    return cards
+    return np.unique(-(-cards // multiple) * multiple)
 
 
 def _smooth_numbers(limit: int) -> np.ndarray:
@@ -422,7 +421,7 @@ def equipment(r: Resolved) -> Equipment:
 
 
 def prices(r: Resolved) -> dict[str, float]:
-    """Running-cost inputs in USD: electricity, PUE, cloud prices, depreciation, utilisation."""
+    """Running-cost inputs in USD: electricity, PUE, cloud prices, depreciation, utilization."""
     c, d, acc = r.scenario.cost, r.defaults, r.accelerator
     to_usd = 1.0 / r.usd_to_currency
     return {
@@ -439,7 +438,7 @@ def prices(r: Resolved) -> dict[str, float]:
         "depreciation_years": c.depreciation_years
         if c.depreciation_years is not None
         else d["depreciation_years"],
-        "utilisation": c.utilization if c.utilization is not None else d["utilisation"],
+        "utilization": c.utilization if c.utilization is not None else d["utilization"],
     }
 
 
@@ -479,7 +478,7 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
         cloud_usd_per_card_hour=pr["cloud_usd_per_card_hour"],
         cloud_reserved_usd_per_card_hour=pr["cloud_reserved_usd_per_card_hour"],
         depreciation_years=pr["depreciation_years"],
-        utilisation=pr["utilisation"],
+        utilization=pr["utilization"],
         currency=r.scenario.cost.currency,
         usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
         **facility_fields(r),
@@ -503,9 +502,7 @@ def estimate(data: Any) -> dict[str, Any]:
 
 
 def build_result(r: Resolved) -> dict[str, Any]:
-    """The result sections of the contract (design.md section 2) for a resolved scenario."""
-    from .sections import assemble
-
+    """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario."""
     s = r.scenario
     flops = model_flops(r)
     peak = r.accelerator.peak_flops(s.training.precision)
@@ -527,4 +524,5 @@ def build_result(r: Resolved) -> dict[str, Any]:
         lambda cards, nodes_, tps: counts,
         facility(r, eq, pr),
     )
-    return assemble(r, flops, peak, choice, storage, eq, pr, roll)
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r))

@@ -1,6 +1,6 @@
 """Cluster power and energy: IT load, facility load (x PUE) and the energy of a run.
 
-Model (design.md section 3, "Power and cost"; reference/hardware_network_storage_cost.md sections 3-4)::
+Model (docs/architecture.md#formulas, "Power and cost"; docs/sources.md#prices, docs/sources.md#pue)::
 
     IT power (W)       = cards x card TDP
                        + nodes x host overhead (CPUs, DRAM, NICs, fans: everything but the cards)
@@ -11,11 +11,11 @@ Model (design.md section 3, "Power and cost"; reference/hardware_network_storage
     energy (Wh)        = facility power x run hours
 
 All powers are in watts at full training load (nameplate TDP), which is the figure a power plan is
-sized on: the reference notes that a DGX H100 budgets ~6.2 kW IT "typical" but 10.2 kW nameplate,
+sized on: NVIDIA's DGX H100 data notes that a DGX H100 budgets ~6.2 kW IT "typical" but 10.2 kW nameplate,
 and recommends sizing on the nameplate. Real average draw during training is usually lower, so the
 energy figure is an upper bound.
 
-PUE default: 1.3 (the example in design.md section 2). Published anchors: Uptime Institute industry
+PUE default: 1.3 (docs/sources.md#pue). Published anchors: Uptime Institute industry
 average 1.58 (2023/2024) [B]; hyperscale 1.1-1.2; liquid-cooled AI halls 1.05-1.15; SemiAnalysis
 models use 1.15 [C]. The catalog's `defaults()` may override it; pass `pue` explicitly.
 
@@ -33,43 +33,15 @@ from numpy.typing import ArrayLike
 
 from estimator.errors import ScenarioError
 
-DEFAULT_PUE = 1.3  # design.md section 2 example; see module docstring for published range
+DEFAULT_PUE = 1.3  # docs/sources.md#pue; see module docstring for the published range
 
 
 def plain(x: Any) -> Any:
     """numpy scalar/0-d -> float, array -> nested list; leaves None alone (for JSON output)."""
     if x is None:
         return None
-    arr = np.asarray(x, dtype=float)
+    arr = np.asarray(x, dtype=np.float64)
     return float(arr) if arr.ndim == 0 else arr.tolist()
-
-
-def it_power_w(
-    cards: ArrayLike,
-    card_tdp_w: ArrayLike,
-    nodes: ArrayLike = 0,
-    host_power_w: ArrayLike = 0.0,
-    switches: ArrayLike = 0,
-    switch_power_w: ArrayLike = 0.0,
-    transceivers: ArrayLike = 0,
-    transceiver_power_w: ArrayLike = 0.0,
-    storage_nodes: ArrayLike = 0,
-    storage_node_power_w: ArrayLike = 0.0,
-) -> np.ndarray:
-    """Total IT power in W (sum of the four parts of `breakdown_w`); broadcasts over arrays."""
-    parts = breakdown_w(
-        cards,
-        card_tdp_w,
-        nodes,
-        host_power_w,
-        switches,
-        switch_power_w,
-        transceivers,
-        transceiver_power_w,
-        storage_nodes,
-        storage_node_power_w,
-    )
-    return parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"]
 
 
 def breakdown_w(
@@ -92,22 +64,22 @@ def breakdown_w(
     """
     f = np.asarray
     return {
-        "accelerators": f(cards, dtype=float) * f(card_tdp_w, dtype=float),
-        "hosts": f(nodes, dtype=float) * f(host_power_w, dtype=float),
-        "network": f(switches, dtype=float) * f(switch_power_w, dtype=float)
-        + f(transceivers, dtype=float) * f(transceiver_power_w, dtype=float),
-        "storage": f(storage_nodes, dtype=float) * f(storage_node_power_w, dtype=float),
+        "accelerators": f(cards, dtype=np.float64) * f(card_tdp_w, dtype=np.float64),
+        "hosts": f(nodes, dtype=np.float64) * f(host_power_w, dtype=np.float64),
+        "network": f(switches, dtype=np.float64) * f(switch_power_w, dtype=np.float64)
+        + f(transceivers, dtype=np.float64) * f(transceiver_power_w, dtype=np.float64),
+        "storage": f(storage_nodes, dtype=np.float64) * f(storage_node_power_w, dtype=np.float64),
     }
 
 
 def facility_power_w(it_w: ArrayLike, pue: ArrayLike = DEFAULT_PUE) -> np.ndarray:
     """Facility power in W = IT power (W) x PUE (dimensionless, >= 1)."""
-    return np.asarray(it_w, dtype=float) * np.asarray(pue, dtype=float)
+    return np.asarray(it_w, dtype=np.float64) * np.asarray(pue, dtype=np.float64)
 
 
 def energy_wh(facility_w: ArrayLike, hours: ArrayLike) -> np.ndarray:
     """Energy in Wh = facility power (W) x duration (h)."""
-    return np.asarray(facility_w, dtype=float) * np.asarray(hours, dtype=float)
+    return np.asarray(facility_w, dtype=np.float64) * np.asarray(hours, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -168,7 +140,7 @@ def power(
 
     Raises ScenarioError (field `cost.pue`) when PUE < 1, and (field `power`) for negative inputs.
     """
-    pue_arr = np.asarray(pue, dtype=float)
+    pue_arr = np.asarray(pue, dtype=np.float64)
     if np.any(pue_arr < 1.0):
         raise ScenarioError("PUE must be at least 1 (facility power includes the IT load).", "cost.pue")
     parts = breakdown_w(
@@ -183,8 +155,8 @@ def power(
         storage_nodes,
         storage_node_power_w,
     )
-    parts["scaleup"] = np.asarray(scaleup_w, dtype=float)
-    if any(np.any(v < 0) for v in parts.values()) or np.any(np.asarray(hours, dtype=float) < 0):
+    parts["scaleup"] = np.asarray(scaleup_w, dtype=np.float64)
+    if any(np.any(v < 0) for v in parts.values()) or np.any(np.asarray(hours, dtype=np.float64) < 0):
         raise ScenarioError("Counts, powers and hours must not be negative.", "power")
     it = parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"] + parts["scaleup"]
     fac = facility_power_w(it, pue_arr)
@@ -197,6 +169,6 @@ def power(
         network_w=parts["network"],
         storage_w=parts["storage"],
         pue=pue_arr,
-        hours=np.asarray(hours, dtype=float),
+        hours=np.asarray(hours, dtype=np.float64),
         scaleup_w=parts["scaleup"],
     )

@@ -21,7 +21,7 @@ from .models import (
     param_counts,
     scale_counts,
 )
-from .scenario import InlineAccelerator, Scenario
+from .scenario import InlineAccelerator, Scenario, validate_shape
 
 _NUMERIC_ACCEL_FIELDS = {
     f.name for f in dataclasses.fields(Accelerator) if f.type in ("float", "int", "float | None")
@@ -46,6 +46,13 @@ class Resolved:
     usd_to_currency: float  # 1 for USD
     defaults: dict[str, float]
     notes: tuple[str, ...] = ()
+
+    @property
+    def scaleup_domain_cards(self) -> int:
+        """Cards on one HCCS/NVLink domain: the server's (8 for a node, 384 for a CloudMatrix
+        supernode), never more than the accelerator supports."""
+        server_domain = max(self.server.scaleup_domain_cards, self.cards_per_node)
+        return min(self.accelerator.scaleup_domain_cards, server_domain)
 
 
 def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, list[str]]:
@@ -126,9 +133,8 @@ def _accelerator(scenario: Scenario) -> Accelerator:
         if "matmul_efficiency" in hw.overrides and hw.overrides["matmul_efficiency"] > 1:
             raise ScenarioError("must be at most 1", "hardware.overrides.matmul_efficiency")
         ints = {"scaleup_domain_cards"}
-        acc = dataclasses.replace(
-            acc, **{k: (int(v) if k in ints else float(v)) for k, v in hw.overrides.items()}
-        )
+        numbers: dict[str, Any] = {k: (int(v) if k in ints else float(v)) for k, v in hw.overrides.items()}
+        acc = dataclasses.replace(acc, **numbers)
     return acc
 
 
@@ -143,9 +149,7 @@ def _server(scenario: Scenario, acc: Accelerator) -> Server:
         raise ScenarioError(f"unknown server '{server_id}'; known: {known}", "hardware.server") from None
 
 
-def _check_parallelism(
-    scenario: Scenario, arch: Architecture, cards: int | None, cards_per_node: int
-) -> None:
+def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None) -> None:
     p = scenario.parallelism
     errors: list[FieldError] = []
     if p.tp is not None:
@@ -168,17 +172,17 @@ def _check_parallelism(
     if p.virtual_stages is not None and p.virtual_stages > 1 and (p.pp or 1) == 1 and p.pp is not None:
         errors.append(FieldError("parallelism.virtual_stages", "interleaving needs parallelism.pp > 1"))
     if cards is not None:
-        fixed = {n: getattr(p, n) for n in ("tp", "pp", "cp", "dp") if getattr(p, n) is not None}
-        prod = 1
-        for v in fixed.values():
-            prod *= v
-        names = "·".join(fixed)
-        if {"tp", "pp", "dp"} <= set(fixed) and prod != cards:
-            errors.append(
-                FieldError("parallelism.dp", f"{names} = {prod} must equal cluster.cards = {cards}")
-            )
-        elif prod > cards or cards % prod:
-            errors.append(FieldError("parallelism", f"{names} = {prod} must divide cluster.cards = {cards}"))
+        names = "·".join(n for n in ("tp", "pp", "cp", "dp") if getattr(p, n) is not None)
+        prod = p.layout_cards
+        if not p.fits_cards(cards):
+            if p.dp_fixed:
+                errors.append(
+                    FieldError("parallelism.dp", f"{names} = {prod} must equal cluster.cards = {cards}")
+                )
+            else:
+                errors.append(
+                    FieldError("parallelism", f"{names} = {prod} must divide cluster.cards = {cards}")
+                )
     if errors:
         raise ScenarioError(errors)
 
@@ -200,7 +204,7 @@ def resolve(scenario: Scenario) -> Resolved:
         notes.append(
             f"cluster.cards = {cards} is not a whole number of {cards_per_node}-card nodes; the last node is partly used"
         )
-    _check_parallelism(scenario, arch, cards, cards_per_node)
+    _check_parallelism(scenario, arch, cards)
     if scenario.training.precision == "fp8" and not acc.peak_flops_fp8:
         notes.append(f"{acc.name} has no FP8 tensor cores; BF16 peak used")
     defaults = catalog.defaults()
@@ -246,7 +250,7 @@ def normalized(r: Resolved) -> dict[str, Any]:
         "cloud_price_per_card_hour": acc.cloud_price_usd_per_card_hour * fx,
         "cloud_reserved_price_per_card_hour": acc.cloud_reserved_usd_per_card_hour * fx,
         "depreciation_years": d["depreciation_years"],
-        "utilization": d["utilisation"],
+        "utilization": d["utilization"],
     }
     for key, value in filled.items():
         if cost.get(key) is None:
@@ -261,3 +265,10 @@ def _preset_or_none(scenario: Scenario) -> Any:
         return catalog.preset(scenario.model.preset)
     except KeyError:
         return None
+
+
+def parse_scenario(data: Any) -> Scenario:
+    """Validate a scenario dict completely (shape, ranges, catalog ids, cross-field rules)."""
+    scenario = validate_shape(data)
+    resolve(scenario)
+    return scenario

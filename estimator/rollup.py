@@ -60,7 +60,7 @@ class Sizing:
 
 
 def cards_and_time(s: Sizing) -> dict[str, np.ndarray]:
-    """Cards, nodes and wall-clock seconds: Time = C / (cards · peak · MFU) (design.md section 3)."""
+    """Cards, nodes and wall-clock seconds: Time = C / (cards · peak · MFU) (docs/architecture.md#formulas)."""
     cards = np.asarray(s.cards, dtype=np.int64)
     nodes = -(-cards // np.asarray(s.cards_per_node, dtype=np.int64))
     seconds = training_time_s(s.training_flop, cards, s.peak_flops, s.mfu)
@@ -90,7 +90,7 @@ class Facility:
     cloud_usd_per_card_hour: ArrayLike
     cloud_reserved_usd_per_card_hour: ArrayLike
     depreciation_years: ArrayLike
-    utilisation: ArrayLike
+    utilization: ArrayLike
     currency: str = "USD"
     usd_to_cny: float | None = None
     # the unit cards are bought in (scaleup.py, supernode.facility_fields): a supernode, or 0 = none;
@@ -119,11 +119,13 @@ class Counts:
 
 def _mean_price(n1: ArrayLike, p1: ArrayLike, n2: ArrayLike, p2: ArrayLike) -> np.ndarray:
     """Count-weighted unit price of two kinds, so cost() can take one count and one price."""
-    n1, n2 = np.asarray(n1, dtype=float), np.asarray(n2, dtype=float)
+    n1, n2 = np.asarray(n1, dtype=np.float64), np.asarray(n2, dtype=np.float64)
     total = n1 + n2
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(
-            total > 0, (n1 * np.asarray(p1, dtype=float) + n2 * np.asarray(p2, dtype=float)) / total, 0.0
+            total > 0,
+            (n1 * np.asarray(p1, dtype=np.float64) + n2 * np.asarray(p2, dtype=np.float64)) / total,
+            0.0,
         )
 
 
@@ -137,7 +139,7 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
     ct = cards_and_time(sizing)
     cards, nodes, seconds = ct["cards"], ct["nodes"], ct["seconds"]
     hours = seconds / 3600.0
-    tokens_per_s = np.asarray(sizing.tokens, dtype=float) / seconds
+    tokens_per_s = np.asarray(sizing.tokens, dtype=np.float64) / seconds
     counts: Counts = counts_for(cards, nodes, tokens_per_s)
     f = facility
     cables = np.asarray(counts.dac_cables) + np.asarray(counts.optical_cables)
@@ -190,32 +192,32 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
         cloud_usd_per_card_hour=facility.cloud_usd_per_card_hour,
         cloud_reserved_usd_per_card_hour=facility.cloud_reserved_usd_per_card_hour,
         depreciation_years=facility.depreciation_years,
-        utilisation=facility.utilisation,
+        utilization=facility.utilization,
         currency=facility.currency,
         usd_to_cny=facility.usd_to_cny,
     )
     fx = money.exchange_rate
     out = {
-        "compute.training_flop": np.asarray(sizing.training_flop, dtype=float),
+        "compute.training_flop": np.asarray(sizing.training_flop, dtype=np.float64),
         "compute.cards": cards,
         "compute.nodes": nodes,
-        "compute.mfu": np.asarray(sizing.mfu, dtype=float),
+        "compute.mfu": np.asarray(sizing.mfu, dtype=np.float64),
         "compute.wall_clock_days": seconds / SECONDS_PER_DAY,
         "compute.accelerator_hours": accelerator_hours(cards, seconds),
         "compute.tokens_per_s": tokens_per_s,
-        "power.it_w": np.asarray(pw.it_w, dtype=float),
-        "power.facility_w": np.asarray(pw.facility_w, dtype=float),
-        "power.energy_wh": np.asarray(pw.energy_wh, dtype=float),
-        "cost.capex.compute": np.asarray(money.capex_compute_usd, dtype=float) * fx,
-        "cost.capex.network": np.asarray(money.capex_network_usd, dtype=float) * fx,
-        "cost.capex.storage": np.asarray(money.capex_storage_usd, dtype=float) * fx,
-        "cost.capex.scaleup": np.asarray(money.capex_scaleup_usd, dtype=float) * fx,
-        "cost.capex.total": np.asarray(money.capex_total_usd, dtype=float) * fx,
-        "cost.run.owned": np.asarray(money.run_owned_usd, dtype=float) * fx,
-        "cost.run.cloud": np.asarray(money.run_cloud_usd, dtype=float) * fx,
-        "cost.run.cloud_reserved": np.asarray(money.run_cloud_reserved_usd, dtype=float) * fx,
-        "cost.owned_per_card_hour": np.asarray(money.owned_usd_per_card_hour, dtype=float) * fx,
-        "cost.cloud_break_even_months": np.asarray(money.cloud_break_even_months, dtype=float),
+        "power.it_w": np.asarray(pw.it_w, dtype=np.float64),
+        "power.facility_w": np.asarray(pw.facility_w, dtype=np.float64),
+        "power.energy_wh": np.asarray(pw.energy_wh, dtype=np.float64),
+        "cost.capex.compute": np.asarray(money.capex_compute_usd, dtype=np.float64) * fx,
+        "cost.capex.network": np.asarray(money.capex_network_usd, dtype=np.float64) * fx,
+        "cost.capex.storage": np.asarray(money.capex_storage_usd, dtype=np.float64) * fx,
+        "cost.capex.scaleup": np.asarray(money.capex_scaleup_usd, dtype=np.float64) * fx,
+        "cost.capex.total": np.asarray(money.capex_total_usd, dtype=np.float64) * fx,
+        "cost.run.owned": np.asarray(money.run_owned_usd, dtype=np.float64) * fx,
+        "cost.run.cloud": np.asarray(money.run_cloud_usd, dtype=np.float64) * fx,
+        "cost.run.cloud_reserved": np.asarray(money.run_cloud_reserved_usd, dtype=np.float64) * fx,
+        "cost.owned_per_card_hour": np.asarray(money.owned_usd_per_card_hour, dtype=np.float64) * fx,
+        "cost.cloud_break_even_months": np.asarray(money.cloud_break_even_months, dtype=np.float64),
     }
     out["_power"] = pw
     out["_cost"] = money

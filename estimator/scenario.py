@@ -1,9 +1,10 @@
-"""The scenario contract v1 (design.md section 2): typed, frozen input models with defaults.
+"""The scenario contract v1 (docs/architecture.md#scenario-contract): typed, frozen input models with defaults.
 
-`parse_scenario(data)` validates a JSON-like dict and returns a `Scenario`; every rejection is a
+`validate_shape(data)` validates a JSON-like dict and returns a `Scenario`; every rejection is a
 `ScenarioError` whose entries name the dotted field path and say what is wrong in one sentence.
 Cross-field checks that need the catalog (unknown preset, TP not dividing heads...) live in
-`estimator.resolve`, which `parse_scenario` runs too, so one call rejects everything rejectable.
+`estimator.resolve`; `estimator.resolve.parse_scenario` runs both, so one call rejects everything
+rejectable. This module imports nothing else of the core but `errors` (no cycle with resolve).
 
 Units: tokens are counts, seconds are seconds, bandwidths Gb/s where the name says `gbps`,
 prices are in `cost.currency` (USD default) per the unit in the name.
@@ -12,13 +13,27 @@ prices are in `cost.currency` (USD default) per the unit in the name.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    model_validator,
+)
+from pydantic_core import ErrorDetails
 
+from . import limits
 from .errors import FieldError, ScenarioError
+from .jsonio import check_tree
+from .models import _ALIASES as CONFIG_ALIASES
 
-SCENARIO_VERSION = 1
+SCENARIO_VERSION: Final = 1
 
 
 def _number(value: Any) -> Any:
@@ -53,13 +68,15 @@ class _Section(BaseModel):
 
 class ModelSpec(BaseModel):
     """A catalog `preset`, a dense model known only by `params`, or an architecture with
-    Hugging Face config.json names; preset fields may be overridden one by one."""
+    Hugging Face config.json names; preset fields may be overridden one by one. Besides these
+    fields, the config.json aliases in CONFIG_EXTRA_KEYS are accepted (with the same ranges as the
+    field they stand for); any other key is refused."""
 
     model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
 
     preset: str | None = Field(None, max_length=100)
     params: Num | None = Field(None, gt=0, le=1e14, description="Total parameters of a dense model")
-    num_hidden_layers: Int | None = Field(None, ge=1, le=10_000)
+    num_hidden_layers: Int | None = Field(None, ge=1, le=limits.MAX_LAYERS)
     hidden_size: Int | None = Field(None, ge=1, le=1_000_000)
     num_attention_heads: Int | None = Field(None, ge=1, le=100_000)
     num_key_value_heads: Int | None = Field(None, ge=1, le=100_000)
@@ -68,12 +85,12 @@ class ModelSpec(BaseModel):
     vocab_size: Int | None = Field(None, ge=1, le=100_000_000)
     tie_word_embeddings: bool | None = None
     hidden_act: str | None = Field(None, max_length=40)
-    num_experts: Int | None = Field(None, ge=0, le=100_000)
-    n_routed_experts: Int | None = Field(None, ge=0, le=100_000)
-    num_experts_per_tok: Int | None = Field(None, ge=0, le=100_000)
-    n_shared_experts: Int | None = Field(None, ge=0, le=10_000)
+    num_experts: Int | None = Field(None, ge=0, le=limits.MAX_EXPERTS)
+    n_routed_experts: Int | None = Field(None, ge=0, le=limits.MAX_EXPERTS)
+    num_experts_per_tok: Int | None = Field(None, ge=0, le=limits.MAX_EXPERTS)
+    n_shared_experts: Int | None = Field(None, ge=0, le=limits.MAX_EXPERTS)
     moe_intermediate_size: Int | None = Field(None, ge=0, le=10_000_000)
-    first_k_dense_replace: Int | None = Field(None, ge=0, le=10_000)
+    first_k_dense_replace: Int | None = Field(None, ge=0, le=limits.MAX_LAYERS)
     q_lora_rank: Int | None = Field(None, ge=0, le=1_000_000)
     kv_lora_rank: Int | None = Field(None, ge=0, le=1_000_000)
     qk_nope_head_dim: Int | None = Field(None, ge=0, le=100_000)
@@ -84,8 +101,48 @@ class ModelSpec(BaseModel):
     attention_dropout: Num | None = Field(None, ge=0, lt=1)
 
 
+# config.json names the core also reads (estimator.models.architecture_from_config): each alias is
+# range-checked like the field it stands for; `model_type` and Qwen2-MoE's shared-expert width too.
+CONFIG_EXTRA_KEYS: dict[str, str] = {
+    alias: field for field, aliases in CONFIG_ALIASES.items() for alias in aliases
+}
+_AliasCheck = create_model(  # type: ignore[call-overload]
+    "_AliasCheck",
+    __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+    model_type=(str | None, Field(None, max_length=60)),
+    shared_expert_intermediate_size=(Int | None, Field(None, ge=0, le=10_000_000)),
+    **{
+        alias: (ModelSpec.model_fields[field].annotation, ModelSpec.model_fields[field])
+        for alias, field in CONFIG_EXTRA_KEYS.items()
+    },
+)
+
+
+def _model_extras(model: Any) -> list[FieldError]:
+    """Errors of the keys of `model` that are not ModelSpec fields: config.json aliases out of
+    range, and unknown keys (refused rather than stored and echoed)."""
+    if not isinstance(model, dict):
+        return []
+    extras = {k: v for k, v in model.items() if k not in ModelSpec.model_fields}
+    if not extras:
+        return []
+    try:
+        _AliasCheck.model_validate(extras)
+    except ValidationError as exc:
+        out = []
+        for err in exc.errors():
+            key = str(err["loc"][0]) if err["loc"] else ""
+            if err.get("type") == "extra_forbidden":
+                message = "is not a model field or a config.json name the estimator reads; remove it"
+            else:
+                message = _message(err)
+            out.append(FieldError(f"model.{key}" if key else "model", message))
+        return out
+    return []
+
+
 class Training(_Section):
-    tokens: Num = _pos(1e17, description="Training tokens D")
+    tokens: Num = Field(ge=limits.MIN_TOKENS, le=1e17, description="Training tokens D (at least one)")
     seq_len: Int | None = Field(None, ge=16, le=10_000_000, description="Default: the preset's, else 4096")
     global_batch_tokens: Num = Field(4_194_304, gt=0, le=1e10)
     precision: Literal["bf16", "fp16", "fp8", "fp32"] = "bf16"
@@ -131,7 +188,7 @@ class InlineAccelerator(_Section):
     hbm_bandwidth_bytes_per_s: Num = _pos(1e15)
     scaleup_link: str = Field("custom", max_length=60)
     scaleup_bandwidth_bytes_per_s: Num = Field(100e9, gt=0, le=1e15)
-    scaleup_domain_cards: Int = Field(8, ge=1, le=100_000)
+    scaleup_domain_cards: Int = Field(8, ge=1, le=limits.MAX_SCALEUP_DOMAIN)
     tdp_w: Num = Field(700, gt=0, le=100_000)
     price_usd: Num = Field(25_000, ge=0, le=1e9)
     cloud_price_usd_per_card_hour: Num = Field(2.5, ge=0, le=1e5)
@@ -143,7 +200,7 @@ class InlineAccelerator(_Section):
 class Hardware(_Section):
     accelerator: str | InlineAccelerator = "ascend-910b2"
     server: str | None = Field(None, max_length=60, description="Default: the accelerator's server")
-    cards_per_node: Int | None = Field(None, ge=1, le=1024)
+    cards_per_node: Int | None = Field(None, ge=1, le=limits.MAX_SCALEUP_DOMAIN)
     overrides: dict[str, Num] = Field(
         default_factory=dict, description="Single catalog fields of the accelerator"
     )
@@ -152,7 +209,7 @@ class Hardware(_Section):
 class Cluster(_Section):
     """How the cluster is sized: exactly one of a card count, a deadline, or a capital budget."""
 
-    cards: Int | None = Field(None, ge=1, le=10_000_000)
+    cards: Int | None = Field(None, ge=1, le=limits.MAX_CARDS)
     target_days: Num | None = Field(None, gt=0, le=3650)
     # --- budget sizing (estimator/budget.py) ---
     budget: Num | None = Field(
@@ -190,8 +247,8 @@ class Efficiency(_Section):
 class Parallelism(_Section):
     tp: Int | None = Field(None, ge=1, le=4096)
     pp: Int | None = Field(None, ge=1, le=4096)
-    dp: Int | None = Field(None, ge=1, le=10_000_000)
-    ep: Int | None = Field(None, ge=1, le=100_000)
+    dp: Int | None = Field(None, ge=1, le=limits.MAX_CARDS)
+    ep: Int | None = Field(None, ge=1, le=limits.MAX_EXPERTS)
     cp: Int | None = Field(None, ge=1, le=1024)
     micro_batch_size: Int | None = Field(None, ge=1, le=4096)
     virtual_stages: Int | None = Field(None, ge=1, le=128)
@@ -204,6 +261,31 @@ class Parallelism(_Section):
 
     def fixed(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
+
+    @property
+    def replica_cards(self) -> int:
+        """Cards one model replica of the fixed layout spans: tp·pp·cp (an unset degree counts 1)."""
+        return (self.tp or 1) * (self.pp or 1) * (self.cp or 1)
+
+    @property
+    def layout_cards(self) -> int:
+        """Product of the fixed degrees tp·pp·cp·dp (an unset degree counts 1); a card count."""
+        return self.replica_cards * (self.dp or 1)
+
+    @property
+    def dp_fixed(self) -> bool:
+        """Whether tp, pp and dp are all fixed, so the layout must use exactly `layout_cards` cards."""
+        return self.tp is not None and self.pp is not None and self.dp is not None
+
+    def fits_cards(self, cards: ArrayLike) -> NDArray[np.bool_]:
+        """The contract's one rule for a fixed layout on `cards` cards (vectorized over `cards`):
+        with tp, pp and dp all fixed, tp·pp·cp·dp must equal the cards; otherwise the product of the
+        fixed degrees must divide them (each of the cards / product replicas is a DP rank)."""
+        c = np.asarray(cards, dtype=np.int64)
+        prod = self.layout_cards
+        if self.dp_fixed:
+            return np.asarray(c == prod)
+        return np.asarray((c >= prod) & (c % prod == 0))
 
 
 class Network(_Section):
@@ -252,11 +334,13 @@ class Serving(_Section):
     concurrency: Int | None = Field(None, ge=1, le=100_000_000)
     kv_dtype: Literal["bf16", "fp16", "fp8", "int8", "fp32"] = "bf16"
     weights_dtype: Literal["bf16", "fp16", "fp8", "int8", "int4", "fp32"] = "bf16"
-    cards: Int | None = Field(None, ge=1, le=100_000, description="Cards serving one replica; default a node")
+    cards: Int | None = Field(
+        None, ge=1, le=limits.MAX_CARDS, description="Cards serving one replica; default a node"
+    )
 
 
 class Uncertainty(_Section):
-    samples: Int = Field(10_000, ge=100, le=1_000_000)
+    samples: Int = Field(10_000, ge=100, le=limits.MAX_MC_SAMPLES, description="Monte Carlo draws")
     seed: Int = Field(20261129, ge=0, le=2**32 - 1)
     price_spread: Num = Field(0.2, ge=0, lt=1, description="± fraction around likely prices")
 
@@ -277,7 +361,7 @@ class Scenario(_Section):
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
 
     def normalized(self) -> dict[str, Any]:
-        """The scenario with every default filled, as plain JSON; parse_scenario(normalized) is a fixpoint."""
+        """The scenario with every default filled, as plain JSON; resolve.parse_scenario(normalized) is a fixpoint."""
         data = self.model_dump(mode="json")
         data["model"] = {k: v for k, v in data["model"].items() if v is not None}
         if data.get("serving") is None:
@@ -290,8 +374,8 @@ def _path(loc: tuple[Any, ...]) -> str:
     return ".".join(parts)
 
 
-def _message(err: dict[str, Any]) -> str:
-    msg = err.get("msg", "is invalid")
+def _message(err: ErrorDetails) -> str:
+    msg = str(err.get("msg", "is invalid"))
     for prefix in ("Value error, ", "Assertion failed, "):
         if msg.startswith(prefix):
             msg = msg[len(prefix) :]
@@ -306,10 +390,13 @@ def validate_shape(data: Any) -> Scenario:
     """Type and range checks only (no catalog); raises ScenarioError with every field at fault."""
     if not isinstance(data, dict):
         raise ScenarioError("the scenario must be a JSON object", field="")
+    check_tree(data)  # NUL, lone surrogates, depth, duplicate keys: before anything is stored
+    extra_errors = _model_extras(data.get("model"))
     try:
-        return Scenario.model_validate(data)
+        scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        errors, seen = [], set()
+        errors: list[FieldError] = []
+        seen: set[str] = set()
         for err in exc.errors():
             loc = err["loc"]
             if "str" in loc and isinstance(err.get("input"), dict):
@@ -319,21 +406,37 @@ def validate_shape(data: Any) -> Scenario:
                 continue
             seen.add(field)
             errors.append(FieldError(field, _message(err)))
-        raise ScenarioError(errors) from None
-
-
-def parse_scenario(data: Any) -> Scenario:
-    """Validate a scenario dict completely (shape, ranges, catalog ids, cross-field rules)."""
-    scenario = validate_shape(data)
-    from .resolve import resolve  # local import: resolve needs the catalog, shape checks do not
-
-    resolve(scenario)
+        raise ScenarioError(errors + [e for e in extra_errors if e.field not in seen]) from None
+    if extra_errors:
+        raise ScenarioError(extra_errors)
     return scenario
 
 
 def scenario_json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of the v1 scenario input."""
-    schema = Scenario.model_json_schema()
+    schema: dict[str, Any] = _standard_bounds(Scenario.model_json_schema())
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "ClusterPlan scenario v1"
+    schema["description"] = (
+        "Work budget per request (estimator.limits): at most "
+        f"{limits.MAX_LAYERS:,} layers, {limits.MAX_EXPERTS:,} experts, {limits.MAX_CARDS:,} cards, "
+        f"{limits.MAX_MC_SAMPLES:,} Monte Carlo samples, {limits.MAX_LAYOUT_CANDIDATES:,} layout "
+        f"candidates (else 400 on cluster.cards), a {limits.SEARCH_SECONDS:g} s layout search, JSON nested "
+        f"at most {limits.MAX_JSON_DEPTH} levels, bodies of at most {limits.MAX_BODY_BYTES:,} bytes (413). "
+        "No duplicate keys; no NUL or lone surrogates in any string."
+    )
     return schema
+
+
+_BOUNDS = {"ge": "minimum", "le": "maximum", "gt": "exclusiveMinimum", "lt": "exclusiveMaximum"}
+
+
+def _standard_bounds(node: Any) -> Any:
+    """Pydantic writes the bounds of optional constrained numbers as `ge`/`le` (not JSON Schema
+    keywords, so validators and API tools ignore them); rename them to minimum/maximum."""
+    if isinstance(node, dict):
+        typed = node.get("type") in ("integer", "number")
+        return {(_BOUNDS[k] if typed and k in _BOUNDS else k): _standard_bounds(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_standard_bounds(v) for v in node]
+    return node

@@ -1,22 +1,58 @@
-"""Assemble the contract's result sections (design.md section 2) from the pieces plan.py computed:
+"""Assemble the contract's result sections (docs/architecture.md#scenario-contract) from the pieces plan.py computed:
 model, compute, parallelism, memory, layout, network, storage, power, cost, uncertainty, serving,
 advice, starting configuration, warnings and the assumptions behind them."""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Protocol
 
 from . import budget as budget_rules
 from .advice import advise, starting_configuration
 from .inference import serving as size_serving
-from .layout import evaluate_layout
+from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout, nearest_fit, overflow_params
+from .network import Fabric
+from .resolve import Resolved
+from .stacks import StackProfile
+from .storage import Storage
+from .supernode import planes_section
 from .uncertainty import monte_carlo
+
+
+class Choice(Protocol):
+    """What plan.ClusterChoice provides (structural: sections does not import plan, plan imports it)."""
+
+    @property
+    def cards(self) -> int: ...
+    @property
+    def mfu(self) -> float: ...
+    @property
+    def mfu_source(self) -> str: ...
+    @property
+    def fabric(self) -> Fabric: ...
+    @property
+    def layouts(self) -> LayoutSearch: ...
+
+
+class Prices(Protocol):
+    """What plan.Equipment provides: unit prices (USD) and where each came from."""
+
+    @property
+    def server_price_usd(self) -> float: ...
+    @property
+    def switch_price_usd(self) -> float: ...
+    @property
+    def transceiver_price_usd(self) -> float: ...
+    @property
+    def sources(self) -> dict[str, str]: ...
+
+
+Roll = dict[str, Any]  # rollup.rollup's flat result (names -> arrays / objects)
 
 SECONDS_PER_DAY = 86400.0
 
 
-def _model_section(r: Any, flops: dict[str, float]) -> dict[str, Any]:
+def _model_section(r: Resolved, flops: dict[str, float]) -> dict[str, Any]:
     return {
         "name": r.model_name,
         "total_params": r.counts.total,
@@ -30,13 +66,9 @@ def _model_section(r: Any, flops: dict[str, float]) -> dict[str, Any]:
     }
 
 
-def _domain(r: Any) -> int:
-    from .plan import scaleup_domain
-
-    return scaleup_domain(r)
-
-
-def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, roll: dict) -> dict[str, Any]:
+def _compute_section(
+    r: Resolved, flops: dict[str, float], peak: float, choice: Choice, roll: Roll
+) -> dict[str, Any]:
     s = r.scenario
     days = float(roll["compute.wall_clock_days"])
     out = {
@@ -49,7 +81,7 @@ def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, 
         "cards": int(roll["compute.cards"]),
         "nodes": int(roll["compute.nodes"]),
         "cards_per_node": r.cards_per_node,
-        "scaleup_domain_cards": _domain(r),
+        "scaleup_domain_cards": r.scaleup_domain_cards,
         "vendor": r.accelerator.vendor,
         "accelerator": r.accelerator.name,
         "mfu": choice.mfu,
@@ -64,19 +96,21 @@ def _compute_section(r: Any, flops: dict[str, float], peak: float, choice: Any, 
     return out
 
 
-def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dict]:
+def _layout_sections(
+    r: Resolved, choice: Choice, problem: LayoutProblem
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any]]:
     found = choice.layouts
     best = found.best
-    shown = best if best is not None else getattr(found, "closest", None)
+    shown: LayoutEval | None = best if best is not None else getattr(found, "closest", None)
     parallelism = shown.to_dict() if shown is not None else None
     if parallelism is not None:  # the batch is rounded to whole micro-batches per DP rank
         parallelism["global_batch_tokens"] = (
             parallelism["micro_batches"] * parallelism["dp"] * parallelism["micro_batch_size"] * r.seq_len
         )
     memory = shown.memory_dict() if shown is not None else None
-    if memory is not None:
+    if memory is not None and shown is not None:
         memory["fits"] = bool(best is not None and memory.get("fits", True))
-        memory["fits_with_zero2"] = _fits_with_zero2(r, choice, shown)
+        memory["fits_with_zero2"] = _fits_with_zero2(problem, shown)
     layout = {
         "feasible": found.feasible,
         "evaluated": found.evaluated,
@@ -90,13 +124,10 @@ def _layout_sections(r: Any, choice: Any) -> tuple[dict | None, dict | None, dic
     return parallelism, memory, layout
 
 
-def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
+def _fits_with_zero2(problem: LayoutProblem, shown: LayoutEval) -> bool | None:
     """For a ZeRO-3 layout: would the same layout fit with stage 2 (no weight sharding)?"""
     if shown.zero_stage != 3:
         return None
-    from .plan import layout_problem
-
-    problem = layout_problem(r, choice.cards, choice.fabric)
     alt = evaluate_layout(
         problem,
         tp=shown.tp,
@@ -112,16 +143,14 @@ def _fits_with_zero2(r: Any, choice: Any, shown: Any) -> bool | None:
     return bool(alt.fits)
 
 
-def _planes(r: Any, choice: Any, roll: dict) -> dict[str, Any]:
+def _planes(r: Resolved, choice: Choice, roll: Roll, problem: LayoutProblem) -> dict[str, Any]:
     """Both planes: the scale-up plane of each supernode and the scale-out fabric between them."""
-    from .plan import layout_problem
-    from .supernode import planes_section
-
-    problem = layout_problem(r, choice.cards, choice.fabric)
     return planes_section(r, choice.fabric, choice.layouts, roll, problem)
 
 
-def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: dict) -> dict[str, Any]:
+def _uncertainty(
+    r: Resolved, flops: dict[str, float], peak: float, choice: Choice, roll: Roll, pr: dict[str, float]
+) -> dict[str, Any]:
     s, u = r.scenario, r.scenario.uncertainty
     mfu = choice.mfu
     lo, hi = s.efficiency.mfu_range or (mfu * 0.75, min(1.0, mfu * 1.25))
@@ -139,7 +168,7 @@ def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: 
         facility_w=float(roll["power.facility_w"]),
         electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
         depreciation_years=pr["depreciation_years"],
-        utilisation=pr["utilisation"],
+        utilization=pr["utilization"],
         it_w=float(roll["power.it_w"]),
         draws=u.samples,
         seed=u.seed,
@@ -149,7 +178,7 @@ def _uncertainty(r: Any, flops: dict, peak: float, choice: Any, roll: dict, pr: 
     return result.to_dict()
 
 
-def _serving(r: Any, peak: float) -> dict[str, Any] | None:
+def _serving(r: Resolved, peak: float) -> dict[str, Any] | None:
     sv = r.scenario.serving
     if sv is None:
         return None
@@ -169,7 +198,9 @@ def _serving(r: Any, peak: float) -> dict[str, Any] | None:
     ).to_dict()
 
 
-def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]:
+def _assumptions(
+    r: Resolved, choice: Choice, eq: Prices, pr: dict[str, float], stack: StackProfile
+) -> list[dict[str, Any]]:
     """The inputs behind the numbers, each with `code` (what it is, rendered in the reader's
     language with `params`), value, unit and source; `source_code` where the source is generic
     rather than a title. Prices are converted to the report's currency (cost.currency)."""
@@ -204,7 +235,7 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
                 "fallback": "fallback (no layout fits)",
             }[choice.mfu_source],
         },
-        _stack_assumption(r),
+        _stack_assumption(r, stack),
         {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
         {
             "name": "server price (cards included)",
@@ -264,11 +295,8 @@ def _assumptions(r: Any, choice: Any, eq: Any, pr: dict) -> list[dict[str, Any]]
     return out
 
 
-def _stack_assumption(r: Any) -> dict[str, Any]:
+def _stack_assumption(r: Resolved, stack: StackProfile) -> dict[str, Any]:
     """The software stack the step time assumes (its id as the value, its mechanisms in `detail`)."""
-    from .plan import resolved_stack
-
-    stack = resolved_stack(r)
     chosen = r.scenario.training.stack
     return {
         "name": "software stack" + ("" if chosen else " (default for this accelerator)"),
@@ -279,7 +307,14 @@ def _stack_assumption(r: Any) -> dict[str, Any]:
     }
 
 
-def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]) -> list[dict[str, str]]:
+def _warnings(
+    r: Resolved,
+    choice: Choice,
+    compute: dict[str, Any],
+    cost: dict[str, Any],
+    advice: list[dict[str, Any]],
+    problem: LayoutProblem,
+) -> list[dict[str, Any]]:
     """Advice (as warnings) and the plan's own warnings: {code, severity, message, params}."""
     out = [
         {"code": a["code"], "severity": a["severity"], "message": a["message"], "params": a.get("params", {})}
@@ -295,7 +330,7 @@ def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]
         and found.closest is not None
         and r.scenario.parallelism.fixed()
     ):
-        out.append(_does_not_fit(r, choice))
+        out.append(_does_not_fit(choice, problem))
     if choice.mfu_source == "fallback":
         out.append(
             {
@@ -335,23 +370,24 @@ def _warnings(r: Any, choice: Any, compute: dict, cost: dict, advice: list[dict]
     return out
 
 
-def _budget_of(r: Any) -> float | None:
+def _budget_of(r: Resolved) -> float | None:
     """The capital budget: cost.budget, else the cluster.budget the cluster was sized by."""
     c = r.scenario
     return c.cost.budget if c.cost.budget is not None else c.cluster.budget
 
 
-def _budget_section(r: Any, compute: dict, cost: dict) -> dict[str, Any] | None:
-    """Budget status (within / over by how much) and what the budget buys at this plan's MFU."""
+def _budget_section(
+    r: Resolved, compute: dict[str, Any], cost: dict[str, Any], cards_multiple: int
+) -> dict[str, Any] | None:
+    """Budget status (within / over by how much) and what the budget buys at this plan's MFU;
+    `cards_multiple` is the plan's card quantum (whole nodes or supernodes and fixed replicas)."""
     budget = _budget_of(r)
     if budget is None:
         return None
-    from .plan import cards_multiple
-
     out = budget_rules.status(float(cost["capex"]["total"]), float(budget))
     out["currency"] = cost["currency"]
     out["sized_by_budget"] = r.scenario.cluster.budget is not None
-    sizes = budget_rules.budget_sizes(r, cards_multiple(r), float(budget))
+    sizes = budget_rules.budget_sizes(r, cards_multiple, float(budget))
     capex = budget_rules.capex_by_size(r, sizes, compute["mfu"])
     out["affords"] = budget_rules.affordable(
         sizes, capex, float(budget), compute["accelerator_hours"], r.cards_per_node
@@ -359,7 +395,7 @@ def _budget_section(r: Any, compute: dict, cost: dict) -> dict[str, Any] | None:
     return out
 
 
-def _deadline_risk(compute: dict, uncertainty: dict) -> None:
+def _deadline_risk(compute: dict[str, Any], uncertainty: dict[str, Any]) -> None:
     """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range."""
     mfu = (uncertainty.get("inputs") or {}).get("mfu")
     if compute.get("target_days") is None or not mfu or len(mfu) != 3:
@@ -369,13 +405,12 @@ def _deadline_risk(compute: dict, uncertainty: dict) -> None:
     )
 
 
-def _does_not_fit(r: Any, choice: Any) -> dict[str, Any]:
+def _does_not_fit(choice: Choice, problem: LayoutProblem) -> dict[str, Any]:
     """Warning for a fixed layout that overflows HBM: how much, the largest term, the nearest fit."""
-    from .layout import nearest_fit, overflow_params
-    from .plan import layout_problem
-
-    problem = layout_problem(r, choice.cards, choice.fabric)
-    p = overflow_params(choice.layouts.closest, nearest_fit(problem))
+    closest = choice.layouts.closest
+    if closest is None:
+        raise ValueError("no closest layout to report")  # the caller checks; never reached
+    p = overflow_params(closest, nearest_fit(problem))
     nearest = p["nearest_layout"]
     hint = (
         "; nearest layout that fits: " + ", ".join(f"{k} {v}" for k, v in nearest.items())
@@ -393,10 +428,22 @@ def _does_not_fit(r: Any, choice: Any) -> dict[str, Any]:
 
 
 def assemble(
-    r: Any, flops: dict, peak: float, choice: Any, storage: Any, eq: Any, pr: dict, roll: dict
-) -> dict:
+    r: Resolved,
+    flops: dict[str, float],
+    peak: float,
+    choice: Choice,
+    storage: Storage,
+    eq: Prices,
+    pr: dict[str, float],
+    roll: Roll,
+    problem: LayoutProblem,
+    cards_multiple: int,
+) -> dict[str, Any]:
+    """The result sections for the plan's choices; `problem` is the layout search's input at the
+    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes), `cards_multiple`
+    the plan's card quantum (for the budget block)."""
     compute = _compute_section(r, flops, peak, choice, roll)
-    parallelism, memory, layout = _layout_sections(r, choice)
+    parallelism, memory, layout = _layout_sections(r, choice, problem)
     cost = roll["_cost"].to_dict()
     if _budget_of(r) is not None:
         cost["budget"] = _budget_of(r)
@@ -411,10 +458,10 @@ def assemble(
         "power": roll["_power"].to_dict(),
         "cost": cost,
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
-        "scaleup": _planes(r, choice, roll),
+        "scaleup": _planes(r, choice, roll, problem),
     }
     _deadline_risk(compute, result["uncertainty"])
-    budget = _budget_section(r, compute, cost)
+    budget = _budget_section(r, compute, cost, cards_multiple)
     if budget is not None:
         result["budget"] = budget
     serving = _serving(r, peak)
@@ -425,6 +472,6 @@ def assemble(
     advice = [dict(a) for a in advise(scenario_dict, result)]
     result["advice"] = advice
     result["starting_configuration"] = starting_configuration(scenario_dict, result)
-    result["warnings"] = _warnings(r, choice, compute, cost, advice)
-    result["assumptions"] = _assumptions(r, choice, eq, pr)
+    result["warnings"] = _warnings(r, choice, compute, cost, advice, problem)
+    result["assumptions"] = _assumptions(r, choice, eq, pr, problem.stack)
     return result

@@ -8,9 +8,9 @@
   local staging of that node's checkpoint shard (two-stage checkpointing as in NVIDIA's DGX GB200
   storage guide: local NVMe first, then flushed to shared storage).
 
-Units: bytes, bytes/s, seconds; drive and node counts are whole numbers. Sources: design.md §3
-(Storage); reference/hardware_network_storage_cost.md §2 (checkpoint sizing §2.3, tokens -> bytes §2.4,
-drives §2.5). Default drive figures are the reference's [U] "typical" values; callers pass catalog
+Units: bytes, bytes/s, seconds; drive and node counts are whole numbers. Sources: docs/architecture.md#formulas
+(storage); docs/sources.md#storage-sizing (checkpoint sizing, tokens -> bytes, drives) and
+docs/sources.md#nvidia-superpod-ra. Default drive figures are [U] "typical" catalog values; callers pass catalog
 figures (estimator/catalog Drive: capacity_bytes, read/write_bytes_per_s) instead.
 """
 
@@ -19,53 +19,59 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from numbers import Real
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from estimator.arrays import FloatArray, IntArray
 from estimator.errors import FieldError, ScenarioError
 
 UINT16_VOCAB_LIMIT = 65_536
 
 
-def checkpoint_bytes(params_total, bytes_per_param: float = 12.0):
+def checkpoint_bytes(params_total: ArrayLike, bytes_per_param: float = 12.0) -> FloatArray:
     """Bytes of one full training checkpoint = parameters x bytes per parameter (array-friendly).
 
     12 B/param = fp32 master weights + Adam m + v (4+4+4); 14 adds the bf16 weights (Megatron-style
-    checkpoints save both); gradients are not saved. Source: reference §2.3 (12-16 B/param),
-    design.md §3. Llama-3 405B at 12 B/param: 4.86e12 bytes ("about 4.9 TB").
+    checkpoints save both); gradients are not saved. Source: docs/sources.md#storage-sizing (12-16 B/param). Llama-3 405B at 12 B/param: 4.86e12 bytes ("about 4.9 TB").
     """
-    return np.asarray(params_total, dtype=float) * bytes_per_param
+    return np.asarray(params_total, dtype=np.float64) * bytes_per_param
 
 
-def tokenized_bytes_per_token(vocab_size):
+def tokenized_bytes_per_token(vocab_size: ArrayLike) -> int | IntArray:
     """Bytes per stored token in a Megatron indexed dataset (.bin): 2 (uint16) for vocab <= 65,536,
-    else 4 (int32). Source: reference §2.4 (NeMo Curator docs; Megatron indexed_dataset). Array-friendly."""
-    out = np.where(np.asarray(vocab_size) <= UINT16_VOCAB_LIMIT, 2, 4)
+    else 4 (int32). Source: docs/sources.md#storage-sizing (NeMo Curator docs; Megatron indexed_dataset). Array-friendly."""
+    out = np.where(np.asarray(vocab_size) <= UINT16_VOCAB_LIMIT, 2, 4).astype(np.int64)
     return int(out) if out.ndim == 0 else out
 
 
-def dataset_bytes(tokens, vocab_size):
-    """Tokenized data-set bytes = tokens x bytes per token (reference §2.4: 15.6T tokens x 4 B = 62.4 TB)."""
-    return np.asarray(tokens, dtype=float) * tokenized_bytes_per_token(vocab_size)
+def dataset_bytes(tokens: ArrayLike, vocab_size: ArrayLike) -> FloatArray:
+    """Tokenized data-set bytes = tokens x bytes per token (docs/sources.md#storage-sizing: 15.6T tokens x 4 B = 62.4 TB)."""
+    return np.asarray(tokens, dtype=np.float64) * tokenized_bytes_per_token(vocab_size)
 
 
-def checkpoint_write_bytes_per_s(ckpt_bytes, write_window_s):
+def checkpoint_write_bytes_per_s(ckpt_bytes: ArrayLike, write_window_s: ArrayLike) -> FloatArray:
     """Hot-tier aggregate write bandwidth (bytes/s) = checkpoint bytes / allowed write window (s).
 
-    Source: design.md §3; reference §2.3 ("BW >= ckpt_bytes / allowed_stall_seconds"). 4.86 TB in
+    Source: docs/sources.md#storage-sizing ("BW >= ckpt_bytes / allowed_stall_seconds"). 4.86 TB in
     120 s -> 40.5 GB/s."""
-    return np.asarray(ckpt_bytes, dtype=float) / write_window_s
+    return np.asarray(np.asarray(ckpt_bytes, dtype=np.float64) / np.asarray(write_window_s, dtype=np.float64))
 
 
-def data_read_bytes_per_s(tokens_per_s, bytes_per_token):
-    """Training-data read bandwidth (bytes/s) = tokens/s x stored bytes per token (design.md §3).
+def data_read_bytes_per_s(tokens_per_s: ArrayLike, bytes_per_token: ArrayLike) -> FloatArray:
+    """Training-data read bandwidth (bytes/s) = tokens/s x stored bytes per token (docs/architecture.md#formulas).
     Small for text: 1M tokens/s x 4 B = 4 MB/s."""
-    return np.asarray(tokens_per_s, dtype=float) * bytes_per_token
+    return np.asarray(
+        np.asarray(tokens_per_s, dtype=np.float64) * np.asarray(bytes_per_token, dtype=np.float64)
+    )
 
 
-def drives_needed(required, per_drive):
+def drives_needed(required: ArrayLike, per_drive: ArrayLike) -> int | IntArray:
     """Whole drives (or nodes) to carry `required` given `per_drive` of the same unit (ceil, array-friendly)."""
-    out = np.ceil(np.asarray(required, dtype=float) / per_drive - 1e-9).astype(np.int64)
+    out = np.ceil(
+        np.asarray(required, dtype=np.float64) / np.asarray(per_drive, dtype=np.float64) - 1e-9
+    ).astype(np.int64)
     return int(out) if out.ndim == 0 else out
 
 
@@ -123,22 +129,22 @@ class Storage:
     cache: CacheTier
     notes: tuple[str, ...]
 
-    def to_dict(self) -> dict:
-        """The contract's `storage` section (design.md §2) plus the extra fields above."""
+    def to_dict(self) -> dict[str, Any]:
+        """The contract's `storage` section (docs/architecture.md#scenario-contract) plus the extra fields above."""
         out = asdict(self)
         out["notes"] = list(self.notes)
         return out
 
 
-def _validate(values: dict[str, float], positive: tuple[str, ...], nonneg: tuple[str, ...]) -> None:
+def _validate(values: dict[str, Any], positive: tuple[str, ...], nonneg: tuple[str, ...]) -> None:
     errs = []
     for name in positive:
         v = values[name]
-        if v is not None and not (isinstance(v, Real) and math.isfinite(v) and v > 0):
+        if v is not None and not (isinstance(v, Real) and math.isfinite(float(v)) and float(v) > 0):
             errs.append(FieldError(f"storage.{name}", f"{name} must be a positive number, got {v!r}."))
     for name in nonneg:
         v = values[name]
-        if not (isinstance(v, Real) and math.isfinite(v) and v >= 0):
+        if not (isinstance(v, Real) and math.isfinite(float(v)) and float(v) >= 0):
             errs.append(FieldError(f"storage.{name}", f"{name} must be zero or more, got {v!r}."))
     if errs:
         raise ScenarioError(errs)
@@ -149,32 +155,32 @@ def _gb(x: float) -> str:
 
 
 def storage_counts(
-    ckpt_bytes,
-    data_bytes,
-    raw_bytes,
-    tokens_per_s,
-    bytes_per_token,
+    ckpt_bytes: ArrayLike,
+    data_bytes: ArrayLike,
+    raw_bytes: ArrayLike,
+    tokens_per_s: ArrayLike,
+    bytes_per_token: ArrayLike,
     *,
-    checkpoint_interval_s,
-    checkpoint_write_s,
-    checkpoints_kept,
-    checkpoints_archived,
-    nvme_capacity_bytes,
-    nvme_read_bytes_per_s,
-    nvme_write_bytes_per_s,
-    hdd_capacity_bytes,
-    hdd_write_bytes_per_s,
-    hot_drives_per_node,
-    warm_drives_per_node,
-    hot_node_bytes_per_s,
-    nvme_derating,
-    hdd_derating,
-    hot_overhead,
-    warm_overhead,
-    max_fill,
-    hot_dataset_fraction,
-    restart_target_s,
-) -> dict[str, np.ndarray]:
+    checkpoint_interval_s: ArrayLike,
+    checkpoint_write_s: ArrayLike,
+    checkpoints_kept: ArrayLike,
+    checkpoints_archived: ArrayLike,
+    nvme_capacity_bytes: float,
+    nvme_read_bytes_per_s: float,
+    nvme_write_bytes_per_s: float,
+    hdd_capacity_bytes: float,
+    hdd_write_bytes_per_s: float,
+    hot_drives_per_node: int,
+    warm_drives_per_node: int,
+    hot_node_bytes_per_s: float | None,
+    nvme_derating: float,
+    hdd_derating: float,
+    hot_overhead: float,
+    warm_overhead: ArrayLike,
+    max_fill: float,
+    hot_dataset_fraction: float,
+    restart_target_s: float | None,
+) -> dict[str, NDArray[Any]]:
     """Drive and node counts of the hot and warm tiers, numpy-vectorized over every argument.
 
     The arithmetic of `design_storage` (see its docstring for formulas and sources), kept in one
@@ -182,11 +188,11 @@ def storage_counts(
     Units: bytes, bytes/s, seconds; counts are int64 arrays.
     """
     f = np.asarray
-    ckpt, data = f(ckpt_bytes, dtype=float), f(data_bytes, dtype=float)
-    data_read = f(data_read_bytes_per_s(tokens_per_s, bytes_per_token), dtype=float)
+    ckpt, data = f(ckpt_bytes, dtype=np.float64), f(data_bytes, dtype=np.float64)
+    data_read = data_read_bytes_per_s(tokens_per_s, bytes_per_token)
     read_req = np.maximum(data_read, ckpt / restart_target_s) if restart_target_s else data_read
-    write_req = f(checkpoint_write_bytes_per_s(ckpt, checkpoint_write_s), dtype=float)
-    hot_cap = hot_dataset_fraction * data + checkpoints_kept * ckpt
+    write_req = checkpoint_write_bytes_per_s(ckpt, checkpoint_write_s)
+    hot_cap = hot_dataset_fraction * data + f(checkpoints_kept, dtype=np.float64) * ckpt
     nvme_read_eff = nvme_read_bytes_per_s * nvme_derating
     nvme_write_eff = nvme_write_bytes_per_s * nvme_derating / hot_overhead
     by_cap = f(drives_needed(hot_cap * hot_overhead, nvme_capacity_bytes * max_fill))
@@ -201,10 +207,11 @@ def storage_counts(
         )
         read_cap = np.minimum(read_cap, hot_nodes * hot_node_bytes_per_s)
         write_cap = np.minimum(write_cap, hot_nodes * hot_node_bytes_per_s)
-    warm_cap = f(raw_bytes, dtype=float) + data + checkpoints_archived * ckpt
-    warm_write = ckpt / checkpoint_interval_s
-    w_cap = f(drives_needed(warm_cap * warm_overhead, hdd_capacity_bytes * max_fill))
-    w_write = f(drives_needed(warm_write * warm_overhead, hdd_write_bytes_per_s * hdd_derating))
+    warm_cap = f(raw_bytes, dtype=np.float64) + data + f(checkpoints_archived, dtype=np.float64) * ckpt
+    warm_write = ckpt / f(checkpoint_interval_s, dtype=np.float64)
+    overhead = f(warm_overhead, dtype=np.float64)
+    w_cap = f(drives_needed(warm_cap * overhead, hdd_capacity_bytes * max_fill))
+    w_write = f(drives_needed(warm_write * overhead, hdd_write_bytes_per_s * hdd_derating))
     warm_drives = np.maximum(np.maximum(w_cap, w_write), 1)
     return {
         "data_read": data_read,
@@ -260,13 +267,13 @@ def design_storage(
     local_nvme_bytes: float | None = None,
     restart_target_s: float | None = None,
 ) -> Storage:
-    """Size the hot, warm and cache tiers of a training cluster (source article §3.4; design.md §3).
+    """Size the hot, warm and cache tiers of a training cluster (docs/sources.md#source-article §3.4; docs/architecture.md#formulas).
 
     Inputs: parameters (count), tokens (count), tokens_per_s (tokens/s), nodes (training servers),
     times in s, capacities in bytes, bandwidths in bytes/s. Formulas:
     - checkpoint = params x bytes_per_param_checkpoint (12: fp32 master + Adam m, v; 14 with bf16 weights).
     - tokenized set = tokens x (2 if vocab <= 65,536 else 4); raw corpus = tokens x raw_bytes_per_token
-      (~4 B/token of English text, [U] in reference §2.4).
+      (~4 B/token of English text, [U], docs/sources.md#storage-sizing).
     - hot capacity = hot_dataset_fraction x tokenized set + checkpoints_kept x checkpoint; write =
       checkpoint / checkpoint_write_s; read = max(tokens/s x bytes/token, checkpoint / restart_target_s).
     - drives = max(capacity-bound, read-bound, write-bound). Capacity-bound: capacity x overhead /
@@ -348,18 +355,19 @@ def design_storage(
         hot_dataset_fraction=hot_dataset_fraction,
         restart_target_s=restart_target_s,
     )
-    c = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in c.items()}
-    data_read, write_req = c["data_read"], c["write_req"]
-    by_cap, by_read, by_write = c["hot_by_cap"], c["hot_by_read"], c["hot_by_write"]
-    hot_drives, hot_nodes, read_cap = c["hot_drives"], c["hot_nodes"], c["read_cap"]
-    hot_cap = c["hot_cap"]
+    x = {k: float(v) for k, v in c.items()}  # one scenario: 0-d arrays -> plain numbers
+    n = {k: int(v) for k, v in c.items() if v.dtype.kind == "i"}
+    data_read, write_req = x["data_read"], x["write_req"]
+    by_cap, by_read, by_write = n["hot_by_cap"], n["hot_by_read"], n["hot_by_write"]
+    hot_drives, hot_nodes, read_cap = n["hot_drives"], n["hot_nodes"], x["read_cap"]
+    hot_cap = x["hot_cap"]
     hot = HotTier(
         capacity_bytes=hot_cap,
         raw_bytes=hot_cap * hot_overhead,
-        read_bytes_per_s=c["read_req"],
+        read_bytes_per_s=x["read_req"],
         write_bytes_per_s=write_req,
         read_capability_bytes_per_s=read_cap,
-        write_capability_bytes_per_s=c["write_cap"],
+        write_capability_bytes_per_s=x["write_cap"],
         drives=hot_drives,
         drives_for_capacity=by_cap,
         drives_for_read=by_read,
@@ -367,16 +375,16 @@ def design_storage(
         nodes=hot_nodes,
         restart_read_s=ckpt / read_cap,
     )
-    warm_cap = c["warm_cap"]
+    warm_cap = x["warm_cap"]
     warm = WarmTier(
         capacity_bytes=warm_cap,
         raw_bytes=warm_cap * warm_overhead,
         overhead=warm_overhead,
-        write_bytes_per_s=c["warm_write"],
-        drives=c["warm_drives"],
-        drives_for_capacity=c["warm_by_cap"],
-        drives_for_write=c["warm_by_write"],
-        nodes=c["warm_nodes"],
+        write_bytes_per_s=x["warm_write"],
+        drives=n["warm_drives"],
+        drives_for_capacity=n["warm_by_cap"],
+        drives_for_write=n["warm_by_write"],
+        nodes=n["warm_nodes"],
     )
 
     # cache tier
@@ -410,7 +418,7 @@ def design_storage(
             "of the time; local NVMe staging (two-stage, asynchronous) can hide most of it."
         )
     notes.append(f"Restart reads one checkpoint back in {hot.restart_read_s:.3g} s at {_gb(read_cap)}.")
-    if fits is False:
+    if fits is False and local_nvme_bytes is not None:
         notes.append(
             f"Cache needs {per_node / 1e12:.3g} TB per node but the node has "
             f"{local_nvme_bytes / 1e12:.3g} TB of local NVMe; lower cache_dataset_fraction."
@@ -419,7 +427,7 @@ def design_storage(
         checkpoint_bytes=ckpt,
         dataset_bytes=data,
         raw_dataset_bytes=raw,
-        bytes_per_token=bpt,
+        bytes_per_token=int(bpt),
         bytes_per_param_checkpoint=float(bytes_per_param_checkpoint),
         hot=hot,
         warm=warm,

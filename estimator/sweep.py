@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from estimator.dotted import get_path, pop_path, set_path
 from estimator.errors import FieldError, ScenarioError
 
 MAX_SCENARIOS = 2_000_000  # per sweep request (the product of the axes)
@@ -172,45 +173,12 @@ def scenario_count(axes: list[Axis]) -> int:
     return math.prod(len(a) for a in axes)
 
 
-def get_path(doc: dict, field: str) -> Any:
-    node: Any = doc
-    for key in field.split("."):
-        if not isinstance(node, dict) or key not in node:
-            return None
-        node = node[key]
-    return node
-
-
-def set_path(doc: dict, field: str, value: Any) -> None:
-    """Set a dotted field in a nested dict, creating intermediate objects."""
-    keys = field.split(".")
-    node = doc
-    for key in keys[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
-            child = {}
-            node[key] = child
-        node = child
-    node[keys[-1]] = value
-
-
-def del_path(doc: dict, field: str) -> None:
-    keys = field.split(".")
-    node: Any = doc
-    for key in keys[:-1]:
-        node = node.get(key) if isinstance(node, dict) else None
-        if node is None:
-            return
-    if isinstance(node, dict):
-        node.pop(keys[-1], None)
-
-
 def effective_base(base: dict, axes: list[Axis]) -> dict:
     """The base with every field that an axis excludes removed (see EXCLUSIVE_FIELDS)."""
     doc = copy.deepcopy(base)
     for a in axes:
         for other in EXCLUSIVE_FIELDS.get(a.field, ()):
-            del_path(doc, other)
+            pop_path(doc, other)
     return doc
 
 

@@ -5,7 +5,7 @@ number is a fixed value). One call draws every uncertain input at once (`draws` 
 numbers from `numpy.random.default_rng(seed)`, turned into triangular draws by the inverse CDF), so
 the same seed gives the same result and 10,000 draws cost one array operation.
 
-Model per draw (the same formulas as compute/cost; design.md section 3):
+Model per draw (the same formulas as compute/cost; docs/architecture.md#formulas):
 
     days        = training FLOP / (cards x peak FLOP/s x MFU) / 86,400 s
     card-hours  = cards x days x 24
@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+from estimator import limits
 from estimator.cost import (
     DEFAULT_DEPRECIATION_YEARS,
     DEFAULT_ELECTRICITY_USD_PER_KWH,
@@ -129,7 +131,9 @@ _INPUTS_OF = {
 }
 
 
-def _drivers(samples: dict[str, np.ndarray], output: np.ndarray) -> tuple[dict, str | None]:
+def _drivers(
+    samples: dict[str, NDArray[np.float64]], output: NDArray[np.float64]
+) -> tuple[dict[str, dict[str, float]], str | None]:
     rho = {k: spearman(v, output) for k, v in samples.items() if np.ptp(v) > 0}
     total = sum(r * r for r in rho.values())
     table = {
@@ -151,7 +155,7 @@ def monte_carlo(
     facility_w: Range = 0.0,
     electricity_usd_per_kwh: Range = DEFAULT_ELECTRICITY_USD_PER_KWH,
     depreciation_years: float = DEFAULT_DEPRECIATION_YEARS,
-    utilisation: float = 1.0,
+    utilization: float = 1.0,
     it_w: float = 0.0,
     colo_usd_per_kw_month: Range = 0.0,
     draws: int = DEFAULT_DRAWS,
@@ -167,8 +171,8 @@ def monte_carlo(
     """
     if not (training_flop > 0 and cards > 0 and peak_flops > 0):
         raise ScenarioError("Training FLOP, cards and peak FLOP/s must be positive.", "uncertainty")
-    if not 1 <= int(draws) <= 10_000_000:
-        raise ScenarioError("Draws must be between 1 and 10,000,000.", "uncertainty.draws")
+    if not 1 <= int(draws) <= limits.MAX_MC_SAMPLES:
+        raise ScenarioError(f"Draws must be between 1 and {limits.MAX_MC_SAMPLES:,}.", "uncertainty.samples")
     rate = exchange_rate(currency, usd_to_cny)
     ranges: dict[str, tuple[float, float, float]] = {"mfu": as_range(mfu, "efficiency.mfu")}
     if not (ranges["mfu"][0] > 0 and ranges["mfu"][2] <= 1):
@@ -209,13 +213,13 @@ def monte_carlo(
             samples["facility_w"],
             samples["electricity_per_kwh"],
             depreciation_years,
-            utilisation,
+            utilization,
             it_w,
             samples["colo_per_kw_month"],
         )
         outputs["cost_owned"] = card_hours * per_card_hour * rate
 
-    drivers: dict[str, dict] = {}
+    drivers: dict[str, dict[str, dict[str, float]]] = {}
     main: dict[str, str | None] = {}
     for name, out in outputs.items():
         relevant = {k: v for k, v in samples.items() if k in _INPUTS_OF[name]}

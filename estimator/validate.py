@@ -81,13 +81,13 @@ def model_param_rows() -> list[dict[str, Any]]:
 
 def source_article_rows() -> list[dict[str, Any]]:
     """The seed article's section 6 example as corrected by its errata: 70B dense, 5e11 tokens,
-    320 TFLOP/s per card at 50% utilisation, 30 days -> 2.1e23 FLOP, ~41.6 card-years, ~507 cards."""
+    320 TFLOP/s per card at 50% utilization, 30 days -> 2.1e23 FLOP, ~41.6 card-years, ~507 cards."""
     from .compute import training_flop, training_time_s
 
     flop = training_flop(6 * 70e9, 5e11)
     card_years = training_time_s(flop, 1, 320e12, 0.5) / SECONDS_PER_YEAR
     cards = flop / (320e12 * 0.5 * 30 * 86400.0)
-    src = "seed article section 6, errata in shared/seed/README.md"
+    src = "seed article section 6, errata in docs/sources.md#source-article-errata"
     return [
         _row("source-article", "70B x 5e11 tokens", "training FLOP", 2.1e23, float(flop), src),
         _row(

@@ -40,7 +40,7 @@ HDR_BYTES_PER_S = 200e9 / 8  # one 200 Gb/s HDR InfiniBand port per GPU
 
 
 def _read_csv(name: str) -> list[dict[str, str]]:
-    with open(REFERENCE_DIR / name, newline="") as fh:
+    with (REFERENCE_DIR / name).open(newline="") as fh:
         lines = [line for line in fh if not line.startswith("#")]
     return list(csv.DictReader(lines))
 
@@ -195,7 +195,7 @@ def published_runs() -> tuple[dict, list[dict]]:
     """(models, runs) of reference_data/throughput_runs.toml: MoE, FP8 and long-context runs."""
     import tomllib
 
-    with open(REFERENCE_DIR / "throughput_runs.toml", "rb") as fh:
+    with (REFERENCE_DIR / "throughput_runs.toml").open("rb") as fh:
         data = tomllib.load(fh)
     return data["models"], data["runs"]
 

@@ -6,6 +6,7 @@ Each function returns a `plotly.graph_objects.Figure`, or None when the result l
 
 from __future__ import annotations
 
+import logging
 import math
 from numbers import Real
 
@@ -14,6 +15,8 @@ from django.utils.translation import gettext as _
 
 from . import formatting as f
 from .summary import currency, dig
+
+logger = logging.getLogger(__name__)
 
 GB = 1e9
 TB = 1e12
@@ -302,16 +305,16 @@ def storage(result: dict) -> go.Figure | None:
         (_("One checkpoint"), _n(st.get("checkpoint_bytes"))),
         (_("Dataset"), _n(st.get("dataset_bytes"))),
     ]
-    bars = [(label, v) for label, v in bars if v]
-    if not bars:
+    shown = [(label, v) for label, v in bars if v]
+    if not shown:
         return None
     fig = go.Figure()
     fig.add_bar(
-        x=[label for label, _v in bars],
-        y=[v / TB for _l, v in bars],
-        text=[f.bytes_(v) for _l, v in bars],
+        x=[label for label, _v in shown],
+        y=[v / TB for _l, v in shown],
+        text=[f.bytes_(v) for _l, v in shown],
         textposition="outside",
-        marker_color=[COLORS[i] for i in range(len(bars))],
+        marker_color=[COLORS[i] for i in range(len(shown))],
         showlegend=False,
         hovertemplate="%{x}: %{y:.3g} TB<extra></extra>",
     )
@@ -399,7 +402,11 @@ def all_figures(result: dict) -> list[tuple[str, go.Figure]]:
     ]
     out = []
     for dom_id, make in makers:
-        fig = make(result)
+        try:
+            fig = make(result)
+        except (ArithmeticError, ValueError, TypeError):  # a stored result no chart can draw
+            logger.warning("chart %s skipped for a stored result it cannot draw", dom_id, exc_info=True)
+            continue
         if fig is not None and fig.data:
             out.append((dom_id, fig))
     return out

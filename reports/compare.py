@@ -51,8 +51,8 @@ def token_of(text: str) -> str | None:
 
 
 def _differs(values: list[Any]) -> bool:
-    nums = [_num(v) for v in values]
-    if all(n is not None for n in nums):
+    nums = [n for n in (_num(v) for v in values) if n is not None]
+    if len(nums) == len(values) and nums:
         first = nums[0]
         scale = max(abs(first), 1e-12)
         return any(abs(n - first) / scale > RELATIVE_TOLERANCE for n in nums[1:])

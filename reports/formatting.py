@@ -36,19 +36,28 @@ def _ok(value) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _guarded(fmt, value, *args, **kw) -> str:
+    """Babel's formatter, or plain scientific notation for a magnitude its decimal context cannot
+    hold (an estimate stored before a limit existed may carry 1e308): a page never fails on a number."""
+    try:
+        return fmt(value, *args, **kw)
+    except (ValueError, ArithmeticError):
+        return f"{float(value):.4g}"
+
+
 def number(value, decimals: int = 0) -> str:
     """A plain number with the locale's grouping and decimal separator."""
     if not _ok(value):
         return DASH
     pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "")
-    return babel.format_decimal(float(value), format=pattern, locale=babel_locale())
+    return _guarded(babel.format_decimal, float(value), format=pattern, locale=babel_locale())
 
 
 def _sig(value: float, digits: int = 3) -> str:
     """`value` to about `digits` significant figures, without trailing zeros."""
     if value == 0:
         return "0"
-    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(value)))))
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
     text = number(value, decimals)
     if decimals and "." in text:
         text = text.rstrip("0").rstrip(".")
@@ -58,10 +67,10 @@ def _sig(value: float, digits: int = 3) -> str:
 def _compact(fmt, value: float, digits: int, *args) -> str:
     """Babel's compact form with about `digits` significant figures (CLDR short formats)."""
     loc = babel_locale()
-    probe = fmt(value, *args, locale=loc, fraction_digits=0)
+    probe = _guarded(fmt, value, *args, locale=loc, fraction_digits=0)
     lead = _LEADING_DIGITS.search(probe)
     whole = len(lead.group(0).replace(",", "")) if lead else 1
-    return fmt(value, *args, locale=loc, fraction_digits=max(0, digits - whole))
+    return _guarded(fmt, value, *args, locale=loc, fraction_digits=max(0, digits - whole))
 
 
 def big(value) -> str:
@@ -87,8 +96,8 @@ def sci(value, digits: int = 3) -> str:
         return DASH
     if value == 0:
         return "0"
-    exp = int(math.floor(math.log10(abs(value))))
-    mant = value / 10**exp
+    mantissa, _e, exponent = f"{float(value):.{max(digits - 1, 0)}e}".partition("e")
+    mant, exp = float(mantissa), int(exponent)  # no 10**exp: it is 0.0 below 1e-323 (a stored 5e-324)
     sup = str(exp).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
     return f"{number(mant, digits - 1)} × 10{sup}"
 
@@ -161,7 +170,7 @@ def percent(value, decimals: int = 1) -> str:
     if not _ok(value):
         return DASH
     pattern = "#,##0" + ("." + "0" * decimals if decimals > 0 else "") + "%"
-    return babel.format_percent(float(value), format=pattern, locale=babel_locale())
+    return _guarded(babel.format_percent, float(value), format=pattern, locale=babel_locale())
 
 
 def money(value, currency: str = "USD") -> str:
@@ -171,7 +180,7 @@ def money(value, currency: str = "USD") -> str:
     v = float(value)
     if abs(v) < 1e4:
         if abs(v) < 100:
-            return babel.format_currency(v, currency, locale=babel_locale())
+            return _guarded(babel.format_currency, v, currency, locale=babel_locale())
         return money_full(v, currency)
     return _compact(babel.format_compact_currency, v, 4 if _is_zh() else 3, currency)
 
@@ -180,8 +189,13 @@ def money_full(value, currency: str = "USD") -> str:
     """An amount to the unit with separators ('¥87,331,536'), for tables a finance team checks."""
     if not _ok(value):
         return DASH
-    return babel.format_currency(
-        round(float(value)), currency, locale=babel_locale(), format="¤#,##0", currency_digits=False
+    return _guarded(
+        babel.format_currency,
+        round(float(value)),
+        currency,
+        locale=babel_locale(),
+        format="¤#,##0",
+        currency_digits=False,
     )
 
 
@@ -241,7 +255,7 @@ def by_kind(value, kind: str, currency: str = "USD") -> str:
 
 
 def for_key(path: str, value, currency: str = "USD") -> str:
-    """Format a result field by its name's unit suffix (design.md: the unit is in the name)."""
+    """Format a result field by its name's unit suffix (docs/architecture.md#scenario-contract: the unit is in the name)."""
     if not _ok(value):
         return auto(value)
     key = path.rsplit(".", 1)[-1]

@@ -1,5 +1,5 @@
 """The browser form: a manager's handful of fields, advanced sections folded away, and a JSON box
-for anything else. It builds a scenario dict (design.md §2) and maps the core's field paths back
+for anything else. It builds a scenario dict (docs/architecture.md#scenario-contract) and maps the core's field paths back
 to form fields so an error shows next to the field it is about."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import copy
 import json
 import math
 import re
-from typing import Any
+from typing import Any, cast
 
 from annotated_types import Ge, Gt, Le, Lt
 from django import forms
@@ -16,6 +16,7 @@ from django.core import validators
 from django.utils.translation import gettext_lazy as _
 
 from estimator import catalog
+from estimator.dotted import pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
 from estimator.scenario import ModelSpec, Scenario
@@ -109,22 +110,6 @@ ADVANCED = [
     (_("Storage"), ["checkpoint_interval_s", "checkpoint_write_s", "checkpoints_kept"]),
     (_("Prices"), ["electricity_per_kwh", "pue", "cloud_price_per_card_hour", "server_price"]),
 ]
-
-
-def _set(doc: dict, path: str, value: Any) -> None:
-    parts = path.split(".")
-    for part in parts[:-1]:
-        doc = doc.setdefault(part, {})
-    doc[parts[-1]] = value
-
-
-def _pop(doc: dict, path: str) -> Any:
-    parts = path.split(".")
-    for part in parts[:-1]:
-        doc = doc.get(part)
-        if not isinstance(doc, dict):
-            return None
-    return doc.pop(parts[-1], None)
 
 
 def _merge(base: dict, extra: dict) -> dict:
@@ -306,9 +291,9 @@ class EstimateForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["preset"].choices = _choices(catalog.presets())
-        self.fields["accelerator"].choices = _choices(catalog.accelerators())
-        self.fields["server"].choices = _choices(
+        for name, entries in (("preset", catalog.presets()), ("accelerator", catalog.accelerators())):
+            cast(forms.ChoiceField, self.fields[name]).choices = _choices(entries)
+        cast(forms.ChoiceField, self.fields["server"]).choices = _choices(
             catalog.servers(), blank=str(_("default for the accelerator"))
         )
         if not self.is_bound and not (self.initial or {}).get("currency"):
@@ -338,8 +323,8 @@ class EstimateForm(forms.Form):
             config = config["text_config"]  # multimodal configs keep the language model here
         return {k: v for k, v in config.items() if k in MODEL_KEYS}
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         source = data.get("model_source")
         if source == "preset" and not data.get("preset"):
             self.add_error("preset", _("Choose a preset."))
@@ -376,8 +361,8 @@ class EstimateForm(forms.Form):
             doc["model"] = self._config()
         else:
             doc["model"] = {"params": data["params_b"] * 1e9}
-        skip = {"deadline": {"cards"}, "cards": {"target_days"}, "budget": {"cards", "target_days"}}
-        skip = skip[data["sizing"]]
+        skips = {"deadline": {"cards"}, "cards": {"target_days"}, "budget": {"cards", "target_days"}}
+        skip = skips[data["sizing"]]
         for name, path in FIELD_PATHS.items():
             value = data.get(name)
             if name in skip or value in (None, ""):
@@ -388,16 +373,18 @@ class EstimateForm(forms.Form):
                 value = int(value)
             elif name == "rail_optimized":
                 value = value == "yes"
-            _set(doc, path, value)
+            set_path(doc, path, value)
         return _merge(doc, copy.deepcopy(data.get("extra_json") or {}))
 
     def add_scenario_errors(self, exc: ScenarioError) -> None:
         """Put each of the core's errors next to the form field it names (else at the top)."""
         source = (self.cleaned_data or {}).get("model_source")
-        model_field = {"preset": "preset", "config": "hf_config", "params": "params_b"}.get(source, "preset")
+        model_field = {"preset": "preset", "config": "hf_config", "params": "params_b"}.get(
+            str(source), "preset"
+        )
         sizing = (self.cleaned_data or {}).get("sizing")
         sizing_field = {"deadline": "target_days", "cards": "cards", "budget": "budget"}.get(
-            sizing, "target_days"
+            str(sizing), "target_days"
         )
         for err in exc.errors:
             path = err.field
@@ -444,7 +431,7 @@ class EstimateForm(forms.Form):
         for name, path in FIELD_PATHS.items():
             if name == "accelerator" and inline_accelerator:
                 continue  # a chip the catalog lacks stays in the JSON box
-            value = _pop(rest, path)
+            value = pop_path(rest, path)
             if value is None:
                 continue
             if name == "rail_optimized":
@@ -454,7 +441,7 @@ class EstimateForm(forms.Form):
             elif not isinstance(cls.base_fields[name], forms.IntegerField):
                 value = _compact(value)
             initial[name] = value
-        sized_by_budget = _pop(rest, "cluster.budget")
+        sized_by_budget = pop_path(rest, "cluster.budget")
         if sized_by_budget is not None:
             initial["budget"] = _compact(sized_by_budget)
         initial["sizing"] = (

@@ -365,9 +365,9 @@ def advice(item: dict, currency: str) -> dict:
     return {
         "code": code or "",
         "severity": severity,
-        "severity_label": str(SEVERITIES.get(severity, severity)),
+        "severity_label": str(SEVERITIES.get(str(severity), severity)),
         "message": render(
-            item.get("message_code") or SAME_MESSAGE.get(code, code),
+            item.get("message_code") or SAME_MESSAGE.get(str(code), code),
             params,
             item.get("message", ""),
             currency,

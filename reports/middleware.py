@@ -8,6 +8,7 @@ language cookie (set by the switcher) or browser prefers Simplified Chinese is r
 from django.conf import settings
 from django.http import HttpResponseRedirect
 from django.urls import translate_url
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import get_language_from_path, get_language_from_request
 
 SKIP_PREFIXES = ("/api/", "/static/", "/i18n/", "/admin/")
@@ -34,5 +35,11 @@ class PreferredLanguageRedirectMiddleware:
         preferred = get_language_from_request(request, check_path=False)
         if not preferred or preferred == settings.LANGUAGE_CODE:
             return None
-        target = translate_url(request.get_full_path(), preferred)
-        return target if target != request.get_full_path() else None
+        here = request.get_full_path()
+        if not here.startswith("/") or here.startswith("//"):
+            return None  # "//evil.example/" is another host to a browser: never a redirect target
+        target = translate_url(here, preferred)
+        if target == here or not target.startswith("/") or target.startswith("//"):
+            return None
+        # only to this host (a path, no scheme or authority)
+        return target if url_has_allowed_host_and_scheme(target, allowed_hosts=None) else None

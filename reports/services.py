@@ -7,9 +7,11 @@ from typing import Any
 
 from django.db import transaction
 
+from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
 from estimator.jsonio import to_jsonable
 from estimator.plan import estimate as core_estimate
+from estimator.work_budget import check_work_budget
 
 from . import summary
 from .models import Estimate
@@ -24,6 +26,7 @@ def run_estimate(data: Any) -> dict:
     input is logged as a bug and reported as a ScenarioError too: no body a client sends gives a 500.
     """
     try:
+        check_work_budget(data)  # estimator.limits: an over-budget search is refused before it runs
         out = core_estimate(data)
     except ScenarioError:
         raise
@@ -57,6 +60,11 @@ def delete_estimate(estimate: Estimate) -> None:
     estimate.delete()
 
 
+def engine_versions() -> dict[str, str]:
+    """Today's engine and catalog versions (what a recompute runs; CHANGELOG.md explains each)."""
+    return {"engine_version": ENGINE_VERSION, "catalog_version": catalog.CATALOG_VERSION}
+
+
 def recompute(estimate: Estimate) -> dict:
     """Plan the estimate's input again with today's engine and catalog (nothing is stored) and say
     what changed. Returns {"scenario", "result", "engine_version", "catalog_version", "rows", "error"}."""
@@ -64,5 +72,5 @@ def recompute(estimate: Estimate) -> dict:
         out = run_estimate(estimate.input)
     except ScenarioError as exc:
         # Today's catalog may no longer know an id the stored scenario used.
-        return {"error": exc.to_dict()["errors"], "rows": []}
+        return {"error": exc.to_dict()["errors"], "rows": [], **engine_versions()}
     return {**out, "rows": summary.diff(estimate.result, out["result"]), "error": None}

@@ -13,17 +13,9 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from estimator.dotted import get_path as dig
+
 from . import formatting as f
-
-
-def dig(data: Any, path: str, default: Any = None) -> Any:
-    """`dig(result, "cost.capex.total")`: the value at a dotted path, or `default`."""
-    for part in path.split("."):
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        else:
-            return default
-    return data
 
 
 def _num(value: Any) -> float | None:
@@ -42,7 +34,8 @@ HEADLINE = [
 ]
 
 # The numbers the recompute diff compares (headline first, then the working).
-DIFF_FIELDS = HEADLINE + [
+DIFF_FIELDS = [
+    *HEADLINE,
     ("mfu", gettext_lazy("MFU"), "compute.mfu", "percent"),
     ("step_time", gettext_lazy("Step time"), "parallelism.step_time_s", "seconds"),
     ("memory", gettext_lazy("Memory per card"), "memory.per_card_bytes.total", "bytes"),

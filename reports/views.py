@@ -21,6 +21,7 @@ from estimator.validate import validation_rows
 
 from . import charts, compare, glossary, messages, selectors, services, summary, working, xlsx
 from . import formatting as fmt
+from .cells import neutralize_row
 from .forms import EstimateForm
 from .models import Estimate
 
@@ -46,7 +47,7 @@ def _throttled(request):
     """The API's anonymous/per-user rate limits also guard the pages that run the estimator; a
     429 page when the budget is spent, else None."""
     for throttle in (AnonRateThrottle(), UserRateThrottle()):
-        if not throttle.allow_request(request, None):
+        if not throttle.allow_request(request, None):  # type: ignore[arg-type]  # no view: a page, not an API view
             wait = throttle.wait()
             response = render(request, "reports/throttled.html", {"wait": int(wait or 0) + 1}, status=429)
             response["Retry-After"] = str(int(wait or 0) + 1)
@@ -203,7 +204,7 @@ def report_csv(request, token: str):
     writer.writerow(["meta", "created_at", estimate.created_at.isoformat()])
     for part, data in (("scenario", estimate.scenario), ("result", estimate.result)):
         for path, value in summary.flatten(data):
-            writer.writerow([part, path, "" if value is None else value])
+            writer.writerow(neutralize_row([part, path, "" if value is None else value]))
     return response
 
 

@@ -206,7 +206,7 @@ def _biggest_loss(best: dict, other: dict) -> str | None:
     a, b = best.get("breakdown_s") or {}, other.get("breakdown_s") or {}
     diffs = {k: (b.get(k) or 0) - (a.get(k) or 0) for k in set(a) | set(b)}
     diffs = {k: v for k, v in diffs.items() if isinstance(v, int | float) and v > 0}
-    return max(diffs, key=diffs.get) if diffs else None
+    return max(diffs, key=lambda k: diffs[k]) if diffs else None
 
 
 def story(result: dict) -> list[str]:

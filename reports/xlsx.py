@@ -10,6 +10,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
+from openpyxl.worksheet.worksheet import Worksheet
 
 from . import compare, summary, working
 from .cells import neutralize
@@ -22,14 +23,18 @@ def _cell(value: Any) -> Any:
     if isinstance(value, bool) or value is None:
         return neutralize("" if value is None else str(value))
     if isinstance(value, Real):
-        return float(value) if not float(value).is_integer() else int(value)
+        return float(value) if not float(value).is_integer() else int(float(value))
     if isinstance(value, list | tuple | dict):
         return neutralize(str(value))
     return neutralize(str(value))
 
 
-def _sheet(wb: Workbook, title: str, header: list[str], rows: list[list[Any]], first: bool = False):
+def _sheet(
+    wb: Workbook, title: str, header: list[str], rows: list[list[Any]], first: bool = False
+) -> Worksheet:
     ws = wb.active if first else wb.create_sheet()
+    if not isinstance(ws, Worksheet):
+        raise TypeError("a new workbook has a worksheet")  # never reached
     ws.title = title[:31]
     ws.append([neutralize(h) for h in header])
     for c in ws[1]:
@@ -77,9 +82,9 @@ def comparison_workbook(estimates: list[Any]) -> bytes:
     ws = _sheet(
         wb,
         _("Comparison"),
-        [_("Item")] + names,
+        [_("Item"), *names],
         [[r["label"]] + r["raw"] for r in compare.rows(reports)]
-        + [[_("Currency")] + compare.currencies(reports)],
+        + [[_("Currency"), *compare.currencies(reports)]],
         first=True,
     )
     for i, r in enumerate(compare.rows(reports), start=2):

@@ -70,7 +70,7 @@ def main() -> int:
     )
     server = subprocess.Popen(server_cmd, cwd=ROOT, env=env, start_new_session=True)
 
-    def stop(signum=None, frame=None):
+    def stop(_signum=None, _frame=None):
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, stop)

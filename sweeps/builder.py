@@ -6,7 +6,8 @@ request the JSON form posts ({name, base, axes}); the core validates it."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, cast
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
@@ -36,7 +37,11 @@ AXIS_FIELDS = {
     "cost.pue": (_("PUE"), None),
 }
 INTEGER_FIELDS = {"cluster.cards", "network.switch_ports", "training.seq_len"}
-CATALOGS = {"accelerators": catalog.accelerators, "servers": catalog.servers, "presets": catalog.presets}
+CATALOGS: dict[str, Callable[[], Mapping[str, Any]]] = {
+    "accelerators": catalog.accelerators,
+    "servers": catalog.servers,
+    "presets": catalog.presets,
+}
 
 
 def _choices(kind: str) -> list[tuple[str, str]]:
@@ -70,8 +75,8 @@ class SweepBuilderForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["preset"].choices = _choices("presets")
-        self.fields["accelerator"].choices = _choices("accelerators")
+        cast(forms.ChoiceField, self.fields["preset"]).choices = _choices("presets")
+        cast(forms.ChoiceField, self.fields["accelerator"]).choices = _choices("accelerators")
         if not self.is_bound:
             self.initial.setdefault("currency", formatting.default_currency())
         field_choices = [("", _("(not used)"))] + [
@@ -152,8 +157,8 @@ class SweepBuilderForm(forms.Form):
             "step": int(step) if as_int else step,
         }
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
         if data.get("sizing") == "cards" and data.get("cards") is None:
             self.add_error("cards", _("Give a card count."))
         if data.get("sizing") == "deadline" and data.get("target_days") is None:

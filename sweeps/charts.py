@@ -6,6 +6,7 @@ JSON and a static script draws it (static/js/report.js): no inline script, nothi
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from typing import Any
@@ -73,10 +74,16 @@ def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
     return fig
 
 
+def plain(value: Any) -> str:
+    """User text as Plotly shows it literally: Plotly renders <a>, <b>, <br>... tags in labels and
+    hover text, and shows the entities &lt; &gt; &amp; as the characters."""
+    return html.escape(str(value), quote=False)
+
+
 def _values(axes: list[dict], field: str | None) -> list:
     for a in axes:
         if a["field"] == field:
-            return [str(v) for v in a["values"]]
+            return [plain(v) for v in a["values"]]
     return [""]
 
 
@@ -133,7 +140,9 @@ def pareto(
     for p in sample:
         groups.setdefault(accelerator_of(p[0]) if accelerator_of else "", []).append(p)
     for i, (acc, points) in enumerate(sorted(groups.items())):
-        name = _("%(accelerator)s (sample, owned)") % {"accelerator": acc} if acc else _("sample, owned")
+        name = (
+            _("%(accelerator)s (sample, owned)") % {"accelerator": plain(acc)} if acc else _("sample, owned")
+        )
         fig.add_trace(
             go.Scatter(
                 x=[p[1] for p in points],
@@ -141,7 +150,9 @@ def pareto(
                 mode="markers",
                 name=name,
                 marker={"size": 6, "color": COLORS[i % len(COLORS)], "opacity": 0.55},
-                text=[f"{describe(p[0])}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points],
+                text=[
+                    f"{plain(describe(p[0]))}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points
+                ],
                 hovertemplate="%{text}<extra></extra>",
             )
         )
@@ -159,7 +170,9 @@ def pareto(
                 name=_("best trade-offs: %(cost)s") % {"cost": label(cost, currency)},
                 line={"shape": "hv", "color": "#1d2430" if cost == "cost.run.owned" else "#c44e52"},
                 marker={"size": 7},
-                text=[f"{describe(p[0])}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points],
+                text=[
+                    f"{plain(describe(p[0]))}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points
+                ],
                 hovertemplate="%{text}<extra></extra>",
             )
         )

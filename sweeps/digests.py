@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from estimator import sweep as core
+from estimator import sweep as estimator_sweep
 
 # Result fields used by the summary, best tables, heatmaps and Pareto front (those the core returns).
 DAYS = "compute.wall_clock_days"
@@ -40,7 +40,8 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
     is stored as int32 codes into a unicode array of its distinct messages."""
     out = {k: v for k, v in arrays.items() if k != ERROR}
     if ERROR in arrays:
-        messages, codes = [], np.full(len(arrays[ERROR]), -1, dtype=np.int32)
+        messages: list[str] = []
+        codes = np.full(len(arrays[ERROR]), -1, dtype=np.int32)
         seen: dict[str, int] = {}
         for i, msg in enumerate(arrays[ERROR]):
             if msg is not None:
@@ -52,7 +53,7 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
         out["_error_code"] = codes
         out["_error_messages"] = np.array(messages or [""], dtype=str)
     buf = io.BytesIO()
-    np.savez_compressed(buf, **out)
+    np.savez_compressed(buf, **out)  # type: ignore[arg-type]  # numpy's stub types **kwds too narrowly
     return buf.getvalue()
 
 
@@ -78,11 +79,10 @@ def _round(x: float) -> float | None:
 def _feasible(arrays: dict[str, np.ndarray]) -> np.ndarray:
     n = len(next(iter(arrays.values())))
     fits = arrays.get(FITS)
-    mask = np.ones(n, dtype=bool) if fits is None else np.asarray(fits, dtype=bool)
-    return mask
+    return np.ones(n, dtype=bool) if fits is None else np.asarray(fits, dtype=bool)
 
 
-def heat_pairs(axes: list[core.Axis]) -> list[tuple[int, int]]:
+def heat_pairs(axes: list[estimator_sweep.Axis]) -> list[tuple[int, int]]:
     """Axis pairs (i, j) drawn as heatmaps: small enough grids, at most HEAT_MAX_PAIRS, preferring
     pairs that involve a categorical axis (accelerator, preset) and the first axes."""
     pairs = [
@@ -97,7 +97,7 @@ def heat_pairs(axes: list[core.Axis]) -> list[tuple[int, int]]:
     return pairs[:HEAT_MAX_PAIRS]
 
 
-def chunk_digest(axes: list[core.Axis], start: int, arrays: dict[str, np.ndarray]) -> dict:
+def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str, np.ndarray]) -> dict:
     n = len(next(iter(arrays.values()))) if arrays else 0
     feasible = _feasible(arrays) if n else np.zeros(0, dtype=bool)
     digest: dict[str, Any] = {
@@ -137,7 +137,7 @@ def chunk_digest(axes: list[core.Axis], start: int, arrays: dict[str, np.ndarray
             if cost not in arrays or ok_idx.size == 0:
                 continue
             x, y = arrays[DAYS][ok_idx].astype(np.float64), arrays[cost][ok_idx].astype(np.float64)
-            front = core.pareto_front(x, y)[:PARETO_MAX_POINTS]
+            front = estimator_sweep.pareto_front(x, y)[:PARETO_MAX_POINTS]
             digest["pareto"][cost] = [[start + int(ok_idx[i]), _round(x[i]), _round(y[i])] for i in front]
     if DAYS in arrays and ok_idx.size:
         step = max(1, ok_idx.size // SAMPLE_PER_CHUNK)
@@ -150,7 +150,7 @@ def chunk_digest(axes: list[core.Axis], start: int, arrays: dict[str, np.ndarray
             ]
             for i in picks
         ]
-    pos = core.decode_indices(axes, start, start + n)
+    pos = estimator_sweep.decode_indices(axes, start, start + n)
     for i, j in heat_pairs(axes):
         ni = len(axes[i])
         nj = len(axes[j]) if j >= 0 else 1
@@ -172,11 +172,11 @@ def _json_scalar(v: Any) -> Any:
     if isinstance(v, np.integer):
         return int(v)
     if isinstance(v, np.floating | float):
-        return _round(v)
+        return _round(float(v))
     return v
 
 
-def merge_digests(axes: list[core.Axis], digests: list[dict]) -> dict:
+def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict:
     """The sweep summary: counts, per-metric ranges and best rows, Pareto fronts, heatmap grids."""
     summary: dict[str, Any] = {
         "scenarios": sum(d.get("n", 0) for d in digests),
@@ -208,7 +208,7 @@ def merge_digests(axes: list[core.Axis], digests: list[dict]) -> dict:
         arr = np.array(
             [[p[1] if p[1] is not None else np.nan, p[2] if p[2] is not None else np.nan] for p in points]
         )
-        front = core.pareto_front(arr[:, 0], arr[:, 1])
+        front = estimator_sweep.pareto_front(arr[:, 0], arr[:, 1])
         summary["pareto"][cost] = [points[i] for i in front]
     sample = [p for d in digests for p in d.get("sample", [])]
     summary["sample"] = sample[:: max(1, math.ceil(len(sample) / SAMPLE_MAX))]

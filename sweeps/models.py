@@ -111,3 +111,25 @@ class SweepChunk(models.Model):
 
     def __str__(self) -> str:
         return f"{self.sweep_id}/{self.index}"
+
+
+class ChunkLease(models.Model):
+    """A worker's claim on one chunk while it computes it: renewed between sub-batches, deleted
+    when the chunk is stored. The watchdog re-queues only chunks whose lease expired (its holder
+    died or hung), and a second worker that receives the chunk while the lease is live leaves it
+    alone, so no chunk is computed by two workers at once."""
+
+    sweep = models.ForeignKey(Sweep, on_delete=models.CASCADE, related_name="leases")
+    index = models.PositiveIntegerField(_("index"))
+    holder = models.CharField(_("holder"), max_length=240)
+    expires_at = models.DateTimeField(_("expires at"), db_index=True)
+    renewed_at = models.DateTimeField(_("renewed at"))
+    done = models.BigIntegerField(_("scenarios computed"), default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["sweep", "index"], name="chunklease_once")]
+        verbose_name = _("chunk lease")
+        verbose_name_plural = _("chunk leases")
+
+    def __str__(self) -> str:
+        return f"{self.sweep_id}/{self.index} by {self.holder}"

@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 from django.contrib import messages
+from django.db.models import QuerySet
 from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from estimator import sweep as core
+from estimator import sweep as estimator_sweep
 from estimator.errors import ScenarioError
 from reports import formatting as fmt
 from reports import messages as messages_catalogue
 
 from . import charts, digests, selectors, services
-from .builder import MAX_AXES as builder_max_axes
+from .builder import MAX_AXES as BUILDER_MAX_AXES
 from .builder import SweepBuilderForm
 from .models import Sweep
 from .views import client_ip
@@ -51,13 +53,13 @@ def _can_control(request, sweep: Sweep) -> bool:
 def _start(request, data: dict) -> Sweep:
     owner = request.user if request.user.is_authenticated else None
     sweep = services.create_sweep(data, owner=owner, client_ip=client_ip(request))
-    request.session[SESSION_KEY] = (request.session.get(SESSION_KEY, []) + [sweep.share_token])[-50:]
+    request.session[SESSION_KEY] = ([*request.session.get(SESSION_KEY, []), sweep.share_token])[-50:]
     return sweep
 
 
 def _builder_errors(builder: SweepBuilderForm, exc: ScenarioError) -> None:
     """The core's errors on the builder's fields: an axis error on that axis's field picker."""
-    rows = {builder.cleaned_data.get(f"axis{i}_field"): i for i in range(1, builder_max_axes + 1)}
+    rows = {builder.cleaned_data.get(f"axis{i}_field"): i for i in range(1, BUILDER_MAX_AXES + 1)}
     base_fields = {
         "training.tokens": "tokens",
         "cluster.cards": "cards",
@@ -113,7 +115,7 @@ def index(request):
                     errors.setdefault(key, []).append(f"{e.field}: {message}" if e.field else message)
             else:
                 return HttpResponseRedirect(sweep.get_absolute_url())
-    mine = []
+    mine: QuerySet[Sweep] | list[Sweep] = []
     if request.user.is_authenticated:
         mine = Sweep.objects.filter(owner=request.user).only(
             "name", "status", "total", "done", "share_token", "created_at"
@@ -137,7 +139,8 @@ def _describer(axes: list[dict]):
 
     def describe(index: int) -> str:
         return ", ".join(
-            f"{a.field}={a.values[d]}" for a, d in zip(parsed, core.digits(parsed, index), strict=True)
+            f"{a.field}={a.values[d]}"
+            for a, d in zip(parsed, estimator_sweep.digits(parsed, index), strict=True)
         )
 
     return describe
@@ -156,7 +159,7 @@ def report(request, token: str):
     services.watchdog(sweep)
     payload = selectors.status_payload(sweep, request)
     currency = _currency(sweep)
-    context = {
+    context: dict[str, Any] = {
         "sweep": sweep,
         "payload": payload,
         "percent": math.floor(100 * sweep.done / sweep.total) if sweep.total else 0,
@@ -206,7 +209,7 @@ def _accelerator_of(sweep: Sweep):
     def accelerator_of(index: int) -> str:
         if where is None:
             return base
-        return str(axes[where].values[core.digits(axes, index)[where]])
+        return str(axes[where].values[estimator_sweep.digits(axes, index)[where]])
 
     return accelerator_of
 
@@ -221,7 +224,7 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str, budget: float | Non
             continue
         out = []
         for r in rows:
-            ds = core.digits(axes, r["index"])
+            ds = estimator_sweep.digits(axes, r["index"])
             capex = r.get("cost.capex.total")
             out.append(
                 {

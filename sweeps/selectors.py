@@ -9,7 +9,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from estimator import sweep as core
+from estimator import sweep as estimator_sweep
 
 from .digests import unpack
 from .models import Sweep, SweepChunk
@@ -28,7 +28,7 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
             path = reverse(name, args=args)
         return request.build_absolute_uri(path) if request is not None else path
 
-    timings = {
+    timings: dict[str, Any] = {
         "created_at": sweep.created_at.isoformat() if sweep.created_at else None,
         "started_at": sweep.started_at.isoformat() if sweep.started_at else None,
         "finished_at": sweep.finished_at.isoformat() if sweep.finished_at else None,
@@ -104,7 +104,7 @@ def iter_result_rows(sweep: Sweep, start: int = 0, stop: int | None = None):
     ):
         arrays = unpack(chunk.data)
         lo, hi = max(start, chunk.start), min(stop, chunk.stop)
-        inputs = core.decode(axes, lo, hi)
+        inputs = estimator_sweep.decode(axes, lo, hi)
         cols = {"index": np.arange(lo, hi)}
         cols.update(inputs)
         for key, value in arrays.items():
@@ -140,4 +140,4 @@ def _clean(v: Any) -> Any:
 
 
 def scenario_of(sweep: Sweep, index: int) -> dict:
-    return core.scenario_at(sweep.base, axes_of(sweep), index)
+    return estimator_sweep.scenario_at(sweep.base, axes_of(sweep), index)

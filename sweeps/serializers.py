@@ -8,7 +8,9 @@ from rest_framework import serializers
 
 class SweepRequestSerializer(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    base = serializers.JSONField(help_text="A scenario (design.md §2), the values every scenario shares.")
+    base = serializers.JSONField(
+        help_text="A scenario (docs/architecture.md#scenario-contract), the values every scenario shares."
+    )
     axes = serializers.JSONField(
         help_text='{"<dotted field>": [values] | {"start", "stop", "step"}}; the product of the axes is the '
         "set of scenarios, the last axis varying fastest. Ranges include stop."

@@ -11,27 +11,36 @@ from __future__ import annotations
 import logging
 import math
 import time
+import uuid
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
 import numpy as np
+from celery import current_app
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 import estimator
-from estimator import sweep as core
+from estimator import limits
+from estimator import sweep as estimator_sweep
 from estimator.errors import FieldError, ScenarioError
+from estimator.jsonio import check_tree
 
 from .digests import chunk_digest, merge_digests, pack
-from .models import Sweep, SweepChunk
+from .models import ChunkLease, Sweep, SweepChunk
+
+RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in SweepsConfig.ready)
 
 log = logging.getLogger(__name__)
 
 
-def setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
+def setting(name: str) -> Any:
+    """A SWEEP_* setting; config/settings.py holds the one default of each (no second copy here)."""
+    return getattr(settings, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -44,29 +53,16 @@ def create_sweep(data: Any, owner=None, client_ip: str | None = None) -> Sweep:
     Raises ScenarioError (field paths `name`, `base.*`, `axes`, `axes.<field>`) for a bad request
     and for the limits: scenarios per sweep and active sweeps per user (or per anonymous client).
     """
-    max_scenarios = int(setting("SWEEP_MAX_SCENARIOS", core.MAX_SCENARIOS))
+    max_scenarios = min(int(setting("SWEEP_MAX_SCENARIOS")), limits.MAX_SWEEP_ROWS)
     if owner is None:
-        max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS", 200_000)))
-    name, base, axes = core.validate_sweep(data, max_scenarios=max_scenarios)
-    total = core.scenario_count(axes)
-    chunk_size = int(setting("SWEEP_CHUNK_SIZE", 25_000))
+        max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS")))
+    _check_active(owner, client_ip)  # before any validation work: a refused request costs little
+    precheck(data)
+    name, base, axes = estimator_sweep.validate_sweep(data, max_scenarios=max_scenarios)
+    total = estimator_sweep.scenario_count(axes)
+    chunk_size = int(setting("SWEEP_CHUNK_SIZE"))
     with transaction.atomic():
-        active = Sweep.objects.filter(status__in=Sweep.ACTIVE)
-        if owner is not None:
-            active, limit = active.filter(owner=owner), int(setting("SWEEP_MAX_ACTIVE_PER_USER", 3))
-        else:
-            active, limit = (
-                active.filter(owner=None, client_ip=client_ip),
-                int(setting("SWEEP_MAX_ACTIVE_ANON", 1)),
-            )
-        if active.count() >= limit:
-            raise ScenarioError(
-                [
-                    FieldError(
-                        "axes", f"you have {limit} sweep(s) running; wait for one to finish or cancel it"
-                    )
-                ]
-            )
+        _check_active(owner, client_ip)
         sweep = Sweep.objects.create(
             owner=owner,
             client_ip=client_ip if owner is None else None,
@@ -83,6 +79,72 @@ def create_sweep(data: Any, owner=None, client_ip: str | None = None) -> Sweep:
         sweep_id = sweep.pk
         transaction.on_commit(lambda: enqueue_chunks(sweep_id))
     return sweep
+
+
+def _check_active(owner, client_ip: str | None) -> None:
+    """The active-sweep cap: per user, or per client address without an account."""
+    active = Sweep.objects.filter(status__in=Sweep.ACTIVE)
+    if owner is not None:
+        active, limit = active.filter(owner=owner), int(setting("SWEEP_MAX_ACTIVE_PER_USER"))
+    else:
+        active, limit = (
+            active.filter(owner=None, client_ip=client_ip),
+            int(setting("SWEEP_MAX_ACTIVE_ANON")),
+        )
+    if active.count() >= limit:
+        raise ScenarioError(
+            [FieldError("axes", f"you have {limit} sweep(s) running; wait for one to finish or cancel it")]
+        )
+
+
+def precheck(data: Any) -> None:
+    """The work budget of a sweep request (estimator.limits), checked before the core validates
+    it, so validation itself stays bounded: text a database can store and bounded nesting
+    everywhere; at most MAX_SWEEP_AXES axes; at most MAX_TEXT_AXIS_VALUES values on a string or
+    boolean axis (each of them is validated against the base) and MAX_AXIS_VALUES on a numeric one
+    (a bounded sample of them is validated); ranges whose step gives no or too many values."""
+    check_tree(data)
+    axes = data.get("axes") if isinstance(data, dict) else None
+    if not isinstance(axes, dict):
+        return  # the core says what is wrong with it
+    if len(axes) > limits.MAX_SWEEP_AXES:
+        raise ScenarioError(f"has {len(axes)} axes; the limit is {limits.MAX_SWEEP_AXES}", "axes")
+    errors = []
+    for field, spec in axes.items():
+        path = f"axes.{field}"
+        if isinstance(spec, list):
+            textual = any(isinstance(v, str | bool) for v in spec)
+            cap = limits.MAX_TEXT_AXIS_VALUES if textual else limits.MAX_AXIS_VALUES
+            if len(spec) > cap:
+                kind = "string or boolean" if textual else "numeric"
+                errors.append(
+                    FieldError(path, f"has {len(spec):,} values; the limit is {cap:,} on a {kind} axis")
+                )
+        elif isinstance(spec, dict):
+            problem = _range_problem(spec)
+            if problem:
+                errors.append(FieldError(path, problem))
+    if errors:
+        raise ScenarioError(errors)
+
+
+def _range_problem(spec: dict) -> str | None:
+    """Why a {start, stop, step} range cannot be swept, or None (malformed ones: the core says)."""
+    values = [spec.get(k) for k in ("start", "stop", "step")]
+    numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    if len(numbers) != 3:
+        return None
+    start, stop, step = numbers
+    if not all(math.isfinite(v) for v in (start, stop, step)) or step <= 0 or stop < start:
+        return None
+    span = (stop - start) / step
+    if not math.isfinite(span) or span + 1 > limits.MAX_AXIS_VALUES:
+        return f"the step gives more than {limits.MAX_AXIS_VALUES:,} values; the limit per axis"
+    count = math.floor(span + 1e-9) + 1
+    points = {float(f"{start + i * step:.12g}") for i in range(count)}
+    if len(points) < count:
+        return "the step is too small for these numbers: some values would be equal"
+    return None
 
 
 def catalog_version() -> str:
@@ -106,14 +168,19 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
     A broker that cannot be reached is recorded in `error` (the watchdog fails the sweep if it
     stays unreachable); it never raises into the request that created the sweep.
     """
-    from .tasks import run_chunk
+    run_chunk = current_app.tasks[RUN_CHUNK_TASK]  # by name: tasks.py imports this module
 
     sweep = Sweep.objects.filter(pk=sweep_id).values("status", "chunks_total").first()
     if sweep is None or sweep["status"] not in Sweep.ACTIVE:
         return 0
     stored = set(SweepChunk.objects.filter(sweep_id=sweep_id).values_list("index", flat=True))
+    leased = set(
+        ChunkLease.objects.filter(sweep_id=sweep_id, expires_at__gt=timezone.now()).values_list(
+            "index", flat=True
+        )
+    )
     wanted = range(sweep["chunks_total"]) if indexes is None else indexes
-    todo = [i for i in wanted if i not in stored]
+    todo = [i for i in wanted if i not in stored and i not in leased]
     sent = 0
     try:
         with run_chunk.app.producer_or_acquire() as producer:
@@ -137,15 +204,19 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
 # Running a chunk (called by the Celery task)
 
 
-def axes_of(sweep: Sweep | dict) -> list[core.Axis]:
+def axes_of(sweep: Sweep | Mapping[str, Any]) -> list[estimator_sweep.Axis]:
     raw = sweep.axes if isinstance(sweep, Sweep) else sweep["axes"]
-    return [core.Axis(a["field"], tuple(a["values"])) for a in raw]
+    return [estimator_sweep.Axis(a["field"], tuple(a["values"])) for a in raw]
 
 
 def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
     """Evaluate and store chunk `index` of a sweep; safe to call any number of times.
 
-    Returns what happened: "stored", "duplicate", "skipped" (sweep no longer active), "failed".
+    The chunk is computed under a lease (ChunkLease) in sub-batches of SWEEP_SUB_BATCH scenarios;
+    between sub-batches the lease is renewed (the watchdog's heartbeat) and the sweep's status
+    read, so a cancelled sweep stops within one sub-batch. Returns what happened: "stored",
+    "duplicate", "leased" (another worker holds a live lease), "skipped" (sweep no longer active),
+    "stopped" (cancelled or lease lost mid-chunk), "failed".
     """
     sweep = (
         Sweep.objects.filter(pk=sweep_id)
@@ -159,6 +230,18 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
     if SweepChunk.objects.filter(sweep_id=sweep_id, index=index).exists():
         maybe_finish(sweep_id)
         return "duplicate"
+    holder = f"{worker or 'local'}:{uuid.uuid4().hex[:12]}"
+    if not acquire_lease(sweep_id, index, holder):
+        log.info("sweep %s chunk %s: leased by another worker, left to it", sweep_id, index)
+        return "leased"
+    log.info("sweep %s chunk %s: computing (lease %s)", sweep_id, index, holder)
+    try:
+        return _compute_and_store(sweep_id, index, sweep, holder, worker)
+    finally:
+        ChunkLease.objects.filter(sweep_id=sweep_id, index=index, holder=holder).delete()
+
+
+def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], holder: str, worker: str) -> str:
     now = timezone.now()
     Sweep.objects.filter(pk=sweep_id, status=Sweep.Status.QUEUED).update(
         status=Sweep.Status.RUNNING, started_at=now, progress_at=now
@@ -166,17 +249,30 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
     start = index * sweep["chunk_size"]
     stop = min(start + sweep["chunk_size"], sweep["total"])
     axes = axes_of(sweep)
+    sub = max(1, int(setting("SWEEP_SUB_BATCH")))
     t0 = time.perf_counter()
     try:
         from estimator.batch import evaluate_columns
 
-        columns = core.decode(axes, start, stop)
-        arrays = {k: np.asarray(v) for k, v in evaluate_columns(sweep["base"], columns).items()}
-        for key, value in arrays.items():
-            if value.shape != (stop - start,):
-                raise ValueError(f"the core returned {value.shape} for {key}, expected ({stop - start},)")
+        parts: list[dict[str, np.ndarray]] = []
+        for lo in range(start, stop, sub):
+            if lo > start and not renew_lease(sweep_id, index, holder, done=lo - start):
+                # cancelled, deleted, or the lease was lost (and taken over): store nothing
+                log.info("sweep %s chunk %s: stopped after %s scenarios", sweep_id, index, lo - start)
+                return "stopped"
+            hi = min(lo + sub, stop)
+            columns = estimator_sweep.decode(axes, lo, hi)
+            part = {k: np.asarray(v) for k, v in evaluate_columns(sweep["base"], columns).items()}
+            for key, value in part.items():
+                if value.shape != (hi - lo,):
+                    raise ValueError(f"the core returned {value.shape} for {key}, expected ({hi - lo},)")
+            parts.append(part)
+        arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     except ScenarioError as exc:
         fail(sweep_id, f"chunk {index} (scenarios {start:,}-{stop - 1:,}): {exc}")
+        return "failed"
+    except SoftTimeLimitExceeded as exc:  # Celery's soft limit (sweeps.tasks) interrupts a chunk
+        fail(sweep_id, f"chunk {index} (scenarios {start:,}-{stop - 1:,}) exceeded its time limit ({exc})")
         return "failed"
     except Exception as exc:
         log.exception("sweep %s chunk %s crashed", sweep_id, index)
@@ -185,10 +281,50 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
             f"chunk {index} (scenarios {start:,}-{stop - 1:,}): internal error {type(exc).__name__}: {exc}",
         )
         return "failed"
+    if not renew_lease(sweep_id, index, holder, done=stop - start):
+        return "stopped"
     compute_s = time.perf_counter() - t0
     digest = chunk_digest(axes, start, arrays)
     blob = pack(arrays)
     return store_chunk(sweep_id, index, start, stop, blob, digest, compute_s, worker)
+
+
+def lease_seconds() -> float:
+    return float(setting("SWEEP_LEASE_S"))
+
+
+def acquire_lease(sweep_id: int, index: int, holder: str) -> bool:
+    """Claim chunk `index` for `holder` unless another holder's lease is live. Race-safe: one
+    conditional UPDATE takes over an expired lease; the unique (sweep, index) makes one of two
+    concurrent first claims fail."""
+    now = timezone.now()
+    until = now + timedelta(seconds=lease_seconds())
+    taken = ChunkLease.objects.filter(sweep_id=sweep_id, index=index, expires_at__lte=now).update(
+        holder=holder[:240], expires_at=until, renewed_at=now, done=0
+    )
+    if taken:
+        return True
+    try:
+        with transaction.atomic():
+            ChunkLease.objects.create(
+                sweep_id=sweep_id, index=index, holder=holder[:240], expires_at=until, renewed_at=now
+            )
+    except IntegrityError:
+        return False  # a live lease of another holder (or one that just took the expired one)
+    return True
+
+
+def renew_lease(sweep_id: int, index: int, holder: str, done: int = 0) -> bool:
+    """Extend `holder`'s lease while the sweep is active; False when the sweep was cancelled (or
+    deleted) or the lease is no longer this holder's: the caller stops without storing."""
+    if not Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).exists():
+        return False
+    now = timezone.now()
+    return bool(
+        ChunkLease.objects.filter(sweep_id=sweep_id, index=index, holder=holder).update(
+            expires_at=now + timedelta(seconds=lease_seconds()), renewed_at=now, done=done
+        )
+    )
 
 
 def store_chunk(sweep_id, index, start, stop, blob, digest, compute_s, worker="") -> str:
@@ -257,9 +393,10 @@ def cancel(sweep: Sweep) -> bool:
 
 
 def watchdog(sweep: Sweep) -> str:
-    """Never a silent hang. For an active sweep with no progress for SWEEP_STALL_S seconds,
-    re-queue its missing chunks (tasks are idempotent, so a slow chunk that still lands is
-    harmless); after SWEEP_FAIL_AFTER_S seconds without progress, fail it with the reason.
+    """Never a silent hang. For an active sweep with no progress (no chunk stored and no live
+    lease renewed) for SWEEP_STALL_S seconds, re-queue its missing chunks whose lease expired (a
+    chunk still being computed is left to its worker); after SWEEP_FAIL_AFTER_S seconds without
+    progress, fail it with the reason.
 
     Called on every status read (API polls, the report page) and by the periodic
     `sweeps.tasks.watchdog_all` task. Returns "ok", "requeued" or "failed".
@@ -268,9 +405,17 @@ def watchdog(sweep: Sweep) -> str:
         return "ok"
     now = timezone.now()
     last = sweep.progress_at or sweep.created_at
+    heartbeat = (
+        ChunkLease.objects.filter(sweep=sweep, expires_at__gt=now)
+        .order_by("-renewed_at")
+        .values_list("renewed_at", flat=True)
+        .first()
+    )
+    if heartbeat is not None and heartbeat > last:
+        last = heartbeat  # a chunk is being computed right now: that is progress
     idle = (now - last).total_seconds()
-    stall_s = float(setting("SWEEP_STALL_S", 60))
-    fail_s = float(setting("SWEEP_FAIL_AFTER_S", 600))
+    stall_s = float(setting("SWEEP_STALL_S"))
+    fail_s = float(setting("SWEEP_FAIL_AFTER_S"))
     busy_elsewhere = (
         Sweep.objects.filter(status__in=Sweep.ACTIVE, progress_at__gte=now - timedelta(seconds=stall_s))
         .exclude(pk=sweep.pk)

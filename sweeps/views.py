@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -13,11 +14,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.parsers import StrictJSONParser
 from api.serializers import ErrorSerializer
+from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrottle, client_ip
+from reports.cells import neutralize_row
 
 from . import selectors, services
 from .models import Sweep
@@ -26,10 +30,6 @@ from .serializers import ResultPageSerializer, SweepRequestSerializer, SweepStat
 ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
 MAX_PAGE_SIZE = 10_000
 DEFAULT_PAGE_SIZE = 1_000
-
-
-def client_ip(request) -> str | None:
-    return request.META.get("REMOTE_ADDR") or None
 
 
 class CSVRenderer(renderers.BaseRenderer):
@@ -41,7 +41,9 @@ class CSVRenderer(renderers.BaseRenderer):
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if isinstance(data, dict) and "errors" in data:  # an error while asking for CSV
-            return "\n".join(f"{e['field']},{e['message']}" for e in data["errors"]).encode()
+            buf = io.StringIO()
+            csv.writer(buf).writerows(neutralize_row([e["field"], e["message"]]) for e in data["errors"])
+            return buf.getvalue().encode()
         return data
 
 
@@ -49,6 +51,7 @@ class SweepListCreateView(APIView):
     """POST: start a sweep (202). GET: your sweeps, newest first."""
 
     parser_classes = [StrictJSONParser]
+    throttle_classes = [AnonRateThrottle, UserRateThrottle, SweepCreateThrottle]
 
     def get_permissions(self):
         return [AllowAny()] if self.request.method == "POST" else [IsAuthenticated()]
@@ -138,7 +141,11 @@ RESULT_PARAMS = [
 
 
 class _ResultsMixin:
-    renderer_classes = [renderers.JSONRenderer, renderers.BrowsableAPIRenderer, CSVRenderer]
+    renderer_classes: Sequence[type[BaseRenderer]] = [
+        renderers.JSONRenderer,
+        renderers.BrowsableAPIRenderer,
+        CSVRenderer,
+    ]
 
     def results(self, request, sweep: Sweep):
         page_raw = request.query_params.get("page")
@@ -164,18 +171,26 @@ class _ResultsMixin:
         return Response(selectors.result_page(sweep, page or 1, page_size))
 
 
+CSV_BLOCK_ROWS = 5_000  # rows per streamed piece: memory stays bounded and bytes flow steadily
+
+
 def _csv_stream(sweep: Sweep, start: int, stop: int):
+    """The rows as CSV, streamed block by block; every cell through reports.cells.neutralize
+    (a string axis value such as "=HYPERLINK(...)" must not run as a formula)."""
     header_done = False
     for columns, rows in selectors.iter_result_rows(sweep, start, stop):
-        buf = io.StringIO()
-        writer = csv.writer(buf)
-        if not header_done:
-            writer.writerow(columns)
-            header_done = True
-        writer.writerows(rows)
-        yield buf.getvalue()
+        for lo in range(0, max(len(rows), 1), CSV_BLOCK_ROWS):
+            buf = io.StringIO()
+            writer = csv.writer(buf)
+            if not header_done:
+                writer.writerow(neutralize_row(columns))
+                header_done = True
+            writer.writerows(neutralize_row(row) for row in rows[lo : lo + CSV_BLOCK_ROWS])
+            yield buf.getvalue()
     if not header_done:
-        yield ",".join(["index"] + [a["field"] for a in sweep.axes]) + "\r\n"
+        buf = io.StringIO()
+        csv.writer(buf).writerow(neutralize_row(["index"] + [a["field"] for a in sweep.axes]))
+        yield buf.getvalue()
 
 
 class SweepResultsView(_ResultsMixin, APIView):

@@ -39,3 +39,18 @@ def user_client(user):
 def other_client(other_user):
     """An API client authenticated with `other_user`'s token."""
     return _token_client(other_user)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits(settings):
+    """Throttle counters live in a cache shared by processes (Redis when REDIS_URL is set), so they
+    would carry from one test to the next: every test starts with none. The database cache lives in
+    the test database and needs no clearing; an unreachable Redis (a test stopping it) is ignored."""
+    import contextlib
+
+    from django.core.cache import cache
+
+    if "DatabaseCache" not in settings.CACHES["default"]["BACKEND"]:
+        with contextlib.suppress(Exception):
+            cache.clear()
+    return

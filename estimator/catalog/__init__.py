@@ -15,6 +15,8 @@ Public API:
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 from ._load import Catalog, CatalogDataError, Preset, load_catalog
 from .entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
@@ -56,13 +58,15 @@ __all__ = [
     "transceivers",
 ]
 
+T = TypeVar("T")
+
 
 @functools.cache
 def _catalog() -> Catalog:
     return load_catalog()
 
 
-def _lookup(table: dict, entry_id):
+def _lookup(table: Mapping[str, T], entry_id: str) -> T:
     try:
         return table[entry_id]
     except (KeyError, TypeError):
@@ -137,9 +141,9 @@ def default_sources() -> dict[str, Source]:
     return dict(_catalog().default_sources)
 
 
-def source_dict(src: Source) -> dict:
+def source_dict(src: Source) -> dict[str, Any]:
     """A Source as plain JSON: source, as_of, and range/note when present."""
-    out: dict = {"source": src.source, "as_of": src.as_of}
+    out: dict[str, Any] = {"source": src.source, "as_of": src.as_of}
     if src.range is not None:
         out["range"] = list(src.range)
     if src.note:
@@ -147,13 +151,13 @@ def source_dict(src: Source) -> dict:
     return out
 
 
-def _entry_dict(entry) -> dict:
+def _entry_dict(entry: Any) -> dict[str, Any]:
     data = {k: v for k, v in entry.__dict__.items() if k != "sources"}
     data["sources"] = {k: source_dict(s) for k, s in entry.sources.items()}
     return data
 
 
-def _preset_dict(p: Preset) -> dict:
+def _preset_dict(p: Preset) -> dict[str, Any]:
     from ..models import param_counts
 
     counts = param_counts(p.architecture)
@@ -170,7 +174,7 @@ def _preset_dict(p: Preset) -> dict:
     }
 
 
-def catalog_listing() -> dict:
+def catalog_listing() -> dict[str, Any]:
     """Everything in the catalog as a JSON-serialisable dict, each figure with its sources.
 
     Shape: {"version", "accelerators": {id: {...fields, "sources": {field: {source, as_of, ...}}}},
@@ -180,7 +184,7 @@ def catalog_listing() -> dict:
     """
     cat = _catalog()
     tables = ("accelerators", "servers", "switches", "transceivers", "drives", "supernodes")
-    listing: dict = {"version": cat.version}
+    listing: dict[str, Any] = {"version": cat.version}
     for table in tables:
         listing[table] = {eid: _entry_dict(e) for eid, e in getattr(cat, table).items()}
     listing["presets"] = {pid: _preset_dict(p) for pid, p in cat.presets.items()}

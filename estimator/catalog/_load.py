@@ -12,6 +12,10 @@ import hashlib
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 from ..models import Architecture, architecture_from_config
 from .entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
@@ -70,12 +74,15 @@ def catalog_version() -> str:
     return VERSION_PREFIX + digest.hexdigest()[:8]
 
 
-def _read(name: str) -> dict:
-    with open(DATA_DIR / name, "rb") as fh:
+T = TypeVar("T", bound="DataclassInstance")
+
+
+def _read(name: str) -> dict[str, Any]:
+    with (DATA_DIR / name).open("rb") as fh:
         return tomllib.load(fh)
 
 
-def split_figure(where: str, raw) -> tuple[object, Source | None]:
+def split_figure(where: str, raw: Any) -> tuple[Any, Source | None]:
     """(value, Source) for an inline-table figure, (raw, None) for a plain value."""
     if not isinstance(raw, dict):
         return raw, None
@@ -98,7 +105,7 @@ def split_figure(where: str, raw) -> tuple[object, Source | None]:
     return value, Source(str(raw["source"]), str(raw["as_of"]), rng, str(raw.get("note", "")))
 
 
-def _convert(where: str, annotation: str, value):
+def _convert(where: str, annotation: str, value: Any) -> str | int | float | None:
     if annotation == "str":
         if not isinstance(value, str):
             raise CatalogDataError(f"{where}: expected a string, got {value!r}")
@@ -114,13 +121,14 @@ def _convert(where: str, annotation: str, value):
     return float(value)
 
 
-def build_entry(cls, entry_id: str, raw: dict, table: str):
+def build_entry(cls: type[T], entry_id: str, raw: dict[str, Any], table: str) -> T:
     """Build one Accelerator/Server/Switch/Transceiver/Drive from its TOML table."""
     specs = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("id", "sources")}
     unknown = set(raw) - set(specs)
     if unknown:
         raise CatalogDataError(f"{table}.{entry_id}: unknown field(s) {sorted(unknown)}")
-    values, sources = {}, {}
+    values: dict[str, Any] = {}
+    sources: dict[str, Source] = {}
     for key, item in raw.items():
         where = f"{table}.{entry_id}.{key}"
         value, src = split_figure(where, item)
@@ -138,7 +146,8 @@ def build_entry(cls, entry_id: str, raw: dict, table: str):
     missing = [n for n in required if n not in values]
     if missing:
         raise CatalogDataError(f"{table}.{entry_id}: missing field(s) {missing}")
-    return cls(id=entry_id, sources=sources, **values)
+    fields: dict[str, Any] = {"id": entry_id, "sources": sources, **values}
+    return cls(**fields)
 
 
 _PRESET_META = (
@@ -151,7 +160,7 @@ _PRESET_META = (
 )
 
 
-def build_preset(preset_id: str, raw: dict) -> Preset:
+def build_preset(preset_id: str, raw: dict[str, Any]) -> Preset:
     where = f"models.{preset_id}"
     missing = [k for k in _PRESET_META if k not in raw]
     if missing:
@@ -165,7 +174,7 @@ def build_preset(preset_id: str, raw: dict) -> Preset:
     except ValueError as exc:
         raise CatalogDataError(f"{where}: {exc}") from None
     sources = {"architecture": Source(str(raw["source"]), str(raw["as_of"]))}
-    figures = {}
+    figures: dict[str, Any] = {}
     for key in ("published_total_params", "published_active_params", "default_seq_len"):
         value, src = split_figure(f"{where}.{key}", raw[key])
         if src is None:
@@ -186,7 +195,9 @@ SCALEUP_MEDIA = ("optics", "copper", "board")
 COOLING = ("liquid", "hybrid", "air")
 
 
-def _check_supernodes(supernodes: dict, servers: dict, accelerators: dict) -> None:
+def _check_supernodes(
+    supernodes: dict[str, Any], servers: dict[str, Any], accelerators: dict[str, Any]
+) -> None:
     """Cross-check supernodes.toml: references, media, and nodes x cards per node = cards."""
     for nid, sn in supernodes.items():
         where = f"supernodes.{nid}"
@@ -217,17 +228,19 @@ def load_catalog() -> Catalog:
         "drives": Drive,
         "supernodes": Supernode,
     }
-    built = {
+    built: dict[str, dict[str, Any]] = {
         table: {eid: build_entry(cls, eid, raw, table) for eid, raw in _read(f"{table}.toml").items()}
         for table, cls in tables.items()
     }
     presets = {pid: build_preset(pid, raw) for pid, raw in _read("models.toml").items()}
-    defaults, default_sources = {}, {}
+    defaults: dict[str, float] = {}
+    default_sources: dict[str, Source] = {}
     for key, raw in _read("defaults.toml").items():
         value, src = split_figure(f"defaults.{key}", raw)
         if src is None:
             raise CatalogDataError(f"defaults.{key}: needs source and as_of")
-        defaults[key], default_sources[key] = float(_convert(f"defaults.{key}", "float", value)), src
+        _convert(f"defaults.{key}", "float", value)  # rejects a non-number
+        defaults[key], default_sources[key] = float(value), src
     for sid, srv in built["servers"].items():
         if srv.accelerator not in built["accelerators"]:
             raise CatalogDataError(f"servers.{sid}: unknown accelerator {srv.accelerator!r}")

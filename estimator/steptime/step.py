@@ -48,7 +48,7 @@ import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.memory import StageLayers, grad_bytes, stage_layers
-from estimator.models import mlp_matrices
+from estimator.models import mlp_matrices, stage_param_counts
 from estimator.steptime import attention as att
 from estimator.steptime.candidates import Candidates
 from estimator.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
@@ -289,18 +289,11 @@ def _head_terms(problem: LayoutProblem, c: Candidates, r: _Rates) -> dict[str, N
 def _stage_params(problem: LayoutProblem, c: Candidates, st: StageLayers) -> tuple[FloatArray, FloatArray]:
     """(dense, expert) parameters held by the busiest-in-parameters pipeline device after TP/EP."""
     counts = problem.counts
-    head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
-    dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
-    nonrouted = counts.attention_per_layer + counts.moe_shared_per_layer
     single = st.single.astype(float)
     untied = 1.0 if counts.lm_head > 0 else 0.0
 
     def params(n_layers: Num, n_dense: Num, emb: float, head: Num) -> tuple[FloatArray, FloatArray]:
-        n_moe = n_layers - n_dense
-        dense = (
-            n_dense * dense_layer + n_moe * nonrouted + emb * counts.embedding + head * head_params
-        ) / c.tp
-        return dense, n_moe * counts.moe_routed_per_layer / (c.ep * c.tp)
+        return stage_param_counts(counts, n_layers, n_dense, emb, head, c.tp, c.ep)
 
     cand = [
         params(st.first, st.dense_first, 1.0, single * untied),

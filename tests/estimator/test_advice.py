@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from estimator.advice import RULES, advise, starting_configuration
+from estimator.dotted import set_path
 
 SCENARIO = {
     "hardware": {"accelerator": "h100-sxm", "cards_per_node": 8},
@@ -65,19 +66,12 @@ SUPERNODE = {
 }
 
 
-def _set(d, path, value):
-    keys = path.split(".")
-    for k in keys[:-1]:
-        d = d.setdefault(k, {})
-    d[keys[-1]] = value
-
-
 def _plan(**changes):
     """Copy of the healthy plan with 's.<path>' / 'r.<path>' set (double underscore for dots)."""
     s, r = copy.deepcopy(SCENARIO), copy.deepcopy(RESULT)
     for key, value in changes.items():
         where, path = key.split("_", 1)
-        _set(s if where == "s" else r, path.replace("__", "."), value)
+        set_path(s if where == "s" else r, path.replace("__", "."), value)
     return s, r
 
 
@@ -181,7 +175,7 @@ def test_tp_inside_a_large_scaleup_domain_is_fine():
 
 
 @pytest.mark.parametrize(
-    "scenario, result",
+    ("scenario", "result"),
     [
         ({}, {}),
         (None, None),

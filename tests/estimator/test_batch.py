@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from estimator.batch import LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
+from estimator.dotted import get_path
 from estimator.plan import estimate
 
 BASE = {
@@ -15,12 +16,6 @@ BASE = {
     "cluster": {"target_days": 30},
     "efficiency": {"mfu": 0.4},
 }
-
-
-def _get(d, path):
-    for k in path.split("."):
-        d = d[k]
-    return d
 
 
 def _scenario(i, cols):
@@ -42,7 +37,7 @@ def assert_rows_equal(cols, out, rows):
     for i in rows:
         result = estimate(_scenario(i, cols))["result"]
         for f in SUMMARY_FIELDS:
-            expected = _get(result, f)
+            expected = get_path(result, f)
             expected = np.inf if expected is None else expected
             assert out[f][i] == pytest.approx(expected, rel=1e-9), (i, f)
 
@@ -72,7 +67,7 @@ def test_given_cards_and_cny():
         sc["network"] = {"oversubscription": float(cols["network.oversubscription"][i])}
         result = estimate(sc)["result"]
         for f in SUMMARY_FIELDS:
-            expected = _get(result, f)
+            expected = get_path(result, f)
             assert out[f][i] == pytest.approx(np.inf if expected is None else expected, rel=1e-9), (i, f)
 
 
@@ -94,7 +89,9 @@ def test_bad_rows_are_flagged_not_raised():
     base = {**BASE, "cluster": {"cards": 64}, "parallelism": {"tp": 8, "pp": 4}}
     out = evaluate_columns(base, {"cluster.cards": np.array([64.0, 80.0, 128.0])})
     assert out["ok"].tolist() == [True, False, True]  # 80 is not a multiple of tp·pp = 32
-    assert np.isnan(out["compute.wall_clock_days"][1]) or not out["ok"][1]
+    errors = list(out["error"])
+    assert errors[0] is None and errors[2] is None
+    assert "fixed layout does not divide the cards" in errors[1]
 
 
 def _layout_matches(out, i, result):
@@ -130,7 +127,7 @@ def test_predicted_rows_with_cards_carry_estimate_s_layout():
             {**base, "model": {"preset": m}, "hardware": {"accelerator": a}, "cluster": {"cards": c}}
         )["result"]
         for f in SUMMARY_FIELDS:
-            expected = _get(result, f)
+            expected = get_path(result, f)
             assert out[f][i] == pytest.approx(np.inf if expected is None else expected, rel=1e-9), (i, f)
         _layout_matches(out, i, result)
 

@@ -13,7 +13,7 @@ from estimator import catalog
 from estimator.catalog._load import CatalogDataError, build_entry, split_figure
 from estimator.catalog.entries import Accelerator, Switch
 
-# design.md section 2: ids that are part of the public contract
+# docs/architecture.md#scenario-contract: ids that are part of the public contract
 CONTRACT_ACCELERATORS = [
     "a100-sxm-40gb",
     "a100-sxm-80gb",
@@ -185,18 +185,24 @@ def test_defaults():
     assert d["pue"] == 1.3
     assert d["usd_to_cny"] == 7.2
     assert d["depreciation_years"] == 4
-    assert d["erasure_coding_overhead"] == 1.25
     for key in (
-        "utilisation",
-        "cloud_reserved_discount",
-        "server_overhead_usd",
-        "nic_port_usd",
-        "hdd_usd_per_gb",
-        "nvme_usd_per_gb",
+        "utilization",
         "storage_node_nvme_usd",
+        "storage_node_hdd_usd",
         "dac_cable_usd",
+        "fiber_cable_usd",
     ):
         assert d[key] > 0, key
+
+
+def test_every_default_is_read_by_the_engine():
+    """A setting nobody reads is a trap: each defaults.toml key must be used by the code."""
+    import pathlib
+
+    root = pathlib.Path(catalog.__file__).resolve().parents[1]
+    code = "\n".join(p.read_text(encoding="utf-8") for p in root.rglob("*.py"))
+    unread = [key for key in catalog.defaults() if f'"{key}"' not in code]
+    assert unread == []
 
 
 def test_cross_references_and_prices():
@@ -231,7 +237,7 @@ def test_listing_is_json_with_sources():
     text = json.dumps(listing)
     assert re.fullmatch(r"2026\.11-[0-9a-f]{8}", catalog.CATALOG_VERSION)
     assert listing["version"] == catalog.CATALOG_VERSION
-    for table in list(TABLES) + ["presets", "defaults"]:
+    for table in [*list(TABLES), "presets", "defaults"]:
         assert listing[table], table
     h100 = listing["accelerators"]["h100-sxm"]
     assert h100["peak_flops_bf16"] == 989.4e12 and h100["sources"]["peak_flops_bf16"]["as_of"]

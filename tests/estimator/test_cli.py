@@ -1,12 +1,16 @@
 """The CLI: plan (json and table), schema, catalog, validate; bad input exits 2 without a traceback."""
 
+import io
 import json
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import pytest
 
-# The seed article's section 6 example, corrected (shared/seed/README.md errata): a 70B dense model,
+from estimator.__main__ import main
+
+# The seed article's section 6 example, corrected (docs/sources.md#source-article-errata): a 70B dense model,
 # 5e11 tokens, a 320 TFLOP/s card at 50% MFU, 30 days.
 ARTICLE = {
     "name": "seed article section 6",
@@ -26,13 +30,31 @@ ARTICLE = {
 }
 
 
-def run(*args, stdin=None):
-    return subprocess.run(
-        [sys.executable, "-m", "estimator", *args], input=stdin, capture_output=True, text=True, timeout=120
-    )
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def test_article_example_through_the_cli():
+@pytest.fixture
+def run(monkeypatch, capsys):
+    """The CLI in-process: main(argv) with `stdin` as standard input and its output captured."""
+
+    def invoke(*args: str, stdin: str | None = None) -> Run:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
+        capsys.readouterr()  # drop anything printed before
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+        out = capsys.readouterr()
+        return Run(code, out.out, out.err)
+
+    return invoke
+
+
+def test_article_example_through_the_cli(run):
     out = run("plan", "-", stdin=json.dumps(ARTICLE))
     assert out.returncode == 0, out.stderr
     compute = json.loads(out.stdout)["result"]["compute"]
@@ -48,14 +70,14 @@ def test_article_example_through_the_cli():
     assert compute["wall_clock_days"] <= 30
 
 
-def test_table_format_is_for_people():
+def test_table_format_is_for_people(run):
     out = run("plan", "-", "--format", "table", stdin=json.dumps(ARTICLE))
     assert out.returncode == 0, out.stderr
     assert "512" in out.stdout and "cards" in out.stdout
 
 
 @pytest.mark.parametrize(
-    "stdin,needle",
+    ("stdin", "needle"),
     [
         ("{not json", "invalid JSON"),
         ('{"model": {"params": NaN}}', "invalid JSON"),
@@ -66,19 +88,19 @@ def test_table_format_is_for_people():
         ("1e999", "too large"),
     ],
 )
-def test_bad_input_exits_2_with_field_and_no_traceback(stdin, needle):
+def test_bad_input_exits_2_with_field_and_no_traceback(run, stdin, needle):
     out = run("plan", "-", stdin=stdin)
     assert out.returncode == 2
     assert needle in out.stderr
     assert "Traceback" not in out.stderr and out.stdout == ""
 
 
-def test_missing_file_exits_2():
+def test_missing_file_exits_2(run):
     out = run("plan", "/nonexistent/scenario.json")
     assert out.returncode == 2 and "cannot read" in out.stderr and "Traceback" not in out.stderr
 
 
-def test_schema_is_json_schema():
+def test_schema_is_json_schema(run):
     out = run("schema")
     assert out.returncode == 0
     schema = json.loads(out.stdout)
@@ -86,7 +108,7 @@ def test_schema_is_json_schema():
     assert "training" in schema["properties"]
 
 
-def test_catalog_lists_contract_ids():
+def test_catalog_lists_contract_ids(run):
     out = run("catalog", "--format", "json")
     assert out.returncode == 0, out.stderr
     text = out.stdout
@@ -94,12 +116,30 @@ def test_catalog_lists_contract_ids():
         assert cid in text
 
 
-def test_unknown_catalog_kind_exits_2():
+def test_unknown_catalog_kind_exits_2(run):
     out = run("catalog", "gpus")
     assert out.returncode == 2 and "kind" in out.stderr
 
 
-def test_table_states_the_budget_and_the_deadline_risk():
+def test_deep_json_exits_2_with_one_line_and_no_output(run):
+    # a few hundred levels: "internal error", exit 1 before the depth cap
+    out = run("plan", "-", stdin='{"model": ' + "[" * 400 + "]" * 400 + "}")
+    assert out.returncode == 2, out.stderr
+    assert out.stdout == ""
+    assert len(out.stderr.strip().splitlines()) == 1 and "nested" in out.stderr
+
+
+def test_lone_surrogate_exits_2_without_partial_json(run):
+    # before: an extra model key was echoed, and printing it died half-way (exit 1, partial JSON)
+    model = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100}
+    doc = {**ARTICLE, "model": {**model, "intermediate_size": 256, "note": "\ud800"}}
+    out = run("plan", "-", stdin=json.dumps(doc))  # json.dumps writes the escape \ud800
+    assert out.returncode == 2, out.stderr
+    assert out.stdout == ""
+    assert out.stderr.startswith("error: model.note:")
+
+
+def test_table_states_the_budget_and_the_deadline_risk(run):
     """50 M CNY against the article's plan: over by capex - 50 M, and what 50 M buys (issue 11)."""
     scenario = {**ARTICLE, "cost": {"currency": "CNY", "budget": 5e7}}
     out = run("plan", "-", "--format", "table", stdin=json.dumps(scenario))
@@ -109,3 +149,15 @@ def test_table_states_the_budget_and_the_deadline_risk():
     assert f"OVER by {over:,.0f} CNY" in out.stdout
     assert f"It buys {plan['budget']['affords']['cards']:,} cards" in out.stdout
     assert "chance of missing the 30-day deadline" in out.stdout
+
+
+def test_module_entry_point():
+    """`python -m estimator` runs main() (the one subprocess: the wiring, not the behaviour)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "estimator", "schema"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0 and json.loads(out.stdout)["title"].startswith("ClusterPlan")

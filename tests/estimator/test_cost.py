@@ -1,7 +1,5 @@
 """Capex, owned vs cloud cost, break-even (estimator/cost.py)."""
 
-import time
-
 import numpy as np
 import pytest
 
@@ -17,15 +15,15 @@ from estimator.errors import ScenarioError
 
 # One HGX/DGX-class H100 node, Freakonomics-sheet price (reference section 4, Aug 2024): $310,000
 # with 8 GPUs and 8 x 400G NICs; 6.2 kW IT, PUE 1.2 -> 7.44 kW facility; $0.10/kWh; 4-year life.
-NODE = dict(
-    cards=8,
-    nodes=1,
-    it_w=6200.0,
-    facility_w=7440.0,
-    server_price_usd=310_000.0,
-    electricity_usd_per_kwh=0.10,
-    depreciation_years=4,
-)
+NODE = {
+    "cards": 8,
+    "nodes": 1,
+    "it_w": 6200.0,
+    "facility_w": 7440.0,
+    "server_price_usd": 310_000.0,
+    "electricity_usd_per_kwh": 0.10,
+    "depreciation_years": 4,
+}
 
 
 def test_capex_by_category_hand_computed():
@@ -102,9 +100,9 @@ def test_cny_converts_money_not_months():
     assert cny["cloud_break_even_months"] == pytest.approx(usd["cloud_break_even_months"])
 
 
-def test_lower_utilisation_raises_owned_cost_and_colo_counts():
+def test_lower_utilization_raises_owned_cost_and_colo_counts():
     base = cost(hours=100, **NODE).to_dict()["owned_per_card_hour"]
-    half = cost(hours=100, utilisation=0.5, **NODE).to_dict()["owned_per_card_hour"]
+    half = cost(hours=100, utilization=0.5, **NODE).to_dict()["owned_per_card_hour"]
     colo = cost(hours=100, colo_usd_per_kw_month=200, **NODE).to_dict()
     assert half > base
     assert colo["owned_per_card_hour"] == pytest.approx(base + 6.2 * 200 / HOURS_PER_MONTH / 8)
@@ -117,11 +115,11 @@ def test_default_depreciation_is_four_years():
     assert a == pytest.approx(310_000 / (4 * 8760) / 8)
 
 
-def test_broadcasts_and_meets_sweep_throughput():
+def test_broadcasts_over_sweep_sized_arrays():
+    """Half a million rows in one call (its speed is bench/core_vectorized.py's figure)."""
     n = 500_000
     rng = np.random.default_rng(0)
     cards = rng.integers(1, 2000, n) * 8
-    start = time.perf_counter()
     r = cost(
         cards=cards,
         nodes=cards / 8,
@@ -136,9 +134,7 @@ def test_broadcasts_and_meets_sweep_throughput():
         electricity_usd_per_kwh=rng.uniform(0.05, 0.2, n),
         cloud_usd_per_card_hour=rng.uniform(1.5, 4.0, n),
     )
-    elapsed = time.perf_counter() - start
     assert r.run_owned_usd.shape == (n,) and r.cloud_break_even_months.shape == (n,)
-    assert n / elapsed > 50_000
     small = cost(
         cards=np.array([8, 16]),
         nodes=np.array([1, 2]),
@@ -152,12 +148,12 @@ def test_broadcasts_and_meets_sweep_throughput():
 
 
 @pytest.mark.parametrize(
-    "kwargs, field",
+    ("kwargs", "field"),
     [
         ({"currency": "EUR"}, "cost.currency"),
         ({"currency": "CNY", "usd_to_cny": 0}, "cost.usd_to_cny"),
         ({"depreciation_years": 0}, "cost.depreciation_years"),
-        ({"utilisation": 1.5}, "cost.utilisation"),
+        ({"utilization": 1.5}, "cost.utilization"),
         ({"electricity_usd_per_kwh": -0.1}, "cost.electricity_per_kwh"),
     ],
 )

@@ -101,13 +101,13 @@ def test_qwen3_8b_on_one_atlas_800t_a2_hand_computed():
 
 
 def test_kv_quantization_raises_concurrency_at_least_the_articles_50_percent():
-    kw = dict(
-        params_total=QWEN3_8B_PARAMS,
-        hbm_bytes_per_card=A2_HBM,
-        hbm_bandwidth_bytes_per_s=A2_BW,
-        cards=8,
-        context_len=32768,
-    )
+    kw = {
+        "params_total": QWEN3_8B_PARAMS,
+        "hbm_bytes_per_card": A2_HBM,
+        "hbm_bandwidth_bytes_per_s": A2_BW,
+        "cards": 8,
+        "context_len": 32768,
+    }
     bf16 = serving(QWEN3_8B, kv_dtype="bf16", **kw).max_concurrent_sequences
     int8 = serving(QWEN3_8B, kv_dtype="int8", **kw).max_concurrent_sequences
     assert int8 == 198  # the KV cache halves; the article measured ~50 % more (scales, other overheads)
@@ -133,27 +133,27 @@ def test_decode_bound_hand_computed():
 
 
 def test_decode_bound_grows_with_batch_but_per_sequence_falls():
-    args = dict(
-        weights_streamed_bytes=16e9,
-        kv_bytes_per_token=147_456,
-        context_len=4096,
-        hbm_bandwidth_bytes_per_s=1.6e12,
-        cards=8,
-    )
+    args = {
+        "weights_streamed_bytes": 16e9,
+        "kv_bytes_per_token": 147_456,
+        "context_len": 4096,
+        "hbm_bandwidth_bytes_per_s": 1.6e12,
+        "cards": 8,
+    }
     t = [float(decode_tokens_per_s_bound(b, **args)) for b in (1, 16, 256)]
     assert t[0] < t[1] < t[2]
     assert t[0] / 1 > t[1] / 16 > t[2] / 256
 
 
 def test_moe_streams_active_weights_only():
-    kw = dict(
-        hbm_bytes_per_card=128e9,
-        hbm_bandwidth_bytes_per_s=3.2e12,
-        cards=16,
-        context_len=4096,
-        concurrency=1,
-        weights_dtype="int8",
-    )
+    kw = {
+        "hbm_bytes_per_card": 128e9,
+        "hbm_bandwidth_bytes_per_s": 3.2e12,
+        "cards": 16,
+        "context_len": 4096,
+        "concurrency": 1,
+        "weights_dtype": "int8",
+    }
     dense = serving(DEEPSEEK_V3, params_total=671e9, **kw)
     moe = serving(DEEPSEEK_V3, params_total=671e9, params_active=37e9, **kw)
     assert moe.weights_bytes == dense.weights_bytes == 671e9
@@ -214,7 +214,7 @@ def test_contract_fields_and_compute_bound():
 
 
 @pytest.mark.parametrize(
-    "kwargs, field",
+    ("kwargs", "field"),
     [
         ({"kv_dtype": "int3"}, "serving.kv_dtype"),
         ({"tp": 3}, "serving.tp"),
@@ -224,13 +224,13 @@ def test_contract_fields_and_compute_bound():
     ],
 )
 def test_invalid_inputs_name_the_field(kwargs, field):
-    base = dict(
-        params_total=QWEN3_8B_PARAMS,
-        hbm_bytes_per_card=A2_HBM,
-        hbm_bandwidth_bytes_per_s=A2_BW,
-        cards=8,
-        context_len=4096,
-    )
+    base = {
+        "params_total": QWEN3_8B_PARAMS,
+        "hbm_bytes_per_card": A2_HBM,
+        "hbm_bandwidth_bytes_per_s": A2_BW,
+        "cards": 8,
+        "context_len": 4096,
+    }
     with pytest.raises(ScenarioError) as e:
         serving(QWEN3_8B, **{**base, **kwargs})
     assert e.value.errors[0].field == field

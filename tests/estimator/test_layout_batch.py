@@ -92,7 +92,7 @@ def _same(batched, single, where):
 
 
 @pytest.mark.parametrize(
-    "seed,count,presets,max_nodes",
+    ("seed", "count", "presets", "max_nodes"),
     [(1, 20, DENSE, 1024), (2, 12, ["qwen3-30b-a3b"], 1024), (3, 4, ["deepseek-v3"], 128)],
     ids=["dense", "moe", "deepseek-v3"],
 )
@@ -169,7 +169,7 @@ def _layouts_at(preset: str, accelerator: str, cards: int):
 
 
 @pytest.mark.parametrize(
-    "preset,accelerator", [("llama-3.1-70b", "h100-sxm"), ("qwen3-30b-a3b", "ascend-910b2")]
+    ("preset", "accelerator"), [("llama-3.1-70b", "h100-sxm"), ("qwen3-30b-a3b", "ascend-910b2")]
 )
 def test_recompute_never_speeds_a_layout_up(preset, accelerator):
     """RECOMPUTE_DOMINATES: for one layout, throughput does not rise with the share of layers
@@ -186,7 +186,9 @@ def test_recompute_never_speeds_a_layout_up(preset, accelerator):
         assert np.all(slower <= faster * (1 + 1e-12))
 
 
-@pytest.mark.parametrize("preset,accelerator", [("llama-3.1-70b", "h100-sxm"), ("qwen3-30b-a3b", "h800-sxm")])
+@pytest.mark.parametrize(
+    ("preset", "accelerator"), [("llama-3.1-70b", "h100-sxm"), ("qwen3-30b-a3b", "h800-sxm")]
+)
 def test_sequence_parallel_dominates_where_tp_is_above_one(preset, accelerator):
     """SEQUENCE_PARALLEL_DOMINATES: with tp > 1, sequence parallelism moves the same bytes
     (all-gather + reduce-scatter = all-reduce) and divides the replicated activations and their

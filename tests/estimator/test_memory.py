@@ -34,7 +34,7 @@ def gpt(layers=8, hidden=1024, heads=16, vocab=1024):
     )  # Korthikanti's GPT trains with dropout
 
 
-@pytest.mark.parametrize("stage,published", [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
+@pytest.mark.parametrize(("stage", "published"), [(0, 120), (1, 31.4), (2, 16.6), (3, 1.9)])
 def test_zero_paper_figure_1(stage, published):
     # Rajbhandari et al. 2019: 7.5B parameters, 64-way DP, 16-bit gradients, K = 12
     w, g, o = model_state_bytes(7.5e9, 64, stage, grad_dtype="bf16")
@@ -70,7 +70,7 @@ def test_unknown_grad_dtype_is_a_field_error():
 
 def test_korthikanti_gpt3_worked_example():
     # GPT-3 175B, s = 2048, b = 1 (Korthikanti et al. 2022)
-    args = dict(seq_len=2048, micro_batch_size=1, hidden=12288, heads=96)
+    args = {"seq_len": 2048, "micro_batch_size": 1, "hidden": 12288, "heads": 96}
     assert korthikanti_layer_bytes(**args) / GIB == pytest.approx(2.672, abs=5e-4)
     tsp = korthikanti_layer_bytes(**args, tp=8, sequence_parallel=True)
     assert tsp / GIB == pytest.approx(0.334, abs=5e-4)
@@ -116,17 +116,17 @@ def test_gqa_and_gated_mlp_coefficients():
 
 
 def test_moe_activations_scale_with_top_k():
-    base = dict(
-        num_hidden_layers=2,
-        hidden_size=1024,
-        num_attention_heads=8,
-        num_key_value_heads=8,
-        head_dim=128,
-        intermediate_size=4096,
-        vocab_size=1000,
-        num_experts=16,
-        moe_intermediate_size=512,
-    )
+    base = {
+        "num_hidden_layers": 2,
+        "hidden_size": 1024,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "intermediate_size": 4096,
+        "vocab_size": 1000,
+        "num_experts": 16,
+        "moe_intermediate_size": 512,
+    }
     _, k2 = layer_coefficients(Architecture(**base, num_experts_per_tok=2))
     _, k4 = layer_coefficients(Architecture(**base, num_experts_per_tok=4))
     assert k4.split - k2.split == pytest.approx(2 * (4 * 1024 + 6 * 512))

@@ -40,7 +40,7 @@ def test_qwen3_8b_total_and_non_embedding():
 
 
 @pytest.mark.parametrize(
-    "preset_id, total, active",
+    ("preset_id", "total", "active"),
     [
         ("qwen3-235b-a22b", 235e9, 22e9),  # Qwen3 model card
         ("qwen3-30b-a3b", 30.5e9, 3.3e9),  # Qwen3 model card
@@ -54,7 +54,7 @@ def test_moe_total_and_active(preset_id, total, active):
 
 
 @pytest.mark.parametrize(
-    "preset_id, total, tol",
+    ("preset_id", "total", "tol"),
     [
         ("llama-3.1-8b", 8.03e9, 0.005),  # Llama 3.1 model card
         ("llama-3.1-70b", 70.6e9, 0.005),
@@ -98,7 +98,7 @@ MEGATRON_TABLE = [
 MEGATRON_IDS = ["1.7b", "3.6b", "7.5b", "18.4b", "39.1b", "76.1b", "145.6b", "310.1b", "529.6b", "1t"]
 
 
-@pytest.mark.parametrize("row, suffix", list(zip(MEGATRON_TABLE, MEGATRON_IDS, strict=True)))
+@pytest.mark.parametrize(("row", "suffix"), list(zip(MEGATRON_TABLE, MEGATRON_IDS, strict=True)))
 def test_megatron_family(row, suffix):
     params_b, heads, hidden, layers = row
     p = catalog.preset(f"megatron-gpt-{suffix}")
@@ -337,7 +337,7 @@ def test_config_defaults_and_overrides():
 
 
 @pytest.mark.parametrize(
-    "cfg, message",
+    ("cfg", "message"),
     [
         ({"hidden_size": 8, "num_attention_heads": 2, "vocab_size": 10}, "num_hidden_layers"),
         (
@@ -351,7 +351,7 @@ def test_config_defaults_and_overrides():
                 "num_attention_heads": 2,
                 "vocab_size": 10,
                 "intermediate_size": 16,
-                "hidden_act": "tanh",
+                "hidden_act": "not_an_activation",
             },
             "hidden_act",
         ),

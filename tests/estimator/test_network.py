@@ -171,11 +171,11 @@ def test_frontend_fabric_adds_two_ports_per_node():
 @pytest.mark.parametrize(
     "bad",
     [
-        dict(endpoints=0, switch_ports=64),
-        dict(endpoints=8, switch_ports=1),
-        dict(endpoints=8, switch_ports=64, oversubscription=0),
-        dict(endpoints=8, switch_ports=64, server_cable="copper"),
-        dict(endpoints=8, switch_ports=64, spine_rule="fancy"),
+        {"endpoints": 0, "switch_ports": 64},
+        {"endpoints": 8, "switch_ports": 1},
+        {"endpoints": 8, "switch_ports": 64, "oversubscription": 0},
+        {"endpoints": 8, "switch_ports": 64, "server_cable": "copper"},
+        {"endpoints": 8, "switch_ports": 64, "spine_rule": "fancy"},
     ],
 )
 def test_bad_inputs_raise_scenario_error(bad):
@@ -185,7 +185,7 @@ def test_bad_inputs_raise_scenario_error(bad):
 
 
 @pytest.mark.parametrize(
-    "k,r,rail,rule",
+    ("k", "r", "rail", "rule"),
     [
         (16, 1.0, True, "even"),
         (16, 1.0, False, "even"),

@@ -100,7 +100,7 @@ def test_every_contract_field_is_present():
 
 def test_given_cards_time_follows_the_predicted_mfu():
     c = estimate(BASE)["result"]["compute"]
-    # Time = C / (cards x peak x MFU) (design.md section 3), with H100's 989.4 TFLOP/s dense BF16 peak
+    # Time = C / (cards x peak x MFU) (docs/architecture.md#formulas), with H100's 989.4 TFLOP/s dense BF16 peak
     assert c["mfu_source"] == "predicted"
     expected_days = c["training_flop"] / (1024 * 989.4e12 * c["mfu"]) / 86400
     assert c["wall_clock_days"] == pytest.approx(expected_days, rel=1e-9)

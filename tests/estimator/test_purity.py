@@ -1,4 +1,4 @@
-"""The core must import no web or task framework (design.md section 1)."""
+"""The core must import no web or task framework (docs/architecture.md#layers)."""
 
 import subprocess
 import sys

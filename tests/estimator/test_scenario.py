@@ -4,8 +4,10 @@ import math
 
 import pytest
 
+from estimator.dotted import set_path
 from estimator.errors import ScenarioError
-from estimator.scenario import parse_scenario, scenario_json_schema
+from estimator.resolve import parse_scenario
+from estimator.scenario import scenario_json_schema
 
 BASE = {
     "model": {"preset": "llama-3.1-70b"},
@@ -19,11 +21,7 @@ def with_(path, value, base=BASE):
     import copy
 
     data = copy.deepcopy(base)
-    node = data
-    keys = path.split(".")
-    for k in keys[:-1]:
-        node = node.setdefault(k, {})
-    node[keys[-1]] = value
+    set_path(data, path, value)
     return data
 
 
@@ -44,7 +42,7 @@ def test_defaults_are_filled_and_normalized_is_a_fixpoint():
 
 
 @pytest.mark.parametrize(
-    "path,value,field",
+    ("path", "value", "field"),
     [
         ("training.tokens", -5, "training.tokens"),
         ("training.tokens", 0, "training.tokens"),
@@ -75,7 +73,9 @@ def test_bad_values_name_their_field(path, value, field):
     errors = fields_of(with_(path, value))
     assert field in errors, errors
     assert (
-        errors[field] and errors[field][0].islower() or errors[field][0].isdigit() or errors[field][0] == "'"
+        (errors[field] and errors[field][0].islower())
+        or errors[field][0].isdigit()
+        or errors[field][0] == "'"
     )
 
 

@@ -15,7 +15,13 @@ from estimator.storage import (
     tokenized_bytes_per_token,
 )
 
-LLAMA3_405B = dict(params_total=405e9, tokens=15.6e12, vocab_size=128_256, tokens_per_s=2.5e6, nodes=2048)
+LLAMA3_405B = {
+    "params_total": 405e9,
+    "tokens": 15.6e12,
+    "vocab_size": 128_256,
+    "tokens_per_s": 2.5e6,
+    "nodes": 2048,
+}
 
 
 def test_405b_checkpoint_is_about_4_9_tb():
@@ -149,7 +155,7 @@ def test_to_dict_has_contract_fields():
 
 
 @pytest.mark.parametrize(
-    "field,value",
+    ("field", "value"),
     [
         ("nodes", 0),
         ("checkpoint_write_s", -1),

@@ -1,13 +1,11 @@
 """estimator.validation: the layout model against Narayanan et al. 2021 and the ZeRO paper."""
 
-from pathlib import Path
+import hashlib
 
 import pytest
 
 from estimator import validation
 from estimator.steptime import TRAINING_GEMM_FRACTION
-
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "reference"
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +50,16 @@ def test_megatron_flop_formula():
     )
 
 
-@pytest.mark.parametrize("name", ["megatron2021_weak_scaling.csv", "zero_memory.csv"])
-def test_reference_copies_match_the_shared_folder(name):
+# SHA-256 of the published tables as transcribed for the project (docs/sources.md#narayanan-2021,
+# docs/sources.md#zero): an edit of the data the validation rests on must be deliberate.
+PUBLISHED_SHA256 = {
+    "megatron2021_weak_scaling.csv": "c9cab28f4c16b83f441c1ceb4f001a231b82e3efe52d7481a4b1bcd83591c023",
+    "zero_memory.csv": "29dc0f80417510c85ce5a89ffe53ac8887a5a97146796e5df271b2dc132010e6",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_SHA256))
+def test_reference_data_is_the_published_table(name):
     ours = validation.REFERENCE_DIR / name
     assert ours.read_text().startswith("#")  # header comments with the source are kept
-    if not (SHARED / name).exists():
-        pytest.skip("shared reference folder not present")
-    assert ours.read_text() == (SHARED / name).read_text()
+    assert hashlib.sha256(ours.read_bytes()).hexdigest() == PUBLISHED_SHA256[name]

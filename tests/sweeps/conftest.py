@@ -87,8 +87,8 @@ REDIS_START = [
 def start_redis(timeout: float = 15) -> None:
     if redis_up():
         return
-    os.makedirs("/var/lib/redis", exist_ok=True)
-    os.makedirs("/var/log/redis", exist_ok=True)
+    Path("/var/lib/redis").mkdir(parents=True, exist_ok=True)
+    Path("/var/log/redis").mkdir(parents=True, exist_ok=True)
     subprocess.run(REDIS_START, check=False)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -175,7 +175,7 @@ class Worker:
         self.proc: subprocess.Popen | None = None
 
     def start(self, wait_ready: bool = True, timeout: float = 30) -> Worker:
-        self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.log = Path(self.log_path).open("ab")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(
             [
                 sys.executable,
@@ -255,10 +255,16 @@ def workers(worker_env, redis_broker, tmp_path):
     """Factory of real worker subprocesses on the test Redis; all stopped at the end (before the
     test database is flushed, since this fixture depends on it)."""
     started: list[Worker] = []
-    env = {**worker_env, "REDIS_URL": redis_broker, "CELERY_VISIBILITY_TIMEOUT": "3600"}
+    env = {
+        **worker_env,
+        "REDIS_URL": redis_broker,
+        "CELERY_VISIBILITY_TIMEOUT": "3600",
+        "SWEEP_LEASE_S": "3",  # a dead worker's chunk is free again after 3 s
+        "LOG_LEVEL": "INFO",  # the services log each chunk they compute or stop
+    }
 
-    def start(name: str = "w1", wait_ready: bool = True) -> Worker:
-        w = Worker(f"{name}-{len(started)}", env, tmp_path)
+    def start(name: str = "w1", wait_ready: bool = True, **extra_env: str) -> Worker:
+        w = Worker(f"{name}-{len(started)}", {**env, **extra_env}, tmp_path)
         started.append(w)
         return w.start(wait_ready=wait_ready)
 

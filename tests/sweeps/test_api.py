@@ -62,7 +62,7 @@ def test_post_answers_202_with_status_and_share_urls(api, base, django_capture_o
 
 
 @pytest.mark.parametrize(
-    "axes, field",
+    ("axes", "field"),
     [
         ({"cluster.cardz": [512, 1024]}, "axes.cluster.cardz"),  # unknown field
         ({"no.such": [1]}, "axes.no.such"),
@@ -93,7 +93,7 @@ def test_bad_sweeps_get_400_with_the_field_path(api, base, axes, field):
 
 
 @pytest.mark.parametrize(
-    "make, field",
+    ("make", "field"),
     [
         (lambda base: {"axes": {"cluster.cards": [8]}}, "base"),
         (lambda base: {"base": "llama", "axes": {"cluster.cards": [8]}}, "base"),

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import urllib.parse
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -60,7 +61,7 @@ def embedded(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL", "SQLITE_TEST_NAME")}
     env.update({"CLUSTERPLAN_VAR_DIR": str(tmp / "var"), "PYTHONUNBUFFERED": "1"})
     log_path = tmp / "run.log"
-    log = open(log_path, "wb")  # noqa: SIM115
+    log = log_path.open("wb")
     proc = subprocess.Popen(
         [sys.executable, "scripts/run_embedded.py", "--port", str(port)],
         cwd=ROOT,
@@ -120,7 +121,7 @@ def test_a_sweep_from_the_form_without_javascript(embedded):
 
 @pytest.mark.browser
 def test_a_sweep_in_chromium_with_live_progress_and_charts(embedded, tmp_path):
-    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{CHROMIUM} is missing; CI must install it (apt-get install chromium)")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
@@ -178,7 +179,7 @@ SWEEP_ENGLISH = [  # the sweep report's English (charts, legends, tables) that m
 def test_a_sweep_from_the_builder_without_json_in_both_languages(embedded, tmp_path):
     """Issue 11: a sweep built from the builder (no JSON typed) runs to done; its report speaks
     Chinese (charts included) and fits a 390 px phone."""
-    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{CHROMIUM} is missing; CI must install it (apt-get install chromium)")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")

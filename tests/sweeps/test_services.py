@@ -3,6 +3,7 @@ watchdog, and the pages."""
 
 import csv
 import io
+import itertools
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from estimator.batch import SUMMARY_FIELDS
+from estimator.dotted import get_path
 from estimator.errors import ScenarioError
 from estimator.plan import estimate
 from sweeps import selectors, services
@@ -42,10 +44,20 @@ def run_all(sweep):
 
 
 def value_at(result: dict, dotted: str):
-    node = result
-    for key in dotted.split("."):
-        node = node[key]
-    return node
+    value = get_path(result, dotted, KeyError)
+    if value is KeyError:
+        raise KeyError(dotted)
+    return value
+
+
+def test_anonymous_limit_is_the_documented_two_per_client(base, monkeypatch):
+    """README and settings say 2 active anonymous sweeps per client address (no second default)."""
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    small = {"name": "a", "base": base, "axes": {"efficiency.mfu": [0.4, 0.5]}}
+    for _ in range(2):
+        services.create_sweep(small, owner=None, client_ip="192.0.2.7")
+    with pytest.raises(ScenarioError, match="2 sweep"):
+        services.create_sweep(small, owner=None, client_ip="192.0.2.7")
 
 
 def test_every_chunk_is_stored_once_and_counted_once(sweep):
@@ -98,7 +110,7 @@ def test_summary_best_rows_pareto_and_heatmaps(sweep):
     best = s["best"]["compute.wall_clock_days"]
     assert best[0]["compute.wall_clock_days"] == pytest.approx(days.min(), rel=1e-5)
     front = s["pareto"]["cost.run.owned"]
-    assert front and all(a[1] <= b[1] and a[2] >= b[2] for a, b in zip(front, front[1:], strict=False))
+    assert front and all(a[1] <= b[1] and a[2] >= b[2] for a, b in itertools.pairwise(front))
     heat = s["heat"][0]
     assert len(heat["z"]) == len(next(a for a in sweep.axes if a["field"] == heat["y"])["values"])
 

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from estimator.batch import SUMMARY_FIELDS
+from estimator.dotted import get_path
 from estimator.plan import estimate
 from sweeps import selectors
 from sweeps.models import Sweep, SweepChunk
@@ -88,9 +89,7 @@ def test_a_sweep_completes_with_the_cores_answers(api, base, workers, fast_watch
         row = dict(zip(cols, rows["rows"][index], strict=True))
         result = estimate(selectors.scenario_of(sweep, index))["result"]
         for field in SUMMARY_FIELDS:
-            node = result
-            for key in field.split("."):
-                node = node[key]
+            node = get_path(result, field)
             assert row[field] == pytest.approx(node, rel=1e-9, nan_ok=True), (index, field)
 
 

@@ -6,6 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from estimator.dotted import pop_path, set_path
+
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/estimates"
@@ -30,14 +32,10 @@ def fields(response) -> set[str]:
 
 def with_(scenario, path, value):
     doc = json.loads(json.dumps(scenario))
-    node = doc
-    *parents, last = path.split(".")
-    for p in parents:
-        node = node.setdefault(p, {})
     if value is ...:
-        node.pop(last, None)
+        pop_path(doc, path)
     else:
-        node[last] = value
+        set_path(doc, path, value)
     return doc
 
 

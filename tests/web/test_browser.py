@@ -4,6 +4,7 @@ and see the same numbers, switch to Chinese."""
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -24,7 +25,7 @@ ARGS = [
 
 @pytest.fixture(scope="module")
 def browser():
-    if not (os.path.exists(CHROMIUM) or shutil.which(CHROMIUM)):
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{CHROMIUM} is missing; CI must install it (apt-get install chromium)")
         pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")

@@ -8,6 +8,7 @@ import re
 import pytest
 from django.contrib.staticfiles import finders
 
+from estimator import ENGINE_VERSION
 from reports.models import Estimate
 
 pytestmark = pytest.mark.django_db
@@ -198,6 +199,17 @@ def test_recompute_page(client, make_estimate):
     )
     html = client.get(f"/r/{est.share_token}/recompute/").content.decode()
     assert 'id="diff"' in html and 'class="changed"' in html and "+100.0%" in html
+
+
+def test_recompute_page_names_both_engine_versions(client, make_estimate):
+    est = make_estimate()
+    Estimate.objects.filter(pk=est.pk).update(engine_version="1.0.0")
+    html = client.get(f"/r/{est.share_token}/recompute/").content.decode()
+    assert "engine 1.0.0" in html and f"engine {ENGINE_VERSION}" in html
+    # today's engine rejects the stored input: the versions are still named
+    Estimate.objects.filter(pk=est.pk).update(input={**est.input, "model": {"preset": "gone"}})
+    html = client.get(f"/r/{est.share_token}/recompute/").content.decode()
+    assert "engine 1.0.0" in html and f"engine {ENGINE_VERSION}" in html and "model.preset" in html
 
 
 def test_validation_page(client):

@@ -1,0 +1,102 @@
+"""Schemathesis against the OpenAPI schema (/api/v1/schema), in process through the WSGI app: every
+operation with generated bodies, parameters and headers (valid and invalid), anonymous and with a
+token, then a stateful run over the links schemathesis infers from the schema. The one check: no
+server error (5xx). Bounded for CI: EXAMPLES per operation, no deadline (a shared 2-core box)."""
+
+import json
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.core.handlers.wsgi import WSGIHandler
+from django.db import close_old_connections
+from django.test import override_settings
+from drf_spectacular.generators import SchemaGenerator
+from drf_spectacular.renderers import OpenApiJsonRenderer
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+
+pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
+
+EXAMPLES = 25
+BOUNDED = settings(
+    max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+
+
+class _App:
+    """The Django app over https (production settings redirect plain http), built on first use."""
+
+    handler = None
+
+    def __call__(self, environ, start_response):
+        if self.handler is None:
+            self.handler = WSGIHandler()
+        return self.handler({**environ, "wsgi.url_scheme": "https"}, start_response)
+
+
+def _load():
+    # The document /api/v1/schema serves, generated here: schemathesis's lazy pytest loader does
+    # not run on pytest 9, and this needs neither a request nor the database.
+    raw = OpenApiJsonRenderer().render(SchemaGenerator().get_schema(request=None, public=True))
+    loaded = schemathesis.openapi.from_dict(json.loads(raw))
+    loaded.app = _App()
+    return loaded
+
+
+schema = _load()
+
+
+@pytest.fixture(autouse=True)
+def _in_test_transaction(settings):
+    """Like Django's test client: the app's request signals must not close the test's connection;
+    and rates high enough that throttling does not hide the handlers from the fuzzer."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    rates = dict.fromkeys(settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "100000/minute")
+    with override_settings(REST_FRAMEWORK={**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}):
+        yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def token(user):
+    from rest_framework.authtoken.models import Token
+
+    return Token.objects.create(user=user).key
+
+
+@schema.parametrize()
+@BOUNDED
+def test_no_server_error_anonymous(case):
+    case.call_and_validate(checks=[not_a_server_error])
+
+
+@schema.parametrize()
+@BOUNDED
+def test_no_server_error_with_a_token(case, token):
+    case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=[not_a_server_error])
+
+
+def test_stateful_no_server_error(token):
+    """Sequences of calls over the links schemathesis infers (POST /estimates -> GET/DELETE
+    /estimates/{id}, /reports/{token}, ...), each call checked for server errors."""
+    machine = schema.as_state_machine()
+
+    class Machine(machine):
+        def get_call_kwargs(self, case):
+            return {"headers": {"Authorization": f"Token {token}"}}
+
+        def validate_response(self, response, case, **kwargs):
+            case.validate_response(response, checks=[not_a_server_error])
+
+    Machine.run(
+        settings=settings(
+            max_examples=10,
+            stateful_step_count=5,
+            deadline=None,
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        )
+    )
