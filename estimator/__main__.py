@@ -83,7 +83,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from .report_text import format_validation
-    from .validate import validation_rows
+    from .validation import validation_rows
 
     rows = validation_rows()
     if args.format == "json":

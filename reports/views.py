@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from api.throttling import AnonRateThrottle, UserRateThrottle
 from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
-from estimator.validate import validation_rows
+from estimator.validation import validation_rows
 
 from . import charts, compare, glossary, messages, selectors, services, summary, working, xlsx
 from . import formatting as fmt

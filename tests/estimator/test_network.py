@@ -11,10 +11,9 @@ from estimator.network import (
     design_fabric,
     fabric_counts,
     leaf_ports,
-    load_superpod_table,
-    superpod_validation_rows,
     tier_limits,
 )
+from estimator.validation.superpod import load_superpod_table, superpod_validation_rows
 
 SUPERPOD = load_superpod_table()
 CONTRACT_KEYS = {

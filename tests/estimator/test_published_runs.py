@@ -5,7 +5,7 @@ nothing in the model is fitted to these rows (TRAINING_GEMM_FRACTION is fitted o
 import pytest
 
 from estimator.plan import estimate
-from estimator.validation import predicted_tokens_per_s_per_gpu, published_runs, run_scenario
+from estimator.validation.published_runs import predicted_tokens_per_s_per_gpu, published_runs, run_scenario
 
 MODELS, RUNS = published_runs()
 BY_ID = {r["id"]: r for r in RUNS}

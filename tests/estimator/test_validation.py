@@ -1,16 +1,17 @@
-"""estimator.validation: the layout model against Narayanan et al. 2021 and the ZeRO paper."""
+"""estimator.validation.megatron and .zero: the layout model against Narayanan et al. 2021 and the ZeRO paper."""
 
 import hashlib
 
 import pytest
 
-from estimator import validation
 from estimator.steptime import TRAINING_GEMM_FRACTION
+from estimator.validation import megatron as megatron_suite
+from estimator.validation import rows, zero
 
 
 @pytest.fixture(scope="module")
 def megatron():
-    return validation.megatron_rows()
+    return megatron_suite.megatron_rows()
 
 
 def test_every_megatron_row_within_10_percent(megatron):
@@ -30,21 +31,21 @@ def test_megatron_rows_shape(megatron):
 
 
 def test_calibrated_constant_is_the_best_on_its_grid():
-    best, mae = validation.calibrate_gemm_fraction(
+    best, mae = megatron_suite.calibrate_gemm_fraction(
         [TRAINING_GEMM_FRACTION - 0.02, TRAINING_GEMM_FRACTION, TRAINING_GEMM_FRACTION + 0.02]
     )
     assert best == TRAINING_GEMM_FRACTION and mae <= 5.0
 
 
 def test_zero_rows_exact():
-    rows = validation.zero_rows()
+    rows = zero.zero_rows()
     assert [r["published"] for r in rows] == [120, 31.4, 16.6, 1.9]
     assert all(r["predicted"] == r["published"] and r["error_pct"] == 0 for r in rows)
 
 
 def test_megatron_flop_formula():
     # 1T row: 96·B·s·l·h²·(1 + s/6h + V/16lh)
-    f = validation.megatron_hardware_flop_per_step(3072, 128, 25600)
+    f = megatron_suite.megatron_hardware_flop_per_step(3072, 128, 25600)
     assert f == pytest.approx(
         96 * 3072 * 2048 * 128 * 25600**2 * (1 + 2048 / (6 * 25600) + 51200 / (16 * 128 * 25600))
     )
@@ -60,6 +61,6 @@ PUBLISHED_SHA256 = {
 
 @pytest.mark.parametrize("name", sorted(PUBLISHED_SHA256))
 def test_reference_data_is_the_published_table(name):
-    ours = validation.REFERENCE_DIR / name
+    ours = rows.REFERENCE_DIR / name
     assert ours.read_text().startswith("#")  # header comments with the source are kept
     assert hashlib.sha256(ours.read_bytes()).hexdigest() == PUBLISHED_SHA256[name]

@@ -1,6 +1,4 @@
-"""Validation of the layout model against published measurements.
-
-- `megatron_rows()`: Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU
+"""The layout model against Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU
   Clusters Using Megatron-LM", table 1): GPT models from 1.7B to 1T parameters on 32 to 3,072
   A100-80GB in DGX A100 nodes (8 GPUs on NVSwitch, NVLink3 300 GB/s per direction; 8 x 200 Gb/s
   HDR InfiniBand per node, i.e. 25 GB/s per GPU; Selene's non-blocking fat tree).
@@ -12,8 +10,7 @@
   the search picks them (the paper tuned them per row); the chunks may be any divisor of the layers
   per stage (Megatron-LM allows it; the product's free search offers 1, 2, 4, 8). Predicted executed TFLOP/s per GPU =
   96·B·s·l·h²·(1 + s/6h + V/16lh) / step_time / gpus (the paper's formula, hardware FLOPs).
-- `zero_rows()`: Rajbhandari et al. 2019 ("ZeRO", figure 1): model-state memory of a 7.5B model on
-  64 data-parallel cards with 16-bit gradients (K = 12), by ZeRO stage.
+  This is the one calibration set of the step-time model.
 
 Calibrated physical parameter (one value for every row, never per row):
 estimator.steptime.TRAINING_GEMM_FRACTION, the part of the catalog's best-case GEMM efficiency
@@ -24,25 +21,18 @@ fit. Everything else comes from the catalog / data sheets (peak 312 TF, HBM 2.03
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
+from typing import Any
 
 from estimator import catalog
-from estimator.layout import LayoutProblem, search
-from estimator.memory import model_state_bytes
+from estimator.layout import LayoutEval, LayoutProblem, search
 from estimator.models import Architecture, param_counts
 from estimator.stacks import STACKS
+from estimator.steptime import LINK_EFFICIENCY, TRAINING_GEMM_FRACTION
+from estimator.validation.rows import read_csv
 
-REFERENCE_DIR = Path(__file__).resolve().parent / "reference_data"
 MEGATRON_SEQ = 2048
 MEGATRON_VOCAB = 51200
 HDR_BYTES_PER_S = 200e9 / 8  # one 200 Gb/s HDR InfiniBand port per GPU
-
-
-def _read_csv(name: str) -> list[dict[str, str]]:
-    with (REFERENCE_DIR / name).open(newline="") as fh:
-        lines = [line for line in fh if not line.startswith("#")]
-    return list(csv.DictReader(lines))
 
 
 def megatron_architecture(hidden: int, heads: int, layers: int) -> Architecture:
@@ -60,7 +50,9 @@ def megatron_architecture(hidden: int, heads: int, layers: int) -> Architecture:
     )
 
 
-def megatron_hardware_flop_per_step(batch_seqs, layers, hidden, seq=MEGATRON_SEQ, vocab=MEGATRON_VOCAB):
+def megatron_hardware_flop_per_step(
+    batch_seqs: int, layers: int, hidden: int, seq: int = MEGATRON_SEQ, vocab: int = MEGATRON_VOCAB
+) -> float:
     """96·B·s·l·h²·(1 + s/6h + V/16lh): FLOPs of one step with full recompute (Narayanan 2021, eq. 3)."""
     return (
         96.0
@@ -73,7 +65,7 @@ def megatron_hardware_flop_per_step(batch_seqs, layers, hidden, seq=MEGATRON_SEQ
 
 
 def megatron_problem(
-    row: dict,
+    row: dict[str, str],
     gemm_fraction: float | None = None,
     virtual_stages: int | None = None,
     link_efficiency: float | None = None,
@@ -93,11 +85,6 @@ def megatron_problem(
     }
     if virtual_stages is not None:
         fixed["virtual_stages"] = virtual_stages
-    extra = {}
-    if link_efficiency is not None:
-        extra["link_efficiency"] = link_efficiency
-    if gemm_fraction is not None:
-        extra["gemm_fraction"] = gemm_fraction
     return LayoutProblem(
         arch=arch,
         counts=param_counts(arch),
@@ -112,14 +99,17 @@ def megatron_problem(
         grad_dtype="bf16",
         stack=STACKS["megatron-lm-2021"],
         fixed=fixed,
-        **extra,
+        link_efficiency=LINK_EFFICIENCY if link_efficiency is None else link_efficiency,
+        gemm_fraction=TRAINING_GEMM_FRACTION if gemm_fraction is None else gemm_fraction,
     )
 
 
-def megatron_prediction(row: dict, gemm_fraction: float | None = None, link_efficiency: float | None = None):
+def megatron_prediction(
+    row: dict[str, str], gemm_fraction: float | None = None, link_efficiency: float | None = None
+) -> tuple[float, LayoutEval | None]:
     """(predicted TFLOP/s per GPU, best LayoutEval) for one row; search over mbs and interleaving."""
     layers_per_stage = int(row["layers"]) // int(row["pp"])
-    best = None
+    best: LayoutEval | None = None
     for v in range(1, layers_per_stage + 1):
         if layers_per_stage % v or (v > 1 and int(row["pp"]) == 1):
             continue
@@ -134,10 +124,12 @@ def megatron_prediction(row: dict, gemm_fraction: float | None = None, link_effi
     return flop / best.step_time_s / int(row["gpus"]) / 1e12, best
 
 
-def megatron_rows(gemm_fraction: float | None = None, link_efficiency: float | None = None) -> list[dict]:
+def megatron_rows(
+    gemm_fraction: float | None = None, link_efficiency: float | None = None
+) -> list[dict[str, Any]]:
     """Rows {case, published, predicted, error_pct, layout} for Narayanan 2021 table 1 (TFLOP/s per GPU)."""
     out = []
-    for row in _read_csv("megatron2021_weak_scaling.csv"):
+    for row in read_csv("megatron2021_weak_scaling.csv"):
         predicted, best = megatron_prediction(row, gemm_fraction, link_efficiency)
         published = float(row["tflops_per_gpu"])
         out.append(
@@ -158,103 +150,11 @@ def megatron_rows(gemm_fraction: float | None = None, link_efficiency: float | N
     return out
 
 
-def zero_rows() -> list[dict]:
-    """Rows {case, published, predicted, error_pct}: ZeRO figure 1 (GB per device), 7.5B on 64 cards."""
-    psi, nd = 7.5e9, 64
-    out = []
-    for row in _read_csv("zero_memory.csv"):
-        stage = int(row["zero_stage"])
-        w, g, o = model_state_bytes(psi, nd, stage, grad_dtype="bf16")
-        predicted = float(w + g + o) / 1e9
-        published = float(row["per_device_gb"])
-        out.append(
-            {
-                "case": f"ZeRO stage {stage}",
-                "published": published,
-                "predicted": round(predicted, 1),
-                "error_pct": round(100.0 * (round(predicted, 1) - published) / published, 2),
-            }
-        )
-    return out
-
-
-def calibrate_gemm_fraction(grid=None) -> tuple[float, float]:
+def calibrate_gemm_fraction(grid: list[float] | None = None) -> tuple[float, float]:
     """(fraction, mean |error| %) minimising the mean absolute error of megatron_rows over `grid`."""
     grid = grid if grid is not None else [round(0.60 + 0.01 * i, 2) for i in range(31)]
-    best = None
+    fits = []
     for x in grid:
         rows = megatron_rows(gemm_fraction=x)
-        mae = sum(abs(r["error_pct"]) for r in rows) / len(rows)
-        if best is None or mae < best[1]:
-            best = (x, mae)
-    return best
-
-
-# --------------------------------------------------------------------------- published runs
-def published_runs() -> tuple[dict, list[dict]]:
-    """(models, runs) of reference_data/throughput_runs.toml: MoE, FP8 and long-context runs."""
-    import tomllib
-
-    with (REFERENCE_DIR / "throughput_runs.toml").open("rb") as fh:
-        data = tomllib.load(fh)
-    return data["models"], data["runs"]
-
-
-def run_scenario(run: dict, models: dict, **training: object) -> dict:
-    """The scenario of one published run (its layout fixed as published); `training` overrides."""
-    layout = dict(run["layout"])
-    model_parallel = layout["tp"] * layout["pp"] * layout["cp"]
-    layout["dp"] = run["gpus"] // model_parallel
-    train = {
-        "tokens": 1e12,
-        "seq_len": run["seq_len"],
-        "global_batch_tokens": run["global_batch_seqs"] * run["seq_len"],
-        "precision": run["precision"],
-        "stack": run["stack"],
-        "stack_overrides": dict(run.get("stack_overrides", {})),
-        "moe_imbalance": run["moe_imbalance"],
-    }
-    train.update(training)
-    return {
-        "name": run["id"],
-        "model": dict(models[run["model"]]),
-        "training": train,
-        "hardware": {
-            "accelerator": run.get("accelerator", "h100-sxm"),
-            "server": run.get("server", "dgx-h100"),
-        },
-        "cluster": {"cards": run["gpus"]},
-        "parallelism": layout,
-    }
-
-
-def predicted_tokens_per_s_per_gpu(scenario: dict) -> float:
-    """Predicted training tokens/s per card of a scenario with a fixed layout (nan if it does not fit)."""
-    from .plan import estimate
-
-    out = estimate(scenario)
-    p = out["result"]["parallelism"]
-    if not p:
-        return float("nan")
-    return float(p["tokens_per_s"]) / int(out["result"]["compute"]["cards"])
-
-
-def throughput_rows() -> list[dict]:
-    """Rows {case, suite, published, predicted, error_pct, source, software} for the published runs."""
-    models, runs = published_runs()
-    rows = []
-    for run in runs:
-        predicted = predicted_tokens_per_s_per_gpu(run_scenario(run, models))
-        published = float(run["tokens_per_s_per_gpu"])
-        rows.append(
-            {
-                "case": run["id"],
-                "suite": run["suite"],
-                "published": published,
-                "predicted": round(predicted, 1),
-                "error_pct": round(100.0 * (predicted - published) / published, 1),
-                "source": run["source"],
-                "software": run["software"],
-            }
-        )
-    return rows
+        fits.append((x, sum(abs(r["error_pct"]) for r in rows) / len(rows)))
+    return min(fits, key=lambda fit: fit[1])

@@ -1,0 +1,92 @@
+"""Published MoE, FP8, long-context and Ascend runs with their exact layouts and software versions
+(reference_data/throughput_runs.toml): predicted against published tokens/s per GPU. Nothing was
+calibrated on them."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from estimator.plan import estimate
+from estimator.validation.rows import REFERENCE_DIR, row
+
+
+def published_runs() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(models, runs) of reference_data/throughput_runs.toml: MoE, FP8 and long-context runs."""
+    with (REFERENCE_DIR / "throughput_runs.toml").open("rb") as fh:
+        data = tomllib.load(fh)
+    return data["models"], data["runs"]
+
+
+def run_scenario(run: dict[str, Any], models: dict[str, Any], **training: object) -> dict[str, Any]:
+    """The scenario of one published run (its layout fixed as published); `training` overrides."""
+    layout = dict(run["layout"])
+    model_parallel = layout["tp"] * layout["pp"] * layout["cp"]
+    layout["dp"] = run["gpus"] // model_parallel
+    train = {
+        "tokens": 1e12,
+        "seq_len": run["seq_len"],
+        "global_batch_tokens": run["global_batch_seqs"] * run["seq_len"],
+        "precision": run["precision"],
+        "stack": run["stack"],
+        "stack_overrides": dict(run.get("stack_overrides", {})),
+        "moe_imbalance": run["moe_imbalance"],
+    }
+    train.update(training)
+    return {
+        "name": run["id"],
+        "model": dict(models[run["model"]]),
+        "training": train,
+        "hardware": {
+            "accelerator": run.get("accelerator", "h100-sxm"),
+            "server": run.get("server", "dgx-h100"),
+        },
+        "cluster": {"cards": run["gpus"]},
+        "parallelism": layout,
+    }
+
+
+def predicted_tokens_per_s_per_gpu(scenario: dict[str, Any]) -> float:
+    """Predicted training tokens/s per card of a scenario with a fixed layout (nan if it does not fit)."""
+    out = estimate(scenario)
+    p = out["result"]["parallelism"]
+    if not p:
+        return float("nan")
+    return float(p["tokens_per_s"]) / int(out["result"]["compute"]["cards"])
+
+
+def throughput_rows() -> list[dict[str, Any]]:
+    """Rows {case, suite, published, predicted, error_pct, source, software} for the published runs."""
+    models, runs = published_runs()
+    rows = []
+    for run in runs:
+        predicted = predicted_tokens_per_s_per_gpu(run_scenario(run, models))
+        published = float(run["tokens_per_s_per_gpu"])
+        rows.append(
+            {
+                "case": run["id"],
+                "suite": run["suite"],
+                "published": published,
+                "predicted": round(predicted, 1),
+                "error_pct": round(100.0 * (predicted - published) / published, 1),
+                "source": run["source"],
+                "software": run["software"],
+            }
+        )
+    return rows
+
+
+def published_run_rows() -> list[dict[str, Any]]:
+    """MoE, FP8, long-context and Ascend runs with their published layouts and software versions
+    (reference_data/throughput_runs.toml): predicted against published tokens/s per GPU."""
+    return [
+        row(
+            r["suite"],
+            r["case"],
+            "tokens/s per GPU",
+            r["published"],
+            r["predicted"],
+            f"{r['source']}; {r['software']}",
+        )
+        for r in throughput_rows()
+    ]
