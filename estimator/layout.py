@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,7 @@ from estimator.arrays import FloatArray, Num, arr
 from estimator.catalog.entries import Accelerator
 from estimator.errors import FieldError, ScenarioError
 from estimator.layout_enum import REASONS, enumerate_candidates, structural_failures
+from estimator.limits import SEARCH_SECONDS
 from estimator.memory import (
     DEFAULT_GRAD_DTYPE,
     GRAD_BYTES,
@@ -254,6 +256,8 @@ class LayoutSearch:
     evaluated: int
     feasible: int
     closest: LayoutEval | None = None  # when nothing fits: the valid layout needing the least memory
+    timed_out: bool = False  # the wall-clock budget ran out: the best of the layouts timed so far
+    timed: int = 0  # fitting layouts whose step time was evaluated (all `feasible` unless timed out)
 
     def to_dict(self) -> dict:
         return {
@@ -440,7 +444,10 @@ def evaluate_layout(
 
 def search(problem: LayoutProblem) -> LayoutSearch:
     """Enumerate, drop what cannot fit in HBM (memory is cheap), time the rest (one vectorized
-    pass), rank by throughput."""
+    pass), rank by throughput. The step times are evaluated in chunks under a wall-clock budget
+    (limits.SEARCH_SECONDS): when it runs out the search ranks what it timed and says so
+    (`timed_out`)."""
+    started = time.monotonic()
     c = enumerate_candidates(problem)
     n = c["tp"].size
     reason = np.full(n, -1, dtype=np.int64)
@@ -467,12 +474,40 @@ def search(problem: LayoutProblem) -> LayoutSearch:
         t = evaluate_time(problem, one, rf[i : i + 1])
         closest = _make_eval(problem, one, _take(mem, [i]), t, 0)
         return LayoutSearch(None, [], rejected, n, 0, closest)
+    t, timed = _timed_evaluation(problem, {k: v[good] for k, v in sub.items()}, rf[good], started)
+    good = good[:timed]  # everything, unless the wall-clock budget ran out
     sub = {k: v[good] for k, v in sub.items()}
     mem, rf = _take(mem, good), rf[good]
-    t = evaluate_time(problem, sub, rf)
     order = rank_order(t["tokens_per_s"], mem.total, rf, sub["zero"])[: top_n + 1]
     evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
-    return LayoutSearch(evals[0], evals[1:], rejected, n, int(good.size))
+    feasible = int(fits.sum())
+    return LayoutSearch(evals[0], evals[1:], rejected, n, feasible, None, timed < feasible, timed)
+
+
+def _timed_evaluation(
+    problem: LayoutProblem, sub: Mapping[str, Any], rf: FloatArray, started: float
+) -> tuple[dict[str, FloatArray], int]:
+    """Step times of the fitting candidates in chunks of SEARCH_CHUNK, stopping once the search has
+    run for limits.SEARCH_SECONDS (wall clock): (times of the first `timed` candidates, timed).
+    Candidates are independent, so the times are those of one pass over the same candidates."""
+    n = int(rf.size)
+    parts: list[dict[str, FloatArray]] = []
+    done = 0
+    while done < n:
+        stop = min(n, done + SEARCH_CHUNK)
+        parts.append(evaluate_time(problem, {k: v[done:stop] for k, v in sub.items()}, rf[done:stop]))
+        done = stop
+        if time.monotonic() - started > SEARCH_SECONDS:
+            break
+    if len(parts) == 1:
+        return parts[0], done
+    return {
+        k: np.concatenate([np.broadcast_to(p[k], (p["step_time_s"].size,)) for p in parts]) for k in parts[0]
+    }, done
+
+
+# candidates timed per chunk between two looks at the wall clock (about 20 ms of step-time work)
+SEARCH_CHUNK = 65_536
 
 
 def partial_redundant(rc: Num, rf: FloatArray) -> npt.NDArray[np.bool_]:

@@ -11,6 +11,7 @@ from . import budget as budget_rules
 from .advice import advise, starting_configuration
 from .inference import serving as size_serving
 from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout, nearest_fit, overflow_params
+from .limits import SEARCH_SECONDS
 from .network import Fabric
 from .resolve import Resolved
 from .stacks import StackProfile
@@ -331,6 +332,16 @@ def _warnings(
         and r.scenario.parallelism.fixed()
     ):
         out.append(_does_not_fit(choice, problem))
+    if found is not None and found.timed_out:
+        out.append(
+            {
+                "code": "layout-search-timed-out",
+                "severity": "warning",
+                "message": f"The layout search stopped at its {SEARCH_SECONDS:g}-second budget after timing "
+                f"{found.timed:,} of {found.feasible:,} layouts that fit; the layout shown is the best of those.",
+                "params": {"seconds": SEARCH_SECONDS, "timed": found.timed, "feasible": found.feasible},
+            }
+        )
     if choice.mfu_source == "fallback":
         out.append(
             {

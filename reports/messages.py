@@ -68,6 +68,10 @@ MESSAGES: dict[str, str] = {
         "Nearest layout that fits: %(nearest_layout)s."
     ),
     "stack-assumed": gettext_noop("Step time assumes the %(stack)s software stack."),
+    "layout-search-timed-out": gettext_noop(
+        "The layout search stopped at its %(seconds)s-second budget after timing %(timed)s of %(feasible)s "
+        "layouts that fit; the layout shown is the best of those."
+    ),
     "supernode-pays": gettext_noop(
         "On %(supernodes)s x %(supernode)s, TP=%(tp)s and EP=%(ep)s run inside the %(domain_cards)s-card "
         "domain: the plan trains %(speedup)s as fast as the same cards as %(node_cards)s-card nodes "
@@ -281,6 +285,8 @@ PARAM_KINDS = {
     "total_gb": "gb",
     "hbm_gb": "gb",
     "overflow_gb": "gb",
+    "timed": "count",
+    "feasible": "count",
     "model_states_gb": "gb",
     "largest_gb": "gb",
     "largest_term": "memory_term",
