@@ -26,6 +26,7 @@ from .errors import ScenarioError
 from .jsonio import to_jsonable
 from .layout import LayoutEval, LayoutProblem, LayoutSearch, search
 from .layout_batch import best_layouts
+from .limits import MAX_CARDS
 from .memory import Buffers
 from .models import flops_per_token_terms
 from .network import Fabric, design_fabric
@@ -292,7 +293,6 @@ def _smooth_numbers(limit: int) -> np.ndarray:
     return np.array(sorted(out), dtype=np.int64)
 
 
-MAX_CARDS = 10_000_000
 _SMOOTH = _smooth_numbers(MAX_CARDS)
 
 

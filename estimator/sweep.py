@@ -42,6 +42,13 @@ EXCLUSIVE_FIELDS = {
     "model.params": ("model.preset",),
 }
 
+# A sweep sizes each row by cards or by deadline; sizing by budget is a search over capex per row that
+# the vectorized path does not do (cost.budget still flags rows over budget).
+BUDGET_SIZING_NOT_IN_SWEEPS = (
+    "sizing by budget is not available in sweeps: give cluster.cards or cluster.target_days "
+    "(and cost.budget to flag rows over budget)"
+)
+
 _FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -277,6 +284,10 @@ def validate_sweep(
     for a in axes:
         if isinstance(get_path(doc, a.field), dict):
             raise _err(f"axes.{a.field}", "names an object of the scenario; sweep one of its fields")
+        if a.field == "cluster.budget":
+            raise _err("axes.cluster.budget", BUDGET_SIZING_NOT_IN_SWEEPS)
+    if get_path(doc, "cluster.budget") is not None:
+        raise _err("base.cluster.budget", BUDGET_SIZING_NOT_IN_SWEEPS)
 
     def check(scenario: dict, focus: Axis | None) -> list[FieldError]:
         """Shape errors raise (mapped); catalog and cross-field errors are returned."""
