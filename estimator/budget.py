@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .errors import FieldError, ScenarioError
+from .limits import MAX_CARDS
 from .network import fabric_counts
 
 # MFU used to size the storage tiers' write bandwidth while the layout is not yet known: the top of
@@ -88,8 +89,8 @@ def budget_sizes(r: Any, multiple: int, budget: float) -> np.ndarray:
     from . import plan
 
     per_node = plan.equipment(r).server_price_usd * r.usd_to_currency
-    nodes_max = budget / per_node if per_node > 0 else plan.MAX_CARDS
-    steps = int(min(plan.MAX_CARDS // multiple, max(1, nodes_max * r.cards_per_node // multiple + 1)))
+    nodes_max = budget / per_node if per_node > 0 else MAX_CARDS
+    steps = int(min(MAX_CARDS // multiple, max(1, nodes_max * r.cards_per_node // multiple + 1)))
     return multiple * np.arange(1, steps + 1, dtype=np.int64)
 
 
