@@ -16,7 +16,7 @@ from unittest import mock
 
 import numpy as np
 
-from estimator import batch, plan
+from estimator import batch, plan, pricing
 from estimator.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.errors import ScenarioError
 from estimator.layout import (
@@ -140,7 +140,7 @@ def _predicted_legacy(r, tokens, size, given_cards, rows):
             row = dataclasses.replace(
                 r, scenario=s.model_copy(update={"cluster": cluster, "training": training})
             )
-            flop = plan.model_flops(row)["training_flop"]
+            flop = pricing.model_flops(row)["training_flop"]
             choice = choose_cluster_legacy(row, flop, row.accelerator.peak_flops(s.training.precision))
             cache[key] = (choice.cards, choice.layouts.best)
     picks = [cache[(float(tokens[i]), float(size[i]))] for i in rows]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import inspect
 import json
 from typing import Any
 
@@ -28,31 +27,12 @@ from .compute import SECONDS_PER_DAY, cards_for_deadline
 from .dotted import pop_path, set_path
 from .errors import ScenarioError
 from .layout import LayoutEval
-from .network import fabric_counts, storage_fabric_counts
-from .plan import (
-    FALLBACK_MFU,
-    HOT_DRIVE,
-    WARM_DRIVE,
-    SizeMemo,
-    candidate_sizes,
-    cards_multiple,
-    equipment,
-    model_flops,
-    prices,
-    size_for_deadline,
-)
-from .plan import facility as plan_facility
+from .plan import FALLBACK_MFU, SizeMemo, candidate_sizes, cards_multiple, size_for_deadline
+from .pricing import equipment, model_flops, prices, vectorized_counts
+from .pricing import facility as plan_facility
 from .resolve import Resolved, resolve
-from .rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, rollup
+from .rollup import SUMMARY_FIELDS, Facility, Sizing, rollup
 from .scenario import validate_shape
-from .storage import dataset_bytes, design_storage, storage_counts, tokenized_bytes_per_token
-
-# design_storage's own defaults, so the vectorized sizing here cannot drift from plan._storage
-_STORAGE_DEFAULTS = {
-    name: p.default
-    for name, p in inspect.signature(design_storage).parameters.items()
-    if p.default is not p.empty
-}
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
 NUMERIC_FIELDS = (
@@ -88,83 +68,6 @@ def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
             firsts.append(v)
         codes[i] = code
     return codes, firsts
-
-
-def _counts_for(r: Resolved, tokens: Any, state: dict[str, Any]):
-    """Network and storage counts as arrays: the vectorized twins of plan._fabric and plan._storage."""
-    s, d = r.scenario, r.defaults
-    from . import catalog
-
-    nvme, hdd = catalog.drive(HOT_DRIVE), catalog.drive(WARM_DRIVE)
-    st = s.storage
-    ckpt = r.counts.total * st.checkpoint_bytes_per_param
-    data = dataset_bytes(tokens, r.arch.vocab_size)
-    raw = np.asarray(tokens, dtype=float) * st.raw_bytes_per_token
-    bpt = tokenized_bytes_per_token(r.arch.vocab_size)
-
-    def counts_for(_cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
-        net = s.network
-        fab = fabric_counts(
-            nodes * r.nics_per_node,
-            net.switch_ports,
-            net.oversubscription,
-            r.nics_per_node,
-            net.rail_optimized,
-        )
-        state["feasible"] = fab["feasible"]
-        switches, xcvrs, links = fab["switches"], fab["transceivers"], fab["links"]
-        fiber = fab["fiber_links"]
-        if net.storage_network:
-            fe = storage_fabric_counts(nodes, net.switch_ports)
-            switches, xcvrs, links, fiber = (
-                switches + fe["switches"],
-                xcvrs + fe["transceivers"],
-                links + fe["links"],
-                fiber + fe["fiber_links"],
-            )
-        sc = storage_counts(
-            ckpt,
-            data,
-            raw,
-            tokens_per_s,
-            bpt,
-            checkpoint_interval_s=st.checkpoint_interval_s,
-            checkpoint_write_s=st.checkpoint_write_s,
-            checkpoints_kept=st.checkpoints_kept,
-            checkpoints_archived=st.archive_checkpoints,
-            nvme_capacity_bytes=nvme.capacity_bytes,
-            nvme_read_bytes_per_s=nvme.read_bytes_per_s,
-            nvme_write_bytes_per_s=nvme.write_bytes_per_s,
-            hdd_capacity_bytes=hdd.capacity_bytes,
-            hdd_write_bytes_per_s=hdd.write_bytes_per_s,
-            hot_drives_per_node=int(d["storage_node_nvme_bays"]),
-            warm_drives_per_node=int(d["storage_node_hdd_bays"]),
-            hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"],
-            warm_overhead=st.warm_redundancy,
-            **{
-                k: _STORAGE_DEFAULTS[k]
-                for k in (
-                    "nvme_derating",
-                    "hdd_derating",
-                    "hot_overhead",
-                    "max_fill",
-                    "hot_dataset_fraction",
-                    "restart_target_s",
-                )
-            },
-        )
-        return Counts(
-            switches=switches,
-            transceivers=xcvrs,
-            dac_cables=links - fiber,
-            optical_cables=fiber,
-            hot_drives=sc["hot_drives"],
-            warm_drives=sc["warm_drives"],
-            hot_nodes=sc["hot_nodes"],
-            warm_nodes=sc["warm_nodes"],
-        )
-
-    return counts_for
 
 
 def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
@@ -377,7 +280,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         cards_per_node=r.cards_per_node,
         cards=cards,
     )
-    values = rollup(sizing, _counts_for(r, tokens, state), _facility(r, cols))
+    values = rollup(sizing, vectorized_counts(r, tokens, state), _facility(r, cols))
     ok = (
         r.scenario.parallelism.fits_cards(cards)
         & state["feasible"]

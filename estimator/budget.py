@@ -25,6 +25,8 @@ import numpy as np
 from .errors import FieldError, ScenarioError
 from .limits import MAX_CARDS
 from .network import fabric_counts
+from .pricing import equipment, facility, model_flops, prices, vectorized_counts
+from .rollup import Sizing, rollup
 
 # MFU used to size the storage tiers' write bandwidth while the layout is not yet known: the top of
 # published large-scale records (MegaScale 55 %), so the storage is never under-priced.
@@ -48,8 +50,6 @@ def capex_by_size(r: Any, sizes: np.ndarray, mfu: float | None) -> np.ndarray:
     One call of the vectorized roll-up (estimator.rollup) with the batch path's network and
     storage counts; storage bandwidth assumes `mfu` (STORAGE_SIZING_MFU when None). Sizes whose
     fabric cannot be built (too many nodes for the switch radix) cost +inf."""
-    from . import batch, plan  # the planner's own pricing; imported here, plan imports this module
-    from .rollup import Sizing, rollup
 
     s = r.scenario
     cards = np.asarray(sizes, dtype=np.int64)
@@ -63,7 +63,7 @@ def capex_by_size(r: Any, sizes: np.ndarray, mfu: float | None) -> np.ndarray:
     if not feasible.any():
         return out
     cards = cards[feasible]
-    flops = plan.model_flops(r)
+    flops = model_flops(r)
     state: dict[str, Any] = {}
     sizing = Sizing(
         training_flop=flops["training_flop"],
@@ -75,8 +75,8 @@ def capex_by_size(r: Any, sizes: np.ndarray, mfu: float | None) -> np.ndarray:
     )
     values = rollup(
         sizing,
-        batch._counts_for(r, s.training.tokens, state),
-        plan.facility(r, plan.equipment(r), plan.prices(r)),
+        vectorized_counts(r, s.training.tokens, state),
+        facility(r, equipment(r), prices(r)),
     )
     out[feasible] = np.asarray(values["cost.capex.total"], dtype=float)
     return out
@@ -86,9 +86,7 @@ def budget_sizes(r: Any, multiple: int, budget: float) -> np.ndarray:
     """Every card count in whole `multiple`s (nodes and fixed-layout replicas) whose servers alone
     cost no more than the budget, plus one step beyond (servers are the bulk of capex, so nothing
     larger can fit). Server price per node in the scenario's currency."""
-    from . import plan
-
-    per_node = plan.equipment(r).server_price_usd * r.usd_to_currency
+    per_node = equipment(r).server_price_usd * r.usd_to_currency
     nodes_max = budget / per_node if per_node > 0 else MAX_CARDS
     steps = int(min(MAX_CARDS // multiple, max(1, nodes_max * r.cards_per_node // multiple + 1)))
     return multiple * np.arange(1, steps + 1, dtype=np.int64)

@@ -272,5 +272,7 @@ def test_dotted_path_copies_gone_from_lead_files():
 
 
 def test_storage_fabric_rule_used_by_the_batch_path():
-    source = (ROOT / "estimator" / "batch.py").read_text(encoding="utf-8")
+    """The batch path's vectorized counts (estimator.pricing.vectorized_counts) size the storage
+    network with network.storage_fabric_counts, not a copy of its rule."""
+    source = (ROOT / "estimator" / "pricing.py").read_text(encoding="utf-8")
     assert "storage_fabric_counts" in source and "server_cable=" not in source

@@ -4,7 +4,7 @@ round sizes one full search at a time chooses: the first size whose best layout 
 import numpy as np
 import pytest
 
-from estimator import plan
+from estimator import plan, pricing
 from estimator.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.layout import search
 from estimator.resolve import resolve
@@ -53,7 +53,7 @@ def _one_search_per_size(r, training_flop, peak):
 @pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
 def test_deadline_sizing_matches_one_search_per_size(doc):
     r = resolve(validate_shape(doc))
-    flop = plan.model_flops(r)["training_flop"]
+    flop = pricing.model_flops(r)["training_flop"]
     peak = r.accelerator.peak_flops(r.scenario.training.precision)
     choice = plan.choose_cluster(r, flop, peak)
     cards, best = _one_search_per_size(r, flop, peak)
