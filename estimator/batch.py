@@ -112,7 +112,8 @@ def _nan_floats(col: Any, rows: np.ndarray) -> np.ndarray:
     arr = np.asarray(col, dtype=object)[rows] if not isinstance(col, np.ndarray) else col[rows]
     if arr.dtype == object:
         return np.array([np.nan if v is None else float(v) for v in arr], dtype=float)
-    return arr.astype(float)
+    out: np.ndarray = arr.astype(float)
+    return out
 
 
 def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -199,7 +200,7 @@ def _predicted(
             flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
 
             def need(mfu: float, flop: float = flop, seconds: float = seconds) -> int:
-                return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))  # type: ignore[no-untyped-call]
+                return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))
 
             chosen, _, best = size_for_deadline(r, sizes, need, memo)
             picks[key] = (chosen, best)
@@ -256,7 +257,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     given_cards = s.cluster.cards is not None
     size = cols.get(
         "cluster.cards" if given_cards else "cluster.target_days",
-        np.full(n, float(s.cluster.cards if given_cards else s.cluster.target_days)),
+        np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
     )
     slow = np.isnan(mfu)
     if given_cards:
@@ -280,7 +281,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         cards_per_node=r.cards_per_node,
         cards=cards,
     )
-    values = rollup(sizing, vectorized_counts(r, tokens, state), _facility(r, cols))
+    values: dict[str, Any] = dict(rollup(sizing, vectorized_counts(r, tokens, state), _facility(r, cols)))
     ok = (
         r.scenario.parallelism.fits_cards(cards)
         & state["feasible"]

@@ -23,7 +23,12 @@ value), built with numpy, never a Python loop over candidates:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from estimator.layout import LayoutProblem
 
 MIN_CP_CHUNK = 4096
 MAX_MICRO_BATCH = 32
@@ -64,12 +69,12 @@ def _divisors(n: int, limit: int) -> list[int]:
     return sorted(d for d in set(small + [n // d for d in small]) if d <= limit)
 
 
-def axis_values(problem) -> dict[str, np.ndarray]:
+def axis_values(problem: LayoutProblem) -> dict[str, np.ndarray]:
     """Values per axis: the fixed value where the user fixed one, else the free range."""
     arch = problem.arch
     fx = problem.fixed_normalized
     seq = problem.seq_len
-    free = {
+    free: dict[str, list[Any]] = {
         "tp": _pow2_upto(min(problem.domain_cards, problem.cards)),
         "pp": _divisors(problem.cards, arch.num_hidden_layers),
         "cp": _pow2_upto(max(1, seq // MIN_CP_CHUNK)),
@@ -103,7 +108,7 @@ def axis_values(problem) -> dict[str, np.ndarray]:
 BATCH_TOLERANCE = 0.25  # largest relative change of the global batch accepted to fit the DP size
 
 
-def enumerate_candidates(problem) -> dict[str, np.ndarray]:
+def enumerate_candidates(problem: LayoutProblem) -> dict[str, np.ndarray]:
     """Flattened Cartesian product of the axis values plus derived dp and m (micro-batches)."""
     vals = axis_values(problem)
     grids = np.meshgrid(*(vals[a] for a in AXES), indexing="ij")
@@ -119,7 +124,7 @@ def enumerate_candidates(problem) -> dict[str, np.ndarray]:
     return c
 
 
-def structural_failures(problem, c) -> list[tuple[str, np.ndarray]]:
+def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:
     """(reason, failing mask) in REASONS order, everything but out-of-memory."""
     arch = problem.arch
     L = arch.num_hidden_layers

@@ -139,6 +139,7 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/budget.py ---
         cards = cards_for_budget(r, cards_multiple(r), given_mfu)
         return _choice(cards, *_evaluate(r, cards), given_mfu)
+    assert s.cluster.target_days is not None  # the scenario requires one way of sizing
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,7 +58,7 @@ class Axis:
     """One swept field and its values (numbers, strings or booleans; one kind per axis)."""
 
     field: str  # dotted scenario path, e.g. "cluster.cards"
-    values: tuple  # JSON scalars, in sweep order
+    values: tuple[Any, ...]  # JSON scalars, in sweep order
 
     def __len__(self) -> int:
         return len(self.values)
@@ -95,7 +96,7 @@ def _err(field: str, message: str) -> ScenarioError:
     return ScenarioError([FieldError(field, message)])
 
 
-def _range_values(spec: dict, path: str) -> list:
+def _range_values(spec: dict[str, Any], path: str) -> list[Any]:
     """Inclusive arithmetic range {"start", "stop", "step"}: start, start+step, ... <= stop."""
     extra = set(spec) - {"start", "stop", "step"}
     if extra:
@@ -180,7 +181,7 @@ def scenario_count(axes: list[Axis]) -> int:
     return math.prod(len(a) for a in axes)
 
 
-def effective_base(base: dict, axes: list[Axis]) -> dict:
+def effective_base(base: dict[str, Any], axes: list[Axis]) -> dict[str, Any]:
     """The base with every field that an axis excludes removed (see EXCLUSIVE_FIELDS)."""
     doc = copy.deepcopy(base)
     for a in axes:
@@ -189,7 +190,7 @@ def effective_base(base: dict, axes: list[Axis]) -> dict:
     return doc
 
 
-def scenario_at(base: dict, axes: list[Axis], index: int) -> dict:
+def scenario_at(base: dict[str, Any], axes: list[Axis], index: int) -> dict[str, Any]:
     """The full scenario dict of scenario `index` (for links to a single estimate)."""
     total = scenario_count(axes)
     if not 0 <= index < total:
@@ -234,7 +235,7 @@ def chunk_ranges(total: int, chunk_size: int) -> list[tuple[int, int]]:
     return [(s, min(s + chunk_size, total)) for s in range(0, total, chunk_size)]
 
 
-def _sample_values(values: tuple, limit: int) -> list:
+def _sample_values(values: tuple[Any, ...], limit: int) -> list[Any]:
     if len(values) <= limit:
         return list(values)
     if _kind(values[0]) == "number":
@@ -245,8 +246,11 @@ def _sample_values(values: tuple, limit: int) -> list:
 
 
 def validate_sweep(
-    request: Any, max_scenarios: int = MAX_SCENARIOS, shape=None, resolve=None
-) -> tuple[str, dict, list[Axis]]:
+    request: Any,
+    max_scenarios: int = MAX_SCENARIOS,
+    shape: Callable[[Any], Any] | None = None,
+    resolve: Callable[[Any], Any] | None = None,
+) -> tuple[str, dict[str, Any], list[Axis]]:
     """Validate a whole sweep request -> (name, effective base, axes).
 
     The base is checked with every axis at its first value, then again with one axis at a time
@@ -260,10 +264,11 @@ def validate_sweep(
       rows they concern: the core flags those rows (`ok` false, with the message). A cross-field
       error that no axis value removes is a fault of the base and is refused as `base.<field>`.
     """
-    if shape is None:
-        from estimator.scenario import validate_shape as shape
-    if resolve is None:
-        from estimator.resolve import resolve
+    from estimator.resolve import resolve as resolve_scenario
+    from estimator.scenario import validate_shape
+
+    shape_of: Callable[[Any], Any] = shape or validate_shape
+    resolve_of: Callable[[Any], Any] = resolve or resolve_scenario
     if not isinstance(request, dict):
         raise _err("", "the body must be a JSON object {name, base, axes}")
     unknown = set(request) - {"name", "base", "axes"}
@@ -289,14 +294,14 @@ def validate_sweep(
     if get_path(doc, "cluster.budget") is not None:
         raise _err("base.cluster.budget", BUDGET_SIZING_NOT_IN_SWEEPS)
 
-    def check(scenario: dict, focus: Axis | None) -> list[FieldError]:
+    def check(scenario: dict[str, Any], focus: Axis | None) -> list[FieldError]:
         """Shape errors raise (mapped); catalog and cross-field errors are returned."""
         try:
-            parsed = shape(scenario)
+            parsed = shape_of(scenario)
         except ScenarioError as exc:
             raise _mapped(exc, axes, focus) from None
         try:
-            resolve(parsed)
+            resolve_of(parsed)
         except ScenarioError as exc:
             return exc.errors
         return []
