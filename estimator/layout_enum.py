@@ -23,12 +23,33 @@ value), built with numpy, never a Python loop over candidates:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from estimator.layout import LayoutProblem
+from estimator.models import Architecture
+
+
+class LayoutProblem(Protocol):
+    """What the enumeration reads of estimator.layout.LayoutProblem (typed here without importing
+    estimator.layout, which imports this module)."""
+
+    @property
+    def arch(self) -> Architecture: ...
+    @property
+    def cards(self) -> int: ...
+    @property
+    def seq_len(self) -> int: ...
+    @property
+    def domain_cards(self) -> int: ...
+    @property
+    def global_batch_seqs(self) -> int: ...
+    @property
+    def flash_attention(self) -> bool: ...
+    @property
+    def fixed_normalized(self) -> Mapping[str, Any]: ...
+
 
 MIN_CP_CHUNK = 4096
 MAX_MICRO_BATCH = 32
