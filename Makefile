@@ -43,6 +43,9 @@ bench: $(STAMP)
 	$(PY) bench/sweep.py
 	$(PY) bench/api_estimate.py
 	$(PY) bench/core_vectorized.py
+	$(PY) bench/plan_speed.py
+	$(PY) bench/supernode_compare.py
+	$(PY) bench/hostile_load.py --seconds 30
 
 clean:
 	rm -rf $(VENV) var .pytest_cache

@@ -91,13 +91,13 @@ class LayoutProblem:
     stack: StackProfile = STACKS["megatron-core-2025"]
     moe_imbalance: float = 1.0
     buffers: Buffers = field(default_factory=Buffers)
-    fixed: Mapping = field(default_factory=dict)
+    fixed: Mapping[str, Any] = field(default_factory=dict)
     top_n: int = 5
     link_efficiency: float = LINK_EFFICIENCY
     gemm_fraction: float = TRAINING_GEMM_FRACTION
     model_flop_per_token: float | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         errors = []
         if not (isinstance(self.cards, int | np.integer) and self.cards >= 1):
             errors.append(FieldError("cluster.cards", "cards must be a positive integer"))
@@ -139,7 +139,7 @@ class LayoutProblem:
         return max(1, round(self.global_batch_tokens / self.seq_len))
 
     @property
-    def fixed_normalized(self) -> dict:
+    def fixed_normalized(self) -> dict[str, Any]:
         out = dict(self.fixed)
         if "recompute" in out and isinstance(out["recompute"], str):
             out["recompute"] = RECOMPUTE_CODES[out["recompute"]]
@@ -152,7 +152,7 @@ class LayoutProblem:
         return float(flops_per_token(self.arch, self.seq_len, True, self.counts))
 
 
-def _check_fixed(fixed: Mapping) -> list[FieldError]:
+def _check_fixed(fixed: Mapping[str, Any]) -> list[FieldError]:
     errors = []
     for key, value in fixed.items():
         path = f"parallelism.{key}"
@@ -206,17 +206,17 @@ class LayoutEval:
     distributed_optimizer: bool
     bubble_fraction: float
     step_time_s: float
-    breakdown_s: dict
+    breakdown_s: dict[str, float]
     predicted_mfu: float
     predicted_hfu: float
     tokens_per_s: float
-    per_card_bytes: dict
+    per_card_bytes: dict[str, float]
     hbm_bytes: float
     fits: bool
     recompute_fraction: float = 0.0  # share of layers recomputed (1 full, k/L_stage partial)
-    compute_detail_s: dict = field(default_factory=dict)  # parts of breakdown_s["compute"]
+    compute_detail_s: dict[str, float] = field(default_factory=dict)  # parts of breakdown_s["compute"]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The contract's `parallelism` section."""
         keys = (
             "tp",
@@ -243,7 +243,7 @@ class LayoutEval:
         )
         return out
 
-    def memory_dict(self) -> dict:
+    def memory_dict(self) -> dict[str, Any]:
         """The contract's `memory` section."""
         return {"per_card_bytes": dict(self.per_card_bytes), "hbm_bytes": self.hbm_bytes, "fits": self.fits}
 
@@ -259,7 +259,7 @@ class LayoutSearch:
     timed_out: bool = False  # the wall-clock budget ran out: the best of the layouts timed so far
     timed: int = 0  # fitting layouts whose step time was evaluated (all `feasible` unless timed out)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "best": self.best.to_dict() if self.best else None,
             "runners_up": [r.to_dict() for r in self.runners_up],
@@ -269,7 +269,7 @@ class LayoutSearch:
         }
 
 
-def evaluate(problem: LayoutProblem, c: Mapping) -> tuple[MemoryBreakdown, dict[str, np.ndarray]]:
+def evaluate(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[MemoryBreakdown, dict[str, np.ndarray]]:
     """Memory and step time of candidate arrays c (keys tp, pp, dp, ep, cp, mbs, v, sp, zero, rc, m).
 
     Scalars work too (0-d results). Adds tokens_per_s, predicted_mfu, predicted_hfu to the times.
@@ -375,8 +375,14 @@ def _partial_recompute(
     return mem, f
 
 
-def _make_eval(problem, c, mem, t, i) -> LayoutEval:
-    def g(d, k):
+def _make_eval(
+    problem: LayoutProblem,
+    c: Mapping[str, Any],
+    mem: MemoryBreakdown,
+    t: Mapping[str, Any],
+    i: int | tuple[()],
+) -> LayoutEval:
+    def g(d: Mapping[str, Any], k: str) -> Any:
         return np.asarray(d[k])[i]
 
     hbm = float(problem.accelerator.hbm_bytes)
@@ -411,15 +417,15 @@ def _make_eval(problem, c, mem, t, i) -> LayoutEval:
 
 def evaluate_layout(
     problem: LayoutProblem,
-    tp=1,
-    pp=1,
-    ep=1,
-    cp=1,
-    micro_batch_size=1,
-    virtual_stages=1,
-    sequence_parallel=False,
-    zero_stage=0,
-    recompute="none",
+    tp: int = 1,
+    pp: int = 1,
+    ep: int = 1,
+    cp: int = 1,
+    micro_batch_size: int = 1,
+    virtual_stages: int = 1,
+    sequence_parallel: bool = False,
+    zero_stage: int = 0,
+    recompute: str | int = "none",
 ) -> LayoutEval:
     """Evaluate one layout with scalars (no feasibility checks: see search for those)."""
     model = tp * pp * cp
@@ -557,7 +563,7 @@ def nearest_fit(problem: LayoutProblem) -> LayoutEval | None:
     return None
 
 
-def overflow_params(shown: LayoutEval, nearest: LayoutEval | None) -> dict:
+def overflow_params(shown: LayoutEval, nearest: LayoutEval | None) -> dict[str, Any]:
     """Parameters of the `fixed-layout-does-not-fit` warning: what overflows HBM and by how much (GB)."""
     per = shown.per_card_bytes
     terms = {k: v for k, v in per.items() if k != "total"}
