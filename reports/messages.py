@@ -68,6 +68,12 @@ MESSAGES: dict[str, str] = {
         "Nearest layout that fits: %(nearest_layout)s."
     ),
     "stack-assumed": gettext_noop("Step time assumes the %(stack)s software stack."),
+    "step-time-by-domain": gettext_noop(
+        "The supernodes train %(ratio)s as fast as the nodes (step %(supernode_step_time_s)s against "
+        "%(nodes_step_time_s)s). The chip alone, as %(node_cards)s-card domains, gives %(chip_factor)s "
+        "(TP=%(node_tp)s, EP=%(node_ep)s, PP=%(node_pp)s); the %(domain_cards)s-card domain gives the other "
+        "%(domain_factor)s by keeping TP=%(tp)s and EP=%(ep)s (PP=%(pp)s) on the scale-up links."
+    ),
     "layout-search-timed-out": gettext_noop(
         "The layout search stopped at its %(seconds)s-second budget after timing %(timed)s of %(feasible)s "
         "layouts that fit; the layout shown is the best of those."
@@ -291,6 +297,13 @@ PARAM_KINDS = {
     "largest_gb": "gb",
     "largest_term": "memory_term",
     "speedup": "times",
+    "chip_factor": "times",
+    "domain_factor": "times",
+    "supernode_step_time_s": "seconds",
+    "nodes_step_time_s": "seconds",
+    "node_tp": "count",
+    "node_ep": "count",
+    "node_pp": "count",
     "capex_ratio": "change",
     "power_ratio": "change",
     "step_time_s": "seconds",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -17,6 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from api.throttling import AnonRateThrottle, UserRateThrottle
 from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
+from estimator.supernode_rules import explain_step_time
 from estimator.validation import validation_rows
 
 from . import charts, compare, glossary, messages, selectors, services, summary, working, xlsx
@@ -311,8 +313,19 @@ def compare_reports(request):
         "mine": mine,
         "query": request.GET.urlencode(),
         "mixed_currencies": len(set(compare.currencies(reports))) > 1,
+        "explanation": _domain_explanation(reports),
     }
     return render(request, "reports/compare.html", context, status=200 if not errors else 404)
+
+
+def _domain_explanation(reports: list[dict[str, Any]]) -> str:
+    """For two plans of which one is on supernodes: why their speeds differ (chip x domain size)."""
+    if len(reports) != 2:
+        return ""
+    item = explain_step_time(reports[0]["result"], reports[1]["result"])
+    if item is None:
+        return ""
+    return messages.render(item["code"], item["params"], item["message"])
 
 
 @require_GET

@@ -225,3 +225,27 @@ def test_the_leads_fixed_layout_warning_renders_in_chinese():
     with translation.override("zh-hans"):
         text = messages.warning(item, "USD")["message"]
     assert text.startswith("指定的布局每卡需要") and "优化器状态" in text and "64.0 GB" in text
+
+
+@pytest.mark.django_db
+def test_comparison_of_910b_nodes_and_910c_supernodes_explains_the_step_time_by_domain(client, make_estimate):
+    """Issue 13: the same model on 2,304 910B (8-card nodes) and 2,304 910C (CloudMatrix 384) side by
+    side, with the speed difference split into chip and domain size, in both languages."""
+
+    def plan(accelerator):
+        return make_estimate(
+            data={
+                "model": {"preset": "deepseek-v3"},
+                "hardware": {"accelerator": accelerator},
+                "training": {"tokens": 1e12},
+                "cluster": {"cards": 2304},
+            }
+        )
+
+    nodes, supernodes = plan("ascend-910b2"), plan("ascend-910c")
+    url = f"/compare/?r={nodes.share_token}&r={supernodes.share_token}"
+    english = client.get(url).content.decode()
+    assert "as fast as the nodes" in english and "-card domain gives the other" in english
+    chinese = client.get("/zh-hans" + url).content.decode()
+    assert "超节点方案的训练速度是普通节点方案的" in chinese
+    assert "as fast as the nodes" not in chinese
