@@ -13,12 +13,13 @@ A user may fix any subset of tp, pp, dp, ep, cp, micro_batch_size, virtual_stage
 sequence_parallel, zero_stage, recompute, distributed_optimizer (and top_n). A fixed layout that
 is impossible yields an empty feasible set with the reasons; only nonsense values (tp = 0,
 zero_stage = 7, recompute = "sometimes") raise ScenarioError.
+
+The input is `estimator.layout_problem.LayoutProblem`; the diagnosis of a fixed layout that does not
+fit is `estimator.layout_fit`; many sizes or scenarios at once are `estimator.layout_batch`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,164 +29,23 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.catalog.entries import Accelerator
-from estimator.errors import FieldError, ScenarioError
 from estimator.layout_enum import REASONS, enumerate_candidates, structural_failures
+from estimator.layout_problem import FIXABLE as FIXABLE
+from estimator.layout_problem import LayoutProblem as LayoutProblem
 from estimator.limits import SEARCH_SECONDS
 from estimator.memory import (
-    DEFAULT_GRAD_DTYPE,
-    GRAD_BYTES,
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
-    Buffers,
     MemoryBreakdown,
     per_card_memory,
     stage_layers,
 )
-from estimator.models import Architecture, ParamCounts, flops_per_token
-from estimator.stacks import STACKS, StackProfile
 from estimator.steptime import (
     BREAKDOWN_KEYS,
     COMPUTE_TERMS,
-    LINK_EFFICIENCY,
-    TRAINING_GEMM_FRACTION,
     Candidates,
     evaluate_step,
 )
-
-_INT_FIELDS = ("tp", "pp", "dp", "ep", "cp", "micro_batch_size", "virtual_stages", "top_n")
-_BOOL_FIELDS = ("sequence_parallel", "distributed_optimizer")
-FIXABLE = (*_INT_FIELDS, *_BOOL_FIELDS, "zero_stage", "recompute")
-
-
-@dataclass(frozen=True)
-class LayoutProblem:
-    """Everything the layout search needs. Units: bytes, bytes/s, tokens, cards.
-
-    nic_bytes_per_s_per_card: scale-out bandwidth per card per direction (400 Gb/s = 50e9).
-    cross_leaf_bandwidth_factor: >= 1; cross-leaf bandwidth per card = NIC / factor
-    (the fabric's oversubscription). nodes_per_leaf_group: nodes whose NICs share a leaf / rail
-    group (DP traffic among them does not cross the oversubscribed tier); math.inf if all do.
-    scaleup_domain_cards: None = the accelerator's. stack: the software stack's mechanisms
-    (estimator.stacks: overlaps, attention kernel, CUDA graphs, FP8 recipe, MoE dispatch).
-    moe_imbalance: max/mean routed tokens per EP rank (1.0 = force-balanced, as NVIDIA benchmarks).
-    model_flop_per_token: FLOPs per token for predicted_mfu; None = models.flops_per_token
-    (6·N_active + 12·L·s·d_attn, the compute section's convention).
-    link_efficiency, gemm_fraction: the physical constants of estimator.steptime (override for
-    what-if studies and calibration only).
-    """
-
-    arch: Architecture
-    counts: ParamCounts
-    seq_len: int
-    global_batch_tokens: float
-    cards: int
-    accelerator: Accelerator
-    precision: str = "bf16"
-    cards_per_node: int = 8
-    scaleup_domain_cards: int | None = None
-    nic_bytes_per_s_per_card: float = 50e9
-    cross_leaf_bandwidth_factor: float = 1.0
-    nodes_per_leaf_group: float = math.inf
-    grad_dtype: str = DEFAULT_GRAD_DTYPE
-    stack: StackProfile = STACKS["megatron-core-2025"]
-    moe_imbalance: float = 1.0
-    buffers: Buffers = field(default_factory=Buffers)
-    fixed: Mapping[str, Any] = field(default_factory=dict)
-    top_n: int = 5
-    link_efficiency: float = LINK_EFFICIENCY
-    gemm_fraction: float = TRAINING_GEMM_FRACTION
-    model_flop_per_token: float | None = None
-
-    def __post_init__(self) -> None:
-        errors = []
-        if not (isinstance(self.cards, int | np.integer) and self.cards >= 1):
-            errors.append(FieldError("cluster.cards", "cards must be a positive integer"))
-        if not self.seq_len >= 1:
-            errors.append(FieldError("training.seq_len", "seq_len must be at least 1"))
-        elif not self.global_batch_tokens >= self.seq_len:
-            errors.append(
-                FieldError("training.global_batch_tokens", "the global batch must hold at least one sequence")
-            )
-        if self.grad_dtype not in GRAD_BYTES:
-            errors.append(
-                FieldError("training.grad_dtype", f"grad_dtype must be one of {sorted(GRAD_BYTES)}")
-            )
-        if not self.cross_leaf_bandwidth_factor >= 1.0:
-            errors.append(FieldError("network.oversubscription", "cross-leaf bandwidth factor must be >= 1"))
-        if not self.nic_bytes_per_s_per_card > 0:
-            errors.append(FieldError("network.nic_gbps", "NIC bandwidth must be positive"))
-        if not self.moe_imbalance >= 1.0:
-            errors.append(
-                FieldError("training.moe_imbalance", "imbalance (max/mean tokens per rank) must be >= 1")
-            )
-        if not self.nodes_per_leaf_group >= 1:
-            errors.append(FieldError("network", "nodes_per_leaf_group must be >= 1"))
-        errors.extend(_check_fixed(self.fixed))
-        if errors:
-            raise ScenarioError(errors)
-
-    @property
-    def flash_attention(self) -> bool:
-        return self.stack.flash_attention
-
-    @property
-    def domain_cards(self) -> int:
-        return int(self.scaleup_domain_cards or self.accelerator.scaleup_domain_cards)
-
-    @property
-    def global_batch_seqs(self) -> int:
-        """Sequences per step: global_batch_tokens / seq_len rounded to the nearest integer."""
-        return max(1, round(self.global_batch_tokens / self.seq_len))
-
-    @property
-    def fixed_normalized(self) -> dict[str, Any]:
-        out = dict(self.fixed)
-        if "recompute" in out and isinstance(out["recompute"], str):
-            out["recompute"] = RECOMPUTE_CODES[out["recompute"]]
-        return out
-
-    @property
-    def flop_per_token(self) -> float:
-        if self.model_flop_per_token is not None:
-            return float(self.model_flop_per_token)
-        return float(flops_per_token(self.arch, self.seq_len, True, self.counts))
-
-
-def _check_fixed(fixed: Mapping[str, Any]) -> list[FieldError]:
-    errors = []
-    for key, value in fixed.items():
-        path = f"parallelism.{key}"
-        if key not in FIXABLE:
-            errors.append(FieldError(path, f"unknown parallelism field; use one of {', '.join(FIXABLE)}"))
-        elif key in _INT_FIELDS:
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, int | np.integer)
-                or value < (0 if key == "top_n" else 1)
-            ):
-                errors.append(FieldError(path, f"{key} must be a positive integer"))
-        elif key in _BOOL_FIELDS:
-            if not isinstance(value, bool | np.bool_):
-                errors.append(FieldError(path, f"{key} must be true or false"))
-        elif key == "zero_stage":
-            if isinstance(value, bool) or value not in (0, 1, 2, 3):
-                errors.append(FieldError(path, "zero_stage must be 0, 1, 2 or 3"))
-        elif key == "recompute" and value not in RECOMPUTE_CODES and value not in RECOMPUTE_NAMES:
-            errors.append(FieldError(path, "recompute must be none, selective, full or partial"))
-    if (
-        "zero_stage" in fixed
-        and "distributed_optimizer" in fixed
-        and fixed["zero_stage"] == 0
-        and fixed["distributed_optimizer"]
-    ):
-        errors.append(
-            FieldError(
-                "parallelism.distributed_optimizer",
-                "the distributed optimizer shards optimizer state (ZeRO-1): zero_stage 0 contradicts it",
-            )
-        )
-    return errors
 
 
 @dataclass(frozen=True)
@@ -542,41 +402,3 @@ def rank_order(tokens_per_s: Num, total_bytes: Num, rf: Num, zero: Num, *outer: 
 
 def _take(mem: MemoryBreakdown, idx: Any) -> MemoryBreakdown:
     return MemoryBreakdown(**{k: np.asarray(getattr(mem, k))[idx] for k in MEMORY_KEYS})
-
-
-# Fixed fields relaxed first when a fixed layout does not fit: the memory-saving choices that leave
-# the model split (tp, pp, ep, cp) as the user set it; then everything.
-NEAREST_KEYS = ("tp", "pp", "dp", "ep", "cp", "zero_stage", "recompute", "micro_batch_size", "virtual_stages")
-_MEMORY_CHOICES = ("zero_stage", "recompute", "micro_batch_size", "virtual_stages", "distributed_optimizer")
-
-
-def nearest_fit(problem: LayoutProblem) -> LayoutEval | None:
-    """The best layout that fits when the fixed one does not: first relaxing only the memory-saving
-    choices (ZeRO stage, recompute, micro-batch, interleaving), then every fixed field."""
-    fixed = dict(problem.fixed)
-    for keep in ({k: v for k, v in fixed.items() if k not in _MEMORY_CHOICES}, {}):
-        if keep == fixed:
-            continue
-        found = search(dataclasses.replace(problem, fixed={**keep, "top_n": 0}))
-        if found.best is not None:
-            return found.best
-    return None
-
-
-def overflow_params(shown: LayoutEval, nearest: LayoutEval | None) -> dict[str, Any]:
-    """Parameters of the `fixed-layout-does-not-fit` warning: what overflows HBM and by how much (GB)."""
-    per = shown.per_card_bytes
-    terms = {k: v for k, v in per.items() if k != "total"}
-    largest = max(terms, key=lambda k: terms[k])
-    out = {
-        "total_gb": per["total"] / 1e9,
-        "hbm_gb": shown.hbm_bytes / 1e9,
-        "overflow_gb": (per["total"] - shown.hbm_bytes) / 1e9,
-        "model_states_gb": (per["weights"] + per["gradients"] + per["optimizer"]) / 1e9,
-        "largest_term": largest,
-        "largest_gb": terms[largest] / 1e9,
-        "nearest_layout": None,
-    }
-    if nearest is not None:
-        out["nearest_layout"] = {k: getattr(nearest, k) for k in NEAREST_KEYS}
-    return out

@@ -10,7 +10,8 @@ from typing import Any, Protocol
 from . import budget as budget_rules
 from .advice import advise, starting_configuration
 from .inference import serving as size_serving
-from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout, nearest_fit, overflow_params
+from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
+from .layout_fit import nearest_fit, overflow_params
 from .limits import SEARCH_SECONDS
 from .network import Fabric
 from .resolve import Resolved

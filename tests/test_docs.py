@@ -9,9 +9,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TREES = ("estimator", "api", "reports", "sweeps", "config", "tests", "bench", "scripts")
 CITATION = re.compile(r"docs/([\w-]+\.md)(?:#([\w-]+))?((?:, #[\w-]+)*)")
-OUTSIDE = re.compile(r"design\.md|shared/(?:seed|reference)|reference/[\w_]+\.md")
-# lead-owned files still citing design.md / shared/ (remove from here as they are fixed)
-PENDING: set[str] = set()
+# The old design notes and the reference folder outside the repository, spelled in parts so that
+# this checker is not itself a citation of them.
+OUTSIDE = re.compile(
+    "|".join(("design" + r"\.md", "shar" + r"ed/(?:seed|reference)", r"reference/[\w_]+\.md"))
+)
 
 
 def _sources() -> dict[str, str]:
@@ -46,7 +48,5 @@ def test_citations_are_checked():
 
 def test_nothing_cites_material_outside_the_repository():
     this = Path(__file__).relative_to(ROOT).as_posix()
-    offenders = sorted(
-        name for name, text in _sources().items() if name not in PENDING | {this} and OUTSIDE.search(text)
-    )
+    offenders = sorted(name for name, text in _sources().items() if name != this and OUTSIDE.search(text))
     assert offenders == []

@@ -71,7 +71,7 @@ from estimator.steptime.moe import all_to_all_s, expert_time_s, routing_time_s
 from estimator.steptime.pipeline import bubble_s, p2p_s
 
 if TYPE_CHECKING:
-    from estimator.layout import LayoutProblem
+    from estimator.layout_problem import LayoutProblem
 
 LOGIT_BYTES = 16.0  # fp32 logits: write 4, softmax read 4 + write 4, gradient 4
 COMPUTE_TERMS = ("gemm", "attention", "elementwise", "moe_experts", "moe_routing")
