@@ -23,8 +23,7 @@ or malformed key skips the rule; it never raises.
     mfu-optimistic           an input MFU above published large-scale records
     supernode-pays / supernode-does-not-pay / supernode-partly-used   see supernode_rules.py
 
-`starting_configuration(scenario, result)` fills the article's section 7.1 table for this plan:
-list of {setting, value, reason}.
+The article's starting configuration (section 7.1) is estimator.starting_config.
 """
 
 from __future__ import annotations
@@ -34,29 +33,18 @@ from collections.abc import Callable
 from typing import Any
 
 from .compute import MFU_PLAUSIBLE_MAX
+from .contract_readings import bubble_fraction, first_of, is_ascend, number_at, scaleup_domain
 from .dotted import get_path
+from .starting_config import HCCL_BUFFSIZE_START_MB
 from .supernode_rules import supernode_does_not_pay, supernode_partly_used, supernode_pays
 
 MiB = 1024 * 1024
 BUBBLE_LIMIT = 0.20  # article 2.3
 COMM_WAIT_LIMIT = 0.30  # article 5.1
 FLAT_NETWORK_MAX_NODES = 16  # article 3.2: flat up to ~10 servers, leaf-spine beyond ~16 nodes
-HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
 HCCL_BUFFSIZE_MAX_SANE_MB = 1024  # each communicator reserves 2 x this (CANN env-var reference)
 
 Advice = dict[str, Any]
-
-
-def _num(d: Any, path: str) -> float | None:
-    """Number at a dotted path (bools and non-numbers -> None)."""
-    v = get_path(d, path)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
-        return None
-    return float(v)
-
-
-def _first(*values: float | None) -> float | None:
-    return next((v for v in values if v is not None), None)
 
 
 def _advice(
@@ -80,42 +68,16 @@ def _advice(
     }
 
 
-def _cards_per_node(s: dict[str, Any], r: dict[str, Any]) -> float | None:
-    return _first(_num(s, "hardware.cards_per_node"), _num(r, "compute.cards_per_node"))
-
-
-def _scaleup_domain(s: dict[str, Any], r: dict[str, Any]) -> float | None:
-    """Cards in one HCCS/NVLink domain (384 on CloudMatrix), else cards per node."""
-    return _first(
-        _num(r, "compute.scaleup_domain_cards"),
-        _num(s, "hardware.scaleup_domain_cards"),
-        _cards_per_node(s, r),
-    )
-
-
-def _is_ascend(s: dict[str, Any], r: dict[str, Any]) -> bool:
-    acc = get_path(s, "hardware.accelerator")
-    if isinstance(acc, dict):
-        return "ascend" in str(acc.get("id", "")).lower() or "huawei" in str(acc.get("vendor", "")).lower()
-    if isinstance(acc, str):
-        return acc.lower().startswith("ascend")
-    return "huawei" in str(get_path(r, "compute.vendor") or "").lower()
-
-
-def _bubble(pp: float, m: float) -> float:
-    return (pp - 1) / (m + pp - 1)
-
-
 # --- rules ------------------------------------------------------------------------------------
 
 
 def _memory_does_not_fit(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     if get_path(r, "memory.fits") is not False:
         return None
-    total, hbm = _num(r, "memory.per_card_bytes.total"), _num(r, "memory.hbm_bytes")
+    total, hbm = number_at(r, "memory.per_card_bytes.total"), number_at(r, "memory.hbm_bytes")
     need = f" ({total / 1e9:.1f} GB per card against {hbm / 1e9:.1f} GB of HBM)" if total and hbm else ""
     steps = []
-    zero = _num(r, "parallelism.zero_stage")
+    zero = number_at(r, "parallelism.zero_stage")
     raise_zero = zero is not None and zero < 3
     if zero is not None and raise_zero:
         steps.append(f"raise the ZeRO stage (now {int(zero)})")
@@ -136,7 +98,7 @@ def _memory_does_not_fit(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
 
 
 def _tp_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
-    tp, domain = _num(r, "parallelism.tp"), _scaleup_domain(s, r)
+    tp, domain = number_at(r, "parallelism.tp"), scaleup_domain(s, r)
     if tp is None or domain is None or tp <= domain:
         return None
     return _advice(
@@ -151,10 +113,10 @@ def _tp_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
 
 
 def _bubble_over_20pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
-    bubble, pp = _num(r, "parallelism.bubble_fraction"), _num(r, "parallelism.pp")
+    bubble, pp = number_at(r, "parallelism.bubble_fraction"), number_at(r, "parallelism.pp")
     if bubble is None or bubble <= BUBBLE_LIMIT:
         return None
-    m = _num(r, "parallelism.micro_batches")
+    m = number_at(r, "parallelism.micro_batches")
     now = f" with {int(m)} micro-batches" if m else ""
     params = {"bubble": bubble, "micro_batches": int(m) if m else None, "pp": int(pp) if pp else None}
     if pp and pp > 1 and m and m >= 4 * pp:
@@ -166,10 +128,12 @@ def _bubble_over_20pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     elif pp and pp > 1:
         lo, hi = int(4 * pp), int(8 * pp)
         variant = "micro-batches"
-        params.update(low=lo, high=hi, bubble_low=_bubble(pp, lo), bubble_high=_bubble(pp, hi))
+        params.update(
+            low=lo, high=hi, bubble_low=bubble_fraction(pp, lo), bubble_high=bubble_fraction(pp, hi)
+        )
         fix = (
             f"Use {lo}-{hi} micro-batches per step (4-8 x PP={int(pp)}): bubble "
-            f"{_bubble(pp, lo):.0%}-{_bubble(pp, hi):.0%}; or interleave (virtual_stages) or cut PP."
+            f"{bubble_fraction(pp, lo):.0%}-{bubble_fraction(pp, hi):.0%}; or interleave (virtual_stages) or cut PP."
         )
     else:
         variant = "raise"
@@ -187,8 +151,10 @@ def _bubble_over_20pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
 def _comm_wait_over_30pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     """Assumes breakdown_s holds the exposed (not overlapped) part of each communication, which is
     how the step-time model adds them up to step_time_s."""
-    step = _num(r, "parallelism.step_time_s")
-    found = {k: _num(r, f"parallelism.breakdown_s.{k}") for k in ("tp_comm", "pp_comm", "dp_comm", "ep_comm")}
+    step = number_at(r, "parallelism.step_time_s")
+    found = {
+        k: number_at(r, f"parallelism.breakdown_s.{k}") for k in ("tp_comm", "pp_comm", "dp_comm", "ep_comm")
+    }
     parts = {k: v for k, v in found.items() if v is not None}
     if not step or step <= 0 or not parts:
         return None
@@ -215,9 +181,9 @@ def _comm_wait_over_30pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None
 
 
 def _oversubscribed_fabric_dp(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
-    ratio = _first(_num(r, "network.oversubscription"), _num(s, "network.oversubscription"))
-    dp, nodes = _num(r, "parallelism.dp"), _num(r, "compute.nodes")
-    leaves, tiers = _num(r, "network.leaf_switches"), _num(r, "network.tiers")
+    ratio = first_of(number_at(r, "network.oversubscription"), number_at(s, "network.oversubscription"))
+    dp, nodes = number_at(r, "parallelism.dp"), number_at(r, "compute.nodes")
+    leaves, tiers = number_at(r, "network.leaf_switches"), number_at(r, "network.tiers")
     if ratio is None or ratio <= 1 or dp is None or dp <= 1:
         return None
     crosses = (leaves is not None and leaves > 1) or (tiers is not None and tiers >= 2)
@@ -235,7 +201,7 @@ def _oversubscribed_fabric_dp(s: dict[str, Any], r: dict[str, Any]) -> Advice | 
 
 
 def _flat_network_too_large(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
-    tiers, nodes = _num(r, "network.tiers"), _num(r, "compute.nodes")
+    tiers, nodes = number_at(r, "network.tiers"), number_at(r, "compute.nodes")
     if tiers is None or nodes is None or tiers != 1 or nodes <= FLAT_NETWORK_MAX_NODES:
         return None
     return _advice(
@@ -249,7 +215,7 @@ def _flat_network_too_large(s: dict[str, Any], r: dict[str, Any]) -> Advice | No
 
 
 def _zero3_unneeded(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
-    if _num(r, "parallelism.zero_stage") != 3 or get_path(r, "memory.fits_with_zero2") is not True:
+    if number_at(r, "parallelism.zero_stage") != 3 or get_path(r, "memory.fits_with_zero2") is not True:
         return None
     return _advice(
         "zero3-unneeded",
@@ -274,15 +240,15 @@ def _fp32_precision(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
 
 
 def _hccl_buffer(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
-    cards = _first(_num(r, "compute.cards"), _num(s, "cluster.cards"))
-    if not _is_ascend(s, r) or cards is None or cards <= 1:
+    cards = first_of(number_at(r, "compute.cards"), number_at(s, "cluster.cards"))
+    if not is_ascend(s, r) or cards is None or cards <= 1:
         return None
-    current = _first(_num(s, "network.hccl_buffsize_mb"), _num(s, "training.hccl_buffsize_mb"))
+    current = first_of(number_at(s, "network.hccl_buffsize_mb"), number_at(s, "training.hccl_buffsize_mb"))
     if current is not None and HCCL_BUFFSIZE_START_MB <= current <= HCCL_BUFFSIZE_MAX_SANE_MB:
         return None
     start = HCCL_BUFFSIZE_START_MB
-    mbs, seq = _num(r, "parallelism.micro_batch_size"), _num(s, "training.seq_len")
-    hidden = _first(_num(r, "model.hidden_size"), _num(s, "model.hidden_size"))
+    mbs, seq = number_at(r, "parallelism.micro_batch_size"), number_at(s, "training.seq_len")
+    hidden = first_of(number_at(r, "model.hidden_size"), number_at(s, "model.hidden_size"))
     if mbs and seq and hidden:  # CANN guidance: micro-batch x seq x hidden x dtype bytes / 1 MiB
         start = max(start, math.ceil(mbs * seq * hidden * 2 / MiB))
     why = f"set to {int(current)} MB" if current is not None else "not set (CANN default 200 MB)"
@@ -300,7 +266,11 @@ def _hccl_buffer(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
 
 
 def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
-    ep, tp, domain = _num(r, "parallelism.ep"), _num(r, "parallelism.tp") or 1.0, _scaleup_domain(s, r)
+    ep, tp, domain = (
+        number_at(r, "parallelism.ep"),
+        number_at(r, "parallelism.tp") or 1.0,
+        scaleup_domain(s, r),
+    )
     if ep is None or ep <= 1 or domain is None or ep * tp <= domain:
         return None
     return _advice(
@@ -315,7 +285,7 @@ def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
 
 
 def _mfu_optimistic(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
-    mfu = _num(s, "efficiency.mfu")
+    mfu = number_at(s, "efficiency.mfu")
     if mfu is None or mfu <= MFU_PLAUSIBLE_MAX:
         return None
     return _advice(
@@ -362,231 +332,3 @@ def advise(scenario: dict[str, Any], result: dict[str, Any]) -> list[Advice]:
 
 # --- starting configuration (article section 7.1) ----------------------------------------------
 # --- starting configuration (article section 7.1) ----------------------------------------------
-
-
-def _setting(
-    setting: str,
-    value: Any,
-    reason: str,
-    code: str,
-    params: dict[str, Any] | None = None,
-    value_code: str | None = None,
-) -> dict[str, Any]:
-    """One row: `setting` and `value` (identifiers and numbers, shown as they are unless
-    `value_code` names a wording for the reader's language), the English `reason`, and the `code`
-    and `params` that render the reason in the reader's language."""
-    row = {"setting": setting, "value": value, "reason": reason, "code": code, "params": dict(params or {})}
-    if value_code:
-        row["value_code"] = value_code
-    return row
-
-
-_RECOMPUTE_REASONS = {
-    "none": "The chosen layout fits in HBM without recomputation, so none is fastest (article 5.4).",
-    "selective": "Recomputation costs a little compute and roughly doubles the batch that fits "
-    "(article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022).",
-    "partial": "Block recompute of the fewest whole layers per stage that fit in HBM: less recompute "
-    "than full, and the chosen layout needs it to fit (Megatron --recompute-num-layers).",
-    "full": "Only full recomputation makes the chosen layout fit in HBM; it costs about one extra "
-    "forward pass (article 5.4).",
-    "does-not-fit": "No layout fits yet: start from full recomputation, then raise the ZeRO stage or the "
-    "model parallelism (article 5.4, 7.1).",
-}
-
-
-def _recompute_row(r: dict[str, Any], fits: Any) -> dict[str, Any]:
-    """Recomputation as the chosen layout has it (one story with 'the layout'), full when nothing fits."""
-    chosen = get_path(r, "parallelism.recompute")
-    if fits is False:
-        return _setting(
-            "recompute", "full", _RECOMPUTE_REASONS["does-not-fit"], "start.recompute.does-not-fit"
-        )
-    if chosen not in _RECOMPUTE_REASONS:
-        chosen = "selective"
-    return _setting("recompute", chosen, _RECOMPUTE_REASONS[chosen], f"start.recompute.{chosen}")
-
-
-def _micro_batches_row(r: dict[str, Any], pp: float) -> dict[str, Any]:
-    m = _num(r, "parallelism.micro_batches")
-    if pp <= 1:
-        return _setting(
-            "micro_batches",
-            int(m) if m else "as needed for the global batch",
-            "No pipeline, so micro-batches only set gradient accumulation.",
-            "start.micro_batches.no-pipeline",
-            {},
-            None if m else "start.value.as-needed",
-        )
-    lo, hi = int(4 * pp), int(8 * pp)
-    params = {
-        "pp": int(pp),
-        "low": lo,
-        "high": hi,
-        "bubble_low": _bubble(pp, lo),
-        "bubble_high": _bubble(pp, hi),
-    }
-    reason = (
-        f"4-8 x the {int(pp)} pipeline stages: bubble (P-1)/(M+P-1) = "
-        f"{_bubble(pp, lo):.0%} at {lo}, {_bubble(pp, hi):.0%} at {hi} (article 2.3)."
-    )
-    if m and lo <= m:
-        params["bubble"] = _bubble(pp, m)
-        return _setting(
-            "micro_batches",
-            int(m),
-            reason + f" The chosen layout runs {int(m)} (bubble {_bubble(pp, m):.0%}).",
-            "start.micro_batches.chosen",
-            params | {"micro_batches": int(m)},
-        )
-    return _setting("micro_batches", f"{lo}-{hi}", reason, "start.micro_batches.range", params)
-
-
-def _zero_row(r: dict[str, Any], pp: float, fits_z2: Any) -> dict[str, Any]:
-    """The chosen layout's ZeRO stage when there is one; else the article's rule."""
-    chosen = _num(r, "parallelism.zero_stage")
-    fits = get_path(r, "memory.fits")
-    if fits_z2 is False or (chosen == 3 and fits is not False):
-        return _setting(
-            "zero_stage",
-            3,
-            "The model does not fit with stage 2, so shard the weights too (article 7.1).",
-            "start.zero_stage.3",
-        )
-    if chosen is not None and fits is not False and chosen in (0, 1):
-        return _setting(
-            "zero_stage",
-            int(chosen),
-            "The chosen layout fits with the optimizer state sharded (stage 1, Megatron's distributed "
-            "optimizer) or not at all (stage 0), and moves less data than stage 2; with pipeline "
-            "parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823).",
-            "start.zero_stage.chosen-low",
-            {"stage": int(chosen)},
-        )
-    if pp > 1:
-        return _setting(
-            "zero_stage",
-            1,
-            "Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports "
-            "only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer "
-            "is the stage-1 equivalent.",
-            "start.zero_stage.pipeline",
-        )
-    return _setting(
-        "zero_stage",
-        2,
-        "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1).",
-        "start.zero_stage.2",
-    )
-
-
-def _vendor_rows(s: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
-    if _is_ascend(s, r):
-        nodes = _num(r, "compute.nodes") or 1
-        return [
-            _setting(
-                "HCCL_BUFFSIZE",
-                HCCL_BUFFSIZE_START_MB,
-                "MB; CANN default 200. The article measured 256 MB ~15% faster than 64 MB on "
-                "8-card DP and no gain above (article 4.3; not 10-20% of HBM).",
-                "start.hccl_buffsize",
-            ),
-            _setting(
-                "HCCL_CONNECT_TIMEOUT",
-                1200 if nodes > 16 else 120,
-                "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank "
-                "start-up skew does not fail initialisation (article 4.3, 5.2).",
-                "start.hccl_connect_timeout",
-            ),
-            _setting(
-                "HCCL_DETERMINISTIC",
-                "false",
-                "true makes reductions reproducible at some speed cost: use it for debugging only "
-                "(article 4.3).",
-                "start.hccl_deterministic",
-            ),
-        ]
-    return [
-        _setting(
-            "CUDA_DEVICE_MAX_CONNECTIONS",
-            1,
-            "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order.",
-            "start.cuda_device_max_connections",
-        ),
-        _setting(
-            "NCCL_BUFFSIZE",
-            "default (4 MiB)",
-            "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound.",
-            "start.nccl_buffsize",
-            {},
-            "start.value.nccl-default",
-        ),
-    ]
-
-
-def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
-    """The article's 7.1 table filled in for this plan, consistent with the chosen layout (its
-    recomputation, ZeRO stage and micro-batches): [{setting, value, reason, code, params}]."""
-    s = scenario if isinstance(scenario, dict) else {}
-    r = result if isinstance(result, dict) else {}
-    pp = _num(r, "parallelism.pp") or 1.0
-    tp, dp = _num(r, "parallelism.tp"), _num(r, "parallelism.dp")
-    fits = get_path(r, "memory.fits")
-    fits_z2 = get_path(r, "memory.fits_with_zero2")
-    prec = str(get_path(s, "training.precision") or "bf16").lower()
-    out = []
-    if prec == "fp8":
-        out.append(
-            _setting(
-                "precision",
-                "fp8 (bf16 master copy)",
-                "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16).",
-                "start.precision.fp8",
-                {},
-                "start.value.fp8-master",
-            )
-        )
-    else:
-        out.append(
-            _setting(
-                "precision",
-                "bf16",
-                "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves "
-                "memory against FP32 (article 4.4, 7.1).",
-                "start.precision.bf16",
-            )
-        )
-    out.append(_recompute_row(r, fits))
-    if tp is not None and dp is not None:
-        out.append(
-            _setting(
-                "layout",
-                f"TP {int(tp)} x PP {int(pp)} x DP {int(dp)}",
-                "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB "
-                "(article 2.5).",
-                "start.layout",
-            )
-        )
-    out.append(_micro_batches_row(r, pp))
-    out.append(
-        _setting(
-            "gradient_compression",
-            "bf16 gradients",
-            "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1).",
-            "start.gradient_compression",
-            {},
-            "start.value.bf16-gradients",
-        )
-    )
-    out.append(
-        _setting(
-            "gradient_fusion",
-            "on, overlapped with backward",
-            "Fuse small gradients into large buckets and overlap the all-reduce with backward "
-            "(article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm).",
-            "start.gradient_fusion",
-            {},
-            "start.value.fusion-on",
-        )
-    )
-    out.append(_zero_row(r, pp, fits_z2))
-    return out + _vendor_rows(s, r)

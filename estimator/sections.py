@@ -8,7 +8,7 @@ import dataclasses
 from typing import Any, Protocol
 
 from . import budget as budget_rules
-from .advice import advise, starting_configuration
+from .advice import advise
 from .inference import serving as size_serving
 from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
 from .layout_fit import nearest_fit, overflow_params
@@ -16,6 +16,7 @@ from .limits import SEARCH_SECONDS
 from .network import Fabric
 from .resolve import Resolved
 from .stacks import StackProfile
+from .starting_config import starting_configuration
 from .storage import Storage
 from .supernode import planes_section
 from .uncertainty import monte_carlo

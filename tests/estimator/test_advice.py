@@ -4,8 +4,9 @@ import copy
 
 import pytest
 
-from estimator.advice import RULES, advise, starting_configuration
+from estimator.advice import RULES, advise
 from estimator.dotted import set_path
+from estimator.starting_config import starting_configuration
 
 SCENARIO = {
     "hardware": {"accelerator": "h100-sxm", "cards_per_node": 8},
