@@ -251,29 +251,47 @@ def _layer_terms(
 
 
 def _stage_pick(
-    problem: LayoutProblem, c: Candidates, dense: dict[str, Num], moe: dict[str, Num], head: dict[str, Num]
-) -> tuple[StageLayers, dict[str, FloatArray]]:
-    """Per-micro-batch terms of the busiest pipeline device (first / middle / last stage)."""
+    problem: LayoutProblem,
+    c: Candidates,
+    per_layer: tuple[dict[str, Num], dict[str, Num], dict[str, Num]],
+    hidden: tuple[dict[str, Num], dict[str, Num]],
+) -> tuple[StageLayers, dict[str, FloatArray], dict[str, FloatArray]]:
+    """Per-micro-batch terms of the busiest pipeline device (first / middle / last stage, by the sum
+    of its exposed terms), and the hidden communication of that same device.
+
+    per_layer: (dense layer, MoE layer, output head) terms; hidden: (dense, MoE) hidden communication.
+    """
     arch, counts = problem.arch, problem.counts
     st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int))
     single = st.single.astype(float)
+    shapes = ((st.first, st.dense_first, single), (st.full, st.dense_mid, 0.0), (st.last, st.dense_last, 1.0))
 
-    def stage(n_layers: Num, n_dense: Num, with_head: Num) -> dict[str, FloatArray]:
-        n_moe = n_layers - n_dense
+    def stages(
+        dense: dict[str, Num], moe: dict[str, Num], head: dict[str, Num]
+    ) -> list[dict[str, FloatArray]]:
+        return [
+            {
+                k: arr(
+                    n_dense * arr(dense[k])
+                    + (n_layers - n_dense) * arr(moe[k])
+                    + with_head * arr(head.get(k, 0.0))
+                )
+                for k in dense
+            }
+            for n_layers, n_dense, with_head in shapes
+        ]
+
+    exposed = stages(*per_layer)
+    valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
+    totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(exposed, valid, strict=True)]
+    best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
+
+    def pick(per_stage: list[dict[str, FloatArray]]) -> dict[str, FloatArray]:
         return {
-            k: arr(n_dense * arr(dense[k]) + n_moe * arr(moe[k]) + with_head * arr(head.get(k, 0.0)))
-            for k in dense
+            k: np.choose(best, [np.broadcast_to(d[k], best.shape) for d in per_stage]) for k in per_stage[0]
         }
 
-    stages = [
-        stage(st.first, st.dense_first, single),
-        stage(st.full, st.dense_mid, 0.0),
-        stage(st.last, st.dense_last, 1.0),
-    ]
-    valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
-    totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(stages, valid, strict=True)]
-    best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
-    return st, {k: np.choose(best, [np.broadcast_to(d[k], best.shape) for d in stages]) for k in stages[0]}
+    return st, pick(exposed), pick(stages(*hidden, {}))
 
 
 def _head_terms(problem: LayoutProblem, c: Candidates, r: _Rates) -> dict[str, Num]:
@@ -373,8 +391,9 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         moe, moe_hidden = _layer_terms(problem, c, r, fab, moe=True)
     else:
         moe, moe_hidden = dense, dense_hidden
-    st, mb = _stage_pick(problem, c, dense, moe, _head_terms(problem, c, r))
-    _, hid = _stage_pick(problem, c, dense_hidden, moe_hidden, {})
+    st, mb, hid = _stage_pick(
+        problem, c, (dense, moe, _head_terms(problem, c, r)), (dense_hidden, moe_hidden)
+    )
     compute_mb = arr(sum(mb[k] for k in COMPUTE_TERMS))
     pp_mb = p2p_s(
         float(problem.seq_len) / c.cp * c.mbs,
