@@ -18,17 +18,30 @@ from .jsonio import loads_strict, to_jsonable
 EXIT_BAD_INPUT = 2
 
 
-def _read(path: str) -> Any:
+def _read(path: str, what: str = "scenario", field: str = "") -> Any:
     if path == "-":
         text = sys.stdin.read()
     else:
         try:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
-            raise ScenarioError(f"cannot read scenario file {path!r}: {exc.strerror}") from None
+            raise ScenarioError(f"cannot read {what} file {path!r}: {exc.strerror}", field) from None
         except UnicodeDecodeError:
-            raise ScenarioError(f"scenario file {path!r} is not UTF-8 text") from None
+            raise ScenarioError(f"{what} file {path!r} is not UTF-8 text", field) from None
     return loads_strict(text)
+
+
+def _books(data: Any, path: str | None) -> dict[str, Any] | None:
+    """--price-book FILE: one book document (estimator.price_book.PriceBook) that stands for the
+    reference the scenario's cost.price_book names, whatever it is."""
+    if path is None:
+        return None
+    from .price_book import parse_book
+
+    ref = data.get("cost", {}).get("price_book") if isinstance(data, dict) else None
+    if not isinstance(ref, str):
+        raise ScenarioError("--price-book was given but the scenario names no price book", "cost.price_book")
+    return {ref: parse_book(_read(path, "price book", "--price-book"), "--price-book")}
 
 
 def _print_json(data: Any) -> None:
@@ -45,8 +58,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from .work_budget import check_work_budget
 
     data = _read(args.scenario)
-    check_work_budget(data)  # estimator.limits: refused before any search runs
-    out = estimate(data)
+    books = _books(data, args.price_book)
+    check_work_budget(data, books)  # estimator.limits: refused before any search runs
+    out = estimate(data, books)
     if args.format == "table":
         text = format_plan(out)
         text.encode(sys.stdout.encoding or "utf-8")
@@ -99,6 +113,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("plan", help="plan one scenario (JSON file or - for stdin)")
     p.add_argument("scenario")
     p.add_argument("--format", choices=["json", "table"], default="json")
+    p.add_argument(
+        "--price-book",
+        metavar="FILE",
+        help="a price book JSON file (name, version, currency, price_date, prices) for the "
+        "scenario's cost.price_book; without it such a scenario exits 2",
+    )
     p.set_defaults(func=cmd_plan)
     s = sub.add_parser("schema", help="print the JSON Schema of the scenario input")
     s.set_defaults(func=cmd_schema)

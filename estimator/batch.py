@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from .dotted import pop_path, set_path
 from .errors import ScenarioError
 from .layout import LayoutEval
 from .plan import FALLBACK_MFU, SizeMemo, candidate_sizes, cards_multiple, size_for_deadline
+from .price_book import PriceBook
 from .pricing import equipment, model_flops, prices, vectorized_counts
 from .pricing import facility as plan_facility
 from .resolve import Resolved, resolve
@@ -116,10 +118,13 @@ def _nan_floats(col: Any, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str, np.ndarray]:
+def evaluate_columns(
+    base: dict[str, Any], columns: dict[str, Any], books: Mapping[str, PriceBook] | None = None
+) -> dict[str, np.ndarray]:
     """Evaluate n scenarios: `base` with `columns[field][i]` set for row i. Returns SUMMARY_FIELDS
     arrays (NaN where a row cannot be planned) plus "ok" (bool) and "error" (object: message or None).
-    Columns must hold values already validated one by one (sweep.validate_sweep does that)."""
+    Columns must hold values already validated one by one (sweep.validate_sweep does that); `books`
+    are the price books (by reference) that `cost.price_book` in the base or an axis names."""
     lengths = {len(v) for v in columns.values()}
     if len(lengths) > 1:
         raise ScenarioError("every axis column must have the same length", "axes")
@@ -153,7 +158,7 @@ def evaluate_columns(base: dict[str, Any], columns: dict[str, Any]) -> dict[str,
         elif "cluster.target_days" in cols and not np.isnan(cols["cluster.target_days"][0]):
             doc.setdefault("cluster", {}).pop("cards", None)
         try:
-            r = resolve(validate_shape(doc))
+            r = resolve(validate_shape(doc), books)
             values = _evaluate_group(r, cols, len(rows))
         except ScenarioError as exc:
             errors[rows] = str(exc)

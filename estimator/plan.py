@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ from .layout_batch import best_layouts
 from .limits import MAX_CARDS
 from .memory import Buffers
 from .network import Fabric, design_fabric
+from .price_book import PriceBook
 from .pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
 from .resolve import Resolved, normalized, resolve
 from .rollup import Counts, Sizing, rollup
@@ -332,13 +333,14 @@ def _counts_from_designs(fabric: Fabric, storage: Storage) -> Counts:
     )
 
 
-def estimate(data: Any) -> dict[str, Any]:
+def estimate(data: Any, books: Mapping[str, PriceBook] | None = None) -> dict[str, Any]:
     """Validate a scenario dict and plan it: {scenario (normalized), result, engine_version, catalog_version}.
+    `books`: price books by reference, for a scenario whose `cost.price_book` names one.
 
     Raises ScenarioError (field path + sentence) for anything wrong with the input.
     """
     scenario = validate_shape(data)
-    resolved = resolve(scenario)
+    resolved = resolve(scenario, books)
     result = build_result(resolved)
     return {
         "scenario": normalized(resolved),

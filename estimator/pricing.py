@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 
 from . import catalog
+from .catalog.entries import Drive
 from .errors import ScenarioError
 from .models import flops_per_token_terms
 from .network import fabric_counts, storage_fabric_counts
-from .resolve import Resolved
+from .price_book import book_note, priced
+from .resolve import Resolved, electricity_usd_per_kwh
 from .rollup import Counts, Facility
 from .storage import dataset_bytes, design_storage, storage_counts, tokenized_bytes_per_token
 from .supernode import facility_fields
@@ -95,8 +97,10 @@ def equipment(r: Resolved) -> Equipment:
             sw = same_radix[0] if same_radix else sw
     # A switch of another radix or speed is priced by its capacity (ports x Gb/s), an assumption.
     capacity_ratio = (s.network.switch_ports * port_gbps) / (sw.ports * sw.port_gbps)
-    xcvr = _pick_by_speed(catalog.transceivers(), port_gbps, "gbps")
-    nvme, hdd = catalog.drive(HOT_DRIVE), catalog.drive(WARM_DRIVE)
+    book, fx = r.price_book, r.book_usd_to_cny
+    sw = priced(sw, "switches", book, fx)
+    xcvr = priced(_pick_by_speed(catalog.transceivers(), port_gbps, "gbps"), "transceivers", book, fx)
+    nvme, hdd = drives(r)
     chassis = getattr(server, "chassis_price_usd", None) or 0.0
     server_price = (
         s.cost.server_price * to_usd
@@ -122,14 +126,25 @@ def equipment(r: Resolved) -> Equipment:
         storage_node_power_w=d["storage_node_power_w"],
         sources={
             "server": f"{server.name}: chassis + {r.cards_per_node} x {acc.name}"
+            + (book_note(server, "chassis_price_usd") or book_note(acc))
             if s.cost.server_price is None
             else "scenario cost.server_price",
             "switch": sw.name
-            + ("" if capacity_ratio == 1 else f", priced x{capacity_ratio:.2f} by capacity"),
-            "transceiver": xcvr.name,
-            "hot drive": nvme.name,
-            "warm drive": hdd.name,
+            + ("" if capacity_ratio == 1 else f", priced x{capacity_ratio:.2f} by capacity")
+            + book_note(sw),
+            "transceiver": xcvr.name + book_note(xcvr),
+            "hot drive": nvme.name + book_note(nvme),
+            "warm drive": hdd.name + book_note(hdd),
         },
+    )
+
+
+def drives(r: Resolved) -> tuple[Drive, Drive]:
+    """The hot (NVMe) and warm (HDD) tier drives, priced by the scenario's price book if any."""
+    book, fx = r.price_book, r.book_usd_to_cny
+    return (
+        priced(catalog.drive(HOT_DRIVE), "drives", book, fx),
+        priced(catalog.drive(WARM_DRIVE), "drives", book, fx),
     )
 
 
@@ -140,7 +155,7 @@ def prices(r: Resolved) -> dict[str, float]:
     return {
         "electricity_usd_per_kwh": c.electricity_per_kwh * to_usd
         if c.electricity_per_kwh is not None
-        else d["electricity_usd_per_kwh"],
+        else electricity_usd_per_kwh(r),
         "pue": c.pue if c.pue is not None else d["pue"],
         "cloud_usd_per_card_hour": c.cloud_price_per_card_hour * to_usd
         if c.cloud_price_per_card_hour is not None
@@ -191,7 +206,7 @@ def vectorized_counts(
     plan._storage (the batch path and budget sizing use them)."""
     s, d = r.scenario, r.defaults
 
-    nvme, hdd = catalog.drive(HOT_DRIVE), catalog.drive(WARM_DRIVE)
+    nvme, hdd = drives(r)
     st = s.storage
     ckpt = r.counts.total * st.checkpoint_bytes_per_param
     data = dataset_bytes(tokens, r.arch.vocab_size)

@@ -7,10 +7,11 @@ scenario that resolves can be planned.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import catalog
+from . import catalog, price_book
 from .catalog.entries import Accelerator, Server
 from .errors import FieldError, ScenarioError
 from .models import (
@@ -21,6 +22,7 @@ from .models import (
     param_counts,
     scale_counts,
 )
+from .price_book import PriceBook
 from .scenario import InlineAccelerator, Scenario, validate_shape
 
 _NUMERIC_ACCEL_FIELDS = {
@@ -46,6 +48,8 @@ class Resolved:
     usd_to_currency: float  # 1 for USD
     defaults: dict[str, float]
     notes: tuple[str, ...] = ()
+    price_book: PriceBook | None = None  # the book cost.price_book named, already applied to the entries
+    book_usd_to_cny: float = 1.0  # the rate converting a CNY book (estimator.price_book.usd_per_unit)
 
     @property
     def scaleup_domain_cards(self) -> int:
@@ -104,7 +108,7 @@ def _check_architecture(arch: Architecture) -> None:
         raise ScenarioError(errors)
 
 
-def _accelerator(scenario: Scenario) -> Accelerator:
+def _accelerator(scenario: Scenario, book: PriceBook | None = None, usd_to_cny: float = 1.0) -> Accelerator:
     hw = scenario.hardware
     if isinstance(hw.accelerator, InlineAccelerator):
         acc = Accelerator(**hw.accelerator.model_dump())
@@ -116,6 +120,10 @@ def _accelerator(scenario: Scenario) -> Accelerator:
             raise ScenarioError(
                 f"unknown accelerator '{hw.accelerator}'; known: {known}", "hardware.accelerator"
             ) from None
+        # the book replaces the catalog's prices; the scenario's overrides below still win
+        acc = price_book.priced_cloud(
+            price_book.priced(acc, "accelerators", book, usd_to_cny), book, usd_to_cny
+        )
     if hw.overrides:
         bad = sorted(set(hw.overrides) - _NUMERIC_ACCEL_FIELDS)
         if bad:
@@ -187,11 +195,15 @@ def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None
         raise ScenarioError(errors)
 
 
-def resolve(scenario: Scenario) -> Resolved:
-    """Look up the catalog and apply the contract's cross-field rules."""
+def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) -> Resolved:
+    """Look up the catalog and apply the contract's cross-field rules; with `books` (price books
+    by reference), the one `cost.price_book` names replaces the catalog's prices."""
     name, arch, counts, exact, notes = _model(scenario)
-    acc = _accelerator(scenario)
-    server = _server(scenario, acc)
+    defaults = catalog.defaults()
+    book = price_book.pick(scenario.cost.price_book, books)
+    book_fx = scenario.cost.usd_to_cny or defaults["usd_to_cny"]
+    acc = _accelerator(scenario, book, book_fx)
+    server = price_book.priced(_server(scenario, acc), "servers", book, book_fx, "chassis_price_usd")
     hw, net = scenario.hardware, scenario.network
     cards_per_node = hw.cards_per_node or server.cards_per_node
     seq_len = scenario.training.seq_len or getattr(_preset_or_none(scenario), "default_seq_len", None) or 4096
@@ -207,7 +219,6 @@ def resolve(scenario: Scenario) -> Resolved:
     _check_parallelism(scenario, arch, cards)
     if scenario.training.precision == "fp8" and not acc.peak_flops_fp8:
         notes.append(f"{acc.name} has no FP8 tensor cores; BF16 peak used")
-    defaults = catalog.defaults()
     fx = 1.0
     if scenario.cost.currency == "CNY":
         fx = scenario.cost.usd_to_cny or defaults["usd_to_cny"]
@@ -226,6 +237,8 @@ def resolve(scenario: Scenario) -> Resolved:
         usd_to_currency=fx,
         defaults=defaults,
         notes=tuple(notes),
+        price_book=book,
+        book_usd_to_cny=book_fx,
     )
 
 
@@ -245,7 +258,7 @@ def normalized(r: Resolved) -> dict[str, Any]:
     cost = data["cost"]
     filled = {
         "usd_to_cny": d["usd_to_cny"],
-        "electricity_per_kwh": d["electricity_usd_per_kwh"] * fx,
+        "electricity_per_kwh": electricity_usd_per_kwh(r) * fx,
         "pue": d["pue"],
         "cloud_price_per_card_hour": acc.cloud_price_usd_per_card_hour * fx,
         "cloud_reserved_price_per_card_hour": acc.cloud_reserved_usd_per_card_hour * fx,
@@ -258,6 +271,12 @@ def normalized(r: Resolved) -> dict[str, Any]:
     return data
 
 
+def electricity_usd_per_kwh(r: Resolved) -> float:
+    """The electricity price when the scenario gives none: the price book's, else the catalog's."""
+    from_book = price_book.electricity_usd(r.price_book, r.book_usd_to_cny)
+    return r.defaults["electricity_usd_per_kwh"] if from_book is None else from_book
+
+
 def _preset_or_none(scenario: Scenario) -> Any:
     if scenario.model.preset is None:
         return None
@@ -267,8 +286,8 @@ def _preset_or_none(scenario: Scenario) -> Any:
         return None
 
 
-def parse_scenario(data: Any) -> Scenario:
+def parse_scenario(data: Any, books: Mapping[str, PriceBook] | None = None) -> Scenario:
     """Validate a scenario dict completely (shape, ranges, catalog ids, cross-field rules)."""
     scenario = validate_shape(data)
-    resolve(scenario)
+    resolve(scenario, books)
     return scenario

@@ -13,11 +13,13 @@ prices are in `cost.currency` (USD default) per the unit in the name.
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated, Any, Final, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -34,6 +36,8 @@ from .jsonio import check_tree
 from .models import _ALIASES as CONFIG_ALIASES
 
 SCENARIO_VERSION: Final = 1
+# "<team slug>/<book slug>" with an optional "@<version>": a price book (estimator.price_book)
+PRICE_BOOK_REFERENCE: Final = r"[a-z0-9][a-z0-9_-]{0,49}/[a-z0-9][a-z0-9_-]{0,49}(@[1-9][0-9]{0,8})?"
 
 
 def _number(value: Any) -> Any:
@@ -51,6 +55,12 @@ def _integer(value: Any) -> Any:
         if value != int(value):
             raise ValueError("must be a whole number")
         return int(value)
+    return value
+
+
+def _book_reference(value: str) -> str:
+    if re.fullmatch(PRICE_BOOK_REFERENCE, value) is None:
+        raise ValueError("must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase slugs)")
     return value
 
 
@@ -327,6 +337,13 @@ class Cost(_Section):
     depreciation_years: Num | None = Field(None, gt=0, le=30)
     utilization: Num | None = Field(None, gt=0, le=1)
     budget: Num | None = Field(None, gt=0, le=1e14)
+    price_book: Annotated[str, AfterValidator(_book_reference)] | None = Field(
+        None,
+        max_length=110,
+        json_schema_extra={"pattern": f"^{PRICE_BOOK_REFERENCE}$"},
+        description="A team's price book, '<team>/<book>' (its latest version) or '<team>/<book>@<version>'; "
+        "its prices replace the catalog's, explicit cost fields still win",
+    )
 
 
 class Serving(_Section):

@@ -14,6 +14,8 @@ from .layout import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
 from .layout_fit import nearest_fit, overflow_params
 from .limits import SEARCH_SECONDS
 from .network import Fabric
+from .price_book import assumption as price_book_assumption
+from .price_book import electricity_usd, source_text
 from .resolve import Resolved
 from .stacks import StackProfile
 from .starting_config import starting_configuration
@@ -268,7 +270,7 @@ def _assumptions(
             "name": "electricity",
             "value": pr["electricity_usd_per_kwh"] * fx,
             "unit": f"{cur}/kWh",
-            "source": "catalog defaults / scenario",
+            "source": _electricity_source(r),
         },
         {"name": "PUE", "value": pr["pue"], "unit": "", "source": "catalog defaults / scenario"},
         {
@@ -295,7 +297,18 @@ def _assumptions(
         row["code"], row["params"] = f"assumption.{code}", params
         if row["source"] in generic:
             row["source_code"] = f"source.{generic[row['source']]}"
+    if r.price_book is not None:
+        out.append(price_book_assumption(r.price_book))
     return out
+
+
+def _electricity_source(r: Resolved) -> str:
+    """The price book when it set the electricity price (the scenario did not), else the generic source."""
+    book = r.price_book
+    if r.scenario.cost.electricity_per_kwh is None and electricity_usd(book, r.book_usd_to_cny) is not None:
+        assert book is not None
+        return source_text(book)
+    return "catalog defaults / scenario"
 
 
 def _stack_assumption(r: Resolved, stack: StackProfile) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from . import catalog
 from .catalog.entries import Supernode
 from .layout import LayoutEval, LayoutProblem, LayoutSearch, search
 from .network import Fabric
+from .price_book import priced
 from .resolve import Resolved
 from .scaleup import UnitBill, plane_totals, rack_power_w, racks, server_unit, unit_bill, vpc_access
 
@@ -47,8 +48,8 @@ def unit(r: Resolved) -> UnitBill:
             sn.nodes,
             sn.frontend_ports_per_node,
             sn.frontend_port_gbps,
-            catalog.switch(VPC_SWITCH),
-            catalog.transceiver(VPC_TRANSCEIVER),
+            priced(catalog.switch(VPC_SWITCH), "switches", r.price_book, r.book_usd_to_cny),
+            priced(catalog.transceiver(VPC_TRANSCEIVER), "transceivers", r.price_book, r.book_usd_to_cny),
             r.defaults["fiber_cable_usd"],
         )
     return unit_bill(sn, vpc)

@@ -11,6 +11,7 @@ entry points: the CLI and the web's one estimate path (reports.services.run_esti
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
@@ -18,6 +19,7 @@ from . import limits
 from .errors import ScenarioError
 from .layout_enum import axis_values
 from .plan import layout_problem
+from .price_book import PriceBook
 from .resolve import Resolved, resolve
 from .scenario import validate_shape
 
@@ -31,11 +33,11 @@ def layout_candidates(resolved: Resolved, cards: int) -> int:
     return math.prod(len(values) for values in axis_values(problem).values())
 
 
-def check_work_budget(data: Any) -> Resolved:
+def check_work_budget(data: Any, books: Mapping[str, PriceBook] | None = None) -> Resolved:
     """Validate and resolve `data`; raise ScenarioError if its layout search is over budget. With a
     deadline or a budget instead of cards, each size tried is bounded by the search's wall-clock
     budget (limits.SEARCH_SECONDS) instead."""
-    resolved = resolve(validate_shape(data))
+    resolved = resolve(validate_shape(data), books)
     cards = resolved.scenario.cluster.cards
     if cards is not None:
         count = layout_candidates(resolved, cards)
