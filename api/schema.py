@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+
+TEAM_PARAMETER = OpenApiParameter(
+    "team",
+    OpenApiTypes.STR,
+    description="Slug of one of your teams (GET /api/v1/teams): its members will see what you create. "
+    "Default: your only team; with several teams and no choice, or none, it stays yours alone. "
+    "Not a team of yours: 400 on field `team`.",
+)
+
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """Replace local `#/$defs/X` references by the definitions themselves (the scenario schema is

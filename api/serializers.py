@@ -35,7 +35,37 @@ class _ShareUrlMixin(serializers.Serializer):
         return request.build_absolute_uri(path) if request is not None else path
 
 
-class EstimateSerializer(_ShareUrlMixin, serializers.ModelSerializer):
+class BookSummarySerializer(serializers.Serializer):
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    price_date = serializers.DateField()
+    currency = serializers.CharField()
+
+
+def book_summary(document: dict | None) -> dict | None:
+    """Name, version, price date and currency of a stored price-book document (null without one)."""
+    if not document:
+        return None
+    return {k: document.get(k) for k in ("name", "version", "price_date", "currency")}
+
+
+class _TeamAndBookMixin(serializers.Serializer):
+    team = serializers.SerializerMethodField(
+        help_text="Slug of the team whose members see it; null: the owner only."
+    )
+    price_book = serializers.SerializerMethodField(
+        help_text="The price book version the estimate used (as stored with it), or null for the catalog's prices."
+    )
+
+    def get_team(self, obj: Estimate) -> str | None:
+        return obj.team.slug if obj.team is not None else None
+
+    @extend_schema_field(BookSummarySerializer(allow_null=True))
+    def get_price_book(self, obj: Estimate) -> dict | None:
+        return book_summary(obj.price_book)
+
+
+class EstimateSerializer(_TeamAndBookMixin, _ShareUrlMixin, serializers.ModelSerializer):
     scenario = serializers.JSONField(
         help_text="The normalized scenario: the input with every default filled."
     )
@@ -50,6 +80,8 @@ class EstimateSerializer(_ShareUrlMixin, serializers.ModelSerializer):
             "name",
             "share_url",
             "report_url",
+            "team",
+            "price_book",
             "scenario",
             "result",
             "engine_version",
@@ -59,7 +91,7 @@ class EstimateSerializer(_ShareUrlMixin, serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class EstimateListItemSerializer(_ShareUrlMixin, serializers.ModelSerializer):
+class EstimateListItemSerializer(_TeamAndBookMixin, _ShareUrlMixin, serializers.ModelSerializer):
     headline = serializers.SerializerMethodField(help_text="cards, servers, days, capex and facility power.")
 
     class Meta:
@@ -70,6 +102,8 @@ class EstimateListItemSerializer(_ShareUrlMixin, serializers.ModelSerializer):
             "share_url",
             "report_url",
             "headline",
+            "team",
+            "price_book",
             "engine_version",
             "catalog_version",
             "created_at",

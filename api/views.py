@@ -9,6 +9,7 @@ from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
@@ -18,18 +19,22 @@ from estimator import catalog
 from estimator.scenario import scenario_json_schema
 from reports import selectors, services
 from reports.models import Estimate
+from teams.selectors import may_manage
 
 from .parsers import StrictJSONParser
-from .schema import inline_refs
+from .schema import TEAM_PARAMETER, inline_refs
 from .serializers import (
+    BookSummarySerializer,
     DiffRowSerializer,
     ErrorSerializer,
     EstimateListItemSerializer,
     EstimateSerializer,
     SharedReportSerializer,
+    book_summary,
 )
 
 ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
+FORBIDDEN = {403: ErrorSerializer}
 
 
 class EstimatePagination(PageNumberPagination):
@@ -53,19 +58,26 @@ class EstimateListCreateView(APIView):
     @extend_schema(
         operation_id="estimates_create",
         summary="Plan a training cluster",
-        description="The body is a scenario (docs/architecture.md#scenario-contract). With a token the estimate belongs to you; "
-        "anonymous estimates are reachable only through their share link.",
+        description="The body is a scenario (docs/architecture.md#scenario-contract). With a token the estimate belongs to you "
+        "and goes to a team (`team`), whose members see it too; anonymous estimates are reachable only through "
+        "their share link. `cost.price_book` names a price book of one of your teams (`<team>/<book>` for its "
+        "latest version, `@<version>` to pin one): its prices replace the catalog's, the version is stored with "
+        "the estimate (`price_book`) and listed in the result's assumptions; a book you cannot use is a 400 on "
+        "`cost.price_book`.",
+        parameters=[TEAM_PARAMETER],
         request=_scenario_request(),
         responses={201: EstimateSerializer, **ERRORS},
     )
     def post(self, request):
-        estimate = services.create_estimate(data=request.data, owner=request.user)
+        estimate = services.create_estimate(
+            data=request.data, owner=request.user, team=request.query_params.get("team")
+        )
         body = EstimateSerializer(estimate, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["report_url"]})
 
     @extend_schema(
         operation_id="estimates_list",
-        summary="Your estimates, newest first",
+        summary="Your estimates and your teams', newest first",
         responses={200: EstimateListItemSerializer(many=True), 401: ErrorSerializer},
     )
     def get(self, request):
@@ -77,7 +89,8 @@ class EstimateListCreateView(APIView):
 
 
 class EstimateDetailView(APIView):
-    """One of your estimates. Someone else's answers 404, as if it did not exist."""
+    """One of your estimates or of your teams'. Anyone else's answers 404, as if it did not exist;
+    deleting is for the owner and the team's admins (another member: 403)."""
 
     permission_classes = [IsAuthenticated]
 
@@ -95,10 +108,14 @@ class EstimateDetailView(APIView):
         return Response(EstimateSerializer(self._get(request, pk), context={"request": request}).data)
 
     @extend_schema(
-        operation_id="estimates_destroy", responses={204: None, 401: ErrorSerializer, 404: ErrorSerializer}
+        operation_id="estimates_destroy",
+        responses={204: None, 401: ErrorSerializer, 404: ErrorSerializer, **FORBIDDEN},
     )
     def delete(self, request, pk: int):
-        services.delete_estimate(self._get(request, pk))
+        estimate = self._get(request, pk)
+        if not may_manage(request.user, estimate):
+            raise PermissionDenied("only the estimate's owner or an admin of its team may delete it")
+        services.delete_estimate(estimate)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -147,6 +164,13 @@ class RecomputeView(APIView):
                         },
                     ),
                     "changes": DiffRowSerializer(many=True),
+                    "price_book": BookSummarySerializer(
+                        allow_null=True,
+                        help_text="The price book the stored report used (recompute uses it too).",
+                    ),
+                    "newer_price_book": BookSummarySerializer(
+                        allow_null=True, help_text="The book's latest version when newer than the one used."
+                    ),
                     "result": serializers.JSONField(),
                     "errors": serializers.JSONField(allow_null=True),
                 },
@@ -172,6 +196,8 @@ class RecomputeView(APIView):
                 ],
                 "result": out.get("result"),
                 "errors": out["error"],
+                "price_book": book_summary(estimate.price_book),
+                "newer_price_book": out["newer_book"],
             }
         )
 

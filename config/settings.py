@@ -54,6 +54,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served locally (air-gapped labs)
     "axes",  # login attempt limit
     "csp",
+    "teams",
+    "pricebooks",
     "reports",
     "api",
     "sweeps",

@@ -4,6 +4,8 @@ from django.urls import URLPattern, URLResolver, include, path
 urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("api.urls")),
     path("api/v1/", include("sweeps.urls")),
+    path("api/v1/", include("teams.urls")),
+    path("api/v1/", include("pricebooks.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
 ]
 urlpatterns += i18n_patterns(

@@ -22,6 +22,31 @@ class Estimate(models.Model):
         verbose_name=_("owner"),
         help_text=_("Empty for anonymous estimates, which are reachable only through their share link."),
     )
+    team = models.ForeignKey(
+        "teams.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="estimates",
+        verbose_name=_("team"),
+        help_text=_("Its members see the estimate too; empty: only the owner."),
+    )
+    price_book_version = models.ForeignKey(
+        "pricebooks.PriceBookVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="estimates",
+        verbose_name=_("price book version"),
+    )
+    price_book = models.JSONField(
+        _("price book used"),
+        null=True,
+        blank=True,
+        help_text=_(
+            "The book's prices as planned with (estimator.price_book.PriceBook), kept with the report."
+        ),
+    )
     name = models.CharField(_("name"), max_length=200, blank=True)
     input = models.JSONField(
         _("input"), help_text=_("The scenario as submitted (recomputation starts here).")

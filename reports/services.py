@@ -11,7 +11,12 @@ from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
 from estimator.jsonio import to_jsonable
 from estimator.plan import estimate as core_estimate
+from estimator.price_book import PriceBook, parse_book
 from estimator.work_budget import check_work_budget
+from pricebooks.models import PriceBookVersion
+from pricebooks.selectors import newer_version
+from pricebooks.services import book_documents
+from teams.selectors import team_for
 
 from . import summary
 from .models import Estimate
@@ -19,15 +24,15 @@ from .models import Estimate
 logger = logging.getLogger(__name__)
 
 
-def run_estimate(data: Any) -> dict:
+def run_estimate(data: Any, books: dict[str, PriceBook] | None = None) -> dict:
     """The core's answer for one scenario dict, as strict JSON.
 
     Raises ScenarioError for input the core rejects. Any other failure of the core on a client's
     input is logged as a bug and reported as a ScenarioError too: no body a client sends gives a 500.
     """
     try:
-        check_work_budget(data)  # estimator.limits: an over-budget search is refused before it runs
-        out = core_estimate(data)
+        check_work_budget(data, books)  # estimator.limits: an over-budget search is refused before it runs
+        out = core_estimate(data, books)
     except ScenarioError:
         raise
     except RecursionError:
@@ -40,13 +45,54 @@ def run_estimate(data: Any) -> dict:
     return to_jsonable(out)
 
 
+def book_reference(data: Any) -> str | None:
+    """The scenario's `cost.price_book` when it is a string (any other shape: the core says why)."""
+    cost = data.get("cost") if isinstance(data, dict) else None
+    ref = cost.get("price_book") if isinstance(cost, dict) else None
+    return ref if isinstance(ref, str) else None
+
+
+def resolve_book(user, data: Any) -> tuple[PriceBookVersion | None, dict[str, Any] | None]:
+    """The price-book version the scenario names, among the user's teams' books, and its document;
+    (None, None) without one. ScenarioError on cost.price_book for a book the user cannot use."""
+    ref = book_reference(data)
+    if ref is None:
+        return None, None
+    version, document = book_documents(user, {ref: "cost.price_book"})[ref]
+    return version, document
+
+
+def books_for(data: Any, document: dict[str, Any] | None) -> dict[str, PriceBook] | None:
+    """The core's `books` argument: the stored or resolved book under the scenario's reference."""
+    ref = book_reference(data)
+    if ref is None or document is None:
+        return None
+    return {ref: parse_book(document)}
+
+
 @transaction.atomic
-def create_estimate(*, data: Any, owner=None) -> Estimate:
-    """Plan `data` and store the scenario as submitted, the normalized scenario, the result and versions."""
-    out = run_estimate(data)
+def create_estimate(
+    *, data: Any, owner=None, team: str | None = None, price_books: dict[str, Any] | None = None
+) -> Estimate:
+    """Plan `data` and store the scenario as submitted, the normalized scenario, the result and
+    versions. The estimate goes to the team named by slug `team` (the owner must be a member), by
+    default the owner's only team; a price book the scenario names is resolved among the owner's
+    teams' books and its prices are stored with the estimate. `price_books` ({reference: book
+    document}, as a sweep stores them) are used instead of resolving, for a row of a sweep."""
+    user = owner if owner is not None and owner.is_authenticated else None
+    chosen_team = team_for(user, team)
+    ref = book_reference(data)
+    if price_books is not None and ref in price_books:
+        version, document = None, price_books[ref]
+    else:
+        version, document = resolve_book(user, data)
+    out = run_estimate(data, books_for(data, document))
     scenario = out["scenario"]
     return Estimate.objects.create(
-        owner=owner if owner is not None and owner.is_authenticated else None,
+        owner=user,
+        team=chosen_team,
+        price_book_version=version,
+        price_book=document,
         name=(scenario.get("name") or "")[:200],
         input=to_jsonable(data),
         scenario=scenario,
@@ -65,12 +111,29 @@ def engine_versions() -> dict[str, str]:
     return {"engine_version": ENGINE_VERSION, "catalog_version": catalog.CATALOG_VERSION}
 
 
+def newer_book(estimate: Estimate) -> dict[str, Any] | None:
+    """When the estimate's price book has a version newer than the one it used: {name, version,
+    price_date, currency} of the latest (recompute keeps the stored version and says so)."""
+    latest = newer_version(estimate.price_book_version)
+    if latest is None:
+        return None
+    return {
+        "name": latest.book.name,
+        "version": latest.number,
+        "price_date": latest.price_date.isoformat(),
+        "currency": latest.currency,
+    }
+
+
 def recompute(estimate: Estimate) -> dict:
     """Plan the estimate's input again with today's engine and catalog (nothing is stored) and say
-    what changed. Returns {"scenario", "result", "engine_version", "catalog_version", "rows", "error"}."""
+    what changed. A price book is the version the estimate stored (its prices as stored, so a share
+    link shows nothing of the book's later versions); `newer_book` says when the book has moved on.
+    Returns {"scenario", "result", "engine_version", "catalog_version", "rows", "error", "newer_book"}."""
+    newer = newer_book(estimate)
     try:
-        out = run_estimate(estimate.input)
+        out = run_estimate(estimate.input, books_for(estimate.input, estimate.price_book))
     except ScenarioError as exc:
         # Today's catalog may no longer know an id the stored scenario used.
-        return {"error": exc.to_dict()["errors"], "rows": [], **engine_versions()}
-    return {**out, "rows": summary.diff(estimate.result, out["result"]), "error": None}
+        return {"error": exc.to_dict()["errors"], "rows": [], "newer_book": newer, **engine_versions()}
+    return {**out, "rows": summary.diff(estimate.result, out["result"]), "error": None, "newer_book": newer}

@@ -34,6 +34,21 @@ class Sweep(models.Model):
         verbose_name=_("owner"),
         help_text=_("Empty for anonymous sweeps, which are reachable only through their share link."),
     )
+    team = models.ForeignKey(
+        "teams.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="sweeps",
+        verbose_name=_("team"),
+        help_text=_("Its members see the sweep too; empty: only the owner."),
+    )
+    price_books = models.JSONField(
+        _("price books"),
+        default=dict,
+        blank=True,
+        help_text=_("The price books the base or an axis names, resolved at creation: {reference: book}."),
+    )
     client_ip = models.GenericIPAddressField(
         _("client IP"), null=True, blank=True, help_text=_("Anonymous limits")
     )

@@ -19,6 +19,7 @@ from estimator import sweep as estimator_sweep
 from estimator.errors import ScenarioError
 from reports import formatting as fmt
 from reports import messages as messages_catalogue
+from teams.selectors import may_manage
 
 from . import charts, digests, selectors, services
 from .builder import MAX_AXES as BUILDER_MAX_AXES
@@ -45,7 +46,7 @@ EXAMPLE_AXES = {
 
 
 def _can_control(request, sweep: Sweep) -> bool:
-    if request.user.is_authenticated and sweep.owner_id == request.user.pk:
+    if may_manage(request.user, sweep):
         return True
     return sweep.owner_id is None and sweep.share_token in request.session.get(SESSION_KEY, [])
 
@@ -117,7 +118,7 @@ def index(request):
                 return HttpResponseRedirect(sweep.get_absolute_url())
     mine: QuerySet[Sweep] | list[Sweep] = []
     if request.user.is_authenticated:
-        mine = Sweep.objects.filter(owner=request.user).only(
+        mine = selectors.sweeps_of(request.user).only(
             "name", "status", "total", "done", "share_token", "created_at"
         )[:20]
     else:
@@ -272,7 +273,7 @@ def estimate(request, token: str, index: int):
     scenario = selectors.scenario_of(sweep, index)
     scenario["name"] = f"{sweep.name or _('Sweep')} #{index}: {_describe(sweep.axes, index)}"[:200]
     try:
-        est = create_estimate(data=scenario, owner=request.user)
+        est = create_estimate(data=scenario, owner=request.user, price_books=sweep.price_books)
     except ScenarioError as exc:
         messages.error(request, str(exc))
         return HttpResponseRedirect(sweep.get_absolute_url())

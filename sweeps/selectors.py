@@ -10,10 +10,29 @@ from django.conf import settings
 from django.utils import timezone
 
 from estimator import sweep as estimator_sweep
+from teams.selectors import visible_to
 
 from .digests import unpack
 from .models import Sweep, SweepChunk
 from .services import axes_of
+
+# --------------------------------------------------------------------------------------------
+# Selectors: who sees which sweep
+
+
+def sweeps_of(user):
+    """The user's own sweeps and those of the user's teams, newest first (none when anonymous)."""
+    if not user or not user.is_authenticated:
+        return Sweep.objects.none()
+    return Sweep.objects.filter(visible_to(user))
+
+
+def visible_sweep(user, pk) -> Sweep:
+    """Sweep `pk` if the user may see it; Sweep.DoesNotExist otherwise (existence not disclosed)."""
+    if not 0 < int(pk) < 2**63:
+        raise Sweep.DoesNotExist
+    return sweeps_of(user).get(pk=pk)
+
 
 # --------------------------------------------------------------------------------------------
 # Selectors: status and results
@@ -56,6 +75,11 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
         "summary": sweep.summary if sweep.status == Sweep.Status.DONE else None,
         "engine_version": sweep.engine_version,
         "catalog_version": sweep.catalog_version,
+        "team": sweep.team.slug if sweep.team is not None else None,
+        "price_books": {
+            ref: {k: doc[k] for k in ("name", "version", "currency", "price_date")}
+            for ref, doc in (sweep.price_books or {}).items()
+        },
         "share_url": url("sweeps_pages:report", sweep.share_token),
         "status_url": url("sweeps_api:detail", sweep.pk)
         if owned

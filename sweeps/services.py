@@ -29,6 +29,10 @@ from estimator import limits
 from estimator import sweep as estimator_sweep
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
+from estimator.price_book import PriceBook, parse_book
+from estimator.resolve import resolve as resolve_scenario
+from pricebooks.services import book_documents
+from teams.selectors import team_for
 
 from .digests import chunk_digest, merge_digests, pack
 from .models import ChunkLease, Sweep, SweepChunk
@@ -47,24 +51,58 @@ def setting(name: str) -> Any:
 # Creating and queuing
 
 
-def create_sweep(data: Any, owner=None, client_ip: str | None = None) -> Sweep:
+def _book_refs(data: Any) -> dict[str, str]:
+    """{reference: field path} of the price books a sweep request names, in its base and on a
+    `cost.price_book` axis (only string values: anything else is the core's to refuse)."""
+    if not isinstance(data, dict):
+        return {}
+    refs: dict[str, str] = {}
+    base = data.get("base")
+    cost = base.get("cost") if isinstance(base, dict) else None
+    if isinstance(cost, dict) and isinstance(cost.get("price_book"), str):
+        refs[cost["price_book"]] = "base.cost.price_book"
+    axes = data.get("axes")
+    values = axes.get("cost.price_book") if isinstance(axes, dict) else None
+    if isinstance(values, list):
+        refs.update({v: "axes.cost.price_book" for v in values if isinstance(v, str)})
+    return refs
+
+
+def books_of(sweep: Sweep | Mapping[str, Any]) -> dict[str, PriceBook]:
+    """The core's `books` argument from what the sweep stored at creation (never the request's user)."""
+    raw = sweep.price_books if isinstance(sweep, Sweep) else sweep.get("price_books") or {}
+    return {ref: parse_book(doc) for ref, doc in raw.items()}
+
+
+def create_sweep(data: Any, owner=None, client_ip: str | None = None, team: str | None = None) -> Sweep:
     """Validate a sweep request and save it; its chunks are queued when the transaction commits.
 
-    Raises ScenarioError (field paths `name`, `base.*`, `axes`, `axes.<field>`) for a bad request
-    and for the limits: scenarios per sweep and active sweeps per user (or per anonymous client).
+    The sweep goes to the team named by slug `team` (default: the owner's only team); price books
+    named in the base or on a `cost.price_book` axis are resolved among the owner's teams' books
+    and stored with the sweep, so the workers need no user.
+
+    Raises ScenarioError (field paths `name`, `base.*`, `axes`, `axes.<field>`, `team`) for a bad
+    request and for the limits: scenarios per sweep and active sweeps per user (or per anonymous client).
     """
     max_scenarios = min(int(setting("SWEEP_MAX_SCENARIOS")), limits.MAX_SWEEP_ROWS)
     if owner is None:
         max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS")))
     _check_active(owner, client_ip)  # before any validation work: a refused request costs little
     precheck(data)
-    name, base, axes = estimator_sweep.validate_sweep(data, max_scenarios=max_scenarios)
+    chosen_team = team_for(owner, team)
+    documents = {ref: doc for ref, (_v, doc) in book_documents(owner, _book_refs(data)).items()}
+    books = {ref: parse_book(doc) for ref, doc in documents.items()}
+    name, base, axes = estimator_sweep.validate_sweep(
+        data, max_scenarios=max_scenarios, resolve=lambda s: resolve_scenario(s, books)
+    )
     total = estimator_sweep.scenario_count(axes)
     chunk_size = int(setting("SWEEP_CHUNK_SIZE"))
     with transaction.atomic():
         _check_active(owner, client_ip)
         sweep = Sweep.objects.create(
             owner=owner,
+            team=chosen_team,
+            price_books=documents,
             client_ip=client_ip if owner is None else None,
             name=name or (data.get("base", {}).get("name") or "")[:200],
             base=base,
@@ -220,7 +258,7 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
     """
     sweep = (
         Sweep.objects.filter(pk=sweep_id)
-        .values("status", "base", "axes", "total", "chunk_size", "chunks_total")
+        .values("status", "base", "axes", "total", "chunk_size", "chunks_total", "price_books")
         .first()
     )
     if sweep is None or sweep["status"] not in Sweep.ACTIVE:
@@ -250,6 +288,7 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
     stop = min(start + sweep["chunk_size"], sweep["total"])
     axes = axes_of(sweep)
     sub = max(1, int(setting("SWEEP_SUB_BATCH")))
+    books = books_of(sweep)
     t0 = time.perf_counter()
     try:
         from estimator.batch import evaluate_columns
@@ -262,7 +301,7 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
                 return "stopped"
             hi = min(lo + sub, stop)
             columns = estimator_sweep.decode(axes, lo, hi)
-            part = {k: np.asarray(v) for k, v in evaluate_columns(sweep["base"], columns).items()}
+            part = {k: np.asarray(v) for k, v in evaluate_columns(sweep["base"], columns, books).items()}
             for key, value in part.items():
                 if value.shape != (hi - lo,):
                     raise ValueError(f"the core returned {value.shape} for {key}, expected ({hi - lo},)")

@@ -7,27 +7,35 @@ import csv
 import io
 from collections.abc import Sequence
 
-from django.http import StreamingHttpResponse
+from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers, status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.parsers import StrictJSONParser
+from api.schema import TEAM_PARAMETER
 from api.serializers import ErrorSerializer
 from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrottle, client_ip
 from reports.cells import neutralize_row
+from teams.selectors import may_manage
 
 from . import selectors, services
 from .models import Sweep
 from .serializers import ResultPageSerializer, SweepRequestSerializer, SweepStatusSerializer
 
-ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
+ERRORS = {
+    400: ErrorSerializer,
+    401: ErrorSerializer,
+    403: ErrorSerializer,
+    404: ErrorSerializer,
+    429: ErrorSerializer,
+}
 MAX_PAGE_SIZE = 10_000
 DEFAULT_PAGE_SIZE = 1_000
 
@@ -62,11 +70,14 @@ class SweepListCreateView(APIView):
         description="Anonymous sweeps are allowed with a smaller limit and are reachable only through their "
         "share link. Chunks run on Celery workers; poll status_url.",
         request=SweepRequestSerializer,
+        parameters=[TEAM_PARAMETER],
         responses={202: SweepStatusSerializer, **ERRORS},
     )
     def post(self, request):
         owner = request.user if request.user.is_authenticated else None
-        sweep = services.create_sweep(request.data, owner=owner, client_ip=client_ip(request))
+        sweep = services.create_sweep(
+            request.data, owner=owner, client_ip=client_ip(request), team=request.query_params.get("team")
+        )
         body = selectors.status_payload(sweep, request)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 
@@ -74,7 +85,7 @@ class SweepListCreateView(APIView):
         operation_id="sweeps_list", responses={200: SweepStatusSerializer(many=True), 401: ErrorSerializer}
     )
     def get(self, request):
-        sweeps = Sweep.objects.filter(owner=request.user).defer("summary", "base")[:100]
+        sweeps = selectors.sweeps_of(request.user).select_related("team").defer("summary", "base")[:100]
         rows = []
         for s in sweeps:
             body = selectors.status_payload(s, request)
@@ -84,8 +95,19 @@ class SweepListCreateView(APIView):
 
 
 def _owned(request, pk: int) -> Sweep:
-    """Someone else's sweep answers 404, as if it did not exist."""
-    return get_object_or_404(Sweep, pk=pk, owner=request.user)
+    """A sweep of the user or of the user's teams; anyone else's answers 404, as if it did not exist."""
+    try:
+        return selectors.visible_sweep(request.user, pk)
+    except Sweep.DoesNotExist:
+        raise Http404 from None
+
+
+def _managed(request, pk: int) -> Sweep:
+    """Cancel and delete: the owner or an admin of the sweep's team (another member: 403)."""
+    sweep = _owned(request, pk)
+    if not may_manage(request.user, sweep):
+        raise PermissionDenied("only the sweep's owner or an admin of its team may do this")
+    return sweep
 
 
 def _shared(token: str) -> Sweep:
@@ -103,7 +125,7 @@ class SweepDetailView(APIView):
 
     @extend_schema(operation_id="sweeps_destroy", responses={204: None, **ERRORS})
     def delete(self, request, pk: int):
-        sweep = _owned(request, pk)
+        sweep = _managed(request, pk)
         services.cancel(sweep)
         sweep.delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -116,7 +138,7 @@ class SweepCancelView(APIView):
         operation_id="sweeps_cancel", request=None, responses={200: SweepStatusSerializer, **ERRORS}
     )
     def post(self, request, pk: int):
-        sweep = _owned(request, pk)
+        sweep = _managed(request, pk)
         services.cancel(sweep)
         return Response(selectors.status_payload(sweep, request))
 

@@ -136,7 +136,7 @@ def test_csv_and_json_pages_agree(sweep, user):
 def test_a_failing_chunk_fails_the_sweep_with_a_reason(sweep, client, monkeypatch):
     import estimator.batch
 
-    def broken(base, columns):
+    def broken(base, columns, books=None):
         raise ScenarioError("the catalog has no price for this chip", field="hardware.accelerator")
 
     monkeypatch.setattr(estimator.batch, "evaluate_columns", broken)
