@@ -11,8 +11,8 @@ TEAM_PARAMETER = OpenApiParameter(
     "team",
     OpenApiTypes.STR,
     description="Slug of one of your teams (GET /api/v1/teams): its members will see what you create. "
-    "Default: your only team; with several teams and no choice, or none, it stays yours alone. "
-    "Not a team of yours: 400 on field `team`.",
+    "Absent: your only team (with several teams, or none, it stays yours alone); empty (`?team=`): yours "
+    "alone. Not a team of yours: 400 on field `team`.",
 )
 
 

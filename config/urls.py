@@ -11,5 +11,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
 urlpatterns += i18n_patterns(
     path("", include("reports.urls")),
     path("sweeps/", include("sweeps.page_urls")),
+    path("price-books/", include("pricebooks.page_urls")),
     prefix_default_language=False,
 )

@@ -20,6 +20,8 @@ from estimator.dotted import pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
 from estimator.scenario import ModelSpec, Scenario
+from pricebooks.selectors import books_of
+from teams.selectors import teams_of
 
 from . import formatting, messages
 
@@ -99,8 +101,9 @@ FIELD_PATHS = {
     "pue": "cost.pue",
     "cloud_price_per_card_hour": "cost.cloud_price_per_card_hour",
     "server_price": "cost.server_price",
+    "price_book": "cost.price_book",
 }
-PATH_FIELDS = {path: name for name, path in FIELD_PATHS.items()}
+PATH_FIELDS = {path: name for name, path in FIELD_PATHS.items()} | {"team": "team"}
 
 # The folded sections of the form: (legend, fields)
 ADVANCED = [
@@ -282,6 +285,14 @@ class EstimateForm(forms.Form):
     pue = forms.FloatField(label=_("PUE"), required=False)
     cloud_price_per_card_hour = forms.FloatField(label=_("Cloud price (per card-hour)"), required=False)
     server_price = forms.FloatField(label=_("Server price"), required=False)
+    price_book = forms.ChoiceField(
+        label=_("Price book"),
+        required=False,
+        help_text=_("A price book of your team replaces the catalog's prices; the fields above still win."),
+    )
+    team = forms.ChoiceField(
+        label=_("Team"), required=False, help_text=_("Its members will see this estimate.")
+    )
     extra = forms.CharField(
         label=_("Other scenario fields (JSON)"),
         required=False,
@@ -289,8 +300,9 @@ class EstimateForm(forms.Form):
         help_text=_('Merged over the fields above, e.g. {"serving": {"context_len": 8192}}.'),
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, user=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self._team_and_book_choices(user)
         for name, entries in (("preset", catalog.presets()), ("accelerator", catalog.accelerators())):
             cast(forms.ChoiceField, self.fields[name]).choices = _choices(entries)
         cast(forms.ChoiceField, self.fields["server"]).choices = _choices(
@@ -304,6 +316,27 @@ class EstimateForm(forms.Form):
                 widget.attrs.setdefault("step", "any")
             if isinstance(self.fields[name], forms.FloatField | forms.IntegerField | QuantityField):
                 self.fields[name].validators.extend(_range_validators(path))
+
+    def _team_and_book_choices(self, user) -> None:
+        """The signed-in user's teams and their price books (latest version, or pinned by a copy)."""
+        teams = list(teams_of(user))
+        team_field = cast(forms.ChoiceField, self.fields["team"])
+        team_field.choices = [("", str(_("only me")))] + [(t.slug, t.name) for t in teams]
+        if not self.is_bound and len(teams) == 1:
+            self.initial.setdefault("team", teams[0].slug)  # the default of reports.services too
+        books = [(b.reference, f"{b.team.name}: {b.name}") for b in books_of(user)]
+        pinned = (self.initial or {}).get("price_book")
+        if pinned and pinned not in dict(books) and pinned.split("@")[0] in dict(books):
+            books.append((pinned, pinned))  # "edit a copy" keeps the version the original used
+        cast(forms.ChoiceField, self.fields["price_book"]).choices = [
+            ("", str(_("the catalog's prices (default)"))),
+            *books,
+        ]
+        self.has_teams = bool(teams)
+
+    def team_slug(self) -> str:
+        """The chosen team's slug, "" for "only me" (teams.selectors.team_for)."""
+        return str(self.cleaned_data.get("team") or "")
 
     def advanced_sections(self):
         return [(legend, [self[name] for name in names]) for legend, names in ADVANCED]

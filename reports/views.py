@@ -75,12 +75,14 @@ def new_estimate(request):
     if request.method == "POST":
         if limited := _throttled(request):
             return limited
-        form = EstimateForm(request.POST)
+        form = EstimateForm(request.POST, user=request.user)
         if form.is_valid():
             scenario = form.scenario()
             if form.is_valid():  # building the scenario may add errors (a bad config.json)
                 try:
-                    estimate = services.create_estimate(data=scenario, owner=request.user)
+                    estimate = services.create_estimate(
+                        data=scenario, owner=request.user, team=form.team_slug()
+                    )
                 except ScenarioError as exc:
                     form.add_scenario_errors(exc)
                 else:
@@ -95,7 +97,7 @@ def new_estimate(request):
             copy_name = original.name or token
             if request.GET.get("sizing") == "budget" and initial.get("budget") is not None:
                 initial["sizing"] = "budget"  # "plan it by budget" from the budget block
-        form = EstimateForm(initial=initial or None)
+        form = EstimateForm(initial=initial or None, user=request.user)
         status = 200
         return render(
             request,
@@ -227,6 +229,8 @@ def recompute(request, token: str):
             "today_engine": out.get("engine_version"),
             "today_catalog": out.get("catalog_version"),
             "any_change": any(r["changed"] for r in out["rows"]),
+            "book": estimate.price_book,
+            "newer_book": out["newer_book"],
         },
     )
 

@@ -61,8 +61,8 @@ def may_manage(user, obj) -> bool:
 
 def team_for(user, slug: str | None, field: str = "team") -> Team | None:
     """The team a new estimate or sweep goes to: the one named by `slug` (the user must be a
-    member: else a ScenarioError on `field`), else the user's only team, else none (private).
-    With several teams and no choice it stays private: sharing is never a guess."""
+    member: else a ScenarioError on `field`); "" for none (private); None for the default: the
+    user's only team. With several teams and no choice it stays private: sharing is never a guess."""
     if not _signed_in(user):
         if slug:
             raise ScenarioError("sign in to file an estimate under a team", field)
@@ -72,5 +72,7 @@ def team_for(user, slug: str | None, field: str = "team") -> Team | None:
         if team is None:
             raise ScenarioError(f"you are not a member of a team '{slug[:50]}'", field)
         return team
+    if slug == "":
+        return None
     mine = list(teams_of(user)[:2])
     return mine[0] if len(mine) == 1 else None

@@ -1,0 +1,87 @@
+"""Two teams: acme (alice the owner, bob a member, dora an admin) and rival (carol). Plus the
+scenario and a price book of acme. Each test gets fresh users, teams and throttle counters."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+
+import pytest
+from django.core.cache import cache
+
+# 64 H100 on DGX H100 (8 per node: 8 nodes), MFU fixed: the layout search cannot move the time.
+SCENARIO = {
+    "name": "8B on 64 H100",
+    "model": {"preset": "llama-3.1-8b"},
+    "training": {"tokens": 1e11},
+    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+    "cluster": {"cards": 64},
+    "efficiency": {"mfu": 0.4},
+}
+
+
+@pytest.fixture(autouse=True)
+def _fresh(settings):
+    settings.SECURE_SSL_REDIRECT = False
+    with contextlib.suppress(Exception):
+        cache.clear()
+    yield
+    with contextlib.suppress(Exception):
+        cache.clear()
+
+
+@pytest.fixture
+def scenario():
+    import copy
+
+    return copy.deepcopy(SCENARIO)
+
+
+@pytest.fixture
+def people(django_user_model):
+    from teams.models import Membership, Team
+
+    users = {
+        n: django_user_model.objects.create_user(n, password=f"{n}-password-1")
+        for n in ("alice", "bob", "dora", "carol")
+    }
+    acme = Team.objects.create(name="Acme", slug="acme")
+    rival = Team.objects.create(name="Rival", slug="rival")
+    Membership.objects.create(user=users["alice"], team=acme)
+    Membership.objects.create(user=users["bob"], team=acme)
+    Membership.objects.create(user=users["dora"], team=acme, role=Membership.Role.ADMIN)
+    Membership.objects.create(user=users["carol"], team=rival)
+    return {**users, "acme": acme, "rival": rival}
+
+
+def token_client(user):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    if user is not None:
+        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return client
+
+
+@pytest.fixture
+def clients(people):
+    return {n: token_client(people[n]) for n in ("alice", "bob", "dora", "carol")} | {
+        "anon": token_client(None)
+    }
+
+
+@pytest.fixture
+def acme_book(people):
+    """acme/negotiated v1: DGX H100 chassis 80,000 USD (catalog 70,000), electricity 0.11 (catalog 0.08)."""
+    from pricebooks.services import create_book
+
+    return create_book(
+        user=people["alice"],
+        team=people["acme"],
+        name="Negotiated",
+        slug="negotiated",
+        currency="USD",
+        price_date=datetime.date(2026, 11, 1),
+        prices={"servers": {"dgx-h100": 80_000}, "electricity_per_kwh": 0.11},
+    )
