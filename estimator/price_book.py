@@ -48,17 +48,21 @@ class CloudRates(_Frozen):
     reserved: Rate | None = Field(None, description="Cloud reserved price per card-hour")
 
 
-def _known(kind: str) -> set[str]:
-    """The catalog ids a book may price under `kind` (cloud rates are per accelerator)."""
+def entries(kind: str) -> dict[str, Any]:
+    """The catalog entries a book may price under `kind` (cloud rates are per accelerator)."""
     if kind in ("accelerators", "cloud"):
-        return set(catalog.accelerators())
+        return dict(catalog.accelerators())
     if kind == "servers":
-        return set(catalog.servers())
+        return dict(catalog.servers())
     if kind == "switches":
-        return set(catalog.switches())
+        return dict(catalog.switches())
     if kind == "transceivers":
-        return set(catalog.transceivers())
-    return set(catalog.drives())
+        return dict(catalog.transceivers())
+    return dict(catalog.drives())
+
+
+def _known(kind: str) -> set[str]:
+    return set(entries(kind))
 
 
 class PriceTable(_Frozen):

@@ -10,9 +10,9 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from estimator import catalog
 from estimator.errors import ScenarioError
 from estimator.price_book import KINDS
+from estimator.price_book import entries as _entries
 
 from .models import PriceBookVersion
 
@@ -25,17 +25,6 @@ KIND_LABELS = {
     "cloud": _("Cloud rates per card-hour (on demand / reserved)"),
 }
 CLOUD_RATES = ("on_demand", "reserved")
-
-
-def _entries(kind: str) -> dict[str, Any]:
-    return {
-        "accelerators": catalog.accelerators,
-        "servers": catalog.servers,
-        "switches": catalog.switches,
-        "transceivers": catalog.transceivers,
-        "drives": catalog.drives,
-        "cloud": catalog.accelerators,
-    }[kind]()
 
 
 def _catalog_price(kind: str, entry: Any, rate: str = "") -> float:

@@ -50,11 +50,11 @@ class VersionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_created_by(self, obj: PriceBookVersion) -> str | None:
-        return obj.created_by.get_username() if obj.created_by_id else None
+        return obj.created_by.get_username() if obj.created_by is not None else None
 
 
 class PriceBookSerializer(serializers.ModelSerializer):
-    team = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    team: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     reference = serializers.CharField(
         help_text="Put it in a scenario's cost.price_book (add @<version> to pin one)."
     )
