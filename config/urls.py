@@ -1,4 +1,5 @@
 from django.conf.urls.i18n import i18n_patterns
+from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 
 urlpatterns: list[URLPattern | URLResolver] = [
@@ -7,6 +8,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("teams.urls")),
     path("api/v1/", include("pricebooks.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
+    # teams, memberships and price books are managed here by staff (sign-in limited by django-axes)
+    path("admin/", admin.site.urls),
 ]
 urlpatterns += i18n_patterns(
     path("", include("reports.urls")),

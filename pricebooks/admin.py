@@ -1,6 +1,25 @@
+from django import forms
 from django.contrib import admin
+from django.db.models import Max
+
+from estimator.errors import ScenarioError
 
 from .models import PriceBook, PriceBookVersion
+from .services import validated_prices
+
+
+class VersionAddForm(forms.ModelForm):
+    """A new version: its number is the next of its book; the prices are checked by the core."""
+
+    class Meta:
+        model = PriceBookVersion
+        fields = ("book", "currency", "price_date", "prices")
+
+    def clean_prices(self):
+        try:
+            return validated_prices(self.cleaned_data.get("prices"))
+        except ScenarioError as exc:
+            raise forms.ValidationError([f"{e.field}: {e.message}" for e in exc.errors]) from None
 
 
 class VersionInline(admin.TabularInline):
@@ -30,20 +49,22 @@ class PriceBookVersionAdmin(admin.ModelAdmin):
 
     list_display = ("book", "number", "currency", "price_date", "created_by", "created_at")
     list_filter = ("currency",)
-    raw_id_fields = ("created_by",)
+    readonly = ("book", "number", "currency", "price_date", "prices", "created_by", "created_at")
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = VersionAddForm
+        return super().get_form(request, obj, change=change, **kwargs)
 
     def get_readonly_fields(self, request, obj=None):
-        if obj is not None:
-            return ("book", "number", "currency", "price_date", "prices", "created_by", "created_at")
-        return ()
+        return self.readonly if obj is not None else ()
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
     def save_model(self, request, obj, form, change) -> None:
-        from .services import validated_prices
-
-        obj.prices = validated_prices(obj.prices)
-        if obj.created_by_id is None:
-            obj.created_by = request.user
+        if change:
+            return  # every field is read-only: a saved version never changes
+        last = PriceBookVersion.objects.filter(book=obj.book).aggregate(n=Max("number"))["n"] or 0
+        obj.number, obj.created_by = last + 1, request.user
         super().save_model(request, obj, form, change)

@@ -213,7 +213,7 @@ def test_a_core_bug_is_a_400_not_a_500(api_client, scenario, monkeypatch, caplog
     """The safety net: an unexpected exception in the core is logged and answered in the error shape."""
     import reports.services
 
-    def broken(data):
+    def broken(data, books=None):
         raise ZeroDivisionError("boom")
 
     monkeypatch.setattr(reports.services, "core_estimate", broken)
