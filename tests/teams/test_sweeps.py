@@ -91,3 +91,23 @@ def test_a_sweep_naming_another_teams_book_is_refused_on_its_field(people, scena
             {"base": scenario, "axes": {"cost.price_book": ["acme/negotiated"]}}, owner=people["carol"]
         )
     assert exc.value.errors[0].field == "axes.cost.price_book"
+
+
+def test_the_sweep_pages_cancel_button_is_for_the_owner_and_team_admins(team_sweep, people, client):
+    cancel = f"/sweeps/{team_sweep.share_token}/cancel"
+    for name in ("bob", "carol"):
+        client.force_login(people[name])
+        assert client.post(cancel).status_code == 404
+    team_sweep.refresh_from_db()
+    assert team_sweep.is_active
+    client.force_login(people["dora"])
+    assert client.post(cancel).status_code == 302
+    team_sweep.refresh_from_db()
+    assert team_sweep.status == "cancelled"
+
+
+def test_the_sweeps_page_lists_the_teams_sweeps(team_sweep, people, client):
+    client.force_login(people["bob"])
+    assert team_sweep.share_token in client.get("/sweeps/").content.decode()
+    client.force_login(people["carol"])
+    assert team_sweep.share_token not in client.get("/sweeps/").content.decode()
