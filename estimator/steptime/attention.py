@@ -25,7 +25,7 @@ The efficiency falls at short sequences (fixed per-tile work and launch): s/(s +
 from __future__ import annotations
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.models import Architecture
+from estimator.models import Architecture, attended_keys, causal_window_keys
 
 ATTENTION_SEQ_HALF = 384.0  # tokens
 BACKWARD_TO_FORWARD_FUSED = 2.5
@@ -88,11 +88,23 @@ def score_dims(arch: Architecture) -> tuple[float, float]:
     return float(arch.head_dim), float(arch.head_dim)
 
 
+def layer_kinds(arch: Architecture, seq_len: float) -> tuple[tuple[float, float, float], ...]:
+    """(share of the layers, keys a fused kernel's tiles span, mean keys per causal query) per
+    attention kind: full attention over the sequence, and sliding-window layers over min(s, w)."""
+    w, n = arch.sliding_window, arch.sliding_window_layers
+    if not w or not n or w >= seq_len:
+        return ((1.0, seq_len, 0.5 * seq_len),)
+    share = n / arch.num_hidden_layers
+    return ((1.0 - share, seq_len, 0.5 * seq_len), (share, float(w), float(causal_window_keys(seq_len, w))))
+
+
 def forward_flop_per_token(arch: Architecture, seq_len: float, fused: bool) -> float:
-    """Forward attention-core FLOPs per query token and layer (causal halving for fused kernels)."""
+    """Forward attention-core FLOPs per query token, averaged over the layers: a causal fused kernel
+    computes the keys `models.attended_keys` counts (the masked half and what lies outside a sliding
+    window skipped); an unfused one the whole s x s matrix, masked afterwards."""
     d_qk, d_v = score_dims(arch)
-    full = 2.0 * seq_len * float(arch.num_attention_heads) * (d_qk + d_v)
-    return 0.5 * full if fused else full
+    keys = float(attended_keys(arch, seq_len, causal=True)) if fused else seq_len
+    return 2.0 * keys * float(arch.num_attention_heads) * (d_qk + d_v)
 
 
 def backward_ratio(fused: bool) -> float:

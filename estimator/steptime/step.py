@@ -133,11 +133,20 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
     fwd = att.forward_flop_per_token(arch, s, fused) * tokens / c.tp
     if fused:
         again = (c.rc == 1) * (problem.stack.selective_recompute == "attention")
-        flop = fwd * (c.forward_passes + again + att.backward_ratio(True))
-        eff = att.kernel_efficiency(
-            problem.stack.attention_kernel, problem.accelerator.id, s / c.cp, arch.head_dim, r.bf16 / r.peak16
-        )
-        return arr(flop / (r.peak16 * eff))
+        passes = c.forward_passes + again + att.backward_ratio(True)
+        # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
+        total = arr(0.0)
+        for share, span, keys in att.layer_kinds(arch, s):
+            eff = att.kernel_efficiency(
+                problem.stack.attention_kernel,
+                problem.accelerator.id,
+                np.minimum(s / c.cp, span),
+                arch.head_dim,
+                r.bf16 / r.peak16,
+            )
+            flop = 2.0 * keys * arch.num_attention_heads * sum(att.score_dims(arch)) * tokens / c.tp
+            total = total + share * flop * passes / (r.peak16 * eff)
+        return total
     selective = (c.rc == 1).astype(float)  # selective recompute re-runs the scores
     flop = fwd * (c.forward_passes + att.backward_ratio(False) + selective)
     softmax = tokens * SOFTMAX_SCORE_BYTES * arch.num_attention_heads * s / c.tp
