@@ -313,7 +313,7 @@ def attended_keys(arch: Architecture, seq_len: ArrayLike, causal: bool) -> NDArr
     A full-attention layer: s keys (the whole-matrix convention) or s/2 (causal). A sliding-window
     layer of w < s tokens, causal: position i attends to min(i, w) keys, mean w - w^2/(2s); in the
     whole-matrix convention twice that, 2w - w^2/s (equal to s at w = s, so the two conventions keep
-    their factor 2). Mistral 7B paper, section 2 (sliding window attention). Tokens.
+    their factor 2). Mistral 7B paper, section 2 (docs/sources.md#mistral-7b). Tokens.
     """
     s = np.asarray(seq_len, dtype=np.float64)
     full = 0.5 * s if causal else s

@@ -44,6 +44,10 @@ class StackProfile:
       network once per destination node, not once per chosen expert.
     moe_max_nodes: node-limited routing (DeepSeek-V3: each token to at most 4 nodes); None = none.
     moe_host_sync: the dropless token dispatcher copies token counts to the host every MoE layer.
+    per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
+      grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
+      expert loop), each paying a fixed overhead; False for a single
+      grouped kernel (DeepGEMM, torch._grouped_mm, Ascend GroupedMatmul).
     selective_recompute: what "selective" recomputation re-runs: "attention" (Megatron: the
       attention core, Korthikanti et al. 2022) or "matmul-half" (PyTorch per-op selective activation
       checkpointing in torchtitan: every other forward matmul).
@@ -65,6 +69,7 @@ class StackProfile:
     moe_dispatch_dedup: bool = False
     moe_max_nodes: int | None = None
     moe_host_sync: bool = True
+    per_expert_gemms: bool = True
     selective_recompute: str = "attention"
     fp8_recipe: str = "delayed"
 
@@ -89,6 +94,7 @@ MECHANISMS = (
     "moe_dispatch_dedup",
     "moe_max_nodes",
     "moe_host_sync",
+    "per_expert_gemms",
     "selective_recompute",
     "fp8_recipe",
 )
@@ -138,6 +144,7 @@ STACKS: dict[str, StackProfile] = {
             attention_kernel="fa2",
             fp8_recipe="tensorwise",
             selective_recompute="matmul-half",
+            per_expert_gemms=False,
         ),
         StackProfile(
             id="mindspeed-2025",
@@ -146,6 +153,7 @@ STACKS: dict[str, StackProfile] = {
             as_of="2025-09",
             attention_kernel="ascend-fa",
             tp_comm_overlap=True,
+            per_expert_gemms=False,
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -158,6 +166,7 @@ STACKS: dict[str, StackProfile] = {
             moe_dispatch_dedup=True,
             moe_max_nodes=4,
             moe_host_sync=False,
+            per_expert_gemms=False,
             fp8_recipe="blockwise",
         ),
     )

@@ -20,7 +20,8 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
 - elementwise: norms, residual/bias/dropout, activation function (22·h + 4 or 6·f bytes per token
   per layer and pass; divided by t with sequence parallel) and the fp32 cross-entropy over the
   vocabulary (16 bytes per logit: write, softmax read/write, gradient).
-- moe_experts, moe_routing, ep_comm: `moe`.
+- moe_experts, moe_routing, ep_comm: `moe` (with EXPERT_GEMM_OVERHEAD_S per expert GEMM where the
+  stack launches one GEMM per local expert).
 - tp_comm: Megatron TP does 2 all-reduces per layer forward and 2 backward (with sequence parallel
   the same bytes as all-gathers and reduce-scatters; Korthikanti et al. 2022), 2 more per recomputed
   forward; each moves 2(t-1)/t of the T·h 16-bit activation. Hidden behind the layer's GEMMs when
@@ -187,8 +188,9 @@ def _layer_terms(
     host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
     if moe:
         imb = problem.moe_imbalance
+        per_gemm = problem.expert_gemm_overhead_s if stack.per_expert_gemms else 0.0
         terms["moe_experts"] = expert_time_s(
-            tokens, c.tp, c.ep, arch, n_mat, c.passes, r.linear, r.hbm, r.fp8, r.recipe, imb
+            tokens, c.tp, c.ep, arch, n_mat, c.passes, r.linear, r.hbm, r.fp8, r.recipe, imb, per_gemm
         )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
