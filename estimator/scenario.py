@@ -170,7 +170,7 @@ class Training(_Section):
         None,
         max_length=60,
         description="Software stack profile (estimator.stacks): megatron-core-2025, megatron-lm-2021, "
-        "megatron-deepspeed, pytorch-fsdp2, mindspeed-2025, deepseek-dualpipe. Default: mindspeed-2025 "
+        "megatron-deepspeed, pytorch-fsdp2, llm-foundry, mindspeed-2025, deepseek-dualpipe. Default: mindspeed-2025 "
         "on Ascend, megatron-core-2025 elsewhere.",
     )
     stack_overrides: dict[str, bool | int | str | None] = Field(

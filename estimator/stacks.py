@@ -20,7 +20,7 @@ from typing import Any
 
 from estimator.errors import FieldError, ScenarioError
 
-ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "ascend-fa")
+ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "fa-triton", "ascend-fa")
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 
 
@@ -30,7 +30,8 @@ class StackProfile:
 
     attention_kernel: "unfused" (scores materialised, Megatron-LM 2021), "fa2" (FlashAttention-2
       or PyTorch SDPA), "fa3" (FlashAttention-3 / cuDNN fused attention through Transformer
-      Engine), "ascend-fa" (CANN FlashAttentionScore).
+      Engine), "fa-triton" (the Triton FlashAttention with ALiBi bias of MosaicML's MPT),
+      "ascend-fa" (CANN FlashAttentionScore).
     overlap_grad_reduce: gradient reduce-scatter/all-reduce in buckets during the backward pass.
     overlap_param_gather: the distributed optimizer's weight all-gather during the next forward.
     tp_comm_overlap: tensor-parallel collectives pipelined with the GEMMs (TE userbuffers,
@@ -144,6 +145,15 @@ STACKS: dict[str, StackProfile] = {
             attention_kernel="fa2",
             fp8_recipe="tensorwise",
             selective_recompute="matmul-half",
+            per_expert_gemms=False,
+        ),
+        StackProfile(
+            id="llm-foundry",
+            name="MosaicML llm-foundry / Composer: FSDP full sharding, eager PyTorch, Triton FlashAttention (ALiBi)",
+            source="mosaicml/llm-foundry MPT yamls and benchmarking README (docs/sources.md#llm-foundry)",
+            as_of="2023-10",
+            attention_kernel="fa-triton",
+            overlap_param_gather=False,
             per_expert_gemms=False,
         ),
         StackProfile(

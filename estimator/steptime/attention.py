@@ -14,6 +14,9 @@ sequences, head dimension 128), by kernel and chip generation (docs/sources.md#f
   75%; backward 1.5-1.75x FA2's: ~0.55; combined 1:2.5).
 - Blackwell and CDNA3: no published kernel measurement we could verify; assumed as Hopper's FA3
   (Blackwell) and FA2 on Hopper (CDNA3 CK kernels).
+- fa-triton, the experimental Triton FlashAttention with an additive bias (ALiBi) that MosaicML's
+  MPT models ran (flash_attn_triton.py): FA2 / 1.9 on every chip (FlashAttention-2 paper,
+  section 4.1: FA2 is 1.3-2.5x faster than FlashAttention in Triton; the middle of that range).
 - Ascend (CANN FlashAttentionScore): no public kernel measurement; the kernel runs on the same Cube
   units as the GEMMs, so it is assumed to reach the chip's GEMM rate (matmul efficiency x training
   fraction): `kernel_efficiency` returns None and the caller uses the GEMM rate.
@@ -31,15 +34,16 @@ ATTENTION_SEQ_HALF = 384.0  # tokens
 BACKWARD_TO_FORWARD_FUSED = 2.5
 BACKWARD_TO_FORWARD_UNFUSED = 2.0
 
+FA2_OVER_TRITON = 1.9  # FlashAttention-2 paper, section 4.1: 1.3-2.5x
+
+_FA2 = {"ampere": 0.60, "hopper": 0.35, "blackwell": 0.35, "cdna3": 0.35}
 _KERNEL_EFFICIENCY = {
-    ("fa2", "ampere"): 0.60,
-    ("fa2", "hopper"): 0.35,
-    ("fa2", "blackwell"): 0.35,
-    ("fa2", "cdna3"): 0.35,
+    **{("fa2", family): eff for family, eff in _FA2.items()},
     ("fa3", "ampere"): 0.60,
     ("fa3", "hopper"): 0.58,
     ("fa3", "blackwell"): 0.58,
     ("fa3", "cdna3"): 0.35,
+    **{("fa-triton", family): eff / FA2_OVER_TRITON for family, eff in _FA2.items()},
 }
 _FAMILIES = (
     ("a100", "ampere"),

@@ -17,6 +17,7 @@ def test_every_suite_is_reported():
         "fp8",
         "long-context",
         "ascend",
+        "dense",
     }
 
 
