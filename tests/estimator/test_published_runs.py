@@ -60,6 +60,23 @@ def test_llm_foundry_long_sequences_within_10_percent(run_id, published):
     assert predicted(run_id) == pytest.approx(published, rel=0.10)
 
 
+@pytest.mark.parametrize(
+    "run_id",
+    [
+        "qwen3-235b-a22b-256xgb200-mxfp8",
+        "qwen3-235b-a22b-256xb200-mxfp8",
+        "qwen3-30b-a3b-8xgb200-mxfp8",
+        "llama3-70b-64xgb200-mxfp8",
+        "llama3-405b-256xgb200-fp8",
+    ],
+)
+def test_blackwell_runs_held_out_within_10_percent(run_id):
+    """Megatron-Bridge 26.02 on GB200 NVL72 and B200: nothing was fitted on Blackwell (the per-expert
+    GEMM overhead comes from the H100 MoE runs). GPT-OSS and Qwen3-30B at micro-batch 1 on B200 are
+    the known misses (docs/steptime.md)."""
+    assert predicted(run_id) == pytest.approx(float(BY_ID[run_id]["tokens_per_s_per_gpu"]), rel=0.10)
+
+
 def test_llama2_7b_long_context_rows_within_20_percent():
     assert predicted("llama2-7b-64xh100-64k-fp8") == pytest.approx(4022, rel=0.20)
     assert predicted("llama2-7b-128xh100-128k-fp8") == pytest.approx(2258, rel=0.20)

@@ -18,6 +18,7 @@ def test_every_suite_is_reported():
         "long-context",
         "ascend",
         "dense",
+        "blackwell",
     }
 
 
