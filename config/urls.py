@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.conf.urls.i18n import i18n_patterns
 from django.urls import URLPattern, URLResolver, include, path
 
@@ -9,5 +10,8 @@ urlpatterns: list[URLPattern | URLResolver] = [
 urlpatterns += i18n_patterns(
     path("", include("reports.urls")),
     path("sweeps/", include("sweeps.page_urls")),
+    path("accounts/tokens/", include("accounts.urls")),
     prefix_default_language=False,
 )
+if settings.OIDC_ENABLED:  # one callback address to register with the provider, in every language
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))
