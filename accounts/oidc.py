@@ -1,9 +1,9 @@
 """The OIDC authentication backend (only in AUTHENTICATION_BACKENDS when accounts/oidc_settings.py
 finds OIDC configured): who may sign in and which account they get.
 
-- An account is matched by the provider's email claim, case-insensitively, among active users; the
-  email must be verified by the provider (OIDC_REQUIRE_VERIFIED_EMAIL), otherwise anyone able to
-  type an address at the provider could take over the account that has it.
+- An account is matched by the provider's email claim, case-insensitively; a disabled account is
+  refused, not replaced. The email must be verified by the provider (OIDC_REQUIRE_VERIFIED_EMAIL),
+  otherwise anyone able to type an address at the provider could take over the account with it.
 - No match: a new account when OIDC_CREATE_USER (from OIDC_CREATE_USERS), with a readable username
   from the `preferred_username` claim or the email's local part; otherwise the sign-in fails.
 - The ID token must name this client in its audience (the library does not check it).
@@ -36,7 +36,9 @@ class OIDCBackend(OIDCAuthenticationBackend):
         email = claims.get("email")
         if not email:
             return self.UserModel.objects.none()
-        return self.UserModel.objects.filter(email__iexact=email, is_active=True)
+        # disabled accounts match too: the library then refuses the sign-in, where leaving them out
+        # would create a fresh account for someone the administrator has shut out
+        return self.UserModel.objects.filter(email__iexact=email)
 
     def create_user(self, claims):
         return self.UserModel.objects.create_user(username_for(claims), email=claims["email"])
