@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from django.core.exceptions import ImproperlyConfigured
 
+BACKEND = "accounts.oidc.OIDCBackend"  # appended to AUTHENTICATION_BACKENDS when this is on
 REQUIRED = (
     "OIDC_RP_CLIENT_ID",
     "OIDC_RP_CLIENT_SECRET",
@@ -49,4 +50,6 @@ def oidc_settings(env: Mapping[str, str]) -> dict[str, object]:
         # matching by email is safe only for an address the provider has verified
         "OIDC_REQUIRE_VERIFIED_EMAIL": given.get("OIDC_REQUIRE_VERIFIED_EMAIL", "true").lower() in TRUE,
         "OIDC_PROVIDER_NAME": given.get("OIDC_PROVIDER_NAME", "OpenID Connect"),
+        "LOGIN_REDIRECT_URL": "reports:mine",
+        "LOGIN_REDIRECT_URL_FAILURE": "/accounts/login/?oidc=failed",  # the login page says it failed
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 
+from accounts.oidc_settings import BACKEND as OIDC_BACKEND
 from accounts.oidc_settings import oidc_settings
 from estimator import limits
 
@@ -86,10 +87,8 @@ _OIDC = oidc_settings(os.environ)
 OIDC_ENABLED = bool(_OIDC)
 if OIDC_ENABLED:
     INSTALLED_APPS.append("mozilla_django_oidc")
-    AUTHENTICATION_BACKENDS.append("accounts.oidc.OIDCBackend")
+    AUTHENTICATION_BACKENDS.append(OIDC_BACKEND)
     globals().update(_OIDC)
-    LOGIN_REDIRECT_URL = "reports:mine"
-    LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?oidc=failed"
 # Named API tokens (accounts): live tokens one user may hold at a time.
 API_TOKENS_MAX_PER_USER = int(os.environ.get("API_TOKENS_MAX_PER_USER", "20"))
 

@@ -73,7 +73,10 @@ def test_never_expiring_token(browser, user):
 def test_a_name_is_required(browser):
     response = browser.post(PAGE, {"name": "  ", "expires": "90"})
     assert response.status_code == 400
-    assert 'id="field-name"' in response.content.decode() and "This field is required." in response.content.decode()
+    assert (
+        'id="field-name"' in response.content.decode()
+        and "This field is required." in response.content.decode()
+    )
     assert not ApiToken.objects.exists()
 
 
