@@ -2,9 +2,9 @@ from django.urls import path
 
 from . import views
 
-app_name = "accounts"
+app_name = "accounts_api"
 
 urlpatterns = [
-    path("", views.tokens, name="tokens"),
-    path("<int:pk>/revoke/", views.revoke, name="revoke"),
+    path("tokens", views.TokenListView.as_view(), name="tokens"),
+    path("tokens/<int:pk>", views.TokenDetailView.as_view(), name="token"),
 ]

@@ -1,61 +1,71 @@
-"""The "API tokens" page: a signed-in user lists, creates and revokes their own tokens."""
+"""REST API of a user's own tokens: list them and revoke one (a script can retire a token it
+suspects leaked). Tokens are created in the browser, where the secret is shown once to a person,
+so a leaked token cannot mint others."""
 
 from __future__ import annotations
 
-from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404
-from django.shortcuts import redirect, render
-from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods, require_POST
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.serializers import ErrorSerializer
 
 from . import selectors, services
-from .forms import TokenForm
 from .models import ApiToken
-
-MAX_LISTED = 200
-
-
-def _page(request, form: TokenForm, created=None, secret: str = "", status: int = 200):
-    context = {
-        "form": form,
-        "tokens": selectors.tokens_of(request.user)[:MAX_LISTED],
-        "created": created,
-        "secret": secret,
-    }
-    response = render(request, "accounts/tokens.html", context, status=status)
-    if secret:
-        response["Cache-Control"] = "no-store"  # the one page that shows the secret is never kept
-    return response
+from .serializers import ApiTokenSerializer
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def tokens(request):
-    if request.method != "POST":
-        return _page(request, TokenForm())
-    form = TokenForm(request.POST)
-    if not form.is_valid():
-        return _page(request, form, status=400)
-    try:
-        token, secret = services.issue_token(
-            request.user, name=form.cleaned_data["name"], expires_at=form.expires_at()
-        )
-    except ValidationError as exc:
-        form.add_error(None, exc)
-        return _page(request, form, status=400)
-    # answered here, not after a redirect, so the secret never sits in a session or a cookie
-    return _page(request, TokenForm(), created=token, secret=secret, status=201)
+class TokenPagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
 
 
-@login_required
-@require_POST
-def revoke(request, pk: int):
-    try:
-        token = selectors.owned_token(request.user, pk)
-    except ApiToken.DoesNotExist:
-        raise Http404 from None
-    services.revoke_token(token)
-    messages.success(request, _("Token “%(name)s” revoked; it no longer works.") % {"name": token.name})
-    return redirect("accounts:tokens")
+class TokenListView(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        operation_id="tokens_list",
+        summary="Your API tokens, newest first",
+        description="Live, expired and revoked; never the secret, which is shown once when the token is "
+        "created on the “API tokens” page.",
+        responses={200: ApiTokenSerializer(many=True), 401: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request):
+        paginator = TokenPagination()
+        page = paginator.paginate_queryset(selectors.tokens_of(request.user), request, view=self)
+        return paginator.get_paginated_response(ApiTokenSerializer(page, many=True).data)
+
+
+class TokenDetailView(APIView):
+    """One of your tokens. Someone else's answers 404, as if it did not exist."""
+
+    permission_classes = [IsAuthenticated]
+
+    def _get(self, request, pk: int) -> ApiToken:
+        try:
+            return selectors.owned_token(request.user, pk)
+        except ApiToken.DoesNotExist:
+            raise Http404 from None
+
+    @extend_schema(
+        operation_id="tokens_retrieve",
+        responses={200: ApiTokenSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def get(self, request, pk: int):
+        return Response(ApiTokenSerializer(self._get(request, pk)).data)
+
+    @extend_schema(
+        operation_id="tokens_revoke",
+        summary="Revoke a token",
+        description="The token stops authenticating at once (the request that revokes the token it "
+        "carries still completes). Revoking a revoked token changes nothing.",
+        responses={204: None, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
+    )
+    def delete(self, request, pk: int):
+        services.revoke_token(self._get(request, pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -5,12 +5,13 @@ from django.urls import URLPattern, URLResolver, include, path
 urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("api.urls")),
     path("api/v1/", include("sweeps.urls")),
+    path("api/v1/", include("accounts.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
 ]
 urlpatterns += i18n_patterns(
     path("", include("reports.urls")),
     path("sweeps/", include("sweeps.page_urls")),
-    path("accounts/tokens/", include("accounts.urls")),
+    path("accounts/tokens/", include("accounts.page_urls")),
     prefix_default_language=False,
 )
 if settings.OIDC_ENABLED:  # one callback address to register with the provider, in every language
