@@ -42,3 +42,7 @@ def scenario():
         "hardware": {"accelerator": "ascend-910b2"},
         "cluster": {"cards": 64},
     }
+
+
+# headless Chromium, shared with the web tests (skipped where the browser is missing, unless CI)
+from tests.web.test_browser import browser as chromium  # noqa: E402, F401
