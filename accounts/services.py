@@ -38,7 +38,7 @@ def issue_token(user, name: str, expires_at: dt.datetime | None = None) -> tuple
     try:
         with transaction.atomic():
             # one issue at a time per user, so two concurrent requests cannot both pass the cap
-            get_user_model().objects.select_for_update().filter(pk=user.pk).exists()
+            list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
             limit = settings.API_TOKENS_MAX_PER_USER
             if active_tokens_of(user).count() >= limit:
                 raise ValidationError(

@@ -2,12 +2,25 @@
 their plaintext rows are deleted. The DRF app is no longer installed, so its table is read with
 SQL when an older database still has it; a new database has none and this does nothing."""
 
+import datetime as dt
+
 from django.db import migrations
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from accounts import keys
 
 LEGACY_TABLE = "authtoken_token"
 LEGACY_NAME = "API token (issued before named tokens)"
+
+
+def _aware(created):
+    """The legacy row's creation time as an aware datetime (SQLite gives it naive, in UTC)."""
+    if isinstance(created, str):
+        created = parse_datetime(created)
+    if created is None:
+        return timezone.now()
+    return created.replace(tzinfo=dt.timezone.utc) if timezone.is_naive(created) else created
 
 
 def import_drf_tokens(apps, schema_editor):
@@ -25,7 +38,7 @@ def import_drf_tokens(apps, schema_editor):
                 name=LEGACY_NAME,
                 prefix=keys.prefix_of(key),
                 key_hash=keys.digest(key),
-                created_at=created,
+                created_at=_aware(created),
             )
             for key, user_id, created in rows
         )
