@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -40,8 +42,8 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
 
-    def is_expired(self, now=None) -> bool:
+    def is_expired(self, now: dt.datetime | None = None) -> bool:
         return self.expires_at is not None and self.expires_at <= (now or timezone.now())
 
-    def is_active(self, now=None) -> bool:
+    def is_active(self, now: dt.datetime | None = None) -> bool:
         return self.revoked_at is None and not self.is_expired(now)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
@@ -17,7 +17,9 @@ from .models import ApiToken
 MAX_LISTED = 200
 
 
-def _page(request, form: TokenForm, created=None, secret: str = "", status: int = 200):
+def _page(
+    request, form: TokenForm, created: ApiToken | None = None, secret: str = "", status: int = 200
+) -> HttpResponse:
     context = {
         "form": form,
         "tokens": selectors.tokens_of(request.user)[:MAX_LISTED],
