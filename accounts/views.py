@@ -38,7 +38,9 @@ class TokenListView(APIView):
     def get(self, request):
         paginator = TokenPagination()
         page = paginator.paginate_queryset(selectors.tokens_of(request.user), request, view=self)
-        return paginator.get_paginated_response(ApiTokenSerializer(page, many=True).data)
+        return paginator.get_paginated_response(
+            ApiTokenSerializer(page, many=True, context={"request": request}).data
+        )
 
 
 class TokenDetailView(APIView):
@@ -57,7 +59,7 @@ class TokenDetailView(APIView):
         responses={200: ApiTokenSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request, pk: int):
-        return Response(ApiTokenSerializer(self._get(request, pk)).data)
+        return Response(ApiTokenSerializer(self._get(request, pk), context={"request": request}).data)
 
     @extend_schema(
         operation_id="tokens_revoke",

@@ -39,7 +39,9 @@ def test_a_user_lists_only_their_own_tokens_without_secrets(user, other_user, is
         "expires_at",
         "revoked_at",
         "active",
+        "current",
     }
+    assert item["current"] is True  # the token this request carries
 
 
 def test_another_users_token_answers_404(user, other_user, issue):
@@ -61,7 +63,8 @@ def test_revoking_by_api_stops_the_token_at_once(user, issue):
     assert client.delete(f"{URL}/{spare.pk}").status_code == 204
     assert _bearer(spare_secret).get(URL).status_code == 401
     assert client.delete(f"{URL}/{spare.pk}").status_code == 204  # again: nothing changes
-    assert client.get(f"{URL}/{spare.pk}").json()["active"] is False
+    spare_seen = client.get(f"{URL}/{spare.pk}").json()
+    assert spare_seen["active"] is False and spare_seen["current"] is False
     assert ApiToken.objects.get(pk=spare.pk).revoked_at is not None
 
 
@@ -87,3 +90,11 @@ def test_the_schema_documents_tokens_and_both_header_spellings(api_client):
     listing = schema["paths"]["/api/v1/tokens"]["get"]
     assert {"bearerAuth": []} in listing["security"] and {"tokenAuth": []} in listing["security"]
     assert set(schema["paths"]["/api/v1/tokens/{id}"]) >= {"get", "delete"}
+
+
+def test_with_a_session_no_token_is_current(user, issue):
+    issue(user)
+    client = APIClient()
+    client.force_login(user)
+    (item,) = client.get(URL).json()["results"]
+    assert item["current"] is False
