@@ -42,7 +42,9 @@ def issue_token(user, name: str, expires_at: dt.datetime | None = None) -> tuple
             limit = settings.API_TOKENS_MAX_PER_USER
             if active_tokens_of(user).count() >= limit:
                 raise ValidationError(
-                    _("You have %(limit)d active tokens, the most allowed. Revoke one you no longer use."),
+                    _(
+                        "You already have the most active tokens allowed (%(limit)d). Revoke one you no longer use."
+                    ),
                     code="limit",
                     params={"limit": limit},
                 )

@@ -85,7 +85,7 @@ def test_the_cap_is_shown_on_the_form(signed_in, user, issue):
     issue(user, name="one")
     response = signed_in.post(PAGE, {"name": "two", "expires": "90"})
     assert response.status_code == 400
-    assert "You have 1 active tokens, the most allowed." in response.content.decode()
+    assert "You already have the most active tokens allowed (1)." in response.content.decode()
     assert ApiToken.objects.count() == 1
 
 

@@ -20,7 +20,7 @@ def test_the_cap_counts_live_tokens_only(user, other_user):
         issue_token(user, "c")
     assert refused.value.code == "limit"
     assert refused.value.messages == [
-        "You have 2 active tokens, the most allowed. Revoke one you no longer use."
+        "You already have the most active tokens allowed (2). Revoke one you no longer use."
     ]
     issue_token(other_user, "c")  # the cap is per user
     revoke_token(first)
