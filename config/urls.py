@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.conf.urls.i18n import i18n_patterns
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
@@ -7,6 +8,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("sweeps.urls")),
     path("api/v1/", include("teams.urls")),
     path("api/v1/", include("pricebooks.urls")),
+    path("api/v1/", include("accounts.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     # teams, memberships and price books are managed here by staff (sign-in limited by django-axes)
     path("admin/", admin.site.urls),
@@ -15,5 +17,8 @@ urlpatterns += i18n_patterns(
     path("", include("reports.urls")),
     path("sweeps/", include("sweeps.page_urls")),
     path("price-books/", include("pricebooks.page_urls")),
+    path("accounts/tokens/", include("accounts.page_urls")),
     prefix_default_language=False,
 )
+if settings.OIDC_ENABLED:  # one callback address to register with the provider, in every language
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))

@@ -14,6 +14,7 @@ TREES = (
     "sweeps",
     "teams",
     "pricebooks",
+    "accounts",
     "config",
     "tests",
     "bench",

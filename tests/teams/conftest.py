@@ -53,12 +53,14 @@ def people(django_user_model):
 
 
 def token_client(user):
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
+
+    from accounts.services import issue_token
 
     client = APIClient()
     if user is not None:
-        client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+        _, secret = issue_token(user, name="test client")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
     return client
 
 
