@@ -4,10 +4,12 @@ from django.urls import URLPattern, URLResolver, include, path
 urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("api.urls")),
     path("api/v1/", include("sweeps.urls")),
+    path("api/v1/", include("integrations.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
 ]
 urlpatterns += i18n_patterns(
     path("", include("reports.urls")),
     path("sweeps/", include("sweeps.page_urls")),
+    path("batches/", include("integrations.page_urls")),
     prefix_default_language=False,
 )
