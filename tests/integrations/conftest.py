@@ -20,6 +20,15 @@ SCENARIO = {
 }
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _plain_http_session():
+    """Session-wide, so that it is in force before live_server builds its middleware."""
+    from django.test import override_settings
+
+    with override_settings(SECURE_SSL_REDIRECT=False, SESSION_COOKIE_SECURE=False, CSRF_COOKIE_SECURE=False):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _plain_http(settings):
     settings.SECURE_SSL_REDIRECT = False
