@@ -21,5 +21,13 @@ class DeliveryAttemptInline(admin.TabularInline):
 class CallbackAdmin(admin.ModelAdmin):
     list_display = ("id", "owner", "event_type", "url", "status", "attempts", "fired_at")
     list_filter = ("status", "event_type")
-    readonly_fields = ("event_id", "event_type", "payload", "attempts", "fired_at", "next_attempt_at", "created_at")
+    readonly_fields = (
+        "event_id",
+        "event_type",
+        "payload",
+        "attempts",
+        "fired_at",
+        "next_attempt_at",
+        "created_at",
+    )
     inlines = [DeliveryAttemptInline]

@@ -46,14 +46,17 @@ def parse(data: Any, owner) -> BatchRequest:
         raise ScenarioError("is required: a list of scenarios (at least one)", "scenarios")
     if len(scenarios) > limits.MAX_BATCH_SCENARIOS:
         raise ScenarioError(
-            f"has {len(scenarios)} scenarios; the limit is {limits.MAX_BATCH_SCENARIOS} per batch", "scenarios"
+            f"has {len(scenarios)} scenarios; the limit is {limits.MAX_BATCH_SCENARIOS} per batch",
+            "scenarios",
         )
     name = data.get("name") or ""
     if not isinstance(name, str):
         raise ScenarioError("must be a string", "name")
     if len(name) > MAX_NAME_CHARS:
         raise ScenarioError(f"must be at most {MAX_NAME_CHARS} characters", "name")
-    return BatchRequest(scenarios=scenarios, name=name, callback_url=callbacks.parse(data.get("callback"), owner))
+    return BatchRequest(
+        scenarios=scenarios, name=name, callback_url=callbacks.parse(data.get("callback"), owner)
+    )
 
 
 def prefixed(exc: ScenarioError, index: int) -> list[dict[str, str]]:
@@ -61,13 +64,13 @@ def prefixed(exc: ScenarioError, index: int) -> list[dict[str, str]]:
     out = []
     for item in exc.to_dict()["errors"]:
         inner = item.get("field") or ""
-        out.append({"field": f"scenarios.{index}" + (f".{inner}" if inner else ""), "message": item["message"]})
+        out.append(
+            {"field": f"scenarios.{index}" + (f".{inner}" if inner else ""), "message": item["message"]}
+        )
     return out
 
 
-def create_batch(
-    *, data: Any, owner, base_url: str, clock: Callable[[], float] = time.monotonic
-) -> Batch:
+def create_batch(*, data: Any, owner, base_url: str, clock: Callable[[], float] = time.monotonic) -> Batch:
     """Parse, plan every scenario, store the batch; its callback (if any) fires when it commits."""
     owner = owner if owner is not None and owner.is_authenticated else None
     request = parse(data, owner)

@@ -54,7 +54,9 @@ def split(data: Any, owner) -> tuple[Any, str | None]:
     return rest, parse(data[FIELD], owner)
 
 
-def attach(url: str | None, owner, base_url: str, *, sweep=None, batch: Batch | None = None) -> Callback | None:
+def attach(
+    url: str | None, owner, base_url: str, *, sweep=None, batch: Batch | None = None
+) -> Callback | None:
     if url is None:
         return None
     return Callback.objects.create(owner=owner, url=url, base_url=base_url[:500], sweep=sweep, batch=batch)

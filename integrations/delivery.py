@@ -30,7 +30,7 @@ def backoff_s(attempt: int) -> float:
     up to 10 % jitter so that many receivers coming back do not all get hit in the same second."""
     base = float(settings.WEBHOOK_BACKOFF_S) * 2 ** (attempt - 1)
     delay = min(base, float(settings.WEBHOOK_BACKOFF_MAX_S))
-    return delay * (1 + random.random() / 10)  # noqa: S311 - jitter, not a secret
+    return delay * (1 + random.random() / 10)
 
 
 def _post(callback: Callback) -> tuple[int, str]:
@@ -100,7 +100,9 @@ def attempt(callback_id: int, number: int) -> tuple[str, float]:
     try:
         status_code, excerpt = _post(callback)
         if not 200 <= status_code < 300:
-            error = f"answered {status_code}" + (" (redirects are not followed)" if 300 <= status_code < 400 else "")
+            error = f"answered {status_code}" + (
+                " (redirects are not followed)" if 300 <= status_code < 400 else ""
+            )
     except targets.TargetError as exc:
         error, final = f"refused target: {exc}", True  # not a network hiccup: retrying will not help
     except (urllib3.exceptions.HTTPError, OSError) as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from rest_framework import exceptions
 from rest_framework.request import Request
-from rest_framework.settings import api_settings
+from rest_framework.views import APIView
 
 from api.throttling import AnonRateThrottle, UserRateThrottle, client_ip
 
@@ -19,7 +19,7 @@ META_KEY = "HTTP_" + idempotency.HEADER.upper().replace("-", "_")
 def caller_scope(request: HttpRequest) -> Request | None:
     """The request as DRF sees it, authenticated; None when its credentials are refused (the view
     then answers 401/403 itself and nothing is created, so there is nothing to remember)."""
-    drf_request = Request(request, authenticators=[auth() for auth in api_settings.DEFAULT_AUTHENTICATION_CLASSES])
+    drf_request = Request(request, authenticators=APIView().get_authenticators())
     try:
         drf_request.user  # noqa: B018 - authenticates
     except exceptions.APIException:
@@ -61,7 +61,9 @@ class IdempotencyMiddleware:
         if key is None:
             answer = idempotency.error(400, f"must be {idempotency.KEY_RULE}", idempotency.HEADER)
             return throttled(drf_request) or answer
-        outcome = idempotency.claim(scope_of(drf_request), key, idempotency.fingerprint(request), request.path)
+        outcome = idempotency.claim(
+            scope_of(drf_request), key, idempotency.fingerprint(request), request.path
+        )
         if outcome.record is None:  # a repeat, or a conflict: answered here, without the view
             return throttled(drf_request) or outcome.response or idempotency.error(409, "conflict")
         return idempotency.run(outcome.record, request, self.get_response)

@@ -14,7 +14,9 @@ from .models import Callback
 @receiver(sweep_finished, dispatch_uid="integrations.sweep_finished")
 def notify_sweep_finished(sender, sweep_id: int, **kwargs) -> None:
     callback = (
-        Callback.objects.filter(sweep_id=sweep_id, status=Callback.Status.WAITING).select_related("sweep").first()
+        Callback.objects.filter(sweep_id=sweep_id, status=Callback.Status.WAITING)
+        .select_related("sweep")
+        .first()
     )
     if callback is None or callback.sweep is None or callback.sweep.is_active:
         return

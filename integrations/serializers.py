@@ -43,7 +43,9 @@ class BatchItemSerializer(serializers.Serializer):
         help_text="201 planned; 400 refused (see error); 503 not planned within the batch's time budget; "
         "404 its estimate was deleted since"
     )
-    estimate = EstimateSerializer(required=False, help_text="When 201: the body POST /api/v1/estimates answers")
+    estimate = EstimateSerializer(
+        required=False, help_text="When 201: the body POST /api/v1/estimates answers"
+    )
     error = ErrorSerializer(
         required=False, help_text="Otherwise: the one error shape, field paths scenarios.<index>.<field>"
     )
@@ -86,7 +88,10 @@ def item_payload(item: BatchItem, request, shared: bool) -> dict[str, Any]:
             "estimate": serializer(item.estimate, context={"request": request}).data,
         }
     if item.status == 201:
-        status, errors = 404, [{"field": f"scenarios.{item.index}", "message": "its estimate was deleted since"}]
+        status, errors = (
+            404,
+            [{"field": f"scenarios.{item.index}", "message": "its estimate was deleted since"}],
+        )
     else:
         status, errors = item.status, item.errors
     return {"index": item.index, "status": status, "error": {"errors": errors}}

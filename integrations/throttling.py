@@ -4,6 +4,8 @@ the limit N-fold."""
 
 from __future__ import annotations
 
+from rest_framework.throttling import SimpleRateThrottle
+
 from api.throttling import AnonRateThrottle, UserRateThrottle
 
 
@@ -15,26 +17,22 @@ def scenario_count(request) -> int:
     return len(scenarios) if isinstance(scenarios, list) and scenarios else 1
 
 
-class _PerScenario:
-    """Mixed into a SimpleRateThrottle: a request weighs its scenario count."""
+class _PerScenario(SimpleRateThrottle):
+    """Mixed in before a rate of api.throttling: a request weighs its scenario count."""
 
     weight = 1
-    history: list[float]
-    now: float
-    num_requests: int
-    key: str
-    duration: int
-    cache: object
+    num_requests: int | None  # set by SimpleRateThrottle.__init__ (not in the stubs)
+    duration: int | None
 
     def allow_request(self, request, view) -> bool:
         if self.num_requests is not None:
             self.weight = max(1, min(scenario_count(request), self.num_requests))
             self.num_requests -= self.weight - 1  # room for the whole batch, not for one request
-        return super().allow_request(request, view)  # type: ignore[misc]
+        return super().allow_request(request, view)
 
     def throttle_success(self) -> bool:
         self.history[:0] = [self.now] * self.weight
-        self.cache.set(self.key, self.history, self.duration)  # type: ignore[attr-defined]
+        self.cache.set(self.key, self.history, self.duration)
         return True
 
 

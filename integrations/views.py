@@ -100,7 +100,9 @@ def _secret_body(user) -> dict:
     return {
         "secret": record.secret,
         "created_at": record.created_at.isoformat(),
-        "previous_valid_until": (until.isoformat() if (until := signing.previous_valid_until(record)) else None),
+        "previous_valid_until": (
+            until.isoformat() if (until := signing.previous_valid_until(record)) else None
+        ),
         "verify": VERIFY,
     }
 

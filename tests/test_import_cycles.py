@@ -1,6 +1,6 @@
 """No import cycles inside the project, hidden or not.
 
-Walks every `import` statement of estimator, api, reports, sweeps and config, at module level and
+Walks every `import` statement of estimator, api, reports, sweeps, integrations and config, at module level and
 inside functions (a function-level import is how a cycle usually hides), resolves relative imports,
 and fails on any strongly connected component of more than one module. A package's `__init__`
 importing its own submodules is not counted as a cycle (Python imports the parent first).
@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("estimator", "api", "reports", "sweeps", "config")
+PACKAGES = ("estimator", "api", "reports", "sweeps", "integrations", "config")
 
 
 def _modules() -> dict[str, Path]:

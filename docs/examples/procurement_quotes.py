@@ -19,9 +19,9 @@ import json
 import os
 import sys
 import time
-import uuid
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def request(url: str, token: str | None, body: Any = None, key: str | None = Non
             with urllib.request.urlopen(req, timeout=120) as response:
                 return response.status, response.read()
         except urllib.error.HTTPError as exc:
-            if exc.code not in (409, 429) and exc.code < 500 or attempt == RETRIES:
+            if (exc.code not in (409, 429) and exc.code < 500) or attempt == RETRIES:
                 return exc.code, exc.read()
             wait = float(exc.headers.get("Retry-After") or 2**attempt)
         except (urllib.error.URLError, TimeoutError):

@@ -78,10 +78,14 @@ class Receiver:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - http.server's name
+            def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 outer.received.append(
-                    {"path": self.path, "headers": dict(self.headers.items()), "body": self.rfile.read(length)}
+                    {
+                        "path": self.path,
+                        "headers": dict(self.headers.items()),
+                        "body": self.rfile.read(length),
+                    }
                 )
                 status = outer.statuses.pop(0) if len(outer.statuses) > 1 else outer.statuses[0]
                 self.send_response(status)

@@ -66,14 +66,19 @@ def test_more_than_the_documented_number_of_scenarios_is_refused(user_client, sc
     assert limits.MAX_BATCH_SCENARIOS == 50
     r = user_client.post("/api/v1/estimates/batch", {"scenarios": [scenario] * 51}, format="json")
     assert r.status_code == 400
-    assert r.json()["errors"] == [{"field": "scenarios", "message": "has 51 scenarios; the limit is 50 per batch"}]
+    assert r.json()["errors"] == [
+        {"field": "scenarios", "message": "has 51 scenarios; the limit is 50 per batch"}
+    ]
     assert Estimate.objects.count() == 0
 
 
 def test_the_time_budget_leaves_the_rest_unplanned(user, scenario):
     ticks = iter([0.0, 1.0, limits.BATCH_SECONDS + 0.5, limits.BATCH_SECONDS + 1])  # start, then per item
     batch = batches.create_batch(
-        data={"scenarios": [scenario] * 3}, owner=user, base_url="http://testserver/", clock=lambda: next(ticks)
+        data={"scenarios": [scenario] * 3},
+        owner=user,
+        base_url="http://testserver/",
+        clock=lambda: next(ticks),
     )
     items = batches.items_of(batch)
     assert [i.status for i in items] == [201, 503, 503]
@@ -86,7 +91,10 @@ def test_a_batch_spends_one_request_of_the_rate_limit_per_scenario(api_client, s
         **settings.REST_FRAMEWORK,
         "DEFAULT_THROTTLE_RATES": {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "anon": "5/minute"},
     }
-    assert api_client.post("/api/v1/estimates/batch", {"scenarios": [scenario] * 3}, format="json").status_code == 201
+    assert (
+        api_client.post("/api/v1/estimates/batch", {"scenarios": [scenario] * 3}, format="json").status_code
+        == 201
+    )
     r = api_client.post("/api/v1/estimates/batch", {"scenarios": [scenario] * 3}, format="json")
     assert r.status_code == 429  # 3 + 3 > 5
     assert api_client.post("/api/v1/estimates", scenario, format="json").status_code == 201  # the 4th
@@ -115,8 +123,10 @@ def test_an_anonymous_batch_is_reachable_by_its_token(api_client, scenario):
 
 def test_the_comparison_page_shows_every_quote_side_by_side(user_client, client, scenario):
     """Six quotes, more than the compare page's four: one column each, in order."""
-    batch = quotes(scenario, 6) + [{**scenario, "cluster": {"cards": -1}}]
-    body = user_client.post("/api/v1/estimates/batch", {"name": "RFQ", "scenarios": batch}, format="json").json()
+    batch = [*quotes(scenario, 6), {**scenario, "cluster": {"cards": -1}}]
+    body = user_client.post(
+        "/api/v1/estimates/batch", {"name": "RFQ", "scenarios": batch}, format="json"
+    ).json()
     page = client.get(body["compare_url"])
     assert page.status_code == 200
     html = page.content.decode()
@@ -128,7 +138,9 @@ def test_the_comparison_page_shows_every_quote_side_by_side(user_client, client,
 
 
 def test_the_excel_file_has_one_column_per_quote(user_client, client, scenario):
-    body = user_client.post("/api/v1/estimates/batch", {"scenarios": quotes(scenario, 5)}, format="json").json()
+    body = user_client.post(
+        "/api/v1/estimates/batch", {"scenarios": quotes(scenario, 5)}, format="json"
+    ).json()
     r = client.get(body["xlsx_url"])
     assert r.status_code == 200 and r["Content-Type"].startswith("application/vnd.openxml")
     ws = load_workbook(io.BytesIO(r.content)).active

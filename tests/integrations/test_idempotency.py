@@ -57,7 +57,9 @@ def test_without_the_header_every_post_runs(user_client, scenario):
 def test_a_key_of_the_wrong_length_or_characters_answers_400(user_client, scenario, key):
     r = post(user_client, "/api/v1/estimates", scenario, key=key)
     assert r.status_code == 400
-    assert r.json() == {"errors": [{"field": "Idempotency-Key", "message": f"must be {idempotency.KEY_RULE}"}]}
+    assert r.json() == {
+        "errors": [{"field": "Idempotency-Key", "message": f"must be {idempotency.KEY_RULE}"}]
+    }
     assert Estimate.objects.count() == 0
 
 
