@@ -158,3 +158,13 @@ def test_the_batch_endpoint_is_in_the_schema(api_client):
     assert set(op["responses"]) >= {"201", "400", "409", "429"}
     text = json.dumps(schema["components"]["schemas"]["BatchRequest"])
     assert '"maxItems": 50' in text
+
+
+def test_the_comparison_page_speaks_chinese(user_client, client, scenario):
+    body = user_client.post(
+        "/api/v1/estimates/batch", {"scenarios": [*quotes(scenario, 2), {}]}, format="json"
+    ).json()
+    path = "/zh-hans" + body["compare_url"].split("testserver", 1)[1]
+    html = client.get(path).content.decode()
+    assert "报价对比" in html.split("</title>")[0]
+    assert "同一批次中规划的 2 份报价并列对比" in html and "未规划" in html and "场景 2" in html
