@@ -155,3 +155,53 @@ def test_the_schema_documents_the_header_on_every_post(api_client):
         names = [p["name"] for p in op.get("parameters", []) if p["in"] == "header"]
         assert names.count("Idempotency-Key") == 1, path
         assert "409" in op["responses"], path
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, user, scenario, monkeypatch):
+    """Two clients send the same keyed POST at the same moment to the threaded live server; the
+    planning is slowed so that they overlap. One runs; the other answers 409 (still running)."""
+    import threading
+    import time
+    import urllib.error
+    import urllib.request
+
+    from rest_framework.authtoken.models import Token
+
+    from reports import services
+
+    original = services.create_estimate
+
+    def slow(**kwargs):
+        time.sleep(1.0)
+        return original(**kwargs)
+
+    monkeypatch.setattr(services, "create_estimate", slow)
+    token = Token.objects.create(user=user).key
+    barrier = threading.Barrier(2)
+    statuses: list[int] = []
+
+    def send():
+        req = urllib.request.Request(
+            f"{live_server.url}/api/v1/estimates",
+            data=json.dumps(scenario).encode(),
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": f"Token {token}",
+                "Idempotency-Key": KEY,
+            },
+        )
+        barrier.wait()
+        try:
+            with urllib.request.urlopen(req, timeout=60) as response:
+                statuses.append(response.status)
+        except urllib.error.HTTPError as exc:
+            statuses.append(exc.code)
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    assert sorted(statuses) == [201, 409]
+    assert Estimate.objects.count() == 1
