@@ -7,7 +7,18 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TREES = ("estimator", "api", "reports", "sweeps", "integrations", "config", "tests", "bench", "scripts", "docs")
+TREES = (
+    "estimator",
+    "api",
+    "reports",
+    "sweeps",
+    "integrations",
+    "config",
+    "tests",
+    "bench",
+    "scripts",
+    "docs",
+)
 CITATION = re.compile(r"docs/([\w-]+\.md)(?:#([\w-]+))?((?:, #[\w-]+)*)")
 # The old design notes and the reference folder outside the repository, spelled in parts so that
 # this checker is not itself a citation of them.

@@ -11,6 +11,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.core.cache import cache
 
+# a real Celery worker on the test Redis, as the sweep tests start it
+from tests.sweeps.conftest import redis_broker, worker_env, workers  # noqa: F401 - fixtures
+
 SCENARIO = {
     "name": "8B test plan",
     "model": {"preset": "llama-3.1-8b"},

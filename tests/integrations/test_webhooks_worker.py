@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from standardwebhooks import Webhook
 
 from integrations.models import Callback
-from tests.sweeps.conftest import redis_broker, wait_for, worker_env, workers  # noqa: F401 - fixtures
+from tests.sweeps.conftest import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
@@ -29,7 +29,9 @@ def test_a_worker_delivers_one_signed_notification(workers, receiver, loopback_t
         assert r_sweep.status_code == 202, r_sweep.content
         wait_for(lambda: r.received, timeout=90, what="the notification")
         wait_for(
-            lambda: Callback.objects.filter(status="delivered").exists(), timeout=30, what="the delivery record"
+            lambda: Callback.objects.filter(status="delivered").exists(),
+            timeout=30,
+            what="the delivery record",
         )
     assert len(r.received) == 1
     got = r.received[0]
