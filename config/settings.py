@@ -214,6 +214,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"WebhookStatusEnum": "integrations.models.CallbackStatus"},
+    "WEBHOOKS": ["integrations.webhook_docs.sweep_finished", "integrations.webhook_docs.batch_done"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "integrations.schema.document_idempotency_key",  # the header on every POST

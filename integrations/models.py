@@ -108,15 +108,18 @@ class SigningSecret(models.Model):
         return f"signing secret of {self.user_id}"
 
 
+class CallbackStatus(models.TextChoices):
+    WAITING = "waiting", _("waiting for the event")
+    PENDING = "pending", _("being delivered")
+    DELIVERED = "delivered", _("delivered")
+    FAILED = "failed", _("failed")
+
+
 class Callback(models.Model):
     """A notification asked for by a sweep or a batch: where to, and, once fired, what (the event,
     its id and body are fixed then, so every retry sends the same message)."""
 
-    class Status(models.TextChoices):
-        WAITING = "waiting", _("waiting for the event")
-        PENDING = "pending", _("being delivered")
-        DELIVERED = "delivered", _("delivered")
-        FAILED = "failed", _("failed")
+    Status = CallbackStatus
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="callbacks")
     url = models.CharField(_("URL"), max_length=2000)

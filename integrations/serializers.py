@@ -53,7 +53,7 @@ class BatchItemSerializer(serializers.Serializer):
 
 class CallbackStateSerializer(serializers.Serializer):
     url = serializers.CharField()
-    status = serializers.ChoiceField(choices=Callback.Status.values)
+    status = serializers.ChoiceField(choices=Callback.Status.choices)
     deliveries_url = serializers.CharField()
 
 
@@ -146,7 +146,7 @@ class DeliveryAttemptSerializer(serializers.Serializer):
 class WebhookSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     url = serializers.CharField()
-    status = serializers.ChoiceField(choices=Callback.Status.values)
+    status = serializers.ChoiceField(choices=Callback.Status.choices)
     sweep = serializers.IntegerField(allow_null=True)
     batch = serializers.IntegerField(allow_null=True)
     event_id = serializers.CharField(help_text="The webhook-id header; the same on every attempt")
@@ -183,3 +183,39 @@ def webhook_payload(callback: Callback) -> dict[str, Any]:
             for a in callback.deliveries.all()
         ],
     }
+
+
+class SweepEventDataSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    status = serializers.CharField(help_text="done, failed or cancelled")
+    error = serializers.CharField(help_text="Why it failed; empty otherwise")
+    progress = serializers.DictField(child=serializers.IntegerField(), help_text="done, total")
+    finished_at = serializers.DateTimeField(allow_null=True)
+    status_url = serializers.CharField()
+    results_url = serializers.CharField()
+    share_url = serializers.CharField()
+
+
+class BatchEventDataSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    status = serializers.CharField(help_text="done")
+    count = serializers.IntegerField()
+    planned = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    url = serializers.CharField()
+    compare_url = serializers.CharField()
+    xlsx_url = serializers.CharField()
+
+
+class SweepEventSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["sweep.done", "sweep.failed", "sweep.cancelled"])
+    timestamp = serializers.DateTimeField()
+    data = SweepEventDataSerializer()
+
+
+class BatchEventSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["batch.done"])
+    timestamp = serializers.DateTimeField()
+    data = BatchEventDataSerializer()

@@ -292,3 +292,13 @@ def test_a_duplicate_task_message_sends_nothing_twice(
         assert delivery.attempt(callback.pk, 1)[0] == "delivered"
         assert delivery.attempt(callback.pk, 1)[0] == "skipped"
     assert len(r.received) == 1
+
+
+def test_the_schema_documents_the_notifications(api_client):
+    schema = api_client.get("/api/v1/schema", HTTP_ACCEPT="application/json").json()
+    assert set(schema["webhooks"]) == {"sweep_finished", "batch_done"}
+    body = schema["webhooks"]["sweep_finished"]["post"]["requestBody"]["content"]["application/json"]
+    event = schema["components"]["schemas"][body["schema"]["$ref"].rsplit("/", 1)[1]]
+    assert set(event["properties"]) == {"type", "timestamp", "data"}
+    assert "webhook-signature" in schema["webhooks"]["sweep_finished"]["post"]["description"]
+    assert {"/api/v1/webhooks/secret", "/api/v1/webhooks/deliveries"} <= set(schema["paths"])
