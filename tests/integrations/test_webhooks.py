@@ -302,3 +302,29 @@ def test_the_schema_documents_the_notifications(api_client):
     assert set(event["properties"]) == {"type", "timestamp", "data"}
     assert "webhook-signature" in schema["webhooks"]["sweep_finished"]["post"]["description"]
     assert {"/api/v1/webhooks/secret", "/api/v1/webhooks/deliveries"} <= set(schema["paths"])
+
+
+def test_production_defaults_refuse_inside_and_http_targets():
+    """The documented compose set-up (DJANGO_DEBUG=0): webhooks to public https addresses only."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.web.test_deploy import compose_env
+
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")}
+    env.update(compose_env(), CLUSTERPLAN_VAR_DIR=str(root / "var"))
+    code = (
+        "from django.conf import settings as s; print(s.WEBHOOK_ALLOW_PRIVATE_TARGETS, s.WEBHOOK_ALLOW_HTTP)"
+    )
+    out = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.stdout.split()[-2:] == ["False", "False"], out.stdout + out.stderr
