@@ -212,10 +212,10 @@ class BatchEventDataSerializer(serializers.Serializer):
 class SweepEventSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["sweep.done", "sweep.failed", "sweep.cancelled"])
     timestamp = serializers.DateTimeField()
-    data = SweepEventDataSerializer()
+    data = SweepEventDataSerializer()  # type: ignore[assignment]  # the event's field, not Serializer.data
 
 
 class BatchEventSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["batch.done"])
     timestamp = serializers.DateTimeField()
-    data = BatchEventDataSerializer()
+    data = BatchEventDataSerializer()  # type: ignore[assignment]  # the event's field, not Serializer.data
