@@ -63,7 +63,7 @@ def search_legacy(problem: LayoutProblem) -> LayoutSearch:
 
 
 def _evaluate(r, cards):
-    fabric = plan._fabric(r, cards)
+    fabric = plan.fabric_for(r, cards)
     return fabric, search_legacy(plan.layout_problem(r, cards, fabric))
 
 

@@ -15,7 +15,7 @@ from estimator.errors import FieldError, ScenarioError
 from estimator.memory import DEFAULT_GRAD_DTYPE, GRAD_BYTES, RECOMPUTE_CODES, RECOMPUTE_NAMES, Buffers
 from estimator.models import Architecture, ParamCounts, flops_per_token
 from estimator.stacks import STACKS, StackProfile
-from estimator.steptime.constants import LINK_EFFICIENCY, TRAINING_GEMM_FRACTION
+from estimator.steptime.constants import EXPERT_GEMM_OVERHEAD_S, LINK_EFFICIENCY, TRAINING_GEMM_FRACTION
 
 _INT_FIELDS = ("tp", "pp", "dp", "ep", "cp", "micro_batch_size", "virtual_stages", "top_n")
 _BOOL_FIELDS = ("sequence_parallel", "distributed_optimizer")
@@ -35,8 +35,8 @@ class LayoutProblem:
     moe_imbalance: max/mean routed tokens per EP rank (1.0 = force-balanced, as NVIDIA benchmarks).
     model_flop_per_token: FLOPs per token for predicted_mfu; None = models.flops_per_token
     (6·N_active + 12·L·s·d_attn, the compute section's convention).
-    link_efficiency, gemm_fraction: the physical constants of estimator.steptime (override for
-    what-if studies and calibration only).
+    link_efficiency, gemm_fraction, expert_gemm_overhead_s: the physical constants of
+    estimator.steptime (override for what-if studies and calibration only).
     """
 
     arch: Architecture
@@ -59,6 +59,7 @@ class LayoutProblem:
     top_n: int = 5
     link_efficiency: float = LINK_EFFICIENCY
     gemm_fraction: float = TRAINING_GEMM_FRACTION
+    expert_gemm_overhead_s: float = EXPERT_GEMM_OVERHEAD_S
     model_flop_per_token: float | None = None
 
     def __post_init__(self) -> None:

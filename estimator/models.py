@@ -41,6 +41,11 @@ class Architecture:
     # (Korthikanti 2022); Llama, Qwen and DeepSeek train without it, GPT-3-era models with 0.1.
     hidden_dropout: float = 0.0
     attention_dropout: float = 0.0
+    # Sliding-window (local) attention: `sliding_window_layers` of the layers attend to at most the
+    # `sliding_window` previous tokens (Mistral: all layers; Gemma 2 and GPT-OSS: every other layer;
+    # Gemma 3: five of six); the others attend to the whole sequence.
+    sliding_window: int | None = None
+    sliding_window_layers: int = 0
 
     @property
     def is_moe(self) -> bool:
@@ -295,6 +300,32 @@ def attention_dim(arch: Architecture) -> int:
     return arch.num_attention_heads * arch.head_dim
 
 
+def causal_window_keys(seq_len: ArrayLike, window: float) -> NDArray[np.float64]:
+    """Mean keys per query of a causal layer attending to at most `window` previous tokens over a
+    sequence of s: w - w^2/(2s) for w < s, else s/2 (tokens)."""
+    s = np.asarray(seq_len, dtype=np.float64)
+    return np.asarray(np.where(window < s, window - window * window / (2.0 * np.maximum(s, 1.0)), 0.5 * s))
+
+
+def attended_keys(arch: Architecture, seq_len: ArrayLike, causal: bool) -> NDArray[np.float64]:
+    """Keys each query token attends to, averaged over the positions of a sequence and the layers.
+
+    A full-attention layer: s keys (the whole-matrix convention) or s/2 (causal). A sliding-window
+    layer of w < s tokens, causal: position i attends to min(i, w) keys, mean w - w^2/(2s); in the
+    whole-matrix convention twice that, 2w - w^2/s (equal to s at w = s, so the two conventions keep
+    their factor 2). Mistral 7B paper, section 2 (docs/sources.md#mistral-7b). Tokens.
+    """
+    s = np.asarray(seq_len, dtype=np.float64)
+    full = 0.5 * s if causal else s
+    w = arch.sliding_window
+    if not w or not arch.sliding_window_layers:
+        return np.asarray(full)
+    local_causal = causal_window_keys(s, w)
+    local = local_causal if causal else 2.0 * local_causal
+    share = arch.sliding_window_layers / arch.num_hidden_layers
+    return np.asarray((1.0 - share) * full + share * local)
+
+
 def flops_per_token_terms(
     arch: Architecture, seq_len: ArrayLike, counts: ParamCounts | None = None
 ) -> tuple[float, float | NDArray[np.float64]]:
@@ -303,13 +334,14 @@ def flops_per_token_terms(
     Returns (dense, attention): dense = 6 * N_active (Kaplan et al. 2020, eq. 2.1: 2N forward, 4N
     backward; N_active as in `ParamCounts.active`, embeddings included, which overstates by at most
     V*h/N, a few percent for small models); attention = 12 * L * s * d_attn for the score and value
-    matmuls QK^T and AV (Chowdhery et al. 2022, PaLM, appendix B), no causal-mask discount. `seq_len`
-    may be a number or a numpy array of sequence lengths (tokens); the attention term broadcasts.
+    matmuls QK^T and AV (Chowdhery et al. 2022, PaLM, appendix B), no causal-mask discount, with s
+    replaced by the keys a sliding-window layer attends to (`attended_keys`). `seq_len` may be a
+    number or a numpy array of sequence lengths (tokens); the attention term broadcasts.
     """
     counts = counts or param_counts(arch)
     dense = 6.0 * counts.active
-    s = np.asarray(seq_len, dtype=np.float64)
-    attention = 12.0 * arch.num_hidden_layers * s * attention_dim(arch)
+    keys = attended_keys(arch, seq_len, causal=False)
+    attention = 12.0 * arch.num_hidden_layers * keys * attention_dim(arch)
     return dense, (float(attention) if attention.ndim == 0 else attention)
 
 
@@ -500,6 +532,7 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
         default_head_dim = hidden // heads
     head_dim = _int_field("head_dim", get("head_dim", default_head_dim), 1)
     tie = get("tie_word_embeddings", mapping.get("model_type") == "gpt2")
+    window, window_layers = _sliding_window(mapping, get, layers)
     return Architecture(
         num_hidden_layers=layers,
         hidden_size=hidden,
@@ -520,8 +553,37 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
         ),
         hidden_dropout=_probability("hidden_dropout", get("hidden_dropout", 0.0)),
         attention_dropout=_probability("attention_dropout", get("attention_dropout", 0.0)),
+        sliding_window=window,
+        sliding_window_layers=window_layers,
         **mla,
     )
+
+
+def _sliding_window(mapping: Mapping[str, Any], get: Any, layers: int) -> tuple[int | None, int]:
+    """(window, layers that use it) from config.json: `sliding_window` unless `use_sliding_window`
+    is false (Qwen2/Qwen3 ship a window they do not use); the windowed layers from `layer_types`
+    ("sliding_attention"), else Gemma 3's `sliding_window_pattern` (every p-th layer is global), else
+    Gemma 2's alternation (model_type gemma2), else every layer (Mistral)."""
+    raw = get("sliding_window")
+    if raw is None or mapping.get("use_sliding_window") is False:
+        return None, 0
+    window = _int_field("sliding_window", raw, 1)
+    types = mapping.get("layer_types")
+    pattern = mapping.get("sliding_window_pattern")
+    if types is not None:
+        if not isinstance(types, list) or len(types) != layers:
+            raise ValueError(f"layer_types must list one attention type per layer ({layers})")
+        count = sum(1 for t in types if t == "sliding_attention")
+    elif pattern is not None:
+        p = _int_field("sliding_window_pattern", pattern, 1)
+        count = layers - layers // p
+    elif mapping.get("model_type") == "gemma2":
+        count = (layers + 1) // 2
+    elif mapping.get("sliding_window_layers") is not None:
+        count = _int_field("sliding_window_layers", mapping["sliding_window_layers"], 0)
+    else:  # a preset's own count, else every layer
+        count = int(get("sliding_window_layers", 0)) or layers
+    return window, min(count, layers)
 
 
 def _probability(name: str, value: Any) -> float:

@@ -52,7 +52,8 @@ class ClusterChoice:
     layouts: LayoutSearch
 
 
-def _fabric(r: Resolved, cards: int) -> Fabric:
+def fabric_for(r: Resolved, cards: int) -> Fabric:
+    """The network fabric `design_fabric` builds for `cards` of this scenario."""
     net = r.scenario.network
     nodes = -(-cards // r.cards_per_node)
     return design_fabric(
@@ -115,7 +116,7 @@ def _layouts(r: Resolved, cards: int, fabric: Fabric) -> LayoutSearch:
 
 
 def _evaluate(r: Resolved, cards: int) -> tuple[Fabric, LayoutSearch]:
-    fabric = _fabric(r, cards)
+    fabric = fabric_for(r, cards)
     return fabric, _layouts(r, cards, fabric)
 
 
@@ -171,7 +172,7 @@ class SizeMemo:
         """The fabric of `cards`, or None where design_fabric (or the layout problem) refuses it."""
         if cards not in self._fabrics:
             try:
-                fabric = _fabric(self.r, cards)
+                fabric = fabric_for(self.r, cards)
                 self._problems[cards] = self._problem(cards, fabric)
             except ScenarioError:
                 fabric = None

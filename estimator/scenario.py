@@ -99,6 +99,17 @@ class ModelSpec(BaseModel):
     max_position_embeddings: Int | None = Field(None, ge=1, le=100_000_000)
     hidden_dropout: Num | None = Field(None, ge=0, lt=1)
     attention_dropout: Num | None = Field(None, ge=0, lt=1)
+    sliding_window: Int | None = Field(
+        None, ge=1, le=100_000_000, description="Local attention window (tokens)"
+    )
+    sliding_window_layers: Int | None = Field(
+        None, ge=0, le=limits.MAX_LAYERS, description="Layers with the window; default all (or layer_types)"
+    )
+    use_sliding_window: bool | None = None
+    sliding_window_pattern: Int | None = Field(None, ge=1, le=limits.MAX_LAYERS)
+    layer_types: list[Literal["sliding_attention", "full_attention"]] | None = Field(
+        None, max_length=limits.MAX_LAYERS
+    )
 
 
 # config.json names the core also reads (estimator.models.architecture_from_config): each alias is
@@ -159,7 +170,7 @@ class Training(_Section):
         None,
         max_length=60,
         description="Software stack profile (estimator.stacks): megatron-core-2025, megatron-lm-2021, "
-        "megatron-deepspeed, pytorch-fsdp2, mindspeed-2025, deepseek-dualpipe. Default: mindspeed-2025 "
+        "megatron-deepspeed, pytorch-fsdp2, llm-foundry, mindspeed-2025, deepseek-dualpipe. Default: mindspeed-2025 "
         "on Ascend, megatron-core-2025 elsewhere.",
     )
     stack_overrides: dict[str, bool | int | str | None] = Field(

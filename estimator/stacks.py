@@ -20,7 +20,7 @@ from typing import Any
 
 from estimator.errors import FieldError, ScenarioError
 
-ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "ascend-fa")
+ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "fa-triton", "ascend-fa")
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 
 
@@ -30,7 +30,8 @@ class StackProfile:
 
     attention_kernel: "unfused" (scores materialised, Megatron-LM 2021), "fa2" (FlashAttention-2
       or PyTorch SDPA), "fa3" (FlashAttention-3 / cuDNN fused attention through Transformer
-      Engine), "ascend-fa" (CANN FlashAttentionScore).
+      Engine), "fa-triton" (the Triton FlashAttention with ALiBi bias of MosaicML's MPT),
+      "ascend-fa" (CANN FlashAttentionScore).
     overlap_grad_reduce: gradient reduce-scatter/all-reduce in buckets during the backward pass.
     overlap_param_gather: the distributed optimizer's weight all-gather during the next forward.
     tp_comm_overlap: tensor-parallel collectives pipelined with the GEMMs (TE userbuffers,
@@ -44,6 +45,10 @@ class StackProfile:
       network once per destination node, not once per chosen expert.
     moe_max_nodes: node-limited routing (DeepSeek-V3: each token to at most 4 nodes); None = none.
     moe_host_sync: the dropless token dispatcher copies token counts to the host every MoE layer.
+    per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
+      grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
+      expert loop), each paying a fixed overhead; False for a single
+      grouped kernel (DeepGEMM, torch._grouped_mm, Ascend GroupedMatmul).
     selective_recompute: what "selective" recomputation re-runs: "attention" (Megatron: the
       attention core, Korthikanti et al. 2022) or "matmul-half" (PyTorch per-op selective activation
       checkpointing in torchtitan: every other forward matmul).
@@ -65,6 +70,7 @@ class StackProfile:
     moe_dispatch_dedup: bool = False
     moe_max_nodes: int | None = None
     moe_host_sync: bool = True
+    per_expert_gemms: bool = True
     selective_recompute: str = "attention"
     fp8_recipe: str = "delayed"
 
@@ -89,6 +95,7 @@ MECHANISMS = (
     "moe_dispatch_dedup",
     "moe_max_nodes",
     "moe_host_sync",
+    "per_expert_gemms",
     "selective_recompute",
     "fp8_recipe",
 )
@@ -138,6 +145,16 @@ STACKS: dict[str, StackProfile] = {
             attention_kernel="fa2",
             fp8_recipe="tensorwise",
             selective_recompute="matmul-half",
+            per_expert_gemms=False,
+        ),
+        StackProfile(
+            id="llm-foundry",
+            name="MosaicML llm-foundry / Composer: FSDP full sharding, eager PyTorch, Triton FlashAttention (ALiBi)",
+            source="mosaicml/llm-foundry MPT yamls and benchmarking README (docs/sources.md#llm-foundry)",
+            as_of="2023-10",
+            attention_kernel="fa-triton",
+            overlap_param_gather=False,
+            per_expert_gemms=False,
         ),
         StackProfile(
             id="mindspeed-2025",
@@ -146,6 +163,7 @@ STACKS: dict[str, StackProfile] = {
             as_of="2025-09",
             attention_kernel="ascend-fa",
             tp_comm_overlap=True,
+            per_expert_gemms=False,
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -158,6 +176,7 @@ STACKS: dict[str, StackProfile] = {
             moe_dispatch_dedup=True,
             moe_max_nodes=4,
             moe_host_sync=False,
+            per_expert_gemms=False,
             fp8_recipe="blockwise",
         ),
     )

@@ -1,7 +1,7 @@
 """Step-time model of a training layout: a sum of named physical terms (see `step`), vectorized over
 arrays of candidate layouts (`Candidates`). Submodules, one concern each:
 
-- constants: the physical parameters, their sources, and the one calibrated value;
+- constants: the physical parameters, their sources, and the two calibrated values;
 - gemm: GEMM roofline by shape and dtype, FP8 casts;
 - attention: attention-core FLOPs and fused-kernel efficiency;
 - moe: grouped expert GEMMs, routing and permutation, the dispatch/combine all-to-all;
@@ -15,6 +15,7 @@ from estimator.steptime.collectives import Fabric, hierarchical_allreduce_s, lat
 from estimator.steptime.constants import (
     ALPHA_NIC_S,
     ALPHA_SCALEUP_S,
+    EXPERT_GEMM_OVERHEAD_S,
     LINK_EFFICIENCY,
     TRAINING_GEMM_FRACTION,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "ALPHA_SCALEUP_S",
     "BREAKDOWN_KEYS",
     "COMPUTE_TERMS",
+    "EXPERT_GEMM_OVERHEAD_S",
     "LINK_EFFICIENCY",
     "TRAINING_GEMM_FRACTION",
     "Candidates",

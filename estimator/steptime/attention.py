@@ -14,6 +14,9 @@ sequences, head dimension 128), by kernel and chip generation (docs/sources.md#f
   75%; backward 1.5-1.75x FA2's: ~0.55; combined 1:2.5).
 - Blackwell and CDNA3: no published kernel measurement we could verify; assumed as Hopper's FA3
   (Blackwell) and FA2 on Hopper (CDNA3 CK kernels).
+- fa-triton, the experimental Triton FlashAttention with an additive bias (ALiBi) that MosaicML's
+  MPT models ran (flash_attn_triton.py): FA2 / 1.9 on every chip (FlashAttention-2 paper,
+  section 4.1: FA2 is 1.3-2.5x faster than FlashAttention in Triton; the middle of that range).
 - Ascend (CANN FlashAttentionScore): no public kernel measurement; the kernel runs on the same Cube
   units as the GEMMs, so it is assumed to reach the chip's GEMM rate (matmul efficiency x training
   fraction): `kernel_efficiency` returns None and the caller uses the GEMM rate.
@@ -25,21 +28,22 @@ The efficiency falls at short sequences (fixed per-tile work and launch): s/(s +
 from __future__ import annotations
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.models import Architecture
+from estimator.models import Architecture, attended_keys, causal_window_keys
 
 ATTENTION_SEQ_HALF = 384.0  # tokens
 BACKWARD_TO_FORWARD_FUSED = 2.5
 BACKWARD_TO_FORWARD_UNFUSED = 2.0
 
+FA2_OVER_TRITON = 1.9  # FlashAttention-2 paper, section 4.1: 1.3-2.5x
+
+_FA2 = {"ampere": 0.60, "hopper": 0.35, "blackwell": 0.35, "cdna3": 0.35}
 _KERNEL_EFFICIENCY = {
-    ("fa2", "ampere"): 0.60,
-    ("fa2", "hopper"): 0.35,
-    ("fa2", "blackwell"): 0.35,
-    ("fa2", "cdna3"): 0.35,
+    **{("fa2", family): eff for family, eff in _FA2.items()},
     ("fa3", "ampere"): 0.60,
     ("fa3", "hopper"): 0.58,
     ("fa3", "blackwell"): 0.58,
     ("fa3", "cdna3"): 0.35,
+    **{("fa-triton", family): eff / FA2_OVER_TRITON for family, eff in _FA2.items()},
 }
 _FAMILIES = (
     ("a100", "ampere"),
@@ -88,11 +92,23 @@ def score_dims(arch: Architecture) -> tuple[float, float]:
     return float(arch.head_dim), float(arch.head_dim)
 
 
+def layer_kinds(arch: Architecture, seq_len: float) -> tuple[tuple[float, float, float], ...]:
+    """(share of the layers, keys a fused kernel's tiles span, mean keys per causal query) per
+    attention kind: full attention over the sequence, and sliding-window layers over min(s, w)."""
+    w, n = arch.sliding_window, arch.sliding_window_layers
+    if not w or not n or w >= seq_len:
+        return ((1.0, seq_len, 0.5 * seq_len),)
+    share = n / arch.num_hidden_layers
+    return ((1.0 - share, seq_len, 0.5 * seq_len), (share, float(w), float(causal_window_keys(seq_len, w))))
+
+
 def forward_flop_per_token(arch: Architecture, seq_len: float, fused: bool) -> float:
-    """Forward attention-core FLOPs per query token and layer (causal halving for fused kernels)."""
+    """Forward attention-core FLOPs per query token, averaged over the layers: a causal fused kernel
+    computes the keys `models.attended_keys` counts (the masked half and what lies outside a sliding
+    window skipped); an unfused one the whole s x s matrix, masked afterwards."""
     d_qk, d_v = score_dims(arch)
-    full = 2.0 * seq_len * float(arch.num_attention_heads) * (d_qk + d_v)
-    return 0.5 * full if fused else full
+    keys = float(attended_keys(arch, seq_len, causal=True)) if fused else seq_len
+    return 2.0 * keys * float(arch.num_attention_heads) * (d_qk + d_v)
 
 
 def backward_ratio(fused: bool) -> float:

@@ -56,8 +56,13 @@ def expert_time_s(
     fp8: bool,
     recipe: str,
     imbalance: float,
+    per_gemm_s: float = 0.0,
 ) -> FloatArray:
-    """Grouped-GEMM time of the card's local routed experts over `passes` forward-equivalents (s)."""
+    """Grouped-GEMM time of the card's local routed experts over `passes` forward-equivalents (s).
+
+    per_gemm_s: the fixed time of each per-expert GEMM where the stack launches one per local expert
+    (two weight GEMMs per expert, gate/up and down, in each forward pass, the data-gradient and the
+    weight-gradient pass: 2·local·passes launches)."""
     e = float(arch.num_experts)
     k = float(arch.num_experts_per_tok)
     h = float(arch.hidden_size)
@@ -68,7 +73,9 @@ def expert_time_s(
     params_expert = n_mat * h * f
     flop = 2.0 * padded * params_expert / arr(tp) * local * passes
     per_pass = linear_elements(rows, params_expert, n_mat, h, tp) * local
-    return linear_time_s(flop, per_pass * passes, rate, hbm_rate, fp8, recipe, per_pass * (passes - 2.0))
+    launches = 2.0 * local * arr(passes)
+    t = linear_time_s(flop, per_pass * passes, rate, hbm_rate, fp8, recipe, per_pass * (passes - 2.0))
+    return arr(t + per_gemm_s * launches)
 
 
 def routing_time_s(

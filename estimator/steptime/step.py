@@ -20,7 +20,8 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
 - elementwise: norms, residual/bias/dropout, activation function (22·h + 4 or 6·f bytes per token
   per layer and pass; divided by t with sequence parallel) and the fp32 cross-entropy over the
   vocabulary (16 bytes per logit: write, softmax read/write, gradient).
-- moe_experts, moe_routing, ep_comm: `moe`.
+- moe_experts, moe_routing, ep_comm: `moe` (with EXPERT_GEMM_OVERHEAD_S per expert GEMM where the
+  stack launches one GEMM per local expert).
 - tp_comm: Megatron TP does 2 all-reduces per layer forward and 2 backward (with sequence parallel
   the same bytes as all-gathers and reduce-scatters; Korthikanti et al. 2022), 2 more per recomputed
   forward; each moves 2(t-1)/t of the T·h 16-bit activation. Hidden behind the layer's GEMMs when
@@ -133,11 +134,20 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
     fwd = att.forward_flop_per_token(arch, s, fused) * tokens / c.tp
     if fused:
         again = (c.rc == 1) * (problem.stack.selective_recompute == "attention")
-        flop = fwd * (c.forward_passes + again + att.backward_ratio(True))
-        eff = att.kernel_efficiency(
-            problem.stack.attention_kernel, problem.accelerator.id, s / c.cp, arch.head_dim, r.bf16 / r.peak16
-        )
-        return arr(flop / (r.peak16 * eff))
+        passes = c.forward_passes + again + att.backward_ratio(True)
+        # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
+        total = arr(0.0)
+        for share, span, keys in att.layer_kinds(arch, s):
+            eff = att.kernel_efficiency(
+                problem.stack.attention_kernel,
+                problem.accelerator.id,
+                np.minimum(s / c.cp, span),
+                arch.head_dim,
+                r.bf16 / r.peak16,
+            )
+            flop = 2.0 * keys * arch.num_attention_heads * sum(att.score_dims(arch)) * tokens / c.tp
+            total = total + share * flop * passes / (r.peak16 * eff)
+        return total
     selective = (c.rc == 1).astype(float)  # selective recompute re-runs the scores
     flop = fwd * (c.forward_passes + att.backward_ratio(False) + selective)
     softmax = tokens * SOFTMAX_SCORE_BYTES * arch.num_attention_heads * s / c.tp
@@ -178,8 +188,9 @@ def _layer_terms(
     host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
     if moe:
         imb = problem.moe_imbalance
+        per_gemm = problem.expert_gemm_overhead_s if stack.per_expert_gemms else 0.0
         terms["moe_experts"] = expert_time_s(
-            tokens, c.tp, c.ep, arch, n_mat, c.passes, r.linear, r.hbm, r.fp8, r.recipe, imb
+            tokens, c.tp, c.ep, arch, n_mat, c.passes, r.linear, r.hbm, r.fp8, r.recipe, imb, per_gemm
         )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:

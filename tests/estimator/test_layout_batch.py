@@ -65,7 +65,7 @@ def _problems(doc: dict, sizes: list[int]):
     out = []
     for cards in sizes:
         try:
-            out.append(plan.layout_problem(r, cards, plan._fabric(r, cards)))
+            out.append(plan.layout_problem(r, cards, plan.fabric_for(r, cards)))
         except ScenarioError:
             continue
     return out

@@ -45,15 +45,68 @@ def test_fp8_speedup_shrinks_as_sequences_grow_mpt():
     assert 1.15 <= short <= 1.6
 
 
+@pytest.mark.parametrize(
+    ("run_id", "published"),
+    [
+        ("mpt-3b-8xh100-32k-bf16", 5873),
+        ("mpt-7b-8xh100-32k-bf16", 3318),
+        ("mpt-7b-8xh100-64k-bf16", 1956),
+        ("mpt-13b-8xh100-32k-bf16", 1976),
+    ],
+)
+def test_llm_foundry_long_sequences_within_10_percent(run_id, published):
+    """llm-foundry's H100 BF16 table at 32K-64K tokens, where MPT's Triton FlashAttention (ALiBi)
+    dominates the step: its efficiency is FA2's / 1.9 from the FlashAttention-2 paper, not fitted."""
+    assert predicted(run_id) == pytest.approx(published, rel=0.10)
+
+
+@pytest.mark.parametrize(
+    "run_id",
+    [
+        "qwen3-235b-a22b-256xgb200-mxfp8",
+        "qwen3-235b-a22b-256xb200-mxfp8",
+        "qwen3-30b-a3b-8xgb200-mxfp8",
+        "llama3-70b-64xgb200-mxfp8",
+        "llama3-405b-256xgb200-fp8",
+    ],
+)
+def test_blackwell_runs_held_out_within_10_percent(run_id):
+    """Megatron-Bridge 26.02 on GB200 NVL72 and B200: nothing was fitted on Blackwell (the per-expert
+    GEMM overhead comes from the H100 MoE runs). GPT-OSS and Qwen3-30B at micro-batch 1 on B200 are
+    the known misses (docs/steptime.md)."""
+    assert predicted(run_id) == pytest.approx(float(BY_ID[run_id]["tokens_per_s_per_gpu"]), rel=0.10)
+
+
 def test_llama2_7b_long_context_rows_within_20_percent():
     assert predicted("llama2-7b-64xh100-64k-fp8") == pytest.approx(4022, rel=0.20)
     assert predicted("llama2-7b-128xh100-128k-fp8") == pytest.approx(2258, rel=0.20)
 
 
-def test_ep_overlap_on_is_faster_than_off():
+def test_ep_overlap_on_is_faster_than_off_by_10_to_25_percent():
     off = predicted("qwen3-30b-a3b-16xh100-ep16-bf16-hybridep")
     on = predicted("qwen3-30b-a3b-16xh100-ep16-bf16-hybridep-overlap")
-    assert on > 1.05 * off  # published 1.18x
+    assert 1.10 <= on / off <= 1.25  # published 24.71 / 20.99 s = 1.177x
+
+
+def test_ep_overlap_hides_the_published_seconds():
+    """The seconds per step that EP overlap saves on the HybridEP pair, step(off) - step(on), within
+    25% of the measured 24.71 - 20.99 s. (The alltoall pair's 9.94 s is overestimated: docs/steptime.md.)"""
+    off_id = "qwen3-30b-a3b-16xh100-ep16-bf16-hybridep"
+    run = BY_ID[off_id]
+    tokens = run["global_batch_seqs"] * run["seq_len"]
+
+    def step_s(run_id: str) -> float:
+        return tokens / (predicted(run_id) * run["gpus"])
+
+    saving = step_s(off_id) - step_s(f"{off_id}-overlap")
+    assert saving == pytest.approx(24.71 - 20.99, rel=0.25)
+
+
+def test_fine_grained_moe_runs_within_15_percent():
+    """Qwen3-30B-A3B on 16 H100 (EP16, BF16) with both dispatchers, overlap off: the runs whose
+    per-expert GEMM overhead EXPERT_GEMM_OVERHEAD_S was fitted on (with the other MoE runs)."""
+    assert predicted("qwen3-30b-a3b-16xh100-ep16-bf16-hybridep") == pytest.approx(10607, rel=0.15)
+    assert predicted("qwen3-30b-a3b-16xh100-ep16-bf16-alltoall") == pytest.approx(6355, rel=0.15)
 
 
 def test_fp8_only_speeds_up_gemms():

@@ -44,7 +44,7 @@ def _one_search_per_size(r, training_flop, peak):
     first = int(np.searchsorted(sizes, need(plan.MAX_PLAUSIBLE_MFU)))
     for cards in sizes[first : first + plan.MAX_SIZING_EVALS]:
         cards = int(cards)
-        best = search(plan.layout_problem(r, cards, plan._fabric(r, cards))).best
+        best = search(plan.layout_problem(r, cards, plan.fabric_for(r, cards))).best
         if best is not None and need(best.predicted_mfu) <= cards:
             return cards, best
     raise AssertionError("no size meets the deadline within the scan")

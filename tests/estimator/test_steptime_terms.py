@@ -14,7 +14,7 @@ from estimator.steptime import Fabric
 from estimator.steptime import attention as att
 from estimator.steptime.constants import CAST_BYTES_PER_ELEMENT, FP8_TO_BF16_EFFICIENCY, HBM_EFFICIENCY
 from estimator.steptime.gemm import gemm_rate, linear_time_s
-from estimator.steptime.moe import all_to_all_s, tokens_per_local_expert
+from estimator.steptime.moe import all_to_all_s, expert_time_s, tokens_per_local_expert
 from estimator.steptime.pipeline import bubble_s
 
 H100 = catalog.accelerator("h100-sxm")
@@ -78,6 +78,13 @@ def test_attention_kernel_efficiency_by_generation_sequence_and_head():
     assert att.kernel_efficiency("fa3", "h100-sxm", 1e9, 64, 0.6) == pytest.approx(0.58 * 0.8333, rel=1e-3)
     # Ascend: the GEMM rate of the chip (no published kernel measurement)
     assert att.kernel_efficiency("ascend-fa", "ascend-910b2", 1e9, 128, 0.57) == pytest.approx(0.57, rel=1e-6)
+    # MPT's Triton FlashAttention: FA2 paper, FA2 is 1.3-2.5x faster; the middle, 1.9
+    assert att.kernel_efficiency("fa-triton", "h100-sxm", 1e9, 128, 0.6) == pytest.approx(
+        0.35 / 1.9, rel=1e-6
+    )
+    assert att.kernel_efficiency("fa-triton", "a100-sxm-80gb", 1e9, 128, 0.6) == pytest.approx(
+        0.60 / 1.9, rel=1e-6
+    )
 
 
 def _moe_arch(experts=64, top_k=8, hidden=2048):
@@ -99,6 +106,32 @@ def test_tokens_per_local_expert_balanced_and_imbalanced():
     # EP8, 4096 tokens per card, top-8 of 64 experts: 8·4096·8/64 = 4096 rows per local expert
     assert tokens_per_local_expert(4096, 8, 8, 64, 1.0) == 4096
     assert tokens_per_local_expert(4096, 8, 8, 64, 1.25) == 5120
+
+
+def test_per_expert_gemms_pay_a_fixed_time_per_launch():
+    """128 experts over EP16 = 8 local experts, two weight GEMMs each, in the forward, data-gradient
+    and weight-gradient passes (passes = 3): 48 launches of 40 us = 1.92 ms more than one grouped kernel."""
+    arch = Architecture(
+        num_hidden_layers=1,
+        hidden_size=2048,
+        num_attention_heads=32,
+        num_key_value_heads=4,
+        head_dim=128,
+        intermediate_size=1,
+        vocab_size=1,
+        num_experts=128,
+        num_experts_per_tok=8,
+        moe_intermediate_size=768,
+    )
+
+    def t(per_gemm: float) -> float:
+        return float(
+            expert_time_s(4096, 1, 16, arch, 3.0, 3.0, 6e14, 2.8e12, False, "delayed", 1.0, per_gemm)
+        )
+
+    assert t(40e-6) - t(0.0) == pytest.approx(48 * 40e-6)
+    one_kernel = [sid for sid, p in STACKS.items() if not p.per_expert_gemms]
+    assert sorted(one_kernel) == ["deepseek-dualpipe", "llm-foundry", "mindspeed-2025", "pytorch-fsdp2"]
 
 
 def test_all_to_all_by_hand_inside_a_node_and_across_nodes():

@@ -17,6 +17,8 @@ def test_every_suite_is_reported():
         "fp8",
         "long-context",
         "ascend",
+        "dense",
+        "blackwell",
     }
 
 

@@ -4,9 +4,10 @@ import hashlib
 
 import pytest
 
-from estimator.steptime import TRAINING_GEMM_FRACTION
+from estimator.steptime import EXPERT_GEMM_OVERHEAD_S, TRAINING_GEMM_FRACTION
 from estimator.validation import megatron as megatron_suite
 from estimator.validation import rows, zero
+from estimator.validation.published_runs import calibrate_expert_gemm_overhead
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +36,14 @@ def test_calibrated_constant_is_the_best_on_its_grid():
         [TRAINING_GEMM_FRACTION - 0.02, TRAINING_GEMM_FRACTION, TRAINING_GEMM_FRACTION + 0.02]
     )
     assert best == TRAINING_GEMM_FRACTION and mae <= 5.0
+
+
+def test_expert_gemm_overhead_is_the_best_on_its_grid():
+    """EXPERT_GEMM_OVERHEAD_S is fitted once on every MoE run together (4 us steps around it)."""
+    best, mae = calibrate_expert_gemm_overhead(
+        [EXPERT_GEMM_OVERHEAD_S - 4e-6, EXPERT_GEMM_OVERHEAD_S, EXPERT_GEMM_OVERHEAD_S + 4e-6]
+    )
+    assert best == EXPERT_GEMM_OVERHEAD_S and mae <= 12.0
 
 
 def test_zero_rows_exact():
