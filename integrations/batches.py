@@ -23,7 +23,7 @@ from . import callbacks, events
 from .models import Batch, BatchItem
 
 KEYS = ("scenarios", "name", "callback")
-MAX_NAME_CHARS = 200
+MAX_NAME_CHARS = Batch._meta.get_field("name").max_length or 200  # the model's column
 
 
 @dataclass

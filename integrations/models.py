@@ -10,6 +10,8 @@ from reports.models import Estimate
 from reports.tokens import new_share_token
 from sweeps.models import Sweep
 
+MAX_URL_CHARS = 2000  # a callback URL (integrations.targets checks it)
+
 
 class Batch(models.Model):
     """One POST /api/v1/estimates/batch: its scenarios' estimates (or errors), in order."""
@@ -122,7 +124,7 @@ class Callback(models.Model):
     Status = CallbackStatus
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="callbacks")
-    url = models.CharField(_("URL"), max_length=2000)
+    url = models.CharField(_("URL"), max_length=MAX_URL_CHARS)
     base_url = models.CharField(
         _("site address"), max_length=500, help_text=_("Where links in the notification point")
     )

@@ -13,13 +13,13 @@ from rest_framework import serializers
 from api.serializers import ErrorSerializer, EstimateSerializer, SharedReportSerializer
 from estimator import limits
 
-from .batches import counts, items_of
-from .models import Batch, BatchItem, Callback
+from .batches import MAX_NAME_CHARS, counts, items_of
+from .models import MAX_URL_CHARS, Batch, BatchItem, Callback
 
 
 class CallbackSerializer(serializers.Serializer):
     url = serializers.CharField(
-        max_length=2000,
+        max_length=MAX_URL_CHARS,
         help_text="Where to POST the signed notification when it ends (https; no private or loopback "
         "addresses unless the site allows them). Needs an account: the signature uses your signing secret.",
     )
@@ -33,7 +33,7 @@ class BatchRequestSerializer(serializers.Serializer):
         help_text=f"Up to {limits.MAX_BATCH_SCENARIOS} scenarios (docs/architecture.md#scenario-contract), "
         "each the body of POST /api/v1/estimates.",
     )
-    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    name = serializers.CharField(required=False, allow_blank=True, max_length=MAX_NAME_CHARS)
     callback = CallbackSerializer(required=False)
 
 
@@ -55,6 +55,18 @@ class CallbackStateSerializer(serializers.Serializer):
     url = serializers.CharField()
     status = serializers.ChoiceField(choices=Callback.Status.choices)
     deliveries_url = serializers.CharField()
+
+
+class BatchSummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    count = serializers.IntegerField()
+    planned = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    url = serializers.CharField()
+    compare_url = serializers.CharField()
+    xlsx_url = serializers.CharField()
 
 
 class BatchSerializer(serializers.Serializer):
@@ -97,6 +109,21 @@ def item_payload(item: BatchItem, request, shared: bool) -> dict[str, Any]:
     return {"index": item.index, "status": status, "error": {"errors": errors}}
 
 
+def batch_summary(batch: Batch, request, shared: bool = False) -> dict[str, Any]:
+    owned = batch.owner_id is not None and not shared
+    return {
+        "id": batch.pk,
+        "name": batch.name,
+        "created_at": batch.created_at.isoformat(),
+        **counts(batch),
+        "url": _url(request, "integrations_api:batch", batch.pk)
+        if owned
+        else _url(request, "integrations_api:batch-shared", batch.share_token),
+        "compare_url": _url(request, "integrations_pages:batch", batch.share_token),
+        "xlsx_url": _url(request, "integrations_pages:batch-xlsx", batch.share_token),
+    }
+
+
 def batch_payload(batch: Batch, request, shared: bool = False) -> dict[str, Any]:
     """The batch as POST answers it and GET repeats it; `shared`: read through its token (no ids,
     no callback)."""
@@ -111,15 +138,7 @@ def batch_payload(batch: Batch, request, shared: bool = False) -> dict[str, Any]
                 "deliveries_url": _url(request, "integrations_api:deliveries") + f"?batch={batch.pk}",
             }
     return {
-        "id": batch.pk,
-        "name": batch.name,
-        "created_at": batch.created_at.isoformat(),
-        **counts(batch),
-        "url": _url(request, "integrations_api:batch", batch.pk)
-        if owned
-        else _url(request, "integrations_api:batch-shared", batch.share_token),
-        "compare_url": _url(request, "integrations_pages:batch", batch.share_token),
-        "xlsx_url": _url(request, "integrations_pages:batch-xlsx", batch.share_token),
+        **batch_summary(batch, request, shared),
         "callback": callback,
         "results": [item_payload(item, request, shared) for item in items_of(batch)],
     }

@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-MAX_URL_CHARS = 2000
+from .models import MAX_URL_CHARS
+
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 

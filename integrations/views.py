@@ -22,9 +22,11 @@ from .models import Batch, Callback, DeliveryAttempt
 from .serializers import (
     BatchRequestSerializer,
     BatchSerializer,
+    BatchSummarySerializer,
     SigningSecretSerializer,
     WebhookSerializer,
     batch_payload,
+    batch_summary,
     webhook_payload,
 )
 from .throttling import BatchAnonRateThrottle, BatchUserRateThrottle
@@ -43,12 +45,30 @@ def site_url(request) -> str:
     return request.build_absolute_uri("/")
 
 
-class BatchCreateView(APIView):
-    """POST: plan a batch of scenarios (quotes) in one request."""
+class BatchPagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class BatchListCreateView(APIView):
+    """POST: plan a batch of scenarios (quotes) in one request. GET: your batches."""
 
     parser_classes = [StrictJSONParser]
-    permission_classes = [AllowAny]
     throttle_classes = [BatchAnonRateThrottle, BatchUserRateThrottle]
+
+    def get_permissions(self):
+        return [AllowAny()] if self.request.method == "POST" else [IsAuthenticated()]
+
+    @extend_schema(
+        operation_id="estimates_batch_list",
+        summary="Your batches, newest first (without their results)",
+        responses={200: BatchSummarySerializer(many=True), 401: ErrorSerializer},
+    )
+    def get(self, request):
+        paginator = BatchPagination()
+        page = paginator.paginate_queryset(Batch.objects.filter(owner=request.user), request, view=self)
+        return paginator.get_paginated_response([batch_summary(b, request) for b in page or []])
 
     @extend_schema(
         operation_id="estimates_batch_create",

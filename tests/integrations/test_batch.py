@@ -168,3 +168,19 @@ def test_the_comparison_page_speaks_chinese(user_client, client, scenario):
     html = client.get(path).content.decode()
     assert "报价对比" in html.split("</title>")[0]
     assert "同一批次中规划的 2 份报价并列对比" in html and "未规划" in html and "场景 2" in html
+
+
+def test_your_batches_newest_first_and_no_one_elses(user_client, other_client, api_client, scenario):
+    first = user_client.post(
+        "/api/v1/estimates/batch", {"name": "one", "scenarios": [scenario]}, format="json"
+    )
+    second = user_client.post(
+        "/api/v1/estimates/batch", {"name": "two", "scenarios": [scenario, {}]}, format="json"
+    )
+    listed = user_client.get("/api/v1/estimates/batch").json()
+    assert [b["name"] for b in listed["results"]] == ["two", "one"]
+    assert (listed["results"][0]["planned"], listed["results"][0]["failed"]) == (1, 1)
+    assert listed["results"][1]["url"] == first.json()["url"] and "results" not in listed["results"][0]
+    assert second.status_code == 201
+    assert other_client.get("/api/v1/estimates/batch").json()["count"] == 0
+    assert api_client.get("/api/v1/estimates/batch").status_code == 401
