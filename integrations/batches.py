@@ -79,7 +79,10 @@ def create_batch(*, data: Any, owner, base_url: str, clock: Callable[[], float] 
         batch = Batch.objects.create(owner=owner, name=request.name)
         items = []
         for index, scenario in enumerate(request.scenarios):
-            item = BatchItem(batch=batch, index=index, status=201)
+            named = scenario.get("name") if isinstance(scenario, dict) else None
+            item = BatchItem(
+                batch=batch, index=index, status=201, name=named[:200] if isinstance(named, str) else ""
+            )
             if clock() - started > limits.BATCH_SECONDS:
                 item.status = 503
                 item.errors = [

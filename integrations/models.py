@@ -48,6 +48,7 @@ class BatchItem(models.Model):
 
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="items")
     index = models.PositiveIntegerField(_("index"))
+    name = models.CharField(_("name"), max_length=200, blank=True)
     status = models.PositiveSmallIntegerField(_("status"), help_text=_("201, or the error's HTTP status"))
     estimate = models.ForeignKey(
         Estimate, null=True, blank=True, on_delete=models.SET_NULL, related_name="batch_items"

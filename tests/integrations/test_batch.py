@@ -134,6 +134,7 @@ def test_the_comparison_page_shows_every_quote_side_by_side(user_client, client,
     assert [f"Vendor {i}" in header for i in range(6)] == [True] * 6
     assert header.index("Vendor 0") < header.index("Vendor 5")
     assert 'id="batch-refused"' in html and "scenarios.6.cluster.cards" in html
+    assert "<strong>8B test plan</strong>" in html.split('id="batch-refused"')[1]
     assert client.get("/batches/nope/").status_code == 404
 
 
