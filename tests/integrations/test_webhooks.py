@@ -328,3 +328,49 @@ def test_production_defaults_refuse_inside_and_http_targets():
         timeout=120,
     )
     assert out.stdout.split()[-2:] == ["False", "False"], out.stdout + out.stderr
+
+
+def test_a_failed_sweep_says_why(
+    user_client,
+    scenario,
+    run_sweep,
+    receiver,
+    eager_celery,
+    loopback_targets,
+    django_capture_on_commit_callbacks,
+):
+    with receiver([200]) as r:
+        body = run_sweep({"base": scenario, "axes": AXES, "callback": {"url": r.url}}, finish=False)
+        with django_capture_on_commit_callbacks(execute=True):
+            services.fail(body["id"], "chunk 0: the workers are gone")
+    event = json.loads(r.received[0]["body"])
+    assert len(r.received) == 1
+    assert (event["type"], event["data"]["status"]) == ("sweep.failed", "failed")
+    assert event["data"]["error"] == "chunk 0: the workers are gone"
+
+
+def test_housekeeping_resends_a_lost_attempt(
+    user_client, scenario, receiver, eager_celery, loopback_targets, monkeypatch
+):
+    """A worker died mid-attempt: the attempt is claimed but never made; housekeeping sends the
+    next one once the claim is long overdue, and purges idempotency records past 24 hours."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from integrations import tasks
+
+    with receiver([200]) as r:
+        # fire() queues attempt 1 when the transaction commits, which this test's never does
+        user_client.post(
+            "/api/v1/estimates/batch", {"scenarios": [scenario], "callback": {"url": r.url}}, format="json"
+        )
+        callback = Callback.objects.get()
+        # attempt 1 claimed long ago by a worker that died (its message is gone)
+        Callback.objects.filter(pk=callback.pk).update(
+            attempts=1, next_attempt_at=timezone.now() - timedelta(seconds=delivery.RESEND_AFTER_S + 1)
+        )
+        assert tasks.housekeeping() == {"idempotency_purged": 0, "deliveries_resent": 1}
+    assert len(r.received) == 1
+    callback.refresh_from_db()
+    assert (callback.status, callback.attempts) == ("delivered", 2)
