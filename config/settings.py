@@ -8,6 +8,8 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONCE, NONE, SELF
 
+from accounts.oidc_settings import BACKEND as OIDC_BACKEND
+from accounts.oidc_settings import oidc_settings
 from estimator import limits
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -49,7 +51,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served locally (air-gapped labs)
     "axes",  # login attempt limit
@@ -57,6 +58,7 @@ INSTALLED_APPS = [
     "reports",
     "api",
     "sweeps",
+    "accounts",  # named API tokens; OIDC sign-in when configured
     "integrations",
 ]
 
@@ -81,6 +83,16 @@ AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",  # first: refuses a locked-out client before the password check
     "django.contrib.auth.backends.ModelBackend",
 ]
+# OpenID Connect sign-in (mozilla-django-oidc), off unless OIDC_RP_CLIENT_ID and the provider's
+# endpoints are set (accounts/oidc_settings.py); when off, no app, backend, URL or button.
+_OIDC = oidc_settings(os.environ)
+OIDC_ENABLED = bool(_OIDC)
+if OIDC_ENABLED:
+    INSTALLED_APPS.append("mozilla_django_oidc")
+    AUTHENTICATION_BACKENDS.append(OIDC_BACKEND)
+    globals().update(_OIDC)
+# Named API tokens (accounts): live tokens one user may hold at a time.
+API_TOKENS_MAX_PER_USER = int(os.environ.get("API_TOKENS_MAX_PER_USER", "20"))
 
 ROOT_URLCONF = "config.urls"
 TEMPLATES = [
@@ -186,7 +198,7 @@ AXES_VERBOSE = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "accounts.authentication.ApiTokenAuthentication",  # Bearer or Token <named API token>
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],

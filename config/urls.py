@@ -1,15 +1,20 @@
+from django.conf import settings
 from django.conf.urls.i18n import i18n_patterns
 from django.urls import URLPattern, URLResolver, include, path
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("api.urls")),
     path("api/v1/", include("sweeps.urls")),
+    path("api/v1/", include("accounts.urls")),
     path("api/v1/", include("integrations.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
 ]
 urlpatterns += i18n_patterns(
     path("", include("reports.urls")),
     path("sweeps/", include("sweeps.page_urls")),
+    path("accounts/tokens/", include("accounts.page_urls")),
     path("batches/", include("integrations.page_urls")),
     prefix_default_language=False,
 )
+if settings.OIDC_ENABLED:  # one callback address to register with the provider, in every language
+    urlpatterns.append(path("oidc/", include("mozilla_django_oidc.urls")))

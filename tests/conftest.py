@@ -21,11 +21,13 @@ def other_user(django_user_model):
 
 
 def _token_client(user):
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
+    from accounts.services import issue_token
+
+    _, secret = issue_token(user, name="test client")
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
     return client
 
 

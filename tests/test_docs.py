@@ -12,6 +12,7 @@ TREES = (
     "api",
     "reports",
     "sweeps",
+    "accounts",
     "integrations",
     "config",
     "tests",

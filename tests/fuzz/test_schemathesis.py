@@ -62,9 +62,9 @@ def _in_test_transaction(settings):
 
 @pytest.fixture
 def token(user):
-    from rest_framework.authtoken.models import Token
+    from accounts.services import issue_token
 
-    return Token.objects.create(user=user).key
+    return issue_token(user, name="fuzz")[1]
 
 
 @schema.parametrize()

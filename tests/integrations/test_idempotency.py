@@ -166,8 +166,7 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
     import urllib.error
     import urllib.request
 
-    from rest_framework.authtoken.models import Token
-
+    from accounts.services import issue_token
     from reports import services
 
     original = services.create_estimate
@@ -177,7 +176,7 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
         return original(**kwargs)
 
     monkeypatch.setattr(services, "create_estimate", slow)
-    token = Token.objects.create(user=user).key
+    _, token = issue_token(user, name="quoting system")
     barrier = threading.Barrier(2)
     statuses: list[int] = []
 

@@ -18,9 +18,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_procurement_script_gets_one_column_per_quote(live_server, user, tmp_path):
-    from rest_framework.authtoken.models import Token
+    from accounts.services import issue_token
 
-    token = Token.objects.create(user=user).key
+    _, token = issue_token(user, name="quoting system")
     out = tmp_path / "comparison.xlsx"
     run = subprocess.run(
         [sys.executable, str(SCRIPT), "--base-url", live_server.url, "--token", token, "--out", str(out)],
