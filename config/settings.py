@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "api",
     "sweeps",
     "accounts",  # named API tokens; OIDC sign-in when configured
+    "integrations",
 ]
 
 MIDDLEWARE = [
@@ -74,6 +75,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "integrations.middleware.IdempotencyMiddleware",  # Idempotency-Key on every API POST
     "config.middleware.PageThrottleMiddleware",  # every state-changing page, per user or client
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -226,6 +228,12 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"WebhookStatusEnum": "integrations.models.CallbackStatus"},
+    "WEBHOOKS": ["integrations.webhook_docs.sweep_finished", "integrations.webhook_docs.batch_done"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "integrations.schema.document_idempotency_key",  # the header on every POST
+    ],
 }
 
 # Celery: Redis in production/CI when REDIS_URL is set; a server-less filesystem broker otherwise.
@@ -278,6 +286,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", 
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "150"))
 CELERY_BEAT_SCHEDULE = {  # only where a `celery beat` runs (docker-compose); status reads also run it
     "sweeps-watchdog": {"task": "sweeps.watchdog", "schedule": float(os.environ.get("SWEEP_STALL_S", "60"))},
+    "integrations-housekeeping": {"task": "integrations.housekeeping", "schedule": 600.0},
 }
 
 # Sweeps (see sweeps/services.py): limits, chunking and the watchdog that prevents silent hangs.
@@ -292,6 +301,19 @@ SWEEP_SUB_BATCH = int(os.environ.get("SWEEP_SUB_BATCH", "2000"))  # cancel and l
 SWEEP_LEASE_S = float(os.environ.get("SWEEP_LEASE_S", "30"))  # a chunk's lease; renewed every sub-batch
 SWEEP_CHUNK_SOFT_S = int(os.environ.get("SWEEP_CHUNK_SOFT_S", "900"))  # one chunk: soft time limit
 SWEEP_CHUNK_HARD_S = int(os.environ.get("SWEEP_CHUNK_HARD_S", "960"))  # ... hard time limit
+
+# Integrations (integrations/): idempotency records and webhooks (docs/procurement.md#webhooks).
+IDEMPOTENCY_TTL_S = int(os.environ.get("IDEMPOTENCY_TTL_S", str(24 * 3600)))  # a repeat within this
+# Webhook targets on loopback, private, link-local or reserved addresses: refused unless allowed
+# (a lab whose quoting system sits on a private network sets 1); plain http only where allowed.
+WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", DEBUG)
+WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", DEBUG)
+WEBHOOK_MAX_ATTEMPTS = int(os.environ.get("WEBHOOK_MAX_ATTEMPTS", "10"))  # then the delivery failed
+WEBHOOK_BACKOFF_S = float(os.environ.get("WEBHOOK_BACKOFF_S", "10"))  # 10 s, 20 s, 40 s, ... between attempts
+WEBHOOK_BACKOFF_MAX_S = float(os.environ.get("WEBHOOK_BACKOFF_MAX_S", "1800"))  # ... at most 30 min
+WEBHOOK_CONNECT_TIMEOUT_S = float(os.environ.get("WEBHOOK_CONNECT_TIMEOUT_S", "5"))
+WEBHOOK_READ_TIMEOUT_S = float(os.environ.get("WEBHOOK_READ_TIMEOUT_S", "10"))
+WEBHOOK_SECRET_GRACE_S = int(os.environ.get("WEBHOOK_SECRET_GRACE_S", str(24 * 3600)))  # old secret signs too
 
 LOGGING = {
     "version": 1,

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from integrations.serializers import CallbackSerializer
+
 
 class SweepRequestSerializer(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
@@ -15,6 +17,7 @@ class SweepRequestSerializer(serializers.Serializer):
         help_text='{"<dotted field>": [values] | {"start", "stop", "step"}}; the product of the axes is the '
         "set of scenarios, the last axis varying fastest. Ranges include stop."
     )
+    callback = CallbackSerializer(required=False)  # a webhook when it ends (integrations.callbacks)
 
 
 class ProgressSerializer(serializers.Serializer):

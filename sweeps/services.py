@@ -36,6 +36,7 @@ from teams.selectors import team_for
 
 from .digests import chunk_digest, merge_digests, pack
 from .models import ChunkLease, Sweep, SweepChunk
+from .signals import sweep_finished
 
 RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in SweepsConfig.ready)
 
@@ -404,11 +405,11 @@ def maybe_finish(sweep_id: int) -> bool:
         SweepChunk.objects.filter(sweep_id=sweep_id).order_by("index").values_list("digest", flat=True)
     )
     summary = merge_digests(axes_of(row), digests)
-    return bool(
-        Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).update(
-            status=Sweep.Status.DONE, summary=summary, finished_at=timezone.now(), error=""
-        )
+    finished = Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).update(
+        status=Sweep.Status.DONE, summary=summary, finished_at=timezone.now(), error=""
     )
+    sweep_finished.send_robust(Sweep, sweep_id=sweep_id)  # webhooks (integrations.receivers)
+    return bool(finished)
 
 
 def fail(sweep_id: int, reason: str) -> None:
@@ -416,6 +417,7 @@ def fail(sweep_id: int, reason: str) -> None:
     Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).update(
         status=Sweep.Status.FAILED, error=reason[:4000], finished_at=now
     )
+    sweep_finished.send_robust(Sweep, sweep_id=sweep_id)
 
 
 def cancel(sweep: Sweep) -> bool:
@@ -423,6 +425,7 @@ def cancel(sweep: Sweep) -> bool:
     changed = Sweep.objects.filter(pk=sweep.pk, status__in=Sweep.ACTIVE).update(
         status=Sweep.Status.CANCELLED, finished_at=timezone.now()
     )
+    sweep_finished.send_robust(Sweep, sweep_id=sweep.pk)
     sweep.refresh_from_db()
     return bool(changed)
 

@@ -7,6 +7,7 @@ import csv
 import io
 from collections.abc import Sequence
 
+from django.db import transaction
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -22,6 +23,7 @@ from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
 from api.serializers import ErrorSerializer
 from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrottle, client_ip
+from integrations import callbacks
 from reports.cells import neutralize_row
 from teams.selectors import may_manage
 
@@ -68,16 +70,20 @@ class SweepListCreateView(APIView):
         operation_id="sweeps_create",
         summary="Start a sweep over the product of axes",
         description="Anonymous sweeps are allowed with a smaller limit and are reachable only through their "
-        "share link. Chunks run on Celery workers; poll status_url.",
+        "share link. Chunks run on Celery workers; poll status_url, or name a `callback` (with a token) to "
+        "receive a signed notification when the sweep is done, failed or cancelled.",
         request=SweepRequestSerializer,
         parameters=[TEAM_PARAMETER],
         responses={202: SweepStatusSerializer, **ERRORS},
     )
     def post(self, request):
         owner = request.user if request.user.is_authenticated else None
-        sweep = services.create_sweep(
-            request.data, owner=owner, client_ip=client_ip(request), team=request.query_params.get("team")
-        )
+        data, callback = callbacks.split(request.data, owner)  # the webhook, validated first
+        with transaction.atomic():  # the callback is stored before any chunk is queued
+            sweep = services.create_sweep(
+                data, owner=owner, client_ip=client_ip(request), team=request.query_params.get("team")
+            )
+            callbacks.attach(callback, owner, request.build_absolute_uri("/"), sweep=sweep)
         body = selectors.status_payload(sweep, request)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 

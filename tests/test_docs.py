@@ -15,10 +15,12 @@ TREES = (
     "teams",
     "pricebooks",
     "accounts",
+    "integrations",
     "config",
     "tests",
     "bench",
     "scripts",
+    "docs",
 )
 CITATION = re.compile(r"docs/([\w-]+\.md)(?:#([\w-]+))?((?:, #[\w-]+)*)")
 # The old design notes and the reference folder outside the repository, spelled in parts so that

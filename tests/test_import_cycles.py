@@ -1,9 +1,10 @@
 """No import cycles inside the project, hidden or not.
 
-Walks every `import` statement of estimator, api, reports, sweeps, teams, pricebooks, accounts and config, at module level and
-inside functions (a function-level import is how a cycle usually hides), resolves relative imports,
-and fails on any strongly connected component of more than one module. A package's `__init__`
-importing its own submodules is not counted as a cycle (Python imports the parent first).
+Walks every `import` statement of estimator, api, reports, sweeps, teams, pricebooks, accounts,
+integrations and config, at module level and inside functions (a function-level import is how a
+cycle usually hides), resolves relative imports, and fails on any strongly connected component of
+more than one module. A package's `__init__` importing its own submodules is not counted as a cycle
+(Python imports the parent first).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("estimator", "api", "reports", "sweeps", "teams", "pricebooks", "accounts", "config")
+PACKAGES = ("estimator", "api", "reports", "sweeps", "teams", "pricebooks", "accounts", "integrations", "config")
 
 
 def _modules() -> dict[str, Path]:
