@@ -13,7 +13,17 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("estimator", "api", "reports", "sweeps", "teams", "pricebooks", "accounts", "integrations", "config")
+PACKAGES = (
+    "estimator",
+    "api",
+    "reports",
+    "sweeps",
+    "teams",
+    "pricebooks",
+    "accounts",
+    "integrations",
+    "config",
+)
 
 
 def _modules() -> dict[str, Path]:
