@@ -18,6 +18,7 @@ from estimator import limits
 from estimator.errors import ScenarioError
 from reports.models import Estimate
 from reports.services import create_estimate
+from teams.selectors import team_for
 
 from . import callbacks, events
 from .models import Batch, BatchItem
@@ -70,10 +71,20 @@ def prefixed(exc: ScenarioError, index: int) -> list[dict[str, str]]:
     return out
 
 
-def create_batch(*, data: Any, owner, base_url: str, clock: Callable[[], float] = time.monotonic) -> Batch:
-    """Parse, plan every scenario, store the batch; its callback (if any) fires when it commits."""
+def create_batch(
+    *,
+    data: Any,
+    owner,
+    base_url: str,
+    team: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> Batch:
+    """Parse, plan every scenario, store the batch; its callback (if any) fires when it commits.
+    Every estimate goes to the team `team` names (as POST /estimates?team= does), checked once
+    before anything is planned."""
     owner = owner if owner is not None and owner.is_authenticated else None
     request = parse(data, owner)
+    team_for(owner, team)  # a team the caller is not in refuses the whole batch, field "team"
     started = clock()
     with transaction.atomic():
         batch = Batch.objects.create(owner=owner, name=request.name)
@@ -94,7 +105,7 @@ def create_batch(*, data: Any, owner, base_url: str, clock: Callable[[], float] 
                 ]
             else:
                 try:
-                    item.estimate = create_estimate(data=scenario, owner=owner)
+                    item.estimate = create_estimate(data=scenario, owner=owner, team=team)
                 except ScenarioError as exc:
                     item.status, item.errors = 400, prefixed(exc, index)
             items.append(item)

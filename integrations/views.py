@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.parsers import StrictJSONParser
+from api.schema import TEAM_PARAMETER
 from api.serializers import ErrorSerializer
 
 from . import batches, signing
@@ -79,10 +80,16 @@ class BatchListCreateView(APIView):
         "file. With `callback` (needs a token), a signed notification is POSTed there once the batch is "
         "stored.",
         request=BatchRequestSerializer,
+        parameters=[TEAM_PARAMETER],
         responses={201: BatchSerializer, **ERRORS},
     )
     def post(self, request):
-        batch = batches.create_batch(data=request.data, owner=request.user, base_url=site_url(request))
+        batch = batches.create_batch(
+            data=request.data,
+            owner=request.user,
+            base_url=site_url(request),
+            team=request.query_params.get("team"),
+        )
         body = batch_payload(batch, request)
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
 
