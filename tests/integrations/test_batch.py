@@ -185,3 +185,21 @@ def test_your_batches_newest_first_and_no_one_elses(user_client, other_client, a
     assert second.status_code == 201
     assert other_client.get("/api/v1/estimates/batch").json()["count"] == 0
     assert api_client.get("/api/v1/estimates/batch").status_code == 401
+
+
+def test_the_batch_files_its_quotes_under_a_team_of_yours_only(user, user_client, scenario):
+    from teams.models import Membership, Team
+
+    mine = Team.objects.create(name="Buyers", slug="buyers")
+    Team.objects.create(name="Others", slug="others")
+    Membership.objects.create(user=user, team=mine)
+    body = {"scenarios": [scenario, scenario]}
+    refused = user_client.post("/api/v1/estimates/batch?team=others", body, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "team"
+    assert not Batch.objects.exists() and not Estimate.objects.exists()
+    filed = user_client.post("/api/v1/estimates/batch?team=buyers", body, format="json")
+    assert filed.status_code == 201
+    assert set(Estimate.objects.values_list("team__slug", flat=True)) == {"buyers"}
+    private = user_client.post("/api/v1/estimates/batch?team=", body, format="json")
+    ids = [item["estimate"]["id"] for item in private.json()["results"]]
+    assert set(Estimate.objects.filter(pk__in=ids).values_list("team", flat=True)) == {None}
