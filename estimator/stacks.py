@@ -47,8 +47,8 @@ class StackProfile:
     moe_host_sync: the dropless token dispatcher copies token counts to the host every MoE layer.
     per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
       grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
-      expert loop), each paying a fixed overhead; False for a single
-      grouped kernel (DeepGEMM, torch._grouped_mm, Ascend GroupedMatmul).
+      expert loop), each paying a fixed overhead; False for one grouped kernel (DeepGEMM,
+      torch._grouped_mm, Ascend GroupedMatmul, MegaBlocks).
     selective_recompute: what "selective" recomputation re-runs: "attention" (Megatron: the
       attention core, Korthikanti et al. 2022) or "matmul-half" (PyTorch per-op selective activation
       checkpointing in torchtitan: every other forward matmul).
