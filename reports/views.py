@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import logging
 from typing import Any
 
 from django.conf import settings
@@ -235,12 +236,24 @@ def recompute(request, token: str):
     )
 
 
+_log = logging.getLogger(__name__)
+
+
 def _validation_rows() -> list[dict]:
+    """The validation rows, cached per engine and catalog version. An unreachable cache (Redis
+    restarting) costs a recomputation (about two seconds), never the page."""
     key = f"validation-rows:{ENGINE_VERSION}:{catalog.CATALOG_VERSION}"
-    rows = cache.get(key)
+    try:
+        rows = cache.get(key)
+    except Exception as exc:  # redis.ConnectionError, database errors of the DB cache
+        _log.warning("validation rows not cached: cache unavailable (%s)", exc)
+        return validation_rows()
     if rows is None:
         rows = validation_rows()
-        cache.set(key, rows, 24 * 3600)
+        try:
+            cache.set(key, rows, 24 * 3600)
+        except Exception as exc:
+            _log.warning("validation rows not cached: cache unavailable (%s)", exc)
     return rows
 
 

@@ -219,6 +219,21 @@ def test_validation_page(client):
     assert 'id="validation-summary"' in html and "megatron" in html.lower()
 
 
+def test_validation_page_survives_an_unreachable_cache(client, monkeypatch):
+    """Redis restarting must not take the page down: the rows are computed without the cache."""
+    from reports import views
+
+    class Down:
+        def get(self, *args, **kwargs):
+            raise ConnectionError("cache unreachable")
+
+        set = get
+
+    monkeypatch.setattr(views, "cache", Down())
+    response = client.get("/validation/")
+    assert response.status_code == 200 and 'id="validation-summary"' in response.content.decode()
+
+
 def test_chinese_pages(client, make_estimate):
     est = make_estimate()
     html = client.get("/zh-hans/").content.decode()
