@@ -14,11 +14,11 @@ from typing import Any
 from . import catalog, price_book
 from .catalog.entries import Accelerator, Server
 from .errors import FieldError, ScenarioError
+from .model_config import architecture_from_config
 from .models import (
     Architecture,
     ParamCounts,
     architecture_for_params,
-    architecture_from_config,
     param_counts,
     scale_counts,
 )

@@ -33,7 +33,7 @@ from pydantic_core import ErrorDetails
 from . import limits
 from .errors import FieldError, ScenarioError
 from .jsonio import check_tree
-from .models import _ALIASES as CONFIG_ALIASES
+from .model_config import CONFIG_ALIASES
 
 SCENARIO_VERSION: Final = 1
 # "<team slug>/<book slug>" with an optional "@<version>": a price book (estimator.price_book)
@@ -122,7 +122,7 @@ class ModelSpec(BaseModel):
     )
 
 
-# config.json names the core also reads (estimator.models.architecture_from_config): each alias is
+# config.json names the core also reads (estimator.model_config.architecture_from_config): each alias is
 # range-checked like the field it stands for; `model_type` and Qwen2-MoE's shared-expert width too.
 CONFIG_EXTRA_KEYS: dict[str, str] = {
     alias: field for field, aliases in CONFIG_ALIASES.items() for alias in aliases

@@ -69,13 +69,7 @@ class BatchSummarySerializer(serializers.Serializer):
     xlsx_url = serializers.CharField()
 
 
-class BatchSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    created_at = serializers.DateTimeField()
-    count = serializers.IntegerField()
-    planned = serializers.IntegerField()
-    failed = serializers.IntegerField()
+class BatchSerializer(BatchSummarySerializer):
     url = serializers.CharField(help_text="This batch again: GET (yours by id; anonymous ones by token)")
     compare_url = serializers.CharField(
         help_text="Public page with every planned quote side by side (its address is its share link)"

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-from ..models import Architecture, architecture_from_config
+from ..model_config import architecture_from_config
+from ..models import Architecture
 from .entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
 
 DATA_DIR = Path(__file__).resolve().parent

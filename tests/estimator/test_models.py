@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from estimator import catalog
+from estimator.model_config import architecture_from_config
 from estimator.models import (
     Architecture,
     architecture_for_params,
-    architecture_from_config,
     flops_per_token,
     flops_per_token_terms,
     param_counts,

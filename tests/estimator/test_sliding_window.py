@@ -6,7 +6,8 @@ import dataclasses
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.models import Architecture, architecture_from_config, attended_keys, flops_per_token_terms
+from estimator.model_config import architecture_from_config
+from estimator.models import Architecture, attended_keys, flops_per_token_terms
 from estimator.plan import estimate
 from estimator.steptime import attention as att
 
