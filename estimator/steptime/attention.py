@@ -21,11 +21,20 @@ sequences, head dimension 128), by kernel and chip generation (docs/sources.md#f
   units as the GEMMs, so it is assumed to reach the chip's GEMM rate (matmul efficiency x training
   fraction): `kernel_efficiency` returns None and the caller uses the GEMM rate.
 The efficiency falls at short sequences (fixed per-tile work and launch): s/(s + ATTENTION_SEQ_HALF)
-(FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K) and with small heads:
-(d/(d+32))/(128/160) (head dimension 64 runs at ~0.83 of 128 in the same sweeps).
+(FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K) and with small heads, by kernel
+generation (`head_factor`):
+- FA2-era kernels (fa2, fa-triton): (d/(d+32))/(128/160), head dimension 64 at ~0.83 of 128 in
+  the FA2 paper's sweeps;
+- Hopper-generation kernels (fa3: FlashAttention-3 and cuDNN fused attention): the FA3 paper's
+  16-bit forward sweeps on H100 SXM5 at 4K-16K tokens give head dimension 64 at 0.67-0.69 of 128
+  for cuDNN (408-413 vs 595-609 TFLOP/s) and 0.75-0.77 for FA3 (476-497 vs 638-648): 0.72, their
+  mean; head dimension 256 at 0.79-0.86 (cuDNN) and 0.96-0.99 (FA3): 0.90. Interpolated in
+  log2(d) between 64, 128 and 256 and held beyond.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.models import Architecture, attended_keys, causal_window_keys
@@ -35,6 +44,9 @@ BACKWARD_TO_FORWARD_FUSED = 2.5
 BACKWARD_TO_FORWARD_UNFUSED = 2.0
 
 FA2_OVER_TRITON = 1.9  # FlashAttention-2 paper, section 4.1: 1.3-2.5x
+# Hopper-generation kernels by head dimension 64, 128, 256 (FA3 paper's H100 sweeps; module docstring)
+_HOPPER_LOG2_DIMS = (6.0, 7.0, 8.0)
+_HOPPER_HEAD_FACTORS = (0.72, 1.0, 0.90)
 
 _FA2 = {"ampere": 0.60, "hopper": 0.35, "blackwell": 0.35, "cdna3": 0.35}
 _KERNEL_EFFICIENCY = {
@@ -79,8 +91,15 @@ def kernel_efficiency(
         kernel = "fa2"
     base = gemm_efficiency if family == "davinci" else _KERNEL_EFFICIENCY.get((kernel, family), 0.35)
     seq_factor = arr(seq_kv) / (arr(seq_kv) + ATTENTION_SEQ_HALF)
-    head_factor = (head_dim / (head_dim + 32.0)) / (128.0 / 160.0)
-    return arr(base * seq_factor * min(head_factor, 1.1))
+    return arr(base * seq_factor * head_factor(kernel, family, head_dim))
+
+
+def head_factor(kernel: str, family: str, head_dim: float) -> float:
+    """Efficiency at head dimension `head_dim` relative to 128 (dimensionless), by kernel generation
+    (Hopper-generation kernels on Hopper and Blackwell; the FA2 paper's curve elsewhere)."""
+    if kernel == "fa3" and family in ("hopper", "blackwell"):
+        return float(np.interp(np.log2(max(head_dim, 1.0)), _HOPPER_LOG2_DIMS, _HOPPER_HEAD_FACTORS))
+    return min((head_dim / (head_dim + 32.0)) / (128.0 / 160.0), 1.1)
 
 
 def score_dims(arch: Architecture) -> tuple[float, float]:

@@ -19,7 +19,7 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
   softmax.
 - elementwise: norms, residual/bias/dropout, activation function (22·h + 4 or 6·f bytes per token
   per layer and pass; divided by t with sequence parallel) and the fp32 cross-entropy over the
-  vocabulary (16 bytes per logit: write, softmax read/write, gradient).
+  vocabulary (LOGIT_BYTES per logit, pass by pass below).
 - moe_experts, moe_routing, ep_comm: `moe` (with EXPERT_GEMM_OVERHEAD_S per expert GEMM where the
   stack launches one GEMM per local expert).
 - tp_comm: Megatron TP does 2 all-reduces per layer forward and 2 backward (with sequence parallel
@@ -74,7 +74,13 @@ from estimator.steptime.pipeline import bubble_s, p2p_s
 if TYPE_CHECKING:
     from estimator.layout_problem import LayoutProblem
 
-LOGIT_BYTES = 16.0  # fp32 logits: write 4, softmax read 4 + write 4, gradient 4
+# HBM bytes per logit of the fp32 cross-entropy, counted kernel by kernel in Megatron-Core's
+# fused_vocab_parallel_cross_entropy (docs/sources.md#megatron-core): forward upcast + row max (read 2, write 4), exp in place
+# (read 4, write 4), row sum (read 4), normalise in place (read 4, write 4); backward scale in place
+# (read 4, write 4) and cast back to the logits' 16-bit dtype (read 4, write 2). PyTorch's
+# F.cross_entropy on upcast logits (torchtitan, llm-foundry) moves the same 40: upcast 6,
+# log-softmax 12 (two reads, one write), its backward 12 plus the one-hot gradient 4, downcast 6.
+LOGIT_BYTES = 40.0
 COMPUTE_TERMS = ("gemm", "attention", "elementwise", "moe_experts", "moe_routing")
 STAGE_TERMS = (*COMPUTE_TERMS, "host_overhead", "tp_comm", "cp_comm", "ep_comm")
 BREAKDOWN_KEYS = (

@@ -20,6 +20,11 @@ def test_mixtral_8x7b_on_64_h100_within_15_percent_of_468_tflops():
     assert predicted("mixtral-8x7b-64xh100") == pytest.approx(5643, rel=0.15)
 
 
+def test_gpt_oss_120b_on_64_h100_within_15_percent_of_5900_tokens():
+    """Megatron-Bridge 26.02-26.04 (5,810-5,993 tokens/s per GPU): TP1 PP4 EP8, GBS 1280, BF16, 4K."""
+    assert predicted("gpt-oss-120b-64xh100") == pytest.approx(5900, rel=0.15)
+
+
 def test_llama3_8b_fsdp_bf16_within_25_percent_and_fp8_speedup_in_published_band():
     bf16 = predicted("llama3-8b-8xh100-fsdp2-bf16")
     fp8 = predicted("llama3-8b-8xh100-fsdp2-fp8")

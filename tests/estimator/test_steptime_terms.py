@@ -74,8 +74,21 @@ def test_attention_kernel_efficiency_by_generation_sequence_and_head():
     assert att.kernel_efficiency("fa2", "a100-sxm-80gb", 1e9, 128, 0.6) == pytest.approx(0.60, rel=1e-6)
     # short sequences: s/(s + 384)
     assert att.kernel_efficiency("fa3", "h100-sxm", 384, 128, 0.6) == pytest.approx(0.29, rel=1e-6)
-    # head dim 64 runs at (64/96)/(128/160) = 0.833 of 128
-    assert att.kernel_efficiency("fa3", "h100-sxm", 1e9, 64, 0.6) == pytest.approx(0.58 * 0.8333, rel=1e-3)
+    # FA2-era kernels: head dim 64 runs at (64/96)/(128/160) = 0.833 of 128
+    assert att.kernel_efficiency("fa2", "h100-sxm", 1e9, 64, 0.6) == pytest.approx(0.35 * 0.8333, rel=1e-3)
+    # Hopper kernels (FA3 paper, H100 16-bit forward at 4K-16K): head dim 64 at the mean of cuDNN's
+    # 408/609 .. 413/595 and FA3's 476/638 .. 497/648; 256 at the mean of 483/609 .. 509/595 and
+    # 612/638 .. 642/648; 96 half-way in log2 between 64 and 128
+    cudnn_64 = (408 / 609 + 412 / 600 + 413 / 595) / 3
+    fa3_64 = (476 / 638 + 496 / 646 + 497 / 648) / 3
+    assert att.kernel_efficiency("fa3", "h100-sxm", 1e9, 64, 0.6) == pytest.approx(
+        0.58 * (cudnn_64 + fa3_64) / 2, rel=0.01
+    )
+    cudnn_256 = (483 / 609 + 497 / 600 + 509 / 595) / 3
+    fa3_256 = (612 / 638 + 628 / 646 + 642 / 648) / 3
+    assert att.head_factor("fa3", "hopper", 256) == pytest.approx((cudnn_256 + fa3_256) / 2, rel=0.02)
+    assert att.head_factor("fa3", "hopper", 128) == 1.0
+    assert att.head_factor("fa3", "hopper", 96) == pytest.approx(0.72 + (1.0 - 0.72) * math.log2(1.5))
     # Ascend: the GEMM rate of the chip (no published kernel measurement)
     assert att.kernel_efficiency("ascend-fa", "ascend-910b2", 1e9, 128, 0.57) == pytest.approx(0.57, rel=1e-6)
     # MPT's Triton FlashAttention: FA2 paper, FA2 is 1.3-2.5x faster; the middle, 1.9
@@ -200,3 +213,34 @@ def test_cuda_graphs_remove_the_host_overhead_and_the_report_names_the_stack():
     assert graphs["parallelism"]["step_time_s"] < plain["parallelism"]["step_time_s"]
     stack = next(a for a in plain["assumptions"] if a["name"].startswith("software stack"))
     assert stack["value"] == "megatron-core-2025" and stack["detail"]["cuda_graphs"] is False
+
+
+def test_cross_entropy_moves_40_bytes_per_logit_through_hbm():
+    """Megatron-Core's fused cross-entropy, kernel by kernel: forward 6 + 8 + 4 + 8, backward 8 + 6
+    bytes per logit. Two models that differ only in vocabulary (untied, so the output layer is a
+    separate GEMM term): the element-wise time differs by m·s·ΔV·40 bytes at the streaming rate."""
+
+    def elementwise_s(vocab: int) -> tuple[float, int]:
+        out = estimate(
+            {
+                "model": {
+                    "num_hidden_layers": 8,
+                    "hidden_size": 2048,
+                    "num_attention_heads": 16,
+                    "intermediate_size": 8192,
+                    "vocab_size": vocab,
+                    "tie_word_embeddings": False,
+                },
+                "training": {"tokens": 1e10, "seq_len": 4096, "global_batch_tokens": 8 * 4096 * 4},
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 8},
+                "parallelism": {"tp": 1, "pp": 1, "dp": 8, "micro_batch_size": 1},
+            }
+        )["result"]["parallelism"]
+        return out["compute_detail_s"]["elementwise"], out["micro_batches"]
+
+    small, m = elementwise_s(32_000)
+    large, _ = elementwise_s(232_000)
+    hbm = H100.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY
+    assert m == 4
+    assert large - small == pytest.approx(m * 4096 * 200_000 * 40 / hbm, rel=1e-9)
