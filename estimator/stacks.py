@@ -38,6 +38,10 @@ class StackProfile:
       Ascend MC2).
     ep_comm_overlap: MoE dispatch/combine all-to-all hidden behind another micro-batch's compute
       (Megatron-Core's 1F1B A2A overlap).
+    overlap_p2p_comm: pipeline send/receive of the interleaved schedule runs asynchronously behind
+      the next chunk's compute (Megatron-LM --overlap-p2p-communication, on by default; Megatron-
+      Bridge and NeMo switch it on whenever virtual pipeline stages > 1, else batch the p2p
+      blocking, docs/sources.md#megatron-core); DualPipe hides its p2p in its overlapped chunks.
     dualpipe: DeepSeek's DualPipe schedule (bidirectional pipeline; forward and backward chunks
       overlapped so that the all-to-all hides; smaller bubble).
     cuda_graphs: kernels replayed from captured graphs: no per-kernel launch gap, no host sync.
@@ -65,6 +69,7 @@ class StackProfile:
     overlap_param_gather: bool = True
     tp_comm_overlap: bool = False
     ep_comm_overlap: bool = False
+    overlap_p2p_comm: bool = False
     dualpipe: bool = False
     cuda_graphs: bool = False
     moe_dispatch_dedup: bool = False
@@ -90,6 +95,7 @@ MECHANISMS = (
     "overlap_param_gather",
     "tp_comm_overlap",
     "ep_comm_overlap",
+    "overlap_p2p_comm",
     "dualpipe",
     "cuda_graphs",
     "moe_dispatch_dedup",
@@ -111,6 +117,7 @@ STACKS: dict[str, StackProfile] = {
             as_of="2025-10",
             attention_kernel="fa3",
             tp_comm_overlap=True,
+            overlap_p2p_comm=True,
         ),
         StackProfile(
             id="megatron-core-2024",
@@ -119,6 +126,7 @@ STACKS: dict[str, StackProfile] = {
             as_of="2024-09",
             attention_kernel="fa2",
             tp_comm_overlap=True,
+            overlap_p2p_comm=True,
         ),
         StackProfile(
             id="megatron-lm-2021",
@@ -163,6 +171,7 @@ STACKS: dict[str, StackProfile] = {
             as_of="2025-09",
             attention_kernel="ascend-fa",
             tp_comm_overlap=True,
+            overlap_p2p_comm=True,
             per_expert_gemms=False,
         ),
         StackProfile(
@@ -172,6 +181,7 @@ STACKS: dict[str, StackProfile] = {
             as_of="2024-12",
             attention_kernel="fa3",
             ep_comm_overlap=True,
+            overlap_p2p_comm=True,
             dualpipe=True,
             moe_dispatch_dedup=True,
             moe_max_nodes=4,

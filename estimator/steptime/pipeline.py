@@ -8,6 +8,11 @@
 - Each stage sends one activation forward and one gradient backward per micro-batch and chunk
   (2·v messages of T·h 16-bit values scattered over the t TP ranks), over the scale-up links when
   both stages share a domain, else over the NIC.
+- Overlap: with the interleaved schedule and overlap_p2p_comm (Megatron-Core's default whenever
+  virtual stages > 1) each send/receive is posted asynchronously and waited for only when the next
+  chunk needs it, so it runs behind that chunk's compute: up to the stage's compute per micro-batch
+  hides. Without interleaving Megatron batches the p2p and blocks on it (exposed). DualPipe
+  overlaps its p2p with the paired forward/backward chunks (DeepSeek-V3 report, section 3.2.1).
 Units: seconds, bytes.
 """
 
@@ -40,3 +45,10 @@ def p2p_s(tokens: Num, hidden: float, tp: Num, cp: Num, dp: Num, pp: Num, v: Num
         * fab.eta
     )
     return arr(np.where(arr(pp) > 1, 2.0 * arr(v) * msg / bw, 0.0))
+
+
+def p2p_window_s(v: Num, compute_mb: Num, overlap: bool, dualpipe: bool) -> FloatArray:
+    """Compute per micro-batch (s) behind which a stage's point-to-point traffic can hide."""
+    if dualpipe:
+        return arr(compute_mb)
+    return arr(np.where(overlap & (arr(v) > 1), compute_mb, 0.0))

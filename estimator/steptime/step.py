@@ -29,6 +29,8 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
 - cp_comm: ring context parallel moves (cp-1)/cp of the sequence's K and V per layer forward, twice
   in backward, once more per recomputed forward; it hides behind the attention core.
 - ep_comm: hidden behind the other micro-batch's layer compute with ep_comm_overlap or DualPipe.
+- pp_comm: `pipeline`; hidden behind the stage's compute with the interleaved schedule and
+  overlap_p2p_comm, or DualPipe.
 - host_overhead: KERNEL_GAP_S per kernel launched (none with CUDA graphs) and, for the dropless
   dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward.
 - dp_comm: gradient all-reduce (ZeRO-0), reduce-scatter + weight all-gather (ZeRO-1, the
@@ -69,7 +71,7 @@ from estimator.steptime.constants import (
 )
 from estimator.steptime.gemm import gemm_rate, linear_elements, linear_time_s
 from estimator.steptime.moe import all_to_all_s, expert_time_s, routing_time_s
-from estimator.steptime.pipeline import bubble_s, p2p_s
+from estimator.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 
 if TYPE_CHECKING:
     from estimator.layout_problem import LayoutProblem
@@ -422,11 +424,14 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         c.v,
         fab,
     )
-    t_stage = compute_mb + mb["host_overhead"] + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_mb
-    bubble = bubble_s(c.pp, c.v, t_stage, problem.stack.dualpipe)
+    stack = problem.stack
+    pp_window = p2p_window_s(c.v, compute_mb, stack.overlap_p2p_comm, stack.dualpipe)
+    pp_exposed = arr(np.maximum(pp_mb - pp_window, 0.0))
+    t_stage = compute_mb + mb["host_overhead"] + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
+    bubble = bubble_s(c.pp, c.v, t_stage, stack.dualpipe)
     dense_p, expert_p = _stage_params(problem, c, st)
     dp_exposed, dp_hidden = _data_parallel(problem, c, fab, st, dense_p, expert_p, compute_mb)
-    hidden_total = c.m * sum(hid.values()) + dp_hidden
+    hidden_total = c.m * (sum(hid.values()) + pp_mb - pp_exposed) + dp_hidden
     slowdown = COMM_SM_FRACTION * np.minimum(hidden_total, c.m * compute_mb)
     sharded = c.zero >= 1
     local = np.where(sharded, dense_p / c.dp + expert_p / (c.dp / c.ep), dense_p + expert_p)
@@ -439,7 +444,7 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         host_overhead=c.m * mb["host_overhead"],
         bubble=bubble,
         tp_comm=c.m * mb["tp_comm"],
-        pp_comm=c.m * pp_mb,
+        pp_comm=c.m * pp_exposed,
         dp_comm=dp_exposed,
         ep_comm=c.m * mb["ep_comm"],
         cp_comm=c.m * mb["cp_comm"],

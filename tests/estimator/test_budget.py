@@ -77,7 +77,10 @@ def test_over_budget_plan_says_by_how_much_and_what_the_budget_buys():
     assert b["affords"]["days"] == pytest.approx(
         r["compute"]["accelerator_hours"] / 24 / b["affords"]["cards"]
     )
-    assert 0.3 < r["compute"]["deadline_miss_probability"] < 0.7  # sized to just meet it: near even
+    # sized with the fewest cards that meet the deadline: the median lands under it (p < 0.5) by the
+    # slack of one sizing step (28.2 of 30 days with engine 2.7.0), so the miss is far from unlikely
+    assert r["compute"]["wall_clock_days"] <= 30.0
+    assert 0.2 < r["compute"]["deadline_miss_probability"] < 0.5
 
 
 def test_budget_too_small_and_two_sizings_are_rejected():

@@ -244,3 +244,37 @@ def test_cross_entropy_moves_40_bytes_per_logit_through_hbm():
     hbm = H100.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY
     assert m == 4
     assert large - small == pytest.approx(m * 4096 * 200_000 * 40 / hbm, rel=1e-9)
+
+
+def test_interleaved_pipeline_p2p_hides_behind_compute_with_overlap_p2p_comm():
+    """Megatron-Core posts the interleaved schedule's sends/receives asynchronously
+    (overlap_p2p_comm, on whenever virtual stages > 1): the p2p leaves the critical path. Without
+    the overlap it is m·2·v messages of s·h 16-bit values over NVLink at LINK_EFFICIENCY."""
+    from estimator.steptime.constants import LINK_EFFICIENCY
+
+    def parallelism(overlap: bool | None, v: int) -> dict:
+        training = {"tokens": 1e10, "seq_len": 4096, "global_batch_tokens": 2 * 8 * 4096}
+        if overlap is not None:
+            training["stack_overrides"] = {"overlap_p2p_comm": overlap}
+        return estimate(
+            {
+                "model": {"preset": "llama-3.1-8b"},
+                "training": training,
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 8},
+                "parallelism": {"tp": 1, "pp": 4, "dp": 2, "virtual_stages": v, "micro_batch_size": 1},
+            }
+        )["result"]["parallelism"]
+
+    off = parallelism(False, 2)
+    on = parallelism(None, 2)
+    one_chunk = parallelism(None, 1)
+    m = off["micro_batches"]
+    message = 4096 * 4096 * 2  # s·h 16-bit values, tp = 1
+    link = H100.scaleup_bandwidth_bytes_per_s * LINK_EFFICIENCY  # stages 2 cards apart share the node
+    assert m == 8
+    assert off["breakdown_s"]["pp_comm"] == pytest.approx(m * 2 * 2 * message / link, rel=1e-9)
+    assert on["breakdown_s"]["pp_comm"] == 0.0
+    assert on["step_time_s"] < off["step_time_s"]
+    # without interleaving Megatron batches the p2p and waits for it
+    assert one_chunk["breakdown_s"]["pp_comm"] == pytest.approx(m * 2 * message / link, rel=1e-9)
