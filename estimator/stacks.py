@@ -58,6 +58,10 @@ class StackProfile:
       checkpointing in torchtitan: every other forward matmul).
     fp8_recipe: how FP8 tensors are scaled (delayed amax history, dynamic tensorwise/rowwise,
       1x128 blockwise, MXFP8 32-element blocks).
+    fp8_weight_cache: the FP8 copies of the weights are made on the first micro-batch of a step and
+      reused by the others (Transformer Engine's is_first_microbatch, which Megatron-Core passes:
+      "FP8 weight caching", TE performance guide, docs/sources.md#transformer-engine); without it
+      (torchao float8, llm-foundry's TE layers) every micro-batch casts the weights again.
     """
 
     id: str
@@ -78,6 +82,7 @@ class StackProfile:
     per_expert_gemms: bool = True
     selective_recompute: str = "attention"
     fp8_recipe: str = "delayed"
+    fp8_weight_cache: bool = False
 
     @property
     def flash_attention(self) -> bool:
@@ -104,6 +109,7 @@ MECHANISMS = (
     "per_expert_gemms",
     "selective_recompute",
     "fp8_recipe",
+    "fp8_weight_cache",
 )
 
 
@@ -118,6 +124,7 @@ STACKS: dict[str, StackProfile] = {
             attention_kernel="fa3",
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
+            fp8_weight_cache=True,
         ),
         StackProfile(
             id="megatron-core-2024",
@@ -127,6 +134,7 @@ STACKS: dict[str, StackProfile] = {
             attention_kernel="fa2",
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
+            fp8_weight_cache=True,
         ),
         StackProfile(
             id="megatron-lm-2021",

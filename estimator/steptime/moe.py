@@ -57,12 +57,15 @@ def expert_time_s(
     recipe: str,
     imbalance: float,
     per_gemm_s: float = 0.0,
+    weight_casts: Num | None = None,
 ) -> FloatArray:
     """Grouped-GEMM time of the card's local routed experts over `passes` forward-equivalents (s).
 
     per_gemm_s: the fixed time of each per-expert GEMM where the stack launches one per local expert
     (two weight GEMMs per expert, gate/up and down, in each forward pass, the data-gradient and the
-    weight-gradient pass: 2·local·passes launches)."""
+    weight-gradient pass: 2·local·passes launches).
+    weight_casts: FP8 casts of each expert weight per micro-batch (default: one per forward pass,
+    passes - 2; fewer where the stack caches FP8 weights across micro-batches)."""
     e = float(arch.num_experts)
     k = float(arch.num_experts_per_tok)
     h = float(arch.hidden_size)
@@ -73,8 +76,11 @@ def expert_time_s(
     params_expert = n_mat * h * f
     flop = 2.0 * padded * params_expert / arr(tp) * local * passes
     per_pass = linear_elements(rows, params_expert, n_mat, h, tp) * local
+    weights = params_expert / arr(tp) * local
+    w_casts = arr(passes) - 2.0 if weight_casts is None else arr(weight_casts)
+    casts = (per_pass - weights) * (arr(passes) - 2.0) + weights * w_casts
     launches = 2.0 * local * arr(passes)
-    t = linear_time_s(flop, per_pass * passes, rate, hbm_rate, fp8, recipe, per_pass * (passes - 2.0))
+    t = linear_time_s(flop, per_pass * passes, rate, hbm_rate, fp8, recipe, casts)
     return arr(t + per_gemm_s * launches)
 
 

@@ -75,6 +75,7 @@ from estimator.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 
 if TYPE_CHECKING:
     from estimator.layout_problem import LayoutProblem
+    from estimator.stacks import StackProfile
 
 # HBM bytes per logit of the fp32 cross-entropy, counted kernel by kernel in Megatron-Core's
 # fused_vocab_parallel_cross_entropy (docs/sources.md#megatron-core): forward upcast + row max (read 2, write 4), exp in place
@@ -162,6 +163,12 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
     return arr(flop / r.bf16 + softmax * (c.passes + selective) / r.hbm)
 
 
+def _weight_casts(c: Candidates, stack: StackProfile, passes: Num) -> FloatArray:
+    """FP8 casts of each weight per micro-batch: once per forward (and recomputed forward), or once
+    per step shared by the m micro-batches where the stack caches the FP8 weights."""
+    return arr(1.0 / c.m if stack.fp8_weight_cache else arr(passes) - 2.0)
+
+
 def _layer_terms(
     problem: LayoutProblem, c: Candidates, r: _Rates, fab: Fabric, moe: bool
 ) -> tuple[dict[str, Num], dict[str, Num]]:
@@ -184,9 +191,9 @@ def _layer_terms(
     lin_passes = c.passes + (0.5 * selective if stack.selective_recompute == "matmul-half" else 0.0)
     lin_flop = 2.0 * tokens * params / c.tp * lin_passes
     per_pass = linear_elements(tokens, params, n_lin, h, c.tp)
-    t_gemm = linear_time_s(
-        lin_flop, per_pass * lin_passes, r.linear, r.hbm, r.fp8, r.recipe, per_pass * (lin_passes - 2.0)
-    )
+    weights = params / c.tp
+    casts = (per_pass - weights) * (lin_passes - 2.0) + weights * _weight_casts(c, stack, lin_passes)
+    t_gemm = linear_time_s(lin_flop, per_pass * lin_passes, r.linear, r.hbm, r.fp8, r.recipe, casts)
     t_att = _attention_core(problem, c, tokens, r)
     act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
     rep = np.where(c.sp, c.tp, 1.0)
@@ -198,7 +205,19 @@ def _layer_terms(
         imb = problem.moe_imbalance
         per_gemm = problem.expert_gemm_overhead_s if stack.per_expert_gemms else 0.0
         terms["moe_experts"] = expert_time_s(
-            tokens, c.tp, c.ep, arch, n_mat, c.passes, r.linear, r.hbm, r.fp8, r.recipe, imb, per_gemm
+            tokens,
+            c.tp,
+            c.ep,
+            arch,
+            n_mat,
+            c.passes,
+            r.linear,
+            r.hbm,
+            r.fp8,
+            r.recipe,
+            imb,
+            per_gemm,
+            _weight_casts(c, stack, c.passes),
         )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:

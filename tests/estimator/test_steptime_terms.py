@@ -278,3 +278,36 @@ def test_interleaved_pipeline_p2p_hides_behind_compute_with_overlap_p2p_comm():
     assert on["step_time_s"] < off["step_time_s"]
     # without interleaving Megatron batches the p2p and waits for it
     assert one_chunk["breakdown_s"]["pp_comm"] == pytest.approx(m * 2 * message / link, rel=1e-9)
+
+
+def test_fp8_weight_cache_casts_the_weights_once_per_step():
+    """Transformer Engine's FP8 weight caching (is_first_microbatch, which Megatron-Core passes):
+    the weights are cast on the first of m micro-batches and reused. Llama 3.1 8B layer weights by
+    hand: Q and O 4096², K and V 4096 x 1024, gated MLP 3 x 4096 x 14336 = 218,103,808. Without the
+    cache every micro-batch casts them again: (m - 1) more casts of 6 bytes per element (delayed
+    scaling: read 2, write 1 in both layouts) per layer."""
+
+    def gemm_s(cache: bool) -> tuple[float, int]:
+        out = estimate(
+            {
+                "model": {"preset": "llama-3.1-8b"},
+                "training": {
+                    "tokens": 1e10,
+                    "seq_len": 4096,
+                    "global_batch_tokens": 8 * 4096 * 4,
+                    "precision": "fp8",
+                    "stack_overrides": {"fp8_weight_cache": cache, "fp8_recipe": "delayed"},
+                },
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 8},
+                "parallelism": {"tp": 1, "pp": 1, "dp": 8, "micro_batch_size": 1},
+            }
+        )["result"]["parallelism"]
+        return out["compute_detail_s"]["gemm"], out["micro_batches"]
+
+    cached, m = gemm_s(True)
+    uncached, _ = gemm_s(False)
+    weights = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336
+    hbm = H100.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY
+    assert m == 4 and weights == 218_103_808
+    assert uncached - cached == pytest.approx(32 * (m - 1) * weights * 6 / hbm, rel=1e-9)
