@@ -115,6 +115,19 @@ def recompute_code(value: npt.ArrayLike) -> npt.NDArray[np.int64]:
 
 
 # --------------------------------------------------------------------------- model state
+def weight_replicas(dp: Num, cp: Num, ep: Num) -> tuple[FloatArray, FloatArray]:
+    """(dense, expert) number of cards that hold the same weights and reduce their gradients together:
+    the group ZeRO and the distributed optimizer shard over (dimensionless).
+
+    Context-parallel ranks hold the same weights as data-parallel ones and sum their gradients with
+    them (Megatron-Core's data-parallel group "with context parallel", torchtitan's dp_shard_cp mesh,
+    DeepSpeed-Ulysses' sequence-data-parallel group): dense dp·cp. Experts are split over EP ranks
+    carved out of DP: dp·cp/ep.
+    """
+    dense = arr(np.asarray(dp, dtype=float) * np.asarray(cp, dtype=float))
+    return dense, arr(dense / np.asarray(ep, dtype=float))
+
+
 def model_state_bytes(
     params: npt.ArrayLike,
     dp: npt.ArrayLike,
@@ -125,8 +138,8 @@ def model_state_bytes(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(weights, gradients, optimizer) bytes per card for `params` parameters held by the card.
 
-    params: parameters on this card after TP/PP/EP splitting; dp: data-parallel group size over
-    which ZeRO shards; zero_stage: 0-3; grad_dtype "fp32" (4 B) or "bf16" (2 B);
+    params: parameters on this card after TP/PP/EP splitting; dp: the group over which ZeRO shards
+    (`weight_replicas`); zero_stage: 0-3; grad_dtype "fp32" (4 B) or "bf16" (2 B);
     distributed_optimizer: Megatron's optimizer sharding (= ZeRO-1). Rajbhandari et al. 2019.
     """
     params = np.asarray(params, dtype=float)
@@ -335,7 +348,7 @@ def per_card_memory(
     rc = recompute_code(recompute)
     st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, pp_i, virtual_stages)
 
-    # ---- parameters per card, dense (sharded over dp) and expert (sharded over dp/ep) parts
+    # ---- parameters per card, dense (sharded over dp·cp) and expert (over dp·cp/ep) parts
     dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
     moe_nonrouted = counts.attention_per_layer + counts.moe_shared_per_layer
     single = st.single
@@ -346,10 +359,12 @@ def per_card_memory(
     mid_params = stage_param_counts(counts, st.full, st.dense_mid, 0.0, 0.0, tp_f, ep_f)
     last_params = stage_param_counts(counts, st.last, st.dense_last, 0.0, 1.0, tp_f, ep_f)
 
+    dense_n, expert_n = weight_replicas(dp_f, np.asarray(cp, dtype=float), ep_f)
+
     def states(p: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray, FloatArray]:
         dense, expert = p
-        w1, g1, o1 = model_state_bytes(dense, dp_f, zero_stage, grad_dtype, distributed_optimizer)
-        w2, g2, o2 = model_state_bytes(expert, dp_f / ep_f, zero_stage, grad_dtype, distributed_optimizer)
+        w1, g1, o1 = model_state_bytes(dense, dense_n, zero_stage, grad_dtype, distributed_optimizer)
+        w2, g2, o2 = model_state_bytes(expert, expert_n, zero_stage, grad_dtype, distributed_optimizer)
         return w1 + w2, g1 + g2, o1 + o2
 
     # ---- activations

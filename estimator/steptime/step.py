@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.memory import StageLayers, grad_bytes, stage_layers
+from estimator.memory import StageLayers, grad_bytes, stage_layers, weight_replicas
 from estimator.models import mlp_matrices, stage_param_counts
 from estimator.steptime import attention as att
 from estimator.steptime.candidates import Candidates
@@ -376,7 +376,10 @@ def _data_parallel(
     """(exposed, hidden) data-parallel communication per step (s)."""
     stack = problem.stack
     g = grad_bytes(problem.grad_dtype)
-    groups = ((dense_p, c.dp, c.tp * c.cp), (expert_p, c.dp / c.ep, c.tp * c.cp * c.ep))
+    # the dense group's members sit tp apart (Megatron's tp-cp-ep-dp rank order); the expert group's
+    # are counted at the dp stride (its cp members, tp apart, are taken as far as its dp members)
+    dense_n, expert_n = weight_replicas(c.dp, c.cp, c.ep)
+    groups = ((dense_p, dense_n, c.tp), (expert_p, expert_n, c.tp * c.cp * c.ep))
 
     def coll(bytes_per_param: float, kind: str, per_layer: bool = False) -> FloatArray:
         total = arr(0.0)
@@ -453,7 +456,8 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
     hidden_total = c.m * (sum(hid.values()) + pp_mb - pp_exposed) + dp_hidden
     slowdown = COMM_SM_FRACTION * np.minimum(hidden_total, c.m * compute_mb)
     sharded = c.zero >= 1
-    local = np.where(sharded, dense_p / c.dp + expert_p / (c.dp / c.ep), dense_p + expert_p)
+    dense_n, expert_n = weight_replicas(c.dp, c.cp, c.ep)
+    local = np.where(sharded, dense_p / dense_n + expert_p / expert_n, dense_p + expert_p)
     t_opt = local * (ADAM_BYTES + grad_bytes(problem.grad_dtype)) / r.hbm
     step = c.m * t_stage + bubble + dp_exposed + t_opt + slowdown
     out = {k: c.m * mb[k] for k in COMPUTE_TERMS}

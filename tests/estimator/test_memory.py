@@ -227,3 +227,18 @@ def test_dropout_masks_cost_one_byte_per_element():
     a, b = layer_coefficients(plain)[0], layer_coefficients(with_dropout)[0]
     assert b.replicated - a.replicated == 2 * 4096
     assert b.score_per_key - a.score_per_key == 32
+
+
+def test_context_parallel_ranks_share_the_optimizer_shards():
+    """CP ranks hold the same weights and sum their gradients with the DP ranks (Megatron-Core's
+    data-parallel group with context parallel), so the distributed optimizer shards over dp·cp:
+    8 layers of 12.6M parameters plus the 1M embedding, 12 bytes each, over 2·4 ranks."""
+    arch = gpt(layers=8)
+    c = param_counts(arch)
+    params = 8 * (c.attention_per_layer + c.dense_mlp_per_layer + c.norms_per_layer) + c.embedding
+    kw = {"tp": 1, "pp": 1, "dp": 2, "distributed_optimizer": True}
+    no_cp = per_card_memory(arch, c, 4096, cp=1, **kw)
+    cp4 = per_card_memory(arch, c, 4096, cp=4, **kw)
+    assert float(no_cp.optimizer) == pytest.approx(params * 12 / 2)
+    assert float(cp4.optimizer) == pytest.approx(params * 12 / 8)
+    assert float(cp4.weights) == float(no_cp.weights)  # ZeRO-1 keeps whole 16-bit weights
