@@ -180,6 +180,7 @@ def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> Memory
         problem.flash_attention,
         problem.buffers,
         fp8_activations(problem),
+        problem.stack.selective_recompute,
     )
 
 

@@ -371,6 +371,7 @@ def _family(problems: Sequence[LayoutProblem]) -> _Family:
         tuple(sorted(p.fixed_normalized.items())),
         p.domain_cards,
         p.flash_attention,
+        p.stack.selective_recompute,
         p.grad_dtype,
         p.buffers,
         fp8_activations(p),

@@ -18,7 +18,8 @@ value), built with numpy, never a Python loop over candidates:
 - micro_batch_size: powers of two up to MAX_MICRO_BATCH; virtual_stages 1, 2, 4, 8;
   sequence_parallel only with tp > 1; zero_stage 0-3 (ZeRO-2/3 cannot accumulate gradients across
   pipeline micro-batches: rejected with pp > 1, as DeepSpeed does); recompute none / selective /
-  full / partial (selective is skipped when flash attention is on: it would recompute nothing more).
+  full / partial (selective is skipped when it would store no less than no recompute: flash
+  attention and no recompute module beyond the attention core).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class LayoutProblem(Protocol):
     @property
     def global_batch_seqs(self) -> int: ...
     @property
-    def flash_attention(self) -> bool: ...
+    def selective_saves_memory(self) -> bool: ...
     @property
     def fixed_normalized(self) -> Mapping[str, Any]: ...
 
@@ -104,7 +105,7 @@ def axis_values(problem: LayoutProblem) -> dict[str, np.ndarray]:
         "v": [1, 2, 4, 8],
         "sp": [False, True],
         "zero": [0, 1, 2, 3],
-        "rc": [0, 2, 3] if problem.flash_attention else [0, 1, 2, 3],
+        "rc": [0, 1, 2, 3] if problem.selective_saves_memory else [0, 2, 3],
     }
     keys = {
         "tp": "tp",

@@ -12,7 +12,14 @@ import numpy as np
 
 from estimator.catalog.entries import Accelerator
 from estimator.errors import FieldError, ScenarioError
-from estimator.memory import DEFAULT_GRAD_DTYPE, GRAD_BYTES, RECOMPUTE_CODES, RECOMPUTE_NAMES, Buffers
+from estimator.memory import (
+    DEFAULT_GRAD_DTYPE,
+    GRAD_BYTES,
+    RECOMPUTE_CODES,
+    RECOMPUTE_NAMES,
+    Buffers,
+    selective_saves_memory,
+)
 from estimator.models import Architecture, ParamCounts, flops_per_token
 from estimator.stacks import STACKS, StackProfile
 from estimator.steptime.constants import EXPERT_GEMM_OVERHEAD_S, LINK_EFFICIENCY, TRAINING_GEMM_FRACTION
@@ -93,6 +100,10 @@ class LayoutProblem:
     @property
     def flash_attention(self) -> bool:
         return self.stack.flash_attention
+
+    @property
+    def selective_saves_memory(self) -> bool:
+        return selective_saves_memory(self.arch, self.stack.selective_recompute, self.flash_attention)
 
     @property
     def domain_cards(self) -> int:

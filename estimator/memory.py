@@ -18,7 +18,8 @@ Sources and conventions:
 - Activations per transformer layer (Korthikanti et al. 2022, "Reducing Activation Recomputation
   in Large Transformer Models", section 4 and table 2), 16-bit activations:
   s·b·h·(34 + 5·a·s/h) without parallelism; s·b·h·(10 + 24/t + 5·a·s/(h·t)) with tensor parallel;
-  all of it divided by t with sequence parallel; selective recompute drops the 5·a·s/h term;
+  all of it divided by t with sequence parallel; selective recompute drops the 5·a·s/h term
+  (Megatron's core_attn module) and what its other recompute modules re-run (layer_coefficients);
   full recompute keeps only the layer input 2·s·b·h (divided by t with sequence parallel).
   Flash attention (Dao et al. 2022) never stores the s x s scores: the 5·a·s/h term goes.
   `layer_coefficients` generalises the 34 to the architecture (grouped-query attention, gated MLP,
@@ -167,6 +168,9 @@ class LayerCoefficients:
     split: float
     score_per_key: float
     input_bytes: float  # the layer input kept under full recompute (2·h)
+    # bytes per token that selective recompute does not store (by the stack's recompute modules)
+    selective_replicated: float = 0.0
+    selective_split: float = 0.0
 
 
 def gpt_layer_coefficients(hidden: int, heads: int) -> LayerCoefficients:
@@ -174,8 +178,17 @@ def gpt_layer_coefficients(hidden: int, heads: int) -> LayerCoefficients:
     return LayerCoefficients(10.0 * hidden, 24.0 * hidden, 5.0 * heads, 2.0 * hidden)
 
 
-def layer_coefficients(arch: Architecture, fp8: bool = False) -> tuple[LayerCoefficients, LayerCoefficients]:
+def layer_coefficients(
+    arch: Architecture, fp8: bool = False, selective: tuple[str, ...] = ("core_attn",)
+) -> tuple[LayerCoefficients, LayerCoefficients]:
     """(dense layer, MoE layer) activation coefficients for an architecture.
+
+    selective: the recompute modules of "selective" recomputation (stacks.RECOMPUTE_MODULES) and
+    what each leaves unstored: core_attn the attention scores (only an unfused kernel stores them);
+    layernorm the MoE layer's pre-MLP norm output, 2h (Transformer Engine fuses the other norms into
+    the following linear, which keeps its input); moe_act the routed experts' activation output,
+    k·f_e elements; mlp a dense layer's MLP (fc1 and activation outputs); shared_experts the shared
+    experts' (Megatron-Core TransformerConfig.recompute_modules).
 
     fp8: Transformer Engine (and torchao) save the FP8-cast input of every linear layer for the
     backward pass instead of the 16-bit tensor: the two normalised layer inputs (QKV and fc1
@@ -203,16 +216,35 @@ def layer_coefficients(arch: Architecture, fp8: bool = False) -> tuple[LayerCoef
     fc2_saving = 1.0 if fp8 else 0.0  # the activation output saved as FP8: 1 byte less per element
     scores = (5.0 if arch.attention_dropout > 0 else 4.0) * a  # scores 2 + softmax 2 (+ dropout mask 1)
     mlp = (mlp_coeff - fc2_saving) * arch.intermediate_size
-    dense = LayerCoefficients(replicated, attn_split + mlp, scores, 2.0 * h)
+    dense = LayerCoefficients(
+        replicated, attn_split + mlp, scores, 2.0 * h, 0.0, mlp if "mlp" in selective else 0.0
+    )
     if not arch.is_moe:
         return dense, dense
     fe = arch.moe_intermediate_size
     k = arch.num_experts_per_tok
+    act_out = 2.0 - fc2_saving  # bytes per element of the activation output (fc2's saved input)
     routed = k * (4.0 * h + (mlp_coeff - fc2_saving) * fe)
     shared = (mlp_coeff - fc2_saving) * arch.n_shared_experts * fe
     router = 4.0 * arch.num_experts  # fp32 router logits
-    moe = LayerCoefficients(replicated, attn_split + routed + shared + router, scores, 2.0 * h)
+    moe = LayerCoefficients(
+        replicated,
+        attn_split + routed + shared + router,
+        scores,
+        2.0 * h,
+        2.0 * h if "layernorm" in selective else 0.0,
+        (act_out * k * fe if "moe_act" in selective else 0.0)
+        + (shared if "shared_experts" in selective else 0.0),
+    )
     return dense, moe
+
+
+def selective_saves_memory(arch: Architecture, selective: tuple[str, ...], flash_attention: bool) -> bool:
+    """Whether selective recompute stores less than no recompute: the scores of an unfused kernel,
+    or any activation the recompute modules leave unstored (else the layout search skips it)."""
+    dense, moe = layer_coefficients(arch, False, selective)
+    unstored = dense.selective_split + moe.selective_split + moe.selective_replicated
+    return (not flash_attention and "core_attn" in selective) or unstored > 0
 
 
 def layer_activation_bytes(
@@ -242,7 +274,10 @@ def layer_activation_bytes(
     rep_div = np.where(sp, tp, 1.0)
     keep_scores = (rc == 0) & (not flash_attention)
     scores = np.where(keep_scores, coeffs.score_per_key * np.asarray(seq_len, dtype=float), 0.0)
-    stored = tokens * (coeffs.replicated / rep_div + (coeffs.split + scores) / tp)
+    sel = (rc == 1).astype(float)
+    replicated = coeffs.replicated - sel * coeffs.selective_replicated
+    split = coeffs.split - sel * coeffs.selective_split
+    stored = tokens * (replicated / rep_div + (split + scores) / tp)
     full = tokens * coeffs.input_bytes / rep_div
     return arr(np.where(rc == 2, full, stored))
 
@@ -331,11 +366,13 @@ def per_card_memory(
     flash_attention: bool = True,
     buffers: Buffers | None = None,
     fp8: bool = False,
+    selective: tuple[str, ...] = ("core_attn",),
 ) -> MemoryBreakdown:
     """Peak per-card memory of a layout (arrays of layouts broadcast), max over pipeline stages.
 
     micro_batches: micro-batches per step per DP rank (m); None means "many" (>= pp).
     fp8: linear-layer inputs are saved as FP8 (see layer_coefficients).
+    selective: the recompute modules of selective recomputation (see layer_coefficients).
     Returns a MemoryBreakdown of the stage with the largest total.
     """
     buffers = buffers or Buffers()
@@ -368,7 +405,7 @@ def per_card_memory(
         return w1 + w2, g1 + g2, o1 + o2
 
     # ---- activations
-    c_dense, c_moe = layer_coefficients(arch, fp8)
+    c_dense, c_moe = layer_coefficients(arch, fp8, selective)
     act_args = (seq_len, micro_batch_size, tp, cp, sequence_parallel)
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, flash_attention)
     a_moe = layer_activation_bytes(c_moe, *act_args, rc, flash_attention)

@@ -183,7 +183,7 @@ class Training(_Section):
         "megatron-deepspeed, pytorch-fsdp2, llm-foundry, mindspeed-2025, deepseek-dualpipe. Default: mindspeed-2025 "
         "on Ascend, megatron-core-2025 elsewhere.",
     )
-    stack_overrides: dict[str, bool | int | str | None] = Field(
+    stack_overrides: dict[str, bool | int | str | list[str] | None] = Field(
         default_factory=dict,
         description='Single mechanisms of the stack, e.g. {"ep_comm_overlap": true, "cuda_graphs": true}',
     )

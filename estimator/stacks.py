@@ -21,6 +21,9 @@ from typing import Any
 from estimator.errors import FieldError, ScenarioError
 
 ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "fa-triton", "ascend-fa")
+# Megatron-Core's --recompute-modules (selective recompute granularity) that the model prices
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "moe_act", "mlp", "shared_experts")
+SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpointing (torchtitan)
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 
 
@@ -53,9 +56,13 @@ class StackProfile:
       grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
       expert loop), each paying a fixed overhead; False for one grouped kernel (DeepGEMM,
       torch._grouped_mm, Ascend GroupedMatmul, MegaBlocks).
-    selective_recompute: what "selective" recomputation re-runs: "attention" (Megatron: the
-      attention core, Korthikanti et al. 2022) or "matmul-half" (PyTorch per-op selective activation
-      checkpointing in torchtitan: every other forward matmul).
+    selective_recompute: what "selective" recomputation re-runs: Megatron-Core's recompute modules
+      (core_attn: the attention core, Korthikanti et al. 2022, Megatron's default; layernorm: the
+      norm Transformer Engine does not fuse into the next linear, MoE layers' pre-MLP norm;
+      moe_act: the routed experts' activation function; mlp: dense layers' MLP; shared_experts),
+      or ("matmul-half",): PyTorch per-op selective activation checkpointing in torchtitan, every
+      other forward matmul. Overrides take a list of module names, "attention" (= core_attn) or
+      "matmul-half".
     fp8_recipe: how FP8 tensors are scaled (delayed amax history, dynamic tensorwise/rowwise,
       1x128 blockwise, MXFP8 32-element blocks).
     fp8_weight_cache: the FP8 copies of the weights are made on the first micro-batch of a step and
@@ -80,7 +87,7 @@ class StackProfile:
     moe_max_nodes: int | None = None
     moe_host_sync: bool = True
     per_expert_gemms: bool = True
-    selective_recompute: str = "attention"
+    selective_recompute: tuple[str, ...] = ("core_attn",)
     fp8_recipe: str = "delayed"
     fp8_weight_cache: bool = False
 
@@ -160,7 +167,7 @@ STACKS: dict[str, StackProfile] = {
             as_of="2025-06",
             attention_kernel="fa2",
             fp8_recipe="tensorwise",
-            selective_recompute="matmul-half",
+            selective_recompute=(SAC_MATMUL_HALF,),
             per_expert_gemms=False,
         ),
         StackProfile(
@@ -227,7 +234,16 @@ def resolve_stack(
     ]
     if errors:
         raise ScenarioError(errors)
+    if "selective_recompute" in changes:
+        changes["selective_recompute"] = _recompute_modules(changes["selective_recompute"])
     return dataclasses.replace(profile, **changes) if changes else profile
+
+
+def _recompute_modules(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """An override's selective recompute as a tuple of module names ("attention" = core_attn)."""
+    if isinstance(value, str):
+        return ("core_attn",) if value == "attention" else (value,)
+    return tuple(value)
 
 
 def _override_problem(key: str, value: Any) -> str:
@@ -237,10 +253,23 @@ def _override_problem(key: str, value: Any) -> str:
     if key == "attention_kernel":
         return "" if value in ATTENTION_KERNELS else f"must be one of {', '.join(ATTENTION_KERNELS)}"
     if key == "selective_recompute":
-        return "" if value in ("attention", "matmul-half") else "must be attention or matmul-half"
+        return _recompute_problem(value)
     if key == "fp8_recipe":
         return "" if value in FP8_RECIPES else f"must be one of {', '.join(FP8_RECIPES)}"
     if key == "moe_max_nodes":
         ok = value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
         return "" if ok else "must be a positive integer or null"
     return "" if isinstance(value, bool) else "must be true or false"
+
+
+def _recompute_problem(value: Any) -> str:
+    """Why a selective_recompute override is invalid ("" when it is valid)."""
+    if value in ("attention", SAC_MATMUL_HALF):
+        return ""
+    names = ", ".join(RECOMPUTE_MODULES)
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
+        return f'must be "attention", "matmul-half" or a non-empty list of modules: {names}'
+    unknown = [v for v in value if v not in RECOMPUTE_MODULES]
+    if unknown:
+        return f"unknown or unmodelled module {unknown[0]!r}; use {names}"
+    return "" if len(set(value)) == len(value) else "lists a module twice"

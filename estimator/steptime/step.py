@@ -52,6 +52,7 @@ import numpy as np
 from estimator.arrays import FloatArray, Num, arr
 from estimator.memory import StageLayers, grad_bytes, stage_layers, weight_replicas
 from estimator.models import mlp_matrices, stage_param_counts
+from estimator.stacks import SAC_MATMUL_HALF, StackProfile
 from estimator.steptime import attention as att
 from estimator.steptime.candidates import Candidates
 from estimator.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
@@ -75,7 +76,6 @@ from estimator.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 
 if TYPE_CHECKING:
     from estimator.layout_problem import LayoutProblem
-    from estimator.stacks import StackProfile
 
 # HBM bytes per logit of the fp32 cross-entropy, counted kernel by kernel in Megatron-Core's
 # fused_vocab_parallel_cross_entropy (docs/sources.md#megatron-core): forward upcast + row max (read 2, write 4), exp in place
@@ -142,7 +142,7 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
     fused = problem.stack.flash_attention
     fwd = att.forward_flop_per_token(arch, s, fused) * tokens / c.tp
     if fused:
-        again = (c.rc == 1) * (problem.stack.selective_recompute == "attention")
+        again = (c.rc == 1) * ("core_attn" in problem.stack.selective_recompute)
         passes = c.forward_passes + again + att.backward_ratio(True)
         # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
         total = arr(0.0)
@@ -169,6 +169,40 @@ def _weight_casts(c: Candidates, stack: StackProfile, passes: Num) -> FloatArray
     return arr(1.0 / c.m if stack.fp8_weight_cache else arr(passes) - 2.0)
 
 
+def _selective_extras(
+    problem: LayoutProblem, c: Candidates, r: _Rates, moe: bool, tokens: Num, act_coeff: float
+) -> tuple[FloatArray, FloatArray]:
+    """(linear, element-wise) seconds that selective recompute adds to one layer and micro-batch for
+    the stack's recompute modules beyond the attention core (Megatron-Core recompute_modules; what
+    each leaves unstored is in memory.layer_coefficients): one more forward of
+    - layernorm (MoE layers): the pre-MLP norm, read 2h and write 2h bytes per token;
+    - moe_act (MoE layers): the routed experts' activation, act_coeff·k·f_e bytes per token;
+    - mlp (dense layers): the MLP's linears and activation;
+    - shared_experts (MoE layers): the shared experts' linears and activation.
+    Recomputed linears cast their inputs to FP8 again, and their weights unless the stack caches them."""
+    arch, counts, stack = problem.arch, problem.counts, problem.stack
+    mods = stack.selective_recompute
+    h, fe = float(arch.hidden_size), float(arch.moe_intermediate_size)
+    rep = np.where(c.sp, c.tp, 1.0)
+    params, width, elem = 0.0, 0.0, arr(0.0 * c.tp)
+    if moe:
+        if "layernorm" in mods:
+            elem = elem + 4.0 * h / rep
+        if "moe_act" in mods:
+            elem = elem + act_coeff * arch.num_experts_per_tok * fe / c.tp
+        if "shared_experts" in mods and arch.n_shared_experts:
+            params, width = float(counts.moe_shared_per_layer), arch.n_shared_experts * fe
+    elif "mlp" in mods:
+        params, width = float(counts.dense_mlp_per_layer), float(arch.intermediate_size)
+    elem = elem + act_coeff * width / c.tp
+    n_mat = float(mlp_matrices(arch.hidden_act))
+    per_pass = linear_elements(tokens, params, n_mat, h, c.tp)
+    weights = params / c.tp
+    casts = per_pass - (weights if stack.fp8_weight_cache else 0.0)
+    gemm = linear_time_s(2.0 * tokens * weights, per_pass, r.linear, r.hbm, r.fp8, r.recipe, casts)
+    return arr(np.where(params > 0, gemm, 0.0)), arr(tokens * elem / r.hbm)
+
+
 def _layer_terms(
     problem: LayoutProblem, c: Candidates, r: _Rates, fab: Fabric, moe: bool
 ) -> tuple[dict[str, Num], dict[str, Num]]:
@@ -185,10 +219,11 @@ def _layer_terms(
         params = counts.attention_per_layer + counts.dense_mlp_per_layer
         n_lin = 2.0 + n_mat
         ffn = float(arch.intermediate_size)
-    # selective recompute per the stack: Megatron re-runs the attention core, PyTorch per-op SAC
-    # re-runs every other forward matmul
+    # selective recompute per the stack: Megatron re-runs its recompute modules (the attention core
+    # in _attention_core, the rest in _selective_extras), PyTorch per-op SAC every other forward matmul
     selective = (c.rc == 1).astype(float)
-    lin_passes = c.passes + (0.5 * selective if stack.selective_recompute == "matmul-half" else 0.0)
+    sac = SAC_MATMUL_HALF in stack.selective_recompute
+    lin_passes = c.passes + (0.5 * selective if sac else 0.0)
     lin_flop = 2.0 * tokens * params / c.tp * lin_passes
     per_pass = linear_elements(tokens, params, n_lin, h, c.tp)
     weights = params / c.tp
@@ -198,7 +233,12 @@ def _layer_terms(
     act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
     rep = np.where(c.sp, c.tp, 1.0)
     t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
-    terms: dict[str, Num] = {"gemm": t_gemm, "attention": t_att, "elementwise": arr(t_elem)}
+    gemm_again, elem_again = _selective_extras(problem, c, r, moe, tokens, act_coeff)
+    terms: dict[str, Num] = {
+        "gemm": t_gemm + selective * gemm_again,
+        "attention": t_att,
+        "elementwise": arr(t_elem + selective * elem_again),
+    }
     kernels = KERNELS_PER_LAYER_PASS + (KERNELS_PER_MOE_PASS if moe else 0.0)
     host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
     if moe:

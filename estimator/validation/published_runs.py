@@ -36,6 +36,8 @@ def run_scenario(run: dict[str, Any], models: dict[str, Any], **training: object
         "stack_overrides": dict(run.get("stack_overrides", {})),
         "moe_imbalance": run["moe_imbalance"],
     }
+    if "grad_dtype" in run:
+        train["grad_dtype"] = run["grad_dtype"]
     train.update(training)
     return {
         "name": run["id"],

@@ -13,6 +13,7 @@ from estimator.memory import (
     layer_coefficients,
     model_state_bytes,
     per_card_memory,
+    selective_saves_memory,
     stage_layers,
 )
 from estimator.models import Architecture, param_counts
@@ -242,3 +243,32 @@ def test_context_parallel_ranks_share_the_optimizer_shards():
     assert float(no_cp.optimizer) == pytest.approx(params * 12 / 2)
     assert float(cp4.optimizer) == pytest.approx(params * 12 / 8)
     assert float(cp4.weights) == float(no_cp.weights)  # ZeRO-1 keeps whole 16-bit weights
+
+
+def test_recompute_modules_leave_the_norm_and_activation_outputs_unstored():
+    """layernorm: the MoE layer's pre-MLP norm output, 2h bytes per token; moe_act: the routed
+    experts' activation output, k·f_e 16-bit values (1 byte each when linears save FP8 inputs)."""
+    arch = Architecture(
+        num_hidden_layers=4,
+        hidden_size=1024,
+        num_attention_heads=8,
+        num_key_value_heads=8,
+        head_dim=128,
+        intermediate_size=4096,
+        moe_intermediate_size=512,
+        num_experts=16,
+        num_experts_per_tok=4,
+        vocab_size=1000,
+        hidden_act="silu",
+    )
+    _, moe = layer_coefficients(arch, False, ("layernorm", "moe_act"))
+    assert moe.selective_replicated == 2 * 1024
+    assert moe.selective_split == 2 * 4 * 512
+    _, moe_fp8 = layer_coefficients(arch, True, ("moe_act",))
+    assert moe_fp8.selective_replicated == 0 and moe_fp8.selective_split == 4 * 512
+    full = layer_activation_bytes(moe, 4096, 1, recompute="none")
+    selective = layer_activation_bytes(moe, 4096, 1, recompute="selective")
+    assert float(full - selective) == 4096 * (2 * 1024 + 2 * 4 * 512)
+    assert selective_saves_memory(arch, ("moe_act",), flash_attention=True)
+    assert not selective_saves_memory(arch, ("core_attn",), flash_attention=True)
+    assert selective_saves_memory(arch, ("core_attn",), flash_attention=False)

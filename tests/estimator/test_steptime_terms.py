@@ -179,8 +179,10 @@ def test_dualpipe_bubble_against_1f1b():
 def test_stacks_switch_mechanisms_only_and_name_their_source():
     for profile in STACKS.values():
         assert profile.source and profile.as_of
-        for value in profile.mechanisms().values():
-            assert value is None or isinstance(value, bool | int | str)
+        for value in profile.mechanisms().values():  # switches and names, never a speed factor
+            names = isinstance(value, tuple) and all(isinstance(v, str) for v in value)
+            assert value is None or isinstance(value, bool | int | str) or names
+            assert not isinstance(value, float)
     assert default_stack_id("Huawei") == "mindspeed-2025"
     assert default_stack_id("NVIDIA") == "megatron-core-2025"
     assert resolve_stack(None, "NVIDIA", {"ep_comm_overlap": True}).ep_comm_overlap is True
@@ -311,3 +313,51 @@ def test_fp8_weight_cache_casts_the_weights_once_per_step():
     hbm = H100.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY
     assert m == 4 and weights == 218_103_808
     assert uncached - cached == pytest.approx(32 * (m - 1) * weights * 6 / hbm, rel=1e-9)
+
+
+def test_recompute_modules_rerun_the_norm_and_the_expert_activation():
+    """Megatron-Core recompute_modules ["layernorm", "moe_act"] (GPT-OSS's recipes): each MoE layer
+    re-runs its pre-MLP norm (read 2h, write 2h bytes per token) and the routed experts' gated
+    activation (read 2·k·f_e, write k·f_e 16-bit values) once more per micro-batch. Qwen3-30B-A3B by
+    hand: 48 MoE layers, h 2048, k 8, f_e 768; PP1, 4 micro-batches of 4,096 tokens."""
+
+    def elementwise_s(modules: list[str]) -> tuple[float, int]:
+        out = estimate(
+            {
+                "model": {"preset": "qwen3-30b-a3b"},
+                "training": {
+                    "tokens": 1e10,
+                    "seq_len": 4096,
+                    "global_batch_tokens": 16 * 4096 * 4,
+                    "stack_overrides": {"selective_recompute": modules},
+                },
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 16},
+                "parallelism": {"tp": 1, "pp": 1, "ep": 16, "micro_batch_size": 1, "recompute": "selective"},
+            }
+        )["result"]["parallelism"]
+        return out["compute_detail_s"]["elementwise"], out["micro_batches"]
+
+    attention_only, m = elementwise_s(["core_attn"])
+    with_modules, _ = elementwise_s(["core_attn", "layernorm", "moe_act"])
+    hbm = H100.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY
+    per_token = 4 * 2048 + 6 * 8 * 768
+    assert m == 4
+    assert with_modules - attention_only == pytest.approx(m * 48 * 4096 * per_token / hbm, rel=1e-9)
+
+
+def test_recompute_module_overrides_are_checked():
+    vendor = "nvidia"
+    assert resolve_stack(None, vendor, {"selective_recompute": "attention"}).selective_recompute == (
+        "core_attn",
+    )
+    assert resolve_stack(
+        None, vendor, {"selective_recompute": ["layernorm", "moe_act"]}
+    ).selective_recompute == (
+        "layernorm",
+        "moe_act",
+    )
+    for bad in (["mla_up_proj"], [], ["moe_act", "moe_act"], ["matmul-half", "layernorm"], 3):
+        with pytest.raises(ScenarioError) as err:
+            resolve_stack(None, vendor, {"selective_recompute": bad})
+        assert [e.field for e in err.value.errors] == ["training.stack_overrides.selective_recompute"]
