@@ -51,6 +51,7 @@ import numpy.typing as npt
 from estimator.arrays import FloatArray, Num, arr
 from estimator.errors import ScenarioError
 from estimator.models import Architecture, ParamCounts, is_gated_mlp, stage_param_counts
+from estimator.stacks import recomputes_scores
 
 GIB = 2.0**30
 WEIGHT_BYTES = 2.0  # bf16 / fp16 weights
@@ -171,6 +172,7 @@ class LayerCoefficients:
     # bytes per token that selective recompute does not store (by the stack's recompute modules)
     selective_replicated: float = 0.0
     selective_split: float = 0.0
+    selective_scores: bool = True  # selective recompute re-runs the attention scores (core_attn)
 
 
 def gpt_layer_coefficients(hidden: int, heads: int) -> LayerCoefficients:
@@ -216,8 +218,9 @@ def layer_coefficients(
     fc2_saving = 1.0 if fp8 else 0.0  # the activation output saved as FP8: 1 byte less per element
     scores = (5.0 if arch.attention_dropout > 0 else 4.0) * a  # scores 2 + softmax 2 (+ dropout mask 1)
     mlp = (mlp_coeff - fc2_saving) * arch.intermediate_size
+    redo_scores = recomputes_scores(selective)
     dense = LayerCoefficients(
-        replicated, attn_split + mlp, scores, 2.0 * h, 0.0, mlp if "mlp" in selective else 0.0
+        replicated, attn_split + mlp, scores, 2.0 * h, 0.0, mlp if "mlp" in selective else 0.0, redo_scores
     )
     if not arch.is_moe:
         return dense, dense
@@ -235,6 +238,7 @@ def layer_coefficients(
         2.0 * h if "layernorm" in selective else 0.0,
         (act_out * k * fe if "moe_act" in selective else 0.0)
         + (shared if "shared_experts" in selective else 0.0),
+        redo_scores,
     )
     return dense, moe
 
@@ -244,7 +248,7 @@ def selective_saves_memory(arch: Architecture, selective: tuple[str, ...], flash
     or any activation the recompute modules leave unstored (else the layout search skips it)."""
     dense, moe = layer_coefficients(arch, False, selective)
     unstored = dense.selective_split + moe.selective_split + moe.selective_replicated
-    return (not flash_attention and "core_attn" in selective) or unstored > 0
+    return (not flash_attention and dense.selective_scores) or unstored > 0
 
 
 def layer_activation_bytes(
@@ -272,7 +276,7 @@ def layer_activation_bytes(
         * np.asarray(micro_batch_size, dtype=float)
     )
     rep_div = np.where(sp, tp, 1.0)
-    keep_scores = (rc == 0) & (not flash_attention)
+    keep_scores = ((rc == 0) | ((rc == 1) & (not coeffs.selective_scores))) & (not flash_attention)
     scores = np.where(keep_scores, coeffs.score_per_key * np.asarray(seq_len, dtype=float), 0.0)
     sel = (rc == 1).astype(float)
     replicated = coeffs.replicated - sel * coeffs.selective_replicated

@@ -239,6 +239,12 @@ def resolve_stack(
     return dataclasses.replace(profile, **changes) if changes else profile
 
 
+def recomputes_scores(selective: tuple[str, ...]) -> bool:
+    """Whether selective recompute re-runs the attention scores an unfused kernel would store:
+    Megatron's core_attn module, or PyTorch's per-op checkpointing (it re-runs the scores' matmuls)."""
+    return "core_attn" in selective or SAC_MATMUL_HALF in selective
+
+
 def _recompute_modules(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """An override's selective recompute as a tuple of module names ("attention" = core_attn)."""
     if isinstance(value, str):

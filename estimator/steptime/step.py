@@ -52,7 +52,7 @@ import numpy as np
 from estimator.arrays import FloatArray, Num, arr
 from estimator.memory import StageLayers, grad_bytes, stage_layers, weight_replicas
 from estimator.models import mlp_matrices, stage_param_counts
-from estimator.stacks import SAC_MATMUL_HALF, StackProfile
+from estimator.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
 from estimator.steptime import attention as att
 from estimator.steptime.candidates import Candidates
 from estimator.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
@@ -78,11 +78,12 @@ if TYPE_CHECKING:
     from estimator.layout_problem import LayoutProblem
 
 # HBM bytes per logit of the fp32 cross-entropy, counted kernel by kernel in Megatron-Core's
-# fused_vocab_parallel_cross_entropy (docs/sources.md#megatron-core): forward upcast + row max (read 2, write 4), exp in place
-# (read 4, write 4), row sum (read 4), normalise in place (read 4, write 4); backward scale in place
-# (read 4, write 4) and cast back to the logits' 16-bit dtype (read 4, write 2). PyTorch's
-# F.cross_entropy on upcast logits (torchtitan, llm-foundry) moves the same 40: upcast 6,
-# log-softmax 12 (two reads, one write), its backward 12 plus the one-hot gradient 4, downcast 6.
+# fused_vocab_parallel_cross_entropy (docs/sources.md#megatron-core): forward upcast + row max
+# (read 2, write 4), exp in place (read 4, write 4), row sum (read 4), normalise in place (read 4,
+# write 4); backward scale in place (read 4, write 4) and cast back to the logits' 16-bit dtype
+# (read 4, write 2). PyTorch's F.cross_entropy on upcast logits (torchtitan, llm-foundry) moves the
+# same 40: upcast 6, log-softmax 12 (two reads, one write), its backward 12 plus the one-hot
+# gradient 4, downcast 6.
 LOGIT_BYTES = 40.0
 COMPUTE_TERMS = ("gemm", "attention", "elementwise", "moe_experts", "moe_routing")
 STAGE_TERMS = (*COMPUTE_TERMS, "host_overhead", "tp_comm", "cp_comm", "ep_comm")
@@ -157,7 +158,8 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
             flop = 2.0 * keys * arch.num_attention_heads * sum(att.score_dims(arch)) * tokens / c.tp
             total = total + share * flop * passes / (r.peak16 * eff)
         return total
-    selective = (c.rc == 1).astype(float)  # selective recompute re-runs the scores
+    # selective recompute re-runs the scores where the stack's modules include them
+    selective = (c.rc == 1).astype(float) * recomputes_scores(problem.stack.selective_recompute)
     flop = fwd * (c.forward_passes + att.backward_ratio(False) + selective)
     softmax = tokens * SOFTMAX_SCORE_BYTES * arch.num_attention_heads * s / c.tp
     return arr(flop / r.bf16 + softmax * (c.passes + selective) / r.hbm)
