@@ -30,9 +30,16 @@ generation (`head_factor`):
   for cuDNN (408-413 vs 595-609 TFLOP/s) and 0.75-0.77 for FA3 (476-497 vs 638-648): 0.72, their
   mean; head dimension 256 at 0.79-0.86 (cuDNN) and 0.96-0.99 (FA3): 0.90. Interpolated in
   log2(d) between 64, 128 and 256 and held beyond.
+Kernels compiled for fixed head sizes pad the others and compute the padding (`padded_head_dim`):
+the Triton FlashAttention to the next power of two (flash_attn_triton.py: BLOCK_HEADDIM =
+max(next_power_of_2(d), 16)), FlashAttention-2 to a multiple of 32 up to 128 and of 64 above
+(flash_api.cpp: round_multiple(head_size, head_size <= 128 ? 32 : 64)); MPT-30B's 112 runs as 128.
+cuDNN takes any multiple of 8.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -91,7 +98,19 @@ def kernel_efficiency(
         kernel = "fa2"
     base = gemm_efficiency if family == "davinci" else _KERNEL_EFFICIENCY.get((kernel, family), 0.35)
     seq_factor = arr(seq_kv) / (arr(seq_kv) + ATTENTION_SEQ_HALF)
-    return arr(base * seq_factor * head_factor(kernel, family, head_dim))
+    padding = head_dim / padded_head_dim(kernel, head_dim)
+    return arr(base * seq_factor * head_factor(kernel, family, head_dim) * padding)
+
+
+def padded_head_dim(kernel: str, head_dim: float) -> float:
+    """The head dimension a kernel computes with (elements): Triton FlashAttention the next power of
+    two (at least 16), FlashAttention-2 the next multiple of 32 (64 above 128), others as given."""
+    if kernel == "fa-triton":
+        return float(max(2 ** math.ceil(math.log2(max(head_dim, 1.0))), 16))
+    if kernel == "fa2":
+        step = 32 if head_dim <= 128 else 64
+        return float(math.ceil(head_dim / step) * step)
+    return float(head_dim)
 
 
 def head_factor(kernel: str, family: str, head_dim: float) -> float:

@@ -89,6 +89,14 @@ def test_attention_kernel_efficiency_by_generation_sequence_and_head():
     assert att.head_factor("fa3", "hopper", 256) == pytest.approx((cudnn_256 + fa3_256) / 2, rel=0.02)
     assert att.head_factor("fa3", "hopper", 128) == 1.0
     assert att.head_factor("fa3", "hopper", 96) == pytest.approx(0.72 + (1.0 - 0.72) * math.log2(1.5))
+    # kernels compiled for fixed head sizes compute the padding: MPT-30B's 112 runs as 128 in the
+    # Triton kernel (next power of two) and in FA2 (next multiple of 32); 80 runs as 128 / 96
+    assert att.padded_head_dim("fa-triton", 112) == 128 and att.padded_head_dim("fa2", 112) == 128
+    assert att.padded_head_dim("fa-triton", 80) == 128 and att.padded_head_dim("fa2", 80) == 96
+    assert att.padded_head_dim("fa2", 160) == 192 and att.padded_head_dim("fa3", 112) == 112
+    assert att.kernel_efficiency("fa2", "h100-sxm", 1e9, 112, 0.6) == pytest.approx(
+        0.35 * (112 / 144) / (128 / 160) * 112 / 128
+    )
     # Ascend: the GEMM rate of the chip (no published kernel measurement)
     assert att.kernel_efficiency("ascend-fa", "ascend-910b2", 1e9, 128, 0.57) == pytest.approx(0.57, rel=1e-6)
     # MPT's Triton FlashAttention: FA2 paper, FA2 is 1.3-2.5x faster; the middle, 1.9
