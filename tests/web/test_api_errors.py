@@ -57,11 +57,39 @@ def with_(scenario, path, value):
         ("parallelism.zero_stage", 7, "parallelism.zero_stage"),
         ("efficiency.mfu", 1.5, "efficiency.mfu"),
         ("training.colour", "blue", "training.colour"),  # not a field of the contract
+        # recompute modules: a list of Megatron-Core module names the model prices
+        (
+            "training.stack_overrides",
+            {"selective_recompute": ["mla_up_proj"]},
+            "training.stack_overrides.selective_recompute",
+        ),
+        (
+            "training.stack_overrides",
+            {"selective_recompute": []},
+            "training.stack_overrides.selective_recompute",
+        ),
+        (
+            "training.stack_overrides",
+            {"overlap_p2p_comm": "yes"},
+            "training.stack_overrides.overlap_p2p_comm",
+        ),
+        ("training.stack_overrides", {"fp8_weight_cache": 1}, "training.stack_overrides.fp8_weight_cache"),
     ],
 )
 def test_field_errors_name_the_path(api_client, scenario, path, value, field):
     response = api_client.post(URL, with_(scenario, path, value), format="json")
     assert field in fields(response)
+
+
+def test_recompute_modules_are_accepted_and_reported(api_client, scenario):
+    modules = ["core_attn", "layernorm", "moe_act"]
+    doc = with_(scenario, "training.stack_overrides", {"selective_recompute": modules})
+    response = api_client.post(URL, doc, format="json")
+    assert response.status_code == 201, response.content
+    stack = next(
+        a for a in response.json()["result"]["assumptions"] if a["name"].startswith("software stack")
+    )
+    assert stack["detail"]["selective_recompute"] == modules
 
 
 def test_both_cards_and_deadline(api_client, scenario):
