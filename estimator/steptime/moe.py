@@ -56,16 +56,16 @@ def expert_time_s(
     fp8: bool,
     recipe: str,
     imbalance: float,
-    per_gemm_s: float = 0.0,
-    weight_casts: Num | None = None,
+    per_gemm_s: float,
+    weight_casts: Num,
 ) -> FloatArray:
     """Grouped-GEMM time of the card's local routed experts over `passes` forward-equivalents (s).
 
     per_gemm_s: the fixed time of each per-expert GEMM where the stack launches one per local expert
     (two weight GEMMs per expert, gate/up and down, in each forward pass, the data-gradient and the
     weight-gradient pass: 2·local·passes launches).
-    weight_casts: FP8 casts of each expert weight per micro-batch (default: one per forward pass,
-    passes - 2; fewer where the stack caches FP8 weights across micro-batches)."""
+    weight_casts: FP8 casts of each expert weight per micro-batch (one per forward pass, or a share
+    of one where the stack caches FP8 weights across micro-batches: step._weight_casts)."""
     e = float(arch.num_experts)
     k = float(arch.num_experts_per_tok)
     h = float(arch.hidden_size)
@@ -77,8 +77,7 @@ def expert_time_s(
     flop = 2.0 * padded * params_expert / arr(tp) * local * passes
     per_pass = linear_elements(rows, params_expert, n_mat, h, tp) * local
     weights = params_expert / arr(tp) * local
-    w_casts = arr(passes) - 2.0 if weight_casts is None else arr(weight_casts)
-    casts = (per_pass - weights) * (arr(passes) - 2.0) + weights * w_casts
+    casts = (per_pass - weights) * (arr(passes) - 2.0) + weights * arr(weight_casts)
     launches = 2.0 * local * arr(passes)
     t = linear_time_s(flop, per_pass * passes, rate, hbm_rate, fp8, recipe, casts)
     return arr(t + per_gemm_s * launches)

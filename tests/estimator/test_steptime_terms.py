@@ -147,7 +147,7 @@ def test_per_expert_gemms_pay_a_fixed_time_per_launch():
 
     def t(per_gemm: float) -> float:
         return float(
-            expert_time_s(4096, 1, 16, arch, 3.0, 3.0, 6e14, 2.8e12, False, "delayed", 1.0, per_gemm)
+            expert_time_s(4096, 1, 16, arch, 3.0, 3.0, 6e14, 2.8e12, False, "delayed", 1.0, per_gemm, 1.0)
         )
 
     assert t(40e-6) - t(0.0) == pytest.approx(48 * 40e-6)
