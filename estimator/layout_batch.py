@@ -161,7 +161,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
         ok = ~(sp & (tp[d] == 1))
         d, sp = d[ok], sp[ok]
     e, zero = _expand(d.size, vals["zero"])
-    ok = ~((zero >= 2) & (pp[d[e]] > 1))
+    ok = ~((zero >= 2) & (pp[d[e]] > 1) & (not big.sharded_with_pp))
     e, zero = e[ok], zero[ok]
     de = d[e]
     bde = b[de]
@@ -372,6 +372,7 @@ def _family(problems: Sequence[LayoutProblem]) -> _Family:
         p.domain_cards,
         p.flash_attention,
         p.stack.selective_recompute,
+        p.sharded_with_pp,
         p.grad_dtype,
         p.buffers,
         fp8_activations(p),

@@ -16,8 +16,8 @@ value), built with numpy, never a Python loop over candidates:
 - dp = cards / (tp·pp·cp) must be an integer; the global batch (sequences) is rounded to a whole
   number of micro-batches per DP rank and the candidate is rejected if that moves it by more than 25%.
 - micro_batch_size: powers of two up to MAX_MICRO_BATCH; virtual_stages 1, 2, 4, 8;
-  sequence_parallel only with tp > 1; zero_stage 0-3 (ZeRO-2/3 cannot accumulate gradients across
-  pipeline micro-batches: rejected with pp > 1, as DeepSpeed does); recompute none / selective /
+  sequence_parallel only with tp > 1; zero_stage 0-3 (ZeRO-2/3 with pp > 1 only where the stack
+  shards under pipeline parallelism, FSDP2; DeepSpeed refuses it); recompute none / selective /
   full / partial (selective is skipped when it would store no less than no recompute: flash
   attention and no recompute module beyond the attention core).
 """
@@ -48,6 +48,8 @@ class LayoutProblem(Protocol):
     def global_batch_seqs(self) -> int: ...
     @property
     def selective_saves_memory(self) -> bool: ...
+    @property
+    def sharded_with_pp(self) -> bool: ...
     @property
     def fixed_normalized(self) -> Mapping[str, Any]: ...
 
@@ -171,5 +173,5 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
         ("ep-not-dividing-dp", dp % ep != 0),
         ("batch-off-by-over-25pct", np.abs(c["m"] * dp * c["mbs"] - gbs) > BATCH_TOLERANCE * gbs),
         ("micro-batches-not-multiple-of-pp", (v > 1) & (c["m"] % pp != 0)),
-        ("zero-stage-incompatible-with-pp", (c["zero"] >= 2) & (pp > 1)),
+        ("zero-stage-incompatible-with-pp", (c["zero"] >= 2) & (pp > 1) & (not problem.sharded_with_pp)),
     ]

@@ -102,6 +102,10 @@ class LayoutProblem:
         return self.stack.flash_attention
 
     @property
+    def sharded_with_pp(self) -> bool:
+        return self.stack.sharded_with_pp
+
+    @property
     def selective_saves_memory(self) -> bool:
         return selective_saves_memory(self.arch, self.stack.selective_recompute, self.flash_attention)
 

@@ -358,15 +358,7 @@ def _warnings(
             }
         )
     if choice.mfu_source == "fallback":
-        out.append(
-            {
-                "code": "no-feasible-layout",
-                "severity": "error",
-                "message": f"No parallel layout fits in HBM on {compute['cards']} cards; time uses a fallback MFU of "
-                f"{choice.mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
-                "params": {"cards": compute["cards"], "mfu": choice.mfu},
-            }
-        )
+        out.append(_no_layout(compute["cards"], choice.mfu, found))
     if compute.get("meets_target") is False:
         out.append(
             {
@@ -429,6 +421,28 @@ def _deadline_risk(compute: dict[str, Any], uncertainty: dict[str, Any]) -> None
     compute["deadline_miss_probability"] = budget_rules.deadline_miss_probability(
         compute["wall_clock_days"], compute["target_days"], *mfu
     )
+
+
+def _no_layout(cards: int, mfu: float, found: LayoutSearch | None) -> dict[str, Any]:
+    """Error for a plan without a layout: none fits in HBM, or (nothing reached the memory check)
+    none is possible under the scenario's fixed fields, with the rules that refused them."""
+    rejected = dict(found.rejected) if found is not None else {}
+    if rejected and "out-of-memory" not in rejected:
+        reasons = ", ".join(rejected)
+        return {
+            "code": "no-possible-layout",
+            "severity": "error",
+            "message": f"No parallel layout is possible on {cards} cards with the fields the scenario fixes "
+            f"(refused: {reasons}); time uses a fallback MFU of {mfu:.0%}. Free or change a fixed field.",
+            "params": {"cards": cards, "mfu": mfu, "reasons": reasons},
+        }
+    return {
+        "code": "no-feasible-layout",
+        "severity": "error",
+        "message": f"No parallel layout fits in HBM on {cards} cards; time uses a fallback MFU of "
+        f"{mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
+        "params": {"cards": cards, "mfu": mfu},
+    }
 
 
 def _does_not_fit(choice: Choice, problem: LayoutProblem) -> dict[str, Any]:

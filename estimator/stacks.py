@@ -65,6 +65,11 @@ class StackProfile:
       "matmul-half".
     fp8_recipe: how FP8 tensors are scaled (delayed amax history, dynamic tensorwise/rowwise,
       1x128 blockwise, MXFP8 32-element blocks).
+    sharded_with_pp: ZeRO-2/3 sharding (gradients, weights) combines with pipeline parallelism:
+      PyTorch FSDP2 does (torchtitan trains Llama 3.1 405B with FSDP + TP + PP; weights gathered
+      and gradients reduce-scattered per micro-batch, docs/sources.md#torchtitan); DeepSpeed refuses
+      ZeRO-2/3 with its pipeline engine and the Megatron-Core stacks shard with the distributed
+      optimizer (ZeRO-1) under PP.
     fp8_weight_cache: the FP8 copies of the weights are made on the first micro-batch of a step and
       reused by the others (Transformer Engine's is_first_microbatch, which Megatron-Core passes:
       "FP8 weight caching", TE performance guide, docs/sources.md#transformer-engine); without it
@@ -90,6 +95,7 @@ class StackProfile:
     selective_recompute: tuple[str, ...] = ("core_attn",)
     fp8_recipe: str = "delayed"
     fp8_weight_cache: bool = False
+    sharded_with_pp: bool = False
 
     @property
     def flash_attention(self) -> bool:
@@ -117,6 +123,7 @@ MECHANISMS = (
     "selective_recompute",
     "fp8_recipe",
     "fp8_weight_cache",
+    "sharded_with_pp",
 )
 
 
@@ -168,6 +175,7 @@ STACKS: dict[str, StackProfile] = {
             attention_kernel="fa2",
             fp8_recipe="tensorwise",
             selective_recompute=(SAC_MATMUL_HALF,),
+            sharded_with_pp=True,
             per_expert_gemms=False,
         ),
         StackProfile(

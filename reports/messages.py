@@ -58,6 +58,9 @@ MESSAGES: dict[str, str] = {
     "no-feasible-layout": gettext_noop(
         "No parallel layout fits in HBM on %(cards)s cards; time uses a fallback MFU of %(mfu)s. Add cards, use a larger-memory accelerator or allow more model parallelism."
     ),
+    "no-possible-layout": gettext_noop(
+        "No parallel layout is possible on %(cards)s cards with the fields the scenario fixes (refused: %(reasons)s); time uses a fallback MFU of %(mfu)s. Free or change a fixed field."
+    ),
     "deadline-missed": gettext_noop("The plan takes %(days)s, more than the %(target_days)s target."),
     "over-budget": gettext_noop(
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."

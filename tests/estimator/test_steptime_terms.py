@@ -369,3 +369,39 @@ def test_recompute_module_overrides_are_checked():
         with pytest.raises(ScenarioError) as err:
             resolve_stack(None, vendor, {"selective_recompute": bad})
         assert [e.field for e in err.value.errors] == ["training.stack_overrides.selective_recompute"]
+
+
+def test_fsdp_with_pipeline_parallelism_only_where_the_stack_does_it():
+    """torchtitan runs FSDP (ZeRO-3) with pipeline parallelism; DeepSpeed and the Megatron-Core
+    stacks do not shard gradients or weights under PP. A fixed FSDP + PP layout plans on the
+    pytorch-fsdp2 stack, weights sharded over the 4 data-parallel ranks, and is refused on
+    megatron-core-2025 with the reason named."""
+
+    def plan(stack: str) -> dict:
+        return estimate(
+            {
+                "model": {"preset": "llama-3.1-8b"},
+                "training": {
+                    "tokens": 1e10,
+                    "seq_len": 4096,
+                    "global_batch_tokens": 4 * 8 * 4096,
+                    "stack": stack,
+                },
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 8},
+                "parallelism": {"tp": 1, "pp": 2, "dp": 4, "zero_stage": 3, "micro_batch_size": 1},
+            }
+        )["result"]
+
+    fsdp = plan("pytorch-fsdp2")
+    assert fsdp["parallelism"]["zero_stage"] == 3 and fsdp["parallelism"]["pp"] == 2
+    weights = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336  # one layer, by hand
+    stage = 16 * weights + 128256 * 4096  # 16 layers and one embedding (or head) matrix per stage
+    assert fsdp["memory"]["per_card_bytes"]["weights"] == pytest.approx(2 * stage / 4, rel=0.01)
+    megatron = plan("megatron-core-2025")
+    assert megatron["parallelism"] is None
+    # nothing reached the memory check: the error names the rule, not HBM
+    error = next(w for w in megatron["warnings"] if w["severity"] == "error")
+    assert error["code"] == "no-possible-layout"
+    assert "zero-stage-incompatible-with-pp" in error["params"]["reasons"]
+    assert "HBM" not in error["message"]

@@ -60,6 +60,18 @@ def test_every_code_the_core_emits_is_catalogued():
         ), code
 
 
+def test_no_possible_layout_names_the_refusing_rule_in_chinese():
+    item = {
+        "code": "no-possible-layout",
+        "severity": "error",
+        "message": "English default",
+        "params": {"cards": 8, "mfu": 0.35, "reasons": "zero-stage-incompatible-with-pp"},
+    }
+    with translation.override("zh-hans"):
+        text = messages.warning(item, "CNY")["message"]
+    assert "zero-stage-incompatible-with-pp" in text and "固定字段" in text and "35%" in text
+
+
 def test_range_errors_in_chinese():
     with translation.override("zh-hans"):
         assert messages.field_error("input should be less than or equal to 3650") == "不能大于 3,650"
