@@ -85,6 +85,16 @@ class PriceBookForm(forms.Form):
             for s in self.table
         ]
 
+    def version_fields(self) -> dict[str, Any]:
+        """What a valid form gives a new version: name, currency, price date and the prices."""
+        data = self.cleaned_data
+        return {
+            "name": data["name"],
+            "currency": data["currency"],
+            "price_date": data["price_date"],
+            "prices": self.prices(),
+        }
+
     def prices(self) -> dict[str, Any]:
         """The prices document of a valid form: only the cells that were filled."""
         data = self.cleaned_data

@@ -31,14 +31,7 @@ def index(request):
         if form.is_valid():
             team = next(t for t in teams if t.slug == form.cleaned_data["team"])
             try:
-                book = services.create_book(
-                    user=request.user,
-                    team=team,
-                    name=form.cleaned_data["name"],
-                    currency=form.cleaned_data["currency"],
-                    price_date=form.cleaned_data["price_date"],
-                    prices=form.prices(),
-                )
+                book = services.create_book(user=request.user, team=team, **form.version_fields())
             except ScenarioError as exc:
                 form.add_core_errors(exc)
             else:
@@ -65,14 +58,7 @@ def edit(request, pk: int):
         form = PriceBookForm(request.POST)
         if form.is_valid():
             try:
-                version = services.add_version(
-                    user=request.user,
-                    book=book,
-                    name=form.cleaned_data["name"],
-                    currency=form.cleaned_data["currency"],
-                    price_date=form.cleaned_data["price_date"],
-                    prices=form.prices(),
-                )
+                version = services.add_version(user=request.user, book=book, **form.version_fields())
             except ScenarioError as exc:
                 form.add_core_errors(exc)
             else:

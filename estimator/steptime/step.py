@@ -33,13 +33,8 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
   overlap_p2p_comm, or DualPipe.
 - host_overhead: KERNEL_GAP_S per kernel launched (none with CUDA graphs) and, for the dropless
   dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward.
-- dp_comm: gradient all-reduce (ZeRO-0), reduce-scatter + weight all-gather (ZeRO-1, the
-  distributed optimizer), per-micro-batch reduce-scatter (ZeRO-2) or per-layer all-gathers and
-  reduce-scatters (ZeRO-3) over the dense and the expert data-parallel groups; overlapped with the
-  last backward (overlap_grad_reduce; the last 40M-parameter bucket stays exposed), the first
-  forward (overlap_param_gather) or the layer compute (ZeRO-3 prefetch).
-- optimizer: Adam reads and writes 26 bytes of state per local parameter plus the gradient,
-  memory-bound.
+- dp_comm, optimizer: `data_parallel` (the replica group's collectives by ZeRO stage and their
+  overlap; Adam's memory-bound update of the card's shard).
 """
 
 from __future__ import annotations
@@ -50,16 +45,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.memory import StageLayers, grad_bytes, stage_layers, weight_replicas
+from estimator.memory import StageLayers, stage_layers, weight_replicas
 from estimator.models import mlp_matrices, stage_param_counts
 from estimator.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
 from estimator.steptime import attention as att
 from estimator.steptime.candidates import Candidates
-from estimator.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
+from estimator.steptime.collectives import Fabric
 from estimator.steptime.constants import (
-    ADAM_BYTES,
     COMM_SM_FRACTION,
-    DP_BUCKET_PARAMS,
     ELEMENTWISE_H_BYTES,
     HBM_EFFICIENCY,
     HOST_OP_S,
@@ -68,8 +61,8 @@ from estimator.steptime.constants import (
     KERNELS_PER_MOE_PASS,
     MOE_OPS_AFTER_SYNC,
     SOFTMAX_SCORE_BYTES,
-    WEIGHT_BYTES,
 )
+from estimator.steptime.data_parallel import data_parallel_s, optimizer_s
 from estimator.steptime.gemm import gemm_rate, linear_elements, linear_time_s
 from estimator.steptime.moe import all_to_all_s, expert_time_s, routing_time_s
 from estimator.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
@@ -406,60 +399,6 @@ def _stage_params(problem: LayoutProblem, c: Candidates, st: StageLayers) -> tup
     return dense, expert
 
 
-def _data_parallel(
-    problem: LayoutProblem,
-    c: Candidates,
-    fab: Fabric,
-    st: StageLayers,
-    dense_p: FloatArray,
-    expert_p: FloatArray,
-    comp_mb: FloatArray,
-) -> tuple[FloatArray, FloatArray]:
-    """(exposed, hidden) data-parallel communication per step (s)."""
-    stack = problem.stack
-    g = grad_bytes(problem.grad_dtype)
-    # the dense group's members sit tp apart (Megatron's tp-cp-ep-dp rank order); the expert group's
-    # are counted at the dp stride (its cp members, tp apart, are taken as far as its dp members)
-    dense_n, expert_n = weight_replicas(c.dp, c.cp, c.ep)
-    groups = ((dense_p, dense_n, c.tp), (expert_p, expert_n, c.tp * c.cp * c.ep))
-
-    def coll(bytes_per_param: float, kind: str, per_layer: bool = False) -> FloatArray:
-        total = arr(0.0)
-        for params, n, stride in groups:
-            bw = hierarchical_allreduce_s(params * bytes_per_param, n, stride, fab)
-            if kind == "half":  # reduce-scatter or all-gather: half an all-reduce's traffic
-                bw = 0.5 * bw
-            calls = (
-                np.where(params > 0, 1.0, 0.0) * st.full if per_layer else np.ceil(params / DP_BUCKET_PARAMS)
-            )
-            total = total + bw + calls * latency_s(n, stride, fab, kind)
-        return total
-
-    z = c.zero
-    grads_ar = coll(g, "ar")
-    grads_rs = coll(g, "half")
-    weights_ag = coll(WEIGHT_BYTES, "half")
-    backward_window = comp_mb * 2.0 / c.passes
-    forward_window = comp_mb * 1.0 / c.passes
-    tail = np.minimum(1.0, DP_BUCKET_PARAMS / np.maximum(dense_p + expert_p, 1.0))
-
-    def overlapped(raw: FloatArray, window: FloatArray, on: bool) -> FloatArray:
-        return np.maximum(raw - window, raw * tail) if on else raw
-
-    reduce_raw = np.where(z == 0, grads_ar, np.where(z == 1, grads_rs, 0.0))
-    reduce_exp = overlapped(reduce_raw, backward_window, stack.overlap_grad_reduce)
-    gather_raw = np.where((z == 1) | (z == 2), weights_ag, 0.0)
-    gather_exp = overlapped(gather_raw, forward_window, stack.overlap_param_gather)
-    z2_raw = np.where(z == 2, c.m * grads_rs, 0.0)
-    z2_exp = np.where(z == 2, c.m * overlapped(grads_rs, backward_window, stack.overlap_grad_reduce), 0.0)
-    z3_mb = 2.0 * coll(WEIGHT_BYTES, "half", per_layer=True) + coll(g, "half", per_layer=True)
-    z3_raw = np.where(z == 3, c.m * z3_mb, 0.0)
-    z3_exp = np.where(z == 3, c.m * np.maximum(z3_mb - comp_mb, 0.0), 0.0)  # prefetched per layer
-    exposed = reduce_exp + gather_exp + z2_exp + z3_exp
-    raw = reduce_raw + gather_raw + z2_raw + z3_raw
-    return exposed, raw - exposed
-
-
 def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatArray]:
     """Step time and its named terms for candidate layouts (seconds per step, per card).
 
@@ -494,13 +433,11 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
     t_stage = compute_mb + mb["host_overhead"] + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
     bubble = bubble_s(c.pp, c.v, t_stage, stack.dualpipe)
     dense_p, expert_p = _stage_params(problem, c, st)
-    dp_exposed, dp_hidden = _data_parallel(problem, c, fab, st, dense_p, expert_p, compute_mb)
+    replicas = weight_replicas(c.dp, c.cp, c.ep)
+    dp_exposed, dp_hidden = data_parallel_s(problem, c, fab, st, (dense_p, expert_p), replicas, compute_mb)
     hidden_total = c.m * (sum(hid.values()) + pp_mb - pp_exposed) + dp_hidden
     slowdown = COMM_SM_FRACTION * np.minimum(hidden_total, c.m * compute_mb)
-    sharded = c.zero >= 1
-    dense_n, expert_n = weight_replicas(c.dp, c.cp, c.ep)
-    local = np.where(sharded, dense_p / dense_n + expert_p / expert_n, dense_p + expert_p)
-    t_opt = local * (ADAM_BYTES + grad_bytes(problem.grad_dtype)) / r.hbm
+    t_opt = optimizer_s(c, (dense_p, expert_p), replicas, problem.grad_dtype, r.hbm)
     step = c.m * t_stage + bubble + dp_exposed + t_opt + slowdown
     out = {k: c.m * mb[k] for k in COMPUTE_TERMS}
     out.update(
