@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from estimator import catalog
-from estimator.scenario import scenario_json_schema
+from estimator.contract.scenario import scenario_json_schema
 from reports import selectors, services
 from reports.models import Estimate
 from teams.selectors import may_manage

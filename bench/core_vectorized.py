@@ -20,11 +20,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from estimator import catalog
-from estimator.cost import cost
-from estimator.layout import LayoutProblem, search
-from estimator.models import param_counts
-from estimator.power import power
-from estimator.uncertainty import monte_carlo
+from estimator.cluster.power import power
+from estimator.layout.search import LayoutProblem, search
+from estimator.model.transformer import param_counts
+from estimator.money.cost import cost
+from estimator.plan.uncertainty import monte_carlo
 
 
 def best_of(fn: Callable[[], object], runs: int = 3) -> float:

@@ -1,4 +1,4 @@
-"""Benchmark of the vectorized layout search (estimator.layout.search).
+"""Benchmark of the vectorized layout search (estimator.layout.search.search).
 
 Prints candidates evaluated per second (one core: numpy element-wise work is single-threaded) and
 the wall time of full searches:
@@ -23,8 +23,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from estimator import catalog
-from estimator.layout import LayoutProblem, search
-from estimator.models import Architecture, param_counts
+from estimator.layout.search import LayoutProblem, search
+from estimator.model.transformer import Architecture, param_counts
 
 LLAMA_405B = Architecture(
     num_hidden_layers=126,

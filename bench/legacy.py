@@ -16,10 +16,8 @@ from unittest import mock
 
 import numpy as np
 
-from estimator import batch, plan, pricing
-from estimator.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.errors import ScenarioError
-from estimator.layout import (
+from estimator.layout.search import (
     REASONS,
     LayoutProblem,
     LayoutSearch,
@@ -30,6 +28,10 @@ from estimator.layout import (
     rank_order,
     structural_failures,
 )
+from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.money import pricing
+from estimator.plan import batch
+from estimator.plan import compose as plan
 
 
 def search_legacy(problem: LayoutProblem) -> LayoutSearch:

@@ -3,7 +3,7 @@
 
 1. A predicted-MFU sweep (no `efficiency.mfu`): Llama 3.1 70B and Qwen3-30B-A3B x H100 SXM, Ascend
    910B2, H800 SXM x 200 card counts (64 to 12,800 in steps of 64): 1,200 scenarios through
-   estimator.batch.evaluate_columns in this process (one worker). Prints scenarios/s (wall clock and
+   estimator.plan.batch.evaluate_columns in this process (one worker). Prints scenarios/s (wall clock and
    per CPU second of this process), the same for the old path (a full layout search per row,
    bench/legacy.py) and the ratio, then checks a random sample of rows against estimate() of the
    same scenario (cards, MFU and the chosen layout must be equal).
@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 from legacy import legacy_paths
 
-from estimator import layout_batch
-from estimator.batch import LAYOUT_FIELDS, evaluate_columns
-from estimator.plan import estimate
+from estimator.layout import batch_search as layout_batch
+from estimator.plan.batch import LAYOUT_FIELDS, evaluate_columns
+from estimator.plan.compose import estimate
 
 SWEEP_BASE = {
     "model": {"preset": "llama-3.1-70b"},

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import estimator.supernode as supernode
-from estimator.plan import estimate
+import estimator.cluster.supernode as supernode
+from estimator.plan.compose import estimate
 
 
 def _median_s(doc: dict, repeat: int) -> float:

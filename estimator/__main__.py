@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import ScenarioError
-from .jsonio import loads_strict, to_jsonable
+from estimator.errors import ScenarioError
+from estimator.jsonio import loads_strict, to_jsonable
 
 EXIT_BAD_INPUT = 2
 
@@ -32,11 +32,11 @@ def _read(path: str, what: str = "scenario", field: str = "") -> Any:
 
 
 def _books(data: Any, path: str | None) -> dict[str, Any] | None:
-    """--price-book FILE: one book document (estimator.price_book.PriceBook) that stands for the
+    """--price-book FILE: one book document (estimator.contract.price_book.PriceBook) that stands for the
     reference the scenario's cost.price_book names, whatever it is."""
     if path is None:
         return None
-    from .price_book import parse_book
+    from estimator.contract.price_book import parse_book
 
     ref = data.get("cost", {}).get("price_book") if isinstance(data, dict) else None
     if not isinstance(ref, str):
@@ -53,9 +53,9 @@ def _print_json(data: Any) -> None:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from .plan import estimate
-    from .report_text import format_plan
-    from .work_budget import check_work_budget
+    from estimator.plan.compose import estimate
+    from estimator.plan.work_budget import check_work_budget
+    from estimator.report_text import format_plan
 
     data = _read(args.scenario)
     books = _books(data, args.price_book)
@@ -71,15 +71,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_schema(_args: argparse.Namespace) -> int:
-    from .scenario import scenario_json_schema
+    from estimator.contract.scenario import scenario_json_schema
 
     _print_json(scenario_json_schema())
     return 0
 
 
 def cmd_catalog(args: argparse.Namespace) -> int:
-    from . import catalog
-    from .report_text import format_catalog
+    from estimator import catalog
+    from estimator.report_text import format_catalog
 
     listing = catalog.catalog_listing()
     if args.kind:
@@ -96,8 +96,8 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .report_text import format_validation
-    from .validation import validation_rows
+    from estimator.report_text import format_validation
+    from estimator.validation import validation_rows
 
     rows = validation_rows()
     if args.format == "json":

@@ -14,8 +14,8 @@ import math
 import re
 from typing import Any
 
-from . import limits
-from .errors import ScenarioError
+from estimator import limits
+from estimator.errors import ScenarioError
 
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 

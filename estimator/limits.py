@@ -1,6 +1,6 @@
 """The work budget of one request: every cap on what a scenario, a sweep or a request body may ask.
 
-One place for each number, so the README, the JSON Schema (`estimator.scenario`), the API and the
+One place for each number, so the README, the JSON Schema (`estimator.contract.scenario`), the API and the
 CLI all state and enforce the same limits. The caps sit well above the largest published training
 runs (Llama 3 405B: 126 layers, 16,384 GPUs; DeepSeek-V3: 61 layers, 256 routed experts, 2,048
 GPUs; Kimi K2: 384 experts), so a real plan never meets them; they stop a single anonymous request
@@ -12,7 +12,7 @@ Units: counts unless the name says otherwise; bytes for sizes; seconds for times
 
 from __future__ import annotations
 
-# ---- one scenario (estimator.scenario validates these with the field path) --------------------
+# ---- one scenario (estimator.contract.scenario validates these with the field path) --------------------
 MAX_LAYERS = 1_000  # model.num_hidden_layers (and its config.json aliases), first_k_dense_replace
 MAX_EXPERTS = 1_024  # model.num_experts / n_routed_experts / num_experts_per_tok / n_shared_experts
 MAX_CARDS = 1_048_576  # cluster.cards, parallelism.dp, serving.cards (2**20 accelerators)

@@ -1,6 +1,6 @@
 """The browser's price-book form: an editable table of every catalog id (no JavaScript), a blank
 cell meaning "the catalog's price". The core validates the prices document it builds
-(estimator.price_book); its errors land on the cell they name."""
+(estimator.contract.price_book); its errors land on the cell they name."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from estimator.contract.price_book import KINDS
+from estimator.contract.price_book import entries as _entries
 from estimator.errors import ScenarioError
-from estimator.price_book import KINDS
-from estimator.price_book import entries as _entries
 
 from .models import PriceBookVersion
 

@@ -59,7 +59,9 @@ class PriceBookVersion(models.Model):
     price_date = models.DateField(_("price date"), help_text=_("The date the prices are quoted for."))
     prices = models.JSONField(
         _("prices"),
-        help_text=_("Validated by estimator.price_book.PriceTable; only what differs from the catalog."),
+        help_text=_(
+            "Validated by estimator.contract.price_book.PriceTable; only what differs from the catalog."
+        ),
     )
 
     class Meta:
@@ -77,7 +79,7 @@ class PriceBookVersion(models.Model):
         super().save(*args, **kwargs)
 
     def document(self) -> dict:
-        """The book as the core takes it (estimator.price_book.PriceBook), and as an estimate stores it."""
+        """The book as the core takes it (estimator.contract.price_book.PriceBook), and as an estimate stores it."""
         return {
             "name": self.book.name,
             "version": self.number,

@@ -1,5 +1,5 @@
 """Input and output shapes of the price-book API. The prices document itself is validated by the
-core (estimator.price_book.PriceTable): errors name its path (`prices.servers.dgx-h100`)."""
+core (estimator.contract.price_book.PriceTable): errors name its path (`prices.servers.dgx-h100`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.schema import inline_refs
-from estimator.price_book import PriceTable
+from estimator.contract.price_book import PriceTable
 
 from .models import PriceBook, PriceBookVersion
 

@@ -1,6 +1,6 @@
 """Writes on price books and the resolution of a scenario's `cost.price_book` for a user.
 
-The prices document is validated by the core (estimator.price_book); this module adds who may use
+The prices document is validated by the core (estimator.contract.price_book); this module adds who may use
 which book and the versioning: a new version for every edit, numbered 1, 2, ... per book.
 """
 
@@ -13,8 +13,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils.text import slugify
 
+from estimator.contract.price_book import parse_prices, parse_reference
 from estimator.errors import ScenarioError
-from estimator.price_book import parse_prices, parse_reference
 from teams.models import Team
 
 from .models import PriceBook, PriceBookVersion

@@ -16,10 +16,10 @@ from django.core import validators
 from django.utils.translation import gettext_lazy as _
 
 from estimator import catalog
+from estimator.contract.scenario import ModelSpec, Scenario
 from estimator.dotted import pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
-from estimator.scenario import ModelSpec, Scenario
 from pricebooks.selectors import books_of
 from teams.selectors import teams_of
 

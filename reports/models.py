@@ -44,7 +44,7 @@ class Estimate(models.Model):
         null=True,
         blank=True,
         help_text=_(
-            "The book's prices as planned with (estimator.price_book.PriceBook), kept with the report."
+            "The book's prices as planned with (estimator.contract.price_book.PriceBook), kept with the report."
         ),
     )
     name = models.CharField(_("name"), max_length=200, blank=True)

@@ -8,11 +8,11 @@ from typing import Any
 from django.db import transaction
 
 from estimator import ENGINE_VERSION, catalog
+from estimator.contract.price_book import PriceBook, parse_book
 from estimator.errors import ScenarioError
 from estimator.jsonio import to_jsonable
-from estimator.plan import estimate as core_estimate
-from estimator.price_book import PriceBook, parse_book
-from estimator.work_budget import check_work_budget
+from estimator.plan.compose import estimate as core_estimate
+from estimator.plan.work_budget import check_work_budget
 from pricebooks.models import PriceBookVersion
 from pricebooks.selectors import newer_version
 from pricebooks.services import book_documents

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from api.throttling import AnonRateThrottle, UserRateThrottle
 from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
-from estimator.supernode_rules import explain_step_time
+from estimator.plan.supernode_rules import explain_step_time
 from estimator.validation import validation_rows
 
 from . import charts, compare, glossary, messages, selectors, services, summary, working, xlsx

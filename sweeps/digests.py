@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from estimator import sweep as estimator_sweep
+from estimator.contract import sweep as estimator_sweep
 
 # Result fields used by the summary, best tables, heatmaps and Pareto front (those the core returns).
 DAYS = "compute.wall_clock_days"

@@ -3,7 +3,7 @@
 Storage: one `SweepChunk` row per chunk of scenarios (thousands each), holding the core's result
 arrays as a compressed NumPy `.npz` in a BinaryField; unique on (sweep, index), so a chunk that a
 redelivered task computes twice is stored once. Scenario inputs are not stored per row: scenario
-`i` is decoded from `i` and the axes (estimator.sweep.decode). A 1,000,000-scenario sweep is about
+`i` is decoded from `i` and the axes (estimator.contract.sweep.decode). A 1,000,000-scenario sweep is about
 40 rows and tens of megabytes, not a million rows.
 """
 

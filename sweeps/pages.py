@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from estimator import sweep as estimator_sweep
+from estimator.contract import sweep as estimator_sweep
 from estimator.errors import ScenarioError
 from reports import formatting as fmt
 from reports import messages as messages_catalogue

@@ -9,7 +9,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
-from estimator import sweep as estimator_sweep
+from estimator.contract import sweep as estimator_sweep
 from teams.selectors import visible_to
 
 from .digests import unpack

@@ -1,4 +1,4 @@
-"""Serializers of the sweep API. Input is validated by the core (estimator.sweep.validate_sweep) so
+"""Serializers of the sweep API. Input is validated by the core (estimator.contract.sweep.validate_sweep) so
 every error carries a field path; these describe the shapes for the OpenAPI schema."""
 
 from __future__ import annotations

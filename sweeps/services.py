@@ -1,6 +1,6 @@
 """Sweep services: create, queue, run a chunk, store it once, finish, cancel, watchdog.
 
-Views and tasks call these; these call the core (`estimator.sweep` for the axes, `estimator.batch`
+Views and tasks call these; these call the core (`estimator.contract.sweep` for the axes, `estimator.plan.batch`
 for the vectorized evaluation). The database is the source of truth: a chunk is done when its row
 exists, so re-running a task, re-queuing a chunk or a second worker picking it up stores nothing
 twice and counts nothing twice.
@@ -26,11 +26,11 @@ from django.utils import timezone
 
 import estimator
 from estimator import limits
-from estimator import sweep as estimator_sweep
+from estimator.contract import sweep as estimator_sweep
+from estimator.contract.price_book import PriceBook, parse_book
+from estimator.contract.resolve import resolve as resolve_scenario
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
-from estimator.price_book import PriceBook, parse_book
-from estimator.resolve import resolve as resolve_scenario
 from pricebooks.services import book_documents
 from teams.selectors import team_for
 
@@ -292,7 +292,7 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
     books = books_of(sweep)
     t0 = time.perf_counter()
     try:
-        from estimator.batch import evaluate_columns
+        from estimator.plan.batch import evaluate_columns
 
         parts: list[dict[str, np.ndarray]] = []
         for lo in range(start, stop, sub):

@@ -28,7 +28,7 @@ def test_the_fixed_scenarios_cover_the_engine_s_paths():
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_results_have_not_moved(name):
-    from estimator.plan import estimate
+    from estimator.plan.compose import estimate
 
     now = golden.flatten(estimate(SCENARIOS[name])["result"])
     stored = STORED[name]

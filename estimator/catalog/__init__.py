@@ -18,8 +18,8 @@ import functools
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from ._load import Catalog, CatalogDataError, Preset, load_catalog
-from .entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
+from estimator.catalog._load import Catalog, CatalogDataError, Preset, load_catalog
+from estimator.catalog.entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
 
 __all__ = [
     "ACCELERATOR_IDS",
@@ -158,7 +158,7 @@ def _entry_dict(entry: Any) -> dict[str, Any]:
 
 
 def _preset_dict(p: Preset) -> dict[str, Any]:
-    from ..models import param_counts
+    from estimator.model.transformer import param_counts
 
     counts = param_counts(p.architecture)
     return {

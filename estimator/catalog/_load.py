@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-from ..model_config import architecture_from_config
-from ..models import Architecture
-from .entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
+from estimator.catalog.entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
+from estimator.model.config_json import architecture_from_config
+from estimator.model.transformer import Architecture
 
 DATA_DIR = Path(__file__).resolve().parent
 DATA_FILES = (

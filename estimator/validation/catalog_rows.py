@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from estimator import catalog
-from estimator.compute import training_flop, training_time_s
-from estimator.models import param_counts
+from estimator.model.compute import training_flop, training_time_s
+from estimator.model.transformer import param_counts
 from estimator.validation.rows import row
 
 SECONDS_PER_YEAR = 365 * 86400.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from estimator.plan import estimate
+from estimator.plan.compose import estimate
 from estimator.validation.rows import row
 
 # Dubey et al. 2024, Table 4: GPUs, TP, CP, PP, DP, sequence length, TFLOP/s per GPU (BF16 model FLOPs).

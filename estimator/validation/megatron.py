@@ -13,7 +13,7 @@
   This is the one calibration set of the step-time model.
 
 Calibrated physical parameter (one value for every row, never per row):
-estimator.steptime.TRAINING_GEMM_FRACTION, the part of the catalog's best-case GEMM efficiency
+estimator.layout.steptime.TRAINING_GEMM_FRACTION, the part of the catalog's best-case GEMM efficiency
 (A100: 0.85, MAMF) that a training step's GEMMs achieve; `calibrate_gemm_fraction()` reproduces the
 fit. Everything else comes from the catalog / data sheets (peak 312 TF, HBM 2.039 TB/s, NVLink
 300 GB/s, HDR 25 GB/s per GPU) and the a-priori constants LINK_EFFICIENCY and HBM_EFFICIENCY.
@@ -24,10 +24,10 @@ from __future__ import annotations
 from typing import Any
 
 from estimator import catalog
-from estimator.layout import LayoutEval, LayoutProblem, search
-from estimator.models import Architecture, param_counts
-from estimator.stacks import STACKS
-from estimator.steptime import LINK_EFFICIENCY, TRAINING_GEMM_FRACTION
+from estimator.layout.search import LayoutEval, LayoutProblem, search
+from estimator.layout.stacks import STACKS
+from estimator.layout.steptime import LINK_EFFICIENCY, TRAINING_GEMM_FRACTION
+from estimator.model.transformer import Architecture, param_counts
 from estimator.validation.rows import read_csv
 
 MEGATRON_SEQ = 2048

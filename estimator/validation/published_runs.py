@@ -8,10 +8,10 @@ import dataclasses
 import tomllib
 from typing import Any
 
-from estimator.layout import search
-from estimator.plan import estimate, fabric_for, layout_problem
-from estimator.resolve import resolve
-from estimator.scenario import validate_shape
+from estimator.contract.resolve import resolve
+from estimator.contract.scenario import validate_shape
+from estimator.layout.search import search
+from estimator.plan.compose import estimate, fabric_for, layout_problem
 from estimator.validation.rows import REFERENCE_DIR, row
 
 

@@ -1,5 +1,5 @@
 """DGX SuperPOD H100 check: NVIDIA's reference architecture (RA-11333-001, Table 4), leaf and spine
-switches and cables for 1-4 scalable units, against the fabric sizing of estimator.network."""
+switches and cables for 1-4 scalable units, against the fabric sizing of estimator.cluster.network."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import csv
 from pathlib import Path
 from typing import Any
 
-from estimator.network import design_fabric
+from estimator.cluster.network import design_fabric
 from estimator.validation.rows import REFERENCE_DIR
 
 REFERENCE_CSV = REFERENCE_DIR / "superpod_h100_fabric.csv"

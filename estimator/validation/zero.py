@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from estimator.memory import model_state_bytes
+from estimator.layout.memory import model_state_bytes
 from estimator.validation.rows import read_csv
 
 

@@ -1,12 +1,12 @@
-"""The article's rules as checks (estimator/advice.py): each rule fires once and stays quiet once."""
+"""The article's rules as checks (estimator/plan/advice.py): each rule fires once and stays quiet once."""
 
 import copy
 
 import pytest
 
-from estimator.advice import RULES, advise
 from estimator.dotted import set_path
-from estimator.starting_config import starting_configuration
+from estimator.plan.advice import RULES, advise
+from estimator.plan.starting_config import starting_configuration
 
 SCENARIO = {
     "hardware": {"accelerator": "h100-sxm", "cards_per_node": 8},

@@ -5,9 +5,9 @@ import copy
 import numpy as np
 import pytest
 
-from estimator.batch import LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
 from estimator.dotted import get_path
-from estimator.plan import estimate
+from estimator.plan.batch import LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
+from estimator.plan.compose import estimate
 
 BASE = {
     "model": {"preset": "llama-3.1-70b"},

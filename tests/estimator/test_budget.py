@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from estimator.budget import deadline_miss_probability, largest_within, status, triangular_cdf
 from estimator.errors import ScenarioError
-from estimator.plan import estimate
+from estimator.money.budget import deadline_miss_probability, largest_within, status, triangular_cdf
+from estimator.plan.compose import estimate
 
 # The source article's example (errata applied), priced in CNY with a 50 M CNY budget (issue 11).
 ARTICLE = {

@@ -1,9 +1,9 @@
-"""estimator.compute: 6·N·D, time, cards for a deadline (the source article's corrected example)."""
+"""estimator.model.compute: 6·N·D, time, cards for a deadline (the source article's corrected example)."""
 
 import numpy as np
 import pytest
 
-from estimator import compute
+from estimator.model import compute
 
 
 def test_70b_500b_tokens_example():

@@ -1,9 +1,10 @@
-"""Capex, owned vs cloud cost, break-even (estimator/cost.py)."""
+"""Capex, owned vs cloud cost, break-even (estimator/money/cost.py)."""
 
 import numpy as np
 import pytest
 
-from estimator.cost import (
+from estimator.errors import ScenarioError
+from estimator.money.cost import (
     DEFAULT_DEPRECIATION_YEARS,
     HOURS_PER_MONTH,
     break_even_months,
@@ -11,7 +12,6 @@ from estimator.cost import (
     cost,
     owned_usd_per_card_hour,
 )
-from estimator.errors import ScenarioError
 
 # One HGX/DGX-class H100 node, Freakonomics-sheet price (reference section 4, Aug 2024): $310,000
 # with 8 GPUs and 8 x 400G NICs; 6.2 kW IT, PUE 1.2 -> 7.44 kW facility; $0.10/kWh; 4-year life.

@@ -1,16 +1,16 @@
-"""Serving sizing (estimator/inference.py): KV cache, concurrency, decode bound."""
+"""Serving sizing (estimator/plan/inference.py): KV cache, concurrency, decode bound."""
 
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.inference import (
+from estimator.model.transformer import Architecture
+from estimator.plan.inference import (
     decode_tokens_per_s_bound,
     kv_cache_bytes_per_token,
     kv_replication,
     max_concurrent_sequences,
     serving,
 )
-from estimator.models import Architecture
 
 # Qwen3-8B config.json: 36 layers, hidden 4096, 32 heads, 8 KV heads, head_dim 128, MLP 12288,
 # vocab 151,936, untied embeddings.

@@ -1,4 +1,4 @@
-"""estimator.layout / steptime / layout_enum: hand-computed step times, search rules, vectorization."""
+"""estimator.layout.search / steptime / layout_enum: hand-computed step times, search rules, vectorization."""
 
 import dataclasses
 import itertools
@@ -9,11 +9,11 @@ import pytest
 
 from estimator.catalog.entries import Accelerator
 from estimator.errors import ScenarioError
-from estimator.layout import BREAKDOWN_KEYS, LayoutProblem, evaluate, evaluate_layout, search
-from estimator.layout_enum import REASONS, enumerate_candidates, structural_failures
-from estimator.models import Architecture, param_counts
-from estimator.stacks import STACKS
-from estimator.steptime import ALPHA_NIC_S, ALPHA_SCALEUP_S, Fabric, hierarchical_allreduce_s
+from estimator.layout.enumeration import REASONS, enumerate_candidates, structural_failures
+from estimator.layout.search import BREAKDOWN_KEYS, LayoutProblem, evaluate, evaluate_layout, search
+from estimator.layout.stacks import STACKS
+from estimator.layout.steptime import ALPHA_NIC_S, ALPHA_SCALEUP_S, Fabric, hierarchical_allreduce_s
+from estimator.model.transformer import Architecture, param_counts
 
 ACC = Accelerator(
     id="test-gpu",

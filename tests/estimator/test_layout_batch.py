@@ -1,4 +1,4 @@
-"""estimator.layout_batch: the batched search picks, for every size, the layout the one-at-a-time
+"""estimator.layout.batch_search: the batched search picks, for every size, the layout the one-at-a-time
 search picks (layout.search), on a few hundred random scenarios, dense and MoE; its enumeration is
 the search's; the dominance rules it prunes with hold in the step-time and memory models."""
 
@@ -8,14 +8,15 @@ import random
 import numpy as np
 import pytest
 
-from estimator import layout_batch, plan
+from estimator.contract.resolve import resolve
+from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
-from estimator.layout import card_memory, evaluate_time, search
-from estimator.layout_batch import best_layouts, enumerate_layouts, enumerate_valid
-from estimator.layout_enum import enumerate_candidates, structural_failures
-from estimator.resolve import resolve
-from estimator.scenario import validate_shape
-from estimator.stacks import STACKS
+from estimator.layout import batch_search as layout_batch
+from estimator.layout.batch_search import best_layouts, enumerate_layouts, enumerate_valid
+from estimator.layout.enumeration import enumerate_candidates, structural_failures
+from estimator.layout.search import card_memory, evaluate_time, search
+from estimator.layout.stacks import STACKS
+from estimator.plan import compose as plan
 
 DENSE = ["llama-3.1-8b", "llama-3.1-70b", "qwen3-8b", "megatron-gpt-7.5b", "gpt3-175b"]
 MOE = ["qwen3-30b-a3b", "deepseek-v3"]

@@ -6,10 +6,10 @@ import copy
 import pytest
 
 from estimator import limits
+from estimator.contract.scenario import scenario_json_schema, validate_shape
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
-from estimator.scenario import scenario_json_schema, validate_shape
-from estimator.work_budget import check_work_budget
+from estimator.plan.work_budget import check_work_budget
 
 BASE = {
     "model": {"preset": "llama-3.1-8b"},

@@ -1,10 +1,10 @@
-"""estimator.memory: ZeRO model states, Korthikanti activations, pipeline peaks, buffers."""
+"""estimator.layout.memory: ZeRO model states, Korthikanti activations, pipeline peaks, buffers."""
 
 import numpy as np
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.memory import (
+from estimator.layout.memory import (
     GIB,
     Buffers,
     gpt_layer_coefficients,
@@ -16,7 +16,7 @@ from estimator.memory import (
     selective_saves_memory,
     stage_layers,
 )
-from estimator.models import Architecture, param_counts
+from estimator.model.transformer import Architecture, param_counts
 
 
 def gpt(layers=8, hidden=1024, heads=16, vocab=1024):

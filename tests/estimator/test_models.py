@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from estimator import catalog
-from estimator.model_config import architecture_from_config
-from estimator.models import (
+from estimator.model.config_json import architecture_from_config
+from estimator.model.transformer import (
     Architecture,
     architecture_for_params,
     flops_per_token,

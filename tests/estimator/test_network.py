@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimator.errors import ScenarioError
-from estimator.network import (
+from estimator.cluster.network import (
     design_fabric,
     fabric_counts,
     leaf_ports,
     tier_limits,
 )
+from estimator.errors import ScenarioError
 from estimator.validation.superpod import load_superpod_table, superpod_validation_rows
 
 SUPERPOD = load_superpod_table()

@@ -5,9 +5,9 @@ import math
 import pytest
 
 from estimator import catalog
-from estimator.layout import LayoutProblem, evaluate_layout, search
-from estimator.memory import stage_layers
-from estimator.models import param_counts
+from estimator.layout.memory import stage_layers
+from estimator.layout.search import LayoutProblem, evaluate_layout, search
+from estimator.model.transformer import param_counts
 
 LAYOUT = {
     "tp": 8,

@@ -5,7 +5,7 @@ import copy
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.plan import estimate
+from estimator.plan.compose import estimate
 
 BASE = {
     "model": {"preset": "llama-3.1-70b"},

@@ -1,10 +1,10 @@
-"""Power and energy (estimator/power.py)."""
+"""Power and energy (estimator/cluster/power.py)."""
 
 import numpy as np
 import pytest
 
+from estimator.cluster.power import DEFAULT_PUE, breakdown_w, power
 from estimator.errors import ScenarioError
-from estimator.power import DEFAULT_PUE, breakdown_w, power
 
 
 def test_h100_node_budget_matches_reference_example():

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from estimator.__main__ import main
+from estimator.contract.price_book import parse_book, parse_prices, parse_reference
 from estimator.errors import ScenarioError
-from estimator.plan import estimate
-from estimator.price_book import parse_book, parse_prices, parse_reference
+from estimator.plan.compose import estimate
 
 # 64 H100 on DGX H100 (8 cards per node: 8 nodes), MFU fixed so the layout search cannot move time.
 BASE = {

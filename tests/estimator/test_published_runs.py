@@ -4,7 +4,7 @@ nothing in the model is fitted to these rows (TRAINING_GEMM_FRACTION is fitted o
 
 import pytest
 
-from estimator.plan import estimate
+from estimator.plan.compose import estimate
 from estimator.validation.published_runs import predicted_tokens_per_s_per_gpu, published_runs, run_scenario
 
 MODELS, RUNS = published_runs()

@@ -1,9 +1,9 @@
 """Each rule of the core lives in one place: one test per rule that fails when a copy drifts.
 
-Rules: MLP gating (estimator.models.is_gated_mlp), plausible-MFU bounds (estimator.compute),
-per-stage parameters (estimator.models.stage_param_counts), "a fixed layout must divide the card
-count" (estimator.scenario.Parallelism.fits_cards), the storage network's fabric
-(estimator.network.STORAGE_*), dotted paths (estimator.dotted).
+Rules: MLP gating (estimator.model.transformer.is_gated_mlp), plausible-MFU bounds (estimator.model.compute),
+per-stage parameters (estimator.model.transformer.stage_param_counts), "a fixed layout must divide the card
+count" (estimator.contract.scenario.Parallelism.fits_cards), the storage network's fabric
+(estimator.cluster.network.STORAGE_*), dotted paths (estimator.dotted).
 """
 
 from __future__ import annotations
@@ -14,10 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimator import advice, compute, plan
+from estimator.cluster.network import design_fabric, storage_fabric_counts
+from estimator.contract.scenario import Parallelism
 from estimator.dotted import get_path, pop_path, set_path
-from estimator.layout import LayoutProblem, evaluate_layout
-from estimator.models import (
+from estimator.layout.search import LayoutProblem, evaluate_layout
+from estimator.model import compute
+from estimator.model.transformer import (
     HF_ACTIVATIONS,
     Architecture,
     is_gated_mlp,
@@ -25,8 +27,8 @@ from estimator.models import (
     param_counts,
     stage_param_counts,
 )
-from estimator.network import design_fabric, storage_fabric_counts
-from estimator.scenario import Parallelism
+from estimator.plan import advice
+from estimator.plan import compose as plan
 from tests.estimator.test_layout import ACC
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,7 +154,7 @@ def test_every_hf_activation_gives_one_answer_in_params_memory_and_step_time():
 def test_one_plausible_mfu_bound():
     assert plan.MAX_PLAUSIBLE_MFU == compute.MFU_PLAUSIBLE_MAX == 0.65
     assert plan.MIN_PLAUSIBLE_MFU == compute.MFU_PLAUSIBLE_MIN == 0.15
-    assert _defined_in("MFU_PLAUSIBLE_MAX") == ["estimator/compute.py"]
+    assert _defined_in("MFU_PLAUSIBLE_MAX") == ["estimator/model/compute.py"]
 
 
 @pytest.mark.parametrize(("mfu", "flagged"), [(0.64, False), (0.65, False), (0.66, True)])
@@ -197,7 +199,7 @@ def test_stage_param_counts_moe_experts_split_over_ep_and_tp():
 
 def test_stage_params_defined_once():
     assert _defined_in("stage_params") == []
-    for module in ("estimator/memory.py", "estimator/steptime/step.py"):
+    for module in ("estimator/layout/memory.py", "estimator/layout/steptime/step.py"):
         assert "stage_param_counts(" in (ROOT / module).read_text(encoding="utf-8"), module
 
 
@@ -263,16 +265,16 @@ def test_dotted_paths():
 def test_dotted_path_helpers_defined_once(name):
     assert _defined_in(name) == ["estimator/dotted.py"] or _defined_in(name) == [
         "estimator/dotted.py",
-        "estimator/sweep.py",
+        "estimator/contract/sweep.py",
     ]
 
 
 def test_dotted_path_copies_gone_from_lead_files():
-    assert _defined_in("del_path") == [] and "_set" not in _module_defs()["estimator/batch.py"]
+    assert _defined_in("del_path") == [] and "_set" not in _module_defs()["estimator/plan/batch.py"]
 
 
 def test_storage_fabric_rule_used_by_the_batch_path():
-    """The batch path's vectorized counts (estimator.pricing.vectorized_counts) size the storage
+    """The batch path's vectorized counts (estimator.money.pricing.vectorized_counts) size the storage
     network with network.storage_fabric_counts, not a copy of its rule."""
-    source = (ROOT / "estimator" / "pricing.py").read_text(encoding="utf-8")
+    source = (ROOT / "estimator" / "money" / "pricing.py").read_text(encoding="utf-8")
     assert "storage_fabric_counts" in source and "server_cable=" not in source

@@ -4,10 +4,10 @@ import math
 
 import pytest
 
+from estimator.contract.resolve import parse_scenario
+from estimator.contract.scenario import scenario_json_schema
 from estimator.dotted import set_path
 from estimator.errors import ScenarioError
-from estimator.resolve import parse_scenario
-from estimator.scenario import scenario_json_schema
 
 BASE = {
     "model": {"preset": "llama-3.1-70b"},
@@ -140,7 +140,7 @@ def test_json_schema_names_the_contract_sections():
 
 
 def test_estimate_shows_catalog_defaults_and_reparses_to_the_same_plan():
-    from estimator.plan import estimate
+    from estimator.plan.compose import estimate
 
     first = estimate({**BASE, "efficiency": {"mfu": 0.4}})
     norm = first["scenario"]

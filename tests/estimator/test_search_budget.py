@@ -3,8 +3,8 @@ the layouts it has timed and says so; within it, chunked timing changes nothing.
 
 import pytest
 
-from estimator import layout
-from estimator.plan import estimate
+from estimator.layout import search as layout
+from estimator.plan.compose import estimate
 
 SCENARIO = {
     "model": {"preset": "deepseek-v3"},

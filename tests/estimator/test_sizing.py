@@ -4,11 +4,12 @@ round sizes one full search at a time chooses: the first size whose best layout 
 import numpy as np
 import pytest
 
-from estimator import plan, pricing
-from estimator.compute import SECONDS_PER_DAY, cards_for_deadline
-from estimator.layout import search
-from estimator.resolve import resolve
-from estimator.scenario import validate_shape
+from estimator.contract.resolve import resolve
+from estimator.contract.scenario import validate_shape
+from estimator.layout.search import search
+from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.money import pricing
+from estimator.plan import compose as plan
 
 CASES = [
     {

@@ -6,10 +6,10 @@ import dataclasses
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.model_config import architecture_from_config
-from estimator.models import Architecture, attended_keys, flops_per_token_terms
-from estimator.plan import estimate
-from estimator.steptime import attention as att
+from estimator.layout.steptime import attention as att
+from estimator.model.config_json import architecture_from_config
+from estimator.model.transformer import Architecture, attended_keys, flops_per_token_terms
+from estimator.plan.compose import estimate
 
 BASE = Architecture(
     num_hidden_layers=4,

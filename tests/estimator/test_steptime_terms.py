@@ -7,15 +7,15 @@ import pytest
 
 from estimator import catalog
 from estimator.errors import ScenarioError
-from estimator.models import Architecture
-from estimator.plan import estimate
-from estimator.stacks import STACKS, default_stack_id, resolve_stack
-from estimator.steptime import Fabric
-from estimator.steptime import attention as att
-from estimator.steptime.constants import CAST_BYTES_PER_ELEMENT, FP8_TO_BF16_EFFICIENCY, HBM_EFFICIENCY
-from estimator.steptime.gemm import gemm_rate, linear_time_s
-from estimator.steptime.moe import all_to_all_s, expert_time_s, tokens_per_local_expert
-from estimator.steptime.pipeline import bubble_s
+from estimator.layout.stacks import STACKS, default_stack_id, resolve_stack
+from estimator.layout.steptime import Fabric
+from estimator.layout.steptime import attention as att
+from estimator.layout.steptime.constants import CAST_BYTES_PER_ELEMENT, FP8_TO_BF16_EFFICIENCY, HBM_EFFICIENCY
+from estimator.layout.steptime.gemm import gemm_rate, linear_time_s
+from estimator.layout.steptime.moe import all_to_all_s, expert_time_s, tokens_per_local_expert
+from estimator.layout.steptime.pipeline import bubble_s
+from estimator.model.transformer import Architecture
+from estimator.plan.compose import estimate
 
 H100 = catalog.accelerator("h100-sxm")
 
@@ -260,7 +260,7 @@ def test_interleaved_pipeline_p2p_hides_behind_compute_with_overlap_p2p_comm():
     """Megatron-Core posts the interleaved schedule's sends/receives asynchronously
     (overlap_p2p_comm, on whenever virtual stages > 1): the p2p leaves the critical path. Without
     the overlap it is m·2·v messages of s·h 16-bit values over NVLink at LINK_EFFICIENCY."""
-    from estimator.steptime.constants import LINK_EFFICIENCY
+    from estimator.layout.steptime.constants import LINK_EFFICIENCY
 
     def parallelism(overlap: bool | None, v: int) -> dict:
         training = {"tokens": 1e10, "seq_len": 4096, "global_batch_tokens": 2 * 8 * 4096}

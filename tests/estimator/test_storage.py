@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from estimator.errors import ScenarioError
-from estimator.storage import (
+from estimator.cluster.storage import (
     checkpoint_bytes,
     checkpoint_write_bytes_per_s,
     dataset_bytes,
@@ -14,6 +13,7 @@ from estimator.storage import (
     drives_needed,
     tokenized_bytes_per_token,
 )
+from estimator.errors import ScenarioError
 
 LLAMA3_405B = {
     "params_total": 405e9,

@@ -6,9 +6,9 @@ sources: docs/supernodes.md."""
 import pytest
 
 from estimator import catalog
-from estimator.plan import estimate
-from estimator.scaleup import rack_power_w, racks, supernodes_for, unit_bill
-from estimator.supernode_rules import explain_step_time
+from estimator.cluster.scaleup import rack_power_w, racks, supernodes_for, unit_bill
+from estimator.plan.compose import estimate
+from estimator.plan.supernode_rules import explain_step_time
 
 
 def _plan(accelerator, cards=2304, preset="deepseek-v3", **hardware):

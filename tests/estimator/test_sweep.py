@@ -1,11 +1,11 @@
-"""estimator.sweep: what a sweep refuses before any row is computed."""
+"""estimator.contract.sweep: what a sweep refuses before any row is computed."""
 
 import pytest
 
 
 def test_budget_sizing_is_refused_in_sweeps_with_the_field_path():
+    from estimator.contract.sweep import validate_sweep
     from estimator.errors import ScenarioError
-    from estimator.sweep import validate_sweep
 
     base = {
         "model": {"preset": "llama-3.1-70b"},

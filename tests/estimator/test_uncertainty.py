@@ -1,10 +1,10 @@
-"""Seeded Monte Carlo over triangular ranges (estimator/uncertainty.py)."""
+"""Seeded Monte Carlo over triangular ranges (estimator/plan/uncertainty.py)."""
 
 import numpy as np
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.uncertainty import monte_carlo, spearman, triangular
+from estimator.plan.uncertainty import monte_carlo, spearman, triangular
 
 # The article's section 6 example with the errata applied: 6 x 70e9 x 5e11 = 2.1e23 FLOP on
 # 320 TFLOPS cards at 50 % MFU -> ~507 cards for 30 days.

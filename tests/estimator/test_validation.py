@@ -4,7 +4,7 @@ import hashlib
 
 import pytest
 
-from estimator.steptime import EXPERT_GEMM_OVERHEAD_S, TRAINING_GEMM_FRACTION
+from estimator.layout.steptime import EXPERT_GEMM_OVERHEAD_S, TRAINING_GEMM_FRACTION
 from estimator.validation import megatron as megatron_suite
 from estimator.validation import rows, zero
 from estimator.validation.published_runs import calibrate_expert_gemm_overhead

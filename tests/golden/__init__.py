@@ -3,7 +3,7 @@ cannot go unnoticed, and cannot land without an ENGINE_VERSION bump and a CHANGE
 
 Files (beside this module):
 - scenarios.json: the fixed scenarios (dense, MoE, Ascend, deadline, cards, MFU given or predicted).
-- results.json: per scenario, every number, flag and code of `estimator.plan.estimate`'s result,
+- results.json: per scenario, every number, flag and code of `estimator.plan.compose.estimate`'s result,
   flattened to dotted paths (English message text is left out: wording is not a result).
 - versions.json: engine version -> digest of results.json's figures. A version's digest never
   changes once recorded, so new results need a new version.
@@ -58,7 +58,7 @@ def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> 
 
 def compute() -> dict[str, dict[str, Any]]:
     """Scenario name -> flattened result, computed now."""
-    from estimator.plan import estimate
+    from estimator.plan.compose import estimate
 
     scenarios = json.loads(SCENARIOS.read_text(encoding="utf-8"))
     return {name: flatten(estimate(data)["result"]) for name, data in scenarios.items()}

@@ -1,11 +1,11 @@
-"""estimator.sweep: axis parsing, the product as a mixed radix, chunking, Pareto front (no Django)."""
+"""estimator.contract.sweep: axis parsing, the product as a mixed radix, chunking, Pareto front (no Django)."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from estimator import sweep as estimator_sweep
+from estimator.contract import sweep as estimator_sweep
 from estimator.errors import ScenarioError
 
 

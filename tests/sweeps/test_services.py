@@ -11,10 +11,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from estimator.batch import SUMMARY_FIELDS
 from estimator.dotted import get_path
 from estimator.errors import ScenarioError
-from estimator.plan import estimate
+from estimator.plan.batch import SUMMARY_FIELDS
+from estimator.plan.compose import estimate
 from sweeps import selectors, services
 from sweeps.models import Sweep, SweepChunk
 
@@ -134,12 +134,12 @@ def test_csv_and_json_pages_agree(sweep, user):
 
 
 def test_a_failing_chunk_fails_the_sweep_with_a_reason(sweep, client, monkeypatch):
-    import estimator.batch
+    import estimator.plan.batch
 
     def broken(base, columns, books=None):
         raise ScenarioError("the catalog has no price for this chip", field="hardware.accelerator")
 
-    monkeypatch.setattr(estimator.batch, "evaluate_columns", broken)
+    monkeypatch.setattr(estimator.plan.batch, "evaluate_columns", broken)
     assert services.run_chunk(sweep.pk, 1) == "failed"
     sweep.refresh_from_db()
     assert sweep.status == "failed"

@@ -10,9 +10,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from estimator.batch import SUMMARY_FIELDS
 from estimator.dotted import get_path
-from estimator.plan import estimate
+from estimator.plan.batch import SUMMARY_FIELDS
+from estimator.plan.compose import estimate
 from sweeps import selectors
 from sweeps.models import Sweep, SweepChunk
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from estimator.plan import estimate as core_estimate
+from estimator.plan.compose import estimate as core_estimate
 from pricebooks.models import ImmutableVersionError, PriceBookVersion
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from estimator.plan import estimate as plan
+from estimator.plan.compose import estimate as plan
 from reports.services import create_estimate
 
 from .test_browser import browser  # noqa: F401  (the shared Chromium fixture)

@@ -52,7 +52,7 @@ def test_an_unknown_code_falls_back_to_the_cores_english():
 
 
 def test_every_code_the_core_emits_is_catalogued():
-    from estimator.advice import RULES
+    from estimator.plan.advice import RULES
 
     for code in RULES:
         assert (
@@ -221,7 +221,7 @@ def test_the_leads_fixed_layout_warning_renders_in_chinese():
     """fixed-layout-does-not-fit (params overflow_gb, total_gb, hbm_gb, largest_term, nearest_layout):
     Llama 3.1 70B with TP 1, PP 1 and no ZeRO on 64-GB cards needs >1 TB per card (16 B/param of
     model states alone: 70.6e9 x 16 B = 1,130 GB) and must say so in Chinese."""
-    from estimator.plan import estimate
+    from estimator.plan.compose import estimate
 
     result = estimate(
         {

@@ -1,0 +1,1 @@
+"""The cluster: fabric, scale-up planes and supernodes, storage tiers, power."""

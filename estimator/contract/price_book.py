@@ -1,0 +1,256 @@
+"""Price books: a named, dated set of prices that replaces the catalog's published prices.
+
+The catalog's prices are the default book. A book lists only what it changes: per catalog id the
+purchase price of an accelerator card, a server chassis (without its cards: a node costs chassis
++ cards per node x card price, as in the catalog), a switch, a transceiver or a drive; per
+accelerator the cloud rates per card-hour (on demand, reserved); and electricity per kWh. Ids the
+book does not name keep the catalog's price. Explicit scenario fields (`cost.server_price`,
+`cost.switch_price`, `cost.transceiver_price`, `cost.electricity_per_kwh`, the cloud prices,
+`hardware.overrides.price_usd`) still win over the book.
+
+The scenario names a book by reference (`cost.price_book`, "<team>/<book>[@<version>]"); the
+caller (the web layer, or the CLI's --price-book file) supplies `PriceBook` documents keyed by
+reference, and `estimator.contract.resolve.resolve` applies the named one. Book prices are in the book's
+`currency`; a CNY book is converted with the scenario's `cost.usd_to_cny` (catalog default when
+absent), the same rate the report converts back with, so a CNY report shows the book's figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel as _Base
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+from estimator import catalog
+from estimator.catalog.entries import Source
+from estimator.contract.scenario import PRICE_BOOK_REFERENCE, _message, _number, _path
+from estimator.errors import FieldError, ScenarioError
+from estimator.jsonio import check_tree
+
+Money = Annotated[float, BeforeValidator(_number), Field(ge=0, le=1e10)]
+Rate = Annotated[float, BeforeValidator(_number), Field(ge=0, le=1e5)]
+MAX_ENTRIES = 500  # per kind: far above the catalog's size, bounds the work of a hostile document
+
+KINDS = ("accelerators", "servers", "switches", "transceivers", "drives")
+
+
+class _Frozen(_Base):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class CloudRates(_Frozen):
+    on_demand: Rate | None = Field(None, description="Cloud on-demand price per card-hour")
+    reserved: Rate | None = Field(None, description="Cloud reserved price per card-hour")
+
+
+def entries(kind: str) -> dict[str, Any]:
+    """The catalog entries a book may price under `kind` (cloud rates are per accelerator)."""
+    if kind in ("accelerators", "cloud"):
+        return dict(catalog.accelerators())
+    if kind == "servers":
+        return dict(catalog.servers())
+    if kind == "switches":
+        return dict(catalog.switches())
+    if kind == "transceivers":
+        return dict(catalog.transceivers())
+    return dict(catalog.drives())
+
+
+def _known(kind: str) -> set[str]:
+    return set(entries(kind))
+
+
+class PriceTable(_Frozen):
+    """The prices document of a book version (every price in the book's currency)."""
+
+    accelerators: dict[str, Money] = Field(
+        default_factory=dict, max_length=MAX_ENTRIES, description="Price per card, by accelerator id"
+    )
+    servers: dict[str, Money] = Field(
+        default_factory=dict,
+        max_length=MAX_ENTRIES,
+        description="Server chassis price without its accelerator cards, by server id",
+    )
+    switches: dict[str, Money] = Field(default_factory=dict, max_length=MAX_ENTRIES)
+    transceivers: dict[str, Money] = Field(default_factory=dict, max_length=MAX_ENTRIES)
+    drives: dict[str, Money] = Field(default_factory=dict, max_length=MAX_ENTRIES)
+    cloud: dict[str, CloudRates] = Field(
+        default_factory=dict,
+        max_length=MAX_ENTRIES,
+        description="Cloud rates per card-hour, by accelerator id",
+    )
+    electricity_per_kwh: Annotated[float, BeforeValidator(_number), Field(ge=0, le=100)] | None = None
+
+    @model_validator(mode="after")
+    def _catalog_ids(self) -> PriceTable:
+        """Every id must be a catalog id: a typo would otherwise silently price nothing."""
+        errors = []
+        for kind in (*KINDS, "cloud"):
+            unknown = sorted(set(getattr(self, kind)) - _known(kind))
+            if unknown:
+                errors.append(f"{kind}: unknown id '{unknown[0]}'")
+        if errors:
+            raise ValueError("; ".join(errors))
+        return self
+
+
+class PriceBook(_Frozen):
+    """One version of a book as the core applies it: its label and its prices."""
+
+    name: str = Field("price book", min_length=1, max_length=200)
+    version: int = Field(1, ge=1, le=10**9)
+    currency: Literal["USD", "CNY"] = "USD"
+    price_date: datetime.date
+    prices: PriceTable = Field(default_factory=PriceTable)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+def _errors(exc: ValidationError, prefix: str) -> ScenarioError:
+    errors = []
+    for err in exc.errors():
+        loc = err["loc"]
+        # a failing model validator reports at the object; point at the kind when it names one
+        field = _path(tuple(p for p in loc if p != "function-after[_catalog_ids()]"))
+        msg = _message(err)
+        if err.get("type") == "extra_forbidden":
+            msg = "is not a field of a price book"
+        errors.append(FieldError(".".join(p for p in (prefix, field) if p), msg))
+    return ScenarioError(errors)
+
+
+def parse_prices(data: Any, prefix: str = "prices") -> PriceTable:
+    """Validate a prices document; errors name the path under `prefix` (e.g. prices.switches.x)."""
+    if not isinstance(data, dict):
+        raise ScenarioError("must be a JSON object", prefix)
+    check_tree(data)
+    try:
+        return PriceTable.model_validate(data)
+    except ValidationError as exc:
+        raise _errors(exc, prefix) from None
+
+
+def parse_book(data: Any, prefix: str = "") -> PriceBook:
+    """Validate a whole book document (name, version, currency, price_date, prices)."""
+    if not isinstance(data, dict):
+        raise ScenarioError("a price book must be a JSON object", prefix)
+    check_tree(data)
+    try:
+        return PriceBook.model_validate(data)
+    except ValidationError as exc:
+        raise _errors(exc, prefix) from None
+
+
+def parse_reference(ref: str) -> tuple[str, str, int | None]:
+    """ "team/book@3" -> ("team", "book", 3); the version is None when not pinned."""
+    match = re.fullmatch(PRICE_BOOK_REFERENCE, ref)
+    if match is None:
+        raise ScenarioError("must be '<team>/<book>' or '<team>/<book>@<version>'", "cost.price_book")
+    team, rest = ref.split("/", 1)
+    book, _, version = rest.partition("@")
+    return team, book, int(version) if version else None
+
+
+def pick(ref: str | None, books: Mapping[str, PriceBook] | None) -> PriceBook | None:
+    """The book a scenario's `cost.price_book` names, from what the caller supplied."""
+    if ref is None:
+        return None
+    book = (books or {}).get(ref)
+    if book is None:
+        raise ScenarioError(
+            f"price book '{ref}' was not supplied (the web product resolves it among your teams' "
+            "books; the CLI takes it with --price-book FILE)",
+            "cost.price_book",
+        )
+    return book
+
+
+def usd_per_unit(book: PriceBook, usd_to_cny: float) -> float:
+    """USD per unit of the book's currency: the one conversion of book prices into the core's USD."""
+    return 1.0 if book.currency == "USD" else 1.0 / usd_to_cny
+
+
+T = TypeVar("T")
+
+
+_SOURCE_PREFIX = "price book "
+
+
+def _source(book: PriceBook) -> Source:
+    return Source(source=f"{_SOURCE_PREFIX}{book.label}", as_of=book.price_date.isoformat())
+
+
+def source_text(book: PriceBook) -> str:
+    """How a report cites a price the book set: "price book <name> v<N> (<date>)"."""
+    return f"{_SOURCE_PREFIX}{book.label} ({book.price_date.isoformat()})"
+
+
+def book_note(entry: Any, field: str = "price_usd") -> str:
+    """ ", price book <label>" when the entry's `field` came from a price book, else ""."""
+    src = getattr(entry, "sources", {}).get(field)
+    return f", {src.source}" if src is not None and src.source.startswith(_SOURCE_PREFIX) else ""
+
+
+def priced(entry: T, kind: str, book: PriceBook | None, usd_to_cny: float, field: str = "price_usd") -> T:
+    """A catalog entry with its `field` price from the book when the book names its id."""
+    if book is None:
+        return entry
+    table: dict[str, float] = getattr(book.prices, kind)
+    entry_id = getattr(entry, "id", None)
+    if entry_id not in table:
+        return entry
+    sources = {**getattr(entry, "sources", {}), field: _source(book)}
+    value = table[entry_id] * usd_per_unit(book, usd_to_cny)
+    return dataclasses.replace(entry, **{field: value, "sources": sources})  # type: ignore[type-var]
+
+
+def priced_cloud(entry: T, book: PriceBook | None, usd_to_cny: float) -> T:
+    """An accelerator with the book's cloud rates (on demand, reserved) where the book gives them."""
+    if book is None:
+        return entry
+    rates = book.prices.cloud.get(getattr(entry, "id", ""))
+    if rates is None:
+        return entry
+    fx = usd_per_unit(book, usd_to_cny)
+    changes: dict[str, Any] = {}
+    sources = dict(getattr(entry, "sources", {}))
+    if rates.on_demand is not None:
+        changes["cloud_price_usd_per_card_hour"] = rates.on_demand * fx
+        sources["cloud_price_usd_per_card_hour"] = _source(book)
+    if rates.reserved is not None:
+        changes["cloud_reserved_usd_per_card_hour"] = rates.reserved * fx
+        sources["cloud_reserved_usd_per_card_hour"] = _source(book)
+    if not changes:
+        return entry
+    return dataclasses.replace(entry, **changes, sources=sources)  # type: ignore[type-var]
+
+
+def electricity_usd(book: PriceBook | None, usd_to_cny: float) -> float | None:
+    """The book's electricity price in USD per kWh, or None when it gives none."""
+    if book is None or book.prices.electricity_per_kwh is None:
+        return None
+    return book.prices.electricity_per_kwh * usd_per_unit(book, usd_to_cny)
+
+
+def assumption(book: PriceBook) -> dict[str, Any]:
+    """The report's assumption row naming the book ("Price book: name vN (date, currency)")."""
+    return {
+        "name": "price book",
+        "value": book.version,
+        "unit": "",
+        "source": f"{book.label} ({book.price_date.isoformat()}, {book.currency})",
+        "code": "assumption.price-book",
+        "params": {
+            "book": book.name,
+            "version": book.version,
+            "date": book.price_date.isoformat(),
+            "currency": book.currency,
+        },
+    }

@@ -1,0 +1,52 @@
+"""Figures read out of the contract's dicts (the normalized scenario and the result sections), for
+the article's rules (estimator.plan.advice) and its starting configuration (estimator.plan.starting_config).
+A missing or malformed key reads as None."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from estimator.dotted import get_path
+
+
+def number_at(d: Any, path: str) -> float | None:
+    """Number at a dotted path (bools and non-numbers -> None)."""
+    v = get_path(d, path)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+        return None
+    return float(v)
+
+
+def first_of(*values: float | None) -> float | None:
+    """The first value that is not None."""
+    return next((v for v in values if v is not None), None)
+
+
+def cards_per_node(s: dict[str, Any], r: dict[str, Any]) -> float | None:
+    """Cards per node: the scenario's, else the plan's."""
+    return first_of(number_at(s, "hardware.cards_per_node"), number_at(r, "compute.cards_per_node"))
+
+
+def scaleup_domain(s: dict[str, Any], r: dict[str, Any]) -> float | None:
+    """Cards in one HCCS/NVLink domain (384 on CloudMatrix), else cards per node."""
+    return first_of(
+        number_at(r, "compute.scaleup_domain_cards"),
+        number_at(s, "hardware.scaleup_domain_cards"),
+        cards_per_node(s, r),
+    )
+
+
+def is_ascend(s: dict[str, Any], r: dict[str, Any]) -> bool:
+    """Whether the plan runs on Huawei Ascend (catalog id, inline accelerator or the plan's vendor)."""
+    acc = get_path(s, "hardware.accelerator")
+    if isinstance(acc, dict):
+        return "ascend" in str(acc.get("id", "")).lower() or "huawei" in str(acc.get("vendor", "")).lower()
+    if isinstance(acc, str):
+        return acc.lower().startswith("ascend")
+    return "huawei" in str(get_path(r, "compute.vendor") or "").lower()
+
+
+def bubble_fraction(pp: float, m: float) -> float:
+    """1F1B pipeline bubble as a share of the step: (p-1)/(m+p-1) (Narayanan et al. 2021)."""
+    return (pp - 1) / (m + pp - 1)

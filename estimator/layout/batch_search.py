@@ -1,0 +1,450 @@
+"""The layout search across many cluster sizes at once: `best_layouts(problems)[i]` is
+`layout.search(problems[i]).best` for every i, in one vectorized pass instead of one search each.
+
+The problems must differ only in what the cluster size decides (`cards` and the fabric's
+`cross_leaf_bandwidth_factor` and `nodes_per_leaf_group`): deadline sizing asks one model on
+forty round sizes, a sweep asks one (model, accelerator, stack, batch) on hundreds of card counts.
+
+How it saves the per-search work (the search itself is layout.py; these are its rules, batched):
+- No full Cartesian product per size: the structurally valid layouts are built level by level over
+  the axes in the search's enumeration order (tp, pp, cp | ep | mbs, v | sp | zero), each level
+  dropping what fails the rules of layout_enum.structural_failures that involve only the axes
+  fixed so far (tests/estimator/test_layout_batch.py checks the two enumerations are equal). Only
+  pp depends on the size (the divisors of the card count); the other ranges are the largest
+  size's: a tp or ep beyond a smaller size's card count fails "dp-not-integral" or
+  "ep-not-dividing-dp" there anyway.
+- Memory before time: per-card memory (cheap) drops what does not fit in HBM and partial recompute
+  that recomputes no layer or all of them (as the search does); only the rest gets the step-time
+  model. Partial recompute's memory lies between no recompute and full recompute of the same
+  layout, so it is computed only where full recompute fits and no recompute does not.
+- Dominated candidates are dropped before the step-time model; each rule is a property of the
+  models that tests/estimator/test_layout_batch.py asserts:
+  RECOMPUTE_DOMINATES: throughput never rises with the share of layers recomputed (a recomputed
+  forward adds work) and the ranking breaks throughput ties towards less recomputation, so full
+  recompute of a layout loses to its no-recompute or partial-recompute candidate when that fits.
+  SEQUENCE_PARALLEL_DOMINATES (fused attention kernels only): with tp > 1, sequence parallelism
+  moves the same bytes and divides the replicated activations and their element-wise kernels by
+  tp: never slower, strictly less memory, so the sp = false twin never wins. (With unfused
+  attention, partial recompute stores like selective recompute and the rule does not hold.)
+- One step-time call for all sizes: evaluate_step broadcasts, so `cards` and the two fabric
+  factors go in as per-candidate arrays (see _SizedProblem).
+- Slices of SLICE_ROWS candidates keep numpy's temporaries in the CPU caches.
+- The same ranking (layout.rank_order: throughput bin, ZeRO stage, recompute share, memory) with
+  the size most significant and the search's enumeration position least, so ties resolve the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.arrays import FloatArray
+from estimator.layout.enumeration import BATCH_TOLERANCE, axis_values
+from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
+from estimator.layout.search import (
+    MEMORY_KEYS,
+    LayoutEval,
+    LayoutProblem,
+    _make_eval,
+    _partial_recompute,
+    _take,
+    card_memory,
+    evaluate_memory,
+    evaluate_time,
+    fp8_activations,
+    partial_redundant,
+    speed_bin,
+)
+
+Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
+IntArray = npt.NDArray[np.int64]
+SIZE_FIELDS = ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
+
+
+class _SizedProblem:
+    """A LayoutProblem whose cards and fabric factors are per-candidate arrays.
+
+    evaluate_step and layout.evaluate_time use problem.cards (HFU, MFU: FLOP/s over cards · peak),
+    problem.cross_leaf_bandwidth_factor and problem.nodes_per_leaf_group (collective and
+    point-to-point bandwidths) only in numpy expressions, so arrays broadcast against the candidate
+    arrays; every other attribute is the shared problem's."""
+
+    def __init__(self, base: LayoutProblem, cards: FloatArray, cross: FloatArray, leaf_nodes: FloatArray):
+        self._base = base
+        self.cards = cards
+        self.cross_leaf_bandwidth_factor = cross
+        self.nodes_per_leaf_group = leaf_nodes
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._base, name)
+
+
+def _check_shared(problems: Sequence[LayoutProblem]) -> None:
+    first = problems[0]
+    shared = {f: getattr(first, f) for f in first.__dataclass_fields__ if f not in SIZE_FIELDS}
+    for p in problems[1:]:
+        for f, v in shared.items():
+            if getattr(p, f) is not v and getattr(p, f) != v:
+                raise ValueError(f"best_layouts: problems differ in {f}, not only in the cluster size")
+
+
+def _expand(n: int, values: npt.NDArray[Any]) -> tuple[IntArray, npt.NDArray[Any]]:
+    """(parent index, value) of every one of n parent rows times every value, values varying fastest."""
+    return np.repeat(np.arange(n), values.size), np.tile(values, n)
+
+
+def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
+    """The candidates of every problem that pass layout_enum.structural_failures, without the
+    recompute axis (no rule involves it): keys size (index into problems), tp, pp, cp, ep, mbs, v,
+    sp, zero, dp, m; ordered by size and then as enumerate_candidates orders them.
+    prune: leave out sequence_parallel false where tp > 1 (dominated, see the module docstring).
+
+    Built level by level over the axes, a level keeping the index of its parent row, so each rule
+    runs on the rows it concerns and the columns are gathered once at the end."""
+    big = max(problems, key=lambda p: p.cards)
+    vals = axis_values(big)
+    arch = big.arch
+    fx = big.fixed_normalized
+    L = arch.num_hidden_layers
+    kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
+    gbs = big.global_batch_seqs
+    experts = max(arch.num_experts, 1)
+    cards_of = np.array([p.cards for p in problems], dtype=np.int64)
+
+    # level A: (size, tp, pp, cp); pp's range is the size's own
+    pp_lists = [axis_values(p)["pp"] if "pp" not in fx else vals["pp"] for p in problems]
+    size_pp = np.repeat(np.arange(len(problems)), [len(x) for x in pp_lists])
+    pp_cat = np.concatenate(pp_lists).astype(np.int64)
+    tp_v, cp_v = vals["tp"], vals["cp"]
+    k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
+    A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
+    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
+    A = {key: v[order] for key, v in A.items()}
+    model = A["tp"] * A["pp"] * A["cp"]
+    cards = cards_of[A["size"]]
+    ok = (
+        (A["tp"] <= big.domain_cards)
+        & (arch.num_attention_heads % A["tp"] == 0)
+        & (kv % A["tp"] == 0)
+        & (big.seq_len % A["cp"] == 0)
+        & (A["pp"] <= L)
+        & (cards % model == 0)
+    )
+    A = {key: v[ok] for key, v in A.items()}
+    A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
+    if "dp" in fx:
+        A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
+    # level B: ep
+    a, ep = _expand(A["size"].size, vals["ep"])
+    ok = (experts % ep == 0) & (A["dp"][a] % ep == 0) & ((ep <= 1) | arch.is_moe)
+    a, ep = a[ok], ep[ok]
+    # levels C, D: mbs, v and the micro-batch count m they decide with dp and pp
+    mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
+    b, j = _expand(a.size, np.arange(mbs_g.size))
+    mbs, v, ab = mbs_g[j], v_g[j], a[b]
+    pp, dp = A["pp"][ab], A["dp"][ab]
+    ok = (pp * v <= L) & ~((v > 1) & (pp == 1)) & ~((v > 1) & (-(-L // (pp * v)) * pp * v - L > 2))
+    b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
+    step = np.where(v > 1, pp, 1)
+    m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
+    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
+    b, mbs, v, m, pp = b[ok], mbs[ok], v[ok], m[ok], pp[ok]
+    # levels E, F: sp, zero
+    tp = A["tp"][a[b]]
+    if prune and vals["sp"].size > 1 and big.flash_attention:  # SEQUENCE_PARALLEL_DOMINATES
+        d, sp = np.arange(b.size), tp > 1
+    else:
+        d, sp = _expand(b.size, vals["sp"])
+        ok = ~(sp & (tp[d] == 1))
+        d, sp = d[ok], sp[ok]
+    e, zero = _expand(d.size, vals["zero"])
+    ok = ~((zero >= 2) & (pp[d[e]] > 1) & (not big.sharded_with_pp))
+    e, zero = e[ok], zero[ok]
+    de = d[e]
+    bde = b[de]
+    abde = a[bde]
+    return {
+        "stem": e,  # the layout without its ZeRO stage (the step time broadcasts over the stages)
+        "size": A["size"][abde],
+        "tp": A["tp"][abde],
+        "pp": A["pp"][abde],
+        "cp": A["cp"][abde],
+        "dp": A["dp"][abde],
+        "ep": ep[bde],
+        "mbs": mbs[de],
+        "v": v[de],
+        "m": m[de],
+        "sp": sp[e],
+        "zero": zero,
+    }
+
+
+def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
+    """enumerate_layouts times the recompute axis (varying fastest): the structurally valid
+    candidates in the search's order."""
+    c = enumerate_layouts(problems, prune)
+    rc = axis_values(problems[0])["rc"]
+    out = {k: np.repeat(v, rc.size) for k, v in c.items()}
+    out["rc"] = np.tile(rc, c["size"].size)
+    return out
+
+
+def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[LayoutEval | None]:
+    """The best layout of each problem (None where nothing fits): search(p).best for each p.
+
+    reuse (sweeps): answer a problem searched before from memory (every field of LayoutProblem is
+    the key: model, accelerator, stack, sequence, batch, precision, cards, fabric...), and keep the
+    enumeration and the accelerator-independent memory of these sizes for the next call with the
+    same model, batch and sizes (a sweep's groups, one per accelerator)."""
+    if reuse:
+        keys = [_problem_key(p) for p in problems]
+        todo = [i for i, k in enumerate(keys) if k not in _answers]
+        for i, b in zip(todo, _best_layouts([problems[i] for i in todo], True), strict=True):
+            _answers[keys[i]] = b
+        while len(_answers) > ANSWER_CACHE:
+            _answers.pop(next(iter(_answers)))
+        return [_answers[k] for k in keys]
+    return _best_layouts(problems, False)
+
+
+ANSWER_CACHE = 20_000  # best layouts remembered for sweeps (a few kB each)
+_answers: dict[tuple[Any, ...], LayoutEval | None] = {}
+
+
+def clear_caches() -> None:
+    """Forget the remembered answers and families (benchmarks time cold searches)."""
+    _answers.clear()
+    _families.clear()
+
+
+def _problem_key(p: LayoutProblem) -> tuple[Any, ...]:
+    """Every field of the problem, hashable (the fixed fields as sorted pairs)."""
+    return tuple(
+        tuple(sorted(p.fixed.items())) if f == "fixed" else getattr(p, f) for f in p.__dataclass_fields__
+    )
+
+
+def _best_layouts(problems: Sequence[LayoutProblem], reuse: bool) -> list[LayoutEval | None]:
+    if len(problems) > SIZES_PER_BLOCK:  # bounded memory: a block of sizes at a time
+        return [
+            b
+            for start in range(0, len(problems), SIZES_PER_BLOCK)
+            for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse)
+        ]
+    best: list[LayoutEval | None] = [None] * len(problems)
+    if not problems:
+        return best
+    _check_shared(problems)
+    base = problems[0]
+    family = _family(problems) if reuse else _Family(base, enumerate_layouts(problems))
+    rc_values = axis_values(base)["rc"]
+    per = max(1, SLICE_ROWS // rc_values.size)
+    parts = [
+        _fitting(base, family, start, min(start + per, family.size), rc_values)
+        for start in range(0, family.size, per)
+    ]
+    if not parts:
+        return best
+    c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+    if c["size"].size == 0:
+        return best
+    mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
+    rf = np.concatenate([p[2] for p in parts])
+    speed, times, at = _time_by_stem(problems, base, c, rf)
+    # per size, only the candidates in its top throughput bin can win: rank those, ties to the
+    # search's enumeration order (the row number)
+    size = c["size"]
+    top = np.full(len(problems), -np.inf)
+    np.maximum.at(top, size, speed)
+    hit = np.flatnonzero(speed == top[size])
+    order = hit[np.lexsort((c["row"][hit], mem.total[hit], rf[hit], c["zero"][hit], -speed[hit], size[hit]))]
+    sizes = size[order]
+    for i in order[np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])]:
+        j, r, z = at[0][i], at[1][i], at[2][i]
+        one = {k: v[i : i + 1] for k, v in c.items()}
+        t = {k: v[r : r + 1, z] for k, v in times[j].items()}
+        best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
+    return best
+
+
+def _time_by_stem(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+) -> tuple[FloatArray, list[dict[str, FloatArray]], tuple[IntArray, IntArray, IntArray]]:
+    """Step times of the candidates c, computed once per (layout without its ZeRO stage, recompute
+    share) with the stages left for it as a broadcast column: the per-layer terms do not depend on
+    the stage, so evaluate_step computes them once per row (numpy broadcasting: the same element-wise
+    numbers). Rows are grouped by the set of stages they need, so no column is computed in vain.
+
+    Returns (throughput bin per candidate, the slices' time dicts of shape (rows, stages), and per
+    candidate its (slice, row in slice, column))."""
+    stages = axis_values(base)["zero"]
+    col = np.searchsorted(stages, c["zero"])
+    # a row per (stem, recompute code); partial recompute's share differs per stage: a row each
+    n = c["stem"].size
+    key = c["stem"] * 4 + c["rc"]
+    partial = c["rc"] == RECOMPUTE_CODES["partial"]
+    key = np.where(partial, 4 * (int(c["stem"].max(initial=0)) + 1) + np.arange(n), key)
+    order = np.argsort(key, kind="stable")
+    ordered = key[order]
+    new = np.r_[True, ordered[1:] != ordered[:-1]]
+    row = np.empty(order.size, dtype=np.int64)
+    row[order] = np.cumsum(new) - 1
+    heads = order[new]
+    needs = np.bitwise_or.reduceat(np.left_shift(1, col[order]), np.flatnonzero(new))  # bit z: stage z
+    per_size = {
+        f: np.array([getattr(p, f) for p in problems], dtype=float)[c["size"][heads]]
+        for f in ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
+    }
+    times: list[dict[str, FloatArray]] = []
+    slice_of = np.empty(heads.size, dtype=np.int64)  # per row: its slice and its row there
+    local = np.empty(heads.size, dtype=np.int64)
+    ranks = np.full((heads.size, stages.size), -1, dtype=np.int64)  # per row: column of each stage
+    for mask in np.unique(needs):
+        cols = np.flatnonzero((int(mask) >> np.arange(stages.size)) & 1)
+        group = np.flatnonzero(needs == mask)
+        ranks[np.ix_(group, cols)] = np.arange(cols.size)
+        per = max(1, SLICE_ROWS // cols.size)
+        for start in range(0, group.size, per):
+            rows = group[start : start + per]
+            sized = _SizedProblem(base, *(v[rows, None] for v in per_size.values()))
+            grid = {k: c[k][heads[rows], None] for k in STEP_KEYS}
+            grid["zero"] = stages[None, cols]
+            slice_of[rows], local[rows] = len(times), np.arange(rows.size)
+            times.append(evaluate_time(sized, grid, rf[heads[rows], None]))  # type: ignore[arg-type]
+    j, r, z = slice_of[row], local[row], ranks[row, col]
+    offsets = np.cumsum([0] + [t["tokens_per_s"].size for t in times])
+    flat = np.concatenate([t["tokens_per_s"].ravel() for t in times])
+    widths = np.array([t["tokens_per_s"].shape[1] for t in times])
+    tokens = flat[offsets[j] + r * widths[j] + z]
+    return speed_bin(tokens), times, (j, r, z)
+
+
+SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
+SIZES_PER_BLOCK = 256  # sizes searched together (peak memory about 200 MB for a 30B MoE over 200 sizes)
+STEP_KEYS = ("tp", "pp", "dp", "ep", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
+FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
+
+
+class _Family:
+    """The structurally valid layouts of a list of sizes and their memory without recompute and
+    with selective recompute: what does not depend on the accelerator (a sweep over accelerators
+    with one model reuses it). Memory is computed lazily, slice by slice."""
+
+    def __init__(self, base: LayoutProblem, layouts: Columns):
+        self.base = base
+        self.layouts = layouts
+        self.size = layouts["size"].size
+        self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
+
+    def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
+        """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
+        width, pos = width_pos
+        if idx.size == stop - start:  # all of them (idx is then arange): views, no copies
+            out = {k: v[start:stop] for k, v in self.layouts.items()}
+        else:
+            out = {k: v[start:stop][idx] for k, v in self.layouts.items()}
+        out["rc"] = np.full(idx.size, code, dtype=np.int64)
+        out["row"] = (start + idx) * width + pos
+        return out
+
+    def light_memory(self, start: int, stop: int, code: int, c: Columns) -> MemoryBreakdown:
+        key = (start, stop, code)
+        if key not in self.light:
+            self.light[key] = card_memory(self.base, c, c["rc"])
+        return self.light[key]
+
+
+_families: dict[tuple[Any, ...], _Family] = {}
+
+
+def _family(problems: Sequence[LayoutProblem]) -> _Family:
+    """The cached _Family of these sizes: keyed by everything enumeration and memory read."""
+    p = problems[0]
+    key = (
+        p.arch,
+        p.counts,
+        p.seq_len,
+        p.global_batch_seqs,
+        tuple(sorted(p.fixed_normalized.items())),
+        p.domain_cards,
+        p.flash_attention,
+        p.stack.selective_recompute,
+        p.sharded_with_pp,
+        p.grad_dtype,
+        p.buffers,
+        fp8_activations(p),
+        tuple(q.cards for q in problems),
+    )
+    found = _families.pop(key, None)
+    if found is None:
+        found = _Family(p, enumerate_layouts(problems))
+    _families[key] = found  # most recently used last
+    while len(_families) > FAMILY_CACHE:
+        _families.pop(next(iter(_families)))
+    return found
+
+
+Fitting = tuple[Columns, MemoryBreakdown, FloatArray]
+
+
+def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values: IntArray) -> Fitting:
+    """The candidates of layouts [start, stop) of `fam` (recompute axis added) left for the
+    step-time model, with their memory and recompute share: (columns incl. rc and row,
+    MemoryBreakdown, rf).
+
+    Left out: what does not fit in HBM, partial recompute of no layer or of all (as the search
+    does), and, when the recompute axis is free, full and partial recompute of a layout whose
+    no-recompute candidate fits, full recompute of a layout whose partial recompute fits
+    (RECOMPUTE_DOMINATES). `row`: the candidate's position in the search's enumeration order."""
+    hbm = base.accelerator.hbm_bytes
+    n, width = stop - start, rc_values.size
+    pos = {int(code): i for i, code in enumerate(rc_values)}
+
+    def rows(idx: IntArray, code: int) -> Columns:
+        return fam.rows(start, stop, idx, code, (width, pos[code]))
+
+    every = np.arange(n)
+    free = "recompute" not in base.fixed and {0, 2, 3} <= set(pos)
+    if not free:
+        parts = [rows(every, int(code)) for code in rc_values]
+        c = {k: np.concatenate([x[k] for x in parts]) for k in parts[0]}
+        mem, rf = evaluate_memory(base, c)
+        return _kept(c, mem, rf, np.asarray(mem.total <= hbm))
+    out = []
+    for code in (RECOMPUTE_CODES["none"], RECOMPUTE_CODES["selective"]):
+        if code in pos:
+            c = rows(every, code)
+            mem = fam.light_memory(start, stop, code, c)
+            fits = np.asarray(mem.total <= hbm)
+            if code == RECOMPUTE_CODES["none"]:
+                none_fits = fits
+            out.append(_kept(c, mem, np.zeros(n), fits))
+    heavy = np.flatnonzero(~none_fits)
+    full = rows(heavy, RECOMPUTE_CODES["full"])
+    full_mem = card_memory(base, full, full["rc"])
+    full_fits = np.asarray(full_mem.total <= hbm)
+    # partial memory lies between no recompute and full (a convex combination): where neither
+    # fits, partial does not either
+    some = np.flatnonzero(full_fits)
+    partial = rows(heavy[some], RECOMPUTE_CODES["partial"])
+    none_like = card_memory(base, partial, partial["rc"])
+    mixed, f = _partial_recompute(
+        base, partial, np.ones(some.size, dtype=bool), none_like, _take(full_mem, some), np.zeros(some.size)
+    )
+    partial_keep = np.asarray(mixed.total <= hbm) & ~partial_redundant(partial["rc"], f)
+    full_keep = full_fits.copy()
+    full_keep[some[partial_keep]] = False
+    out.append(_kept(full, full_mem, np.ones(heavy.size), full_keep))
+    out.append(_kept(partial, mixed, f, partial_keep))
+    c = {k: np.concatenate([o[0][k] for o in out]) for k in out[0][0]}
+    mem = MemoryBreakdown(**{k: np.concatenate([getattr(o[1], k) for o in out]) for k in MEMORY_KEYS})
+    return c, mem, np.concatenate([o[2] for o in out])
+
+
+def _kept(c: Columns, mem: MemoryBreakdown, rf: npt.ArrayLike, keep: npt.NDArray[np.bool_]) -> Fitting:
+    """The candidates (and their memory and recompute share) where keep is true."""
+    idx = np.flatnonzero(keep)
+    return {k: v[idx] for k, v in c.items()}, _take(mem, idx), np.asarray(rf, dtype=float)[idx]

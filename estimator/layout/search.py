@@ -1,0 +1,405 @@
+"""Parallel-layout search: enumerate every candidate layout, evaluate all of them in one numpy pass
+(memory: estimator.layout.memory, step time: estimator.layout.steptime), keep those that fit in HBM and rank
+them by throughput (ties within 2%: lower ZeRO stage, less recomputation, less memory).
+
+    problem = LayoutProblem(arch, counts, seq_len=8192, global_batch_tokens=16 * 2**20, cards=16384,
+                            accelerator=h100, fixed={"tp": 8})
+    result = search(problem)
+    result.best.to_dict()       # the contract's `parallelism` section
+    result.best.memory_dict()   # the contract's `memory` section
+    result.rejected             # {"out-of-memory": 1234, "tp-not-dividing-heads": 56, ...}
+
+A user may fix any subset of tp, pp, dp, ep, cp, micro_batch_size, virtual_stages,
+sequence_parallel, zero_stage, recompute, distributed_optimizer (and top_n). A fixed layout that
+is impossible yields an empty feasible set with the reasons; only nonsense values (tp = 0,
+zero_stage = 7, recompute = "sometimes") raise ScenarioError.
+
+The input is `estimator.layout.problem.LayoutProblem`; the diagnosis of a fixed layout that does not
+fit is `estimator.layout.fit`; many sizes or scenarios at once are `estimator.layout.batch_search`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.arrays import FloatArray, Num, arr
+from estimator.layout.enumeration import REASONS, enumerate_candidates, structural_failures
+from estimator.layout.memory import (
+    RECOMPUTE_CODES,
+    RECOMPUTE_NAMES,
+    MemoryBreakdown,
+    per_card_memory,
+    stage_layers,
+)
+from estimator.layout.problem import FIXABLE as FIXABLE
+from estimator.layout.problem import LayoutProblem as LayoutProblem
+from estimator.layout.steptime import (
+    BREAKDOWN_KEYS,
+    COMPUTE_TERMS,
+    Candidates,
+    evaluate_step,
+)
+from estimator.limits import SEARCH_SECONDS
+
+
+@dataclass(frozen=True)
+class LayoutEval:
+    """One evaluated layout (plain Python numbers)."""
+
+    tp: int
+    pp: int
+    dp: int
+    ep: int
+    cp: int
+    zero_stage: int
+    recompute: str
+    micro_batch_size: int
+    micro_batches: int
+    virtual_stages: int
+    sequence_parallel: bool
+    distributed_optimizer: bool
+    bubble_fraction: float
+    step_time_s: float
+    breakdown_s: dict[str, float]
+    predicted_mfu: float
+    predicted_hfu: float
+    tokens_per_s: float
+    per_card_bytes: dict[str, float]
+    hbm_bytes: float
+    fits: bool
+    recompute_fraction: float = 0.0  # share of layers recomputed (1 full, k/L_stage partial)
+    compute_detail_s: dict[str, float] = field(default_factory=dict)  # parts of breakdown_s["compute"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract's `parallelism` section."""
+        keys = (
+            "tp",
+            "pp",
+            "dp",
+            "ep",
+            "cp",
+            "zero_stage",
+            "recompute",
+            "recompute_fraction",
+            "micro_batch_size",
+            "micro_batches",
+            "virtual_stages",
+            "sequence_parallel",
+            "distributed_optimizer",
+            "bubble_fraction",
+            "step_time_s",
+        )
+        out = {k: getattr(self, k) for k in keys}
+        out["breakdown_s"] = dict(self.breakdown_s)
+        out["compute_detail_s"] = dict(self.compute_detail_s)
+        out.update(
+            predicted_mfu=self.predicted_mfu, predicted_hfu=self.predicted_hfu, tokens_per_s=self.tokens_per_s
+        )
+        return out
+
+    def memory_dict(self) -> dict[str, Any]:
+        """The contract's `memory` section."""
+        return {"per_card_bytes": dict(self.per_card_bytes), "hbm_bytes": self.hbm_bytes, "fits": self.fits}
+
+
+@dataclass(frozen=True)
+class LayoutSearch:
+    best: LayoutEval | None
+    runners_up: list[LayoutEval]
+    rejected: dict[str, int]
+    evaluated: int
+    feasible: int
+    closest: LayoutEval | None = None  # when nothing fits: the valid layout needing the least memory
+    timed_out: bool = False  # the wall-clock budget ran out: the best of the layouts timed so far
+    timed: int = 0  # fitting layouts whose step time was evaluated (all `feasible` unless timed out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "best": self.best.to_dict() if self.best else None,
+            "runners_up": [r.to_dict() for r in self.runners_up],
+            "rejected": dict(self.rejected),
+            "evaluated": self.evaluated,
+            "feasible": self.feasible,
+        }
+
+
+def evaluate(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[MemoryBreakdown, dict[str, np.ndarray]]:
+    """Memory and step time of candidate arrays c (keys tp, pp, dp, ep, cp, mbs, v, sp, zero, rc, m).
+
+    Scalars work too (0-d results). Adds tokens_per_s, predicted_mfu, predicted_hfu to the times.
+    """
+    mem, rf = evaluate_memory(problem, c)
+    return mem, evaluate_time(problem, c, rf)
+
+
+def evaluate_memory(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[MemoryBreakdown, FloatArray]:
+    """Per-card memory of candidate arrays c and the share of layers recomputed (rf; partial
+    recompute takes the fewest layers that fit, see _partial_recompute). Bytes; rf dimensionless.
+    The cheap half of `evaluate`: the search drops what does not fit before `evaluate_time`."""
+
+    def memory(rc: Num) -> MemoryBreakdown:
+        return card_memory(problem, c, rc)
+
+    rc = np.asarray(c["rc"])
+    mem = memory(rc)
+    rf = (rc == RECOMPUTE_CODES["full"]).astype(float)
+    partial = rc == RECOMPUTE_CODES["partial"]
+    if np.any(partial):
+        mem, rf = _partial_recompute(
+            problem, c, partial, mem, memory(np.where(partial, RECOMPUTE_CODES["full"], rc)), rf
+        )
+    return mem, rf
+
+
+def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> MemoryBreakdown:
+    """memory.per_card_memory of candidate arrays c with recompute codes rc (partial as stored by
+    the layers it does not recompute). Bytes."""
+    return per_card_memory(
+        problem.arch,
+        problem.counts,
+        problem.seq_len,
+        c["tp"],
+        c["pp"],
+        c["dp"],
+        c["ep"],
+        c["cp"],
+        c["zero"],
+        c["mbs"],
+        rc,
+        c["sp"],
+        c["v"],
+        False,
+        c["m"],
+        problem.grad_dtype,
+        problem.flash_attention,
+        problem.buffers,
+        fp8_activations(problem),
+        problem.stack.selective_recompute,
+    )
+
+
+def fp8_activations(problem: LayoutProblem) -> bool:
+    """Whether linear-layer inputs are saved as FP8 (training in FP8 on a card with FP8 GEMMs)."""
+    return problem.precision == "fp8" and bool(problem.accelerator.peak_flops_fp8)
+
+
+def evaluate_time(problem: LayoutProblem, c: Mapping[str, Any], rf: Num) -> dict[str, FloatArray]:
+    """Step time (estimator.layout.steptime) of candidate arrays c with recompute shares rf, plus
+    tokens_per_s (tokens/s), predicted_mfu = tokens/s · FLOP/token / (cards · peak) and
+    predicted_hfu = executed FLOP per card / (step time · peak) (dimensionless)."""
+    c = {**c, "rf": rf}
+    t = evaluate_step(problem, Candidates.from_mapping(c))
+    t["recompute_fraction"] = np.broadcast_to(rf, np.shape(t["step_time_s"]))
+    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * problem.seq_len
+    peak = problem.accelerator.peak_flops(problem.precision)
+    t["tokens_per_s"] = step_tokens / t["step_time_s"]
+    t["predicted_mfu"] = t["tokens_per_s"] * problem.flop_per_token / (problem.cards * peak)
+    t["predicted_hfu"] = t["executed_flop_per_card"] / (t["step_time_s"] * peak)
+    return t
+
+
+MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "other", "total")
+
+
+def _partial_recompute(
+    problem: LayoutProblem,
+    c: Mapping[str, Any],
+    partial: Num,
+    none: MemoryBreakdown,
+    full: MemoryBreakdown,
+    rf: Num,
+) -> tuple[MemoryBreakdown, FloatArray]:
+    """Block recompute: the fewest whole layers per stage k that bring the card under its HBM.
+
+    Memory falls linearly from no recompute (k = 0) to full recompute (k = all L_stage layers of
+    the fullest device), so k = ceil(L_stage · (none - HBM) / (none - full)); the step then pays
+    k/L_stage of a recomputed forward (steptime's fractional `full`). Megatron-LM --recompute-method
+    block --recompute-num-layers k. Bytes; fraction dimensionless.
+    """
+    hbm = float(problem.accelerator.hbm_bytes)
+    layers = stage_layers(problem.arch.num_hidden_layers, problem.counts.n_dense_layers, c["pp"], c["v"]).full
+    span = none.total - full.total
+    need = np.clip((none.total - hbm) / np.where(span > 0, span, 1.0), 0.0, 1.0)
+    k = np.ceil(need * layers - 1e-9)
+    f = np.where(partial, np.clip(k / np.maximum(layers, 1), 0.0, 1.0), rf)
+    mixed = {
+        key: getattr(none, key) + f * (getattr(full, key) - getattr(none, key))
+        for key in ("weights", "gradients", "optimizer", "activations", "other", "total")
+    }
+    mem = MemoryBreakdown(**{key: np.where(partial, mixed[key], getattr(none, key)) for key in mixed})
+    return mem, f
+
+
+def _make_eval(
+    problem: LayoutProblem,
+    c: Mapping[str, Any],
+    mem: MemoryBreakdown,
+    t: Mapping[str, Any],
+    i: int | tuple[()],
+) -> LayoutEval:
+    def g(d: Mapping[str, Any], k: str) -> Any:
+        return np.asarray(d[k])[i]
+
+    hbm = float(problem.accelerator.hbm_bytes)
+    total = float(np.asarray(mem.total)[i])
+    zero = int(g(c, "zero"))
+    return LayoutEval(
+        tp=int(g(c, "tp")),
+        pp=int(g(c, "pp")),
+        dp=int(g(c, "dp")),
+        ep=int(g(c, "ep")),
+        cp=int(g(c, "cp")),
+        zero_stage=zero,
+        recompute=RECOMPUTE_NAMES[int(g(c, "rc"))],
+        micro_batch_size=int(g(c, "mbs")),
+        micro_batches=int(g(c, "m")),
+        virtual_stages=int(g(c, "v")),
+        sequence_parallel=bool(g(c, "sp")),
+        distributed_optimizer=zero >= 1,
+        bubble_fraction=float(g(t, "bubble_fraction")),
+        step_time_s=float(g(t, "step_time_s")),
+        breakdown_s={k: float(g(t, k)) for k in BREAKDOWN_KEYS},
+        predicted_mfu=float(g(t, "predicted_mfu")),
+        predicted_hfu=float(g(t, "predicted_hfu")),
+        tokens_per_s=float(g(t, "tokens_per_s")),
+        per_card_bytes=mem.at(i),
+        hbm_bytes=hbm,
+        fits=total <= hbm,
+        recompute_fraction=float(g(t, "recompute_fraction")),
+        compute_detail_s={k: float(g(t, k)) for k in COMPUTE_TERMS},
+    )
+
+
+def evaluate_layout(
+    problem: LayoutProblem,
+    tp: int = 1,
+    pp: int = 1,
+    ep: int = 1,
+    cp: int = 1,
+    micro_batch_size: int = 1,
+    virtual_stages: int = 1,
+    sequence_parallel: bool = False,
+    zero_stage: int = 0,
+    recompute: str | int = "none",
+) -> LayoutEval:
+    """Evaluate one layout with scalars (no feasibility checks: see search for those)."""
+    model = tp * pp * cp
+    dp = max(problem.cards // model, 1)
+    rc = RECOMPUTE_CODES[recompute] if isinstance(recompute, str) else int(recompute)
+    c = {
+        "tp": np.asarray(tp),
+        "pp": np.asarray(pp),
+        "cp": np.asarray(cp),
+        "ep": np.asarray(ep),
+        "mbs": np.asarray(micro_batch_size),
+        "v": np.asarray(virtual_stages),
+        "sp": np.asarray(bool(sequence_parallel)),
+        "zero": np.asarray(zero_stage),
+        "rc": np.asarray(rc),
+        "dp": np.asarray(dp),
+        "m": np.asarray(max(problem.global_batch_seqs // (dp * micro_batch_size), 1)),
+    }
+    mem, t = evaluate(problem, c)
+    return _make_eval(problem, c, mem, t, ())
+
+
+def search(problem: LayoutProblem) -> LayoutSearch:
+    """Enumerate, drop what cannot fit in HBM (memory is cheap), time the rest (one vectorized
+    pass), rank by throughput. The step times are evaluated in chunks under a wall-clock budget
+    (limits.SEARCH_SECONDS): when it runs out the search ranks what it timed and says so
+    (`timed_out`)."""
+    started = time.monotonic()
+    c = enumerate_candidates(problem)
+    n = c["tp"].size
+    reason = np.full(n, -1, dtype=np.int64)
+    for name, failing in structural_failures(problem, c):
+        reason[(reason < 0) & np.asarray(failing, dtype=bool)] = REASONS.index(name)
+    ok = np.flatnonzero(reason < 0)
+    sub = {k: v[ok] for k, v in c.items()}
+    mem, rf = evaluate_memory(problem, sub)
+    fits = np.asarray(mem.total <= problem.accelerator.hbm_bytes)
+    reason[ok[~fits]] = REASONS.index("out-of-memory")
+    if "recompute" not in problem.fixed:
+        redundant = fits & partial_redundant(sub["rc"], rf)
+        reason[ok[redundant]] = REASONS.index("partial-recompute-redundant")
+        fits = fits & ~redundant
+    counts = np.bincount(reason[reason >= 0], minlength=len(REASONS))
+    rejected = {name: int(k) for name, k in zip(REASONS, counts, strict=True) if k}
+    good = np.flatnonzero(fits)
+    top_n = int(problem.fixed.get("top_n", problem.top_n))
+    if good.size == 0:
+        if not ok.size:
+            return LayoutSearch(None, [], rejected, n, 0, None)
+        i = int(np.argmin(mem.total))
+        one = {k: v[i : i + 1] for k, v in sub.items()}
+        t = evaluate_time(problem, one, rf[i : i + 1])
+        closest = _make_eval(problem, one, _take(mem, [i]), t, 0)
+        return LayoutSearch(None, [], rejected, n, 0, closest)
+    t, timed = _timed_evaluation(problem, {k: v[good] for k, v in sub.items()}, rf[good], started)
+    good = good[:timed]  # everything, unless the wall-clock budget ran out
+    sub = {k: v[good] for k, v in sub.items()}
+    mem, rf = _take(mem, good), rf[good]
+    order = rank_order(t["tokens_per_s"], mem.total, rf, sub["zero"])[: top_n + 1]
+    evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
+    feasible = int(fits.sum())
+    return LayoutSearch(evals[0], evals[1:], rejected, n, feasible, None, timed < feasible, timed)
+
+
+def _timed_evaluation(
+    problem: LayoutProblem, sub: Mapping[str, Any], rf: FloatArray, started: float
+) -> tuple[dict[str, FloatArray], int]:
+    """Step times of the fitting candidates in chunks of SEARCH_CHUNK, stopping once the search has
+    run for limits.SEARCH_SECONDS (wall clock): (times of the first `timed` candidates, timed).
+    Candidates are independent, so the times are those of one pass over the same candidates."""
+    n = int(rf.size)
+    parts: list[dict[str, FloatArray]] = []
+    done = 0
+    while done < n:
+        stop = min(n, done + SEARCH_CHUNK)
+        parts.append(evaluate_time(problem, {k: v[done:stop] for k, v in sub.items()}, rf[done:stop]))
+        done = stop
+        if time.monotonic() - started > SEARCH_SECONDS:
+            break
+    if len(parts) == 1:
+        return parts[0], done
+    return {
+        k: np.concatenate([np.broadcast_to(p[k], (p["step_time_s"].size,)) for p in parts]) for k in parts[0]
+    }, done
+
+
+# candidates timed per chunk between two looks at the wall clock (about 20 ms of step-time work)
+SEARCH_CHUNK = 65_536
+
+
+def partial_redundant(rc: Num, rf: FloatArray) -> npt.NDArray[np.bool_]:
+    """Partial recompute that recomputes no layer or every layer: the same as none or full."""
+    out: npt.NDArray[np.bool_] = (np.asarray(rc) == RECOMPUTE_CODES["partial"]) & ((rf <= 0.0) | (rf >= 1.0))
+    return out
+
+
+# Throughput within TIE_BAND (below the model's own error) counts as a tie.
+TIE_BAND = 0.02
+
+
+def speed_bin(tokens_per_s: Num) -> FloatArray:
+    """Throughput on a logarithmic grid of TIE_BAND steps: layouts in one bin tie."""
+    return arr(np.round(np.log(tokens_per_s) / np.log1p(TIE_BAND)))
+
+
+def rank_order(tokens_per_s: Num, total_bytes: Num, rf: Num, zero: Num, *outer: Num) -> npt.NDArray[np.intp]:
+    """Candidates best first: throughput within 2% is a tie; ties go to the lower ZeRO stage (less
+    traffic, and the source article's starting configuration: ZeRO-3 only when the model does not
+    fit otherwise), then to less recomputation, then to less memory, then to enumeration order.
+    `outer`: keys more significant than all of these (a batch's size index), most significant last."""
+    keys = (total_bytes, rf, zero, -speed_bin(tokens_per_s), *outer)
+    return np.lexsort(tuple(np.asarray(k) for k in keys))
+
+
+def _take(mem: MemoryBreakdown, idx: Any) -> MemoryBreakdown:
+    return MemoryBreakdown(**{k: np.asarray(getattr(mem, k))[idx] for k in MEMORY_KEYS})

@@ -1,0 +1,289 @@
+"""Software stacks: which physical mechanisms a training framework switches on.
+
+A stack profile never carries a speed factor. It only says which mechanisms exist (which
+communications overlap computation, which attention kernel runs, whether CUDA graphs remove the
+per-kernel host overhead, how FP8 is scaled, how MoE tokens are dispatched); the step-time model
+(`estimator.layout.steptime`) prices each mechanism from physical quantities. Every profile names the
+public source that documents its defaults (docs/sources.md lists them).
+
+The scenario chooses a profile with `training.stack` and may override single mechanisms with
+`training.stack_overrides` (for example `{"ep_comm_overlap": true}`); without a choice the
+default is the stack a new user most likely runs on the accelerator (`default_stack_id`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from estimator.errors import FieldError, ScenarioError
+
+ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "fa-triton", "ascend-fa")
+# Megatron-Core's --recompute-modules (selective recompute granularity) that the model prices
+RECOMPUTE_MODULES = ("core_attn", "layernorm", "moe_act", "mlp", "shared_experts")
+SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpointing (torchtitan)
+FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
+
+
+@dataclass(frozen=True)
+class StackProfile:
+    """Mechanisms of one training software stack (booleans and kernel names, no speed factors).
+
+    attention_kernel: "unfused" (scores materialised, Megatron-LM 2021), "fa2" (FlashAttention-2
+      or PyTorch SDPA), "fa3" (FlashAttention-3 / cuDNN fused attention through Transformer
+      Engine), "fa-triton" (the Triton FlashAttention with ALiBi bias of MosaicML's MPT),
+      "ascend-fa" (CANN FlashAttentionScore).
+    overlap_grad_reduce: gradient reduce-scatter/all-reduce in buckets during the backward pass.
+    overlap_param_gather: the distributed optimizer's weight all-gather during the next forward.
+    tp_comm_overlap: tensor-parallel collectives pipelined with the GEMMs (TE userbuffers,
+      Ascend MC2).
+    ep_comm_overlap: MoE dispatch/combine all-to-all hidden behind another micro-batch's compute
+      (Megatron-Core's 1F1B A2A overlap).
+    overlap_p2p_comm: pipeline send/receive of the interleaved schedule runs asynchronously behind
+      the next chunk's compute (Megatron-LM --overlap-p2p-communication, on by default; Megatron-
+      Bridge and NeMo switch it on whenever virtual pipeline stages > 1, else batch the p2p
+      blocking, docs/sources.md#megatron-core); DualPipe hides its p2p in its overlapped chunks.
+    dualpipe: DeepSeek's DualPipe schedule (bidirectional pipeline; forward and backward chunks
+      overlapped so that the all-to-all hides; smaller bubble).
+    cuda_graphs: kernels replayed from captured graphs: no per-kernel launch gap, no host sync.
+    moe_dispatch_dedup: hierarchical dispatch (DeepEP, HybridEP): a token crosses the scale-out
+      network once per destination node, not once per chosen expert.
+    moe_max_nodes: node-limited routing (DeepSeek-V3: each token to at most 4 nodes); None = none.
+    moe_host_sync: the dropless token dispatcher copies token counts to the host every MoE layer.
+    per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
+      grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
+      expert loop), each paying a fixed overhead; False for one grouped kernel (DeepGEMM,
+      torch._grouped_mm, Ascend GroupedMatmul, MegaBlocks).
+    selective_recompute: what "selective" recomputation re-runs: Megatron-Core's recompute modules
+      (core_attn: the attention core, Korthikanti et al. 2022, Megatron's default; layernorm: the
+      norm Transformer Engine does not fuse into the next linear, MoE layers' pre-MLP norm;
+      moe_act: the routed experts' activation function; mlp: dense layers' MLP; shared_experts),
+      or ("matmul-half",): PyTorch per-op selective activation checkpointing in torchtitan, every
+      other forward matmul. Overrides take a list of module names, "attention" (= core_attn) or
+      "matmul-half".
+    fp8_recipe: how FP8 tensors are scaled (delayed amax history, dynamic tensorwise/rowwise,
+      1x128 blockwise, MXFP8 32-element blocks).
+    sharded_with_pp: ZeRO-2/3 sharding (gradients, weights) combines with pipeline parallelism:
+      PyTorch FSDP2 does (torchtitan trains Llama 3.1 405B with FSDP + TP + PP; weights gathered
+      and gradients reduce-scattered per micro-batch, docs/sources.md#torchtitan); DeepSpeed refuses
+      ZeRO-2/3 with its pipeline engine and the Megatron-Core stacks shard with the distributed
+      optimizer (ZeRO-1) under PP.
+    fp8_weight_cache: the FP8 copies of the weights are made on the first micro-batch of a step and
+      reused by the others (Transformer Engine's is_first_microbatch, which Megatron-Core passes:
+      "FP8 weight caching", TE performance guide, docs/sources.md#transformer-engine); without it
+      (torchao float8, llm-foundry's TE layers) every micro-batch casts the weights again.
+    """
+
+    id: str
+    name: str
+    source: str
+    as_of: str
+    attention_kernel: str
+    overlap_grad_reduce: bool = True
+    overlap_param_gather: bool = True
+    tp_comm_overlap: bool = False
+    ep_comm_overlap: bool = False
+    overlap_p2p_comm: bool = False
+    dualpipe: bool = False
+    cuda_graphs: bool = False
+    moe_dispatch_dedup: bool = False
+    moe_max_nodes: int | None = None
+    moe_host_sync: bool = True
+    per_expert_gemms: bool = True
+    selective_recompute: tuple[str, ...] = ("core_attn",)
+    fp8_recipe: str = "delayed"
+    fp8_weight_cache: bool = False
+    sharded_with_pp: bool = False
+
+    @property
+    def flash_attention(self) -> bool:
+        """True when the attention scores are never materialised (any fused kernel)."""
+        return self.attention_kernel != "unfused"
+
+    def mechanisms(self) -> dict[str, Any]:
+        """The switchable mechanisms (everything but the profile's identity and source)."""
+        return {k: getattr(self, k) for k in MECHANISMS}
+
+
+MECHANISMS = (
+    "attention_kernel",
+    "overlap_grad_reduce",
+    "overlap_param_gather",
+    "tp_comm_overlap",
+    "ep_comm_overlap",
+    "overlap_p2p_comm",
+    "dualpipe",
+    "cuda_graphs",
+    "moe_dispatch_dedup",
+    "moe_max_nodes",
+    "moe_host_sync",
+    "per_expert_gemms",
+    "selective_recompute",
+    "fp8_recipe",
+    "fp8_weight_cache",
+    "sharded_with_pp",
+)
+
+
+STACKS: dict[str, StackProfile] = {
+    p.id: p
+    for p in (
+        StackProfile(
+            id="megatron-core-2025",
+            name="Megatron-Core 0.12+ with Transformer Engine (NeMo / Megatron-Bridge recipes)",
+            source="Megatron-Core MoE README and Megatron-Bridge performance recipes (docs/sources.md#megatron-core)",
+            as_of="2025-10",
+            attention_kernel="fa3",
+            tp_comm_overlap=True,
+            overlap_p2p_comm=True,
+            fp8_weight_cache=True,
+        ),
+        StackProfile(
+            id="megatron-core-2024",
+            name="Megatron-Core 0.5-0.9 with Transformer Engine 1.x (NeMo 24.x): FlashAttention-2 kernels",
+            source="NVIDIA/NeMo performance docs (NeMo 24.03-24.09) and TE 1.x attention backends (docs/sources.md#nemo-long-context)",
+            as_of="2024-09",
+            attention_kernel="fa2",
+            tp_comm_overlap=True,
+            overlap_p2p_comm=True,
+            fp8_weight_cache=True,
+        ),
+        StackProfile(
+            id="megatron-lm-2021",
+            name="Megatron-LM as in Narayanan et al. 2021 (no flash attention, no overlaps)",
+            source="Narayanan et al. 2021 (docs/sources.md#narayanan-2021)",
+            as_of="2021-04",
+            attention_kernel="unfused",
+            overlap_grad_reduce=False,
+            overlap_param_gather=False,
+        ),
+        StackProfile(
+            id="megatron-deepspeed",
+            name="Megatron-DeepSpeed (ZeRO, FlashAttention-2)",
+            source="microsoft/Megatron-DeepSpeed README (docs/sources.md#megatron-deepspeed)",
+            as_of="2024-06",
+            attention_kernel="fa2",
+            overlap_param_gather=False,
+        ),
+        StackProfile(
+            id="pytorch-fsdp2",
+            name="PyTorch FSDP2 + torch.compile + SDPA (torchtitan, torchao float8, llm-foundry)",
+            source="pytorch/torchtitan and torchao float8 README (docs/sources.md#torchao-float8)",
+            as_of="2025-06",
+            attention_kernel="fa2",
+            fp8_recipe="tensorwise",
+            selective_recompute=(SAC_MATMUL_HALF,),
+            sharded_with_pp=True,
+            per_expert_gemms=False,
+        ),
+        StackProfile(
+            id="llm-foundry",
+            name="MosaicML llm-foundry / Composer: FSDP full sharding, eager PyTorch, Triton FlashAttention (ALiBi)",
+            source="mosaicml/llm-foundry MPT yamls and benchmarking README (docs/sources.md#llm-foundry)",
+            as_of="2023-10",
+            attention_kernel="fa-triton",
+            overlap_param_gather=False,
+            per_expert_gemms=False,
+        ),
+        StackProfile(
+            id="mindspeed-2025",
+            name="MindSpeed / MindSpeed-LLM on CANN (Ascend)",
+            source="Ascend/MindSpeed-LLM README and features (docs/sources.md#mindspeed)",
+            as_of="2025-09",
+            attention_kernel="ascend-fa",
+            tp_comm_overlap=True,
+            overlap_p2p_comm=True,
+            per_expert_gemms=False,
+        ),
+        StackProfile(
+            id="deepseek-dualpipe",
+            name="DeepSeek-V3 style: DualPipe, DeepEP, node-limited routing, FP8 blockwise",
+            source="DeepSeek-V3 technical report, arXiv 2412.19437, sections 3.2-3.3 (docs/sources.md#deepseek-v3)",
+            as_of="2024-12",
+            attention_kernel="fa3",
+            ep_comm_overlap=True,
+            overlap_p2p_comm=True,
+            dualpipe=True,
+            moe_dispatch_dedup=True,
+            moe_max_nodes=4,
+            moe_host_sync=False,
+            per_expert_gemms=False,
+            fp8_recipe="blockwise",
+        ),
+    )
+}
+
+
+def default_stack_id(vendor: str) -> str:
+    """The stack a new user most likely runs: MindSpeed on Ascend, Megatron-Core elsewhere."""
+    return "mindspeed-2025" if vendor.lower() in ("huawei", "ascend") else "megatron-core-2025"
+
+
+def resolve_stack(
+    stack_id: str | None, vendor: str, overrides: Mapping[str, Any] | None = None
+) -> StackProfile:
+    """The profile `stack_id` (None: the vendor's default) with single mechanisms overridden.
+
+    Raises ScenarioError with the field path for an unknown stack, mechanism or value.
+    """
+    sid = stack_id or default_stack_id(vendor)
+    if sid not in STACKS:
+        raise ScenarioError(
+            [FieldError("training.stack", f"unknown stack {sid!r}; use one of {', '.join(STACKS)}")]
+        )
+    profile = STACKS[sid]
+    changes = dict(overrides or {})
+    errors = [
+        FieldError(f"training.stack_overrides.{k}", _override_problem(k, v))
+        for k, v in changes.items()
+        if _override_problem(k, v)
+    ]
+    if errors:
+        raise ScenarioError(errors)
+    if "selective_recompute" in changes:
+        changes["selective_recompute"] = _recompute_modules(changes["selective_recompute"])
+    return dataclasses.replace(profile, **changes) if changes else profile
+
+
+def recomputes_scores(selective: tuple[str, ...]) -> bool:
+    """Whether selective recompute re-runs the attention scores an unfused kernel would store:
+    Megatron's core_attn module, or PyTorch's per-op checkpointing (it re-runs the scores' matmuls)."""
+    return "core_attn" in selective or SAC_MATMUL_HALF in selective
+
+
+def _recompute_modules(value: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """An override's selective recompute as a tuple of module names ("attention" = core_attn)."""
+    if isinstance(value, str):
+        return ("core_attn",) if value == "attention" else (value,)
+    return tuple(value)
+
+
+def _override_problem(key: str, value: Any) -> str:
+    """Why an override is invalid ("" when it is valid)."""
+    if key not in MECHANISMS:
+        return f"unknown mechanism; use one of {', '.join(MECHANISMS)}"
+    if key == "attention_kernel":
+        return "" if value in ATTENTION_KERNELS else f"must be one of {', '.join(ATTENTION_KERNELS)}"
+    if key == "selective_recompute":
+        return _recompute_problem(value)
+    if key == "fp8_recipe":
+        return "" if value in FP8_RECIPES else f"must be one of {', '.join(FP8_RECIPES)}"
+    if key == "moe_max_nodes":
+        ok = value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
+        return "" if ok else "must be a positive integer or null"
+    return "" if isinstance(value, bool) else "must be true or false"
+
+
+def _recompute_problem(value: Any) -> str:
+    """Why a selective_recompute override is invalid ("" when it is valid)."""
+    if value in ("attention", SAC_MATMUL_HALF):
+        return ""
+    names = ", ".join(RECOMPUTE_MODULES)
+    if not isinstance(value, (list, tuple)) or not value or not all(isinstance(v, str) for v in value):
+        return f'must be "attention", "matmul-half" or a non-empty list of modules: {names}'
+    unknown = [v for v in value if v not in RECOMPUTE_MODULES]
+    if unknown:
+        return f"unknown or unmodelled module {unknown[0]!r}; use {names}"
+    return "" if len(set(value)) == len(value) else "lists a module twice"

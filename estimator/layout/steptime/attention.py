@@ -1,0 +1,154 @@
+"""Attention core (scores and context; the QKV and output projections are ordinary linears).
+
+FLOPs: forward Q·K^T and P·V are 2·s_kv·a·(d_qk + d_v) per query token and layer (PaLM appendix B,
+non-causal); a causal fused kernel skips the masked half (FlashAttention-2 paper, section 3.1), an
+unfused one computes the full matrix and masks it. Backward: 2.5x the forward with a fused kernel
+(it recomputes the scores; FlashAttention-2 benchmarks count 2.5x), 2x without. A sliding window
+of w tokens attends to min(s, w) keys.
+
+Efficiency of fused kernels (fraction of the chip's 16-bit peak over forward + backward, long
+sequences, head dimension 128), by kernel and chip generation (docs/sources.md#flash-attention):
+- fa2 on Ampere 0.60 (FlashAttention-2 paper: fwd+bwd up to ~70% of A100 peak at long sequences,
+  50-60% typical); on Hopper 0.35 (FA2 does not use wgmma/TMA: ~35% of H100 peak).
+- fa3 / cuDNN fused attention on Hopper 0.58 (FlashAttention-3 paper: forward up to 740 TFLOP/s,
+  75%; backward 1.5-1.75x FA2's: ~0.55; combined 1:2.5).
+- Blackwell and CDNA3: no published kernel measurement we could verify; assumed as Hopper's FA3
+  (Blackwell) and FA2 on Hopper (CDNA3 CK kernels).
+- fa-triton, the experimental Triton FlashAttention with an additive bias (ALiBi) that MosaicML's
+  MPT models ran (flash_attn_triton.py): FA2 / 1.9 on every chip (FlashAttention-2 paper,
+  section 4.1: FA2 is 1.3-2.5x faster than FlashAttention in Triton; the middle of that range).
+- Ascend (CANN FlashAttentionScore): no public kernel measurement; the kernel runs on the same Cube
+  units as the GEMMs, so it is assumed to reach the chip's GEMM rate (matmul efficiency x training
+  fraction): `kernel_efficiency` returns None and the caller uses the GEMM rate.
+The efficiency falls at short sequences (fixed per-tile work and launch): s/(s + ATTENTION_SEQ_HALF)
+(FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K) and with small heads, by kernel
+generation (`head_factor`):
+- FA2-era kernels (fa2, fa-triton): (d/(d+32))/(128/160), head dimension 64 at ~0.83 of 128 in
+  the FA2 paper's sweeps;
+- Hopper-generation kernels (fa3: FlashAttention-3 and cuDNN fused attention): the FA3 paper's
+  16-bit forward sweeps on H100 SXM5 at 4K-16K tokens give head dimension 64 at 0.67-0.69 of 128
+  for cuDNN (408-413 vs 595-609 TFLOP/s) and 0.75-0.77 for FA3 (476-497 vs 638-648): 0.72, their
+  mean; head dimension 256 at 0.79-0.86 (cuDNN) and 0.96-0.99 (FA3): 0.90. Interpolated in
+  log2(d) between 64, 128 and 256 and held beyond.
+Kernels compiled for fixed head sizes pad the others and compute the padding (`padded_head_dim`):
+the Triton FlashAttention to the next power of two (flash_attn_triton.py: BLOCK_HEADDIM =
+max(next_power_of_2(d), 16)), FlashAttention-2 to a multiple of 32 up to 128 and of 64 above
+(flash_api.cpp: round_multiple(head_size, head_size <= 128 ? 32 : 64)); MPT-30B's 112 runs as 128.
+cuDNN takes any multiple of 8.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from estimator.arrays import FloatArray, Num, arr
+from estimator.model.transformer import Architecture, attended_keys, causal_window_keys
+
+ATTENTION_SEQ_HALF = 384.0  # tokens
+BACKWARD_TO_FORWARD_FUSED = 2.5
+BACKWARD_TO_FORWARD_UNFUSED = 2.0
+
+FA2_OVER_TRITON = 1.9  # FlashAttention-2 paper, section 4.1: 1.3-2.5x
+# Hopper-generation kernels by head dimension 64, 128, 256 (FA3 paper's H100 sweeps; module docstring)
+_HOPPER_LOG2_DIMS = (6.0, 7.0, 8.0)
+_HOPPER_HEAD_FACTORS = (0.72, 1.0, 0.90)
+
+_FA2 = {"ampere": 0.60, "hopper": 0.35, "blackwell": 0.35, "cdna3": 0.35}
+_KERNEL_EFFICIENCY = {
+    **{("fa2", family): eff for family, eff in _FA2.items()},
+    ("fa3", "ampere"): 0.60,
+    ("fa3", "hopper"): 0.58,
+    ("fa3", "blackwell"): 0.58,
+    ("fa3", "cdna3"): 0.35,
+    **{("fa-triton", family): eff / FA2_OVER_TRITON for family, eff in _FA2.items()},
+}
+_FAMILIES = (
+    ("a100", "ampere"),
+    ("h100", "hopper"),
+    ("h800", "hopper"),
+    ("h200", "hopper"),
+    ("b200", "blackwell"),
+    ("gb200", "blackwell"),
+    ("b300", "blackwell"),
+    ("mi300", "cdna3"),
+    ("mi325", "cdna3"),
+    ("ascend", "davinci"),
+)
+
+
+def chip_family(accelerator_id: str) -> str:
+    """The chip generation a kernel efficiency is known for ("hopper", "davinci", ...)."""
+    for prefix, family in _FAMILIES:
+        if accelerator_id.startswith(prefix):
+            return family
+    return "hopper"
+
+
+def kernel_efficiency(
+    kernel: str, accelerator_id: str, seq_kv: Num, head_dim: float, gemm_efficiency: float
+) -> FloatArray:
+    """Fraction of 16-bit peak a fused attention kernel reaches (forward + backward combined).
+
+    gemm_efficiency: the chip's achievable GEMM fraction of peak, used where the kernel has no
+    measurement of its own (Ascend)."""
+    family = chip_family(accelerator_id)
+    if kernel == "ascend-fa" and family != "davinci":
+        kernel = "fa2"
+    base = gemm_efficiency if family == "davinci" else _KERNEL_EFFICIENCY.get((kernel, family), 0.35)
+    seq_factor = arr(seq_kv) / (arr(seq_kv) + ATTENTION_SEQ_HALF)
+    padding = head_dim / padded_head_dim(kernel, head_dim)
+    return arr(base * seq_factor * head_factor(kernel, family, head_dim) * padding)
+
+
+def padded_head_dim(kernel: str, head_dim: float) -> float:
+    """The head dimension a kernel computes with (elements): Triton FlashAttention the next power of
+    two (at least 16), FlashAttention-2 the next multiple of 32 (64 above 128), others as given."""
+    if kernel == "fa-triton":
+        return float(max(2 ** math.ceil(math.log2(max(head_dim, 1.0))), 16))
+    if kernel == "fa2":
+        step = 32 if head_dim <= 128 else 64
+        return float(math.ceil(head_dim / step) * step)
+    return float(head_dim)
+
+
+def head_factor(kernel: str, family: str, head_dim: float) -> float:
+    """Efficiency at head dimension `head_dim` relative to 128 (dimensionless), by kernel generation
+    (Hopper-generation kernels on Hopper and Blackwell; the FA2 paper's curve elsewhere)."""
+    if kernel == "fa3" and family in ("hopper", "blackwell"):
+        return float(np.interp(np.log2(max(head_dim, 1.0)), _HOPPER_LOG2_DIMS, _HOPPER_HEAD_FACTORS))
+    return min((head_dim / (head_dim + 32.0)) / (128.0 / 160.0), 1.1)
+
+
+def score_dims(arch: Architecture) -> tuple[float, float]:
+    """(d_qk, d_v) per head; MLA uses its no-rope + rope query/key width and its value width."""
+    if arch.is_mla:
+        return float((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)), float(
+            arch.v_head_dim or arch.head_dim
+        )
+    return float(arch.head_dim), float(arch.head_dim)
+
+
+def layer_kinds(arch: Architecture, seq_len: float) -> tuple[tuple[float, float, float], ...]:
+    """(share of the layers, keys a fused kernel's tiles span, mean keys per causal query) per
+    attention kind: full attention over the sequence, and sliding-window layers over min(s, w)."""
+    w, n = arch.sliding_window, arch.sliding_window_layers
+    if not w or not n or w >= seq_len:
+        return ((1.0, seq_len, 0.5 * seq_len),)
+    share = n / arch.num_hidden_layers
+    return ((1.0 - share, seq_len, 0.5 * seq_len), (share, float(w), float(causal_window_keys(seq_len, w))))
+
+
+def forward_flop_per_token(arch: Architecture, seq_len: float, fused: bool) -> float:
+    """Forward attention-core FLOPs per query token, averaged over the layers: a causal fused kernel
+    computes the keys `models.attended_keys` counts (the masked half and what lies outside a sliding
+    window skipped); an unfused one the whole s x s matrix, masked afterwards."""
+    d_qk, d_v = score_dims(arch)
+    keys = float(attended_keys(arch, seq_len, causal=True)) if fused else seq_len
+    return 2.0 * keys * float(arch.num_attention_heads) * (d_qk + d_v)
+
+
+def backward_ratio(fused: bool) -> float:
+    """Backward / forward FLOPs of the attention core."""
+    return BACKWARD_TO_FORWARD_FUSED if fused else BACKWARD_TO_FORWARD_UNFUSED

@@ -1,0 +1,62 @@
+"""Collective communication times on a two-level fabric (scale-up domain, then scale-out NICs).
+
+`Fabric` parameters: domain (cards per NVLink/HCCS domain), bw_up (scale-up bytes/s per card and
+direction), nic (scale-out bytes/s per card), cross (cross-leaf oversubscription factor >= 1),
+leaf_cards (cards whose NICs share a leaf or rail group). Ring algorithms (NCCL/HCCL): an
+all-reduce moves 2(n-1)/n of the buffer per card, a reduce-scatter or all-gather half that
+(Patarasuk & Yuan 2009; nccl-tests' bus-bandwidth convention). Seconds, bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from estimator.arrays import FloatArray, Num, arr
+from estimator.layout.steptime.constants import ALPHA_NIC_S, ALPHA_SCALEUP_S
+
+
+@dataclass(frozen=True)
+class Fabric:
+    domain: float
+    bw_up: float
+    nic: float
+    cross: float
+    leaf_cards: float
+    eta: float
+
+
+def latency_s(n: Num, stride: Num, fab: Fabric, kind: str) -> FloatArray:
+    """Start-up latency of one collective over n cards `stride` apart (seconds).
+
+    Ring reduce-scatter / all-gather ("half"): one step per peer, (n_in-1)·ALPHA_SCALEUP_S inside the
+    scale-up domain + (n_out-1)·ALPHA_NIC_S across it. All-reduce ("ar"): NCCL switches to its
+    double binary tree at scale, 2·log2 steps across domains.
+    """
+    n = np.asarray(n, dtype=float)
+    n_in = np.clip(np.floor(fab.domain / np.asarray(stride, dtype=float)), 1.0, n)
+    n_out = n / n_in
+    if kind == "ar":
+        return arr(2.0 * (n_in - 1.0) * ALPHA_SCALEUP_S + 2.0 * np.log2(np.maximum(n_out, 1.0)) * ALPHA_NIC_S)
+    return arr((n_in - 1.0) * ALPHA_SCALEUP_S + (n_out - 1.0) * ALPHA_NIC_S)
+
+
+def hierarchical_allreduce_s(nbytes: Num, n: Num, stride: Num, fab: Fabric) -> FloatArray:
+    """Bandwidth time of a hierarchical ring all-reduce of `nbytes` per card over n cards `stride` apart.
+
+    Inside the scale-up domain (n_in peers): 2(n_in-1)/n_in · bytes / scale-up bandwidth; then the
+    1/n_in shard across domains: 2(n_l-1)/n_l over the NIC inside a leaf group and 2(n_g-1)/n_g
+    across n_g leaf groups at NIC / cross-leaf factor.
+    """
+    n = np.asarray(n, dtype=float)
+    stride = np.asarray(stride, dtype=float)
+    n_in = np.clip(np.floor(fab.domain / stride), 1.0, n)
+    n_out = n / n_in
+    t_in = 2.0 * (n_in - 1.0) / n_in * nbytes / (fab.bw_up * fab.eta)
+    shard = nbytes / n_in
+    n_groups = np.clip(np.ceil(n * stride / fab.leaf_cards), 1.0, n_out)
+    n_leaf = n_out / n_groups
+    t_leaf = 2.0 * (n_leaf - 1.0) / n_leaf * shard / (fab.nic * fab.eta)
+    t_cross = 2.0 * (n_groups - 1.0) / n_groups * (shard / n_leaf) * fab.cross / (fab.nic * fab.eta)
+    return arr(t_in + t_leaf + t_cross)

@@ -1,0 +1,91 @@
+"""Per-step work of the weights' replica group: data-parallel communication and the optimizer update.
+
+- dp_comm: gradient all-reduce (ZeRO-0), reduce-scatter + weight all-gather (ZeRO-1, the
+  distributed optimizer), per-micro-batch reduce-scatter (ZeRO-2) or per-layer all-gathers and
+  reduce-scatters (ZeRO-3) over the dense and the expert replica groups (memory.weight_replicas:
+  dp·cp, dp·cp/ep), hierarchical over the fabric (`collectives`); overlapped with the last backward
+  (overlap_grad_reduce; the last DP_BUCKET_PARAMS bucket stays exposed; Megatron-LM DDP), the first
+  forward (overlap_param_gather) or the layer compute (ZeRO-3 prefetch). Rajbhandari et al. 2019.
+- optimizer: Adam reads and writes ADAM_BYTES of state per local parameter plus the gradient,
+  memory-bound; the distributed optimizer (ZeRO >= 1) updates only the card's shard.
+Units: seconds, parameters, bytes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from estimator.arrays import FloatArray, arr
+from estimator.layout.memory import StageLayers, grad_bytes
+from estimator.layout.steptime.candidates import Candidates
+from estimator.layout.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
+from estimator.layout.steptime.constants import ADAM_BYTES, DP_BUCKET_PARAMS, WEIGHT_BYTES
+
+if TYPE_CHECKING:
+    from estimator.layout.problem import LayoutProblem
+
+Pair = tuple[FloatArray, FloatArray]  # (dense, expert)
+
+
+def data_parallel_s(
+    problem: LayoutProblem,
+    c: Candidates,
+    fab: Fabric,
+    st: StageLayers,
+    params: Pair,
+    replicas: Pair,
+    comp_mb: FloatArray,
+) -> Pair:
+    """(exposed, hidden) data-parallel communication per step (s) of the busiest device's `params`
+    (dense, expert) over their `replicas` groups; comp_mb is its compute per micro-batch (s)."""
+    stack = problem.stack
+    g = grad_bytes(problem.grad_dtype)
+    dense_p, expert_p = params
+    # the dense group's members sit tp apart (Megatron's tp-cp-ep-dp rank order); the expert group's
+    # are counted at the dp stride (its cp members, tp apart, are taken as far as its dp members)
+    groups = ((dense_p, replicas[0], c.tp), (expert_p, replicas[1], c.tp * c.cp * c.ep))
+
+    def coll(bytes_per_param: float, kind: str, per_layer: bool = False) -> FloatArray:
+        total = arr(0.0)
+        for p, n, stride in groups:
+            bw = hierarchical_allreduce_s(p * bytes_per_param, n, stride, fab)
+            if kind == "half":  # reduce-scatter or all-gather: half an all-reduce's traffic
+                bw = 0.5 * bw
+            calls = np.where(p > 0, 1.0, 0.0) * st.full if per_layer else np.ceil(p / DP_BUCKET_PARAMS)
+            total = total + bw + calls * latency_s(n, stride, fab, kind)
+        return total
+
+    z = c.zero
+    grads_ar = coll(g, "ar")
+    grads_rs = coll(g, "half")
+    weights_ag = coll(WEIGHT_BYTES, "half")
+    backward_window = comp_mb * 2.0 / c.passes
+    forward_window = comp_mb * 1.0 / c.passes
+    tail = np.minimum(1.0, DP_BUCKET_PARAMS / np.maximum(dense_p + expert_p, 1.0))
+
+    def overlapped(raw: FloatArray, window: FloatArray, on: bool) -> FloatArray:
+        return np.maximum(raw - window, raw * tail) if on else raw
+
+    reduce_raw = np.where(z == 0, grads_ar, np.where(z == 1, grads_rs, 0.0))
+    reduce_exp = overlapped(reduce_raw, backward_window, stack.overlap_grad_reduce)
+    gather_raw = np.where((z == 1) | (z == 2), weights_ag, 0.0)
+    gather_exp = overlapped(gather_raw, forward_window, stack.overlap_param_gather)
+    z2_raw = np.where(z == 2, c.m * grads_rs, 0.0)
+    z2_exp = np.where(z == 2, c.m * overlapped(grads_rs, backward_window, stack.overlap_grad_reduce), 0.0)
+    z3_mb = 2.0 * coll(WEIGHT_BYTES, "half", per_layer=True) + coll(g, "half", per_layer=True)
+    z3_raw = np.where(z == 3, c.m * z3_mb, 0.0)
+    z3_exp = np.where(z == 3, c.m * np.maximum(z3_mb - comp_mb, 0.0), 0.0)  # prefetched per layer
+    exposed = reduce_exp + gather_exp + z2_exp + z3_exp
+    raw = reduce_raw + gather_raw + z2_raw + z3_raw
+    return arr(exposed), arr(raw - exposed)
+
+
+def optimizer_s(c: Candidates, params: Pair, replicas: Pair, grad_dtype: str, hbm: float) -> FloatArray:
+    """Adam's memory-bound update per step (s) of the card's (dense, expert) parameters, sharded over
+    their replica groups with the distributed optimizer (ZeRO >= 1); hbm in bytes/s."""
+    dense_p, expert_p = params
+    sharded = c.zero >= 1
+    local = np.where(sharded, dense_p / replicas[0] + expert_p / replicas[1], dense_p + expert_p)
+    return arr(local * (ADAM_BYTES + grad_bytes(grad_dtype)) / hbm)

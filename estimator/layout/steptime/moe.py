@@ -1,0 +1,133 @@
+"""Mixture-of-Experts terms of one MoE layer on one card, per micro-batch.
+
+- Routed experts as a grouped GEMM (Megatron-Core --moe-grouped-gemm): each of the E/ep local
+  experts receives M = ep·T·k·imbalance/E token rows (balanced routing gives every EP rank T·k
+  copies; `imbalance` is max/mean tokens per rank, 1.0 for NVIDIA's force-balanced benchmarks).
+  Rows are padded to whole 128-row tiles; the time is a roofline of the padded FLOPs against the
+  streamed expert weights (few tokens per expert: weight-bound). Expert FFNs are split by TP
+  (expert tensor parallel = TP).
+- Routing: router logits, softmax and top-k in fp32 (12 bytes per token and expert) and the
+  permutation / unpermutation of k token copies (~4·k·h elements), memory-bound.
+- Dispatch and combine all-to-all (forward 2, backward 2, 2 more per recomputed forward): each card
+  sends its T/t tokens' k copies of h values (1 byte in FP8 with a hierarchical dispatcher,
+  else 2), (ep-1)/ep of them off-card. Peers inside the scale-up domain are reached over NVLink/
+  HCCS, the others over the NIC (at the cross-leaf factor for the share beyond a leaf group).
+  A hierarchical dispatcher (DeepEP, HybridEP) sends a token once per distinct remote node:
+  E[distinct nodes among k uniform picks over n nodes] = n(1-(1-1/n)^k), minus the own node, capped
+  by node-limited routing (DeepSeek-V3: at most 4 nodes). Achieved bandwidth = nominal x
+  LINK_EFFICIENCY (DeepEP on H800: 153-158 GB/s of ~200 over NVLink).
+Units: tokens, FLOP, bytes, seconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimator.arrays import FloatArray, Num, arr
+from estimator.layout.steptime.collectives import Fabric
+from estimator.layout.steptime.constants import (
+    ALPHA_NIC_S,
+    ALPHA_SCALEUP_S,
+    GROUPED_GEMM_TILE_ROWS,
+    PERMUTE_ELEMENTS_PER_COPY,
+    ROUTER_BYTES_PER_EXPERT,
+    WEIGHT_BYTES,
+)
+from estimator.layout.steptime.gemm import linear_elements, linear_time_s
+from estimator.model.transformer import Architecture
+
+
+def tokens_per_local_expert(
+    tokens: Num, ep: Num, top_k: float, experts: float, imbalance: float
+) -> FloatArray:
+    """Token rows of the busiest EP rank's local expert: ep·T·k·imbalance/E."""
+    return arr(arr(ep) * tokens * top_k * imbalance / experts)
+
+
+def expert_time_s(
+    tokens: Num,
+    tp: Num,
+    ep: Num,
+    arch: Architecture,
+    n_mat: float,
+    passes: Num,
+    rate: float,
+    hbm_rate: float,
+    fp8: bool,
+    recipe: str,
+    imbalance: float,
+    per_gemm_s: float,
+    weight_casts: Num,
+) -> FloatArray:
+    """Grouped-GEMM time of the card's local routed experts over `passes` forward-equivalents (s).
+
+    per_gemm_s: the fixed time of each per-expert GEMM where the stack launches one per local expert
+    (two weight GEMMs per expert, gate/up and down, in each forward pass, the data-gradient and the
+    weight-gradient pass: 2·local·passes launches).
+    weight_casts: FP8 casts of each expert weight per micro-batch (one per forward pass, or a share
+    of one where the stack caches FP8 weights across micro-batches: step._weight_casts)."""
+    e = float(arch.num_experts)
+    k = float(arch.num_experts_per_tok)
+    h = float(arch.hidden_size)
+    f = float(arch.moe_intermediate_size)
+    local = arr(np.maximum(e / arr(ep), 1.0))
+    rows = tokens_per_local_expert(tokens, ep, k, e, imbalance)
+    padded = arr(np.ceil(rows / GROUPED_GEMM_TILE_ROWS)) * GROUPED_GEMM_TILE_ROWS
+    params_expert = n_mat * h * f
+    flop = 2.0 * padded * params_expert / arr(tp) * local * passes
+    per_pass = linear_elements(rows, params_expert, n_mat, h, tp) * local
+    weights = params_expert / arr(tp) * local
+    casts = (per_pass - weights) * (arr(passes) - 2.0) + weights * arr(weight_casts)
+    launches = 2.0 * local * arr(passes)
+    t = linear_time_s(flop, per_pass * passes, rate, hbm_rate, fp8, recipe, casts)
+    return arr(t + per_gemm_s * launches)
+
+
+def routing_time_s(
+    tokens: Num, tp: Num, arch: Architecture, passes: Num, hbm_rate: float, imbalance: float
+) -> FloatArray:
+    """Router softmax/top-k and token (un)permutation, memory-bound (s)."""
+    k = float(arch.num_experts_per_tok)
+    h = float(arch.hidden_size)
+    per_token = (
+        ROUTER_BYTES_PER_EXPERT * arch.num_experts
+        + PERMUTE_ELEMENTS_PER_COPY * k * h * WEIGHT_BYTES * imbalance
+    )
+    return arr(arr(tokens) / arr(tp) * per_token * arr(passes) / hbm_rate)
+
+
+def all_to_all_s(
+    tokens: Num,
+    tp: Num,
+    cp: Num,
+    ep: Num,
+    arch: Architecture,
+    n_a2a: Num,
+    fab: Fabric,
+    dedup: bool,
+    max_nodes: int | None,
+    fp8_dispatch: bool,
+    imbalance: float,
+) -> FloatArray:
+    """Dispatch + combine all-to-all time of one MoE layer and micro-batch on the busiest card (s)."""
+    ep = arr(ep)
+    k = float(arch.num_experts_per_tok)
+    h = float(arch.hidden_size)
+    sent = arr(tokens) / arr(tp) * imbalance  # tokens this card dispatches
+    stride = arr(tp) * arr(cp)
+    ep_in = arr(np.clip(np.floor(fab.domain / stride), 1.0, ep))
+    nodes = arr(np.maximum(ep / ep_in, 1.0))
+    bytes_per = 0.5 * ((1.0 if fp8_dispatch else WEIGHT_BYTES) + WEIGHT_BYTES)  # dispatch, combine
+    in_copies = k * (ep_in - 1.0) / ep
+    if dedup:
+        distinct = nodes * (1.0 - (1.0 - 1.0 / nodes) ** k)
+        remote = arr(np.maximum(distinct - (1.0 - (1.0 - 1.0 / nodes) ** k), 0.0))
+        if max_nodes:
+            remote = arr(np.minimum(remote, max(float(max_nodes) - 1.0, 0.0)))
+    else:
+        remote = k * (ep - ep_in) / ep
+    cross_frac = np.clip(1.0 - fab.leaf_cards / (ep * stride), 0.0, 1.0)
+    t_in = sent * in_copies * h * bytes_per / (fab.bw_up * fab.eta)
+    t_out = sent * remote * h * bytes_per / (fab.nic * fab.eta) * np.maximum(1.0, cross_frac * fab.cross)
+    latency = (ep_in - 1.0) * ALPHA_SCALEUP_S + np.where(nodes > 1, ALPHA_NIC_S, 0.0)
+    return arr(np.where(ep > 1, arr(n_a2a) * (np.maximum(t_in, t_out) + latency), 0.0))

@@ -1,0 +1,475 @@
+"""One training step as a sum of named physical terms, vectorized over candidate layouts.
+
+    step = m·t_stage + bubble + dp_exposed + optimizer + overlap_slowdown
+    t_stage = compute + host_overhead + tp_exposed + cp_exposed + ep_exposed + pp_comm
+
+for the busiest pipeline device (first, middle or last stage) and one micro-batch (Narayanan et al.
+2021 for the schedule). compute = linear GEMMs (gemm) + attention core (attention) + memory-bound
+element-wise kernels (elementwise) + routed experts (moe_experts) + routing and permutation
+(moe_routing). Each communication is priced by `collectives`/`moe`/`pipeline` and then split into
+an exposed part (on the critical path) and a hidden part (overlapped with compute, which it slows
+by COMM_SM_FRACTION for as long as they overlap): the stack profile says which overlaps exist.
+
+Terms (per card; seconds; sources in the docstrings of the modules named):
+- gemm: linears of attention, dense MLP, shared experts, router, output layer (`gemm`), FP8 when
+  the scenario trains in FP8 except the router and output layer (Transformer Engine keeps them in
+  16 bit), with the cast cost of the recipe.
+- attention: `attention` (causal fused kernels, backward 2.5x, efficiency by kernel, sequence and
+  head size); an unfused kernel runs its batched matmuls at GEMM efficiency plus a memory-bound
+  softmax.
+- elementwise: norms, residual/bias/dropout, activation function (22·h + 4 or 6·f bytes per token
+  per layer and pass; divided by t with sequence parallel) and the fp32 cross-entropy over the
+  vocabulary (LOGIT_BYTES per logit, pass by pass below).
+- moe_experts, moe_routing, ep_comm: `moe` (with EXPERT_GEMM_OVERHEAD_S per expert GEMM where the
+  stack launches one GEMM per local expert).
+- tp_comm: Megatron TP does 2 all-reduces per layer forward and 2 backward (with sequence parallel
+  the same bytes as all-gathers and reduce-scatters; Korthikanti et al. 2022), 2 more per recomputed
+  forward; each moves 2(t-1)/t of the T·h 16-bit activation. Hidden behind the layer's GEMMs when
+  the stack pipelines them (tp_comm_overlap).
+- cp_comm: ring context parallel moves (cp-1)/cp of the sequence's K and V per layer forward, twice
+  in backward, once more per recomputed forward; it hides behind the attention core.
+- ep_comm: hidden behind the other micro-batch's layer compute with ep_comm_overlap or DualPipe.
+- pp_comm: `pipeline`; hidden behind the stage's compute with the interleaved schedule and
+  overlap_p2p_comm, or DualPipe.
+- host_overhead: KERNEL_GAP_S per kernel launched (none with CUDA graphs) and, for the dropless
+  dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward.
+- dp_comm, optimizer: `data_parallel` (the replica group's collectives by ZeRO stage and their
+  overlap; Adam's memory-bound update of the card's shard).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from estimator.arrays import FloatArray, Num, arr
+from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
+from estimator.layout.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
+from estimator.layout.steptime import attention as att
+from estimator.layout.steptime.candidates import Candidates
+from estimator.layout.steptime.collectives import Fabric
+from estimator.layout.steptime.constants import (
+    COMM_SM_FRACTION,
+    ELEMENTWISE_H_BYTES,
+    HBM_EFFICIENCY,
+    HOST_OP_S,
+    KERNEL_GAP_S,
+    KERNELS_PER_LAYER_PASS,
+    KERNELS_PER_MOE_PASS,
+    MOE_OPS_AFTER_SYNC,
+    SOFTMAX_SCORE_BYTES,
+)
+from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
+from estimator.layout.steptime.gemm import gemm_rate, linear_elements, linear_time_s
+from estimator.layout.steptime.moe import all_to_all_s, expert_time_s, routing_time_s
+from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
+from estimator.model.transformer import mlp_matrices, stage_param_counts
+
+if TYPE_CHECKING:
+    from estimator.layout.problem import LayoutProblem
+
+# HBM bytes per logit of the fp32 cross-entropy, counted kernel by kernel in Megatron-Core's
+# fused_vocab_parallel_cross_entropy (docs/sources.md#megatron-core): forward upcast + row max
+# (read 2, write 4), exp in place (read 4, write 4), row sum (read 4), normalise in place (read 4,
+# write 4); backward scale in place (read 4, write 4) and cast back to the logits' 16-bit dtype
+# (read 4, write 2). PyTorch's F.cross_entropy on upcast logits (torchtitan, llm-foundry) moves the
+# same 40: upcast 6, log-softmax 12 (two reads, one write), its backward 12 plus the one-hot
+# gradient 4, downcast 6.
+LOGIT_BYTES = 40.0
+COMPUTE_TERMS = ("gemm", "attention", "elementwise", "moe_experts", "moe_routing")
+STAGE_TERMS = (*COMPUTE_TERMS, "host_overhead", "tp_comm", "cp_comm", "ep_comm")
+BREAKDOWN_KEYS = (
+    "compute",
+    "host_overhead",
+    "bubble",
+    "tp_comm",
+    "pp_comm",
+    "dp_comm",
+    "ep_comm",
+    "cp_comm",
+    "overlap_slowdown",
+    "optimizer",
+)
+
+
+@dataclass(frozen=True)
+class _Rates:
+    linear: float  # FLOP/s of the transformer linears (FP8 when trained in FP8)
+    bf16: float  # FLOP/s of 16-bit GEMMs (router, output layer, unfused attention)
+    hbm: float  # bytes/s of streaming kernels
+    peak16: float  # 16-bit peak FLOP/s (fused attention efficiency refers to it)
+    fp8: bool
+    recipe: str
+
+
+def _rates(problem: LayoutProblem) -> _Rates:
+    acc = problem.accelerator
+    fp8 = problem.precision == "fp8" and bool(acc.peak_flops_fp8)
+    peak16 = acc.peak_flops("fp32") if problem.precision == "fp32" else acc.peak_flops_bf16
+    eff, g = acc.matmul_efficiency, problem.gemm_fraction
+    return _Rates(
+        linear=gemm_rate(peak16, acc.peak_flops_fp8, eff, g, fp8),
+        bf16=peak16 * eff * g,
+        hbm=acc.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY,
+        peak16=peak16,
+        fp8=fp8,
+        recipe=problem.stack.fp8_recipe,
+    )
+
+
+def _fabric(problem: LayoutProblem) -> Fabric:
+    return Fabric(
+        domain=float(problem.domain_cards),
+        bw_up=problem.accelerator.scaleup_bandwidth_bytes_per_s,
+        nic=problem.nic_bytes_per_s_per_card,
+        cross=problem.cross_leaf_bandwidth_factor,
+        leaf_cards=problem.nodes_per_leaf_group * problem.cards_per_node,
+        eta=problem.link_efficiency,
+    )
+
+
+def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rates) -> FloatArray:
+    """Time of the attention core of one layer and micro-batch on one card (s)."""
+    arch, s = problem.arch, float(problem.seq_len)
+    fused = problem.stack.flash_attention
+    fwd = att.forward_flop_per_token(arch, s, fused) * tokens / c.tp
+    if fused:
+        again = (c.rc == 1) * ("core_attn" in problem.stack.selective_recompute)
+        passes = c.forward_passes + again + att.backward_ratio(True)
+        # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
+        total = arr(0.0)
+        for share, span, keys in att.layer_kinds(arch, s):
+            eff = att.kernel_efficiency(
+                problem.stack.attention_kernel,
+                problem.accelerator.id,
+                np.minimum(s / c.cp, span),
+                arch.head_dim,
+                r.bf16 / r.peak16,
+            )
+            flop = 2.0 * keys * arch.num_attention_heads * sum(att.score_dims(arch)) * tokens / c.tp
+            total = total + share * flop * passes / (r.peak16 * eff)
+        return total
+    # selective recompute re-runs the scores where the stack's modules include them
+    selective = (c.rc == 1).astype(float) * recomputes_scores(problem.stack.selective_recompute)
+    flop = fwd * (c.forward_passes + att.backward_ratio(False) + selective)
+    softmax = tokens * SOFTMAX_SCORE_BYTES * arch.num_attention_heads * s / c.tp
+    return arr(flop / r.bf16 + softmax * (c.passes + selective) / r.hbm)
+
+
+def _weight_casts(c: Candidates, stack: StackProfile, passes: Num) -> FloatArray:
+    """FP8 casts of each weight per micro-batch: once per forward (and recomputed forward), or once
+    per step shared by the m micro-batches where the stack caches the FP8 weights."""
+    return arr(1.0 / c.m if stack.fp8_weight_cache else arr(passes) - 2.0)
+
+
+def _selective_extras(
+    problem: LayoutProblem, c: Candidates, r: _Rates, moe: bool, tokens: Num, act_coeff: float
+) -> tuple[FloatArray, FloatArray]:
+    """(linear, element-wise) seconds that selective recompute adds to one layer and micro-batch for
+    the stack's recompute modules beyond the attention core (Megatron-Core recompute_modules; what
+    each leaves unstored is in memory.layer_coefficients): one more forward of
+    - layernorm (MoE layers): the pre-MLP norm, read 2h and write 2h bytes per token;
+    - moe_act (MoE layers): the routed experts' activation, act_coeff·k·f_e bytes per token;
+    - mlp (dense layers): the MLP's linears and activation;
+    - shared_experts (MoE layers): the shared experts' linears and activation.
+    Recomputed linears cast their inputs to FP8 again, and their weights unless the stack caches them."""
+    arch, counts, stack = problem.arch, problem.counts, problem.stack
+    mods = stack.selective_recompute
+    h, fe = float(arch.hidden_size), float(arch.moe_intermediate_size)
+    rep = np.where(c.sp, c.tp, 1.0)
+    params, width, elem = 0.0, 0.0, arr(0.0 * c.tp)
+    if moe:
+        if "layernorm" in mods:
+            elem = elem + 4.0 * h / rep
+        if "moe_act" in mods:
+            elem = elem + act_coeff * arch.num_experts_per_tok * fe / c.tp
+        if "shared_experts" in mods and arch.n_shared_experts:
+            params, width = float(counts.moe_shared_per_layer), arch.n_shared_experts * fe
+    elif "mlp" in mods:
+        params, width = float(counts.dense_mlp_per_layer), float(arch.intermediate_size)
+    elem = elem + act_coeff * width / c.tp
+    n_mat = float(mlp_matrices(arch.hidden_act))
+    per_pass = linear_elements(tokens, params, n_mat, h, c.tp)
+    weights = params / c.tp
+    casts = per_pass - (weights if stack.fp8_weight_cache else 0.0)
+    gemm = linear_time_s(2.0 * tokens * weights, per_pass, r.linear, r.hbm, r.fp8, r.recipe, casts)
+    return arr(np.where(params > 0, gemm, 0.0)), arr(tokens * elem / r.hbm)
+
+
+def _layer_terms(
+    problem: LayoutProblem, c: Candidates, r: _Rates, fab: Fabric, moe: bool
+) -> tuple[dict[str, Num], dict[str, Num]]:
+    """Per-layer terms (exposed) and hidden communication of one dense or MoE layer, one micro-batch."""
+    arch, counts, stack = problem.arch, problem.counts, problem.stack
+    s, h = float(problem.seq_len), float(arch.hidden_size)
+    tokens = s / c.cp * c.mbs
+    n_mat = float(mlp_matrices(arch.hidden_act))
+    if moe:
+        params = counts.attention_per_layer + counts.moe_shared_per_layer
+        n_lin = 3.0 + (n_mat if arch.n_shared_experts else 0.0)
+        ffn = float((arch.num_experts_per_tok + arch.n_shared_experts) * arch.moe_intermediate_size)
+    else:
+        params = counts.attention_per_layer + counts.dense_mlp_per_layer
+        n_lin = 2.0 + n_mat
+        ffn = float(arch.intermediate_size)
+    # selective recompute per the stack: Megatron re-runs its recompute modules (the attention core
+    # in _attention_core, the rest in _selective_extras), PyTorch per-op SAC every other forward matmul
+    selective = (c.rc == 1).astype(float)
+    sac = SAC_MATMUL_HALF in stack.selective_recompute
+    lin_passes = c.passes + (0.5 * selective if sac else 0.0)
+    lin_flop = 2.0 * tokens * params / c.tp * lin_passes
+    per_pass = linear_elements(tokens, params, n_lin, h, c.tp)
+    weights = params / c.tp
+    casts = (per_pass - weights) * (lin_passes - 2.0) + weights * _weight_casts(c, stack, lin_passes)
+    t_gemm = linear_time_s(lin_flop, per_pass * lin_passes, r.linear, r.hbm, r.fp8, r.recipe, casts)
+    t_att = _attention_core(problem, c, tokens, r)
+    act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
+    rep = np.where(c.sp, c.tp, 1.0)
+    t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
+    gemm_again, elem_again = _selective_extras(problem, c, r, moe, tokens, act_coeff)
+    terms: dict[str, Num] = {
+        "gemm": t_gemm + selective * gemm_again,
+        "attention": t_att,
+        "elementwise": arr(t_elem + selective * elem_again),
+    }
+    kernels = KERNELS_PER_LAYER_PASS + (KERNELS_PER_MOE_PASS if moe else 0.0)
+    host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
+    if moe:
+        imb = problem.moe_imbalance
+        per_gemm = problem.expert_gemm_overhead_s if stack.per_expert_gemms else 0.0
+        terms["moe_experts"] = expert_time_s(
+            tokens,
+            c.tp,
+            c.ep,
+            arch,
+            n_mat,
+            c.passes,
+            r.linear,
+            r.hbm,
+            r.fp8,
+            r.recipe,
+            imb,
+            per_gemm,
+            _weight_casts(c, stack, c.passes),
+        )
+        terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
+        if stack.moe_host_sync and not stack.cuda_graphs:
+            host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
+    else:
+        terms["moe_experts"] = terms["moe_routing"] = 0.0
+    terms["host_overhead"] = host + 0.0 * c.tp
+
+    # tensor parallel
+    n_coll = 4.0 + 2.0 * c.rf
+    tp_bw = np.where(c.tp <= fab.domain, fab.bw_up, fab.nic) * fab.eta
+    raw_tp = np.where(c.tp > 1, n_coll * (2.0 * (c.tp - 1.0) / c.tp * tokens * h * 2.0 / tp_bw), 0.0)
+    raw_tp = raw_tp + np.where(c.tp > 1, n_coll * 2.0 * (c.tp - 1.0) * 2e-6, 0.0)
+    tp_window = t_gemm if stack.tp_comm_overlap else 0.0
+    # context parallel: K and V of the whole sequence, hidden behind the attention core
+    if arch.is_mla:
+        kv_dim = arch.num_attention_heads * sum(att.score_dims(arch))
+    else:
+        kv_dim = 2.0 * arch.num_key_value_heads * arch.head_dim
+    cp_bytes = (c.cp - 1.0) / c.cp * s * c.mbs * kv_dim * 2.0 / c.tp * (3.0 + c.rf)
+    cp_bw = np.where(c.tp * c.cp <= fab.domain, fab.bw_up, fab.nic) * fab.eta
+    raw_cp = np.where(c.cp > 1, cp_bytes / cp_bw, 0.0)
+    # expert parallel all-to-all, hidden behind the other micro-batch's compute of this layer
+    if moe:
+        raw_ep = all_to_all_s(
+            tokens,
+            c.tp,
+            c.cp,
+            c.ep,
+            arch,
+            4.0 + 2.0 * c.rf,
+            fab,
+            stack.moe_dispatch_dedup,
+            stack.moe_max_nodes,
+            r.fp8 and stack.moe_dispatch_dedup,
+            problem.moe_imbalance,
+        )
+    else:
+        raw_ep = 0.0 * c.tp
+    # EP overlap (DeepSeek-V3 section 3.2.1, Megatron-Core 1F1B A2A overlap): a forward chunk of one
+    # micro-batch runs beside a backward chunk of another; each all-to-all hides behind one compute
+    # segment of the other direction: combine_b | attention_f, dispatch_f | experts_b,
+    # dispatch_b | experts_f, combine_f | attention_b.
+    if stack.ep_comm_overlap or stack.dualpipe:
+        dense_part = terms["gemm"] + t_att + t_elem
+        expert_part = terms["moe_experts"] + terms["moe_routing"]
+        one = raw_ep / (4.0 + 2.0 * c.rf)
+        fwd_share = c.forward_passes / c.passes
+        bwd_share = 2.0 / c.passes
+        hidden_ep = (
+            np.minimum(one, dense_part * fwd_share)
+            + np.minimum(one, expert_part * bwd_share)
+            + np.minimum(one, expert_part * fwd_share)
+            + np.minimum(one, dense_part * bwd_share)
+        )
+        ep_window = np.minimum(hidden_ep, raw_ep)
+    else:
+        ep_window = 0.0
+    hidden: dict[str, Num] = {}
+    for name, raw, window in (
+        ("tp_comm", raw_tp, tp_window),
+        ("cp_comm", raw_cp, t_att),
+        ("ep_comm", raw_ep, ep_window),
+    ):
+        exposed = arr(np.maximum(raw - window, 0.0))
+        terms[name] = exposed
+        hidden[name] = arr(raw - exposed)
+    return terms, hidden
+
+
+def _stage_pick(
+    problem: LayoutProblem,
+    c: Candidates,
+    per_layer: tuple[dict[str, Num], dict[str, Num], dict[str, Num]],
+    hidden: tuple[dict[str, Num], dict[str, Num]],
+) -> tuple[StageLayers, dict[str, FloatArray], dict[str, FloatArray]]:
+    """Per-micro-batch terms of the busiest pipeline device (first / middle / last stage, by the sum
+    of its exposed terms), and the hidden communication of that same device.
+
+    per_layer: (dense layer, MoE layer, output head) terms; hidden: (dense, MoE) hidden communication.
+    """
+    arch, counts = problem.arch, problem.counts
+    st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int))
+    single = st.single.astype(float)
+    shapes = ((st.first, st.dense_first, single), (st.full, st.dense_mid, 0.0), (st.last, st.dense_last, 1.0))
+
+    def stages(
+        dense: dict[str, Num], moe: dict[str, Num], head: dict[str, Num]
+    ) -> list[dict[str, FloatArray]]:
+        return [
+            {
+                k: arr(
+                    n_dense * arr(dense[k])
+                    + (n_layers - n_dense) * arr(moe[k])
+                    + with_head * arr(head.get(k, 0.0))
+                )
+                for k in dense
+            }
+            for n_layers, n_dense, with_head in shapes
+        ]
+
+    exposed = stages(*per_layer)
+    valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
+    totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(exposed, valid, strict=True)]
+    best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
+
+    def pick(per_stage: list[dict[str, FloatArray]]) -> dict[str, FloatArray]:
+        return {
+            k: np.choose(best, [np.broadcast_to(d[k], best.shape) for d in per_stage]) for k in per_stage[0]
+        }
+
+    return st, pick(exposed), pick(stages(*hidden, {}))
+
+
+def _head_terms(problem: LayoutProblem, c: Candidates, r: _Rates) -> dict[str, Num]:
+    """Output layer (16-bit GEMM, forward + backward) and the fp32 cross-entropy, one micro-batch."""
+    counts, arch = problem.counts, problem.arch
+    tokens = float(problem.seq_len) / c.cp * c.mbs
+    head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
+    t_head = tokens / c.tp * 2.0 * head_params * 3.0 / r.bf16
+    t_loss = tokens / c.tp * arch.vocab_size * LOGIT_BYTES / r.hbm
+    return {"gemm": t_head, "elementwise": t_loss}
+
+
+def _stage_params(problem: LayoutProblem, c: Candidates, st: StageLayers) -> tuple[FloatArray, FloatArray]:
+    """(dense, expert) parameters held by the busiest-in-parameters pipeline device after TP/EP."""
+    counts = problem.counts
+    single = st.single.astype(float)
+    untied = 1.0 if counts.lm_head > 0 else 0.0
+
+    def params(n_layers: Num, n_dense: Num, emb: float, head: Num) -> tuple[FloatArray, FloatArray]:
+        return stage_param_counts(counts, n_layers, n_dense, emb, head, c.tp, c.ep)
+
+    cand = [
+        params(st.first, st.dense_first, 1.0, single * untied),
+        params(st.full, st.dense_mid, 0.0, 0.0),
+        params(st.last, st.dense_last, 0.0, 1.0),
+    ]
+    valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
+    sizes = [np.where(ok, d + e, -1.0) for (d, e), ok in zip(cand, valid, strict=True)]
+    which = np.argmax(np.stack(np.broadcast_arrays(*sizes)), axis=0)
+    dense = np.choose(which, [np.broadcast_to(x[0], which.shape) for x in cand])
+    expert = np.choose(which, [np.broadcast_to(x[1], which.shape) for x in cand])
+    return dense, expert
+
+
+def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatArray]:
+    """Step time and its named terms for candidate layouts (seconds per step, per card).
+
+    Returns arrays: step_time_s, the BREAKDOWN_KEYS (additive: they sum to step_time_s), the
+    COMPUTE_TERMS (parts of compute), bubble_fraction and executed_flop_per_card.
+    """
+    c = cand
+    r = _rates(problem)
+    fab = _fabric(problem)
+    dense, dense_hidden = _layer_terms(problem, c, r, fab, moe=False)
+    if problem.arch.is_moe:
+        moe, moe_hidden = _layer_terms(problem, c, r, fab, moe=True)
+    else:
+        moe, moe_hidden = dense, dense_hidden
+    st, mb, hid = _stage_pick(
+        problem, c, (dense, moe, _head_terms(problem, c, r)), (dense_hidden, moe_hidden)
+    )
+    compute_mb = arr(sum(mb[k] for k in COMPUTE_TERMS))
+    pp_mb = p2p_s(
+        float(problem.seq_len) / c.cp * c.mbs,
+        float(problem.arch.hidden_size),
+        c.tp,
+        c.cp,
+        c.dp,
+        c.pp,
+        c.v,
+        fab,
+    )
+    stack = problem.stack
+    pp_window = p2p_window_s(c.v, compute_mb, stack.overlap_p2p_comm, stack.dualpipe)
+    pp_exposed = arr(np.maximum(pp_mb - pp_window, 0.0))
+    t_stage = compute_mb + mb["host_overhead"] + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
+    bubble = bubble_s(c.pp, c.v, t_stage, stack.dualpipe)
+    dense_p, expert_p = _stage_params(problem, c, st)
+    replicas = weight_replicas(c.dp, c.cp, c.ep)
+    dp_exposed, dp_hidden = data_parallel_s(problem, c, fab, st, (dense_p, expert_p), replicas, compute_mb)
+    hidden_total = c.m * (sum(hid.values()) + pp_mb - pp_exposed) + dp_hidden
+    slowdown = COMM_SM_FRACTION * np.minimum(hidden_total, c.m * compute_mb)
+    t_opt = optimizer_s(c, (dense_p, expert_p), replicas, problem.grad_dtype, r.hbm)
+    step = c.m * t_stage + bubble + dp_exposed + t_opt + slowdown
+    out = {k: c.m * mb[k] for k in COMPUTE_TERMS}
+    out.update(
+        step_time_s=step,
+        compute=c.m * compute_mb,
+        host_overhead=c.m * mb["host_overhead"],
+        bubble=bubble,
+        tp_comm=c.m * mb["tp_comm"],
+        pp_comm=c.m * pp_exposed,
+        dp_comm=dp_exposed,
+        ep_comm=c.m * mb["ep_comm"],
+        cp_comm=c.m * mb["cp_comm"],
+        overlap_slowdown=slowdown,
+        optimizer=t_opt,
+        bubble_fraction=bubble / step,
+        executed_flop_per_card=_executed_flop(problem, c),
+    )
+    return {k: np.broadcast_to(np.asarray(v, dtype=float), np.shape(step)) for k, v in out.items()}
+
+
+def _executed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
+    """FLOPs one card executes per step on average (linears, experts, attention as run, recompute)."""
+    arch, counts = problem.arch, problem.counts
+    s = float(problem.seq_len)
+    fused = problem.stack.flash_attention
+    att_fwd = att.forward_flop_per_token(arch, s, fused)
+    att_passes = c.forward_passes + att.backward_ratio(fused) + (0.0 if fused else (c.rc == 1))
+    n_moe = float(counts.n_moe_layers) if arch.is_moe else 0.0
+    n_dense = float(arch.num_hidden_layers) - n_moe
+    lin = n_dense * (counts.attention_per_layer + counts.dense_mlp_per_layer) + n_moe * (
+        counts.attention_per_layer + counts.moe_shared_per_layer + counts.moe_active_routed_per_layer
+    )
+    head = counts.lm_head if counts.lm_head > 0 else counts.embedding
+    per_token = 2.0 * lin * c.passes + arch.num_hidden_layers * att_fwd * att_passes + 6.0 * head
+    return per_token * c.m * c.dp * c.mbs * s / problem.cards

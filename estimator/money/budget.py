@@ -1,0 +1,170 @@
+"""Budget sizing and budget status: what a capital budget buys, and how a plan stands against it.
+
+The budget is a capital budget: it buys the cluster (servers with their cards, the network and the
+storage; `cost.capex.total`, docs/architecture.md#formulas). Money is in the scenario's currency
+(`cost.currency`); card counts are whole cards.
+
+- `largest_within(sizes, capex, budget)`: the largest candidate cluster whose capex fits the budget.
+  Capex is (weakly) increasing in the card count: more servers, and a fabric and storage that
+  never shrink as nodes are added (network.fabric_counts, storage.storage_counts).
+- `capex_by_size(r, sizes, mfu)`: capex of every candidate size in one vectorized roll-up (the
+  sweep path's counts, estimator.plan.batch), so sizing by budget prices exactly like a plan.
+- `cards_for_budget(r, mfu)`: the sizing rule behind `cluster.budget`.
+- `status(capex, budget)` and `affordable(...)`: the report's budget block (within / over by how
+  much, and the cluster the budget would buy with its days at the plan's MFU).
+- `deadline_miss_probability(days, target_days, mfu_low, mfu_likely, mfu_high)`: exact probability
+  that the run is late when MFU is triangular (the Monte Carlo's distribution, estimator.plan.uncertainty).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from estimator.cluster.network import fabric_counts
+from estimator.errors import FieldError, ScenarioError
+from estimator.limits import MAX_CARDS
+from estimator.money.pricing import equipment, facility, model_flops, prices, vectorized_counts
+from estimator.money.rollup import Sizing, rollup
+
+# MFU used to size the storage tiers' write bandwidth while the layout is not yet known: the top of
+# published large-scale records (MegaScale 55 %), so the storage is never under-priced.
+STORAGE_SIZING_MFU = 0.55
+
+
+def largest_within(sizes: np.ndarray, capex: np.ndarray, budget: float) -> int | None:  # noqa: ARG001 - the (sizes, capex) pair of its callers
+    """Index of the largest size whose capex (same currency as `budget`) is <= the budget, or None.
+
+    `sizes` ascending; `capex[i]` the cluster price at `sizes[i]`. Works on the whole array at
+    once (no monotonicity needed: the largest affordable size wins even past a dip)."""
+    ok = np.asarray(capex, dtype=float) <= float(budget) * (1 + 1e-12)
+    if not ok.any():
+        return None
+    return int(np.flatnonzero(ok)[-1])
+
+
+def capex_by_size(r: Any, sizes: np.ndarray, mfu: float | None) -> np.ndarray:
+    """Capex (in the scenario's currency) of the cluster at each card count in `sizes`.
+
+    One call of the vectorized roll-up (estimator.money.rollup) with the batch path's network and
+    storage counts; storage bandwidth assumes `mfu` (STORAGE_SIZING_MFU when None). Sizes whose
+    fabric cannot be built (too many nodes for the switch radix) cost +inf."""
+
+    s = r.scenario
+    cards = np.asarray(sizes, dtype=np.int64)
+    net = s.network
+    nodes = -(-cards // r.cards_per_node)
+    fab = fabric_counts(
+        nodes * r.nics_per_node, net.switch_ports, net.oversubscription, r.nics_per_node, net.rail_optimized
+    )
+    out = np.full(cards.shape, np.inf)
+    feasible = np.asarray(fab["feasible"], dtype=bool)
+    if not feasible.any():
+        return out
+    cards = cards[feasible]
+    flops = model_flops(r)
+    state: dict[str, Any] = {}
+    sizing = Sizing(
+        training_flop=flops["training_flop"],
+        tokens=s.training.tokens,
+        peak_flops=r.accelerator.peak_flops(s.training.precision),
+        mfu=STORAGE_SIZING_MFU if mfu is None else mfu,
+        cards_per_node=r.cards_per_node,
+        cards=cards,
+    )
+    values = rollup(
+        sizing,
+        vectorized_counts(r, s.training.tokens, state),
+        facility(r, equipment(r), prices(r)),
+    )
+    out[feasible] = np.asarray(values["cost.capex.total"], dtype=float)
+    return out
+
+
+def budget_sizes(r: Any, multiple: int, budget: float) -> np.ndarray:
+    """Every card count in whole `multiple`s (nodes and fixed-layout replicas) whose servers alone
+    cost no more than the budget, plus one step beyond (servers are the bulk of capex, so nothing
+    larger can fit). Server price per node in the scenario's currency."""
+    per_node = equipment(r).server_price_usd * r.usd_to_currency
+    nodes_max = budget / per_node if per_node > 0 else MAX_CARDS
+    steps = int(min(MAX_CARDS // multiple, max(1, nodes_max * r.cards_per_node // multiple + 1)))
+    return multiple * np.arange(1, steps + 1, dtype=np.int64)
+
+
+def cards_for_budget(r: Any, multiple: int, mfu: float | None) -> int:
+    """`cluster.budget` sizing: the largest cluster in whole nodes (and whole replicas of a fixed
+    layout: `multiple` cards) whose capex fits the budget. Raises ScenarioError on cluster.budget
+    when not even the smallest size fits."""
+    budget = float(r.scenario.cluster.budget)
+    sizes = budget_sizes(r, multiple, budget)
+    capex = capex_by_size(r, sizes, mfu)
+    i = largest_within(sizes, capex, budget)
+    if i is None:
+        raise ScenarioError(
+            [
+                FieldError(
+                    "cluster.budget",
+                    f"the budget of {budget:,.0f} {r.scenario.cost.currency} does not buy the smallest "
+                    f"cluster ({int(sizes[0])} cards cost {float(capex[0]):,.0f})",
+                )
+            ]
+        )
+    return int(sizes[i])
+
+
+def status(capex: float, budget: float) -> dict[str, Any]:
+    """Within the budget or over it: {budget, capex, within, over_by, headroom, share} (money in
+    the plan's currency; share = capex / budget)."""
+    return {
+        "budget": budget,
+        "capex": capex,
+        "within": capex <= budget * (1 + 1e-12),
+        "over_by": max(0.0, capex - budget),
+        "headroom": max(0.0, budget - capex),
+        "share": capex / budget if budget > 0 else None,
+    }
+
+
+def affordable(
+    sizes: np.ndarray, capex: np.ndarray, budget: float, card_hours: float, cards_per_node: int
+) -> dict[str, Any] | None:
+    """The largest cluster the budget buys and its run time at the same MFU as the plan.
+
+    days = card-hours / (24 h x cards): the plan's work (card-hours at its MFU) spread over the
+    affordable cards; fewer cards rarely run at a lower MFU, so this is a fair first answer.
+    None when not even the smallest size fits."""
+    i = largest_within(sizes, capex, budget)
+    if i is None:
+        return None
+    cards = int(sizes[i])
+    return {
+        "cards": cards,
+        "nodes": -(-cards // int(cards_per_node)),
+        "capex": float(capex[i]),
+        "days": float(card_hours) / 24.0 / cards,
+    }
+
+
+def triangular_cdf(x: Any, low: float, likely: float, high: float) -> np.ndarray:
+    """P(X <= x) for X triangular on [low, high] with mode `likely` (vectorized in x)."""
+    x = np.asarray(x, dtype=float)
+    if high <= low:
+        return np.asarray((x >= low).astype(float))
+    span = high - low
+    left = np.where(likely > low, (x - low) ** 2 / (span * max(likely - low, 1e-300)), 1.0)
+    right = np.where(high > likely, 1.0 - (high - x) ** 2 / (span * max(high - likely, 1e-300)), 1.0)
+    out = np.where(x <= likely, left, right)
+    return np.asarray(np.clip(np.where(x <= low, 0.0, np.where(x >= high, 1.0, out)), 0.0, 1.0))
+
+
+def deadline_miss_probability(
+    days: float, target_days: float, mfu_low: float, mfu_likely: float, mfu_high: float
+) -> float:
+    """P(run takes longer than `target_days`) when MFU ~ Triangular(low, likely, high).
+
+    Run time is inversely proportional to MFU (days = C / (cards x peak x MFU) / 86,400 s), and
+    `days` is the time at the likely MFU, so the run is late exactly when
+    MFU < likely x days / target_days: the triangular CDF at that point."""
+    threshold = mfu_likely * days / target_days
+    return float(triangular_cdf(threshold, mfu_low, mfu_likely, mfu_high))

@@ -1,0 +1,420 @@
+"""Capital cost, owned cost per card-hour, the run's cost owned against cloud, and break-even.
+
+Sources: docs/architecture.md#formulas ("Power and cost"); price anchors in
+docs/sources.md#prices and the catalog (all dated, most grade [B]/[C]: defaults a user
+overrides, never facts). Every price is an argument; the plan fills them from the catalog.
+
+Units: money in USD inside the core (catalog prices are USD); `currency` converts at the edge, so
+`to_dict()` is in the requested currency. Power in W, energy in Wh/kWh, time in hours, months of
+730 h (8,760 h / 12).
+
+Formulas (all broadcast over numpy arrays for sweeps; no per-scenario Python loop):
+
+    capex.compute  = nodes x server price (cards included) + cards x card price (0 when included)
+    capex.network  = switches x switch price + transceivers x optic price + cables x cable price
+                     + NIC ports x NIC price (0 when the NICs are in the server price)
+    capex.storage  = drives x drive price + storage nodes x storage-node price
+    capex.scaleup  = the scale-up plane outside the nodes (supernodes' switches, optics, cables;
+                     scaleup.py), its own category so capex.network stays the scale-out fabric
+    depreciation   = straight line to zero over `depreciation_years` (default 4; no residual value.
+                     Anchors: hyperscalers depreciate servers over 5-6 years, AI-cloud TCO models use
+                     3-5; published TCO notes quote 25-35 % residual after 36 months, which 4-year straight
+                     line approximates)
+    fixed per hour = capex / (years x 8,760 h) + colo (per kW of IT power per month) / 730
+                     + maintenance (fraction of capex per year) / 8,760
+    energy per h   = facility W / 1000 x electricity price per kWh   (facility W = IT W x PUE)
+    owned per card-hour = fixed per hour / (cards x utilization) + energy per hour / cards
+
+Colo is added to the electricity bill (space, cooling and operations billed per contracted IT kW);
+when a colo rate is all-in (power included), pass `electricity_usd_per_kwh=0` so power is not paid twice.
+
+Utilization spreads the fixed costs over the hours the cards actually work; energy is only charged
+for busy hours (idle draw ignored: documented simplification). The run's owned cost is
+`card-hours x owned per card-hour`: with utilization 1 (the default) that is the amortised share of
+capex over the run's own duration plus its energy and facility opex; a lower fleet utilization
+charges the run for the idle time around it. Cloud cost = card-hours x price (on demand, reserved).
+
+    break-even months = capex / (monthly cloud bill - monthly owned opex), continuous use,
+    cloud bill = cards x 730 h x on-demand price, owned opex = energy + colo + maintenance per month;
+    never (None in JSON, inf in arrays) when the cloud bill does not exceed the owned opex.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from estimator.cluster.power import plain
+from estimator.errors import ScenarioError
+
+HOURS_PER_YEAR = 8760.0
+HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730 h
+DEFAULT_DEPRECIATION_YEARS = 4.0  # see module docstring
+DEFAULT_ELECTRICITY_USD_PER_KWH = 0.08  # docs/sources.md#prices: EIA US industrial avg $0.0733 (2017) [B]
+DEFAULT_USD_TO_CNY = 7.2  # approx. 2024 annual average (~7.19 CNY/USD); override with the day's rate
+CURRENCIES = ("USD", "CNY")
+
+
+def exchange_rate(currency: str = "USD", usd_to_cny: float | None = None) -> float:
+    """Units of `currency` per USD: 1 for USD, `usd_to_cny` (default 7.2) for CNY."""
+    if currency not in CURRENCIES:
+        raise ScenarioError(f"Currency must be one of {', '.join(CURRENCIES)}.", "cost.currency")
+    if currency == "USD":
+        return 1.0
+    rate = DEFAULT_USD_TO_CNY if usd_to_cny is None else float(usd_to_cny)
+    if not rate > 0:
+        raise ScenarioError("The exchange rate must be positive.", "cost.usd_to_cny")
+    return rate
+
+
+def capex_usd(
+    nodes: ArrayLike,
+    server_price_usd: ArrayLike,
+    cards: ArrayLike = 0,
+    card_price_usd: ArrayLike = 0.0,
+    switches: ArrayLike = 0,
+    switch_price_usd: ArrayLike = 0.0,
+    transceivers: ArrayLike = 0,
+    transceiver_price_usd: ArrayLike = 0.0,
+    cables: ArrayLike = 0,
+    cable_price_usd: ArrayLike = 0.0,
+    nic_ports: ArrayLike = 0,
+    nic_port_price_usd: ArrayLike = 0.0,
+    drives: ArrayLike = 0,
+    drive_price_usd: ArrayLike = 0.0,
+    storage_nodes: ArrayLike = 0,
+    storage_node_price_usd: ArrayLike = 0.0,
+    scaleup_usd: ArrayLike = 0.0,
+) -> dict[str, np.ndarray]:
+    """Capital cost in USD by category {compute, network, storage, scaleup, total}; broadcasts.
+
+    `server_price_usd` is per compute node with its cards (catalog `Server.price_usd`); to price cards
+    separately pass the bare server price and `card_price_usd`. Counts are whole items, prices USD/item.
+    """
+
+    def m(n: ArrayLike, p: ArrayLike) -> np.ndarray:
+        return np.asarray(n, dtype=np.float64) * np.asarray(p, dtype=np.float64)
+
+    compute = m(nodes, server_price_usd) + m(cards, card_price_usd)
+    network = (
+        m(switches, switch_price_usd)
+        + m(transceivers, transceiver_price_usd)
+        + m(cables, cable_price_usd)
+        + m(nic_ports, nic_port_price_usd)
+    )
+    storage = m(drives, drive_price_usd) + m(storage_nodes, storage_node_price_usd)
+    scaleup = np.asarray(scaleup_usd, dtype=float)
+    return {
+        "compute": compute,
+        "network": network,
+        "storage": storage,
+        "scaleup": scaleup,
+        "total": compute + network + storage + scaleup,
+    }
+
+
+def fixed_usd_per_hour(
+    capex_total_usd: ArrayLike,
+    depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS,
+    it_w: ArrayLike = 0.0,
+    colo_usd_per_kw_month: ArrayLike = 0.0,
+    maintenance_fraction_per_year: ArrayLike = 0.0,
+) -> np.ndarray:
+    """Owned fixed cost in USD per wall-clock hour: depreciation + colo (per IT kW-month) + maintenance."""
+    capex = np.asarray(capex_total_usd, dtype=np.float64)
+    dep = capex / (np.asarray(depreciation_years, dtype=np.float64) * HOURS_PER_YEAR)
+    colo = np.asarray(it_w, dtype=np.float64) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=np.float64)
+    maint = capex * np.asarray(maintenance_fraction_per_year, dtype=np.float64) / HOURS_PER_YEAR
+    return dep + colo / HOURS_PER_MONTH + maint
+
+
+def energy_usd_per_hour(facility_w: ArrayLike, electricity_usd_per_kwh: ArrayLike) -> np.ndarray:
+    """Electricity cost in USD per hour at full load = facility kW x USD/kWh."""
+    return (
+        np.asarray(facility_w, dtype=np.float64)
+        / 1000.0
+        * np.asarray(electricity_usd_per_kwh, dtype=np.float64)
+    )
+
+
+def owned_usd_per_card_hour(
+    capex_total_usd: ArrayLike,
+    cards: ArrayLike,
+    facility_w: ArrayLike,
+    electricity_usd_per_kwh: ArrayLike = DEFAULT_ELECTRICITY_USD_PER_KWH,
+    depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS,
+    utilization: ArrayLike = 1.0,
+    it_w: ArrayLike = 0.0,
+    colo_usd_per_kw_month: ArrayLike = 0.0,
+    maintenance_fraction_per_year: ArrayLike = 0.0,
+) -> np.ndarray:
+    """Owned cost in USD per busy card-hour (module docstring); broadcasts over arrays."""
+    cards_f = np.asarray(cards, dtype=np.float64)
+    fixed = fixed_usd_per_hour(
+        capex_total_usd, depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
+    )
+    energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh)
+    return fixed / (cards_f * np.asarray(utilization, dtype=np.float64)) + energy / cards_f
+
+
+def cloud_cost_usd(card_hours: ArrayLike, usd_per_card_hour: ArrayLike) -> np.ndarray:
+    """Cloud bill in USD = card-hours x price (USD per card-hour)."""
+    return np.asarray(card_hours, dtype=np.float64) * np.asarray(usd_per_card_hour, dtype=np.float64)
+
+
+def monthly_owned_opex_usd(
+    facility_w: ArrayLike,
+    electricity_usd_per_kwh: ArrayLike = DEFAULT_ELECTRICITY_USD_PER_KWH,
+    it_w: ArrayLike = 0.0,
+    colo_usd_per_kw_month: ArrayLike = 0.0,
+    capex_total_usd: ArrayLike = 0.0,
+    maintenance_fraction_per_year: ArrayLike = 0.0,
+) -> np.ndarray:
+    """Owned running cost in USD per month of continuous use: energy + colo + maintenance."""
+    energy = energy_usd_per_hour(facility_w, electricity_usd_per_kwh) * HOURS_PER_MONTH
+    colo = np.asarray(it_w, dtype=np.float64) / 1000.0 * np.asarray(colo_usd_per_kw_month, dtype=np.float64)
+    maint = (
+        np.asarray(capex_total_usd, dtype=np.float64)
+        * np.asarray(maintenance_fraction_per_year, dtype=np.float64)
+        / 12
+    )
+    return energy + colo + maint
+
+
+def break_even_months(
+    capex_total_usd: ArrayLike,
+    cards: ArrayLike,
+    cloud_usd_per_card_hour: ArrayLike,
+    monthly_opex_usd: ArrayLike,
+) -> np.ndarray:
+    """Months of continuous use after which owning beats renting; inf where it never does."""
+    saving = np.asarray(cards, dtype=np.float64) * HOURS_PER_MONTH * np.asarray(
+        cloud_usd_per_card_hour, dtype=np.float64
+    ) - np.asarray(monthly_opex_usd, dtype=np.float64)
+    capex = np.asarray(capex_total_usd, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(saving > 0, capex / np.where(saving > 0, saving, 1.0), np.inf)
+
+
+def _months(x: Any) -> Any:
+    """Break-even months for JSON: inf -> None (never); arrays -> nested lists."""
+    if x is None:
+        return None
+    arr = np.asarray(x, dtype=np.float64)
+    obj = arr.astype(object)
+    obj[~np.isfinite(arr)] = None
+    return obj.item() if arr.ndim == 0 else obj.tolist()
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Cost of the cluster and of one run. Money fields are in USD (floats or arrays); `to_dict()`
+    converts to `currency` at `exchange_rate` (currency units per USD)."""
+
+    currency: str
+    exchange_rate: float
+    capex_compute_usd: Any
+    capex_network_usd: Any
+    capex_storage_usd: Any
+    capex_total_usd: Any
+    card_hours: Any
+    run_owned_usd: Any
+    run_owned_depreciation_usd: Any
+    run_owned_energy_usd: Any
+    run_owned_facility_usd: Any  # colo + maintenance share
+    run_cloud_usd: Any  # None when no cloud price was given
+    run_cloud_reserved_usd: Any
+    owned_usd_per_card_hour: Any
+    cloud_usd_per_card_hour: Any
+    cloud_reserved_usd_per_card_hour: Any
+    monthly_owned_opex_usd: Any
+    cloud_break_even_months: Any  # inf = never
+    cloud_reserved_break_even_months: Any
+    depreciation_years: Any
+    utilization: Any
+    electricity_usd_per_kwh: Any
+    capex_scaleup_usd: Any = 0.0  # scale-up plane outside the nodes (in capex_total_usd)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The contract's `cost` section, money in `currency`; break-even None when never."""
+
+        def money(x: Any) -> Any:
+            return None if x is None else plain(np.asarray(x, dtype=np.float64) * self.exchange_rate)
+
+        return {
+            "currency": self.currency,
+            "exchange_rate": self.exchange_rate,
+            "capex": {
+                "compute": money(self.capex_compute_usd),
+                "network": money(self.capex_network_usd),
+                "storage": money(self.capex_storage_usd),
+                "scaleup": money(self.capex_scaleup_usd),
+                "total": money(self.capex_total_usd),
+            },
+            "run": {
+                "owned": money(self.run_owned_usd),
+                "cloud": money(self.run_cloud_usd),
+                "cloud_reserved": money(self.run_cloud_reserved_usd),
+                "owned_breakdown": {
+                    "depreciation": money(self.run_owned_depreciation_usd),
+                    "energy": money(self.run_owned_energy_usd),
+                    "facility": money(self.run_owned_facility_usd),
+                },
+            },
+            "cloud_break_even_months": _months(self.cloud_break_even_months),
+            "cloud_reserved_break_even_months": _months(self.cloud_reserved_break_even_months),
+            "owned_per_card_hour": money(self.owned_usd_per_card_hour),
+            "cloud_per_card_hour": money(self.cloud_usd_per_card_hour),
+            "cloud_reserved_per_card_hour": money(self.cloud_reserved_usd_per_card_hour),
+            "monthly_owned_opex": money(self.monthly_owned_opex_usd),
+            "electricity_per_kwh": money(self.electricity_usd_per_kwh),
+            "card_hours": plain(self.card_hours),
+            "depreciation_years": plain(self.depreciation_years),
+            "utilization": plain(self.utilization),
+        }
+
+
+def _check(
+    value: ArrayLike, field: str, message: str, ok: Callable[[NDArray[np.float64]], ArrayLike]
+) -> None:
+    if not np.all(ok(np.asarray(value, dtype=np.float64))):
+        raise ScenarioError(message, field)
+
+
+def cost(
+    *,
+    cards: ArrayLike,
+    nodes: ArrayLike,
+    hours: ArrayLike,
+    it_w: ArrayLike,
+    facility_w: ArrayLike,
+    server_price_usd: ArrayLike,
+    card_price_usd: ArrayLike = 0.0,
+    switches: ArrayLike = 0,
+    switch_price_usd: ArrayLike = 0.0,
+    transceivers: ArrayLike = 0,
+    transceiver_price_usd: ArrayLike = 0.0,
+    cables: ArrayLike = 0,
+    cable_price_usd: ArrayLike = 0.0,
+    nic_ports: ArrayLike = 0,
+    nic_port_price_usd: ArrayLike = 0.0,
+    drives: ArrayLike = 0,
+    drive_price_usd: ArrayLike = 0.0,
+    storage_nodes: ArrayLike = 0,
+    storage_node_price_usd: ArrayLike = 0.0,
+    scaleup_usd: ArrayLike = 0.0,
+    electricity_usd_per_kwh: ArrayLike = DEFAULT_ELECTRICITY_USD_PER_KWH,
+    cloud_usd_per_card_hour: ArrayLike | None = None,
+    cloud_reserved_usd_per_card_hour: ArrayLike | None = None,
+    depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS,
+    utilization: ArrayLike = 1.0,
+    colo_usd_per_kw_month: ArrayLike = 0.0,
+    maintenance_fraction_per_year: ArrayLike = 0.0,
+    currency: str = "USD",
+    usd_to_cny: float | None = None,
+) -> Cost:
+    """Capex, the run's owned and cloud cost and break-even for `cards` over `hours` of wall clock.
+
+    `it_w`/`facility_w` come from `estimator.cluster.power.power()`; card-hours = cards x hours. All
+    arguments broadcast. Raises ScenarioError (with the `cost.*` field) for invalid inputs.
+    """
+    rate = exchange_rate(currency, usd_to_cny)
+    _check(
+        depreciation_years,
+        "cost.depreciation_years",
+        "Depreciation must be a positive number of years.",
+        lambda a: a > 0,
+    )
+    _check(utilization, "cost.utilization", "Utilization must be in (0, 1].", lambda a: (a > 0) & (a <= 1))
+    _check(cards, "cluster.cards", "The number of cards must be positive.", lambda a: a > 0)
+    _check(
+        electricity_usd_per_kwh,
+        "cost.electricity_per_kwh",
+        "The electricity price must not be negative.",
+        lambda a: a >= 0,
+    )
+
+    capex = capex_usd(
+        nodes,
+        server_price_usd,
+        cards,
+        card_price_usd,
+        switches,
+        switch_price_usd,
+        transceivers,
+        transceiver_price_usd,
+        cables,
+        cable_price_usd,
+        nic_ports,
+        nic_port_price_usd,
+        drives,
+        drive_price_usd,
+        storage_nodes,
+        storage_node_price_usd,
+        scaleup_usd,
+    )
+    cards_f = np.asarray(cards, dtype=np.float64)
+    card_hours = cards_f * np.asarray(hours, dtype=np.float64)
+    util = np.asarray(utilization, dtype=np.float64)
+
+    dep_per_h = capex["total"] / (np.asarray(depreciation_years, dtype=np.float64) * HOURS_PER_YEAR)
+    fac_per_h = (
+        fixed_usd_per_hour(
+            capex["total"], depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
+        )
+        - dep_per_h
+    )
+    en_per_h = energy_usd_per_hour(facility_w, electricity_usd_per_kwh)
+    # per busy card-hour, then x card-hours of the run
+    run_dep = card_hours * dep_per_h / (cards_f * util)
+    run_fac = card_hours * fac_per_h / (cards_f * util)
+    run_en = card_hours * en_per_h / cards_f
+    owned_pch = (dep_per_h + fac_per_h) / (cards_f * util) + en_per_h / cards_f
+    opex_month = monthly_owned_opex_usd(
+        facility_w,
+        electricity_usd_per_kwh,
+        it_w,
+        colo_usd_per_kw_month,
+        capex["total"],
+        maintenance_fraction_per_year,
+    )
+
+    def cloud(price: ArrayLike | None) -> tuple[Any, Any, Any]:
+        if price is None:
+            return None, None, None
+        p = np.asarray(price, dtype=np.float64)
+        if np.any(p < 0):
+            raise ScenarioError("Cloud prices must not be negative.", "cost.cloud_price_per_card_hour")
+        return p, cloud_cost_usd(card_hours, p), break_even_months(capex["total"], cards_f, p, opex_month)
+
+    od_price, od_run, od_be = cloud(cloud_usd_per_card_hour)
+    rs_price, rs_run, rs_be = cloud(cloud_reserved_usd_per_card_hour)
+    return Cost(
+        currency=currency,
+        exchange_rate=rate,
+        capex_compute_usd=capex["compute"],
+        capex_network_usd=capex["network"],
+        capex_storage_usd=capex["storage"],
+        capex_scaleup_usd=capex["scaleup"],
+        capex_total_usd=capex["total"],
+        card_hours=card_hours,
+        run_owned_usd=run_dep + run_fac + run_en,
+        run_owned_depreciation_usd=run_dep,
+        run_owned_energy_usd=run_en,
+        run_owned_facility_usd=run_fac,
+        run_cloud_usd=od_run,
+        run_cloud_reserved_usd=rs_run,
+        owned_usd_per_card_hour=owned_pch,
+        cloud_usd_per_card_hour=od_price,
+        cloud_reserved_usd_per_card_hour=rs_price,
+        monthly_owned_opex_usd=opex_month,
+        cloud_break_even_months=od_be,
+        cloud_reserved_break_even_months=rs_be,
+        depreciation_years=np.asarray(depreciation_years, dtype=np.float64),
+        utilization=util,
+        electricity_usd_per_kwh=np.asarray(electricity_usd_per_kwh, dtype=np.float64),
+    )

@@ -1,0 +1,299 @@
+"""Evaluate many scenarios at once: the vectorized compute-and-cost path of sweeps.
+
+`evaluate_columns(base, columns)` takes a base scenario and, per dotted field, an array of n
+values; it returns arrays keyed by rollup.SUMMARY_FIELDS equal to `plan.estimate()` for each of
+the n scenarios. Rows are grouped by their "structural" fields (model, accelerator, network,
+storage... anything that changes the resolved catalog entries or the designs); within a group the
+numeric fields below are plain numpy arrays through rollup(), network.fabric_counts() and
+storage.storage_counts(), the same functions estimate() uses. Rows without an MFU take it from
+the layout model like plan.choose_cluster, batched: the group's distinct card counts (or the sizes
+its deadlines scan) go through one vectorized layout search (layout_batch.best_layouts), shared by
+every row with the same cards, and the enumeration and accelerator-independent memory are reused
+by the next group of the same model and batch. Those rows also get their chosen layout
+(LAYOUT_FIELDS).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.contract.price_book import PriceBook
+from estimator.contract.resolve import Resolved, resolve
+from estimator.contract.scenario import validate_shape
+from estimator.dotted import pop_path, set_path
+from estimator.errors import ScenarioError
+from estimator.layout.search import LayoutEval
+from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.money.pricing import equipment, model_flops, prices, vectorized_counts
+from estimator.money.pricing import facility as plan_facility
+from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, rollup
+from estimator.plan.compose import FALLBACK_MFU, SizeMemo, candidate_sizes, cards_multiple, size_for_deadline
+
+# Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
+NUMERIC_FIELDS = (
+    "training.tokens",
+    "cluster.cards",
+    "cluster.target_days",
+    "efficiency.mfu",
+    "cost.electricity_per_kwh",
+    "cost.pue",
+    "cost.cloud_price_per_card_hour",
+    "cost.cloud_reserved_price_per_card_hour",
+    "cost.server_price",
+    "cost.depreciation_years",
+    "cost.utilization",
+)
+__all__ = ["LAYOUT_FIELDS", "NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
+
+
+def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
+    """Integer codes per row and the distinct values, for any column (numbers, strings, objects)."""
+    arr = np.asarray(values, dtype=object) if not isinstance(values, np.ndarray) else values
+    if arr.dtype != object:
+        uniq, inv = np.unique(arr, return_inverse=True)
+        return inv.astype(np.int64), list(uniq.tolist())
+    index: dict[str, int] = {}
+    firsts: list[Any] = []
+    codes = np.empty(len(arr), dtype=np.int64)
+    for i, v in enumerate(arr):
+        key = json.dumps(v, sort_keys=True, default=str)
+        code = index.get(key)
+        if code is None:
+            code = index[key] = len(firsts)
+            firsts.append(v)
+        codes[i] = code
+    return codes, firsts
+
+
+def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
+    """Per-row prices: the group's catalog values, replaced by the swept cost fields where given
+    (NaN in a swept column means "not given": the catalog value)."""
+    base = plan_facility(r, equipment(r), prices(r))
+    fx = r.usd_to_currency
+
+    def swept(field: str, default: Any, money: bool) -> Any:
+        v = cols.get(field)
+        if v is None:
+            return default
+        return np.where(np.isnan(v), default, v / fx if money else v)
+
+    return dataclasses.replace(
+        base,
+        server_price_usd=swept("cost.server_price", base.server_price_usd, True),
+        pue=swept("cost.pue", base.pue, False),
+        electricity_usd_per_kwh=swept("cost.electricity_per_kwh", base.electricity_usd_per_kwh, True),
+        cloud_usd_per_card_hour=swept("cost.cloud_price_per_card_hour", base.cloud_usd_per_card_hour, True),
+        cloud_reserved_usd_per_card_hour=swept(
+            "cost.cloud_reserved_price_per_card_hour", base.cloud_reserved_usd_per_card_hour, True
+        ),
+        depreciation_years=swept("cost.depreciation_years", base.depreciation_years, False),
+        utilization=swept("cost.utilization", base.utilization, False),
+    )
+
+
+def _group_key_codes(columns: dict[str, Any], n: int) -> tuple[np.ndarray, list[str], list[list[Any]]]:
+    """One integer per row naming its combination of structural values."""
+    fields = [f for f in columns if f not in NUMERIC_FIELDS]
+    key = np.zeros(n, dtype=np.int64)
+    uniques: list[list[Any]] = []
+    for f in fields:
+        codes, values = _codes(columns[f])
+        key = key * len(values) + codes
+        uniques.append(values)
+    return key, fields, uniques
+
+
+def _nan_floats(col: Any, rows: np.ndarray) -> np.ndarray:
+    arr = np.asarray(col, dtype=object)[rows] if not isinstance(col, np.ndarray) else col[rows]
+    if arr.dtype == object:
+        return np.array([np.nan if v is None else float(v) for v in arr], dtype=float)
+    out: np.ndarray = arr.astype(float)
+    return out
+
+
+def evaluate_columns(
+    base: dict[str, Any], columns: dict[str, Any], books: Mapping[str, PriceBook] | None = None
+) -> dict[str, np.ndarray]:
+    """Evaluate n scenarios: `base` with `columns[field][i]` set for row i. Returns SUMMARY_FIELDS
+    arrays (NaN where a row cannot be planned) plus "ok" (bool) and "error" (object: message or None).
+    Columns must hold values already validated one by one (sweep.validate_sweep does that); `books`
+    are the price books (by reference) that `cost.price_book` in the base or an axis names."""
+    lengths = {len(v) for v in columns.values()}
+    if len(lengths) > 1:
+        raise ScenarioError("every axis column must have the same length", "axes")
+    n = lengths.pop() if lengths else 1
+    out = {f: np.full(n, np.nan) for f in SUMMARY_FIELDS}
+    out.update(_empty_layout_columns(n))
+    ok = np.zeros(n, dtype=bool)
+    errors = np.full(n, None, dtype=object)
+    key, fields, _uniques = _group_key_codes(columns, n)
+    order = np.argsort(key, kind="stable")
+    bounds = np.flatnonzero(np.diff(key[order])) + 1
+    for rows in np.split(order, bounds):
+        if not len(rows):
+            continue
+        doc = copy.deepcopy(base)
+        for f in fields:
+            first = columns[f][rows[0]]
+            value = first.item() if isinstance(first, np.generic) else first
+            if value is None:
+                pop_path(doc, f)
+            else:
+                set_path(doc, f, value)
+        cols = {f: _nan_floats(columns[f], rows) for f in NUMERIC_FIELDS if f in columns}
+        for f, v in cols.items():
+            if f.startswith("cost."):
+                pop_path(doc, f)  # swept prices apply per row; NaN rows take the catalog value
+            elif not np.isnan(v[0]):
+                set_path(doc, f, float(v[0]))  # the group's scenario validates with its first row
+        if "cluster.cards" in cols and not np.isnan(cols["cluster.cards"][0]):
+            doc.setdefault("cluster", {}).pop("target_days", None)
+        elif "cluster.target_days" in cols and not np.isnan(cols["cluster.target_days"][0]):
+            doc.setdefault("cluster", {}).pop("cards", None)
+        try:
+            r = resolve(validate_shape(doc), books)
+            values = _evaluate_group(r, cols, len(rows))
+        except ScenarioError as exc:
+            errors[rows] = str(exc)
+            continue
+        good = values.pop("_ok")
+        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS):
+            out[f][rows] = np.broadcast_to(values[f], (len(rows),))
+        ok[rows] = good
+        errors[rows[~good]] = values.get("_error") or "no plan"
+    out["ok"] = ok
+    out["error"] = errors
+    return out
+
+
+def _predicted(
+    r: Resolved,
+    tokens: npt.NDArray[np.float64],
+    size: npt.NDArray[np.float64],
+    given_cards: bool,
+    rows: IntArray,
+) -> tuple[IntArray, npt.NDArray[np.float64], dict[str, npt.NDArray[Any]]]:
+    """Cards, MFU and layout columns of the rows without an MFU, from the layout model: one
+    vectorized search for all distinct card counts of the group (cards given), or deadline sizing
+    per distinct (tokens, days) sharing one memo of searched sizes (plan.SizeMemo). The same
+    numbers as plan.choose_cluster row by row."""
+    s = r.scenario
+    peak = r.accelerator.peak_flops(s.training.precision)
+    memo = SizeMemo(r, reuse=True)
+    picks: dict[tuple[float, float], tuple[int, LayoutEval | None]] = {}
+    if given_cards:
+        distinct = sorted({int(size[i]) for i in rows})
+        with_fabric = [c for c in distinct if memo.fabric(c) is not None]
+        for c, best in zip(with_fabric, memo.best(with_fabric), strict=True):
+            picks[(0.0, float(c))] = (c, best)
+        for c in set(distinct) - set(with_fabric):
+            picks[(0.0, float(c))] = (c, None)
+        keys = [(0.0, float(size[i])) for i in rows]
+    else:
+        multiple = cards_multiple(r)
+        sizes = candidate_sizes(r, multiple)
+        flop_per_token = model_flops(r)["flop_per_token"]
+        keys = [(float(tokens[i]), float(size[i])) for i in rows]
+        for key in dict.fromkeys(keys):
+            flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
+
+            def need(mfu: float, flop: float = flop, seconds: float = seconds) -> int:
+                return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))
+
+            chosen, _, best = size_for_deadline(r, sizes, need, memo)
+            picks[key] = (chosen, best)
+    cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
+    bests = [picks[k][1] for k in keys]
+    mfu = np.array([FALLBACK_MFU if b is None else b.predicted_mfu for b in bests])
+    return cards, mfu, _layout_columns(bests)
+
+
+IntArray = npt.NDArray[np.int64]
+
+# The chosen layout of rows whose MFU the layout model predicts (NaN, or "" for recompute, for rows
+# with an MFU given and rows where no layout fits): the contract's `parallelism` fields.
+LAYOUT_FIELDS = (
+    "parallelism.tp",
+    "parallelism.pp",
+    "parallelism.dp",
+    "parallelism.ep",
+    "parallelism.cp",
+    "parallelism.zero_stage",
+    "parallelism.recompute",
+    "parallelism.micro_batch_size",
+    "parallelism.predicted_mfu",
+)
+
+
+def _layout_columns(bests: list[LayoutEval | None]) -> dict[str, npt.NDArray[Any]]:
+    out = {}
+    for field in LAYOUT_FIELDS:
+        key = field.split(".", 1)[1]
+        if key == "recompute":
+            out[field] = np.array(["" if b is None else b.recompute for b in bests], dtype="<U9")
+        else:
+            out[field] = np.array([np.nan if b is None else float(getattr(b, key)) for b in bests])
+    return out
+
+
+def _empty_layout_columns(n: int) -> dict[str, npt.NDArray[Any]]:
+    out: dict[str, npt.NDArray[Any]] = {}
+    for f in LAYOUT_FIELDS:
+        out[f] = np.full(n, "", dtype="<U9") if f.endswith(".recompute") else np.full(n, np.nan)
+    return out
+
+
+def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[str, Any]:
+    s = r.scenario
+    flops = model_flops(r)
+    peak = r.accelerator.peak_flops(s.training.precision)
+    tokens = cols.get("training.tokens", np.full(n, float(s.training.tokens)))
+    flop = flops["flop_per_token"] * tokens
+    mfu = np.array(
+        cols.get("efficiency.mfu", np.full(n, np.nan if s.efficiency.mfu is None else s.efficiency.mfu))
+    )
+    given_cards = s.cluster.cards is not None
+    size = cols.get(
+        "cluster.cards" if given_cards else "cluster.target_days",
+        np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
+    )
+    slow = np.isnan(mfu)
+    if given_cards:
+        cards = size.astype(np.int64)
+    else:
+        cards = cards_for_deadline(
+            flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r)
+        )
+    layout = _empty_layout_columns(n)
+    rows = np.flatnonzero(slow)
+    if rows.size:
+        cards[rows], mfu[rows], found = _predicted(r, tokens, size, given_cards, rows)
+        for f, v in found.items():
+            layout[f][rows] = v
+    state: dict[str, Any] = {}
+    sizing = Sizing(
+        training_flop=flop,
+        tokens=tokens,
+        peak_flops=peak,
+        mfu=mfu,
+        cards_per_node=r.cards_per_node,
+        cards=cards,
+    )
+    values: dict[str, Any] = dict(rollup(sizing, vectorized_counts(r, tokens, state), _facility(r, cols)))
+    ok = (
+        r.scenario.parallelism.fits_cards(cards)
+        & state["feasible"]
+        & np.isfinite(values["compute.wall_clock_days"])
+    )
+    values["_ok"] = ok
+    values.update(layout)
+    if not ok.all():
+        values["_error"] = "no plan: the fixed layout does not divide the cards, or the fabric is too large"
+    return values

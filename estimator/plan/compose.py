@@ -1,0 +1,378 @@
+"""plan(scenario) -> the contract's result: composes model, compute, layout, network, storage,
+power, cost, uncertainty, serving and advice (docs/architecture.md#data-flow).
+
+The order matters: the cluster size decides the fabric, the fabric's cross-leaf bandwidth feeds
+the layout's data-parallel time, the layout predicts the MFU when the user gave none, and the MFU
+(given or predicted) decides time, and from it power and cost. When only a deadline is given and
+no MFU, cards and predicted MFU are iterated to a fixed point.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator import ENGINE_VERSION, catalog
+from estimator.cluster.network import Fabric, design_fabric
+from estimator.cluster.storage import Storage, design_storage
+from estimator.cluster.supernode import cards_quantum
+from estimator.contract.price_book import PriceBook
+from estimator.contract.resolve import Resolved, normalized, resolve
+from estimator.contract.scenario import validate_shape
+from estimator.errors import ScenarioError
+from estimator.jsonio import to_jsonable
+from estimator.layout.batch_search import best_layouts
+from estimator.layout.memory import Buffers
+from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, search
+from estimator.layout.stacks import StackProfile, resolve_stack
+from estimator.limits import MAX_CARDS
+from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
+from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
+from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.money.budget import cards_for_budget
+from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
+from estimator.money.rollup import Counts, Sizing, rollup
+from estimator.plan.sections import assemble
+
+FALLBACK_MFU = 0.35  # used only when no layout fits and the user gave no MFU; flagged in warnings
+MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
+
+
+@dataclass(frozen=True)
+class ClusterChoice:
+    cards: int
+    mfu: float
+    mfu_source: str  # "given", "predicted" or "fallback"
+    fabric: Fabric
+    layouts: LayoutSearch
+
+
+def fabric_for(r: Resolved, cards: int) -> Fabric:
+    """The network fabric `design_fabric` builds for `cards` of this scenario."""
+    net = r.scenario.network
+    nodes = -(-cards // r.cards_per_node)
+    return design_fabric(
+        endpoints=nodes * r.nics_per_node,
+        switch_ports=net.switch_ports,
+        oversubscription=net.oversubscription,
+        rail_optimized=net.rail_optimized,
+        nics_per_node=r.nics_per_node,
+        port_gbps=net.port_gbps or r.nic_gbps,
+        frontend=net.storage_network,
+    )
+
+
+def layout_problem(r: Resolved, cards: int, fabric: Fabric) -> LayoutProblem:
+    """The layout search's input for this scenario at `cards` on `fabric`."""
+    t, net = r.scenario.training, r.scenario.network
+    nic_bytes_per_s_per_card = r.nics_per_node * r.nic_gbps * 1e9 / 8 / r.cards_per_node
+    buffers = Buffers()
+    if net.hccl_buffsize_mb is not None:
+        buffers = dataclasses.replace(buffers, comm_buffer_bytes=net.hccl_buffsize_mb * 1024 * 1024)
+    return LayoutProblem(
+        arch=r.arch,
+        counts=r.counts,
+        seq_len=r.seq_len,
+        global_batch_tokens=t.global_batch_tokens,
+        precision=t.precision,
+        cards=cards,
+        accelerator=r.accelerator,
+        cards_per_node=r.cards_per_node,
+        scaleup_domain_cards=scaleup_domain(r),
+        nic_bytes_per_s_per_card=nic_bytes_per_s_per_card,
+        cross_leaf_bandwidth_factor=fabric.cross_leaf_bandwidth_factor,
+        nodes_per_leaf_group=fabric.nodes_per_leaf_group,
+        grad_dtype=t.grad_dtype,
+        stack=resolved_stack(r),
+        moe_imbalance=t.moe_imbalance,
+        buffers=buffers,
+        fixed=r.scenario.parallelism.fixed(),
+        model_flop_per_token=model_flops(r)["flop_per_token"],
+    )
+
+
+def resolved_stack(r: Resolved) -> StackProfile:
+    """The scenario's software stack with its overrides (training.flash_attention false = unfused)."""
+    t = r.scenario.training
+    overrides = dict(t.stack_overrides)
+    if t.flash_attention is False:
+        overrides.setdefault("attention_kernel", "unfused")
+    return resolve_stack(t.stack, r.accelerator.vendor, overrides)
+
+
+def scaleup_domain(r: Resolved) -> int:
+    """Cards on one HCCS/NVLink domain: the server's (8 for a node, 384 for a CloudMatrix
+    supernode), never more than the accelerator supports."""
+    return r.scaleup_domain_cards
+
+
+def _layouts(r: Resolved, cards: int, fabric: Fabric) -> LayoutSearch:
+    return search(layout_problem(r, cards, fabric))
+
+
+def _evaluate(r: Resolved, cards: int) -> tuple[Fabric, LayoutSearch]:
+    fabric = fabric_for(r, cards)
+    return fabric, _layouts(r, cards, fabric)
+
+
+def cards_multiple(r: Resolved) -> int:
+    """Cards come in whole units (nodes, or supernodes where the accelerator lives in one) and whole
+    model replicas: lcm(cards per unit, fixed tp·pp·cp)."""
+    replica = r.scenario.parallelism.replica_cards
+    return math.lcm(cards_quantum(r), replica)
+
+
+def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterChoice:
+    """Cards, MFU and layout: the given cards; or, for a deadline with an MFU given, the fewest whole
+    nodes (and whole replicas of a fixed layout) that meet it; without an MFU, the smallest round
+    cluster size (see candidate_sizes) whose best layout's predicted MFU meets it."""
+    s = r.scenario
+    given_mfu = s.efficiency.mfu
+    if s.cluster.cards is not None:
+        cards = s.cluster.cards
+        fabric, found = _evaluate(r, cards)
+        return _choice(cards, fabric, found, given_mfu)
+    if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/money/budget.py ---
+        cards = cards_for_budget(r, cards_multiple(r), given_mfu)
+        return _choice(cards, *_evaluate(r, cards), given_mfu)
+    assert s.cluster.target_days is not None  # the scenario requires one way of sizing
+    seconds = s.cluster.target_days * SECONDS_PER_DAY
+    multiple = cards_multiple(r)
+
+    def need(mfu: float) -> int:
+        return int(cards_for_deadline(training_flop, seconds, peak, mfu, multiple))
+
+    if given_mfu is not None:
+        cards = need(given_mfu)
+        return _choice(cards, *_evaluate(r, cards), given_mfu)
+
+    sizes = candidate_sizes(r, multiple)
+    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r))
+    return _choice(cards, fabric, _layouts(r, cards, fabric), None)
+
+
+class SizeMemo:
+    """Best layouts of one resolved scenario at many cluster sizes, computed in batches
+    (layout_batch.best_layouts: one vectorized search for all of them) and remembered, so deadline
+    sizing costs about one search and a sweep's rows share what they ask for."""
+
+    def __init__(self, r: Resolved, reuse: bool = False):
+        self.r = r
+        self.reuse = reuse  # layout_batch.best_layouts' reuse (sweeps)
+        self._fabrics: dict[int, Fabric | None] = {}  # None: the fabric cannot be built
+        self._problems: dict[int, LayoutProblem] = {}
+        self._best: dict[int, LayoutEval | None] = {}
+
+    def fabric(self, cards: int) -> Fabric | None:
+        """The fabric of `cards`, or None where design_fabric (or the layout problem) refuses it."""
+        if cards not in self._fabrics:
+            try:
+                fabric = fabric_for(self.r, cards)
+                self._problems[cards] = self._problem(cards, fabric)
+            except ScenarioError:
+                fabric = None
+            self._fabrics[cards] = fabric
+        return self._fabrics[cards]
+
+    def built(self, cards: int) -> Fabric:
+        """The fabric `fabric(cards)` built (KeyError if it could not be)."""
+        fabric = self._fabrics[cards]
+        if fabric is None:
+            raise KeyError(cards)
+        return fabric
+
+    def _problem(self, cards: int, fabric: Fabric) -> LayoutProblem:
+        """layout_problem(r, cards, fabric): the first built in full, the others by replacing what
+        the size decides (the rest resolves the stack and the model's FLOPs again otherwise)."""
+        if not self._problems:
+            return layout_problem(self.r, cards, fabric)
+        return dataclasses.replace(
+            next(iter(self._problems.values())),
+            cards=cards,
+            cross_leaf_bandwidth_factor=fabric.cross_leaf_bandwidth_factor,
+            nodes_per_leaf_group=fabric.nodes_per_leaf_group,
+        )
+
+    def best(self, cards_list: list[int]) -> list[LayoutEval | None]:
+        """Best layouts at these sizes (each with a fabric), one batch for all not yet known."""
+        todo = [c for c in dict.fromkeys(cards_list) if c not in self._best]
+        for c, best in zip(todo, best_layouts([self._problems[c] for c in todo], self.reuse), strict=True):
+            self._best[c] = best
+        return [self._best[c] for c in cards_list]
+
+
+SIZING_BLOCK = 8  # sizes evaluated together while scanning for a deadline
+
+
+def size_for_deadline(
+    r: Resolved, sizes: npt.NDArray[np.int64], need: Callable[[float], int], memo: SizeMemo
+) -> tuple[int, Fabric, LayoutEval | None]:
+    """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
+    (cards, fabric, best layout). need(mfu) -> cards the deadline needs at that MFU.
+
+    Scan the round sizes upward from what a record MFU would need and keep the first whose best
+    layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
+    splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
+    size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
+    at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
+    keeps the size of highest throughput (the deadline is then missed). The sizes are searched
+    SIZING_BLOCK at a time in one vectorized pass (layout_batch.best_layouts)."""
+    first = min(int(np.searchsorted(sizes, need(MAX_PLAUSIBLE_MFU))), len(sizes) - 1)
+    last = need(MIN_PLAUSIBLE_MFU)
+    scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
+    for i in range(first, len(sizes)):
+        cards = int(sizes[i])
+        if (cards > last and scan) or len(scan) >= MAX_SIZING_EVALS:
+            break
+        if memo.fabric(cards) is None:
+            if scan:
+                break  # the fabric cannot grow that far
+            continue
+        scan.append(cards)
+    tried: dict[int, LayoutEval | None] = {}
+    for start in range(0, len(scan), SIZING_BLOCK):
+        block = scan[start : start + SIZING_BLOCK]
+        for cards, best in zip(block, memo.best(block), strict=True):
+            tried[cards] = best
+            if best is not None and need(float(best.predicted_mfu)) <= cards:
+                return cards, memo.built(cards), best
+    if not tried:
+        cards = int(sizes[first])
+        fabric, found = _evaluate(r, cards)  # raises the fabric's own error
+        return cards, fabric, found.best
+
+    def throughput(cards: int) -> float:
+        best = tried[cards]
+        return cards * best.predicted_mfu if best is not None else 0.0
+
+    cards = max(tried, key=throughput)
+    return cards, memo.built(cards), tried[cards]
+
+
+def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
+    """Card counts the deadline sizing considers: whole replicas of nodes, with node counts of the
+    form 2^a·3^b·5^c (consecutive ones at most ~8% apart above 100 nodes). Counts with a large prime
+    factor admit no efficient tp·pp·dp split of the batch, so real clusters are not sized that way."""
+    per_node = r.cards_per_node
+    nodes = _SMOOTH[_SMOOTH * per_node <= MAX_CARDS]
+    cards = nodes * per_node
+    return np.unique(-(-cards // multiple) * multiple)
+
+
+def _smooth_numbers(limit: int) -> np.ndarray:
+    out = []
+    a = 1
+    while a <= limit:
+        b = a
+        while b <= limit:
+            c = b
+            while c <= limit:
+                out.append(c)
+                c *= 5
+            b *= 3
+        a *= 2
+    return np.array(sorted(out), dtype=np.int64)
+
+
+_SMOOTH = _smooth_numbers(MAX_CARDS)
+
+
+def _choice(cards: int, fabric: Fabric, found: LayoutSearch, given_mfu: float | None) -> ClusterChoice:
+    if given_mfu is not None:
+        return ClusterChoice(cards, given_mfu, "given", fabric, found)
+    if found.best is not None:
+        return ClusterChoice(cards, float(found.best.predicted_mfu), "predicted", fabric, found)
+    return ClusterChoice(cards, FALLBACK_MFU, "fallback", fabric, found)
+
+
+def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:
+    st, d = r.scenario.storage, r.defaults
+    nvme, hdd = catalog.drive(HOT_DRIVE), catalog.drive(WARM_DRIVE)
+    return design_storage(
+        params_total=r.counts.total,
+        tokens=r.scenario.training.tokens,
+        vocab_size=r.arch.vocab_size,
+        tokens_per_s=tokens_per_s,
+        nodes=nodes,
+        checkpoint_interval_s=st.checkpoint_interval_s,
+        checkpoint_write_s=st.checkpoint_write_s,
+        checkpoints_kept=st.checkpoints_kept,
+        checkpoints_archived=st.archive_checkpoints,
+        bytes_per_param_checkpoint=st.checkpoint_bytes_per_param,
+        raw_bytes_per_token=st.raw_bytes_per_token,
+        nvme_capacity_bytes=nvme.capacity_bytes,
+        nvme_read_bytes_per_s=nvme.read_bytes_per_s,
+        nvme_write_bytes_per_s=nvme.write_bytes_per_s,
+        hdd_capacity_bytes=hdd.capacity_bytes,
+        hdd_read_bytes_per_s=hdd.read_bytes_per_s,
+        hdd_write_bytes_per_s=hdd.write_bytes_per_s,
+        warm_overhead=st.warm_redundancy,
+        hot_drives_per_node=int(d["storage_node_nvme_bays"]),
+        warm_drives_per_node=int(d["storage_node_hdd_bays"]),
+        hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"],
+        local_nvme_bytes=r.server.local_nvme_bytes,
+    )
+
+
+def _counts_from_designs(fabric: Fabric, storage: Storage) -> Counts:
+    parts = [fabric] + ([fabric.frontend] if fabric.frontend else [])
+    return Counts(
+        switches=sum(f.total_switches for f in parts),
+        transceivers=sum(f.transceivers for f in parts),
+        dac_cables=sum(f.dac_cables for f in parts),
+        optical_cables=sum(f.fiber_cables + f.aoc_cables for f in parts),
+        hot_drives=storage.hot.drives,
+        warm_drives=storage.warm.drives,
+        hot_nodes=storage.hot.nodes,
+        warm_nodes=storage.warm.nodes,
+    )
+
+
+def estimate(data: Any, books: Mapping[str, PriceBook] | None = None) -> dict[str, Any]:
+    """Validate a scenario dict and plan it: {scenario (normalized), result, engine_version, catalog_version}.
+    `books`: price books by reference, for a scenario whose `cost.price_book` names one.
+
+    Raises ScenarioError (field path + sentence) for anything wrong with the input.
+    """
+    scenario = validate_shape(data)
+    resolved = resolve(scenario, books)
+    result = build_result(resolved)
+    return {
+        "scenario": normalized(resolved),
+        "result": to_jsonable(result),
+        "engine_version": ENGINE_VERSION,
+        "catalog_version": catalog.CATALOG_VERSION,
+    }
+
+
+def build_result(r: Resolved) -> dict[str, Any]:
+    """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario."""
+    s = r.scenario
+    flops = model_flops(r)
+    peak = r.accelerator.peak_flops(s.training.precision)
+    choice = choose_cluster(r, flops["training_flop"], peak)
+    nodes = -(-choice.cards // r.cards_per_node)
+    tokens_per_s = choice.cards * peak * choice.mfu / flops["flop_per_token"]
+    storage = _storage(r, nodes, tokens_per_s)
+    eq, pr = equipment(r), prices(r)
+    counts = _counts_from_designs(choice.fabric, storage)
+    roll = rollup(
+        Sizing(
+            training_flop=flops["training_flop"],
+            tokens=s.training.tokens,
+            peak_flops=peak,
+            mfu=choice.mfu,
+            cards_per_node=r.cards_per_node,
+            cards=choice.cards,
+        ),
+        lambda cards, nodes_, tps: counts,
+        facility(r, eq, pr),
+    )
+    problem = layout_problem(r, choice.cards, choice.fabric)
+    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r))

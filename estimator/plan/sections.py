@@ -1,0 +1,517 @@
+"""Assemble the contract's result sections (docs/architecture.md#scenario-contract) from the pieces plan.py computed:
+model, compute, parallelism, memory, layout, network, storage, power, cost, uncertainty, serving,
+advice, starting configuration, warnings and the assumptions behind them."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Protocol
+
+from estimator.cluster.network import Fabric
+from estimator.cluster.storage import Storage
+from estimator.cluster.supernode import planes_section
+from estimator.contract.price_book import assumption as price_book_assumption
+from estimator.contract.price_book import electricity_usd, source_text
+from estimator.contract.resolve import Resolved
+from estimator.layout.fit import nearest_fit, overflow_params
+from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
+from estimator.layout.stacks import StackProfile
+from estimator.limits import SEARCH_SECONDS
+from estimator.money import budget as budget_rules
+from estimator.plan.advice import advise
+from estimator.plan.inference import serving as size_serving
+from estimator.plan.starting_config import starting_configuration
+from estimator.plan.uncertainty import monte_carlo
+
+
+class Choice(Protocol):
+    """What plan.ClusterChoice provides (structural: sections does not import plan, plan imports it)."""
+
+    @property
+    def cards(self) -> int: ...
+    @property
+    def mfu(self) -> float: ...
+    @property
+    def mfu_source(self) -> str: ...
+    @property
+    def fabric(self) -> Fabric: ...
+    @property
+    def layouts(self) -> LayoutSearch: ...
+
+
+class Prices(Protocol):
+    """What plan.Equipment provides: unit prices (USD) and where each came from."""
+
+    @property
+    def server_price_usd(self) -> float: ...
+    @property
+    def switch_price_usd(self) -> float: ...
+    @property
+    def transceiver_price_usd(self) -> float: ...
+    @property
+    def sources(self) -> dict[str, str]: ...
+
+
+Roll = dict[str, Any]  # rollup.rollup's flat result (names -> arrays / objects)
+
+SECONDS_PER_DAY = 86400.0
+
+
+def _model_section(r: Resolved, flops: dict[str, float]) -> dict[str, Any]:
+    return {
+        "name": r.model_name,
+        "total_params": r.counts.total,
+        "active_params": r.counts.active,
+        "embedding_params": r.counts.embedding + r.counts.lm_head,
+        "exact_architecture": r.exact_architecture,
+        "architecture": dataclasses.asdict(r.arch),
+        "seq_len": r.seq_len,
+        "hidden_size": r.arch.hidden_size,
+        **{k: v for k, v in flops.items() if k != "training_flop"},
+    }
+
+
+def _compute_section(
+    r: Resolved, flops: dict[str, float], peak: float, choice: Choice, roll: Roll
+) -> dict[str, Any]:
+    s = r.scenario
+    days = float(roll["compute.wall_clock_days"])
+    out = {
+        "flop_per_token": flops["flop_per_token"],
+        "flop_per_token_6n": flops["flop_per_token_6n"],
+        "flop_per_token_attention": flops["flop_per_token_attention"],
+        "training_flop": flops["training_flop"],
+        "tokens": s.training.tokens,
+        "peak_flops_per_card": peak,
+        "cards": int(roll["compute.cards"]),
+        "nodes": int(roll["compute.nodes"]),
+        "cards_per_node": r.cards_per_node,
+        "scaleup_domain_cards": r.scaleup_domain_cards,
+        "vendor": r.accelerator.vendor,
+        "accelerator": r.accelerator.name,
+        "mfu": choice.mfu,
+        "mfu_source": choice.mfu_source,
+        "wall_clock_days": days,
+        "accelerator_hours": float(roll["compute.accelerator_hours"]),
+        "tokens_per_s": float(roll["compute.tokens_per_s"]),
+    }
+    if s.cluster.target_days is not None:
+        out["target_days"] = s.cluster.target_days
+        out["meets_target"] = days <= s.cluster.target_days * (1 + 1e-9)
+    return out
+
+
+def _layout_sections(
+    r: Resolved, choice: Choice, problem: LayoutProblem
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any]]:
+    found = choice.layouts
+    best = found.best
+    shown: LayoutEval | None = best if best is not None else getattr(found, "closest", None)
+    parallelism = shown.to_dict() if shown is not None else None
+    if parallelism is not None:  # the batch is rounded to whole micro-batches per DP rank
+        parallelism["global_batch_tokens"] = (
+            parallelism["micro_batches"] * parallelism["dp"] * parallelism["micro_batch_size"] * r.seq_len
+        )
+    memory = shown.memory_dict() if shown is not None else None
+    if memory is not None and shown is not None:
+        memory["fits"] = bool(best is not None and memory.get("fits", True))
+        memory["fits_with_zero2"] = _fits_with_zero2(problem, shown)
+    layout = {
+        "feasible": found.feasible,
+        "evaluated": found.evaluated,
+        "rejected": dict(found.rejected),
+        "runners_up": [
+            {**c.to_dict(), "memory_total_bytes": c.memory_dict()["per_card_bytes"]["total"]}
+            for c in found.runners_up
+        ],
+        "fixed": r.scenario.parallelism.fixed(),
+    }
+    return parallelism, memory, layout
+
+
+def _fits_with_zero2(problem: LayoutProblem, shown: LayoutEval) -> bool | None:
+    """For a ZeRO-3 layout: would the same layout fit with stage 2 (no weight sharding)?"""
+    if shown.zero_stage != 3:
+        return None
+    alt = evaluate_layout(
+        problem,
+        tp=shown.tp,
+        pp=shown.pp,
+        ep=shown.ep,
+        cp=shown.cp,
+        micro_batch_size=shown.micro_batch_size,
+        virtual_stages=shown.virtual_stages,
+        sequence_parallel=shown.sequence_parallel,
+        zero_stage=2,
+        recompute=shown.recompute,
+    )
+    return bool(alt.fits)
+
+
+def _planes(r: Resolved, choice: Choice, roll: Roll, problem: LayoutProblem) -> dict[str, Any]:
+    """Both planes: the scale-up plane of each supernode and the scale-out fabric between them."""
+    return planes_section(r, choice.fabric, choice.layouts, roll, problem)
+
+
+def _uncertainty(
+    r: Resolved, flops: dict[str, float], peak: float, choice: Choice, roll: Roll, pr: dict[str, float]
+) -> dict[str, Any]:
+    s, u = r.scenario, r.scenario.uncertainty
+    mfu = choice.mfu
+    lo, hi = s.efficiency.mfu_range or (mfu * 0.75, min(1.0, mfu * 1.25))
+    spread = u.price_spread
+    cloud = pr["cloud_usd_per_card_hour"]
+    capex = float(roll["_cost"].capex_total_usd)
+    elec = pr["electricity_usd_per_kwh"]
+    result = monte_carlo(
+        training_flop=flops["training_flop"],
+        cards=int(roll["compute.cards"]),
+        peak_flops=peak,
+        mfu=(min(lo, mfu), mfu, max(hi, mfu)),
+        cloud_usd_per_card_hour=(cloud * (1 - spread), cloud, cloud * (1 + spread)),
+        capex_total_usd=(capex * (1 - spread), capex, capex * (1 + spread)),
+        facility_w=float(roll["power.facility_w"]),
+        electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
+        depreciation_years=pr["depreciation_years"],
+        utilization=pr["utilization"],
+        it_w=float(roll["power.it_w"]),
+        draws=u.samples,
+        seed=u.seed,
+        currency=s.cost.currency,
+        usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
+    )
+    return result.to_dict()
+
+
+def _serving(r: Resolved, peak: float) -> dict[str, Any] | None:
+    sv = r.scenario.serving
+    if sv is None:
+        return None
+    cards = sv.cards or r.cards_per_node
+    return size_serving(
+        r.arch,
+        params_total=r.counts.total,
+        params_active=r.counts.active,
+        hbm_bytes_per_card=r.accelerator.hbm_bytes,
+        hbm_bandwidth_bytes_per_s=r.accelerator.hbm_bandwidth_bytes_per_s,
+        cards=cards,
+        context_len=sv.context_len,
+        concurrency=sv.concurrency,
+        kv_dtype=sv.kv_dtype,
+        weights_dtype=sv.weights_dtype,
+        peak_flops=peak,
+    ).to_dict()
+
+
+def _assumptions(
+    r: Resolved, choice: Choice, eq: Prices, pr: dict[str, float], stack: StackProfile
+) -> list[dict[str, Any]]:
+    """The inputs behind the numbers, each with `code` (what it is, rendered in the reader's
+    language with `params`), value, unit and source; `source_code` where the source is generic
+    rather than a title. Prices are converted to the report's currency (cost.currency)."""
+    acc, srcs = r.accelerator, r.accelerator.sources
+    cur, fx = r.scenario.cost.currency, r.usd_to_currency
+
+    def src(field: str) -> str:
+        s = srcs.get(field)
+        return f"{s.source} ({s.as_of})" if s else "scenario input"
+
+    out = [
+        {
+            "name": f"{acc.name} dense {r.scenario.training.precision} peak",
+            "value": acc.peak_flops(r.scenario.training.precision),
+            "unit": "FLOP/s",
+            "source": src("peak_flops_bf16"),
+        },
+        {"name": "HBM per card", "value": acc.hbm_bytes, "unit": "B", "source": src("hbm_bytes")},
+        {
+            "name": "achievable matmul efficiency",
+            "value": acc.matmul_efficiency,
+            "unit": "",
+            "source": src("matmul_efficiency"),
+        },
+        {
+            "name": "MFU",
+            "value": choice.mfu,
+            "unit": "",
+            "source": {
+                "given": "scenario efficiency.mfu",
+                "predicted": "layout model prediction",
+                "fallback": "fallback (no layout fits)",
+            }[choice.mfu_source],
+        },
+        _stack_assumption(r, stack),
+        {"name": "card TDP", "value": acc.tdp_w, "unit": "W", "source": src("tdp_w")},
+        {
+            "name": "server price (cards included)",
+            "value": eq.server_price_usd * fx,
+            "unit": cur,
+            "source": eq.sources["server"],
+        },
+        {
+            "name": "switch price",
+            "value": eq.switch_price_usd * fx,
+            "unit": cur,
+            "source": eq.sources["switch"],
+        },
+        {
+            "name": "transceiver price",
+            "value": eq.transceiver_price_usd * fx,
+            "unit": cur,
+            "source": eq.sources["transceiver"],
+        },
+        {
+            "name": "cloud price per card-hour",
+            "value": pr["cloud_usd_per_card_hour"] * fx,
+            "unit": cur,
+            "source": src("cloud_price_usd_per_card_hour"),
+        },
+        {
+            "name": "electricity",
+            "value": pr["electricity_usd_per_kwh"] * fx,
+            "unit": f"{cur}/kWh",
+            "source": _electricity_source(r),
+        },
+        {"name": "PUE", "value": pr["pue"], "unit": "", "source": "catalog defaults / scenario"},
+        {
+            "name": "depreciation",
+            "value": pr["depreciation_years"],
+            "unit": "years",
+            "source": "catalog defaults / scenario",
+        },
+    ]
+    codes = ["peak", "hbm", "matmul-efficiency", "mfu", "stack", "tdp", "server-price", "switch-price"]
+    codes += ["transceiver-price", "cloud-price", "electricity", "pue", "depreciation"]
+    if not r.scenario.training.stack:
+        codes[4] = "stack-default"
+    generic = {
+        "scenario input": "scenario",
+        "catalog defaults / scenario": "catalog-or-scenario",
+        "scenario efficiency.mfu": "mfu-given",
+        "layout model prediction": "mfu-predicted",
+        "fallback (no layout fits)": "mfu-fallback",
+        "scenario cost.server_price": "scenario",
+    }
+    params = {"accelerator": acc.name, "precision": r.scenario.training.precision}
+    for code, row in zip(codes, out, strict=True):
+        row["code"], row["params"] = f"assumption.{code}", params
+        if row["source"] in generic:
+            row["source_code"] = f"source.{generic[row['source']]}"
+    if r.price_book is not None:
+        out.append(price_book_assumption(r.price_book))
+    return out
+
+
+def _electricity_source(r: Resolved) -> str:
+    """The price book when it set the electricity price (the scenario did not), else the generic source."""
+    book = r.price_book
+    if r.scenario.cost.electricity_per_kwh is None and electricity_usd(book, r.book_usd_to_cny) is not None:
+        assert book is not None
+        return source_text(book)
+    return "catalog defaults / scenario"
+
+
+def _stack_assumption(r: Resolved, stack: StackProfile) -> dict[str, Any]:
+    """The software stack the step time assumes (its id as the value, its mechanisms in `detail`)."""
+    chosen = r.scenario.training.stack
+    return {
+        "name": "software stack" + ("" if chosen else " (default for this accelerator)"),
+        "value": stack.id,
+        "unit": "",
+        "source": f"{stack.name}; {stack.source} ({stack.as_of})",
+        "detail": stack.mechanisms(),
+    }
+
+
+def _warnings(
+    r: Resolved,
+    choice: Choice,
+    compute: dict[str, Any],
+    cost: dict[str, Any],
+    advice: list[dict[str, Any]],
+    problem: LayoutProblem,
+) -> list[dict[str, Any]]:
+    """Advice (as warnings) and the plan's own warnings: {code, severity, message, params}."""
+    out = [
+        {"code": a["code"], "severity": a["severity"], "message": a["message"], "params": a.get("params", {})}
+        | ({"message_code": a["message_code"]} if "message_code" in a else {})
+        for a in advice
+    ]
+    for note in r.notes:
+        out.append({"code": "input-note", "severity": "info", "message": note, "params": {"note": note}})
+    found = choice.layouts
+    if (
+        found is not None
+        and found.best is None
+        and found.closest is not None
+        and r.scenario.parallelism.fixed()
+    ):
+        out.append(_does_not_fit(choice, problem))
+    if found is not None and found.timed_out:
+        out.append(
+            {
+                "code": "layout-search-timed-out",
+                "severity": "warning",
+                "message": f"The layout search stopped at its {SEARCH_SECONDS:g}-second budget after timing "
+                f"{found.timed:,} of {found.feasible:,} layouts that fit; the layout shown is the best of those.",
+                "params": {"seconds": SEARCH_SECONDS, "timed": found.timed, "feasible": found.feasible},
+            }
+        )
+    if choice.mfu_source == "fallback":
+        out.append(_no_layout(compute["cards"], choice.mfu, found))
+    if compute.get("meets_target") is False:
+        out.append(
+            {
+                "code": "deadline-missed",
+                "severity": "warning",
+                "message": f"The plan takes {compute['wall_clock_days']:.1f} days, "
+                f"more than the {compute['target_days']:g}-day target.",
+                "params": {"days": compute["wall_clock_days"], "target_days": compute["target_days"]},
+            }
+        )
+    budget = _budget_of(r)
+    if budget is not None and cost["capex"]["total"] > budget and (cost["run"]["cloud"] or 0) > budget:
+        out.append(
+            {
+                "code": "over-budget",
+                "severity": "warning",
+                "message": f"Both buying ({cost['capex']['total']:,.0f}) and renting "
+                f"({cost['run']['cloud']:,.0f}) exceed the budget of {budget:,.0f} {cost['currency']}.",
+                "params": {
+                    "capex": cost["capex"]["total"],
+                    "cloud": cost["run"]["cloud"],
+                    "budget": budget,
+                    "currency": cost["currency"],
+                },
+            }
+        )
+    return out
+
+
+def _budget_of(r: Resolved) -> float | None:
+    """The capital budget: cost.budget, else the cluster.budget the cluster was sized by."""
+    c = r.scenario
+    return c.cost.budget if c.cost.budget is not None else c.cluster.budget
+
+
+def _budget_section(
+    r: Resolved, compute: dict[str, Any], cost: dict[str, Any], cards_multiple: int
+) -> dict[str, Any] | None:
+    """Budget status (within / over by how much) and what the budget buys at this plan's MFU;
+    `cards_multiple` is the plan's card quantum (whole nodes or supernodes and fixed replicas)."""
+    budget = _budget_of(r)
+    if budget is None:
+        return None
+    out = budget_rules.status(float(cost["capex"]["total"]), float(budget))
+    out["currency"] = cost["currency"]
+    out["sized_by_budget"] = r.scenario.cluster.budget is not None
+    sizes = budget_rules.budget_sizes(r, cards_multiple, float(budget))
+    capex = budget_rules.capex_by_size(r, sizes, compute["mfu"])
+    out["affords"] = budget_rules.affordable(
+        sizes, capex, float(budget), compute["accelerator_hours"], r.cards_per_node
+    )
+    return out
+
+
+def _deadline_risk(compute: dict[str, Any], uncertainty: dict[str, Any]) -> None:
+    """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range."""
+    mfu = (uncertainty.get("inputs") or {}).get("mfu")
+    if compute.get("target_days") is None or not mfu or len(mfu) != 3:
+        return
+    compute["deadline_miss_probability"] = budget_rules.deadline_miss_probability(
+        compute["wall_clock_days"], compute["target_days"], *mfu
+    )
+
+
+def _no_layout(cards: int, mfu: float, found: LayoutSearch | None) -> dict[str, Any]:
+    """Error for a plan without a layout: none fits in HBM, or (nothing reached the memory check)
+    none is possible under the scenario's fixed fields, with the rules that refused them."""
+    rejected = dict(found.rejected) if found is not None else {}
+    if rejected and "out-of-memory" not in rejected:
+        reasons = ", ".join(rejected)
+        return {
+            "code": "no-possible-layout",
+            "severity": "error",
+            "message": f"No parallel layout is possible on {cards} cards with the fields the scenario fixes "
+            f"(refused: {reasons}); time uses a fallback MFU of {mfu:.0%}. Free or change a fixed field.",
+            "params": {"cards": cards, "mfu": mfu, "reasons": reasons},
+        }
+    return {
+        "code": "no-feasible-layout",
+        "severity": "error",
+        "message": f"No parallel layout fits in HBM on {cards} cards; time uses a fallback MFU of "
+        f"{mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
+        "params": {"cards": cards, "mfu": mfu},
+    }
+
+
+def _does_not_fit(choice: Choice, problem: LayoutProblem) -> dict[str, Any]:
+    """Warning for a fixed layout that overflows HBM: how much, the largest term, the nearest fit."""
+    closest = choice.layouts.closest
+    if closest is None:
+        raise ValueError("no closest layout to report")  # the caller checks; never reached
+    p = overflow_params(closest, nearest_fit(problem))
+    nearest = p["nearest_layout"]
+    hint = (
+        "; nearest layout that fits: " + ", ".join(f"{k} {v}" for k, v in nearest.items())
+        if nearest
+        else "; no layout fits on these cards"
+    )
+    return {
+        "code": "fixed-layout-does-not-fit",
+        "severity": "warning",
+        "params": p,
+        "message": f"The fixed layout needs {p['total_gb']:.1f} GB per card ({p['model_states_gb']:.1f} GB of "
+        f"model states; largest: {p['largest_term']} {p['largest_gb']:.1f} GB), {p['overflow_gb']:.1f} GB more "
+        f"than the {p['hbm_gb']:.0f} GB of HBM{hint}.",
+    }
+
+
+def assemble(
+    r: Resolved,
+    flops: dict[str, float],
+    peak: float,
+    choice: Choice,
+    storage: Storage,
+    eq: Prices,
+    pr: dict[str, float],
+    roll: Roll,
+    problem: LayoutProblem,
+    cards_multiple: int,
+) -> dict[str, Any]:
+    """The result sections for the plan's choices; `problem` is the layout search's input at the
+    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes), `cards_multiple`
+    the plan's card quantum (for the budget block)."""
+    compute = _compute_section(r, flops, peak, choice, roll)
+    parallelism, memory, layout = _layout_sections(r, choice, problem)
+    cost = roll["_cost"].to_dict()
+    if _budget_of(r) is not None:
+        cost["budget"] = _budget_of(r)
+    result: dict[str, Any] = {
+        "model": _model_section(r, flops),
+        "compute": compute,
+        "parallelism": parallelism,
+        "memory": memory,
+        "layout": layout,
+        "network": choice.fabric.to_dict(),
+        "storage": storage.to_dict(),
+        "power": roll["_power"].to_dict(),
+        "cost": cost,
+        "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
+        "scaleup": _planes(r, choice, roll, problem),
+    }
+    _deadline_risk(compute, result["uncertainty"])
+    budget = _budget_section(r, compute, cost, cards_multiple)
+    if budget is not None:
+        result["budget"] = budget
+    serving = _serving(r, peak)
+    if serving is not None:
+        result["serving"] = serving
+    scenario_dict = r.scenario.normalized()
+    scenario_dict["hardware"]["cards_per_node"] = r.cards_per_node
+    advice = [dict(a) for a in advise(scenario_dict, result)]
+    result["advice"] = advice
+    result["starting_configuration"] = starting_configuration(scenario_dict, result)
+    result["warnings"] = _warnings(r, choice, compute, cost, advice, problem)
+    result["assumptions"] = _assumptions(r, choice, eq, pr, problem.stack)
+    return result

@@ -1,0 +1,240 @@
+"""The source article's starting configuration (section 7.1; docs/sources.md#source-article) filled
+in for a plan: `starting_configuration(scenario, result)` -> list of {setting, value, reason, code,
+params}, on the contract dicts only, telling the same story as the chosen layout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from estimator.contract.readings import bubble_fraction, is_ascend, number_at
+from estimator.dotted import get_path
+
+HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
+
+
+def _setting(
+    setting: str,
+    value: Any,
+    reason: str,
+    code: str,
+    params: dict[str, Any] | None = None,
+    value_code: str | None = None,
+) -> dict[str, Any]:
+    """One row: `setting` and `value` (identifiers and numbers, shown as they are unless
+    `value_code` names a wording for the reader's language), the English `reason`, and the `code`
+    and `params` that render the reason in the reader's language."""
+    row = {"setting": setting, "value": value, "reason": reason, "code": code, "params": dict(params or {})}
+    if value_code:
+        row["value_code"] = value_code
+    return row
+
+
+_RECOMPUTE_REASONS = {
+    "none": "The chosen layout fits in HBM without recomputation, so none is fastest (article 5.4).",
+    "selective": "Recomputation costs a little compute and roughly doubles the batch that fits "
+    "(article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022).",
+    "partial": "Block recompute of the fewest whole layers per stage that fit in HBM: less recompute "
+    "than full, and the chosen layout needs it to fit (Megatron --recompute-num-layers).",
+    "full": "Only full recomputation makes the chosen layout fit in HBM; it costs about one extra "
+    "forward pass (article 5.4).",
+    "does-not-fit": "No layout fits yet: start from full recomputation, then raise the ZeRO stage or the "
+    "model parallelism (article 5.4, 7.1).",
+}
+
+
+def _recompute_row(r: dict[str, Any], fits: Any) -> dict[str, Any]:
+    """Recomputation as the chosen layout has it (one story with 'the layout'), full when nothing fits."""
+    chosen = get_path(r, "parallelism.recompute")
+    if fits is False:
+        return _setting(
+            "recompute", "full", _RECOMPUTE_REASONS["does-not-fit"], "start.recompute.does-not-fit"
+        )
+    if chosen not in _RECOMPUTE_REASONS:
+        chosen = "selective"
+    return _setting("recompute", chosen, _RECOMPUTE_REASONS[chosen], f"start.recompute.{chosen}")
+
+
+def _micro_batches_row(r: dict[str, Any], pp: float) -> dict[str, Any]:
+    m = number_at(r, "parallelism.micro_batches")
+    if pp <= 1:
+        return _setting(
+            "micro_batches",
+            int(m) if m else "as needed for the global batch",
+            "No pipeline, so micro-batches only set gradient accumulation.",
+            "start.micro_batches.no-pipeline",
+            {},
+            None if m else "start.value.as-needed",
+        )
+    lo, hi = int(4 * pp), int(8 * pp)
+    params = {
+        "pp": int(pp),
+        "low": lo,
+        "high": hi,
+        "bubble_low": bubble_fraction(pp, lo),
+        "bubble_high": bubble_fraction(pp, hi),
+    }
+    reason = (
+        f"4-8 x the {int(pp)} pipeline stages: bubble (P-1)/(M+P-1) = "
+        f"{bubble_fraction(pp, lo):.0%} at {lo}, {bubble_fraction(pp, hi):.0%} at {hi} (article 2.3)."
+    )
+    if m and lo <= m:
+        params["bubble"] = bubble_fraction(pp, m)
+        return _setting(
+            "micro_batches",
+            int(m),
+            reason + f" The chosen layout runs {int(m)} (bubble {bubble_fraction(pp, m):.0%}).",
+            "start.micro_batches.chosen",
+            params | {"micro_batches": int(m)},
+        )
+    return _setting("micro_batches", f"{lo}-{hi}", reason, "start.micro_batches.range", params)
+
+
+def _zero_row(r: dict[str, Any], pp: float, fits_z2: Any) -> dict[str, Any]:
+    """The chosen layout's ZeRO stage when there is one; else the article's rule."""
+    chosen = number_at(r, "parallelism.zero_stage")
+    fits = get_path(r, "memory.fits")
+    if fits_z2 is False or (chosen == 3 and fits is not False):
+        return _setting(
+            "zero_stage",
+            3,
+            "The model does not fit with stage 2, so shard the weights too (article 7.1).",
+            "start.zero_stage.3",
+        )
+    if chosen is not None and fits is not False and chosen in (0, 1):
+        return _setting(
+            "zero_stage",
+            int(chosen),
+            "The chosen layout fits with the optimizer state sharded (stage 1, Megatron's distributed "
+            "optimizer) or not at all (stage 0), and moves less data than stage 2; with pipeline "
+            "parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823).",
+            "start.zero_stage.chosen-low",
+            {"stage": int(chosen)},
+        )
+    if pp > 1:
+        return _setting(
+            "zero_stage",
+            1,
+            "Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports "
+            "only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer "
+            "is the stage-1 equivalent.",
+            "start.zero_stage.pipeline",
+        )
+    return _setting(
+        "zero_stage",
+        2,
+        "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1).",
+        "start.zero_stage.2",
+    )
+
+
+def _vendor_rows(s: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
+    if is_ascend(s, r):
+        nodes = number_at(r, "compute.nodes") or 1
+        return [
+            _setting(
+                "HCCL_BUFFSIZE",
+                HCCL_BUFFSIZE_START_MB,
+                "MB; CANN default 200. The article measured 256 MB ~15% faster than 64 MB on "
+                "8-card DP and no gain above (article 4.3; not 10-20% of HBM).",
+                "start.hccl_buffsize",
+            ),
+            _setting(
+                "HCCL_CONNECT_TIMEOUT",
+                1200 if nodes > 16 else 120,
+                "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank "
+                "start-up skew does not fail initialisation (article 4.3, 5.2).",
+                "start.hccl_connect_timeout",
+            ),
+            _setting(
+                "HCCL_DETERMINISTIC",
+                "false",
+                "true makes reductions reproducible at some speed cost: use it for debugging only "
+                "(article 4.3).",
+                "start.hccl_deterministic",
+            ),
+        ]
+    return [
+        _setting(
+            "CUDA_DEVICE_MAX_CONNECTIONS",
+            1,
+            "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order.",
+            "start.cuda_device_max_connections",
+        ),
+        _setting(
+            "NCCL_BUFFSIZE",
+            "default (4 MiB)",
+            "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound.",
+            "start.nccl_buffsize",
+            {},
+            "start.value.nccl-default",
+        ),
+    ]
+
+
+def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The article's 7.1 table filled in for this plan, consistent with the chosen layout (its
+    recomputation, ZeRO stage and micro-batches): [{setting, value, reason, code, params}]."""
+    s = scenario if isinstance(scenario, dict) else {}
+    r = result if isinstance(result, dict) else {}
+    pp = number_at(r, "parallelism.pp") or 1.0
+    tp, dp = number_at(r, "parallelism.tp"), number_at(r, "parallelism.dp")
+    fits = get_path(r, "memory.fits")
+    fits_z2 = get_path(r, "memory.fits_with_zero2")
+    prec = str(get_path(s, "training.precision") or "bf16").lower()
+    out = []
+    if prec == "fp8":
+        out.append(
+            _setting(
+                "precision",
+                "fp8 (bf16 master copy)",
+                "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16).",
+                "start.precision.fp8",
+                {},
+                "start.value.fp8-master",
+            )
+        )
+    else:
+        out.append(
+            _setting(
+                "precision",
+                "bf16",
+                "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves "
+                "memory against FP32 (article 4.4, 7.1).",
+                "start.precision.bf16",
+            )
+        )
+    out.append(_recompute_row(r, fits))
+    if tp is not None and dp is not None:
+        out.append(
+            _setting(
+                "layout",
+                f"TP {int(tp)} x PP {int(pp)} x DP {int(dp)}",
+                "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB "
+                "(article 2.5).",
+                "start.layout",
+            )
+        )
+    out.append(_micro_batches_row(r, pp))
+    out.append(
+        _setting(
+            "gradient_compression",
+            "bf16 gradients",
+            "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1).",
+            "start.gradient_compression",
+            {},
+            "start.value.bf16-gradients",
+        )
+    )
+    out.append(
+        _setting(
+            "gradient_fusion",
+            "on, overlapped with backward",
+            "Fuse small gradients into large buckets and overlap the all-reduce with backward "
+            "(article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm).",
+            "start.gradient_fusion",
+            {},
+            "start.value.fusion-on",
+        )
+    )
+    out.append(_zero_row(r, pp, fits_z2))
+    return out + _vendor_rows(s, r)

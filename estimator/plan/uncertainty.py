@@ -1,0 +1,240 @@
+"""Uncertainty of the run's duration and cost: seeded, vectorized Monte Carlo over triangular ranges.
+
+A range is `(low, likely, high)` (a triangular distribution, the usual three-point estimate; a plain
+number is a fixed value). One call draws every uncertain input at once (`draws` x inputs uniform
+numbers from `numpy.random.default_rng(seed)`, turned into triangular draws by the inverse CDF), so
+the same seed gives the same result and 10,000 draws cost one array operation.
+
+Model per draw (the same formulas as compute/cost; docs/architecture.md#formulas):
+
+    days        = training FLOP / (cards x peak FLOP/s x MFU) / 86,400 s
+    card-hours  = cards x days x 24
+    cloud cost  = card-hours x cloud price (USD per card-hour; on demand and, if given, reserved)
+    owned cost  = card-hours x owned USD per card-hour (estimator.money.cost.owned_usd_per_card_hour:
+                  capex / depreciation hours + facility power x electricity price + colo)
+
+Reported: P10/P50/P90 (numpy percentiles, so P10 <= P50 <= P90) of days and of both costs, and
+which input drives the spread: Spearman rank correlation of every uncertain input with the output
+(rank-based, so it handles the 1/MFU non-linearity), and a share = rho^2 / sum(rho^2). Inputs are
+drawn independently, so the shares approximate each input's share of the output variance (the
+standardized-regression view of sensitivity; Saltelli et al., "Global Sensitivity Analysis: The
+Primer", 2008, ch. 1). The main driver is the input with the largest |rho|.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from estimator import limits
+from estimator.errors import ScenarioError
+from estimator.money.cost import (
+    DEFAULT_DEPRECIATION_YEARS,
+    DEFAULT_ELECTRICITY_USD_PER_KWH,
+    exchange_rate,
+    owned_usd_per_card_hour,
+)
+
+Range = float | tuple[float, float, float]
+DEFAULT_DRAWS = 10_000
+DEFAULT_SEED = 0
+SECONDS_PER_DAY = 86_400.0
+
+
+def as_range(value: Range, field: str) -> tuple[float, float, float]:
+    """A number or (low, likely, high) -> validated (low, likely, high); field names the error."""
+    if isinstance(value, (int, float)):
+        v = float(value)
+        return v, v, v
+    if isinstance(value, (str, bytes)):
+        raise ScenarioError("Give a number or a [low, likely, high] triple.", field)
+    try:
+        low, likely, high = (float(x) for x in value)
+    except (TypeError, ValueError) as exc:
+        raise ScenarioError("Give a number or a [low, likely, high] triple.", field) from exc
+    if not low <= likely <= high:
+        raise ScenarioError("A range must satisfy low <= likely <= high.", field)
+    return low, likely, high
+
+
+def triangular(u: np.ndarray, low: float, likely: float, high: float) -> np.ndarray:
+    """Inverse CDF of the triangular distribution applied to uniforms `u` in [0, 1)."""
+    if high == low:
+        return np.full_like(u, low)
+    span = high - low
+    f_mode = (likely - low) / span
+    left = low + np.sqrt(u * span * (likely - low))
+    right = high - np.sqrt((1.0 - u) * span * (high - likely))
+    return np.where(u < f_mode, left, right)
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    r = np.empty(x.shape[-1])
+    r[np.argsort(x, kind="stable")] = np.arange(x.shape[-1])
+    return r
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman rank correlation of two 1-d samples; 0 when either is constant."""
+    rx, ry = _ranks(x), _ranks(y)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return 0.0
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def _percentiles(x: np.ndarray) -> dict[str, float]:
+    p10, p50, p90 = np.percentile(x, [10, 50, 90])
+    return {"p10": float(p10), "p50": float(p50), "p90": float(p90), "mean": float(x.mean())}
+
+
+@dataclass(frozen=True)
+class Uncertainty:
+    """Monte Carlo summary. Days in days; money in `currency` (converted from USD)."""
+
+    seed: int
+    draws: int
+    currency: str
+    days: dict[str, float]
+    cost_owned: dict[str, float] | None
+    cost_cloud: dict[str, float] | None
+    cost_cloud_reserved: dict[str, float] | None
+    drivers: dict[str, dict[str, dict[str, float]]]  # output -> input -> {rank_correlation, share}
+    main_driver: dict[str, str | None]  # output -> input name (None when nothing varies)
+    inputs: dict[str, tuple[float, float, float]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "draws": self.draws,
+            "currency": self.currency,
+            "days": dict(self.days),
+            "cost_owned": None if self.cost_owned is None else dict(self.cost_owned),
+            "cost_cloud": None if self.cost_cloud is None else dict(self.cost_cloud),
+            "cost_cloud_reserved": None
+            if self.cost_cloud_reserved is None
+            else dict(self.cost_cloud_reserved),
+            "drivers": {o: {i: dict(v) for i, v in d.items()} for o, d in self.drivers.items()},
+            "main_driver": dict(self.main_driver),
+            "inputs": {k: list(v) for k, v in self.inputs.items()},
+        }
+
+
+# which inputs each output depends on (others would only show sampling noise)
+_INPUTS_OF = {
+    "days": {"mfu"},
+    "cost_cloud": {"mfu", "cloud_price_per_card_hour"},
+    "cost_cloud_reserved": {"mfu", "cloud_reserved_price_per_card_hour"},
+    "cost_owned": {"mfu", "capex", "facility_w", "electricity_per_kwh", "colo_per_kw_month"},
+}
+
+
+def _drivers(
+    samples: dict[str, NDArray[np.float64]], output: NDArray[np.float64]
+) -> tuple[dict[str, dict[str, float]], str | None]:
+    rho = {k: spearman(v, output) for k, v in samples.items() if np.ptp(v) > 0}
+    total = sum(r * r for r in rho.values())
+    table = {
+        k: {"rank_correlation": r, "share": (r * r / total) if total > 0 else 0.0} for k, r in rho.items()
+    }
+    main = max(rho, key=lambda k: abs(rho[k])) if rho and total > 0 else None
+    return table, main
+
+
+def monte_carlo(
+    *,
+    training_flop: float,
+    cards: float,
+    peak_flops: float,
+    mfu: Range,
+    cloud_usd_per_card_hour: Range | None = None,
+    cloud_reserved_usd_per_card_hour: Range | None = None,
+    capex_total_usd: Range | None = None,
+    facility_w: Range = 0.0,
+    electricity_usd_per_kwh: Range = DEFAULT_ELECTRICITY_USD_PER_KWH,
+    depreciation_years: float = DEFAULT_DEPRECIATION_YEARS,
+    utilization: float = 1.0,
+    it_w: float = 0.0,
+    colo_usd_per_kw_month: Range = 0.0,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+    currency: str = "USD",
+    usd_to_cny: float | None = None,
+) -> Uncertainty:
+    """P10/P50/P90 of run days and cost for uncertain MFU and prices (see module docstring).
+
+    Units: `training_flop` FLOP, `peak_flops` FLOP/s per card, `mfu` fraction, prices USD
+    (per card-hour, per kWh, per IT kW-month), `capex_total_usd` USD, powers W. The owned cost is
+    computed only when `capex_total_usd` is given, each cloud cost only when its price is.
+    """
+    if not (training_flop > 0 and cards > 0 and peak_flops > 0):
+        raise ScenarioError("Training FLOP, cards and peak FLOP/s must be positive.", "uncertainty")
+    if not 1 <= int(draws) <= limits.MAX_MC_SAMPLES:
+        raise ScenarioError(f"Draws must be between 1 and {limits.MAX_MC_SAMPLES:,}.", "uncertainty.samples")
+    rate = exchange_rate(currency, usd_to_cny)
+    ranges: dict[str, tuple[float, float, float]] = {"mfu": as_range(mfu, "efficiency.mfu")}
+    if not (ranges["mfu"][0] > 0 and ranges["mfu"][2] <= 1):
+        raise ScenarioError("MFU must lie in (0, 1].", "efficiency.mfu")
+    if cloud_usd_per_card_hour is not None:
+        ranges["cloud_price_per_card_hour"] = as_range(
+            cloud_usd_per_card_hour, "cost.cloud_price_per_card_hour"
+        )
+    if cloud_reserved_usd_per_card_hour is not None:
+        ranges["cloud_reserved_price_per_card_hour"] = as_range(
+            cloud_reserved_usd_per_card_hour, "cost.cloud_reserved_price_per_card_hour"
+        )
+    if capex_total_usd is not None:
+        ranges["capex"] = as_range(capex_total_usd, "cost.capex")
+        ranges["facility_w"] = as_range(facility_w, "power.facility_w")
+        ranges["electricity_per_kwh"] = as_range(electricity_usd_per_kwh, "cost.electricity_per_kwh")
+        ranges["colo_per_kw_month"] = as_range(colo_usd_per_kw_month, "cost.colo_per_kw_month")
+    if any(r[0] < 0 for r in ranges.values()):
+        raise ScenarioError("Ranges must not be negative.", "uncertainty")
+
+    n = int(draws)
+    rng = np.random.default_rng(seed)
+    u = rng.random((len(ranges), n))  # one draw for every input, in a fixed order
+    samples = {name: triangular(u[i], *r) for i, (name, r) in enumerate(ranges.items())}
+
+    seconds = training_flop / (cards * peak_flops * samples["mfu"])
+    days = seconds / SECONDS_PER_DAY
+    card_hours = cards * seconds / 3600.0
+    outputs: dict[str, np.ndarray] = {"days": days}
+    if "cloud_price_per_card_hour" in samples:
+        outputs["cost_cloud"] = card_hours * samples["cloud_price_per_card_hour"] * rate
+    if "cloud_reserved_price_per_card_hour" in samples:
+        outputs["cost_cloud_reserved"] = card_hours * samples["cloud_reserved_price_per_card_hour"] * rate
+    if "capex" in samples:
+        per_card_hour = owned_usd_per_card_hour(
+            samples["capex"],
+            cards,
+            samples["facility_w"],
+            samples["electricity_per_kwh"],
+            depreciation_years,
+            utilization,
+            it_w,
+            samples["colo_per_kw_month"],
+        )
+        outputs["cost_owned"] = card_hours * per_card_hour * rate
+
+    drivers: dict[str, dict[str, dict[str, float]]] = {}
+    main: dict[str, str | None] = {}
+    for name, out in outputs.items():
+        relevant = {k: v for k, v in samples.items() if k in _INPUTS_OF[name]}
+        drivers[name], main[name] = _drivers(relevant, out)
+    return Uncertainty(
+        seed=int(seed),
+        draws=n,
+        currency=currency,
+        days=_percentiles(days),
+        cost_owned=_percentiles(outputs["cost_owned"]) if "cost_owned" in outputs else None,
+        cost_cloud=_percentiles(outputs["cost_cloud"]) if "cost_cloud" in outputs else None,
+        cost_cloud_reserved=(
+            _percentiles(outputs["cost_cloud_reserved"]) if "cost_cloud_reserved" in outputs else None
+        ),
+        drivers=drivers,
+        main_driver=main,
+        inputs=ranges,
+    )
