@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from . import formatting as f
+from . import labels
 
 # --- messages ----------------------------------------------------------------------------------
 MESSAGES: dict[str, str] = {
@@ -258,14 +259,6 @@ SEVERITIES = {
     "info": gettext_lazy("info"),
 }
 
-TERMS = {
-    "tp_comm": gettext_lazy("TP communication"),
-    "pp_comm": gettext_lazy("PP communication"),
-    "dp_comm": gettext_lazy("DP communication"),
-    "ep_comm": gettext_lazy("EP communication"),
-    "cp_comm": gettext_lazy("CP communication"),
-}
-
 # parameter name -> formatting kind (reports.formatting); names not listed are shown as they are
 PARAM_KINDS = {
     "total_bytes": "bytes",
@@ -319,13 +312,6 @@ PARAM_KINDS = {
     "node_cards": "count",
     "nearest_layout": "layout",
 }
-MEMORY_TERMS = {
-    "weights": gettext_lazy("Weights"),
-    "gradients": gettext_lazy("Gradients"),
-    "optimizer": gettext_lazy("Optimizer states"),
-    "activations": gettext_lazy("Activations"),
-    "other": gettext_lazy("Buffers and other"),
-}
 
 
 def _param(name: str, value: Any, currency: str) -> str:
@@ -337,9 +323,9 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "money":
         return f.money(value, currency)
     if kind == "term":
-        return str(TERMS.get(value, value))
+        return labels.step_term(value)
     if kind == "memory_term":
-        return str(MEMORY_TERMS.get(value, value))
+        return labels.memory_term(value)
     if kind == "times":
         return f"{f.number(value, 2)}×"
     if kind == "change":
@@ -412,12 +398,16 @@ def setting(row: Any, currency: str) -> dict:
     if not isinstance(row, dict):
         return {"setting": "", "value": "", "reason": str(row)}
     value = row.get("value")
+    key = str(row.get("setting", ""))
     if row.get("value_code"):
         value = render(row["value_code"], {}, str(value), currency)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         value = f.count(value)
+    elif key in labels.SETTINGS:
+        value = labels.setting_value(value)
     return {
-        "setting": row.get("setting", ""),
+        "setting": labels.setting(key),
+        "typed": key not in labels.SETTINGS,  # an environment variable: name and value as typed
         "value": value,
         "reason": render(row.get("code"), row.get("params"), row.get("reason", ""), currency),
     }
