@@ -69,7 +69,17 @@ MORE = [
     ("HFU", gettext_lazy("Hardware FLOPs utilisation: like MFU, with recomputation counted."), ("HFU",)),
     ("GEMM", gettext_lazy("A matrix multiplication, most of a transformer's arithmetic."), ("GEMM",)),
     ("MoE", gettext_lazy("Mixture of experts: each token uses a few of many expert MLPs."), ("MoE", "MLP")),
-    ("CSV, JSON, Excel", gettext_lazy("Download formats."), ("CSV", "JSON", "Excel", "xlsx")),
+    ("token", gettext_lazy("The unit of text a model reads: a word or part of a word."), ("token", "tokens")),
+    (
+        "all-reduce, all-to-all, all-gather",
+        gettext_lazy("Collective operations: every card sums, exchanges or gathers data with the others."),
+        ("all", "reduce", "gather", "scatter"),
+    ),
+    ("Clos", gettext_lazy("A switch network of leaf and spine tiers (Charles Clos, 1953)."), ("Clos",)),
+    ("IT", gettext_lazy("IT load: the power of the servers, network and storage, before cooling."), ("IT",)),
+    ("TDP", gettext_lazy("Thermal design power: the most a card draws under load."), ("TDP",)),
+    ("CSV, JSON, Excel, PDF", gettext_lazy("Download formats."), ("CSV", "JSON", "Excel", "xlsx", "PDF")),
+    ("UTC", gettext_lazy("Coordinated universal time."), ("UTC",)),
     ("API", gettext_lazy("The REST interface for scripts and quoting systems."), ("API", "REST")),
     (
         "B, W, Wh, FLOP, k, M, G, T, P, E",

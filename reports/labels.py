@@ -178,6 +178,49 @@ METRICS = {
     "power.facility_w": _("facility power"),
 }
 
+# A scale-up plane's descriptive values (catalog supernodes: medium, cooling; scaleup tiers: where)
+PLANE_VALUES = {
+    "optics": _("optics"),
+    "copper": _("copper"),
+    "liquid": _("liquid"),
+    "air": _("air"),
+    "hybrid": _("liquid and air"),
+    "node": _("in the nodes"),
+    "switch rack": _("switch racks"),
+    "compute rack": _("compute racks"),
+}
+
+# The validation page (estimator.validation): each suite and metric of its rows
+VALIDATION_SUITES = {
+    "megatron-2021": _("Megatron-LM 2021: throughput by model size"),
+    "zero-2019": _("ZeRO 2019: model-state memory by stage"),
+    "superpod-h100": _("DGX H100 reference architecture: switches and cables"),
+    "model-params": _("Model parameter counts"),
+    "source-article": _("The source article's example"),
+    "llama3-2024": _("Llama 3 2024: throughput"),
+    "moe": _("Mixture-of-experts runs"),
+    "fp8": _("FP8 runs"),
+    "long-context": _("Long-context runs"),
+    "ascend": _("Ascend runs"),
+    "dense": _("Dense-model runs"),
+    "blackwell": _("Blackwell runs"),
+}
+VALIDATION_METRICS = {
+    "tokens/s per GPU": _("tokens/s per card"),
+    "total params": _("total parameters"),
+    "active params": _("active parameters"),
+    "model TFLOP/s per GPU": _("model TFLOP/s per card"),
+    "hardware TFLOP/s per GPU": _("hardware TFLOP/s per card"),
+    "training FLOP": _("training FLOP"),
+    "card-years at 320 TF, 50%": _("card-years at 320 TFLOP/s and 50% MFU"),
+    "cards for 30 days": _("cards for 30 days"),
+    "model-state GB per card": _("model-state GB per card"),
+    "leaf_switches": _("Leaf switches"),
+    "spine_switches": _("Spine switches"),
+    "node_leaf_cables": _("server-to-leaf cables"),
+    "leaf_spine_cables": _("leaf-to-spine cables"),
+}
+
 
 def _get(table: dict, key: str) -> str:
     return str(table.get(key, key))
@@ -211,6 +254,18 @@ def axis(field: str) -> str:
 
 def metric(key: str) -> str:
     return _get(METRICS, key)
+
+
+def plane_value(value: object) -> object:
+    return str(PLANE_VALUES[value]) if isinstance(value, str) and value in PLANE_VALUES else value
+
+
+def suite(key: str) -> str:
+    return _get(VALIDATION_SUITES, key)
+
+
+def validation_metric(key: str) -> str:
+    return _get(VALIDATION_METRICS, key)
 
 
 def in_sentence(label: str) -> str:

@@ -311,6 +311,7 @@ PARAM_KINDS = {
     "domain_cards": "count",
     "node_cards": "count",
     "nearest_layout": "layout",
+    "precision": "upper",
 }
 
 
@@ -331,6 +332,8 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "change":
         text = f.percent(value - 1, 0)
         return text if value < 1 else f"+{text}"
+    if kind == "upper":
+        return str(value).upper()  # bf16 -> BF16, as the glossary writes number formats
     if kind == "gb":
         return f.number(value, 1)
     if kind == "layout":
@@ -428,6 +431,7 @@ def assumption(row: Any, currency: str) -> dict:
         "value_text": shown(value) if shown else f.auto(value),
         "unit": "" if shown else str(UNITS.get(unit, unit)),
         "source": render(row.get("source_code"), {}, row.get("source", ""), currency),
+        "cited": not known(str(row.get("source_code") or "")),  # a publication, quoted as published
     }
 
 
