@@ -31,4 +31,7 @@ def test_typed_things_in_a_sentence_are_code():
     assert "<code>export HCCL_BUFFSIZE=256</code>（MB）" in html
     assert "<code>--overlap-grad-reduce</code>" in html and "<code>true</code>" in html
     assert "&lt;b&gt;" in html  # the rest is escaped
-    assert str(code_spans("deepspeedai/DeepSpeed#823, #1629)")) == "<code>deepspeedai/DeepSpeed#823, #1629</code>)"
+    assert (
+        str(code_spans("deepspeedai/DeepSpeed#823, #1629)"))
+        == "<code>deepspeedai/DeepSpeed#823, #1629</code>)"
+    )
