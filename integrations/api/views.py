@@ -14,12 +14,12 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.exceptions import ErrorSerializer
 from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
-from api.serializers import ErrorSerializer
+from integrations import batches, signing
+from integrations.models import Batch, Callback, DeliveryAttempt
 
-from . import batches, signing
-from .models import Batch, Callback, DeliveryAttempt
 from .serializers import (
     BatchRequestSerializer,
     BatchSerializer,

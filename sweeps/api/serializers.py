@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from integrations.serializers import CallbackSerializer
+from integrations.api.serializers import CallbackSerializer
 
 
 class SweepRequestSerializer(serializers.Serializer):

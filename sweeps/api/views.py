@@ -19,16 +19,16 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.exceptions import ErrorSerializer
 from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
-from api.serializers import ErrorSerializer
 from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrottle, client_ip
 from integrations import callbacks
 from reports.cells import neutralize_row
+from sweeps import selectors, services
+from sweeps.models import Sweep
 from teams.selectors import may_manage
 
-from . import selectors, services
-from .models import Sweep
 from .serializers import ResultPageSerializer, SweepRequestSerializer, SweepStatusSerializer
 
 ERRORS = {

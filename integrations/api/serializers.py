@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.utils import translation
 from rest_framework import serializers
 
-from api.serializers import ErrorSerializer, EstimateSerializer, SharedReportSerializer
+from api.exceptions import ErrorSerializer
 from estimator import limits
-
-from .batches import MAX_NAME_CHARS, counts, items_of
-from .models import MAX_URL_CHARS, Batch, BatchItem, Callback
+from integrations.batches import MAX_NAME_CHARS, counts, items_of
+from integrations.models import MAX_URL_CHARS, Batch, BatchItem, Callback
+from reports.api.serializers import EstimateSerializer, SharedReportSerializer
 
 
 class CallbackSerializer(serializers.Serializer):

@@ -8,9 +8,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.serializers import ErrorSerializer
-
-from .selectors import memberships_of
+from api.exceptions import ErrorSerializer
+from teams.selectors import memberships_of
 
 
 class TeamSerializer(serializers.Serializer):

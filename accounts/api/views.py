@@ -12,10 +12,10 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.serializers import ErrorSerializer
+from accounts import selectors, services
+from accounts.models import ApiToken
+from api.exceptions import ErrorSerializer
 
-from . import selectors, services
-from .models import ApiToken
 from .serializers import ApiTokenSerializer
 
 

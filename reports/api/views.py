@@ -15,18 +15,18 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.exceptions import ErrorSerializer
+from api.parsers import StrictJSONParser
+from api.schema import TEAM_PARAMETER, inline_refs
 from estimator import catalog
 from estimator.contract.scenario import scenario_json_schema
 from reports import selectors, services
 from reports.models import Estimate
 from teams.selectors import may_manage
 
-from .parsers import StrictJSONParser
-from .schema import TEAM_PARAMETER, inline_refs
 from .serializers import (
     BookSummarySerializer,
     DiffRowSerializer,
-    ErrorSerializer,
     EstimateListItemSerializer,
     EstimateSerializer,
     SharedReportSerializer,
