@@ -177,6 +177,7 @@ CONTENT_SECURITY_POLICY = {
         "img-src": [SELF, "data:", "blob:"],
         "font-src": [SELF, "data:"],
         "connect-src": [SELF],
+        "worker-src": [SELF, "blob:"],  # Redoc's search index runs in a worker made from a blob
         "object-src": [NONE],
         "base-uri": [NONE],
         "frame-ancestors": [NONE],
