@@ -160,9 +160,9 @@ def test_the_schema_documents_the_header_on_every_post(api_client):
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, user, scenario, monkeypatch):
     """Two clients send the same keyed POST at the same moment to the threaded live server; the
-    planning is slowed so that they overlap. One runs; the other answers 409 (still running)."""
+    planning holds until the other request has its answer, so they overlap. One runs; the other
+    answers 409 (still running)."""
     import threading
-    import time
     import urllib.error
     import urllib.request
 
@@ -171,8 +171,10 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
 
     original = services.create_estimate
 
+    answered = threading.Event()  # the other request has its answer: the planning may finish
+
     def slow(**kwargs):
-        time.sleep(1.0)
+        answered.wait(30)  # (no fixed sleep: both would plan and the test fails, after 30 s)
         return original(**kwargs)
 
     monkeypatch.setattr(services, "create_estimate", slow)
@@ -196,6 +198,7 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
                 statuses.append(response.status)
         except urllib.error.HTTPError as exc:
             statuses.append(exc.code)
+            answered.set()
 
     threads = [threading.Thread(target=send) for _ in range(2)]
     for t in threads:
