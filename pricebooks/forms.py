@@ -12,6 +12,7 @@ from django.core.validators import MinValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from api.amounts import AmountField
+from api.locale import default_currency
 from estimator.contract.price_book import KINDS
 from estimator.contract.price_book import entries as _entries
 from estimator.errors import ScenarioError
@@ -60,6 +61,8 @@ class PriceBookForm(forms.Form):
 
     def __init__(self, *args, teams=None, **kwargs):
         super().__init__(*args, **kwargs)
+        if not self.is_bound and not (self.initial or {}).get("currency"):
+            self.initial["currency"] = default_currency()  # CNY for a Chinese reader
         if teams is not None:  # a new book: which team owns it
             self.fields["team"] = forms.ChoiceField(
                 label=_("Team"), choices=[(t.slug, t.name) for t in teams]

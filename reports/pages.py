@@ -23,7 +23,19 @@ from estimator.errors import ScenarioError
 from estimator.plan.supernode_rules import explain_step_time
 from estimator.validation import validation_rows
 
-from . import charts, compare, glossary, labels, messages, selectors, services, summary, working, xlsx
+from . import (
+    charts,
+    compare,
+    downloads,
+    glossary,
+    labels,
+    messages,
+    selectors,
+    services,
+    summary,
+    working,
+    xlsx,
+)
 from . import formatting as fmt
 from .cells import neutralize_row
 from .forms import EstimateForm
@@ -192,7 +204,7 @@ def report_json(request, token: str):
         "created_at": estimate.created_at.isoformat(),
     }
     response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
-    response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.json"'
+    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.share_token, "json")
     return response
 
 
@@ -201,7 +213,7 @@ def report_csv(request, token: str):
     """One row per number: section, dotted field, value (scenario first, then result)."""
     estimate = _shared_or_404(token)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.csv"'
+    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.share_token, "csv")
     response.write("\ufeff")  # BOM: spreadsheet programs then read UTF-8 (Chinese names) correctly
     writer = csv.writer(response)
     writer.writerow(["part", "field", "value"])
@@ -210,7 +222,7 @@ def report_csv(request, token: str):
     writer.writerow(["meta", "created_at", estimate.created_at.isoformat()])
     for part, data in (("scenario", estimate.scenario), ("result", estimate.result)):
         for path, value in summary.flatten(data):
-            writer.writerow(neutralize_row([part, path, "" if value is None else value]))
+            writer.writerow(neutralize_row([part, path, "" if value is None else downloads.tidy(value)]))
     return response
 
 
@@ -293,16 +305,18 @@ def my_estimates(request):
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
-def _xlsx_response(body: bytes, filename: str) -> HttpResponse:
+def _xlsx_response(body: bytes, disposition: str) -> HttpResponse:
     response = HttpResponse(body, content_type=XLSX)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = disposition
     return response
 
 
 @require_GET
 def report_xlsx(request, token: str):
     estimate = _shared_or_404(token)
-    return _xlsx_response(xlsx.report_workbook(estimate), f"clusterplan-{estimate.pk}.xlsx")
+    return _xlsx_response(
+        xlsx.report_workbook(estimate), downloads.attachment(estimate.name, estimate.share_token, "xlsx")
+    )
 
 
 def _compared(request) -> tuple[list[Estimate], list[str], list[str]]:
@@ -352,4 +366,7 @@ def compare_xlsx(request):
     estimates, _entries, errors = _compared(request)
     if errors or len(estimates) < 2:
         raise Http404
-    return _xlsx_response(xlsx.comparison_workbook(estimates), "clusterplan-comparison.xlsx")
+    return _xlsx_response(
+        xlsx.comparison_workbook(estimates),
+        downloads.attachment("comparison", estimates[0].share_token, "xlsx"),
+    )

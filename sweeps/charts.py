@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from typing import Any
 
 import plotly.graph_objects as go
@@ -16,6 +15,7 @@ from django.utils.translation import gettext as _
 
 from reports import formatting as f
 from reports import labels
+from reports.charts import log_ticks
 
 MONEY = {"cost.run.owned", "cost.run.cloud", "cost.capex.total"}
 COLORS = ["#1f5f8b", "#e07b39", "#4f9d69", "#c44e52", "#8172b2", "#937860", "#7f7f7f", "#bcbd22"]
@@ -38,21 +38,6 @@ def value_text(field: str, value: Any, currency: str) -> str:
     if field == "power.facility_w":
         return f.watts(value)
     return f.auto(value)
-
-
-def log_ticks(values: list[float], fmt) -> dict[str, Any]:
-    """Tick positions at 1-2-5 steps over the values' range, labelled by `fmt` (Babel), for a log axis."""
-    finite = [v for v in values if isinstance(v, int | float) and math.isfinite(v) and v > 0]
-    if not finite:
-        return {}
-    lo, hi = min(finite), max(finite)
-    ticks = []
-    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
-        for m in (1, 2, 5):
-            t = m * 10.0**e
-            if lo / 1.5 <= t <= hi * 1.5:
-                ticks.append(t)
-    return {"tickvals": ticks, "ticktext": [fmt(t) for t in ticks]} if ticks else {}
 
 
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
