@@ -195,3 +195,15 @@ def test_plotly_offers_no_cloud_and_no_logo(browser, live_server, article_report
     assert not re.search(r"(chart-studio|plot\.ly|plotly\.com)", page.inner_html("#charts"))
     assert page.locator("link[rel=icon]").count() == 1
     page.close()
+
+
+def test_share_box_keeps_its_width_on_a_phone(browser, live_server, article_report):  # noqa: F811
+    """Issue 24: the share link's box shrank to ~50 px at 390 px; it takes a row of its own."""
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True
+    )
+    page = context.new_page()
+    page.goto(f"{live_server.url}/zh-hans/r/{article_report.share_token}/")
+    box = page.locator("#share-url").bounding_box()
+    assert box["width"] >= 300, box
+    context.close()
