@@ -285,7 +285,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "120"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "150"))
 CELERY_BEAT_SCHEDULE = {  # only where a `celery beat` runs (docker-compose); status reads also run it
-    "sweeps-watchdog": {"task": "sweeps.watchdog", "schedule": float(os.environ.get("SWEEP_STALL_S", "60"))},
+    "sweeps-watchdog": {"task": "sweeps.watchdog", "schedule": float(os.environ.get("SWEEP_STALL_S", "30"))},
     "integrations-housekeeping": {"task": "integrations.housekeeping", "schedule": 600.0},
 }
 
@@ -295,7 +295,7 @@ SWEEP_ANON_MAX_SCENARIOS = int(os.environ.get("SWEEP_ANON_MAX_SCENARIOS", "20000
 SWEEP_MAX_ACTIVE_PER_USER = int(os.environ.get("SWEEP_MAX_ACTIVE_PER_USER", "3"))
 SWEEP_MAX_ACTIVE_ANON = int(os.environ.get("SWEEP_MAX_ACTIVE_ANON", "2"))  # per client IP
 SWEEP_CHUNK_SIZE = int(os.environ.get("SWEEP_CHUNK_SIZE", "25000"))  # scenarios per task
-SWEEP_STALL_S = float(os.environ.get("SWEEP_STALL_S", "60"))  # no progress this long: re-queue lost chunks
+SWEEP_STALL_S = float(os.environ.get("SWEEP_STALL_S", "30"))  # no progress this long: re-queue lost chunks
 SWEEP_FAIL_AFTER_S = float(os.environ.get("SWEEP_FAIL_AFTER_S", "600"))  # ... this long: failed, with why
 SWEEP_SUB_BATCH = int(os.environ.get("SWEEP_SUB_BATCH", "2000"))  # cancel and lease checked between these
 SWEEP_LEASE_S = float(os.environ.get("SWEEP_LEASE_S", "30"))  # a chunk's lease; renewed every sub-batch
@@ -304,6 +304,17 @@ SWEEP_CHUNK_HARD_S = int(os.environ.get("SWEEP_CHUNK_HARD_S", "960"))  # ... har
 
 # Integrations (integrations/): idempotency records and webhooks (docs/procurement.md#webhooks).
 IDEMPOTENCY_TTL_S = int(os.environ.get("IDEMPOTENCY_TTL_S", str(24 * 3600)))  # a repeat within this
+# While a first request runs, its key is leased for this long and renewed by a heartbeat every third
+# of it: a key whose request died (its process killed) is free again within this many seconds.
+IDEMPOTENCY_LEASE_S = float(os.environ.get("IDEMPOTENCY_LEASE_S", "6"))
+# Batches (integrations.batch_work): planned by Celery workers on the "batches" queue.
+BATCH_MAX_ACTIVE_PER_USER = int(os.environ.get("BATCH_MAX_ACTIVE_PER_USER", "2"))  # queued or running
+BATCH_MAX_ACTIVE_ANON = int(os.environ.get("BATCH_MAX_ACTIVE_ANON", "1"))  # per client IP
+BATCH_LEASE_S = float(os.environ.get("BATCH_LEASE_S", "20"))  # a batch's lease, renewed every item
+BATCH_STALL_S = float(os.environ.get("BATCH_STALL_S", "15"))  # no progress and no lease: re-queued
+# The workers' own recovery loop (integrations.recovery): every this many seconds it re-queues what
+# a lost broker message or a dead process left behind (sweep chunks, batches, webhook attempts).
+RECOVERY_INTERVAL_S = float(os.environ.get("RECOVERY_INTERVAL_S", "10"))
 # Webhook targets on loopback, private, link-local or reserved addresses: refused unless allowed
 # (a lab whose quoting system sits on a private network sets 1); plain http only where allowed.
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", DEBUG)
@@ -313,6 +324,9 @@ WEBHOOK_BACKOFF_S = float(os.environ.get("WEBHOOK_BACKOFF_S", "10"))  # 10 s, 20
 WEBHOOK_BACKOFF_MAX_S = float(os.environ.get("WEBHOOK_BACKOFF_MAX_S", "1800"))  # ... at most 30 min
 WEBHOOK_CONNECT_TIMEOUT_S = float(os.environ.get("WEBHOOK_CONNECT_TIMEOUT_S", "5"))
 WEBHOOK_READ_TIMEOUT_S = float(os.environ.get("WEBHOOK_READ_TIMEOUT_S", "10"))
+# One attempt as a whole (connect, TLS, request and answer): a receiver trickling one byte at a time
+# is cut off here, so a delivery worker is never held longer.
+WEBHOOK_DEADLINE_S = float(os.environ.get("WEBHOOK_DEADLINE_S", "15"))
 WEBHOOK_SECRET_GRACE_S = int(os.environ.get("WEBHOOK_SECRET_GRACE_S", str(24 * 3600)))  # old secret signs too
 
 LOGGING = {

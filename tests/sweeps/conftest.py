@@ -181,6 +181,8 @@ class Worker:
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
+                "-Q",
+                self.env.get("WORKER_QUEUES", "celery,batches,webhooks"),  # all of them unless told
                 "-n",
                 f"{self.name}@%h",
             ],
