@@ -232,10 +232,10 @@ SPECTACULAR_SETTINGS = {
         "WebhookStatusEnum": "integrations.models.CallbackStatus",
         "BatchStatusEnum": "integrations.models.BatchStatus",
     },
-    "WEBHOOKS": ["integrations.webhook_docs.sweep_finished", "integrations.webhook_docs.batch_done"],
+    "WEBHOOKS": ["integrations.api.webhook_docs.sweep_finished", "integrations.api.webhook_docs.batch_done"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "integrations.schema.document_idempotency_key",  # the header on every POST
+        "integrations.api.schema.document_idempotency_key",  # the header on every POST
     ],
 }
 
