@@ -361,7 +361,7 @@ def build_result(r: Resolved) -> dict[str, Any]:
     flops = model_flops(r)
     peak = r.accelerator.peak_flops(s.training.precision)
     # calibration.pilot (estimator.plan.pilot): plan with the pilot's factors, keep the plan before
-    fit = fit_pilot(r, _problem_at) if s.calibration is not None else None
+    fit = fit_pilot(r, problem_at) if s.calibration is not None else None
     if fit is not None:
         before = choose_cluster(r, flops["training_flop"], peak)
         r = calibrated(r, fit)
@@ -392,6 +392,6 @@ def build_result(r: Resolved) -> dict[str, Any]:
     return result
 
 
-def _problem_at(r: Resolved, cards: int) -> LayoutProblem:
+def problem_at(r: Resolved, cards: int) -> LayoutProblem:
     """The layout problem of `r` at `cards` on its own fabric (the pilot's, estimator.plan.pilot)."""
     return layout_problem(r, cards, fabric_for(r, cards))

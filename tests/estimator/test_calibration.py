@@ -11,7 +11,7 @@ from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
 from estimator.layout.search import search
 from estimator.plan.calibration import COMPUTE_FACTOR_MIN, VALIDATED_RATIO_MIN
-from estimator.plan.compose import _problem_at, estimate
+from estimator.plan.compose import estimate, problem_at
 from estimator.validation.pilot_holdout import holdout_table, pilot_block
 from estimator.validation.published_runs import published_runs, run_scenario, throughput_rows
 
@@ -41,7 +41,7 @@ def refusal(scenario: dict) -> list[tuple[str, str]]:
 def test_compute_factor_scales_every_compute_term_by_its_inverse():
     """By hand: twice the compute rates halve GEMM, attention and element-wise time exactly."""
     r = resolve(validate_shape({**target(measured_step_time_s=1.0), "calibration": None}))
-    problem = _problem_at(r, 8)
+    problem = problem_at(r, 8)
     best = search(problem).best
     assert best is not None
     fixed = {**problem.fixed, "tp": best.tp, "pp": best.pp, "micro_batch_size": best.micro_batch_size}
@@ -170,3 +170,16 @@ def test_holdout_calibrated_on_the_smallest_run_predicts_the_larger_rows_within_
 def test_holdout_band_holds_the_published_figure_in_most_rows(holdout):
     inside = sum(row["in_band"] for row in holdout)
     assert inside / len(holdout) >= 0.8
+
+
+def test_a_sweep_row_with_the_calibration_block_equals_its_estimate():
+    from estimator.plan.batch import evaluate_columns
+
+    base = target(measured_tokens_per_s_per_card=8000)
+    cols = evaluate_columns(base, {"cluster.cards": [64, 128]})
+    for i, cards in enumerate((64, 128)):
+        one = estimate({**base, "cluster": {"cards": cards}})["result"]["compute"]
+        assert cols["ok"][i]
+        assert cols["compute.tokens_per_s"][i] == pytest.approx(one["tokens_per_s"], rel=1e-9)
+    plain = evaluate_columns({**base, "calibration": None}, {"cluster.cards": [64]})
+    assert plain["compute.tokens_per_s"][0] != pytest.approx(cols["compute.tokens_per_s"][0], rel=1e-3)
