@@ -10,6 +10,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("api/v1/", include("pricebooks.urls")),
     path("api/v1/", include("accounts.urls")),
     path("api/v1/", include("integrations.urls")),
+    path("api/v1/", include("diagnosis.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     # teams, memberships and price books are managed here by staff (sign-in limited by django-axes)
     path("admin/", admin.site.urls),
@@ -20,6 +21,7 @@ urlpatterns += i18n_patterns(
     path("price-books/", include("pricebooks.page_urls")),
     path("accounts/tokens/", include("accounts.page_urls")),
     path("batches/", include("integrations.page_urls")),
+    path("diagnose/", include("diagnosis.page_urls")),
     prefix_default_language=False,
 )
 if settings.OIDC_ENABLED:  # one callback address to register with the provider, in every language

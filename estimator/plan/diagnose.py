@@ -134,7 +134,7 @@ def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
             "threshold": NETWORK_WAIT_SHARE,
             "measured_s": m.communication_s,
             "model_s": model["communication"],
-            "ratio": ratio,
+            "times_model": ratio,
         }
         if share > NETWORK_WAIT_SHARE:
             out.append(
@@ -173,7 +173,7 @@ def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
         )
     if m.compute_s is not None and model["compute"] > 0:
         ratio = m.compute_s / model["compute"]
-        params = {"ratio": ratio, "measured_s": m.compute_s, "model_s": model["compute"]}
+        params = {"times_model": ratio, "measured_s": m.compute_s, "model_s": model["compute"]}
         if ratio > SLOWER_RATIO:
             out.append(
                 _finding(
@@ -240,7 +240,7 @@ def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
                 "info",
                 f"The run matches the model within its tolerance (step {ratio:.2f}x the model's "
                 f"{ev.step_time_s:.3g} s); nothing stands out.",
-                ratio=ratio,
+                times_model=ratio,
                 model_s=ev.step_time_s,
             )
         )
