@@ -113,9 +113,18 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from estimator.report_text import format_validation
+    from estimator.report_text import format_holdout, format_validation
     from estimator.validation import validation_rows
 
+    if args.pilot_holdout:  # calibration.pilot's held-out check (estimator.validation.pilot_holdout)
+        from estimator.validation.pilot_holdout import holdout_table
+
+        table = holdout_table()
+        if args.format == "json":
+            _print_json(table)
+        else:
+            sys.stdout.write(format_holdout(table))
+        return 0
     rows = validation_rows()
     if args.format == "json":
         _print_json(rows)
@@ -152,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_catalog)
     v = sub.add_parser("validate", help="predicted against published figures")
     v.add_argument("--format", choices=["json", "table"], default="table")
+    v.add_argument(
+        "--pilot-holdout",
+        action="store_true",
+        help="calibrate on the smallest run of each published family and predict its larger runs",
+    )
     v.set_defaults(func=cmd_validate)
     return parser
 

@@ -215,3 +215,25 @@ def format_validation(rows: list[dict[str, Any]]) -> str:
             f"{name}: mean |error| {sum(errs) / len(errs):.2f}%, max {max(errs):.2f}% over {len(errs)} rows\n"
         )
     return text
+
+
+def format_holdout(rows: list[dict[str, Any]]) -> str:
+    """The held-out check of calibration.pilot (estimator.validation.pilot_holdout) as a table."""
+    body = [
+        [
+            r["case"],
+            r["pilot"],
+            f"{r['published']:,.0f}",
+            f"{r['uncalibrated']:,.0f} ({r['error_uncalibrated_pct']:+.1f}%)",
+            f"{r['calibrated']:,.0f} ({r['error_calibrated_pct']:+.1f}%)",
+            f"+/-{r['band_half_width']:.0%}",
+            "yes" if r["in_band"] else "NO",
+        ]
+        for r in rows
+    ]
+    headers = ["target run", "pilot run", "published", "uncalibrated", "calibrated", "band", "in band"]
+    mean = [
+        sum(abs(r[k]) for r in rows) / len(rows) for k in ("error_uncalibrated_pct", "error_calibrated_pct")
+    ]
+    footer = f"mean |error|: uncalibrated {mean[0]:.1f}%, calibrated {mean[1]:.1f}% (tokens/s per GPU)\n"
+    return _table(headers, body) + footer

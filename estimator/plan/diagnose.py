@@ -31,11 +31,13 @@ from estimator.contract.resolve import resolve
 from estimator.contract.scenario import Num, _Section, validate_shape
 from estimator.errors import FieldError, ScenarioError
 from estimator.layout.search import LayoutEval, search
+from estimator.plan.advice import COMM_WAIT_LIMIT
 from estimator.plan.calibration import COMM_KEYS
 from estimator.plan.compose import fabric_for, layout_problem
 
-#: The article's section 5.1: communication wait above 30 % of the step points at the network.
-NETWORK_WAIT_SHARE = 0.30
+#: The article's section 5.1: communication wait above 30 % of the step points at the network (the
+#: plan's advice uses the same rule: estimator.plan.advice.COMM_WAIT_LIMIT).
+NETWORK_WAIT_SHARE = COMM_WAIT_LIMIT
 #: A measured part this much slower than the model's (ratio) is reported; within it, it matches.
 SLOWER_RATIO = 1.25
 FASTER_RATIO = 0.8

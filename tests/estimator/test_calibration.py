@@ -183,3 +183,16 @@ def test_a_sweep_row_with_the_calibration_block_equals_its_estimate():
         assert cols["compute.tokens_per_s"][i] == pytest.approx(one["tokens_per_s"], rel=1e-9)
     plain = evaluate_columns({**base, "calibration": None}, {"cluster.cards": [64]})
     assert plain["compute.tokens_per_s"][0] != pytest.approx(cols["compute.tokens_per_s"][0], rel=1e-3)
+
+
+def test_a_sweep_accepts_the_calibration_block_and_an_axis_over_the_measurement():
+    from estimator.contract.sweep import validate_sweep
+    from estimator.plan.batch import evaluate_columns
+
+    field = "calibration.pilot.measured_tokens_per_s_per_card"
+    request = {"base": target(measured_tokens_per_s_per_card=8000), "axes": {field: [7000, 9000]}}
+    _name, base, axes = validate_sweep(request)
+    assert [a.field for a in axes] == [field]
+    cols = evaluate_columns(base, {field: [7000, 9000]})
+    assert cols["ok"].all()
+    assert cols["compute.tokens_per_s"][1] > cols["compute.tokens_per_s"][0]  # a faster pilot, a faster plan
