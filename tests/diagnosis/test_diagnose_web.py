@@ -3,15 +3,13 @@ Chinese, errors in the one shape with their field path."""
 
 import pytest
 
+from tests.estimator.test_diagnose import RUN as DIAGNOSED
+
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/diagnose"
 RUN = {
-    "model": {"preset": "llama-3.1-70b"},
-    "training": {"seq_len": 8192, "global_batch_tokens": 4194304},
-    "hardware": {"accelerator": "ascend-910b2"},
-    "cluster": {"cards": 256},
-    "parallelism": {"tp": 8, "pp": 4, "dp": 8},
+    **DIAGNOSED,
     "measured": {"step_time_s": 60.0, "compute_s": 31.0, "communication_s": 27.0, "data_loading_s": 1.2},
 }
 FORM = {
