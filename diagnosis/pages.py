@@ -6,7 +6,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from estimator.errors import ScenarioError
-from reports.views import _throttled
+from reports.pages import _throttled
 
 from . import text
 from .forms import DiagnoseForm

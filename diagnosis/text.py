@@ -5,17 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.utils.translation import gettext_lazy as _
-
 from reports import formatting as f
-from reports import messages
-
-TERM_LABELS = {
-    "compute": _("Compute"),
-    "communication": _("Communication wait"),
-    "data_loading": _("Data loading"),
-    "other": _("Other (bubble, overlap, stalls)"),
-}
+from reports import labels, messages
 
 
 def _seconds(value: Any) -> str:
@@ -30,7 +21,7 @@ def terms(out: dict[str, Any]) -> list[dict[str, str]]:
     """One row per term: label, measured (s and share of the step), model (s and share), ratio."""
     return [
         {
-            "label": str(TERM_LABELS.get(t["term"], t["term"])),
+            "label": labels.diagnosis_term(t["term"]),
             "measured": _seconds(t["measured_s"]),
             "measured_share": _share(t["measured_share"]),
             "model": _seconds(t["model_s"]),

@@ -10,8 +10,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from . import formatting as f
-from .messages import TERMS
-from .working import STEP_TERMS
+from .labels import step_term
 
 FACTORS = {
     "compute": (
@@ -41,10 +40,6 @@ MECHANISMS = {
     "cross-node": gettext_lazy("cross-node traffic"),
     "recompute": gettext_lazy("activation recomputation"),
 }
-
-
-def _term(key: str) -> str:
-    return str(STEP_TERMS.get(key) or TERMS.get(key) or key)
 
 
 def _value(code: str, value: Any) -> str:
@@ -105,7 +100,7 @@ def block(result: dict[str, Any]) -> dict[str, Any] | None:
         ],
         "growing": [
             {
-                "term": _term(t["term"]),
+                "term": step_term(t["term"]),
                 "pilot": f.percent(t["pilot_share"], 1),
                 "target": f.percent(t["target_share"], 1),
             }

@@ -45,6 +45,8 @@ DATA_LOADING_SHARE = 0.05  # data loading above 5 % of the step is not hidden by
 BUBBLE_SHARE = 0.10  # the model's bubble above 10 % of the step: more micro-batches pay
 MEMORY_PRESSURE = 0.90  # the layout needs more than 90 % of HBM
 UNEXPLAINED_SHARE = 0.10  # measured time outside the parts given, beyond the model's bubble
+#: The terms a diagnosis compares (keys of `terms`), as a profiler splits a step.
+TERMS = ("compute", "communication", "data_loading", "other")
 
 
 class Measurement(_Section):
@@ -254,7 +256,7 @@ def terms(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
     """Term by term: {term, measured_s, model_s, ratio, measured_share, model_share} (None where unmeasured)."""
     model, measured = model_parts(ev), _measured_parts(m)
     rows = []
-    for term in ("compute", "communication", "data_loading", "other"):
+    for term in TERMS:
         a, b = measured[term], model[term]
         rows.append(
             {

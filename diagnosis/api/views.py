@@ -8,10 +8,9 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.exceptions import ErrorSerializer
 from api.parsers import StrictJSONParser
-from api.serializers import ErrorSerializer
-
-from .services import run_diagnosis
+from diagnosis.services import run_diagnosis
 
 
 class DiagnoseView(APIView):

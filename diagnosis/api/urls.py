@@ -1,7 +1,7 @@
 from django.urls import path
 
-from .api import DiagnoseView
+from .views import DiagnoseView
 
-app_name = "diagnosis"
+app_name = "diagnosis_api"
 
 urlpatterns = [path("diagnose", DiagnoseView.as_view(), name="diagnose")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import statistics
 from typing import Any
 
 from django.conf import settings
@@ -27,6 +28,7 @@ from . import (
     charts,
     compare,
     glossary,
+    labels,
     messages,
     selectors,
     services,
@@ -278,14 +280,15 @@ def validation(request):
     summaries = []
     for suite, items in suites.items():
         errors = sorted(abs(r["error_pct"]) for r in items if r.get("error_pct") is not None)
-        median = errors[len(errors) // 2] if errors else None
+        median = statistics.median(errors) if errors else None  # of an even count: the mean of the middle two
         summaries.append(
             {
                 "suite": suite,
+                "label": labels.suite(suite),
                 "count": len(items),
                 "median_abs_error_pct": median,
                 "max_abs_error_pct": errors[-1] if errors else None,
-                "rows": items,
+                "rows": [{**r, "metric_label": labels.validation_metric(r.get("metric", ""))} for r in items],
             }
         )
     return render(
