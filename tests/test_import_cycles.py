@@ -15,6 +15,7 @@ when no single module closes a loop. A failure names the cycle and the imports t
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from pathlib import Path
 
@@ -37,6 +38,7 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+@functools.cache  # parsed once per run: several tests (and tests/test_layers.py) read it, none writes
 def import_graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports anywhere in its body."""
     modules = _modules()
