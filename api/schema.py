@@ -15,6 +15,13 @@ TEAM_PARAMETER = OpenApiParameter(
     "alone. Not a team of yours: 400 on field `team`.",
 )
 
+IF_NONE_MATCH = OpenApiParameter(
+    "If-None-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="The ETag of a copy you have: 304 Not Modified, without a body, if it is still current.",
+)
+
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     """Replace local `#/$defs/X` references by the definitions themselves (the scenario schema is

@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -21,8 +22,9 @@ from reports import selectors, services
 from reports.models import Estimate
 from teams.selectors import may_manage
 
+from .conditional import immutable
 from .parsers import StrictJSONParser
-from .schema import TEAM_PARAMETER, inline_refs
+from .schema import IF_NONE_MATCH, TEAM_PARAMETER, inline_refs
 from .serializers import (
     BookSummarySerializer,
     DiffRowSerializer,
@@ -45,6 +47,16 @@ class EstimatePagination(PageNumberPagination):
 
 def _scenario_request() -> dict:
     return {"application/json": inline_refs(scenario_json_schema())}
+
+
+def _location(request, estimate: Estimate) -> str:
+    """Where the new estimate is: its API resource for its owner; the shared report (JSON) when
+    anonymous, since only the share link reaches it."""
+    if estimate.owner_id is None:
+        path = reverse("api:report", args=[estimate.share_token])
+    else:
+        path = reverse("api:estimate", args=[estimate.pk])
+    return request.build_absolute_uri(path)
 
 
 class EstimateListCreateView(APIView):
@@ -73,7 +85,9 @@ class EstimateListCreateView(APIView):
             data=request.data, owner=request.user, team=request.query_params.get("team")
         )
         body = EstimateSerializer(estimate, context={"request": request}).data
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["report_url"]})
+        return Response(
+            body, status=status.HTTP_201_CREATED, headers={"Location": _location(request, estimate)}
+        )
 
     @extend_schema(
         operation_id="estimates_list",
@@ -126,14 +140,23 @@ def _shared(token: str) -> Estimate:
         raise Http404 from None
 
 
+def _report_identity(token: str) -> tuple | None:
+    found = Estimate.objects.filter(share_token=token).values_list("pk", "created_at").first()
+    return None if found is None else ("report", *found)
+
+
 class SharedReportView(APIView):
-    """A shared report: public and read-only (anything but GET answers 405)."""
+    """A shared report: public and read-only (anything but GET answers 405). It never changes, so
+    it has an ETag and answers If-None-Match with 304."""
 
     permission_classes = [AllowAny]
 
     @extend_schema(
-        operation_id="reports_retrieve", responses={200: SharedReportSerializer, 404: ErrorSerializer}
+        operation_id="reports_retrieve",
+        parameters=[IF_NONE_MATCH],
+        responses={200: SharedReportSerializer, 304: None, 404: ErrorSerializer},
     )
+    @immutable(_report_identity)
     def get(self, request, token: str):
         return Response(SharedReportSerializer(_shared(token), context={"request": request}).data)
 

@@ -65,7 +65,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "api.conventions.RequestIdMiddleware",  # X-Request-Id on every response and log line
     "django.middleware.security.SecurityMiddleware",
+    "api.conventions.ApiResponseMiddleware",  # under /api/: JSON errors, Retry-After, RateLimit
     "config.middleware.BodyLimitMiddleware",  # 413 / 411 before anything reads the body
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -318,6 +320,12 @@ WEBHOOK_SECRET_GRACE_S = int(os.environ.get("WEBHOOK_SECRET_GRACE_S", str(24 * 3
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "api.conventions.RequestIdLogFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "plain"}
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # one line per API request (method, path, status, duration) with its X-Request-Id
+    "loggers": {"api.requests": {"level": os.environ.get("LOG_LEVEL_REQUESTS", "INFO")}},
 }

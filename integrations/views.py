@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
 from api.serializers import ErrorSerializer
+from api.timestamps import rfc3339
 
 from . import batches, signing
 from .models import Batch, Callback, DeliveryAttempt
@@ -126,10 +127,8 @@ def _secret_body(user) -> dict:
     record = signing.secret_of(user)
     return {
         "secret": record.secret,
-        "created_at": record.created_at.isoformat(),
-        "previous_valid_until": (
-            until.isoformat() if (until := signing.previous_valid_until(record)) else None
-        ),
+        "created_at": rfc3339(record.created_at),
+        "previous_valid_until": rfc3339(signing.previous_valid_until(record)),
         "verify": VERIFY,
     }
 

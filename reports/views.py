@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from api.throttling import AnonRateThrottle, UserRateThrottle
+from api.timestamps import rfc3339
 from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
 from estimator.plan.supernode_rules import explain_step_time
@@ -188,7 +189,7 @@ def report_json(request, token: str):
         "result": estimate.result,
         "engine_version": estimate.engine_version,
         "catalog_version": estimate.catalog_version,
-        "created_at": estimate.created_at.isoformat(),
+        "created_at": rfc3339(estimate.created_at),
     }
     response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
     response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.json"'
@@ -206,7 +207,7 @@ def report_csv(request, token: str):
     writer.writerow(["part", "field", "value"])
     writer.writerow(["meta", "engine_version", estimate.engine_version])
     writer.writerow(["meta", "catalog_version", estimate.catalog_version])
-    writer.writerow(["meta", "created_at", estimate.created_at.isoformat()])
+    writer.writerow(["meta", "created_at", rfc3339(estimate.created_at)])
     for part, data in (("scenario", estimate.scenario), ("result", estimate.result)):
         for path, value in summary.flatten(data):
             writer.writerow(neutralize_row([part, path, "" if value is None else value]))
