@@ -21,11 +21,12 @@ def etag(request, *parts: Any) -> str:
 
 
 def immutable(identity: Callable[..., tuple | None]) -> Callable:
-    """Decorate an APIView's `get`: `identity(**url_kwargs)` is what never changes about the
-    object (None when it does not exist: no ETag, the view answers 404)."""
+    """Decorate an APIView's `get`: `identity(request, **url_kwargs)` is what never changes about
+    the object, or None when it does not exist *for this caller* (no ETag, the view answers 404):
+    it runs before the view's body, so it must apply the same visibility rule."""
 
     def etag_func(request, *_args, **kwargs) -> str | None:
-        parts = identity(**kwargs)
+        parts = identity(request, **kwargs)
         return None if parts is None else etag(request, *parts)
 
     return method_decorator(condition(etag_func=etag_func))

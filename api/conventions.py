@@ -64,22 +64,21 @@ class RequestIdMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         rid = request_id_of(request)
         request.request_id = rid  # type: ignore[attr-defined]  # read by views that log
-        token = _current_id.set(rid)
+        # Not reset on the way out: Django logs "Not Found" and server errors after the middleware
+        # returned, and those lines must carry the id too; the next request sets its own.
+        _current_id.set(rid)
         started = time.monotonic()
-        try:
-            response = self.get_response(request)
-            response[REQUEST_ID_HEADER] = rid
-            if request.path.startswith("/api/"):
-                access_log.info(
-                    "%s %s %s %.0f ms",
-                    request.method,
-                    request.path,
-                    response.status_code,
-                    (time.monotonic() - started) * 1000,
-                )
-            return response
-        finally:
-            _current_id.reset(token)
+        response = self.get_response(request)
+        response[REQUEST_ID_HEADER] = rid
+        if request.path.startswith("/api/"):
+            access_log.info(
+                "%s %s %s %.0f ms",
+                request.method,
+                request.path,
+                response.status_code,
+                (time.monotonic() - started) * 1000,
+            )
+        return response
 
 
 # ---- rate limits ------------------------------------------------------------------------------

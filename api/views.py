@@ -140,7 +140,7 @@ def _shared(token: str) -> Estimate:
         raise Http404 from None
 
 
-def _report_identity(token: str) -> tuple | None:
+def _report_identity(_request, token: str) -> tuple | None:  # public through its token
     found = Estimate.objects.filter(share_token=token).values_list("pk", "created_at").first()
     return None if found is None else ("report", *found)
 

@@ -53,8 +53,14 @@ def _absolute(request, name: str, *args) -> str:
     return request.build_absolute_uri(reverse(name, args=args))
 
 
-def _version_identity(pk: int, number: int) -> tuple | None:
-    found = PriceBookVersion.objects.filter(book_id=pk, number=number).values_list("pk", "created_at").first()
+def _version_identity(request, pk: int, number: int) -> tuple | None:
+    """None unless the caller may see the book (the same rule as the view's)."""
+    visible = selectors.books_of(request.user).filter(pk=pk)
+    found = (
+        PriceBookVersion.objects.filter(book__in=visible, number=number)
+        .values_list("pk", "created_at")
+        .first()
+    )
     return None if found is None else ("price-book-version", *found)
 
 
