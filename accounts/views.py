@@ -12,6 +12,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.schema import PAGE_PARAMETERS, paginated
 from api.serializers import ErrorSerializer
 
 from . import selectors, services
@@ -33,7 +34,13 @@ class TokenListView(APIView):
         summary="Your API tokens, newest first",
         description="Live, expired and revoked; never the secret, which is shown once when the token is "
         "created on the “API tokens” page.",
-        responses={200: ApiTokenSerializer(many=True), 401: ErrorSerializer, 429: ErrorSerializer},
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: paginated("PaginatedApiTokenList", ApiTokenSerializer),
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+            429: ErrorSerializer,
+        },
     )
     def get(self, request):
         paginator = TokenPagination()

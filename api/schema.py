@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from rest_framework import serializers
 
 TEAM_PARAMETER = OpenApiParameter(
     "team",
@@ -21,6 +22,24 @@ IF_NONE_MATCH = OpenApiParameter(
     OpenApiParameter.HEADER,
     description="The ETag of a copy you have: 304 Not Modified, without a body, if it is still current.",
 )
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", OpenApiTypes.INT, description="1-based page number (past the last: 404)"),
+    OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page (default 50, at most 200)"),
+]
+
+
+def paginated(name: str, item: type[serializers.Serializer]) -> serializers.Serializer:
+    """The page DRF's PageNumberPagination serves: {count, next, previous, results}."""
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(help_text="Items in all pages"),
+            "next": serializers.URLField(allow_null=True, help_text="The next page, or null"),
+            "previous": serializers.URLField(allow_null=True, help_text="The previous page, or null"),
+            "results": item(many=True),
+        },
+    )
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

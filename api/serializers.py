@@ -12,6 +12,8 @@ from reports.models import Estimate
 from reports.money import money, result_amounts, result_currency
 from reports.summary import HEADLINE, dig
 
+from .result_schema import RESULT_REF
+
 
 def share_url(request, estimate: Estimate) -> str:
     """Absolute, language-neutral link to the report page (the viewer's language applies)."""
@@ -88,11 +90,21 @@ class _TeamAndBookMixin(serializers.Serializer):
         return book_summary(obj.price_book)
 
 
+@extend_schema_field(RESULT_REF)
+class ResultField(serializers.JSONField):
+    """The plan's sections (api.result_schema names their schemas)."""
+
+
+@extend_schema_field({"oneOf": [RESULT_REF, {"type": "null"}]})
+class RecomputedResultField(serializers.JSONField):
+    pass
+
+
 class EstimateSerializer(_AmountsMixin, _TeamAndBookMixin, _ShareUrlMixin, serializers.ModelSerializer):
     scenario = serializers.JSONField(
         help_text="The normalized scenario: the input with every default filled."
     )
-    result = serializers.JSONField(
+    result = ResultField(
         help_text="compute, parallelism, memory, network, storage, power, cost, ... (docs/architecture.md#scenario-contract)."
     )
 
@@ -161,7 +173,7 @@ class SharedReportSerializer(_AmountsMixin, _ShareUrlMixin, serializers.ModelSer
     """A shared report: no id and no owner, only what the link shows."""
 
     scenario = serializers.JSONField()
-    result = serializers.JSONField()
+    result = ResultField()
 
     class Meta:
         model = Estimate

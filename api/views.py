@@ -24,13 +24,15 @@ from teams.selectors import may_manage
 
 from .conditional import immutable
 from .parsers import StrictJSONParser
-from .schema import IF_NONE_MATCH, TEAM_PARAMETER, inline_refs
+from .schema import IF_NONE_MATCH, PAGE_PARAMETERS, TEAM_PARAMETER, inline_refs, paginated
 from .serializers import (
     BookSummarySerializer,
     DiffRowSerializer,
+    ErrorItemSerializer,
     ErrorSerializer,
     EstimateListItemSerializer,
     EstimateSerializer,
+    RecomputedResultField,
     SharedReportSerializer,
     book_summary,
 )
@@ -92,7 +94,12 @@ class EstimateListCreateView(APIView):
     @extend_schema(
         operation_id="estimates_list",
         summary="Your estimates and your teams', newest first",
-        responses={200: EstimateListItemSerializer(many=True), 401: ErrorSerializer},
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: paginated("PaginatedEstimateList", EstimateListItemSerializer),
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request):
         paginator = EstimatePagination()
@@ -194,8 +201,14 @@ class RecomputeView(APIView):
                     "newer_price_book": BookSummarySerializer(
                         allow_null=True, help_text="The book's latest version when newer than the one used."
                     ),
-                    "result": serializers.JSONField(),
-                    "errors": serializers.JSONField(allow_null=True),
+                    "result": RecomputedResultField(
+                        allow_null=True, help_text="The plan with today's engine and catalog; null if refused"
+                    ),
+                    "errors": ErrorItemSerializer(
+                        many=True,
+                        allow_null=True,
+                        help_text="Why today's engine refuses the stored input (null when it plans it)",
+                    ),
                 },
             ),
             404: ErrorSerializer,

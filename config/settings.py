@@ -230,11 +230,16 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"WebhookStatusEnum": "integrations.models.CallbackStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "WebhookStatusEnum": "integrations.models.CallbackStatus",
+        "SweepStatusEnum": "sweeps.models.Sweep.Status",
+    },
     "WEBHOOKS": ["integrations.webhook_docs.sweep_finished", "integrations.webhook_docs.batch_done"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "integrations.schema.document_idempotency_key",  # the header on every POST
+        "integrations.schema.document_idempotency_key",  # the header on every POST and PUT
+        "api.result_schema.document_result",  # named schemas of the result's sections
+        "api.openapi_hooks.document_conventions",  # errors and headers every operation can answer
     ],
 }
 

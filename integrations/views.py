@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.parsers import StrictJSONParser
-from api.schema import TEAM_PARAMETER
+from api.schema import PAGE_PARAMETERS, TEAM_PARAMETER, paginated
 from api.serializers import ErrorSerializer
 from api.timestamps import rfc3339
 
@@ -65,7 +65,12 @@ class BatchListCreateView(APIView):
     @extend_schema(
         operation_id="estimates_batch_list",
         summary="Your batches, newest first (without their results)",
-        responses={200: BatchSummarySerializer(many=True), 401: ErrorSerializer},
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: paginated("PaginatedBatchSummaryList", BatchSummarySerializer),
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request):
         paginator = BatchPagination()
@@ -188,10 +193,14 @@ class DeliveriesView(APIView):
         parameters=[
             OpenApiParameter("sweep", OpenApiTypes.INT, description="only the callback of this sweep"),
             OpenApiParameter("batch", OpenApiTypes.INT, description="only the callback of this batch"),
-            OpenApiParameter("page", OpenApiTypes.INT),
-            OpenApiParameter("page_size", OpenApiTypes.INT),
+            *PAGE_PARAMETERS,
         ],
-        responses={200: WebhookSerializer(many=True), 400: ErrorSerializer, 401: ErrorSerializer},
+        responses={
+            200: paginated("PaginatedWebhookList", WebhookSerializer),
+            400: ErrorSerializer,
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request):
         rows = Callback.objects.filter(owner=request.user).prefetch_related(
