@@ -7,11 +7,22 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from estimator.errors import ScenarioError
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    field = serializers.CharField(
+        help_text='Dotted path into the body, e.g. "training.tokens"; "" for the request as a whole.'
+    )
+    message = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    errors = ErrorItemSerializer(many=True)  # type: ignore[assignment]  # the API's field, not Serializer.errors
 
 
 def _flatten(detail, field: str = "") -> list[dict[str, str]]:
@@ -47,7 +58,8 @@ def exception_handler(exc, context):
         return None
     wait = getattr(exc, "wait", None)  # Throttled sets it; the stubs do not declare it
     if isinstance(exc, exceptions.Throttled) and wait is not None:
-        message = f"too many requests; try again in {int(wait) + 1} seconds"
+        # DRF rounds the wait up and sends it as Retry-After: the message says the same number
+        message = f"too many requests; try again in {max(1, int(wait))} seconds"
         response.data = {"errors": [{"field": "", "message": message}]}
     else:
         response.data = {"errors": _flatten(response.data)}
