@@ -32,7 +32,7 @@ WORKERS = (
 )
 
 
-def start_worker(py: str, env: dict, name: str, queue: str, pool: str, concurrency: int, nice: int):
+def start_worker(py: str, env: dict, name: str, queue: str, pool: str, concurrency: int, nice: int, log=None):
     command = [py, "-m", "celery", "-A", "config", "worker", "-l", "info", "-Q", queue, "-P", pool]
     command += ["--concurrency", str(concurrency), "--without-gossip", "--without-mingle"]
     command += ["-n", f"embedded-{name}-{os.getpid()}@%h"]
@@ -40,6 +40,8 @@ def start_worker(py: str, env: dict, name: str, queue: str, pool: str, concurren
         command,
         cwd=ROOT,
         env=env,
+        stdout=log,
+        stderr=log,
         start_new_session=True,
         preexec_fn=(lambda: os.nice(nice)) if nice else None,
     )

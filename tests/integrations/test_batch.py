@@ -11,7 +11,7 @@ from estimator import limits
 from integrations import batches
 from integrations.models import Batch
 from reports.models import Estimate
-from reports.services import create_estimate
+from reports.services import prepare_estimate
 
 pytestmark = pytest.mark.django_db
 
@@ -143,10 +143,10 @@ def test_a_crash_planning_one_item_ends_it_with_its_reason(user, scenario, monke
         calls.append(1)
         if len(calls) == 2:
             raise RuntimeError("boom")
-        return create_estimate(**kwargs)
+        return prepare_estimate(**kwargs)
 
     monkeypatch.setattr(batches, "enqueue", lambda pk: True)
-    monkeypatch.setattr(batch_work, "create_estimate", flaky)
+    monkeypatch.setattr(batch_work, "prepare_estimate", flaky)
     batch = batches.create_batch(
         data={"scenarios": [scenario] * 3}, owner=user, base_url="http://testserver/"
     )
