@@ -47,6 +47,17 @@ def start_worker(py: str, env: dict, name: str, queue: str, pool: str, concurren
     )
 
 
+def restart_dead(py: str, env: dict, workers: dict, log=None) -> list[str]:
+    """Start again every worker that exited (as compose's restart policy does): a worker can die of
+    a lost broker connection (kombu gives up on one while restoring its unacknowledged messages);
+    what it held is recovered by the workers' recovery loop (integrations.recovery)."""
+    how = {name: rest for name, *rest in WORKERS}
+    dead = [name for name, proc in workers.items() if proc.poll() is not None]
+    for name in dead:
+        workers[name] = start_worker(py, env, name, *how[name], log=log)
+    return dead
+
+
 def server_command(py: str, host: str, port: int, gunicorn: bool) -> list[str]:
     """The web server: runserver, or gunicorn with production's config/gunicorn.py (threaded
     workers, their timeouts and request bounds), only its address taken from --host/--port."""
@@ -80,7 +91,6 @@ def main() -> int:
         flush=True,
     )
     server = subprocess.Popen(server_cmd, cwd=ROOT, env=env, start_new_session=True)
-    procs = {"server": server, **{f"{name} worker": w for name, w in workers.items()}}
 
     def stop(_signum=None, _frame=None):
         raise KeyboardInterrupt
@@ -93,15 +103,13 @@ def main() -> int:
                 code = server.returncode
                 print(f"server exited ({code})", file=sys.stderr)
                 break
-            dead = [name for name, w in workers.items() if w.poll() is not None]
-            if dead:
-                code = workers[dead[0]].returncode or 1
-                print(f"{dead[0]} worker exited ({code}); stopping", file=sys.stderr)
-                break
+            for name in restart_dead(py, env, workers):
+                print(f"{name} worker exited; started again", file=sys.stderr, flush=True)
             time.sleep(0.5)
     except KeyboardInterrupt:
         code = 0
     finally:
+        procs = {"server": server, **{f"{name} worker": w for name, w in workers.items()}}
         for proc in procs.values():
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)  # Celery: warm shutdown (finish the current chunk)

@@ -43,7 +43,7 @@ VERIFY = (
 )
 
 
-POLL_AFTER_S = "2"  # while a batch is planned: when to read it again (Retry-After, RFC 9110)
+POLL_AFTER_S = "5"  # while a batch is planned: when to read it again (Retry-After, RFC 9110)
 
 
 def polled(response: Response, batch: Batch) -> Response:
