@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -43,8 +44,18 @@ def start_worker(py: str, env: dict, name: str, queue: str, pool: str, concurren
         stdout=log,
         stderr=log,
         start_new_session=True,
-        preexec_fn=(lambda: os.nice(nice)) if nice else None,
+        preexec_fn=(lambda: lower_priority(nice)) if nice else None,
     )
+
+
+def lower_priority(nice: int) -> None:
+    """In the new worker process: nice it, and its autogroup too. With Linux's autogroup
+    scheduling (kernel.sched_autogroup_enabled) every session is its own scheduling group and a
+    process's nice counts only inside it; the worker and the web server each start a session, so
+    the group's nice is what gives the web tier the CPU first."""
+    os.nice(nice)
+    with contextlib.suppress(OSError):  # not Linux, or autogroup scheduling off: nice is enough
+        Path("/proc/self/autogroup").write_text(str(nice))
 
 
 def restart_dead(py: str, env: dict, workers: dict, log=None) -> list[str]:
