@@ -295,3 +295,15 @@ def test_the_batch_files_its_quotes_under_a_team_of_yours_only(user, user_client
     _, private = submit(user_client, body, "?team=")
     ids = [item["estimate"]["id"] for item in private["results"]]
     assert set(Estimate.objects.filter(pk__in=ids).values_list("team", flat=True)) == {None}
+
+
+def test_the_comparison_page_of_a_batch_being_planned_says_so(user, client, scenario, monkeypatch):
+    monkeypatch.setattr(batches, "enqueue", lambda pk: True)
+    batch = batches.create_batch(
+        data={"scenarios": [scenario] * 2}, owner=user, base_url="http://testserver/"
+    )
+    html = client.get(f"/batches/{batch.share_token}/").content.decode()
+    assert "2 quotes are still being planned" in html
+    assert 'id="batch-refused"' not in html and "could be planned" not in html
+    zh = client.get(f"/zh-hans/batches/{batch.share_token}/").content.decode()
+    assert "还有 2 份报价正在规划" in zh
