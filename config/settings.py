@@ -58,7 +58,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "api.conventions.RequestIdMiddleware",  # X-Request-Id on every response and log line
     "django.middleware.security.SecurityMiddleware",
+    "api.conventions.ApiResponseMiddleware",  # under /api/: JSON errors, Retry-After, RateLimit
     "config.middleware.BodyLimitMiddleware",  # 413 / 411 before anything reads the body
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -226,11 +228,17 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {"WebhookStatusEnum": "integrations.models.CallbackStatus"},
+    "ENUM_NAME_OVERRIDES": {
+        "WebhookStatusEnum": "integrations.models.CallbackStatus",
+        "BatchStatusEnum": "integrations.models.BatchStatus",
+        "SweepStatusEnum": "sweeps.models.Sweep.Status",
+    },
     "WEBHOOKS": ["integrations.api.webhook_docs.sweep_finished", "integrations.api.webhook_docs.batch_done"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "integrations.api.schema.document_idempotency_key",  # the header on every POST
+        "integrations.api.schema.document_idempotency_key",  # the header on every POST and PUT
+        "api.result_schema.document_result",  # named schemas of the result's sections
+        "api.openapi_hooks.document_conventions",  # errors and headers every operation can answer
     ],
 }
 
@@ -283,7 +291,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 120, minimum=1)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 150, minimum=1)
 CELERY_BEAT_SCHEDULE = {  # only where a `celery beat` runs (docker-compose); status reads also run it
-    "sweeps-watchdog": {"task": "sweeps.watchdog", "schedule": env_float("SWEEP_STALL_S", 60, minimum=1)},
+    "sweeps-watchdog": {"task": "sweeps.watchdog", "schedule": env_float("SWEEP_STALL_S", 30, minimum=1)},
     "integrations-housekeeping": {"task": "integrations.housekeeping", "schedule": 600.0},
 }
 
@@ -297,7 +305,7 @@ SWEEP_ANON_MAX_SCENARIOS = env_int(
 SWEEP_MAX_ACTIVE_PER_USER = env_int("SWEEP_MAX_ACTIVE_PER_USER", 3, minimum=1)
 SWEEP_MAX_ACTIVE_ANON = env_int("SWEEP_MAX_ACTIVE_ANON", 2, minimum=0)  # per client IP
 SWEEP_CHUNK_SIZE = env_int("SWEEP_CHUNK_SIZE", 25_000, minimum=1)  # scenarios per task
-SWEEP_STALL_S = env_float("SWEEP_STALL_S", 60, minimum=1)  # no progress this long: re-queue lost chunks
+SWEEP_STALL_S = env_float("SWEEP_STALL_S", 30, minimum=1)  # no progress this long: re-queue lost chunks
 SWEEP_FAIL_AFTER_S = env_float("SWEEP_FAIL_AFTER_S", 600, minimum=1)  # ... this long: failed, with why
 SWEEP_SUB_BATCH = env_int("SWEEP_SUB_BATCH", 2000, minimum=1)  # cancel and lease checked between these
 SWEEP_LEASE_S = env_float("SWEEP_LEASE_S", 30, minimum=1)  # a chunk's lease; renewed every sub-batch
@@ -306,6 +314,17 @@ SWEEP_CHUNK_HARD_S = env_int("SWEEP_CHUNK_HARD_S", 960, minimum=1)  # ... hard t
 
 # Integrations (integrations/): idempotency records and webhooks (docs/procurement.md#webhooks).
 IDEMPOTENCY_TTL_S = env_int("IDEMPOTENCY_TTL_S", 24 * 3600, minimum=1)  # a repeat within this
+# While a first request runs, its key is leased for this long and renewed by a heartbeat every third
+# of it: a key whose request died (its process killed) is free again within this many seconds.
+IDEMPOTENCY_LEASE_S = env_float("IDEMPOTENCY_LEASE_S", 6, minimum=1)
+# Batches (integrations.batch_work): planned by Celery workers on the "batches" queue.
+BATCH_MAX_ACTIVE_PER_USER = env_int("BATCH_MAX_ACTIVE_PER_USER", 2, minimum=1)  # queued or running
+BATCH_MAX_ACTIVE_ANON = env_int("BATCH_MAX_ACTIVE_ANON", 1, minimum=0)  # per client IP
+BATCH_LEASE_S = env_float("BATCH_LEASE_S", 20, minimum=1)  # a batch's lease, renewed every item
+BATCH_STALL_S = env_float("BATCH_STALL_S", 15, minimum=1)  # no progress and no lease: re-queued
+# The workers' own recovery loop (integrations.recovery): every this many seconds it re-queues what
+# a lost broker message or a dead process left behind (sweep chunks, batches, webhook attempts).
+RECOVERY_INTERVAL_S = env_float("RECOVERY_INTERVAL_S", 10, minimum=1)
 # Webhook targets on loopback, private, link-local or reserved addresses: refused unless allowed
 # (a lab whose quoting system sits on a private network sets 1); plain http only where allowed.
 WEBHOOK_ALLOW_PRIVATE_TARGETS = env_bool("WEBHOOK_ALLOW_PRIVATE_TARGETS", DEBUG)
@@ -315,11 +334,20 @@ WEBHOOK_BACKOFF_S = env_float("WEBHOOK_BACKOFF_S", 10, minimum=0)  # 10 s, 20 s,
 WEBHOOK_BACKOFF_MAX_S = env_float("WEBHOOK_BACKOFF_MAX_S", 1800, minimum=0)  # ... at most 30 min
 WEBHOOK_CONNECT_TIMEOUT_S = env_float("WEBHOOK_CONNECT_TIMEOUT_S", 5, minimum=0.1, maximum=60)
 WEBHOOK_READ_TIMEOUT_S = env_float("WEBHOOK_READ_TIMEOUT_S", 10, minimum=0.1, maximum=60)
+# One attempt as a whole (connect, TLS, request and answer): a receiver trickling one byte at a time
+# is cut off here, so a delivery worker is never held longer.
+WEBHOOK_DEADLINE_S = env_float("WEBHOOK_DEADLINE_S", 15, minimum=0.1, maximum=300)
 WEBHOOK_SECRET_GRACE_S = env_int("WEBHOOK_SECRET_GRACE_S", 24 * 3600, minimum=0)  # old secret signs too
 
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "api.conventions.RequestIdLogFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "plain"}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING").upper()},
+    # the access log: one line per API request (method, path, status, duration) with its X-Request-Id
+    "loggers": {"api.requests": {"level": "INFO"}},
 }

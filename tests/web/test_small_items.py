@@ -32,6 +32,8 @@ def test_validation_median_of_an_even_count_is_the_mean_of_the_middle_two(client
     row = re.search(r'href="#suite-ascend">.*?</tr>', html, re.S).group(0)
     cells = re.findall(r'<td class="num">([^<]*)</td>', row)
     assert float(cells[1].rstrip("%")) == pytest.approx(middle, rel=1e-3)
+    if n % 2 == 0:
+        assert middle != ascend[n // 2]  # the larger of the two would be the wrong median
 
 
 def test_validation_rows_of_every_suite_name_their_metric(client):
