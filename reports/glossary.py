@@ -73,7 +73,7 @@ MORE = [
     (
         "all-reduce, all-to-all, all-gather",
         gettext_lazy("Collective operations: every card sums, exchanges or gathers data with the others."),
-        ("all", "reduce", "gather", "scatter"),
+        ("all", "to", "reduce", "gather", "scatter"),  # the operations' names
     ),
     ("Clos", gettext_lazy("A switch network of leaf and spine tiers (Charles Clos, 1953)."), ("Clos",)),
     ("IT", gettext_lazy("IT load: the power of the servers, network and storage, before cooling."), ("IT",)),
@@ -102,10 +102,14 @@ ACRONYMS = frozenset(
 )
 
 
-def items() -> list[tuple[str, str]]:
-    """The glossary: the report's jargon, then the acronyms and units."""
-    return [(term, str(text)) for term, text in TERMS.items()] + [
-        (term, str(text)) for term, text, _w in MORE
+# How a term that is a word, not an acronym, is listed in the reader's language
+WORDS = {"Oversubscription": gettext_lazy("Oversubscription"), "Capex": gettext_lazy("Capex")}
+
+
+def items() -> list[tuple[str, str, str]]:
+    """The glossary: (term, as listed, meaning) for the report's jargon, then the acronyms and units."""
+    return [(term, str(WORDS.get(term, term)), str(text)) for term, text in TERMS.items()] + [
+        (term, term, str(text)) for term, text, _w in MORE
     ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from typing import Any
 
 import plotly.graph_objects as go
@@ -15,7 +16,7 @@ from django.utils.translation import gettext as _
 
 from reports import formatting as f
 from reports import labels
-from reports.charts import log_ticks
+from reports.charts import linear_ticks, log_ticks
 
 MONEY = {"cost.run.owned", "cost.run.cloud", "cost.capex.total"}
 COLORS = ["#1f5f8b", "#e07b39", "#4f9d69", "#c44e52", "#8172b2", "#937860", "#7f7f7f", "#bcbd22"]
@@ -65,6 +66,11 @@ def _values(axes: list[dict], field: str | None) -> list:
     return [""]
 
 
+def _colorbar_ticks(z: list[list], metric: str, currency: str) -> dict[str, Any]:
+    values = [v for row in z for v in row if isinstance(v, int | float) and math.isfinite(v)]
+    return linear_ticks(max(values), lambda v: value_text(metric, v, currency)) if values else {}
+
+
 def heatmap(item: dict[str, Any], axes: list[dict], currency: str = "") -> go.Figure:
     """One heatmap: the best (lowest) value of `metric` over all other axes, per cell of two axes."""
     x = _values(axes, item["x"]) if item.get("x") else [""]
@@ -82,7 +88,11 @@ def heatmap(item: dict[str, Any], axes: list[dict], currency: str = "") -> go.Fi
             colorscale="Viridis",
             reversescale=True,
             hoverongaps=False,
-            colorbar={"title": {"text": label(metric, currency)}},
+            # ticks in the reader's numbers (¥500万, 20 天), not Plotly's own k/M
+            colorbar={
+                "title": {"text": label(metric, currency)},
+                **_colorbar_ticks(item["z"], metric, currency),
+            },
             hovertemplate=f"{xname}: %{{x}}<br>{yname}: %{{y}}<br>%{{text}}<extra></extra>",
         )
     )

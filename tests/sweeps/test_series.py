@@ -76,3 +76,14 @@ def test_a_sweep_without_models_or_chips_keeps_one_front(base, settings, monkeyp
     sweep.refresh_from_db()
     assert "series" not in sweep.summary and sweep.summary["pareto"]["cost.run.owned"]
     assert np.isfinite(sweep.summary["pareto"]["cost.run.owned"][0][1])
+
+
+def test_heatmap_colour_bars_write_money_the_readers_way(done):
+    from django.utils import translation
+
+    from sweeps import charts
+
+    item = next(h for h in done.summary["heat"] if h["metric"] == "cost.run.owned")
+    with translation.override("zh-hans"):
+        bar = charts.heatmap(item, done.axes, "CNY").data[0].colorbar
+    assert bar.ticktext and all("万" in t or "亿" in t or t.startswith("¥0") for t in bar.ticktext)

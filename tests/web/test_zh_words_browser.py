@@ -4,7 +4,9 @@ of catalog entries and software stacks (a chip, server or model is called by its
 language). Not counted: what one types, shown as code (HCCL_BUFFSIZE, --overlap-grad-reduce, advice
 codes), and citations quoted as published (lang="en": catalog sources, published cases).
 
-Set CLUSTERPLAN_WORDS=1 to print each page's count and its English words."""
+Set CLUSTERPLAN_WORDS=<path prefix> to print each page's count and its English words (and write each
+page's counted text to <prefix>-<page>.txt); CLUSTERPLAN_SCREENSHOTS=docs/screenshots writes the
+sweep-over-three-models screenshots in both languages."""
 
 import os
 import re
@@ -54,6 +56,7 @@ SWEEP = {
     },
 }
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+SHOTS = os.environ.get("CLUSTERPLAN_SCREENSHOTS")
 HEX = re.compile(r"[0-9a-f]*[0-9][0-9a-f]*")  # the catalog version's hash
 
 
@@ -151,6 +154,14 @@ def test_chinese_sweep_and_validation_have_no_english_words(zh, live_server, set
     zh.goto(f"{live_server.url}/zh-hans/sweeps/{sweep.share_token}/")
     zh.wait_for_selector("#pareto .main-svg", timeout=30_000)
     swept = _count(zh, "sweep")
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        zh.screenshot(path=str(Path(SHOTS) / "sweep-report-zh.png"), full_page=True)
+        en = zh.context.browser.new_page(locale="en-US", viewport={"width": 1280, "height": 900})
+        en.goto(f"{live_server.url}/sweeps/{sweep.share_token}/")
+        en.wait_for_selector("#pareto .main-svg", timeout=30_000)
+        en.screenshot(path=str(Path(SHOTS) / "sweep-report-en.png"), full_page=True)
+        en.close()
     zh.goto(f"{live_server.url}/zh-hans/validation/")
     validation = _count(zh, "validation")
     assert (swept, validation) == ([], [])
