@@ -37,9 +37,9 @@ def test_swagger_ui_renders_the_operations_under_the_csp(browser, live_server, l
     assert "ClusterPlan API" in page.inner_text(".swagger-ui .info")
     assert page.locator(".opblock-summary-path", has_text="/api/v1/estimates").count() >= 1
     assert refused == [] and [u for u in outside if not u.startswith(("data:", "blob:"))] == []
-    if SHOTS:
+    if SHOTS and lang == "en-US":  # Swagger UI has no Chinese of its own: one screenshot
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"api-docs-{lang[:2]}.png"))
+        page.screenshot(path=str(Path(SHOTS) / "api-docs-en.png"))
     context.close()
 
 
