@@ -31,6 +31,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from estimator import limits
+from estimator.catalog.entries import CHIP_FAMILIES, ChipFamily
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
 from estimator.model.config_json import CONFIG_ALIASES
@@ -216,6 +217,10 @@ class InlineAccelerator(_Section):
     cloud_reserved_usd_per_card_hour: Num = Field(1.6, ge=0, le=1e5)
     matmul_efficiency: Num = Field(0.75, gt=0, le=1)
     default_server: str = Field("generic-8card", max_length=60)
+    chip_family: ChipFamily = Field(
+        description="The chip generation that sets attention-kernel efficiency (catalog.entries.CHIP_FAMILIES): "
+        + ", ".join(CHIP_FAMILIES)
+    )
 
 
 class Hardware(_Section):

@@ -88,6 +88,7 @@ def _compute_section(
         "cards_per_node": r.cards_per_node,
         "scaleup_domain_cards": r.scaleup_domain_cards,
         "vendor": r.accelerator.vendor,
+        "chip_family": r.accelerator.chip_family,
         "accelerator": r.accelerator.name,
         "mfu": choice.mfu,
         "mfu_source": choice.mfu_source,

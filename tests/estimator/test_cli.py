@@ -22,6 +22,7 @@ ARTICLE = {
             "peak_flops_bf16": 320e12,
             "hbm_bytes": 64e9,
             "hbm_bandwidth_bytes_per_s": 1.6e12,
+            "chip_family": "ascend-910b",
         },
         "cards_per_node": 8,
     },
