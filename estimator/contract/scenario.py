@@ -24,6 +24,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     create_model,
     model_validator,
@@ -138,6 +139,27 @@ _AliasCheck = create_model(  # type: ignore[call-overload]
         for alias, field in CONFIG_EXTRA_KEYS.items()
     },
 )
+
+
+# Every name of `model` the estimator reads: the ModelSpec fields, the config.json aliases, and
+# `model_type` and Qwen2-MoE's `shared_expert_intermediate_size`; the rest of a config.json is ignored.
+READ_MODEL_KEYS = frozenset(
+    {*ModelSpec.model_fields, *CONFIG_EXTRA_KEYS, "model_type", "shared_expert_intermediate_size"}
+)
+
+
+def split_model(model: Any) -> tuple[Any, list[str]]:
+    """A complete Hugging Face config.json -> (the names the estimator reads, the ignored names
+    sorted). A multimodal config keeps its language model under `text_config` (Qwen2-VL, Llama 4,
+    Gemma 3): without a top-level hidden_size that part is read, and the rest is ignored."""
+    if not isinstance(model, dict):
+        return model, []
+    ignored: list[str] = []
+    if "hidden_size" not in model and isinstance(model.get("text_config"), dict):
+        ignored = [k for k in model if k != "text_config"]
+        model = model["text_config"]
+    ignored += [k for k in model if k not in READ_MODEL_KEYS]
+    return {k: v for k, v in model.items() if k in READ_MODEL_KEYS}, sorted(ignored)
 
 
 def _model_extras(model: Any) -> list[FieldError]:
@@ -393,6 +415,14 @@ class Scenario(_Section):
     serving: Serving | None = None
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
 
+    # config.json names of `model` the estimator does not read (split_model): listed in the result's
+    # model.ignored_fields, never part of the scenario (nor of normalized())
+    _ignored_model_fields: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def ignored_model_fields(self) -> tuple[str, ...]:
+        return self._ignored_model_fields
+
     def normalized(self) -> dict[str, Any]:
         """The scenario with every default filled, as plain JSON; resolve.parse_scenario(normalized) is a fixpoint."""
         data = self.model_dump(mode="json")
@@ -424,6 +454,9 @@ def validate_shape(data: Any) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError("the scenario must be a JSON object", field="")
     check_tree(data)  # NUL, lone surrogates, depth, duplicate keys: before anything is stored
+    model, ignored = split_model(data.get("model"))
+    if ignored:
+        data = {**data, "model": model}
     extra_errors = _model_extras(data.get("model"))
     try:
         scenario = Scenario.model_validate(data)
@@ -442,6 +475,7 @@ def validate_shape(data: Any) -> Scenario:
         raise ScenarioError(errors + [e for e in extra_errors if e.field not in seen]) from None
     if extra_errors:
         raise ScenarioError(extra_errors)
+    scenario._ignored_model_fields = tuple(ignored)
     return scenario
 
 

@@ -38,9 +38,9 @@ from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money.budget import cards_for_budget
 from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
 from estimator.money.rollup import Counts, Sizing, rollup
+from estimator.plan.refusal import refusal
 from estimator.plan.sections import assemble
 
-FALLBACK_MFU = 0.35  # used only when no layout fits and the user gave no MFU; flagged in warnings
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 
 
@@ -48,7 +48,7 @@ MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 class ClusterChoice:
     cards: int
     mfu: float
-    mfu_source: str  # "given", "predicted" or "fallback"
+    mfu_source: str  # "given" or "predicted"
     fabric: Fabric
     layouts: LayoutSearch
 
@@ -137,10 +137,10 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     if s.cluster.cards is not None:
         cards = s.cluster.cards
         fabric, found = _evaluate(r, cards)
-        return _choice(cards, fabric, found, given_mfu)
+        return _choice(r, cards, fabric, found, given_mfu)
     if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/money/budget.py ---
         cards = cards_for_budget(r, cards_multiple(r), given_mfu)
-        return _choice(cards, *_evaluate(r, cards), given_mfu)
+        return _choice(r, cards, *_evaluate(r, cards), given_mfu)
     assert s.cluster.target_days is not None  # the scenario requires one way of sizing
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
@@ -150,11 +150,11 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
 
     if given_mfu is not None:
         cards = need(given_mfu)
-        return _choice(cards, *_evaluate(r, cards), given_mfu)
+        return _choice(r, cards, *_evaluate(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
     cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r))
-    return _choice(cards, fabric, _layouts(r, cards, fabric), None)
+    return _choice(r, cards, fabric, _layouts(r, cards, fabric), None)
 
 
 class SizeMemo:
@@ -283,12 +283,17 @@ def _smooth_numbers(limit: int) -> np.ndarray:
 _SMOOTH = _smooth_numbers(MAX_CARDS)
 
 
-def _choice(cards: int, fabric: Fabric, found: LayoutSearch, given_mfu: float | None) -> ClusterChoice:
+def _choice(
+    r: Resolved, cards: int, fabric: Fabric, found: LayoutSearch, given_mfu: float | None
+) -> ClusterChoice:
+    """The plan's cluster; refused (plan.refusal: ScenarioError with the rules and the nearest
+    accepted layouts) when no layout passes the rules and fits, whether or not an MFU was given:
+    no figure without a plan."""
+    if found.best is None:
+        raise refusal(r, cards, found, layout_problem(r, cards, fabric))
     if given_mfu is not None:
         return ClusterChoice(cards, given_mfu, "given", fabric, found)
-    if found.best is not None:
-        return ClusterChoice(cards, float(found.best.predicted_mfu), "predicted", fabric, found)
-    return ClusterChoice(cards, FALLBACK_MFU, "fallback", fabric, found)
+    return ClusterChoice(cards, float(found.best.predicted_mfu), "predicted", fabric, found)
 
 
 def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:

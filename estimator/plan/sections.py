@@ -13,7 +13,6 @@ from estimator.cluster.supernode import planes_section
 from estimator.contract.price_book import assumption as price_book_assumption
 from estimator.contract.price_book import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
-from estimator.layout.fit import nearest_fit, overflow_params
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
 from estimator.layout.stacks import StackProfile
 from estimator.limits import SEARCH_SECONDS
@@ -65,6 +64,7 @@ def _model_section(r: Resolved, flops: dict[str, float]) -> dict[str, Any]:
         "embedding_params": r.counts.embedding + r.counts.lm_head,
         "exact_architecture": r.exact_architecture,
         "architecture": dataclasses.asdict(r.arch),
+        "ignored_fields": list(r.scenario.ignored_model_fields),
         "seq_len": r.seq_len,
         "hidden_size": r.arch.hidden_size,
         **{k: v for k, v in flops.items() if k != "training_flop"},
@@ -238,7 +238,6 @@ def _assumptions(
             "source": {
                 "given": "scenario efficiency.mfu",
                 "predicted": "layout model prediction",
-                "fallback": "fallback (no layout fits)",
             }[choice.mfu_source],
         },
         _stack_assumption(r, stack),
@@ -290,7 +289,6 @@ def _assumptions(
         "catalog defaults / scenario": "catalog-or-scenario",
         "scenario efficiency.mfu": "mfu-given",
         "layout model prediction": "mfu-predicted",
-        "fallback (no layout fits)": "mfu-fallback",
         "scenario cost.server_price": "scenario",
     }
     params = {"accelerator": acc.name, "precision": r.scenario.training.precision}
@@ -330,7 +328,6 @@ def _warnings(
     compute: dict[str, Any],
     cost: dict[str, Any],
     advice: list[dict[str, Any]],
-    problem: LayoutProblem,
 ) -> list[dict[str, Any]]:
     """Advice (as warnings) and the plan's own warnings: {code, severity, message, params}."""
     out = [
@@ -340,14 +337,19 @@ def _warnings(
     ]
     for note in r.notes:
         out.append({"code": "input-note", "severity": "info", "message": note, "params": {"note": note}})
+    ignored = r.scenario.ignored_model_fields
+    if ignored:
+        out.append(
+            {
+                "code": "config-fields-ignored",
+                "severity": "info",
+                "message": f"{len(ignored)} config.json field(s) the estimator does not read were ignored: "
+                + ", ".join(ignored)
+                + ".",
+                "params": {"count": len(ignored), "fields": ", ".join(ignored)},
+            }
+        )
     found = choice.layouts
-    if (
-        found is not None
-        and found.best is None
-        and found.closest is not None
-        and r.scenario.parallelism.fixed()
-    ):
-        out.append(_does_not_fit(choice, problem))
     if found is not None and found.timed_out:
         out.append(
             {
@@ -358,8 +360,6 @@ def _warnings(
                 "params": {"seconds": SEARCH_SECONDS, "timed": found.timed, "feasible": found.feasible},
             }
         )
-    if choice.mfu_source == "fallback":
-        out.append(_no_layout(compute["cards"], choice.mfu, found))
     if compute.get("meets_target") is False:
         out.append(
             {
@@ -424,50 +424,6 @@ def _deadline_risk(compute: dict[str, Any], uncertainty: dict[str, Any]) -> None
     )
 
 
-def _no_layout(cards: int, mfu: float, found: LayoutSearch | None) -> dict[str, Any]:
-    """Error for a plan without a layout: none fits in HBM, or (nothing reached the memory check)
-    none is possible under the scenario's fixed fields, with the rules that refused them."""
-    rejected = dict(found.rejected) if found is not None else {}
-    if rejected and "out-of-memory" not in rejected:
-        reasons = ", ".join(rejected)
-        return {
-            "code": "no-possible-layout",
-            "severity": "error",
-            "message": f"No parallel layout is possible on {cards} cards with the fields the scenario fixes "
-            f"(refused: {reasons}); time uses a fallback MFU of {mfu:.0%}. Free or change a fixed field.",
-            "params": {"cards": cards, "mfu": mfu, "reasons": reasons},
-        }
-    return {
-        "code": "no-feasible-layout",
-        "severity": "error",
-        "message": f"No parallel layout fits in HBM on {cards} cards; time uses a fallback MFU of "
-        f"{mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
-        "params": {"cards": cards, "mfu": mfu},
-    }
-
-
-def _does_not_fit(choice: Choice, problem: LayoutProblem) -> dict[str, Any]:
-    """Warning for a fixed layout that overflows HBM: how much, the largest term, the nearest fit."""
-    closest = choice.layouts.closest
-    if closest is None:
-        raise ValueError("no closest layout to report")  # the caller checks; never reached
-    p = overflow_params(closest, nearest_fit(problem))
-    nearest = p["nearest_layout"]
-    hint = (
-        "; nearest layout that fits: " + ", ".join(f"{k} {v}" for k, v in nearest.items())
-        if nearest
-        else "; no layout fits on these cards"
-    )
-    return {
-        "code": "fixed-layout-does-not-fit",
-        "severity": "warning",
-        "params": p,
-        "message": f"The fixed layout needs {p['total_gb']:.1f} GB per card ({p['model_states_gb']:.1f} GB of "
-        f"model states; largest: {p['largest_term']} {p['largest_gb']:.1f} GB), {p['overflow_gb']:.1f} GB more "
-        f"than the {p['hbm_gb']:.0f} GB of HBM{hint}.",
-    }
-
-
 def assemble(
     r: Resolved,
     flops: dict[str, float],
@@ -513,6 +469,6 @@ def assemble(
     advice = [dict(a) for a in advise(scenario_dict, result)]
     result["advice"] = advice
     result["starting_configuration"] = starting_configuration(scenario_dict, result)
-    result["warnings"] = _warnings(r, choice, compute, cost, advice, problem)
+    result["warnings"] = _warnings(r, choice, compute, cost, advice)
     result["assumptions"] = _assumptions(r, choice, eq, pr, problem.stack)
     return result

@@ -394,10 +394,10 @@ def test_fsdp_with_pipeline_parallelism_only_where_the_stack_does_it():
     weights = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336  # one layer, by hand
     stage = 16 * weights + 128256 * 4096  # 16 layers and one embedding (or head) matrix per stage
     assert fsdp["memory"]["per_card_bytes"]["weights"] == pytest.approx(2 * stage / 4, rel=0.01)
-    megatron = plan("megatron-core-2025")
-    assert megatron["parallelism"] is None
-    # nothing reached the memory check: the error names the rule, not HBM
-    error = next(w for w in megatron["warnings"] if w["severity"] == "error")
-    assert error["code"] == "no-possible-layout"
-    assert "zero-stage-incompatible-with-pp" in error["params"]["reasons"]
-    assert "HBM" not in error["message"]
+    # nothing reached the memory check: the refusal names the rule, not HBM
+    with pytest.raises(ScenarioError) as info:
+        plan("megatron-core-2025")
+    (error,) = info.value.errors
+    assert error.code == "no-possible-layout" and error.field == "parallelism"
+    assert "zero-stage-incompatible-with-pp" in error.params["reasons"]
+    assert "ZeRO-2/3 does not combine with pipeline parallelism" in error.message
