@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -12,7 +13,7 @@ class FieldError:
     message: str  # one sentence a person can act on (the English default)
     # for a refusal the web layer renders in the reader's language: its code and parameters
     code: str = ""
-    params: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    params: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"field": self.field, "message": self.message}

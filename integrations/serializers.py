@@ -43,7 +43,9 @@ class BatchItemSerializer(serializers.Serializer):
         help_text="201 planned; 400 refused (see error); 503 not planned within the batch's time budget; "
         "404 its estimate was deleted since"
     )
-    ok = serializers.BooleanField(help_text="Whether the scenario was planned; false: the reason in error, no figures")
+    ok = serializers.BooleanField(
+        help_text="Whether the scenario was planned; false: the reason in error, no figures"
+    )
     estimate = EstimateSerializer(
         required=False, help_text="When 201: the body POST /api/v1/estimates answers"
     )

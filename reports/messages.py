@@ -288,8 +288,12 @@ RULES = {
     "batch-off-by-over-25pct": gettext_noop(
         "the global batch must split into whole micro-batches per DP rank (within 25 %)"
     ),
-    "micro-batches-not-multiple-of-pp": gettext_noop("with interleaving the micro-batches must be a multiple of PP"),
-    "zero-stage-incompatible-with-pp": gettext_noop("ZeRO-2/3 does not combine with pipeline parallelism on this stack"),
+    "micro-batches-not-multiple-of-pp": gettext_noop(
+        "with interleaving the micro-batches must be a multiple of PP"
+    ),
+    "zero-stage-incompatible-with-pp": gettext_noop(
+        "ZeRO-2/3 does not combine with pipeline parallelism on this stack"
+    ),
     "partial-recompute-redundant": gettext_noop("partial recompute must recompute some but not all layers"),
     "out-of-memory": gettext_noop("the layout must fit in HBM"),
 }
@@ -380,7 +384,9 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "layout":
         if not isinstance(value, dict) or not value:
             return str(_("none on these cards"))
-        return ", ".join(f"{k.upper() if len(k) <= 2 else k} {v}" for k, v in value.items() if k != "predicted_mfu")
+        return ", ".join(
+            f"{k.upper() if len(k) <= 2 else k} {v}" for k, v in value.items() if k != "predicted_mfu"
+        )
     if kind == "layouts":  # plan.refusal's suggestions
         shown = [_param("fixed", v, currency) for v in value or [] if isinstance(v, dict)]
         return "; ".join(shown) if shown else str(_("none on these cards"))

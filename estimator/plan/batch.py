@@ -313,15 +313,12 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     values["_ok"] = ok
     values.update(layout)
     structural = ~(r.scenario.parallelism.fits_cards(cards) & state["feasible"])
-    values["_error"] = np.where(
-        ok,
-        None,
-        np.where(
-            structural | ~unplanned,
-            "no plan: the fixed layout does not divide the cards, or the fabric is too large",
-            NO_LAYOUT,
-        ),
+    errors = np.full(np.shape(ok), None, dtype=object)
+    errors[~ok & (structural | ~unplanned)] = (
+        "no plan: the fixed layout does not divide the cards, or the fabric is too large"
     )
+    errors[~ok & ~structural & unplanned] = NO_LAYOUT
+    values["_error"] = errors
     return values
 
 

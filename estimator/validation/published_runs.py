@@ -10,6 +10,7 @@ from typing import Any
 
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
+from estimator.errors import ScenarioError
 from estimator.layout.search import search
 from estimator.plan.compose import estimate, fabric_for, layout_problem
 from estimator.validation.rows import REFERENCE_DIR, row
@@ -53,11 +54,13 @@ def run_scenario(run: dict[str, Any], models: dict[str, Any], **training: object
 
 
 def predicted_tokens_per_s_per_gpu(scenario: dict[str, Any]) -> float:
-    """Predicted training tokens/s per card of a scenario with a fixed layout (nan if it does not fit)."""
-    out = estimate(scenario)
-    p = out["result"]["parallelism"]
-    if not p:
+    """Predicted training tokens/s per card of a scenario with a fixed layout (nan if it does not fit:
+    the plan is refused, plan.refusal)."""
+    try:
+        out = estimate(scenario)
+    except ScenarioError:
         return float("nan")
+    p = out["result"]["parallelism"]
     return float(p["tokens_per_s"]) / int(out["result"]["compute"]["cards"])
 
 

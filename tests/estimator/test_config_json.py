@@ -19,9 +19,17 @@ PUBLISHED = {
     # Llama 3.1 model card: 8.03B
     "llama-3.1-8b": (8.03e9, 8.03e9, {"architectures", "rope_scaling", "rope_theta", "torch_dtype"}),
     # Qwen3-30B-A3B model card: 30.5B total, 3.3B activated
-    "qwen3-30b-a3b": (30.5e9, 3.3e9, {"architectures", "mlp_only_layers", "norm_topk_prob", "max_window_layers"}),
+    "qwen3-30b-a3b": (
+        30.5e9,
+        3.3e9,
+        {"architectures", "mlp_only_layers", "norm_topk_prob", "max_window_layers"},
+    ),
     # DeepSeek-V3 report: 671B total, 37B activated (MTP module not counted)
-    "deepseek-v3": (671e9, 37e9, {"quantization_config", "num_nextn_predict_layers", "scoring_func", "n_group"}),
+    "deepseek-v3": (
+        671e9,
+        37e9,
+        {"quantization_config", "num_nextn_predict_layers", "scoring_func", "n_group"},
+    ),
 }
 
 

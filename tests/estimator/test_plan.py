@@ -1,7 +1,6 @@
 """plan.estimate(): the contract's sections, the fabric's effect on DP time, currency, serving."""
 
 import copy
-
 import math
 
 import pytest
@@ -223,5 +222,7 @@ def test_refused_fixed_layout_names_its_rule_and_the_nearest_accepted_layouts():
     first = err.params["suggestions"][0]
     assert (first["tp"], first["pp"], first["ep"], first["dp"], first["virtual_stages"]) == (2, 8, 16, 16, 4)
     for s in err.params["suggestions"]:  # each one step from the fixed layout, and each accepted
-        steps = sum(abs(math.log2(s[k] / v)) for k, v in {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32}.items())
+        steps = sum(
+            abs(math.log2(s[k] / v)) for k, v in {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32}.items()
+        )
         assert steps == 1 and s["dp"] % s["ep"] == 0 and s["tp"] * s["pp"] * s["dp"] == 256

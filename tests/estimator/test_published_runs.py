@@ -5,7 +5,6 @@ nothing in the model is fitted to these rows (TRAINING_GEMM_FRACTION is fitted o
 import pytest
 
 from estimator.errors import ScenarioError
-
 from estimator.plan.compose import estimate
 from estimator.validation.published_runs import predicted_tokens_per_s_per_gpu, published_runs, run_scenario
 

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.staticfiles import finders
@@ -109,8 +110,43 @@ def test_pasted_hugging_face_config(client):
     }
     response = client.post("/", {**FORM, "model_source": "config", "hf_config": json.dumps(config)})
     assert response.status_code == 302, response.content.decode()[:3000]
-    model = Estimate.objects.get().input["model"]
+    estimate = Estimate.objects.get()
+    model = estimate.scenario["model"]  # the normalized scenario keeps only what the estimator reads
     assert model["hidden_size"] == 4096 and "architectures" not in model and "torch_dtype" not in model
+    assert estimate.result["model"]["ignored_fields"] == ["architectures", "rope_scaling", "torch_dtype"]
+
+
+HF_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+
+
+@pytest.mark.parametrize(
+    ("name", "total"),
+    # published totals: Llama 3.1 8B model card 8.03B; Qwen3-30B-A3B card 30.5B; DeepSeek-V3 report 671B
+    [("llama-3.1-8b", 8.03e9), ("qwen3-30b-a3b", 30.5e9), ("deepseek-v3", 671e9)],
+)
+def test_the_published_config_json_files_plan_through_the_form(client, name, total):
+    """The whole file pasted as it is; the report lists what was ignored."""
+    text = (HF_CONFIGS / f"{name}.json").read_text(encoding="utf-8")
+    form = {**FORM, "model_source": "config", "hf_config": text, "accelerator": "h100-sxm", "cards": "256"}
+    response = client.post("/", form)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    estimate = Estimate.objects.get()
+    assert estimate.result["model"]["total_params"] == pytest.approx(total, rel=0.02)
+    ignored = estimate.result["model"]["ignored_fields"]
+    assert "architectures" in ignored and not set(ignored) & set(estimate.scenario["model"])
+    html = client.get(response["Location"]).content.decode()
+    assert "config.json" in html and "architectures" in html
+
+
+def test_a_refused_layout_shows_on_the_parallelism_fields(client):
+    """TP 8 x PP 2 with ZeRO-3 on Megatron-Core: ZeRO-2/3 does not combine with pipeline stages,
+    so no layout passes the rules; the refusal shows on the layout fields the user filled."""
+    response = client.post("/", {**FORM, "tp": "8", "pp": "2", "zero_stage": "3"})
+    assert response.status_code == 400
+    block = _field_errors(response.content.decode(), "tp")
+    assert "has-error" in block and "ZeRO-2/3 does not combine with pipeline parallelism" in block
+    assert "Nearest accepted layouts" in block
+    assert not Estimate.objects.exists()
 
 
 def test_report_page_headline_charts_and_sections(client, make_estimate):
