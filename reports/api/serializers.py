@@ -1,4 +1,5 @@
-"""Output serializers of the API (input is the scenario JSON itself, validated by the core)."""
+"""Output serializers of the estimates and reports API (input is the scenario JSON itself, validated
+by the core)."""
 
 from __future__ import annotations
 
@@ -134,26 +135,6 @@ class SharedReportSerializer(_ShareUrlMixin, serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
-
-
-class ErrorItemSerializer(serializers.Serializer):
-    field = serializers.CharField(
-        help_text='Dotted path into the body, e.g. "training.tokens"; "" for the request as a whole.'
-    )
-    message = serializers.CharField()
-    code = serializers.CharField(
-        required=False,
-        help_text="For a refused plan: no-possible-layout, fixed-layout-does-not-fit or no-feasible-layout",
-    )
-    params = serializers.DictField(
-        required=False,
-        help_text="For a refused plan: cards, fixed, reasons (rule codes), rules (in words), suggestions "
-        "(the nearest accepted layouts, each as parallelism fields with its predicted_mfu)",
-    )
-
-
-class ErrorSerializer(serializers.Serializer):
-    errors = ErrorItemSerializer(many=True)  # type: ignore[assignment]  # the API's field, not Serializer.errors
 
 
 class DiffRowSerializer(serializers.Serializer):
