@@ -24,7 +24,7 @@ from estimator.cluster.storage import Storage, design_storage
 from estimator.cluster.supernode import cards_quantum
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import Resolved, normalized, resolve
-from estimator.contract.scenario import validate_shape
+from estimator.contract.scenario import Cluster, validate_shape
 from estimator.errors import ScenarioError
 from estimator.jsonio import to_jsonable
 from estimator.layout.batch_search import best_layouts
@@ -356,8 +356,22 @@ def estimate(data: Any, books: Mapping[str, PriceBook] | None = None) -> dict[st
     }
 
 
-def build_result(r: Resolved) -> dict[str, Any]:
-    """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario."""
+@dataclass(frozen=True)
+class Sized:
+    """A plan's cluster and its roll-up of time, power and cost (before the result sections)."""
+
+    flops: dict[str, float]
+    peak: float
+    choice: ClusterChoice
+    storage: Storage
+    equipment: Any
+    prices: dict[str, float]
+    roll: dict[str, Any]
+
+
+def size_plan(r: Resolved) -> Sized:
+    """Choose the cluster (choose_cluster: cards, deadline or budget) and roll up its time, power
+    and cost; raises the refusal when no layout passes the rules and fits (plan.refusal)."""
     s = r.scenario
     flops = model_flops(r)
     peak = r.accelerator.peak_flops(s.training.precision)
@@ -379,5 +393,41 @@ def build_result(r: Resolved) -> dict[str, Any]:
         lambda cards, nodes_, tps: counts,
         facility(r, eq, pr),
     )
-    problem = layout_problem(r, choice.cards, choice.fabric)
-    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r))
+    return Sized(flops, peak, choice, storage, eq, pr, roll)
+
+
+def budget_affords(r: Resolved, own: Sized | None = None) -> dict[str, Any] | None:
+    """What the budget buys: the budget-sized plan of the same scenario, with the same search
+    (size_plan with cluster.budget, as a scenario sized by budget plans), so every report that says
+    what a budget buys gives the same cards, capex and days (CHANGELOG 2.14.0). `own`: the plan's
+    own sizing when the scenario is itself sized by its budget. None when the budget buys no
+    cluster or no layout plans on the cluster it buys."""
+    s = r.scenario
+    budget = s.cost.budget if s.cost.budget is not None else s.cluster.budget
+    if budget is None:
+        return None
+    if own is None or s.cluster.budget is None:
+        by_budget = s.model_copy(update={"cluster": Cluster(budget=budget)})
+        try:
+            own = size_plan(dataclasses.replace(r, scenario=by_budget))
+        except ScenarioError:
+            return None
+    roll = own.roll
+    return {
+        "cards": int(roll["compute.cards"]),
+        "nodes": int(roll["compute.nodes"]),
+        "capex": float(roll["cost.capex.total"]),
+        "days": float(roll["compute.wall_clock_days"]),
+        "mfu": own.choice.mfu,
+        "mfu_source": own.choice.mfu_source,
+    }
+
+
+def build_result(r: Resolved) -> dict[str, Any]:
+    """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario."""
+    z = size_plan(r)
+    problem = layout_problem(r, z.choice.cards, z.choice.fabric)
+    result = assemble(r, z.flops, z.peak, z.choice, z.storage, z.equipment, z.prices, z.roll, problem)
+    if "budget" in result:
+        result["budget"]["affords"] = budget_affords(r, z)
+    return result

@@ -427,22 +427,15 @@ def _budget_of(r: Resolved) -> float | None:
     return c.cost.budget if c.cost.budget is not None else c.cluster.budget
 
 
-def _budget_section(
-    r: Resolved, compute: dict[str, Any], cost: dict[str, Any], cards_multiple: int
-) -> dict[str, Any] | None:
-    """Budget status (within / over by how much) and what the budget buys at this plan's MFU;
-    `cards_multiple` is the plan's card quantum (whole nodes or supernodes and fixed replicas)."""
+def _budget_section(r: Resolved, cost: dict[str, Any]) -> dict[str, Any] | None:
+    """Budget status (within / over by how much); what the budget buys (`affords`) is the
+    budget-sized plan, added by plan.compose.budget_affords (the same search as a budget-sized plan)."""
     budget = _budget_of(r)
     if budget is None:
         return None
     out = budget_rules.status(float(cost["capex"]["total"]), float(budget))
     out["currency"] = cost["currency"]
     out["sized_by_budget"] = r.scenario.cluster.budget is not None
-    sizes = budget_rules.budget_sizes(r, cards_multiple, float(budget))
-    capex = budget_rules.capex_by_size(r, sizes, compute["mfu"])
-    out["affords"] = budget_rules.affordable(
-        sizes, capex, float(budget), compute["accelerator_hours"], r.cards_per_node
-    )
     return out
 
 
@@ -466,11 +459,9 @@ def assemble(
     pr: dict[str, float],
     roll: Roll,
     problem: LayoutProblem,
-    cards_multiple: int,
 ) -> dict[str, Any]:
     """The result sections for the plan's choices; `problem` is the layout search's input at the
-    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes), `cards_multiple`
-    the plan's card quantum (for the budget block)."""
+    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes)."""
     compute = _compute_section(r, flops, peak, choice, roll)
     parallelism, memory, layout = _layout_sections(r, choice, problem)
     cost = roll["_cost"].to_dict()
@@ -490,7 +481,7 @@ def assemble(
         "scaleup": _planes(r, choice, roll, problem),
     }
     _deadline_risk(compute, result["uncertainty"])
-    budget = _budget_section(r, compute, cost, cards_multiple)
+    budget = _budget_section(r, cost)
     if budget is not None:
         result["budget"] = budget
     serving = _serving(r, peak)

@@ -327,3 +327,30 @@ def test_links_open_in_the_readers_language(client, make_estimate):
     assert (
         client.get("/api/v1/catalog", HTTP_ACCEPT_LANGUAGE="zh-CN").status_code == 200
     )  # the API is not redirected
+
+
+ARTICLE_50M = {
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 5e11},
+    "hardware": {"accelerator": "ascend-910b2"},
+    "cost": {"currency": "CNY", "budget": 5e7},
+}
+
+
+def test_what_the_budget_buys_reads_the_same_in_the_three_reports(client, make_estimate):
+    """The article's example with 50 M CNY, planned for 30 days, for 5 days and by the budget: one
+    figure for what the budget buys (the budget-sized plan's 264 cards and its days) in all three."""
+    sentences = []
+    for cluster in ({"target_days": 30}, {"target_days": 5}, {"budget": 5e7}):
+        estimate = make_estimate(data={**ARTICLE_50M, "cluster": cluster})
+        html = client.get(estimate.get_absolute_url()).content.decode()
+        match = re.search(r'<p class="affords" id="budget-affords">(.*?)(<a |</p>)', html, re.S)
+        assert match, cluster
+        sentences.append(" ".join(match.group(1).split()))
+    assert len(set(sentences)) == 1 and "264" in sentences[0], sentences
+
+
+def test_a_copy_planned_by_budget_is_named_for_what_it_is(client, make_estimate):
+    original = make_estimate(data={**ARTICLE_50M, "name": "70B in 30 days", "cluster": {"target_days": 30}})
+    html = client.get(f"/?copy={original.share_token}&sizing=budget").content.decode()
+    assert 'value="70B in 30 days, sized by its budget"' in html
