@@ -62,6 +62,12 @@ MESSAGES: dict[str, str] = {
     "no-possible-layout": gettext_noop(
         "No parallel layout is possible on %(cards)s cards with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s."
     ),
+    "assumed-shape": gettext_noop(
+        "Known only by its size (%(params)s parameters), the model is assumed to have %(basis_name)s's width: "
+        "%(num_hidden_layers)s layers, hidden %(hidden_size)s, %(num_attention_heads)s heads, "
+        "%(num_key_value_heads)s KV heads, FFN %(intermediate_size)s, vocabulary %(vocab_size)s; the counts "
+        "are scaled to exactly that size."
+    ),
     "config-fields-ignored": gettext_noop(
         "%(count)s config.json field(s) the estimator does not read were ignored: %(fields)s."
     ),
@@ -292,6 +298,7 @@ RULES = {
 }
 
 PARAM_KINDS = {
+    "params": "big",
     "fixed": "layout",
     "reasons": "rules",
     "suggestions": "layouts",

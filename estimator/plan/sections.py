@@ -66,6 +66,7 @@ def _model_section(r: Resolved, flops: dict[str, float]) -> dict[str, Any]:
         "exact_architecture": r.exact_architecture,
         "architecture": dataclasses.asdict(r.arch),
         "ignored_fields": list(r.scenario.ignored_model_fields),
+        **({"assumed_shape": r.assumed_shape} if r.assumed_shape is not None else {}),
         "seq_len": r.seq_len,
         "hidden_size": r.arch.hidden_size,
         **{k: v for k, v in flops.items() if k != "training_flop"},
@@ -82,6 +83,8 @@ def _compute_section(
         "flop_per_token_6n": flops["flop_per_token_6n"],
         "flop_per_token_attention": flops["flop_per_token_attention"],
         "training_flop": flops["training_flop"],
+        # 6·N·D (Kaplan 2020) beside the count with attention, as the headline shows both
+        "training_flop_6n": flops["flop_per_token_6n"] * s.training.tokens,
         "tokens": s.training.tokens,
         "peak_flops_per_card": peak,
         "cards": int(roll["compute.cards"]),
@@ -369,6 +372,16 @@ def _warnings(
     ]
     for note in r.notes:
         out.append({"code": "input-note", "severity": "info", "message": note, "params": {"note": note}})
+    if r.assumed_shape is not None:  # a model known only by its size: say what was assumed
+        shape = r.assumed_shape
+        out.append(
+            {
+                "code": shape["code"],
+                "severity": "info",
+                "message": shape["message"],
+                "params": shape["params"],
+            }
+        )
     ignored = r.scenario.ignored_model_fields
     if ignored:
         out.append(
