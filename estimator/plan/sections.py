@@ -13,6 +13,7 @@ from estimator.cluster.supernode import planes_section
 from estimator.contract.price_book import assumption as price_book_assumption
 from estimator.contract.price_book import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
+from estimator.layout.choice import choice_reason
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
 from estimator.layout.stacks import StackProfile
 from estimator.limits import SEARCH_SECONDS
@@ -131,6 +132,8 @@ def _layout_sections(
         ],
         "fixed": r.scenario.parallelism.fixed(),
     }
+    if best is not None:  # fastest, or preferred within the 2 % tie band (and why)
+        layout["choice"] = choice_reason(best, found.runners_up)
     return parallelism, memory, layout
 
 

@@ -213,11 +213,27 @@ def test_starting_configuration_for_a_pipelined_nvidia_plan():
     assert cfg["precision"] == "bf16"
     assert cfg["recompute"] == "selective"
     assert cfg["micro_batches"] == 32  # the chosen layout's 32 lies in 4-8 x PP = 16-32
-    assert cfg["layout"] == "TP 8 x PP 4 x DP 16"
+    assert cfg["layout"] == "TP 8 x PP 4 x DP 16, micro-batch 1"
     assert cfg["zero_stage"] == 1  # DeepSpeed allows only stage 1 with pipeline parallelism
     assert cfg["gradient_compression"] == "bf16 gradients"
     assert "HCCL_BUFFSIZE" not in cfg and cfg["CUDA_DEVICE_MAX_CONNECTIONS"] == 1
     assert all(row["reason"] for row in starting_configuration(SCENARIO, RESULT))
+
+
+def test_starting_configuration_repeats_the_interleaved_layout_it_relies_on():
+    """Issue 20: the plan relied on 4 virtual stages the starting configuration left out."""
+    s, r = _plan(r_parallelism__virtual_stages=4, r_parallelism__ep=8, r_parallelism__sequence_parallel=True)
+    row = next(x for x in starting_configuration(s, r) if x["setting"] == "layout")
+    assert row["value"] == (
+        "TP 8 x PP 4 (4 virtual stages per rank, interleaved 1F1B) x DP 16, EP 8, micro-batch 1, sequence parallel"
+    )
+    assert {k: row["params"][k] for k in ("tp", "pp", "virtual_stages", "dp", "ep")} == {
+        "tp": 8,
+        "pp": 4,
+        "virtual_stages": 4,
+        "dp": 16,
+        "ep": 8,
+    }
 
 
 def test_starting_configuration_zero_stage_follows_memory():
