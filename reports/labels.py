@@ -213,13 +213,16 @@ PLANE_VALUES = {
     "compute rack": _("compute racks"),
 }
 
-# Chip generations (estimator.layout.steptime.attention.chip_family): product names in every language
+# Chip generations (the catalog's chip_family, estimator.catalog.entries.CHIP_FAMILIES): product
+# names in every language
 CHIP_FAMILIES = {
     "ampere": "NVIDIA Ampere",
     "hopper": "NVIDIA Hopper",
     "blackwell": "NVIDIA Blackwell",
     "cdna3": "AMD CDNA 3",
-    "davinci": "Ascend Da Vinci",
+    "ascend-910b": "Ascend 910B",
+    "ascend-910c": "Ascend 910C",
+    "ascend-310p": "Ascend 310P",
 }
 
 # The validation page (estimator.validation): each suite and metric of its rows
