@@ -75,6 +75,13 @@ MORE = [
         gettext_lazy("Collective operations: every card sums, exchanges or gathers data with the others."),
         ("all", "to", "reduce", "gather", "scatter"),  # the operations' names
     ),
+    (
+        "1F1B",
+        gettext_lazy(
+            "One forward, one backward: the pipeline schedule that alternates micro-batches' passes."
+        ),
+        ("F1B",),
+    ),
     ("Clos", gettext_lazy("A switch network of leaf and spine tiers (Charles Clos, 1953)."), ("Clos",)),
     ("IT", gettext_lazy("IT load: the power of the servers, network and storage, before cooling."), ("IT",)),
     ("TDP", gettext_lazy("Thermal design power: the most a card draws under load."), ("TDP",)),

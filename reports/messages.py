@@ -486,6 +486,22 @@ def warning(item: Any, currency: str) -> dict:
     return out
 
 
+def layout_value(p: dict) -> str:
+    """The starting configuration's layout row (its params: tp, pp, virtual_stages, dp, ep, cp,
+    micro_batch_size, sequence_parallel) in the reader's language."""
+    pp = f"PP {p.get('pp')}"
+    if (p.get("virtual_stages") or 1) > 1:
+        pp += " (" + _("%(v)s virtual stages per rank, interleaved 1F1B") % {"v": p["virtual_stages"]} + ")"
+    parts = [f"TP {p.get('tp')}", pp, f"DP {p.get('dp')}"]
+    parts += [f"{k.upper()} {p[k]}" for k in ("ep", "cp") if (p.get(k) or 1) > 1]
+    text = " × ".join(parts)
+    if p.get("micro_batch_size") is not None:
+        text += ", " + _("micro-batch %(n)s") % {"n": p["micro_batch_size"]}
+    if p.get("sequence_parallel"):
+        text += ", " + _("sequence parallel")
+    return text
+
+
 def setting(row: Any, currency: str) -> dict:
     """A starting-configuration row: the value in words where it has a value_code, the reason translated."""
     if not isinstance(row, dict):
@@ -496,6 +512,8 @@ def setting(row: Any, currency: str) -> dict:
         value = render(row["value_code"], {}, str(value), currency)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         value = f.count(value)
+    elif key == "layout" and isinstance(row.get("params"), dict) and row["params"].get("tp"):
+        value = layout_value(row["params"])
     elif key in labels.SETTINGS:
         value = labels.setting_value(value)
     return {

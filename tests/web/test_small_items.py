@@ -101,3 +101,19 @@ def test_a_new_price_book_starts_in_the_readers_currency():
         assert 'value="CNY" selected' in str(PriceBookForm()["currency"])
     with translation.override("en"):
         assert 'value="USD" selected' in str(PriceBookForm()["currency"])
+
+
+def test_the_starting_layout_row_reads_in_the_readers_language():
+    from django.utils import translation
+
+    from reports.messages import layout_value
+
+    p = {"tp": 8, "pp": 4, "virtual_stages": 2, "dp": 16, "ep": 4, "cp": 1, "micro_batch_size": 1}
+    with translation.override("zh-hans"):
+        text = layout_value({**p, "sequence_parallel": True})
+    assert text == "TP 8 × PP 4 (每个进程 2 个虚拟阶段，交错 1F1B) × DP 16 × EP 4, 微批次 1, 序列并行"
+    with translation.override("en"):
+        assert (
+            layout_value(p)
+            == "TP 8 × PP 4 (2 virtual stages per rank, interleaved 1F1B) × DP 16 × EP 4, micro-batch 1"
+        )
