@@ -95,9 +95,10 @@ class SweepBuilderForm(forms.Form):
                     required=False,
                     widget=forms.SelectMultiple(attrs={"size": 6, "class": f"catalog catalog-{kind}"}),
                 )
-            self.fields[f"axis{i}_start"] = forms.FloatField(label=_("From"), required=False)
-            self.fields[f"axis{i}_stop"] = forms.FloatField(label=_("To (included)"), required=False)
-            self.fields[f"axis{i}_step"] = forms.FloatField(label=_("Step"), required=False)
+            # a range of cards, tokens or prices reads 5000万 or 8K like any amount
+            self.fields[f"axis{i}_start"] = AmountField(label=_("From"), required=False)
+            self.fields[f"axis{i}_stop"] = AmountField(label=_("To (included)"), required=False)
+            self.fields[f"axis{i}_step"] = AmountField(label=_("Step"), required=False)
             self.fields[f"axis{i}_list"] = forms.CharField(
                 label=_("Or a list of values"),
                 required=False,

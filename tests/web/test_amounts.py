@@ -117,10 +117,15 @@ def test_the_sweep_builder_and_the_price_book_table_read_them_too():
             "budget": "1.2亿",
             "axis1_field": "efficiency.mfu",
             "axis1_list": "0.4, 0.5",
+            "axis2_field": "training.tokens",
+            "axis2_start": "5000亿",
+            "axis2_stop": "1.5万亿",
+            "axis2_step": "5000亿",
         }
     )
     assert builder.is_valid(), builder.errors
     assert (builder.cleaned_data["cards"], builder.cleaned_data["budget"]) == (2000, 1.2e8)
+    assert builder.request()["axes"]["training.tokens"] == {"start": 5e11, "stop": 1.5e12, "step": 5e11}
     name = cell("servers", "atlas-800t-a2")
     book = PriceBookForm({"name": "b", "currency": "CNY", "price_date": "2026-12-01", name: "180万"})
     assert book.is_valid(), book.errors
