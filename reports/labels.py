@@ -219,7 +219,9 @@ CHIP_FAMILIES = {
     "hopper": "NVIDIA Hopper",
     "blackwell": "NVIDIA Blackwell",
     "cdna3": "AMD CDNA 3",
-    "davinci": "Ascend Da Vinci",
+    "ascend-910b": "Ascend 910B",
+    "ascend-910c": "Ascend 910C",
+    "ascend-310p": "Ascend 310P",
 }
 
 # The validation page (estimator.validation): each suite and metric of its rows

@@ -233,7 +233,7 @@ _WORKLOADS = {
 
 
 def _class_words(key: str) -> str:
-    """ "davinci/moe/*" -> "MoE plans on any chip and stack" in the reader's language."""
+    """ "ascend-910b/moe/*" -> "MoE plans on Ascend 910B with any stack" in the reader's language."""
     family, workload, stack = [*key.split("/"), "*", "*", "*"][:3]
     return _("%(workload)s plans on %(chip)s with %(stack)s") % {
         "workload": _WORKLOADS.get(workload, _("all")) if workload != "*" else _("all"),
