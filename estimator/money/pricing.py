@@ -223,6 +223,7 @@ def vectorized_counts(
             net.rail_optimized,
         )
         state["feasible"] = fab["feasible"]
+        state["fabric_switches"] = fab["switches"]  # the training fabric's (plan.goodput's network failures)
         switches, xcvrs, links = fab["switches"], fab["transceivers"], fab["links"]
         fiber = fab["fiber_links"]
         if net.storage_network:
@@ -264,6 +265,7 @@ def vectorized_counts(
                 )
             },
         )
+        state["hot_write_bytes_per_s"], state["hot_read_bytes_per_s"] = sc["write_cap"], sc["read_cap"]
         return Counts(
             switches=switches,
             transceivers=xcvrs,

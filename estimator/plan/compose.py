@@ -34,10 +34,12 @@ from estimator.layout.stacks import StackProfile, resolve_stack
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
-from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.budget import cards_for_budget
 from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
 from estimator.money.rollup import Counts, Sizing, rollup
+from estimator.plan import goodput
+from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.sections import assemble
 
 FALLBACK_MFU = 0.35  # used only when no layout fits and the user gave no MFU; flagged in warnings
@@ -145,8 +147,8 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 
-    def need(mfu: float) -> int:
-        return int(cards_for_deadline(training_flop, seconds, peak, mfu, multiple))
+    def need(mfu: float) -> int:  # with interruptions, checkpoints and restarts (plan.goodput)
+        return int(cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple))
 
     if given_mfu is not None:
         cards = need(given_mfu)
@@ -375,4 +377,31 @@ def build_result(r: Resolved) -> dict[str, Any]:
         facility(r, eq, pr),
     )
     problem = layout_problem(r, choice.cards, choice.fabric)
-    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r))
+    good = _goodput(r, choice, nodes, storage, roll)
+    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r), good)
+
+
+def _goodput(
+    r: Resolved, choice: ClusterChoice, nodes: int, storage: Storage, roll: dict[str, Any]
+) -> dict[str, Any]:
+    """result.goodput at the chosen cluster; a run that never finishes is refused with its reason."""
+    cards = choice.cards
+    out = goodput.section(
+        r,
+        cards=cards,
+        nodes=nodes,
+        switches=choice.fabric.total_switches,
+        solve_s=float(roll["compute.wall_clock_days"]) * SECONDS_PER_DAY,
+        storage=storage,
+        cost_per_day=float(roll["cost.owned_per_card_hour"]) * cards * 24.0,
+    )
+    if not math.isfinite(out["wall_clock_days"]):
+        field = "cluster.cards" if r.scenario.cluster.cards is not None else "reliability"
+        raise ScenarioError(
+            f"the run never finishes: {cards:,} cards are interrupted every "
+            f"{out['mean_time_between_interruptions_h'] * 60:.0f} minutes and each interruption costs "
+            f"{(out['restart_s'] + out['rework_per_interruption_s']) / 60:.0f} minutes; use fewer cards, "
+            "faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints",
+            field,
+        )
+    return out

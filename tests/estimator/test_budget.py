@@ -73,10 +73,14 @@ def test_over_budget_plan_says_by_how_much_and_what_the_budget_buys():
     by_budget = estimate({**ARTICLE, "cluster": {"budget": BUDGET}})["result"]
     assert b["affords"]["cards"] == by_budget["compute"]["cards"]  # one rule for both answers
     assert b["affords"]["capex"] <= BUDGET
-    # at this plan's MFU, the same card-hours on fewer cards
-    assert b["affords"]["days"] == pytest.approx(
+    # at this plan's MFU, the same card-hours on fewer cards, then stretched by that cluster's failures
+    assert b["affords"]["compute_days"] == pytest.approx(
         r["compute"]["accelerator_hours"] / 24 / b["affords"]["cards"]
     )
+    smaller = estimate(
+        {**ARTICLE, "cluster": {"cards": b["affords"]["cards"]}, "efficiency": {"mfu": r["compute"]["mfu"]}}
+    )
+    assert b["affords"]["days"] == pytest.approx(smaller["result"]["goodput"]["wall_clock_days"], rel=1e-9)
     # sized with the fewest cards that meet the deadline: the median lands under it (p < 0.5) by the
     # slack of one sizing step (28.2 of 30 days with engine 2.7.0), so the miss is far from unlikely
     assert r["compute"]["wall_clock_days"] <= 30.0
