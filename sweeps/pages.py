@@ -15,6 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from api.throttling import client_ip
 from estimator.contract import sweep as estimator_sweep
 from estimator.errors import ScenarioError
 from reports import formatting as fmt
@@ -25,7 +26,6 @@ from . import charts, digests, selectors, services
 from .builder import MAX_AXES as BUILDER_MAX_AXES
 from .builder import SweepBuilderForm
 from .models import Sweep
-from .views import client_ip
 
 SESSION_KEY = "sweep_tokens"  # sweeps this browser started (lets anonymous creators cancel)
 
