@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from . import formatting as f
+from .goodput import LEVERS
 
 # --- messages ----------------------------------------------------------------------------------
 MESSAGES: dict[str, str] = {
@@ -28,6 +29,16 @@ MESSAGES: dict[str, str] = {
         "TP=%(tp)s spans more than the %(domain)s cards of one HCCS/NVLink domain: its per-layer all-reduces would run over RoCE/InfiniBand."
     ),
     "bubble-over-20pct": gettext_noop("The pipeline bubble is %(bubble)s of the step."),
+    # estimator.plan.goodput.advice
+    "goodput-checkpoints": gettext_noop(
+        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
+    ),
+    "goodput-checkpoints.suggestion": gettext_noop("Switch on %(lever)s."),
+    "goodput-restarts": gettext_noop(
+        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "(cost: %(cost)s)."
+    ),
+    "goodput-restarts.suggestion": gettext_noop("Switch on %(lever)s."),
     "comm-wait-over-30pct": gettext_noop(
         "Communication not hidden behind compute is %(share)s of the step (largest: %(largest)s); above 30%% the network is the bottleneck (article 5.1)."
     ),
@@ -268,6 +279,9 @@ TERMS = {
 
 # parameter name -> formatting kind (reports.formatting); names not listed are shown as they are
 PARAM_KINDS = {
+    "days_saved": "days",
+    "cost": "money",
+    "lever": "lever",
     "total_bytes": "bytes",
     "hbm_bytes": "bytes",
     "bubble": "percent0",
@@ -338,6 +352,8 @@ def _param(name: str, value: Any, currency: str) -> str:
         return f.money(value, currency)
     if kind == "term":
         return str(TERMS.get(value, value))
+    if kind == "lever":
+        return str(LEVERS.get(value, value))
     if kind == "memory_term":
         return str(MEMORY_TERMS.get(value, value))
     if kind == "times":

@@ -22,7 +22,7 @@ from estimator.errors import ScenarioError
 from estimator.plan.supernode_rules import explain_step_time
 from estimator.validation import validation_rows
 
-from . import charts, compare, glossary, messages, selectors, services, summary, working, xlsx
+from . import charts, compare, glossary, goodput, messages, selectors, services, summary, working, xlsx
 from . import formatting as fmt
 from .cells import neutralize_row
 from .forms import EstimateForm
@@ -163,6 +163,7 @@ def _report_context(request, estimate: Estimate) -> dict:
         "assumptions": [messages.assumption(a, cur) for a in result.get("assumptions") or []],
         "sections": working.tables(result, cur),
         "step_rows": working.step_rows(result),
+        "goodput_levers": goodput.levers(result, cur),
         "share_url": _share_url(request, estimate),
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
         "glossary": glossary.items(),

@@ -366,13 +366,14 @@ def advice(g: dict[str, Any], currency: str) -> list[dict[str, Any]]:
     if best is None:
         return []
     cost = best["cost"]
-    cost_text = f" for {cost:,.0f} {currency}" if cost else ""
+    cost_text = f" for {cost:,.0f} {currency}" if cost else " (no hardware)"
     return [
         {
             "code": f"goodput-{kind}",
             "severity": "info",
             "message": f"{'Checkpoints' if kind == 'checkpoints' else 'Restarts and rework'} take {share:.0%} of the "
             f"{wall:.1f} days; {best['lever'].replace('-', ' ')} would save {best['days_saved']:.1f} days{cost_text}.",
+            "suggestion": f"Switch on {best['lever'].replace('-', ' ')}.",
             "params": {
                 "share": share,
                 "days": wall,
