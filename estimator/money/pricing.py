@@ -195,6 +195,7 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
         utilization=pr["utilization"],
         currency=r.scenario.cost.currency,
         usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        spare_nodes=r.scenario.reliability.spare_nodes,
         **facility_fields(r),
     )
 

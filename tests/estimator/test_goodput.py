@@ -97,3 +97,11 @@ def test_sweep_columns_equal_the_plan() -> None:
         g = plan({**LLAMA3, "cluster": {"cards": cards}})["goodput"]
         for field in GOODPUT_FIELDS:
             assert out[field][i] == pytest.approx(g[field.split(".", 1)[1]], rel=1e-9), field
+
+
+def test_spares_are_bought_with_the_cluster() -> None:
+    base, spared = plan(LLAMA3), plan({**LLAMA3, "reliability": {"spare_nodes": 4}})
+    extra = spared["cost"]["capex"]["total"] - base["cost"]["capex"]["total"]
+    # four more servers (cards included) and nothing else; the same figure the goodput section names
+    assert extra == pytest.approx(spared["goodput"]["spares"]["capex"], rel=1e-9)
+    assert spared["goodput"]["spares"]["capex"] == pytest.approx(4 * base["cost"]["capex"]["compute"] / 2048)
