@@ -39,6 +39,13 @@ MESSAGES: dict[str, str] = {
         "(cost: %(cost)s)."
     ),
     "goodput-restarts.suggestion": gettext_noop("Switch on %(lever)s."),
+    "goodput-checkpoints.free": gettext_noop(
+        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s with no new hardware."
+    ),
+    "goodput-restarts.free": gettext_noop(
+        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "with no new hardware."
+    ),
     "comm-wait-over-30pct": gettext_noop(
         "Communication not hidden behind compute is %(share)s of the step (largest: %(largest)s); above 30%% the network is the bottleneck (article 5.1)."
     ),

@@ -28,6 +28,13 @@ from estimator.money.pricing import equipment, model_flops, vectorized_counts
 
 NODE_CAUSES = ("accelerator", "hbm", "host", "host_maintenance")  # a node is swapped out
 ADVICE_SHARE = 0.03  # checkpoints or restarts costing more than this share of the wall time get advice
+LEVER_NAMES = {  # English defaults; reports.goodput.LEVERS renders them in the reader's language
+    "faster-hot-tier": "a hot storage tier twice as fast",
+    "async-checkpoints": "asynchronous checkpoints",
+    "in-memory-checkpoints": "in-memory checkpoints replicated to peer nodes",
+    "spare-nodes": "hot standby nodes",
+}
+FREE_LEVER_SHARE = 0.01  # a setting (no hardware) that saves more than this share is advised anyway
 SIZING_ROUNDS = 12  # fixed-point rounds of the deadline sizing with failures (converges in 2-4)
 
 
@@ -349,8 +356,10 @@ def _with(st: Settings, **changes: Any) -> Settings:
 
 
 def advice(g: dict[str, Any], currency: str) -> list[dict[str, Any]]:
-    """Advice when checkpoints or restarts cost more than ADVICE_SHARE of the wall time: the lever
-    that saves the most, with its days and cost ({code, severity, message, params})."""
+    """Advice when checkpoints or restarts (with the work they re-do) cost more than ADVICE_SHARE of
+    the wall time, or when a lever without hardware (a checkpoint mode) would save more than
+    FREE_LEVER_SHARE of it: the lever that saves the most and pays, with its days and cost
+    ({code, severity, message, params}; message_code `<code>.free` when it needs no hardware)."""
     if not g.get("failures_counted") or not g.get("levers"):
         return []
     wall = g["wall_clock_days"]
@@ -360,27 +369,29 @@ def advice(g: dict[str, Any], currency: str) -> list[dict[str, Any]]:
         "restarts": (lost["restarts"] + lost["rework"]) / wall,
     }
     kind, share = max(shares.items(), key=lambda kv: kv[1])
-    if share <= ADVICE_SHARE:
+    paying = [lv for lv in g["levers"] if lv["pays"] and lv["days_saved"] > 0]
+    free = [lv for lv in paying if lv["cost"] is None and lv["days_saved"] > FREE_LEVER_SHARE * wall]
+    if not paying or (share <= ADVICE_SHARE and not free):
         return []
-    best = next((lv for lv in g["levers"] if lv["pays"] and lv["days_saved"] > 0), None)
-    if best is None:
-        return []
-    cost = best["cost"]
-    cost_text = f" for {cost:,.0f} {currency}" if cost else " (no hardware)"
-    return [
-        {
-            "code": f"goodput-{kind}",
-            "severity": "info",
-            "message": f"{'Checkpoints' if kind == 'checkpoints' else 'Restarts and rework'} take {share:.0%} of the "
-            f"{wall:.1f} days; {best['lever'].replace('-', ' ')} would save {best['days_saved']:.1f} days{cost_text}.",
-            "suggestion": f"Switch on {best['lever'].replace('-', ' ')}.",
-            "params": {
-                "share": share,
-                "days": wall,
-                "lever": best["lever"],
-                "days_saved": best["days_saved"],
-                "cost": cost,
-                "currency": currency,
-            },
-        }
-    ]
+    best = paying[0] if share > ADVICE_SHARE else free[0]
+    cost, lever = best["cost"], LEVER_NAMES[best["lever"]]
+    what = "Checkpoints take" if kind == "checkpoints" else "Restarts and re-done work take"
+    tail = f" (cost: {cost:,.0f} {currency})" if cost is not None else " with no new hardware"
+    out: dict[str, Any] = {
+        "code": f"goodput-{kind}",
+        "severity": "info",
+        "message": f"{what} {share:.0%} of the {wall:.1f} days; {lever} would save "
+        f"{best['days_saved']:.1f} days{tail}.",
+        "suggestion": f"Switch on {lever}.",
+        "params": {
+            "share": share,
+            "days": wall,
+            "lever": best["lever"],
+            "days_saved": best["days_saved"],
+            "cost": cost,
+            "currency": currency,
+        },
+    }
+    if cost is None:
+        out["message_code"] = f"goodput-{kind}.free"
+    return [out]

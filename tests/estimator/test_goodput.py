@@ -105,3 +105,29 @@ def test_spares_are_bought_with_the_cluster() -> None:
     # four more servers (cards included) and nothing else; the same figure the goodput section names
     assert extra == pytest.approx(spared["goodput"]["spares"]["capex"], rel=1e-9)
     assert spared["goodput"]["spares"]["capex"] == pytest.approx(4 * base["cost"]["capex"]["compute"] / 2048)
+
+
+def test_advice_names_the_lever_that_saves_most_and_pays() -> None:
+    result = plan(LLAMA3)
+    g = result["goodput"]
+    (item,) = [a for a in result["advice"] if a["code"].startswith("goodput-")]
+    # restarts and re-done work are the larger loss: (rework + restarts) / wall > 3 %
+    assert item["code"] == "goodput-restarts"
+    share = (g["lost_days"]["rework"] + g["lost_days"]["restarts"]) / g["wall_clock_days"]
+    assert item["params"]["share"] == pytest.approx(share) and share > 0.03
+    best = max((lv for lv in g["levers"] if lv["pays"]), key=lambda lv: lv["days_saved"])
+    assert item["params"]["lever"] == best["lever"]
+    assert item["params"]["days_saved"] == pytest.approx(best["days_saved"])
+
+
+def test_a_free_lever_is_advised_below_the_threshold() -> None:
+    article = {
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"tokens": 5e11},
+        "hardware": {"accelerator": "ascend-910b2"},
+        "cluster": {"target_days": 30},
+    }
+    result = plan(article)
+    (item,) = [a for a in result["advice"] if a["code"].startswith("goodput-")]
+    assert item["message_code"].endswith(".free") and item["params"]["cost"] is None
+    assert item["params"]["days_saved"] > 0.01 * result["goodput"]["wall_clock_days"]

@@ -107,3 +107,22 @@ def test_compare_and_xlsx_carry_the_days_with_failures(client, make_estimate, de
     wb = load_workbook(io.BytesIO(client.get(f"/r/{est.share_token}/report.xlsx").content))
     summary = {row[0]: row[1] for row in wb["Summary"].iter_rows(min_row=2, values_only=True)}
     assert summary["Days with failures"] == pytest.approx(est.result["goodput"]["wall_clock_days"])
+
+
+def test_a_free_lever_reads_without_a_cost_in_chinese():
+    item = {
+        "code": "goodput-restarts",
+        "message_code": "goodput-restarts.free",
+        "severity": "info",
+        "message": "…",
+        "params": {
+            "share": 0.02,
+            "days": 29.3,
+            "lever": "in-memory-checkpoints",
+            "days_saved": 0.7,
+            "cost": None,
+        },
+    }
+    with translation.override("zh-hans"):
+        out = messages.advice(item, "CNY")
+        assert "无需新增硬件" in out["message"] and "复制到对等节点内存的检查点" in out["message"]
