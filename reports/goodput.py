@@ -11,18 +11,8 @@ from django.utils.translation import gettext_lazy
 from estimator.dotted import get_path as dig
 
 from . import formatting as f
+from . import labels
 
-LEVERS = {
-    "faster-hot-tier": gettext_lazy("a hot storage tier twice as fast"),
-    "async-checkpoints": gettext_lazy("asynchronous checkpoints"),
-    "in-memory-checkpoints": gettext_lazy("in-memory checkpoints replicated to peer nodes"),
-    "spare-nodes": gettext_lazy("hot standby nodes"),
-}
-MODES = {
-    "sync": gettext_lazy("synchronous"),
-    "async": gettext_lazy("asynchronous"),
-    "in-memory": gettext_lazy("in memory, replicated"),
-}
 # (label, path, kind) of the working table "Failures, checkpoints and restarts"
 TABLE = [
     (gettext_lazy("Wall-clock time with failures"), "goodput.wall_clock_days", "days"),
@@ -70,7 +60,7 @@ def why(result: dict) -> str:
         "n": f.count(g.get("expected_interruptions")),
         "mtbi": f.number(g.get("mean_time_between_interruptions_h"), 1),
         "interval": f.seconds(g.get("checkpoint_interval_s")),
-        "mode": str(MODES.get(str(g.get("checkpoint_mode")), g.get("checkpoint_mode"))),
+        "mode": labels.checkpoint_mode(str(g.get("checkpoint_mode"))),
         "restart": f.seconds(g.get("restart_s")),
         "ettr": f.percent(g.get("effective_training_time_ratio")),
         "low": f.days(g.get("wall_clock_days_p10")),
@@ -87,7 +77,7 @@ def levers(result: dict, currency: str) -> list[dict]:
         cost = lv.get("cost")
         out.append(
             {
-                "lever": str(LEVERS.get(str(lv.get("lever")), lv.get("lever"))),
+                "lever": labels.goodput_lever(str(lv.get("lever"))),
                 "days_saved": f.days(lv.get("days_saved")),
                 "days": f.days(lv.get("wall_clock_days")),
                 "cost": f.money(cost, currency) if cost is not None else _("no hardware"),

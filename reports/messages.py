@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from . import formatting as f
-from .goodput import LEVERS
+from . import labels
 
 # --- messages ----------------------------------------------------------------------------------
 MESSAGES: dict[str, str] = {
@@ -268,6 +268,44 @@ MESSAGES: dict[str, str] = {
     "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
     "source.mfu-predicted": gettext_noop("layout model prediction"),
     "source.mfu-fallback": gettext_noop("fallback (no layout fits)"),
+    # --- diagnose a measured run (estimator.plan.diagnose) ---
+    "diagnose.network": gettext_noop(
+        "Communication wait is %(share)s of the step, above %(threshold)s: suspect the network first (article section 5.1). "
+        "The model expects %(model_s)s of exposed communication for this layout at the links' rated bandwidth; the run waits "
+        "%(measured_s)s. Test each NIC's bandwidth point to point, check ECMP/rail routing, PFC pause frames, NUMA binding of "
+        "the NICs and the HCCL/NCCL topology settings."
+    ),
+    "diagnose.communication-slower": gettext_noop(
+        "Communication wait is %(share)s of the step, %(times_model)s the model's %(model_s)s, though below the %(threshold)s "
+        "the article treats as a network fault."
+    ),
+    "diagnose.data-loading": gettext_noop(
+        "Data loading takes %(share)s of the step; the model assumes the loader's prefetch hides it. Tokenise and shuffle "
+        "offline and prefetch to local NVMe (article section 3.4)."
+    ),
+    "diagnose.compute-slower": gettext_noop(
+        "Compute takes %(times_model)s the model's %(model_s)s: check that the operators run their high-performance kernels "
+        "(article section 5.1), the clocks and power caps, and the FP8 recipe."
+    ),
+    "diagnose.compute-faster": gettext_noop(
+        "Compute takes %(times_model)s the model's %(model_s)s: the stack is faster than the model assumes; plan with this "
+        "run as calibration.pilot."
+    ),
+    "diagnose.bubble": gettext_noop(
+        "The pipeline bubble is %(share)s of the modelled step (PP=%(pp)s, %(micro_batches)s micro-batches): 4 to 8 "
+        "micro-batches per stage keep it small (article section 2.3), or interleave stages."
+    ),
+    "diagnose.memory-pressure": gettext_noop(
+        "The layout needs %(share)s of the cards' HBM: allocator retries and fragmentation slow steps near the limit; "
+        "recompute activations or shard more with ZeRO (article section 5.4)."
+    ),
+    "diagnose.unexplained": gettext_noop(
+        "%(measured_s)s of the step is neither compute, communication nor data loading (the model expects %(model_s)s of "
+        "bubble and overlap): host stalls, stragglers or synchronisation; read the logs of the slowest rank (article section 7.3)."
+    ),
+    "diagnose.matches": gettext_noop(
+        "The run matches the model within its tolerance (step %(times_model)s the model's %(model_s)s); nothing stands out."
+    ),
 }
 
 SEVERITIES = {
@@ -276,19 +314,15 @@ SEVERITIES = {
     "info": gettext_lazy("info"),
 }
 
-TERMS = {
-    "tp_comm": gettext_lazy("TP communication"),
-    "pp_comm": gettext_lazy("PP communication"),
-    "dp_comm": gettext_lazy("DP communication"),
-    "ep_comm": gettext_lazy("EP communication"),
-    "cp_comm": gettext_lazy("CP communication"),
-}
-
 # parameter name -> formatting kind (reports.formatting); names not listed are shown as they are
 PARAM_KINDS = {
     "days_saved": "days",
     "cost": "money",
     "lever": "lever",
+    "threshold": "percent0",
+    "measured_s": "seconds",
+    "model_s": "seconds",
+    "times_model": "times",
     "total_bytes": "bytes",
     "hbm_bytes": "bytes",
     "bubble": "percent0",
@@ -339,13 +373,7 @@ PARAM_KINDS = {
     "domain_cards": "count",
     "node_cards": "count",
     "nearest_layout": "layout",
-}
-MEMORY_TERMS = {
-    "weights": gettext_lazy("Weights"),
-    "gradients": gettext_lazy("Gradients"),
-    "optimizer": gettext_lazy("Optimizer states"),
-    "activations": gettext_lazy("Activations"),
-    "other": gettext_lazy("Buffers and other"),
+    "precision": "upper",
 }
 
 
@@ -358,16 +386,18 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "money":
         return f.money(value, currency)
     if kind == "term":
-        return str(TERMS.get(value, value))
+        return labels.step_term(value)
     if kind == "lever":
-        return str(LEVERS.get(value, value))
+        return labels.goodput_lever(value)
     if kind == "memory_term":
-        return str(MEMORY_TERMS.get(value, value))
+        return labels.memory_term(value)
     if kind == "times":
         return f"{f.number(value, 2)}×"
     if kind == "change":
         text = f.percent(value - 1, 0)
         return text if value < 1 else f"+{text}"
+    if kind == "upper":
+        return str(value).upper()  # bf16 -> BF16, as the glossary writes number formats
     if kind == "gb":
         return f.number(value, 1)
     if kind == "layout":
@@ -435,12 +465,16 @@ def setting(row: Any, currency: str) -> dict:
     if not isinstance(row, dict):
         return {"setting": "", "value": "", "reason": str(row)}
     value = row.get("value")
+    key = str(row.get("setting", ""))
     if row.get("value_code"):
         value = render(row["value_code"], {}, str(value), currency)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         value = f.count(value)
+    elif key in labels.SETTINGS:
+        value = labels.setting_value(value)
     return {
-        "setting": row.get("setting", ""),
+        "setting": labels.setting(key),
+        "typed": key not in labels.SETTINGS,  # an environment variable: name and value as typed
         "value": value,
         "reason": render(row.get("code"), row.get("params"), row.get("reason", ""), currency),
     }
@@ -461,6 +495,7 @@ def assumption(row: Any, currency: str) -> dict:
         "value_text": shown(value) if shown else f.auto(value),
         "unit": "" if shown else str(UNITS.get(unit, unit)),
         "source": render(row.get("source_code"), {}, row.get("source", ""), currency),
+        "cited": not known(str(row.get("source_code") or "")),  # a publication, quoted as published
     }
 
 
