@@ -270,6 +270,14 @@ GOODPUT_LEVERS = {
     "in-memory-checkpoints": _("in-memory checkpoints replicated to peer nodes"),
     "spare-nodes": _("hot standby nodes"),
 }
+FAILURE_CAUSES = {  # estimator/catalog/failures.py CAUSES
+    "accelerator": _("accelerator"),
+    "hbm": _("HBM"),
+    "host": _("host"),
+    "host_maintenance": _("unplanned host maintenance"),
+    "network": _("network switch or cable"),
+    "software": _("software"),
+}
 CHECKPOINT_MODES = {
     "sync": _("synchronous"),
     "async": _("asynchronous"),
@@ -329,6 +337,11 @@ def validation_metric(key: str) -> str:
 
 def goodput_lever(key: str) -> str:
     return _get(GOODPUT_LEVERS, key)
+
+
+def failure_causes(keys: str) -> str:
+    """ "accelerator, hbm, software" -> each cause in the reader's language."""
+    return ", ".join(_get(FAILURE_CAUSES, k.strip()) for k in str(keys).split(","))
 
 
 def checkpoint_mode(key: str) -> str:

@@ -262,6 +262,11 @@ MESSAGES: dict[str, str] = {
     "assumption.electricity": gettext_noop("electricity"),
     "assumption.pue": gettext_noop("PUE"),
     "assumption.depreciation": gettext_noop("depreciation"),
+    "assumption.failure-rate-card": gettext_noop("interruptions per card-hour (%(causes)s)"),
+    "assumption.failure-rate-node": gettext_noop("interruptions per server-hour (%(causes)s)"),
+    "assumption.failure-rate-switch": gettext_noop("interruptions per switch-hour (%(causes)s)"),
+    "assumption.detection": gettext_noop("time to detect an interruption"),
+    "assumption.rescheduling": gettext_noop("time to reschedule after an interruption"),
     "assumption.price-book": gettext_noop("Price book: %(book)s v%(version)s (%(date)s, %(currency)s)"),
     "source.scenario": gettext_noop("scenario input"),
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
@@ -317,6 +322,7 @@ SEVERITIES = {
 # parameter name -> formatting kind (reports.formatting); names not listed are shown as they are
 PARAM_KINDS = {
     "days_saved": "days",
+    "causes": "causes",
     "cost": "money",
     "lever": "lever",
     "threshold": "percent0",
@@ -387,6 +393,8 @@ def _param(name: str, value: Any, currency: str) -> str:
         return f.money(value, currency)
     if kind == "term":
         return labels.step_term(value)
+    if kind == "causes":
+        return labels.failure_causes(value)
     if kind == "lever":
         return labels.goodput_lever(value)
     if kind == "memory_term":
@@ -480,7 +488,13 @@ def setting(row: Any, currency: str) -> dict:
     }
 
 
-UNITS = {"years": gettext_lazy("years")}
+UNITS = {
+    "years": gettext_lazy("years"),
+    "s": gettext_lazy("seconds"),
+    "per card-hour": gettext_lazy("per card-hour"),
+    "per node-hour": gettext_lazy("per node-hour"),
+    "per switch-hour": gettext_lazy("per switch-hour"),
+}
 
 
 def assumption(row: Any, currency: str) -> dict:

@@ -355,6 +355,50 @@ def _with(st: Settings, **changes: Any) -> Settings:
     return dataclasses.replace(st, **changes)
 
 
+def assumptions(r: Resolved) -> list[dict[str, Any]]:
+    """The failure rates (per card-, node- and switch-hour, the vendor's scale applied) and the restart
+    figures behind result.goodput, as rows of result.assumptions (code, value, unit, source)."""
+    st, cat = settings(r), failures()
+    vendor = cat.for_vendor(r.accelerator.vendor)
+    scale_src = (
+        "scenario reliability.rate_scale" if r.scenario.reliability.rate_scale else vendor.source.source
+    )
+    out = []
+    for unit in ("card", "node", "switch"):
+        rate = sum(v for c, v in st.rates.items() if st.per[c] == unit) * st.scale
+        causes = ", ".join(c for c in st.rates if st.per[c] == unit)
+        out.append(
+            {
+                "name": f"interruptions per {unit}-hour ({causes})",
+                "code": f"assumption.failure-rate-{unit}",
+                "params": {"causes": causes},
+                "value": rate,
+                "unit": f"per {unit}-hour",
+                "source": f"{st.source}; x{st.scale:g}: {scale_src}",
+            }
+        )
+    rec = cat.recovery_sources
+    rs = r.scenario.reliability
+    for key, value, given in (
+        ("detection", st.detection_s, rs.detection_s),
+        ("rescheduling", st.rescheduling_s, rs.rescheduling_s),
+    ):
+        src = rec[f"{key}_s"]
+        out.append(
+            {
+                "name": f"{key} time of an interruption",
+                "code": f"assumption.{key}",
+                "params": {},
+                "value": value,
+                "unit": "s",
+                "source": f"scenario reliability.{key}_s"
+                if given is not None
+                else f"{src.source} ({src.as_of})",
+            }
+        )
+    return out
+
+
 def advice(g: dict[str, Any], currency: str) -> list[dict[str, Any]]:
     """Advice when checkpoints or restarts (with the work they re-do) cost more than ADVICE_SHARE of
     the wall time, or when a lever without hardware (a checkpoint mode) would save more than

@@ -22,6 +22,7 @@ from estimator.money import budget as budget_rules
 from estimator.plan import evidence
 from estimator.plan.advice import advise
 from estimator.plan.goodput import advice as goodput_advice
+from estimator.plan.goodput import assumptions as goodput_assumptions
 from estimator.plan.goodput import at_cards as goodput_at_cards
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.starting_config import starting_configuration
@@ -574,4 +575,5 @@ def assemble(
     good_days = goodput["wall_clock_days"] if goodput is not None else None
     result["warnings"] = _warnings(r, choice, compute, cost, advice, problem, good_days)
     result["assumptions"] = _assumptions(r, choice, eq, pr, problem.stack)
+    result["assumptions"] += goodput_assumptions(r) if goodput is not None else []
     return result

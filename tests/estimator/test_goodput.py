@@ -131,3 +131,16 @@ def test_a_free_lever_is_advised_below_the_threshold() -> None:
     (item,) = [a for a in result["advice"] if a["code"].startswith("goodput-")]
     assert item["message_code"].endswith(".free") and item["params"]["cost"] is None
     assert item["params"]["days_saved"] > 0.01 * result["goodput"]["wall_clock_days"]
+
+
+def test_assumptions_name_the_rates_and_restart_figures() -> None:
+    rows = {a["code"]: a for a in plan(LLAMA3)["assumptions"]}
+    # accelerator 196 + HBM 72 + software 63 per 16,384 cards over 1,296 h
+    assert rows["assumption.failure-rate-card"]["value"] == pytest.approx(331 / (16384 * 1296))
+    assert rows["assumption.failure-rate-node"]["value"] == pytest.approx(53 / (2048 * 1296))
+    assert rows["assumption.failure-rate-switch"]["value"] == pytest.approx(35 / (1280 * 1296))
+    assert rows["assumption.detection"]["value"] == 300
+    given = plan({**LLAMA3, "reliability": {"rescheduling_s": 60}})["assumptions"]
+    assert {a["code"]: a for a in given}["assumption.rescheduling"][
+        "source"
+    ] == "scenario reliability.rescheduling_s"

@@ -16,6 +16,7 @@ import pytest
 from babel.messages.pofile import read_po
 from django.utils import translation
 
+from estimator.catalog.failures import CAUSES
 from estimator.contract.scenario import Scenario
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
 from estimator.layout.stacks import CHECKPOINT_MODES
@@ -76,6 +77,7 @@ REGISTRIES = {
     "diagnosis terms": (labels.DIAGNOSIS_TERMS, set(diagnose.TERMS)),
     "goodput levers": (labels.GOODPUT_LEVERS, set(goodput.LEVER_NAMES)),
     "checkpoint modes": (labels.CHECKPOINT_MODES, set(CHECKPOINT_MODES)),
+    "failure causes": (labels.FAILURE_CAUSES, set(CAUSES)),
 }
 
 
