@@ -247,7 +247,7 @@ def _predicted(
             def need(mfu: float, flop: float = flop, seconds: float = seconds, tok: float = key[0]) -> int:
                 return int(cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok))
 
-            chosen, _, best = size_for_deadline(r, sizes, need, memo)
+            chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
             picks[key] = (chosen, best)
     cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
     bests = [picks[k][1] for k in keys]

@@ -159,7 +159,7 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
         return _choice(cards, *_evaluate(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
-    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r))
+    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r), goodput.ettr_at(r))
     return _choice(cards, fabric, _layouts(r, cards, fabric), None)
 
 
@@ -217,7 +217,11 @@ SIZING_BLOCK = 8  # sizes evaluated together while scanning for a deadline
 
 
 def size_for_deadline(
-    r: Resolved, sizes: npt.NDArray[np.int64], need: Callable[[float], int], memo: SizeMemo
+    r: Resolved,
+    sizes: npt.NDArray[np.int64],
+    need: Callable[[float], int],
+    memo: SizeMemo,
+    ettr: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
     (cards, fabric, best layout). need(mfu) -> cards the deadline needs at that MFU.
@@ -227,7 +231,8 @@ def size_for_deadline(
     splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
     size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
     at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
-    keeps the size of highest throughput (the deadline is then missed). The sizes are searched
+    keeps the size of highest throughput, failures counted when `ettr(cards, mfu)` (arrays) gives the
+    share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
     SIZING_BLOCK at a time in one vectorized pass (layout_batch.best_layouts)."""
     first = min(int(np.searchsorted(sizes, need(MAX_PLAUSIBLE_MFU))), len(sizes) - 1)
     last = need(MIN_PLAUSIBLE_MFU)
@@ -253,11 +258,10 @@ def size_for_deadline(
         fabric, found = _evaluate(r, cards)  # raises the fabric's own error
         return cards, fabric, found.best
 
-    def throughput(cards: int) -> float:
-        best = tried[cards]
-        return cards * best.predicted_mfu if best is not None else 0.0
-
-    cards = max(tried, key=throughput)
+    sized = np.array(list(tried), dtype=np.int64)
+    mfus = np.array([0.0 if b is None else float(b.predicted_mfu) for b in tried.values()])
+    share = ettr(sized, np.where(mfus > 0, mfus, 1.0)) if ettr is not None else np.ones(len(sized))
+    cards = int(sized[int(np.argmax(sized * mfus * share))])  # the first of equals, as max() kept
     return cards, memo.built(cards), tried[cards]
 
 

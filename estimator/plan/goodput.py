@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numpy.typing import ArrayLike
 
 from estimator.catalog.failures import failures
@@ -205,6 +207,21 @@ def at_cards(
         read_bytes_per_s=state["hot_read_bytes_per_s"],
         st=st,
     )
+
+
+def ettr_at(
+    r: Resolved, tokens: float | None = None
+) -> Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None:
+    """ETTR(cards, mfu) (arrays) of this scenario at sizes not designed yet (at_cards), for the
+    deadline sizing's fallback to the size of highest throughput; None when failures are not counted."""
+    if not r.scenario.reliability.failures:
+        return None
+    st = settings(r)
+
+    def ettr(cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return np.asarray(at_cards(r, cards, mfu, tokens, st)["ettr"], dtype=np.float64)
+
+    return ettr
 
 
 def cards_for_deadline_with_failures(

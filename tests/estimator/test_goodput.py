@@ -144,3 +144,19 @@ def test_assumptions_name_the_rates_and_restart_figures() -> None:
     assert {a["code"]: a for a in given}["assumption.rescheduling"][
         "source"
     ] == "scenario reliability.rescheduling_s"
+
+
+def test_a_missed_deadline_keeps_the_size_that_finishes_first_with_failures() -> None:
+    # 15T tokens of 405B in 60 days at a 4M-token batch: no size meets it, so the plan keeps the size
+    # of highest throughput; with failures counted that is fewer cards than without (they fail less)
+    doc = {
+        "model": {"preset": "llama-3.1-405b"},
+        "training": {"tokens": 15e12},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"target_days": 60},
+    }
+    chosen, without = plan(doc), plan({**doc, "reliability": {"failures": False}})
+    assert chosen["compute"]["meets_target"] is False
+    assert chosen["compute"]["cards"] < without["compute"]["cards"]
+    other = plan({**doc, "cluster": {"cards": without["compute"]["cards"]}})
+    assert chosen["goodput"]["wall_clock_days"] < other["goodput"]["wall_clock_days"]
