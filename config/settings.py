@@ -58,7 +58,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "api.conventions.RequestIdMiddleware",  # X-Request-Id on every response and log line
     "django.middleware.security.SecurityMiddleware",
+    "api.conventions.ApiResponseMiddleware",  # under /api/: JSON errors, Retry-After, RateLimit
     "config.middleware.BodyLimitMiddleware",  # 413 / 411 before anything reads the body
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -225,11 +227,14 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "WebhookStatusEnum": "integrations.models.CallbackStatus",
         "BatchStatusEnum": "integrations.models.BatchStatus",
+        "SweepStatusEnum": "sweeps.models.Sweep.Status",
     },
     "WEBHOOKS": ["integrations.api.webhook_docs.sweep_finished", "integrations.api.webhook_docs.batch_done"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "integrations.api.schema.document_idempotency_key",  # the header on every POST
+        "integrations.api.schema.document_idempotency_key",  # the header on every POST and PUT
+        "api.result_schema.document_result",  # named schemas of the result's sections
+        "api.openapi_hooks.document_conventions",  # errors and headers every operation can answer
     ],
 }
 
@@ -333,6 +338,12 @@ WEBHOOK_SECRET_GRACE_S = env_int("WEBHOOK_SECRET_GRACE_S", 24 * 3600, minimum=0)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "api.conventions.RequestIdLogFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "plain"}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING").upper()},
+    # the access log: one line per API request (method, path, status, duration) with its X-Request-Id
+    "loggers": {"api.requests": {"level": "INFO"}},
 }

@@ -24,12 +24,13 @@ from typing import Any
 from estimator.errors import ScenarioError
 from estimator.layout.search import LayoutEval, LayoutProblem, search
 from estimator.layout.steptime import LINK_EFFICIENCY
+from estimator.plan.evidence import observations
 
 #: Exposed communication terms of the breakdown: what a profiler reports as communication wait.
 COMM_KEYS = ("tp_comm", "pp_comm", "dp_comm", "ep_comm", "cp_comm")
-#: Lowest measured / predicted tokens/s among the validated published runs (the validation page:
-#: DeepSeek-V2 60B on 32 Ascend 910B, MindSpeed-LLM, 1,083 measured against 1,954 predicted).
-VALIDATED_RATIO_MIN = 0.55
+#: Lowest measured / predicted throughput among the validated published runs, read from the evidence
+#: the bands are built on (reference_data/evidence_bands.toml, estimator.plan.evidence): one place.
+VALIDATED_RATIO_MIN = min(r for ratios in observations().values() for r in ratios)
 #: A pilot below half of that is refused: no validated run is that far below the model, so the
 #: measurement more likely counts something else (a stalled job, data loading, the wrong unit).
 PILOT_RATIO_MIN = VALIDATED_RATIO_MIN / 2.0

@@ -126,3 +126,20 @@ def test_a_free_lever_reads_without_a_cost_in_chinese():
     with translation.override("zh-hans"):
         out = messages.advice(item, "CNY")
         assert "无需新增硬件" in out["message"] and "复制到对等节点内存的检查点" in out["message"]
+
+
+@pytest.mark.django_db
+def test_openapi_documents_result_goodput_and_a_result_conforms(client, deadline_scenario):
+    from jsonschema import Draft202012Validator
+
+    doc = client.get("/api/v1/schema", HTTP_ACCEPT="application/json").json()
+    schemas = doc["components"]["schemas"]
+    goodput = schemas["ResultGoodput"]
+    assert set(GOODPUT_FIELDS) <= set(goodput["required"])
+    assert schemas["Result"]["properties"]["goodput"] == {"$ref": "#/components/schemas/ResultGoodput"}
+    from estimator.plan.compose import estimate
+
+    result = estimate(deadline_scenario)["result"]
+    # drf-spectacular's own dependency; the section's $refs resolve inside the document's components
+    validator = Draft202012Validator({**goodput, "components": doc["components"]})
+    assert [e.message for e in validator.iter_errors(result["goodput"])] == []
