@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from estimator.catalog.failures import failures
 from estimator.cluster import reliability as rel
@@ -103,3 +105,27 @@ def test_rates_scale_with_the_cluster() -> None:
     # the whole Llama 3 cluster over 1,296 h gives back the table's 419; half of it half as many
     assert sum(float(v) for v in full.values()) * 1296 * 3600 == pytest.approx(419)
     assert sum(float(v) for v in half.values()) * 1296 * 3600 == pytest.approx(209.5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    delta=st.floats(1.0, 600.0),
+    mtbi=st.floats(3600.0, 1e7),
+    restart=st.floats(0.0, 3600.0),
+    mode=st.sampled_from(rel.CHECKPOINT_MODES),
+    lag=st.floats(0.0, 300.0),
+)
+def test_wall_time_invariants(delta: float, mtbi: float, restart: float, mode: str, lag: float) -> None:
+    tau = max(float(rel.daly_interval(delta, mtbi)), lag)
+    assert 0 < tau <= mtbi
+    lost = float(rel.rework_s(mode, tau, delta, lag)) + restart
+    w = rel.wall_time(1e6, tau, delta, 1 / mtbi, lost, 0.0, 0.0)
+    wall = float(w["wall"])
+    if float(w["progress"]) > rel.MIN_PROGRESS:
+        # never faster than computing, and the parts add up to the whole
+        assert wall >= 1e6
+        assert wall == pytest.approx(1e6 + float(w["checkpoints"]) + float(w["interruptions"]), rel=1e-9)
+        p10, p90 = rel.count_quantiles(wall / mtbi, 50.0)
+        assert float(p10) <= wall / mtbi <= float(p90) + 1e-9
+    else:
+        assert math.isinf(wall)
