@@ -143,3 +143,28 @@ def test_openapi_documents_result_goodput_and_a_result_conforms(client, deadline
     # drf-spectacular's own dependency; the section's $refs resolve inside the document's components
     validator = Draft202012Validator({**goodput, "components": doc["components"]})
     assert [e.message for e in validator.iter_errors(result["goodput"])] == []
+
+
+@pytest.mark.django_db
+def test_the_form_sets_the_checkpoint_mode_and_spares_and_a_copy_keeps_them(client):
+    from reports.models import Estimate
+
+    form = {
+        "model_source": "preset",
+        "preset": "llama-3.1-8b",
+        "accelerator": "ascend-910b2",
+        "tokens": "200B",
+        "sizing": "cards",
+        "cards": "64",
+        "currency": "USD",
+        "checkpoint_mode": "async",
+        "spare_nodes": "1",
+    }
+    assert client.post("/", form).status_code == 302
+    est = Estimate.objects.get()
+    assert est.input["training"]["stack_overrides"] == {"checkpoint_mode": "async"}
+    assert est.input["reliability"] == {"spare_nodes": 1}
+    assert est.result["goodput"]["checkpoint_mode"] == "async"
+    assert est.result["goodput"]["spares"]["nodes"] == 1
+    html = client.get(f"/?copy={est.share_token}").content.decode()
+    assert '<option value="async" selected>' in html and 'name="spare_nodes" value="1"' in html
