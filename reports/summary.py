@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy
 from estimator.dotted import get_path as dig
 
 from . import formatting as f
-from . import goodput
+from . import goodput, labels
 
 
 def _num(value: Any) -> float | None:
@@ -106,6 +106,11 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             "rate": f.big(compute.get("tokens_per_s")),
             "hours": f.big(compute.get("accelerator_hours")),
         }
+        if _num(compute.get("training_flop_6n")) is not None:  # both counts side by side
+            text += " " + _("Compute: %(flop_6n)s FLOP as 6·N·D, %(flop)s with attention (planned).") % {
+                "flop_6n": f.flops(compute.get("training_flop_6n")),
+                "flop": f.flops(compute.get("training_flop")),
+            }
         low, high = dig(result, "uncertainty.days.p10"), dig(result, "uncertainty.days.p90")
         if _num(low) is not None and _num(high) is not None:
             text += " " + _("80%% likely between %(low)s and %(high)s.") % {
@@ -173,6 +178,7 @@ def headline(scenario: dict, result: dict) -> list[dict]:
                 "key": key,
                 "label": str(label),
                 "value": value,
+                "kind": kind,
                 "text": f.by_kind(value, kind, cur),
                 "why": _why(key, scenario, result),
             }
@@ -240,7 +246,7 @@ def _class_words(key: str) -> str:
     family, workload, stack = [*key.split("/"), "*", "*", "*"][:3]
     return _("%(workload)s plans on %(chip)s with %(stack)s") % {
         "workload": _WORKLOADS.get(workload, _("all")) if workload != "*" else _("all"),
-        "chip": _("any chip") if family == "*" else family,
+        "chip": _("any chip") if family == "*" else labels.chip_family(family),
         "stack": _("any stack") if stack == "*" else stack,
     }
 
