@@ -207,7 +207,7 @@ RESULT_RESPONSES = {
     (200, "application/json"): ResultPageSerializer,
     (200, "text/csv"): CSV_TEXT,
     **{(code, "application/json"): serializer for code, serializer in ERRORS.items()},
-    **{(code, "text/csv"): CSV_TEXT for code in (400, 404)},
+    **{(code, "text/csv"): CSV_TEXT for code in ERRORS},  # an error asked for as CSV is CSV
 }
 
 
