@@ -6,7 +6,6 @@ body as served is the one it describes (CHECKS). Bounded for CI: EXAMPLES per op
 deadline (a shared 2-core box). Each run counts its cases (CASES), printed at the session's end."""
 
 import json
-import sys
 
 import pytest
 import schemathesis
@@ -81,10 +80,12 @@ def _in_test_transaction(settings):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _report_case_counts():
-    """The number of cases each run checked, printed at the end (the issue asks for the counts)."""
+def _report_case_counts(request):
+    """The number of cases each run checked, printed at the end by pytest's terminal reporter."""
     yield
-    sys.__stdout__.write(f"\nschemathesis cases checked: {CASES}\n")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(f"schemathesis cases checked: {CASES}")
 
 
 @pytest.fixture
