@@ -44,6 +44,16 @@ VERIFY = (
 )
 
 
+POLL_AFTER_S = "5"  # while a batch is planned: when to read it again (Retry-After, RFC 9110)
+
+
+def polled(response: Response, batch: Batch) -> Response:
+    """A batch still being planned says when to look again."""
+    if batch.status in Batch.ACTIVE:
+        response["Retry-After"] = POLL_AFTER_S
+    return response
+
+
 def site_url(request) -> str:
     """Where the links of a notification point: the address the request came through."""
     return request.build_absolute_uri("/")
@@ -100,7 +110,8 @@ class BatchListCreateView(APIView):
             wait = str(max(1, int(settings.BATCH_STALL_S)))
             return error_response([{"field": "", "message": str(exc)}], 429, headers={"Retry-After": wait})
         body = batch_payload(batch, request)
-        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+        headers = {"Location": body["url"], "Retry-After": POLL_AFTER_S}
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
 
 
 class BatchDetailView(APIView):
@@ -114,7 +125,7 @@ class BatchDetailView(APIView):
             batch = batches.owned_batch(request.user, pk)
         except Batch.DoesNotExist:
             raise Http404 from None
-        return Response(batch_payload(batch, request))
+        return polled(Response(batch_payload(batch, request)), batch)
 
 
 class SharedBatchView(APIView):
@@ -128,7 +139,7 @@ class SharedBatchView(APIView):
             batch = batches.shared_batch(token)
         except Batch.DoesNotExist:
             raise Http404 from None
-        return Response(batch_payload(batch, request, shared=True))
+        return polled(Response(batch_payload(batch, request, shared=True)), batch)
 
 
 def _secret_body(user) -> dict:

@@ -72,8 +72,8 @@ def test_the_worked_example_runs_from_a_fresh_install_and_prints_the_documented_
     team = Team.objects.get(slug="procurement")
     assert Membership.objects.get(team=team).user == user  # its creator, as admin
     ws = load_workbook(io.BytesIO(out.read_bytes())).active
-    assert [c.value for c in ws[1]] == ["Item", "Vendor A (USD)", "Vendor B (USD)", "Vendor C (USD)"]
-    rows = {row[0]: row[1:] for row in ws.iter_rows(min_row=2, values_only=True)}
+    assert [c.value for c in ws[1]] == ["Item", "Unit", "Vendor A (USD)", "Vendor B (USD)", "Vendor C (USD)"]
+    rows = {row[0]: row[2:] for row in ws.iter_rows(min_row=2, values_only=True)}
     assert rows["Accelerator"] == ("NVIDIA H100 SXM5 80GB", "NVIDIA H100 SXM5 80GB", "Huawei Ascend 910B2")
     # A and B quote the same 24 DGX H100 servers, 12 switches and 896 transceivers (the 192 cards'
     # rail-optimized leaf-spine). Their books: a server is chassis + 8 cards, A 110,000 + 8 x 25,000 =
