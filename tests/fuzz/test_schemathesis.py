@@ -5,6 +5,7 @@ server error (5xx), and the document tells the truth: every status code, content
 body as served is the one it describes (CHECKS). Bounded for CI: EXAMPLES per operation, no
 deadline (a shared 2-core box). Each run counts its cases (CASES), printed at the session's end."""
 
+import contextlib
 import json
 
 import pytest
@@ -81,11 +82,11 @@ def _in_test_transaction(settings):
 
 @pytest.fixture(scope="module", autouse=True)
 def _report_case_counts(request):
-    """The number of cases each run checked, printed at the end by pytest's terminal reporter."""
+    """The number of cases each run checked, printed at the end (past pytest's output capture)."""
     yield
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(f"schemathesis cases checked: {CASES}")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\nschemathesis cases checked: {CASES}", flush=True)
 
 
 @pytest.fixture
