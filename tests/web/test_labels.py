@@ -16,11 +16,13 @@ import pytest
 from babel.messages.pofile import read_po
 from django.utils import translation
 
+from estimator.catalog.failures import CAUSES
 from estimator.contract.scenario import Scenario
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
+from estimator.layout.stacks import CHECKPOINT_MODES
 from estimator.layout.steptime.step import BREAKDOWN_KEYS, COMPUTE_TERMS
 from estimator.money.cost import capex_usd
-from estimator.plan import advice, diagnose, starting_config
+from estimator.plan import advice, diagnose, goodput, starting_config
 from estimator.plan.compose import estimate
 from reports import labels, messages
 from sweeps import digests
@@ -73,6 +75,9 @@ REGISTRIES = {
     "sweep axes": (labels.AXES, set(scenario_fields()) - set(labels.NOT_AXES)),
     "sweep metrics": (labels.METRICS, set(digests.RANK_METRICS)),
     "diagnosis terms": (labels.DIAGNOSIS_TERMS, set(diagnose.TERMS)),
+    "goodput levers": (labels.GOODPUT_LEVERS, set(goodput.LEVER_NAMES)),
+    "checkpoint modes": (labels.CHECKPOINT_MODES, set(CHECKPOINT_MODES)),
+    "failure causes": (labels.FAILURE_CAUSES, set(CAUSES)),
 }
 
 
