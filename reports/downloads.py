@@ -10,7 +10,7 @@ from typing import Any
 from django.utils.http import content_disposition_header
 from django.utils.text import slugify
 
-SIGNIFICANT = 12  # digits kept: every figure of the product is far coarser; float64 noise is in the 16th
+SIGNIFICANT = 15  # digits kept, as a spreadsheet keeps them: float64 noise is in the 16th and 17th
 NAME_CHARS = 60
 
 
