@@ -84,8 +84,14 @@ def _english_left(text: str, phrases: list[str]) -> list[str]:
 
 
 def _body_text(page) -> str:
-    page.wait_for_selector("#chart-cost .main-svg", timeout=30_000)  # chart text included
-    return page.inner_text("main")
+    """The page's own text, chart text included; citations quoted as published (lang="en", the
+    catalog's sources) left out."""
+    page.wait_for_selector("#chart-cost .main-svg", timeout=30_000)
+    return page.evaluate(
+        """() => { const m = document.querySelector("main").cloneNode(true);
+        m.querySelectorAll("[lang=en]").forEach((el) => el.remove());
+        document.body.appendChild(m); const t = m.innerText; m.remove(); return t; }"""
+    )
 
 
 @pytest.fixture
