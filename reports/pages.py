@@ -18,12 +18,26 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from api.throttling import AnonRateThrottle, UserRateThrottle
+from api.timestamps import rfc3339
 from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
 from estimator.plan.supernode_rules import explain_step_time
 from estimator.validation import validation_rows
+from reports.money import result_amounts
 
-from . import charts, compare, glossary, labels, messages, selectors, services, summary, working, xlsx
+from . import (
+    calibration_block,
+    charts,
+    compare,
+    glossary,
+    labels,
+    messages,
+    selectors,
+    services,
+    summary,
+    working,
+    xlsx,
+)
 from . import formatting as fmt
 from .cells import neutralize_row
 from .forms import EstimateForm
@@ -148,6 +162,7 @@ def _report_context(request, estimate: Estimate) -> dict:
         "currency": cur,
         "headline": summary.headline(scenario, result),
         "budget": _budget_block(result, cur),
+        "calibration": calibration_block.block(result),
         "figures": [
             {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
             for dom_id, fig in charts.all_figures(result)
@@ -189,7 +204,7 @@ def report_json(request, token: str):
         "result": estimate.result,
         "engine_version": estimate.engine_version,
         "catalog_version": estimate.catalog_version,
-        "created_at": estimate.created_at.isoformat(),
+        "created_at": rfc3339(estimate.created_at),
     }
     response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
     response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.json"'
@@ -198,19 +213,23 @@ def report_json(request, token: str):
 
 @require_GET
 def report_csv(request, token: str):
-    """One row per number: section, dotted field, value (scenario first, then result)."""
+    """One row per number: section, dotted field, value, and the currency of an amount (scenario
+    first, then result)."""
     estimate = _shared_or_404(token)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.csv"'
     response.write("\ufeff")  # BOM: spreadsheet programs then read UTF-8 (Chinese names) correctly
     writer = csv.writer(response)
-    writer.writerow(["part", "field", "value"])
-    writer.writerow(["meta", "engine_version", estimate.engine_version])
-    writer.writerow(["meta", "catalog_version", estimate.catalog_version])
-    writer.writerow(["meta", "created_at", estimate.created_at.isoformat()])
+    writer.writerow(["part", "field", "value", "currency"])
+    writer.writerow(["meta", "engine_version", estimate.engine_version, ""])
+    writer.writerow(["meta", "catalog_version", estimate.catalog_version, ""])
+    writer.writerow(["meta", "created_at", rfc3339(estimate.created_at), ""])
+    amounts = result_amounts(estimate.result)  # amounts as decimal strings, with their currency
     for part, data in (("scenario", estimate.scenario), ("result", estimate.result)):
         for path, value in summary.flatten(data):
-            writer.writerow(neutralize_row([part, path, "" if value is None else value]))
+            found = amounts.get(path) if part == "result" else None
+            cells = [found["amount"], found["currency"]] if found else ["" if value is None else value, ""]
+            writer.writerow(neutralize_row([part, path, *cells]))
     return response
 
 

@@ -12,7 +12,7 @@ from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 from openpyxl.worksheet.worksheet import Worksheet
 
-from . import compare, summary, working
+from . import compare, money, summary, working
 from .cells import neutralize
 
 BOLD = Font(bold=True)
@@ -79,10 +79,11 @@ def comparison_workbook(estimates: list[Any]) -> bytes:
     reports = [{"scenario": e.scenario, "result": e.result} for e in estimates]
     wb = Workbook()
     names = [e.name or e.share_token for e in estimates]
+    columns = [money.header(n, c) for n, c in zip(names, compare.currencies(reports), strict=True)]
     ws = _sheet(
         wb,
         _("Comparison"),
-        [_("Item"), *names],
+        [_("Item"), *columns],  # each quote's amounts are in its own currency, named in its header
         [[r["label"]] + r["raw"] for r in compare.rows(reports)]
         + [[_("Currency"), *compare.currencies(reports)]],
         first=True,

@@ -17,8 +17,9 @@ from rest_framework.views import APIView
 from api.exceptions import ErrorSerializer, error_response
 from api.pagination import Pagination
 from api.parsers import StrictJSONParser
-from api.schema import TEAM_PARAMETER
+from api.schema import PAGE_PARAMETERS, TEAM_PARAMETER, paginated
 from api.throttling import client_ip
+from api.timestamps import rfc3339
 from integrations import batches, signing
 from integrations.models import Batch, Callback, DeliveryAttempt
 
@@ -70,7 +71,12 @@ class BatchListCreateView(APIView):
     @extend_schema(
         operation_id="estimates_batch_list",
         summary="Your batches, newest first (without their results)",
-        responses={200: BatchSummarySerializer(many=True), 401: ErrorSerializer},
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: paginated("PaginatedBatchSummaryList", BatchSummarySerializer),
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request):
         paginator = Pagination()
@@ -140,10 +146,8 @@ def _secret_body(user) -> dict:
     record = signing.secret_of(user)
     return {
         "secret": record.secret,
-        "created_at": record.created_at.isoformat(),
-        "previous_valid_until": (
-            until.isoformat() if (until := signing.previous_valid_until(record)) else None
-        ),
+        "created_at": rfc3339(record.created_at),
+        "previous_valid_until": rfc3339(signing.previous_valid_until(record)),
         "verify": VERIFY,
     }
 
@@ -197,10 +201,14 @@ class DeliveriesView(APIView):
         parameters=[
             OpenApiParameter("sweep", OpenApiTypes.INT, description="only the callback of this sweep"),
             OpenApiParameter("batch", OpenApiTypes.INT, description="only the callback of this batch"),
-            OpenApiParameter("page", OpenApiTypes.INT),
-            OpenApiParameter("page_size", OpenApiTypes.INT),
+            *PAGE_PARAMETERS,
         ],
-        responses={200: WebhookSerializer(many=True), 400: ErrorSerializer, 401: ErrorSerializer},
+        responses={
+            200: paginated("PaginatedWebhookList", WebhookSerializer),
+            400: ErrorSerializer,
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request):
         rows = Callback.objects.filter(owner=request.user).prefetch_related(

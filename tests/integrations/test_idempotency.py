@@ -28,7 +28,9 @@ def test_a_retried_post_creates_one_estimate_and_answers_the_first_response(user
     assert first.status_code == again.status_code == 201
     assert Estimate.objects.count() == 1
     assert again.json() == first.json()
-    assert again["Location"] == first["Location"] == first.json()["report_url"]
+    assert (
+        again["Location"] == first["Location"] == f"http://testserver/api/v1/estimates/{first.json()['id']}"
+    )
     assert again["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
 
 
@@ -162,9 +164,9 @@ def test_the_schema_documents_the_header_on_every_post(api_client):
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, user, scenario, monkeypatch):
     """Two clients send the same keyed POST at the same moment to the threaded live server; the
-    planning is slowed so that they overlap. One runs; the other answers 409 (still running)."""
+    planning holds until the other request has its answer, so they overlap. One runs; the other
+    answers 409 (still running)."""
     import threading
-    import time
     import urllib.error
     import urllib.request
 
@@ -173,8 +175,10 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
 
     original = services.create_estimate
 
+    answered = threading.Event()  # the other request has its answer: the planning may finish
+
     def slow(**kwargs):
-        time.sleep(1.0)
+        answered.wait(30)  # (no fixed sleep: both would plan and the test fails, after 30 s)
         return original(**kwargs)
 
     monkeypatch.setattr(services, "create_estimate", slow)
@@ -198,6 +202,7 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
                 statuses.append(response.status)
         except urllib.error.HTTPError as exc:
             statuses.append(exc.code)
+            answered.set()
 
     threads = [threading.Thread(target=send) for _ in range(2)]
     for t in threads:
