@@ -131,6 +131,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# A URL name, resolved in the request's language: a Chinese page that needs a sign-in sends the
+# reader to the Chinese sign-in page (and back to the page, in Chinese, after it).
+LOGIN_URL = "reports:login"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -173,6 +176,7 @@ CONTENT_SECURITY_POLICY = {
         "img-src": [SELF, "data:", "blob:"],
         "font-src": [SELF, "data:"],
         "connect-src": [SELF],
+        "worker-src": [SELF, "blob:"],  # Redoc's search index runs in a worker made from a blob
         "object-src": [NONE],
         "base-uri": [NONE],
         "frame-ancestors": [NONE],

@@ -29,7 +29,9 @@ from . import (
     calibration_block,
     charts,
     compare,
+    downloads,
     glossary,
+    goodput,
     labels,
     messages,
     selectors,
@@ -113,6 +115,8 @@ def new_estimate(request):
             copy_name = original.name or token
             if request.GET.get("sizing") == "budget" and initial.get("budget") is not None:
                 initial["sizing"] = "budget"  # "plan it by budget" from the budget block
+                # the copy is named for what it is: the same scenario sized by its budget
+                initial["name"] = str(_("%(name)s, sized by its budget")) % {"name": copy_name}
         form = EstimateForm(initial=initial or None, user=request.user)
         status = 200
         return render(
@@ -179,6 +183,7 @@ def _report_context(request, estimate: Estimate) -> dict:
         "assumptions": [messages.assumption(a, cur) for a in result.get("assumptions") or []],
         "sections": working.tables(result, cur),
         "step_rows": working.step_rows(result),
+        "goodput_levers": goodput.levers(result, cur),
         "share_url": _share_url(request, estimate),
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
         "glossary": glossary.items(),
@@ -207,7 +212,7 @@ def report_json(request, token: str):
         "created_at": rfc3339(estimate.created_at),
     }
     response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
-    response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.json"'
+    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.share_token, "json")
     return response
 
 
@@ -217,7 +222,7 @@ def report_csv(request, token: str):
     first, then result)."""
     estimate = _shared_or_404(token)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.csv"'
+    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.share_token, "csv")
     response.write("\ufeff")  # BOM: spreadsheet programs then read UTF-8 (Chinese names) correctly
     writer = csv.writer(response)
     writer.writerow(["part", "field", "value", "currency"])
@@ -228,7 +233,8 @@ def report_csv(request, token: str):
     for part, data in (("scenario", estimate.scenario), ("result", estimate.result)):
         for path, value in summary.flatten(data):
             found = amounts.get(path) if part == "result" else None
-            cells = [found["amount"], found["currency"]] if found else ["" if value is None else value, ""]
+            plain = "" if value is None else downloads.tidy(value)
+            cells = [found["amount"], found["currency"]] if found else [plain, ""]
             writer.writerow(neutralize_row([part, path, *cells]))
     return response
 
@@ -312,16 +318,18 @@ def my_estimates(request):
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
-def _xlsx_response(body: bytes, filename: str) -> HttpResponse:
+def _xlsx_response(body: bytes, disposition: str) -> HttpResponse:
     response = HttpResponse(body, content_type=XLSX)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = disposition
     return response
 
 
 @require_GET
 def report_xlsx(request, token: str):
     estimate = _shared_or_404(token)
-    return _xlsx_response(xlsx.report_workbook(estimate), f"clusterplan-{estimate.pk}.xlsx")
+    return _xlsx_response(
+        xlsx.report_workbook(estimate), downloads.attachment(estimate.name, estimate.share_token, "xlsx")
+    )
 
 
 def _compared(request) -> tuple[list[Estimate], list[str], list[str]]:
@@ -371,4 +379,7 @@ def compare_xlsx(request):
     estimates, _entries, errors = _compared(request)
     if errors or len(estimates) < 2:
         raise Http404
-    return _xlsx_response(xlsx.comparison_workbook(estimates), "clusterplan-comparison.xlsx")
+    return _xlsx_response(
+        xlsx.comparison_workbook(estimates),
+        downloads.attachment("comparison", estimates[0].share_token, "xlsx"),
+    )

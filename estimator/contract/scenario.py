@@ -24,6 +24,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     create_model,
     model_validator,
@@ -31,6 +32,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from estimator import limits
+from estimator.catalog.entries import CHIP_FAMILIES, ChipFamily
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
 from estimator.model.config_json import CONFIG_ALIASES
@@ -139,6 +141,27 @@ _AliasCheck = create_model(  # type: ignore[call-overload]
 )
 
 
+# Every name of `model` the estimator reads: the ModelSpec fields, the config.json aliases, and
+# `model_type` and Qwen2-MoE's `shared_expert_intermediate_size`; the rest of a config.json is ignored.
+READ_MODEL_KEYS = frozenset(
+    {*ModelSpec.model_fields, *CONFIG_EXTRA_KEYS, "model_type", "shared_expert_intermediate_size"}
+)
+
+
+def split_model(model: Any) -> tuple[Any, list[str]]:
+    """A complete Hugging Face config.json -> (the names the estimator reads, the ignored names
+    sorted). A multimodal config keeps its language model under `text_config` (Qwen2-VL, Llama 4,
+    Gemma 3): without a top-level hidden_size that part is read, and the rest is ignored."""
+    if not isinstance(model, dict):
+        return model, []
+    ignored: list[str] = []
+    if "hidden_size" not in model and isinstance(model.get("text_config"), dict):
+        ignored = [k for k in model if k != "text_config"]
+        model = model["text_config"]
+    ignored += [k for k in model if k not in READ_MODEL_KEYS]
+    return {k: v for k, v in model.items() if k in READ_MODEL_KEYS}, sorted(ignored)
+
+
 def _model_extras(model: Any) -> list[FieldError]:
     """Errors of the keys of `model` that are not ModelSpec fields: config.json aliases out of
     range, and unknown keys (refused rather than stored and echoed)."""
@@ -223,6 +246,10 @@ class InlineAccelerator(_Section):
     cloud_reserved_usd_per_card_hour: Num = Field(1.6, ge=0, le=1e5)
     matmul_efficiency: Num = Field(0.75, gt=0, le=1)
     default_server: str = Field("generic-8card", max_length=60)
+    chip_family: ChipFamily = Field(
+        description="The chip generation that sets attention-kernel efficiency (catalog.entries.CHIP_FAMILIES): "
+        + ", ".join(CHIP_FAMILIES)
+    )
 
 
 class Hardware(_Section):
@@ -374,6 +401,31 @@ class Serving(_Section):
     )
 
 
+class Reliability(_Section):
+    """Failures, checkpoints and restarts (estimator.plan.goodput); rates from catalog/failures.toml."""
+
+    failures: bool = Field(True, description="false: plan as if nothing ever failed (days = compute days)")
+    spare_nodes: Int = Field(
+        0,
+        ge=0,
+        le=4096,
+        description="Hot standby nodes (bought, not training) that take a failed node's ranks",
+    )
+    checkpoint_interval_s: Num | None = Field(
+        None, gt=0, le=1e7, description="Compute seconds between checkpoints; default Daly's optimum"
+    )
+    detection_s: Num | None = Field(None, ge=0, le=1e5, description="Seconds to detect an interruption")
+    rescheduling_s: Num | None = Field(
+        None, ge=0, le=1e6, description="Seconds to replace the node and restart the job (before the reload)"
+    )
+    rate_scale: Num | None = Field(
+        None,
+        gt=0,
+        le=100,
+        description="Multiplier on the catalog's interruption rates (default the vendor's)",
+    )
+
+
 class Uncertainty(_Section):
     samples: Int = Field(10_000, ge=100, le=limits.MAX_MC_SAMPLES, description="Monte Carlo draws")
     seed: Int = Field(20261129, ge=0, le=2**32 - 1)
@@ -427,7 +479,16 @@ class Scenario(_Section):
     cost: Cost = Field(default_factory=Cost)
     serving: Serving | None = None
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
+    reliability: Reliability = Field(default_factory=Reliability)
     calibration: Calibration | None = None
+
+    # config.json names of `model` the estimator does not read (split_model): listed in the result's
+    # model.ignored_fields, never part of the scenario (nor of normalized())
+    _ignored_model_fields: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def ignored_model_fields(self) -> tuple[str, ...]:
+        return self._ignored_model_fields
 
     def normalized(self) -> dict[str, Any]:
         """The scenario with every default filled, as plain JSON; resolve.parse_scenario(normalized) is a fixpoint."""
@@ -467,6 +528,9 @@ def validate_shape(data: Any) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError("the scenario must be a JSON object", field="")
     check_tree(data)  # NUL, lone surrogates, depth, duplicate keys: before anything is stored
+    model, ignored = split_model(data.get("model"))
+    if ignored:
+        data = {**data, "model": model}
     extra_errors = _model_extras(data.get("model"))
     extra_errors += _pilot_model_extras(data.get("calibration"))
     try:
@@ -486,6 +550,7 @@ def validate_shape(data: Any) -> Scenario:
         raise ScenarioError(errors + [e for e in extra_errors if e.field not in seen]) from None
     if extra_errors:
         raise ScenarioError(extra_errors)
+    scenario._ignored_model_fields = tuple(ignored)
     return scenario
 
 

@@ -36,9 +36,11 @@ _STORAGE_DEFAULTS = {
 
 
 def model_flops(r: Resolved) -> dict[str, float]:
-    """FLOPs per token: 6·N_active (Kaplan 2020) + PaLM's 12·L·s·d_attn when the architecture is known."""
+    """FLOPs per token: 6·N_active (Kaplan 2020) + PaLM's 12·L·s·d_attn (unless training.attention_flops
+    is false), for a preset, a config and a model known by size alike (its assumed shape's layers,
+    heads and sequence length: estimator.contract.assumed_shape)."""
     dense, attention = flops_per_token_terms(r.arch, r.seq_len, r.counts)
-    use_attention = r.scenario.training.attention_flops and r.exact_architecture
+    use_attention = r.scenario.training.attention_flops
     per_token = dense + (attention if use_attention else 0.0)
     return {
         "flop_per_token": float(per_token),
@@ -195,6 +197,7 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
         utilization=pr["utilization"],
         currency=r.scenario.cost.currency,
         usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        spare_nodes=r.scenario.reliability.spare_nodes,
         **facility_fields(r),
     )
 
@@ -223,6 +226,7 @@ def vectorized_counts(
             net.rail_optimized,
         )
         state["feasible"] = fab["feasible"]
+        state["fabric_switches"] = fab["switches"]  # the training fabric's (plan.goodput's network failures)
         switches, xcvrs, links = fab["switches"], fab["transceivers"], fab["links"]
         fiber = fab["fiber_links"]
         if net.storage_network:
@@ -264,6 +268,7 @@ def vectorized_counts(
                 )
             },
         )
+        state["hot_write_bytes_per_s"], state["hot_read_bytes_per_s"] = sc["write_cap"], sc["read_cap"]
         return Counts(
             switches=switches,
             transceivers=xcvrs,

@@ -30,18 +30,19 @@ from estimator.contract.scenario import validate_shape
 from estimator.dotted import pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.layout.search import LayoutEval
-from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.pricing import equipment, model_flops, prices, vectorized_counts
 from estimator.money.pricing import facility as plan_facility
 from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, rollup
+from estimator.plan import goodput
 from estimator.plan.compose import (
-    FALLBACK_MFU,
     SizeMemo,
     candidate_sizes,
     cards_multiple,
     problem_at,
     size_for_deadline,
 )
+from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.pilot import calibrated, fit_pilot
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
@@ -58,7 +59,35 @@ NUMERIC_FIELDS = (
     "cost.depreciation_years",
     "cost.utilization",
 )
-__all__ = ["LAYOUT_FIELDS", "NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
+__all__ = ["GOODPUT_FIELDS", "LAYOUT_FIELDS", "NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
+
+# result.goodput's headline fields (plan.goodput, vectorized over the group's rows)
+GOODPUT_FIELDS = (
+    "goodput.wall_clock_days",
+    "goodput.wall_clock_days_p10",
+    "goodput.wall_clock_days_p90",
+    "goodput.effective_training_time_ratio",
+    "goodput.expected_interruptions",
+    "goodput.mean_time_between_interruptions_h",
+    "goodput.checkpoint_interval_s",
+    "goodput.checkpoint_write_s",
+)
+_GOODPUT_KEYS = {
+    "goodput.wall_clock_days": "wall_s",
+    "goodput.wall_clock_days_p10": "wall_p10_s",
+    "goodput.wall_clock_days_p90": "wall_p90_s",
+    "goodput.effective_training_time_ratio": "ettr",
+    "goodput.expected_interruptions": "interruptions",
+    "goodput.mean_time_between_interruptions_h": "mtbi_s",
+    "goodput.checkpoint_interval_s": "interval_s",
+    "goodput.checkpoint_write_s": "write_s",
+}
+_GOODPUT_UNIT = {
+    "wall_s": SECONDS_PER_DAY,
+    "wall_p10_s": SECONDS_PER_DAY,
+    "wall_p90_s": SECONDS_PER_DAY,
+    "mtbi_s": 3600.0,
+}
 
 
 def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
@@ -137,7 +166,7 @@ def evaluate_columns(
     if len(lengths) > 1:
         raise ScenarioError("every axis column must have the same length", "axes")
     n = lengths.pop() if lengths else 1
-    out = {f: np.full(n, np.nan) for f in SUMMARY_FIELDS}
+    out = {f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS)}
     out.update(_empty_layout_columns(n))
     ok = np.zeros(n, dtype=bool)
     errors = np.full(n, None, dtype=object)
@@ -174,10 +203,12 @@ def evaluate_columns(
             errors[rows] = str(exc)
             continue
         good = values.pop("_ok")
-        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS):
+        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
-        errors[rows[~good]] = values.get("_error") or "no plan"
+        for f in SUMMARY_FIELDS:  # a row that cannot be planned carries its reason and no figures
+            out[f][rows[~good]] = np.nan
+        errors[rows[~good]] = np.asarray(values["_error"], dtype=object)[~good]
     out["ok"] = ok
     out["error"] = errors
     return out
@@ -214,15 +245,25 @@ def _predicted(
         for key in dict.fromkeys(keys):
             flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
 
-            def need(mfu: float, flop: float = flop, seconds: float = seconds) -> int:
-                return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))
+            def need(mfu: float, flop: float = flop, seconds: float = seconds, tok: float = key[0]) -> int:
+                return int(cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok))
 
-            chosen, _, best = size_for_deadline(r, sizes, need, memo)
+            chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
             picks[key] = (chosen, best)
     cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
     bests = [picks[k][1] for k in keys]
-    mfu = np.array([FALLBACK_MFU if b is None else b.predicted_mfu for b in bests])
+    # no layout at these cards: no MFU, so no figures (no figure without a plan, plan.refusal)
+    mfu = np.array([np.nan if b is None else b.predicted_mfu for b in bests])
     return cards, mfu, _layout_columns(bests)
+
+
+def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
+    """Rows (an MFU given) whose cards admit no layout that passes the rules and fits: the plan
+    refuses those (plan.compose._choice) whatever the MFU, so the row has no figures either."""
+    memo = SizeMemo(r, reuse=True)
+    distinct = [c for c in sorted({int(c) for c in cards}) if memo.fabric(c) is not None]
+    has = {c: b is not None for c, b in zip(distinct, memo.best(distinct), strict=True)}
+    return np.array([not has.get(int(c), True) for c in cards], dtype=bool)
 
 
 IntArray = npt.NDArray[np.int64]
@@ -278,8 +319,8 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     if given_cards:
         cards = size.astype(np.int64)
     else:
-        cards = cards_for_deadline(
-            flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r)
+        cards = cards_for_deadline_with_failures(
+            r, flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r), tokens
         )
     layout = _empty_layout_columns(n)
     rows = np.flatnonzero(slow)
@@ -287,6 +328,11 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         cards[rows], mfu[rows], found = _predicted(r, tokens, size, given_cards, rows)
         for f, v in found.items():
             layout[f][rows] = v
+    given = np.flatnonzero(~slow)
+    unplanned = np.isnan(mfu)
+    if given.size:
+        unplanned[given] = _without_layout(r, cards[given])
+    mfu = np.where(unplanned, np.nan, mfu)
     state: dict[str, Any] = {}
     sizing = Sizing(
         training_flop=flop,
@@ -302,8 +348,46 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         & state["feasible"]
         & np.isfinite(values["compute.wall_clock_days"])
     )
+    ok &= ~unplanned
+    values.update(_goodput_columns(r, values, state))
+    never = ok & ~np.isfinite(values["goodput.wall_clock_days"])  # interruptions outrun the progress
+    ok &= ~never
     values["_ok"] = ok
     values.update(layout)
-    if not ok.all():
-        values["_error"] = "no plan: the fixed layout does not divide the cards, or the fabric is too large"
+    structural = ~(r.scenario.parallelism.fits_cards(cards) & state["feasible"])
+    errors = np.full(np.shape(ok), None, dtype=object)
+    errors[~ok & (structural | ~unplanned)] = (
+        "no plan: the fixed layout does not divide the cards, or the fabric is too large"
+    )
+    errors[~ok & ~structural & unplanned] = NO_LAYOUT
+    errors[never] = NEVER_FINISHES
+    values["_error"] = errors
     return values
+
+
+NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more than the time between them"
+
+
+def _goodput_columns(r: Resolved, values: dict[str, Any], state: dict[str, Any]) -> dict[str, np.ndarray]:
+    """GOODPUT_FIELDS of the group's rows: plan.goodput.evaluate on the rows' cards, nodes, training
+    fabric and hot-tier bandwidth (the counts the roll-up just sized), as plan.estimate() does."""
+    g = goodput.evaluate(
+        r,
+        cards=values["compute.cards"],
+        nodes=values["compute.nodes"],
+        switches=state["fabric_switches"],
+        solve_s=values["compute.wall_clock_days"] * SECONDS_PER_DAY,
+        write_bytes_per_s=state["hot_write_bytes_per_s"],
+        read_bytes_per_s=state["hot_read_bytes_per_s"],
+    )
+    g["interruptions"] = g["unexpected"] + g["planned"]
+    n = np.shape(values["compute.cards"])
+    with np.errstate(invalid="ignore"):  # rows without a plan (NaN days) stay NaN
+        return {
+            f: np.broadcast_to(np.asarray(g[k], dtype=float) / _GOODPUT_UNIT.get(k, 1.0), n).copy()
+            for f, k in _GOODPUT_KEYS.items()
+        }
+
+
+# the reason of a row without a layout (reports.messages.SENTENCES translates it)
+NO_LAYOUT = "no plan: no parallel layout passes the rules and fits in HBM on these cards"

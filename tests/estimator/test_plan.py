@@ -1,6 +1,7 @@
 """plan.estimate(): the contract's sections, the fabric's effect on DP time, currency, serving."""
 
 import copy
+import math
 
 import pytest
 
@@ -113,7 +114,12 @@ def test_deadline_sizing_meets_the_deadline_with_whole_nodes():
 
 
 def test_fixed_layout_rounds_cards_to_whole_replicas():
-    data = with_(cluster={"target_days": 20}, efficiency={"mfu": 0.4}, parallelism={"tp": 8, "pp": 5})
+    data = with_(
+        cluster={"target_days": 20},
+        efficiency={"mfu": 0.4},
+        parallelism={"tp": 8, "pp": 5},
+        reliability={"failures": False},  # the failure-free arithmetic below
+    )
     c = estimate(data)["result"]["compute"]
     assert c["cards"] % 40 == 0  # lcm(8-card nodes, tp·pp = 40)
     need = c["training_flop"] / (20 * 86400 * 989.4e12 * 0.4)
@@ -189,8 +195,39 @@ def test_impossible_fixed_layout_is_a_field_error():
     assert info.value.errors[0].field == "parallelism"
 
 
-def test_model_too_large_for_the_cards_still_plans_with_a_warning():
-    result = estimate(with_(model={"preset": "llama-3.1-405b"}, cluster={"cards": 8}))["result"]
-    codes = {w["code"] for w in result["warnings"]}
-    assert "no-feasible-layout" in codes
-    assert result["memory"] is None or result["memory"]["fits"] is False
+def test_model_too_large_for_the_cards_is_refused_without_figures():
+    """405B on 8 cards: 405e9 x 16 B of model states (weights, gradients, Adam) alone are 6.5 TB, more
+    than 8 x 80 GB; no figure without a plan, so the answer is the reason, on the cards asked for."""
+    with pytest.raises(ScenarioError) as info:
+        estimate(with_(model={"preset": "llama-3.1-405b"}, cluster={"cards": 8}))
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("cluster.cards", "no-feasible-layout")
+    assert err.params["cards"] == 8 and err.params["suggestions"] == []
+    assert "fallback" not in err.message
+
+
+def test_refused_fixed_layout_names_its_rule_and_the_nearest_accepted_layouts():
+    """Qwen3-235B (128 experts) on 256 cards at TP2 PP8 VP4 EP32 (Megatron-Bridge's published layout):
+    DP = 256 / (2 x 8) = 16, and EP 32 does not divide it, the only rule refusing it. The nearest
+    layouts the search accepts change one fixed field by one step: EP 16 (DP 16), or PP 4 (DP 32)."""
+    with pytest.raises(ScenarioError) as info:
+        estimate(
+            {
+                "model": {"preset": "qwen3-235b-a22b"},
+                "training": {"tokens": 1e12, "seq_len": 4096},
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 256},
+                "parallelism": {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32},
+            }
+        )
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("parallelism", "no-possible-layout")
+    assert err.params["reasons"] == ["ep-not-dividing-dp"]
+    assert "EP must divide DP" in err.message and "Nearest accepted layouts" in err.message
+    first = err.params["suggestions"][0]
+    assert (first["tp"], first["pp"], first["ep"], first["dp"], first["virtual_stages"]) == (2, 8, 16, 16, 4)
+    for s in err.params["suggestions"]:  # each one step from the fixed layout, and each accepted
+        steps = sum(
+            abs(math.log2(s[k] / v)) for k, v in {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32}.items()
+        )
+        assert steps == 1 and s["dp"] % s["ep"] == 0 and s["tp"] * s["pp"] * s["dp"] == 256

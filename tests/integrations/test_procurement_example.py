@@ -44,8 +44,8 @@ def test_the_procurement_script_gets_one_column_per_quote(live_server, user, tmp
     assert run.returncode == 0, run.stdout + run.stderr
     assert "Vendor A: 192 cards" in run.stdout and "(price book procurement/vendor-a@1)" in run.stdout
     ws = load_workbook(io.BytesIO(out.read_bytes())).active
-    assert [c.value for c in ws[1]] == ["Item", "Vendor A", "Vendor B", "Vendor C"]
-    rows = {row[0]: row[1:] for row in ws.iter_rows(min_row=2, values_only=True)}
+    assert [c.value for c in ws[1]] == ["Item", "Unit", "Vendor A (USD)", "Vendor B (USD)", "Vendor C (USD)"]
+    rows = {row[0]: row[2:] for row in ws.iter_rows(min_row=2, values_only=True)}  # after item and unit
     assert rows["Accelerator"] == ("NVIDIA H100 SXM5 80GB", "NVIDIA H100 SXM5 80GB", "Huawei Ascend 910B2")
     # A and B quote the same 24 DGX H100 servers, 12 switches and 896 transceivers (the 192 cards'
     # rail-optimized leaf-spine). Their books: a server is chassis + 8 cards, A 110,000 + 8 x 25,000 =

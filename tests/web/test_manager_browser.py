@@ -135,7 +135,7 @@ def test_over_budget_block_on_top_with_shortfall_and_what_50m_buys(browser, live
     assert "超出预算" in text and f"¥{shortfall_wan:,}万".replace(",", "") in text.replace(",", "")
     affords = page.inner_text("#budget-affords")
     assert f"{by_budget['cards']:,}" in affords and "张卡" in affords
-    days = result["compute"]["accelerator_hours"] / 24 / by_budget["cards"]
+    days = by_budget["wall_clock_days"]  # what the budget buys: the budget-sized plan
     assert f"{days:.1f}" in affords or f"{days:.0f}" in affords
     context.close()
 
@@ -159,7 +159,7 @@ def test_comparison_in_both_languages_and_xlsx(browser, live_server, article_rep
     response = page.request.get(live_server.url + page.get_attribute("#compare-xlsx", "href"))
     assert response.ok
     ws = load_workbook(io.BytesIO(response.body())).active
-    rows = {r[0]: r[1:] for r in ws.iter_rows(values_only=True)}
+    rows = {r[0]: r[2:] for r in ws.iter_rows(values_only=True)}  # label, unit, a column per report
     for est, col in ((article_report, 0), (other, 1)):
         body = page.request.get(f"{live_server.url}/r/{est.share_token}/report.json").json()["result"]
         assert rows["卡数"][col] == body["compute"]["cards"]
