@@ -34,7 +34,14 @@ from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money.pricing import equipment, model_flops, prices, vectorized_counts
 from estimator.money.pricing import facility as plan_facility
 from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, rollup
-from estimator.plan.compose import FALLBACK_MFU, SizeMemo, candidate_sizes, cards_multiple, size_for_deadline
+from estimator.plan.compose import (
+    FALLBACK_MFU,
+    SizeMemo,
+    candidate_sizes,
+    cards_multiple,
+    resolved_stack,
+    size_for_deadline,
+)
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
 NUMERIC_FIELDS = (
@@ -50,7 +57,8 @@ NUMERIC_FIELDS = (
     "cost.depreciation_years",
     "cost.utilization",
 )
-__all__ = ["LAYOUT_FIELDS", "NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
+STACK_FIELD = "stack.id"  # the software stack each row's step time assumes (a string column)
+__all__ = ["LAYOUT_FIELDS", "NUMERIC_FIELDS", "STACK_FIELD", "SUMMARY_FIELDS", "evaluate_columns"]
 
 
 def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
@@ -122,7 +130,8 @@ def evaluate_columns(
     base: dict[str, Any], columns: dict[str, Any], books: Mapping[str, PriceBook] | None = None
 ) -> dict[str, np.ndarray]:
     """Evaluate n scenarios: `base` with `columns[field][i]` set for row i. Returns SUMMARY_FIELDS
-    arrays (NaN where a row cannot be planned) plus "ok" (bool) and "error" (object: message or None).
+    arrays (NaN where a row cannot be planned), the chosen layout (LAYOUT_FIELDS), the stack id
+    (STACK_FIELD) plus "ok" (bool) and "error" (object: message or None).
     Columns must hold values already validated one by one (sweep.validate_sweep does that); `books`
     are the price books (by reference) that `cost.price_book` in the base or an axis names."""
     lengths = {len(v) for v in columns.values()}
@@ -131,6 +140,7 @@ def evaluate_columns(
     n = lengths.pop() if lengths else 1
     out = {f: np.full(n, np.nan) for f in SUMMARY_FIELDS}
     out.update(_empty_layout_columns(n))
+    out[STACK_FIELD] = np.full(n, "", dtype="<U40")
     ok = np.zeros(n, dtype=bool)
     errors = np.full(n, None, dtype=object)
     key, fields, _uniques = _group_key_codes(columns, n)
@@ -160,6 +170,7 @@ def evaluate_columns(
         try:
             r = resolve(validate_shape(doc), books)
             values = _evaluate_group(r, cols, len(rows))
+            out[STACK_FIELD][rows] = resolved_stack(r).id
         except ScenarioError as exc:
             errors[rows] = str(exc)
             continue
@@ -224,6 +235,7 @@ LAYOUT_FIELDS = (
     "parallelism.pp",
     "parallelism.dp",
     "parallelism.ep",
+    "parallelism.expert_tp",
     "parallelism.cp",
     "parallelism.zero_stage",
     "parallelism.recompute",
@@ -238,6 +250,8 @@ def _layout_columns(bests: list[LayoutEval | None]) -> dict[str, npt.NDArray[Any
         key = field.split(".", 1)[1]
         if key == "recompute":
             out[field] = np.array(["" if b is None else b.recompute for b in bests], dtype="<U9")
+        elif key == "expert_tp":  # a dense model has none (its parallelism section omits it)
+            out[field] = np.array([np.nan if b is None or not b.moe else float(b.expert_tp) for b in bests])
         else:
             out[field] = np.array([np.nan if b is None else float(getattr(b, key)) for b in bests])
     return out

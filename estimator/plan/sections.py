@@ -20,6 +20,7 @@ from estimator.limits import SEARCH_SECONDS
 from estimator.money import budget as budget_rules
 from estimator.plan.advice import advise
 from estimator.plan.inference import serving as size_serving
+from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
 from estimator.plan.uncertainty import monte_carlo
 
@@ -499,6 +500,14 @@ def assemble(
         "cost": cost,
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
         "scaleup": _planes(r, choice, roll, problem),
+        "stack": stack_section(
+            problem,
+            choice.layouts.best,
+            compute["wall_clock_days"],
+            r.accelerator.vendor,
+            problem.stack.id,
+            not r.scenario.training.stack,
+        ),
     }
     _deadline_risk(compute, result["uncertainty"])
     budget = _budget_section(r, compute, cost, cards_multiple)
