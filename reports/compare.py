@@ -9,6 +9,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy
 
 from . import formatting as f
+from .stack_labels import stack_name
 from .summary import _num, currency, dig
 
 MAX_REPORTS = 4
@@ -18,6 +19,7 @@ TOKEN = re.compile(r"(?:/r/)?([A-Za-z0-9_-]{8,64})/?(?:[?#].*)?$")
 ROWS = [
     ("model", gettext_lazy("Model"), "scenario", "model.preset", "text"),
     ("accelerator", gettext_lazy("Accelerator"), "result", "compute.accelerator", "text"),
+    ("stack", gettext_lazy("Software stack"), "result", "stack.id", "stack"),
     ("tokens", gettext_lazy("Training tokens"), "scenario", "training.tokens", "big"),
     ("cards", gettext_lazy("Cards"), "result", "compute.cards", "count"),
     ("servers", gettext_lazy("Servers"), "result", "compute.nodes", "count"),
@@ -71,6 +73,8 @@ def rows(reports: list[dict]) -> list[dict]:
         for r, v in zip(reports, raw, strict=True):
             if kind == "text":
                 text.append(f.DASH if v is None else str(v))
+            elif kind == "stack":
+                text.append(f.DASH if v is None else stack_name(str(v)))
             else:
                 text.append(f.by_kind(v, kind, currency(r["result"])))
         out.append(

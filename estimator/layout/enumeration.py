@@ -149,6 +149,20 @@ def axis_values(problem: LayoutProblem) -> dict[str, np.ndarray]:
 BATCH_TOLERANCE = 0.25  # largest relative change of the global batch accepted to fit the DP size
 
 
+def candidate_count(problem: LayoutProblem) -> int:
+    """How many candidates enumerate_candidates builds: the product of the axis sizes, with the
+    (tp, ep, etp) triples a free expert-TP size leaves out (etp_not_searched) not counted."""
+    vals = axis_values(problem)
+    rest = 1
+    for axis in AXES:
+        if axis not in ("tp", "ep", "etp"):
+            rest *= len(vals[axis])
+    tp, ep, etp = np.meshgrid(vals["tp"], vals["ep"], vals["etp"], indexing="ij")
+    fixed = "expert_tp" in problem.fixed_normalized
+    kept = int(np.count_nonzero(~etp_not_searched(tp, ep, etp, fixed, problem.arch.is_moe)))
+    return rest * kept
+
+
 def enumerate_candidates(problem: LayoutProblem) -> dict[str, np.ndarray]:
     """Flattened Cartesian product of the axis values plus derived dp and m (micro-batches)."""
     vals = axis_values(problem)
