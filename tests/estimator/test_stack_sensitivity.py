@@ -3,6 +3,7 @@ runs on the accelerator (estimator.plan.stack_sensitivity)."""
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from estimator.contract.resolve import parse_scenario, resolve
@@ -72,3 +73,19 @@ def test_only_the_profiles_that_run_on_the_hardware():
     assert "megatron-core-moe-2025" not in a100["sensitivity"]
     assert "deepseek-dualpipe" not in a100["sensitivity"]
     assert "megatron-core-2025" in a100["sensitivity"]
+
+
+def test_sweep_rows_carry_the_stack_they_assumed():
+    from estimator.plan.batch import STACK_FIELD, evaluate_columns
+
+    base = {
+        "model": {"preset": "qwen3-30b-a3b"},
+        "training": {"tokens": 1e11},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 64},
+        "efficiency": {"mfu": 0.3},
+    }
+    stacks = np.array([None, "deepseek-dualpipe", "pytorch-fsdp2"], dtype=object)
+    out = evaluate_columns(base, {"training.stack": stacks})
+    # no stack chosen: the MoE default on Hopper; otherwise the one the row names
+    assert out[STACK_FIELD].tolist() == ["megatron-core-moe-2025", "deepseek-dualpipe", "pytorch-fsdp2"]
