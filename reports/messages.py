@@ -208,6 +208,12 @@ MESSAGES: dict[str, str] = {
     "start.zero_stage.2": gettext_noop(
         "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1)."
     ),
+    "start.expert_parallel": gettext_noop(
+        "--expert-model-parallel-size %(ep)s --expert-tensor-parallel-size %(expert_tp)s: the MoE layers regroup the stage's TP x CP x DP ranks (Megatron-Core parallel folding)."
+    ),
+    "start.pipeline_split": gettext_noop(
+        "Uneven pipeline split: the first and last devices also hold the embedding and the loss (Megatron-Core --pipeline-model-parallel-layout, or --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split)."
+    ),
     "start.hccl_buffsize": gettext_noop(
         "MB; CANN default 200. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP and no gain above (article 4.3; not 10-20%% of HBM)."
     ),
