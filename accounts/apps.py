@@ -8,4 +8,4 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         # drf-spectacular finds authentication extensions by import: the OpenAPI document then
         # describes both spellings of the Authorization header.
-        from . import schema  # noqa: F401
+        from .api import schema  # noqa: F401

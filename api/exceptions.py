@@ -7,11 +7,22 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
-from rest_framework import exceptions, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from estimator.errors import ScenarioError
+
+
+class ErrorItemSerializer(serializers.Serializer):
+    field = serializers.CharField(
+        help_text='Dotted path into the body, e.g. "training.tokens"; "" for the request as a whole.'
+    )
+    message = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    errors = ErrorItemSerializer(many=True)  # type: ignore[assignment]  # the API's field, not Serializer.errors
 
 
 def _flatten(detail, field: str = "") -> list[dict[str, str]]:

@@ -1,4 +1,5 @@
-"""OpenAPI helpers: the core's JSON Schema made self-contained for embedding in the OpenAPI document."""
+"""OpenAPI helpers shared by the apps' APIs: the team parameter, the shape of a request's `callback`,
+and the core's JSON Schema made self-contained for embedding in the OpenAPI document."""
 
 from __future__ import annotations
 
@@ -6,6 +7,11 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+
+MAX_URL_CHARS = (
+    2000  # a callback URL: the column integrations.models stores it in, checked by integrations.targets
+)
 
 TEAM_PARAMETER = OpenApiParameter(
     "team",
@@ -14,6 +20,16 @@ TEAM_PARAMETER = OpenApiParameter(
     "Absent: your only team (with several teams, or none, it stays yours alone); empty (`?team=`): yours "
     "alone. Not a team of yours: 400 on field `team`.",
 )
+
+
+# `callback` of a sweep or a batch request, validated by integrations.callbacks (no docstring: it
+# would become the component's description in the OpenAPI document)
+class CallbackSerializer(serializers.Serializer):
+    url = serializers.CharField(
+        max_length=MAX_URL_CHARS,
+        help_text="Where to POST the signed notification when it ends (https; no private or loopback "
+        "addresses unless the site allows them). Needs an account: the signature uses your signing secret.",
+    )
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,20 +1,24 @@
-from django.urls import path
+"""The v1 URL root (/api/v1/): the OpenAPI document and its viewers, and every app's REST API.
+
+Each app's API keeps its own namespace (sweeps_api, teams_api, ...); the estimates' API shares
+the namespace `api` with the schema, as it always has. Apps are named by dotted string, so the
+shared base imports none of them."""
+
+from django.urls import URLPattern, URLResolver, include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from . import views
-
-app_name = "api"
-
-urlpatterns = [
-    path("estimates", views.EstimateListCreateView.as_view(), name="estimates"),
-    path("estimates/<int:pk>", views.EstimateDetailView.as_view(), name="estimate"),
-    path("reports/<str:token>", views.SharedReportView.as_view(), name="report"),
-    path("reports/<str:token>/recompute", views.RecomputeView.as_view(), name="report-recompute"),
-    path("catalog", views.CatalogIndexView.as_view(), name="catalog"),
-    path("catalog/<str:kind>", views.CatalogListView.as_view(), name="catalog-list"),
-    path("catalog/<str:kind>/<str:entry_id>", views.CatalogDetailView.as_view(), name="catalog-detail"),
-    path("scenario-schema", views.ScenarioSchemaView.as_view(), name="scenario-schema"),
+_api: list[URLPattern | URLResolver] = [
+    path("", include("reports.api.urls")),
     path("schema", SpectacularAPIView.as_view(), name="schema"),
     path("docs", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+]
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("", include((_api, "api"))),
+    path("", include("sweeps.api.urls")),
+    path("", include("teams.api.urls")),
+    path("", include("pricebooks.api.urls")),
+    path("", include("accounts.api.urls")),
+    path("", include("integrations.api.urls")),
 ]

@@ -229,10 +229,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {"WebhookStatusEnum": "integrations.models.CallbackStatus"},
-    "WEBHOOKS": ["integrations.webhook_docs.sweep_finished", "integrations.webhook_docs.batch_done"],
+    "WEBHOOKS": ["integrations.api.webhook_docs.sweep_finished", "integrations.api.webhook_docs.batch_done"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "integrations.schema.document_idempotency_key",  # the header on every POST
+        "integrations.api.schema.document_idempotency_key",  # the header on every POST
     ],
 }
 

@@ -4,18 +4,13 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
 
 urlpatterns: list[URLPattern | URLResolver] = [
-    path("api/v1/", include("api.urls")),
-    path("api/v1/", include("sweeps.urls")),
-    path("api/v1/", include("teams.urls")),
-    path("api/v1/", include("pricebooks.urls")),
-    path("api/v1/", include("accounts.urls")),
-    path("api/v1/", include("integrations.urls")),
+    path("api/v1/", include("api.urls")),  # every app's REST API, each in its namespace
     path("i18n/", include("django.conf.urls.i18n")),
     # teams, memberships and price books are managed here by staff (sign-in limited by django-axes)
     path("admin/", admin.site.urls),
 ]
 urlpatterns += i18n_patterns(
-    path("", include("reports.urls")),
+    path("", include("reports.page_urls")),
     path("sweeps/", include("sweeps.page_urls")),
     path("price-books/", include("pricebooks.page_urls")),
     path("accounts/tokens/", include("accounts.page_urls")),

@@ -46,14 +46,6 @@ def parse(value: Any, owner) -> str | None:
     return str(url)
 
 
-def split(data: Any, owner) -> tuple[Any, str | None]:
-    """A request without its `callback`, and the callback's URL (validated)."""
-    if not isinstance(data, dict) or FIELD not in data:
-        return data, None
-    rest = {k: v for k, v in data.items() if k != FIELD}
-    return rest, parse(data[FIELD], owner)
-
-
 def attach(
     url: str | None, owner, base_url: str, *, sweep=None, batch: Batch | None = None
 ) -> Callback | None:

@@ -6,11 +6,10 @@ from django.db import models
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
+from api.schema import MAX_URL_CHARS
 from reports.models import Estimate
 from reports.tokens import new_share_token
 from sweeps.models import Sweep
-
-MAX_URL_CHARS = 2000  # a callback URL (integrations.targets checks it)
 
 
 class Batch(models.Model):

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from reports import compare, xlsx
-from reports.views import XLSX
+from reports.pages import XLSX
 
 from . import batches
 from .models import Batch

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 
 from . import formatting as f
+from . import labels
 from .summary import currency, dig
 
 logger = logging.getLogger(__name__)
@@ -73,17 +74,6 @@ def step_time(result: dict) -> go.Figure | None:
     breakdown = dig(result, "parallelism.breakdown_s")
     if not isinstance(breakdown, dict):
         return None
-    labels = {
-        "compute": _("Compute"),
-        "bubble": _("Pipeline bubble"),
-        "tp_comm": _("TP communication"),
-        "pp_comm": _("PP communication"),
-        "dp_comm": _("DP communication"),
-        "ep_comm": _("EP communication"),
-        "cp_comm": _("CP communication"),
-        "optimizer": _("Optimizer"),
-        "recompute": _("Recompute"),
-    }
     fig = go.Figure()
     for i, (key, value) in enumerate(breakdown.items()):
         v = _n(value)
@@ -92,7 +82,7 @@ def step_time(result: dict) -> go.Figure | None:
         fig.add_bar(
             y=[_("Step")],
             x=[v],
-            name=labels.get(key, key),
+            name=labels.step_term(key),
             orientation="h",
             marker_color=COLORS[i % len(COLORS)],
             text=[f.seconds(v)],
@@ -111,13 +101,6 @@ def memory(result: dict) -> go.Figure | None:
     per_card = dig(result, "memory.per_card_bytes")
     if not isinstance(per_card, dict):
         return None
-    labels = {
-        "weights": _("Weights"),
-        "gradients": _("Gradients"),
-        "optimizer": _("Optimizer states"),
-        "activations": _("Activations"),
-        "other": _("Buffers and other"),
-    }
     fig = go.Figure()
     for i, (key, value) in enumerate(per_card.items()):
         v = _n(value)
@@ -126,7 +109,7 @@ def memory(result: dict) -> go.Figure | None:
         fig.add_bar(
             x=[_("Per card")],
             y=[v / GB],
-            name=labels.get(key, key),
+            name=labels.memory_term(key),
             marker_color=COLORS[i % len(COLORS)],
             hovertemplate="%{fullData.name}: %{y:.3g} GB<extra></extra>",
         )
@@ -215,12 +198,6 @@ def cost(result: dict) -> go.Figure | None:
         return None
     cur = currency(result)
     fig = go.Figure()
-    labels = {
-        "compute": _("Compute"),
-        "network": _("Network"),
-        "storage": _("Storage"),
-        "facility": _("Facility"),
-    }
     if isinstance(capex, dict):
         for i, (key, value) in enumerate(capex.items()):
             v = _n(value)
@@ -229,7 +206,7 @@ def cost(result: dict) -> go.Figure | None:
             fig.add_bar(
                 x=[_("Cluster (capex)")],
                 y=[v],
-                name=labels.get(key, key),
+                name=labels.capex_part(key),
                 marker_color=COLORS[i % len(COLORS)],
                 text=[f.money(v, cur)],
                 textposition="inside",

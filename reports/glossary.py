@@ -40,8 +40,73 @@ TERMS = {
 }
 
 
+# Acronyms and unit symbols the pages show in every language: (as listed, meaning, the words it
+# allows). tests/web/test_zh_words_browser.py allows exactly these words (and names) on Chinese pages.
+MORE = [
+    (
+        "CP",
+        gettext_lazy("Context parallel: one sequence split across cards, attention passed round a ring."),
+        ("CP",),
+    ),
+    ("BF16, FP8, FP16, FP32", gettext_lazy("Number formats of 16, 8, 16 and 32 bits."), ("BF", "FP")),
+    (
+        "HCCS, NVLink, UB",
+        gettext_lazy("The fast links between the cards of one server (HCCS, NVLink) or supernode (UB)."),
+        ("HCCS", "NVLink", "UB"),
+    ),
+    ("RoCE, IB", gettext_lazy("RoCE and InfiniBand (IB): the network between servers."), ("RoCE", "IB")),
+    (
+        "NIC",
+        gettext_lazy("Network interface card: a server's port to the network between servers."),
+        ("NIC",),
+    ),
+    ("VPC", gettext_lazy("The supernode's switches towards the data centre network."), ("VPC",)),
+    (
+        "HCCL, NCCL, CANN",
+        gettext_lazy("Collective-communication libraries of Ascend (HCCL, in CANN) and NVIDIA (NCCL) cards."),
+        ("HCCL", "NCCL", "CANN"),
+    ),
+    ("HFU", gettext_lazy("Hardware FLOPs utilisation: like MFU, with recomputation counted."), ("HFU",)),
+    ("GEMM", gettext_lazy("A matrix multiplication, most of a transformer's arithmetic."), ("GEMM",)),
+    ("MoE", gettext_lazy("Mixture of experts: each token uses a few of many expert MLPs."), ("MoE", "MLP")),
+    ("token", gettext_lazy("The unit of text a model reads: a word or part of a word."), ("token", "tokens")),
+    (
+        "all-reduce, all-to-all, all-gather",
+        gettext_lazy("Collective operations: every card sums, exchanges or gathers data with the others."),
+        ("all", "reduce", "gather", "scatter"),
+    ),
+    ("Clos", gettext_lazy("A switch network of leaf and spine tiers (Charles Clos, 1953)."), ("Clos",)),
+    ("IT", gettext_lazy("IT load: the power of the servers, network and storage, before cooling."), ("IT",)),
+    ("TDP", gettext_lazy("Thermal design power: the most a card draws under load."), ("TDP",)),
+    ("CSV, JSON, Excel, PDF", gettext_lazy("Download formats."), ("CSV", "JSON", "Excel", "xlsx", "PDF")),
+    ("UTC", gettext_lazy("Coordinated universal time."), ("UTC",)),
+    ("API", gettext_lazy("The REST interface for scripts and quoting systems."), ("API", "REST")),
+    (
+        "B, W, Wh, FLOP, k, M, G, T, P, E",
+        gettext_lazy(
+            "Units: bytes, watts, watt-hours, operations; prefixes 10³, 10⁶, 10⁹, 10¹², 10¹⁵, 10¹⁸."
+        ),
+        (
+            *(
+                f"{p}{unit}"
+                for p in ("", "k", "M", "G", "T", "P", "E")
+                for unit in ("B", "W", "Wh", "bit", "FLOP")
+            ),
+            *("FLOPs", "ms", "min", "Gb", "GiB", "MiB", "kWh", "CNY", "USD"),
+        ),
+    ),
+]
+ACRONYMS = frozenset(
+    [term for term in TERMS if term.isupper() or term == "ZeRO"]
+    + [w for _t, _d, words in MORE for w in words]
+)
+
+
 def items() -> list[tuple[str, str]]:
-    return [(term, str(text)) for term, text in TERMS.items()]
+    """The glossary: the report's jargon, then the acronyms and units."""
+    return [(term, str(text)) for term, text in TERMS.items()] + [
+        (term, str(text)) for term, text, _w in MORE
+    ]
 
 
 # words in a label that get the glossary's tooltip (both languages' spellings)

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from . import formatting as f
+from . import labels
 
 # --- messages ----------------------------------------------------------------------------------
 MESSAGES: dict[str, str] = {
@@ -264,14 +265,6 @@ SEVERITIES = {
     "info": gettext_lazy("info"),
 }
 
-TERMS = {
-    "tp_comm": gettext_lazy("TP communication"),
-    "pp_comm": gettext_lazy("PP communication"),
-    "dp_comm": gettext_lazy("DP communication"),
-    "ep_comm": gettext_lazy("EP communication"),
-    "cp_comm": gettext_lazy("CP communication"),
-}
-
 # parameter name -> formatting kind (reports.formatting); names not listed are shown as they are
 PARAM_KINDS = {
     "total_bytes": "bytes",
@@ -324,13 +317,7 @@ PARAM_KINDS = {
     "domain_cards": "count",
     "node_cards": "count",
     "nearest_layout": "layout",
-}
-MEMORY_TERMS = {
-    "weights": gettext_lazy("Weights"),
-    "gradients": gettext_lazy("Gradients"),
-    "optimizer": gettext_lazy("Optimizer states"),
-    "activations": gettext_lazy("Activations"),
-    "other": gettext_lazy("Buffers and other"),
+    "precision": "upper",
 }
 
 
@@ -343,14 +330,16 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "money":
         return f.money(value, currency)
     if kind == "term":
-        return str(TERMS.get(value, value))
+        return labels.step_term(value)
     if kind == "memory_term":
-        return str(MEMORY_TERMS.get(value, value))
+        return labels.memory_term(value)
     if kind == "times":
         return f"{f.number(value, 2)}×"
     if kind == "change":
         text = f.percent(value - 1, 0)
         return text if value < 1 else f"+{text}"
+    if kind == "upper":
+        return str(value).upper()  # bf16 -> BF16, as the glossary writes number formats
     if kind == "gb":
         return f.number(value, 1)
     if kind == "layout":
@@ -418,12 +407,16 @@ def setting(row: Any, currency: str) -> dict:
     if not isinstance(row, dict):
         return {"setting": "", "value": "", "reason": str(row)}
     value = row.get("value")
+    key = str(row.get("setting", ""))
     if row.get("value_code"):
         value = render(row["value_code"], {}, str(value), currency)
     elif isinstance(value, int | float) and not isinstance(value, bool):
         value = f.count(value)
+    elif key in labels.SETTINGS:
+        value = labels.setting_value(value)
     return {
-        "setting": row.get("setting", ""),
+        "setting": labels.setting(key),
+        "typed": key not in labels.SETTINGS,  # an environment variable: name and value as typed
         "value": value,
         "reason": render(row.get("code"), row.get("params"), row.get("reason", ""), currency),
     }
@@ -444,6 +437,7 @@ def assumption(row: Any, currency: str) -> dict:
         "value_text": shown(value) if shown else f.auto(value),
         "unit": "" if shown else str(UNITS.get(unit, unit)),
         "source": render(row.get("source_code"), {}, row.get("source", ""), currency),
+        "cited": not known(str(row.get("source_code") or "")),  # a publication, quoted as published
     }
 
 

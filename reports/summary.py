@@ -104,6 +104,9 @@ def _why(key: str, scenario: dict, result: dict) -> str:
                 "low": f.days(low),
                 "high": f.days(high),
             }
+        band = band_text(dig(result, "uncertainty.mfu_band"))
+        if band:
+            text += " " + band
         miss, target = _num(compute.get("deadline_miss_probability")), _num(compute.get("target_days"))
         if miss is not None and target is not None:
             text += " " + _("Chance of missing the %(target)s deadline: %(p)s.") % {
@@ -213,3 +216,46 @@ def table(rows: list[dict], preferred: list[str]) -> tuple[list[str], list[list[
             if k not in columns and not isinstance(r[k], dict | list):
                 columns.append(k)
     return columns, [[r.get(c) for c in columns] for r in rows]
+
+
+_WORKLOADS = {
+    "dense": gettext_lazy("dense"),
+    "moe": gettext_lazy("MoE"),
+    "long-context": gettext_lazy("long-context"),
+}
+
+
+def _class_words(key: str) -> str:
+    """ "davinci/moe/*" -> "MoE plans on any chip and stack" in the reader's language."""
+    family, workload, stack = [*key.split("/"), "*", "*", "*"][:3]
+    return _("%(workload)s plans on %(chip)s with %(stack)s") % {
+        "workload": _WORKLOADS.get(workload, _("all")) if workload != "*" else _("all"),
+        "chip": _("any chip") if family == "*" else family,
+        "stack": _("any stack") if stack == "*" else stack,
+    }
+
+
+def band_text(band: Any) -> str:
+    """Where the 80 % band of the days comes from (result.uncertainty.mfu_band), in one sentence."""
+    if not isinstance(band, dict):
+        return ""
+    if band.get("source") == "assumed":
+        return _("The band is ±25%% of the MFU you gave: an assumption, not evidence.")
+    if band.get("source") != "evidence":
+        return ""
+    text = _(
+        "The band is earned from %(rows)s published runs of %(basis)s, whose measured speed was %(low)s to %(high)s of the prediction."
+    ) % {
+        "rows": f.count(band.get("rows")),
+        "basis": _class_words(str(band.get("basis", ""))),
+        "low": f.percent(band.get("p10_ratio"), 0),
+        "high": f.percent(band.get("p90_ratio"), 0),
+    }
+    widened = band.get("widened_by") or []
+    if "few-rows" in widened:
+        text += " " + _("This plan's own class has only %(own)s such runs, so their spread widens it.") % {
+            "own": f.count(band.get("own_rows"))
+        }
+    if "peak-range" in widened:
+        text += " " + _("Widened because sources disagree on the chip's peak FLOP/s.")
+    return text

@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from . import formatting as f
-from . import stack_labels
+from . import labels, stack_labels
 from .summary import dig
 
 # section -> [(label, path in the result, formatting kind)]; money in the report's currency
@@ -136,17 +136,6 @@ RECOMPUTE = {
     "full": gettext_lazy("full"),
     "partial": gettext_lazy("partial (fewest layers that fit)"),
 }
-STEP_TERMS = {
-    "compute": gettext_lazy("Compute"),
-    "bubble": gettext_lazy("Pipeline bubble"),
-    "tp_comm": gettext_lazy("TP communication"),
-    "pp_comm": gettext_lazy("PP communication"),
-    "dp_comm": gettext_lazy("DP communication"),
-    "ep_comm": gettext_lazy("EP communication"),
-    "cp_comm": gettext_lazy("CP communication"),
-    "optimizer": gettext_lazy("Optimizer"),
-    "recompute": gettext_lazy("Recompute"),
-}
 REJECTED = {
     "sequence-parallel-needs-tp": gettext_lazy("sequence parallelism needs TP > 1"),
     "pp-not-dividing-layers": gettext_lazy("pipeline stages do not divide the layers"),
@@ -199,7 +188,7 @@ def step_rows(result: dict) -> list[tuple[str, str, str]]:
     for key, v in breakdown.items() if isinstance(breakdown, dict) else []:
         if isinstance(v, int | float) and v > 0:
             share = v / total if isinstance(total, int | float) and total > 0 else None
-            rows.append((str(STEP_TERMS.get(key, key)), f.seconds(v), f.percent(share)))
+            rows.append((labels.step_term(key), f.seconds(v), f.percent(share)))
     return rows
 
 
@@ -255,7 +244,7 @@ def story(result: dict) -> list[str]:
             "step": f.seconds(t1),
         }
         if term:
-            text += _(", mostly more %(term)s") % {"term": str(STEP_TERMS.get(term, term)).lower()}
+            text += _(", mostly more %(term)s") % {"term": labels.in_sentence(labels.step_term(term))}
         out.append(text + ".")
     return out
 

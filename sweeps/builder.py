@@ -13,28 +13,28 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from estimator import catalog
-from reports import formatting
+from reports import formatting, labels
 from reports.forms import QuantityField
 
 MAX_AXES = 3
 
-# field -> (label, catalog kind or None for numbers)
-AXIS_FIELDS = {
-    "hardware.accelerator": (_("Accelerator"), "accelerators"),
-    "hardware.server": (_("Server"), "servers"),
-    "model.preset": (_("Model preset"), "presets"),
-    "cluster.cards": (_("Cards"), None),
-    "cluster.target_days": (_("Deadline (days)"), None),
-    "training.tokens": (_("Training tokens"), None),
-    "efficiency.mfu": (_("MFU (0-1)"), None),
-    "network.oversubscription": (_("Oversubscription (down:up)"), None),
-    "network.switch_ports": (_("Switch ports"), None),
-    "training.global_batch_tokens": (_("Global batch (tokens)"), None),
-    "training.seq_len": (_("Sequence length"), None),
-    "cost.server_price": (_("Server price"), None),
-    "cost.cloud_price_per_card_hour": (_("Cloud price (per card-hour)"), None),
-    "cost.electricity_per_kwh": (_("Electricity (per kWh)"), None),
-    "cost.pue": (_("PUE"), None),
+# field -> catalog kind, or None for numbers (each labelled by reports.labels.axis)
+AXIS_FIELDS: dict[str, str | None] = {
+    "hardware.accelerator": "accelerators",
+    "hardware.server": "servers",
+    "model.preset": "presets",
+    "cluster.cards": None,
+    "cluster.target_days": None,
+    "training.tokens": None,
+    "efficiency.mfu": None,
+    "network.oversubscription": None,
+    "network.switch_ports": None,
+    "training.global_batch_tokens": None,
+    "training.seq_len": None,
+    "cost.server_price": None,
+    "cost.cloud_price_per_card_hour": None,
+    "cost.electricity_per_kwh": None,
+    "cost.pue": None,
 }
 INTEGER_FIELDS = {"cluster.cards", "network.switch_ports", "training.seq_len"}
 CATALOGS: dict[str, Callable[[], Mapping[str, Any]]] = {
@@ -79,9 +79,7 @@ class SweepBuilderForm(forms.Form):
         cast(forms.ChoiceField, self.fields["accelerator"]).choices = _choices("accelerators")
         if not self.is_bound:
             self.initial.setdefault("currency", formatting.default_currency())
-        field_choices = [("", _("(not used)"))] + [
-            (k, f"{label} · {k}") for k, (label, _c) in AXIS_FIELDS.items()
-        ]
+        field_choices = [("", _("(not used)"))] + [(k, f"{labels.axis(k)} · {k}") for k in AXIS_FIELDS]
         for i in range(1, MAX_AXES + 1):
             self.fields[f"axis{i}_field"] = forms.ChoiceField(
                 label=_("Axis %(n)s: field") % {"n": i}, choices=field_choices, required=False
@@ -128,7 +126,7 @@ class SweepBuilderForm(forms.Form):
         field = data.get(f"axis{i}_field")
         if not field:
             return None
-        kind = AXIS_FIELDS[field][1]
+        kind = AXIS_FIELDS[field]
         if kind:
             values = data.get(f"axis{i}_{kind}") or []
             if not values:

@@ -13,24 +13,17 @@ from typing import Any
 
 import plotly.graph_objects as go
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from reports import formatting as f
+from reports import labels
 
-LABELS = {
-    "compute.wall_clock_days": gettext_lazy("wall-clock days"),
-    "cost.run.owned": gettext_lazy("run cost, owned"),
-    "cost.run.cloud": gettext_lazy("run cost, cloud"),
-    "cost.capex.total": gettext_lazy("cluster cost (capex)"),
-    "power.facility_w": gettext_lazy("facility power"),
-}
 MONEY = {"cost.run.owned", "cost.run.cloud", "cost.capex.total"}
 COLORS = ["#1f5f8b", "#e07b39", "#4f9d69", "#c44e52", "#8172b2", "#937860", "#7f7f7f", "#bcbd22"]
 FONT = "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"
 
 
 def label(field: str, currency: str = "") -> str:
-    text = str(LABELS.get(field, field))
+    text = labels.metric(field)
     if currency and field in MONEY:
         text += f" ({f.currency_symbol(currency)})"
     return text
@@ -92,6 +85,8 @@ def heatmap(item: dict[str, Any], axes: list[dict], currency: str = "") -> go.Fi
     x = _values(axes, item["x"]) if item.get("x") else [""]
     y = _values(axes, item["y"])
     metric = item["metric"]
+    xname = plain(labels.axis(item["x"])) if item.get("x") else ""
+    yname = plain(labels.axis(item["y"]))
     text = [[value_text(metric, v, currency) if v is not None else "" for v in row] for row in item["z"]]
     fig = go.Figure(
         go.Heatmap(
@@ -103,19 +98,19 @@ def heatmap(item: dict[str, Any], axes: list[dict], currency: str = "") -> go.Fi
             reversescale=True,
             hoverongaps=False,
             colorbar={"title": {"text": label(metric, currency)}},
-            hovertemplate=f"{item.get('x') or ''}=%{{x}}<br>{item['y']}=%{{y}}<br>%{{text}}<extra></extra>",
+            hovertemplate=f"{xname}: %{{x}}<br>{yname}: %{{y}}<br>%{{text}}<extra></extra>",
         )
     )
     title = _("Best %(metric)s: %(y)s × %(x)s") % {
         "metric": label(metric, currency),
-        "y": item["y"],
-        "x": item.get("x") or "",
+        "y": yname,
+        "x": xname,
     }
     return _layout(
         fig,
         title,
-        xaxis={"title": item.get("x") or "", "type": "category"},
-        yaxis={"title": item["y"], "type": "category"},
+        xaxis={"title": xname, "type": "category"},
+        yaxis={"title": yname, "type": "category"},
         margin={"l": 80, "r": 20, "t": 50, "b": 60},
         height=360 + 8 * min(len(y), 40),
     )

@@ -15,9 +15,11 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from api.throttling import client_ip
 from estimator.contract import sweep as estimator_sweep
 from estimator.errors import ScenarioError
 from reports import formatting as fmt
+from reports import labels
 from reports import messages as messages_catalogue
 from teams.selectors import may_manage
 
@@ -25,7 +27,6 @@ from . import charts, digests, selectors, services
 from .builder import MAX_AXES as BUILDER_MAX_AXES
 from .builder import SweepBuilderForm
 from .models import Sweep
-from .views import client_ip
 
 SESSION_KEY = "sweep_tokens"  # sweeps this browser started (lets anonymous creators cancel)
 
@@ -140,7 +141,7 @@ def _describer(axes: list[dict]):
 
     def describe(index: int) -> str:
         return ", ".join(
-            f"{a.field}={a.values[d]}"
+            f"{labels.axis(a.field)} {a.values[d]}"
             for a, d in zip(parsed, estimator_sweep.digits(parsed, index), strict=True)
         )
 
@@ -169,6 +170,7 @@ def report(request, token: str):
         "json_url": reverse("sweeps_api:shared-results", args=[token]),
         "status_url": reverse("sweeps_api:shared", args=[token]),
         "currency": currency,
+        "axes": [{**a, "label": labels.axis(a["field"])} for a in sweep.axes],
     }
     if sweep.status == Sweep.Status.DONE and sweep.summary:
         summary = sweep.summary
@@ -239,7 +241,14 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str, budget: float | Non
                     "over_budget": budget is not None and isinstance(capex, int | float) and capex > budget,
                 }
             )
-        tables.append({"metric": metric, "label": charts.label(metric), "fields": fields, "rows": out})
+        tables.append(
+            {
+                "metric": metric,
+                "label": charts.label(metric),
+                "fields": [labels.axis(f) for f in fields],
+                "rows": out,
+            }
+        )
     return tables
 
 

@@ -5,11 +5,17 @@ integrations and config, at module level and inside functions (a function-level 
 cycle usually hides), resolves relative imports, and fails on any strongly connected component of
 more than one module. A package's `__init__` importing its own submodules is not counted as a cycle
 (Python imports the parent first).
+
+The same graph, read by package, must have no cycle either: the web apps (each top-level package)
+and estimator's stage packages (estimator.model, estimator.layout, ...; each foundation module
+counts as its own package) import each other one way only, the lower app never reaching up, even
+when no single module closes a loop. A failure names the cycle and the imports that close it.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,9 +115,78 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
+def package_of(module: str) -> str:
+    """The package a module counts in: a web app's top-level package, or the stage (or foundation
+    module) of estimator it is in."""
+    parts = module.split(".")
+    depth = 2 if parts[0] == "estimator" else 1
+    return ".".join(parts[:depth])
+
+
+def package_edges(graph: dict[str, set[str]]) -> dict[str, dict[str, list[tuple[str, str]]]]:
+    """Package -> each package it imports -> the module imports that make that edge."""
+    edges: dict[str, dict[str, list[tuple[str, str]]]] = {package_of(m): {} for m in graph}
+    for module, targets in graph.items():
+        for target in sorted(targets):
+            source, dest = package_of(module), package_of(target)
+            if source != dest:
+                edges[source].setdefault(dest, []).append((module, target))
+    return edges
+
+
+def cycle_path(component: list[str], graph: dict[str, set[str]]) -> list[str]:
+    """One cycle through a strongly connected component, from its first member back to it."""
+    start, members = component[0], set(component)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:  # breadth first: the shortest way round
+        node = frontier.pop(0)
+        for nxt in sorted(graph[node] & members):
+            if nxt == start:
+                return [*paths[node], start]
+            if nxt not in paths:
+                paths[nxt] = [*paths[node], nxt]
+                frontier.append(nxt)
+    raise ValueError(f"{component} is not a cycle")
+
+
+def describe_package_cycles(edges: dict[str, dict[str, list[tuple[str, str]]]]) -> list[str]:
+    """Each package-level cycle as `a -> b -> a`, with the module imports that close it."""
+    graph = {package: set(targets) for package, targets in edges.items()}
+    out = []
+    for component in cycles(graph):
+        path = cycle_path(component, graph)
+        why = "; ".join(
+            f"{a} -> {b}: " + ", ".join(f"{m} imports {t}" for m, t in edges[a][b][:3])
+            for a, b in itertools.pairwise(path)
+        )
+        out.append(f"package-level import cycle {' -> '.join(path)} ({why})")
+    return out
+
+
 def test_detector_finds_a_cycle():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_package_detector_names_a_cycle_no_module_closes():
+    # reports.a -> sweeps.b and sweeps.c -> reports.d: no module cycle, but the apps import each other
+    graph = {"reports.a": {"sweeps.b"}, "sweeps.b": set(), "sweeps.c": {"reports.d"}, "reports.d": set()}
+    assert cycles(graph) == []
+    assert describe_package_cycles(package_edges(graph)) == [
+        "package-level import cycle reports -> sweeps -> reports "
+        "(reports -> sweeps: reports.a imports sweeps.b; sweeps -> reports: sweeps.c imports reports.d)"
+    ]
+    # estimator's stages count separately; the foundations' modules each on their own
+    assert package_of("estimator.layout.steptime.step") == "estimator.layout"
+    assert package_of("estimator.errors") == "estimator.errors"
+    assert package_of("sweeps.api.views") == "sweeps"
+    assert (
+        describe_package_cycles(
+            package_edges({"estimator.plan.x": {"estimator.layout.y"}, "estimator.layout.y": set()})
+        )
+        == []
+    )
 
 
 def test_graph_sees_function_level_and_relative_imports():
@@ -133,3 +208,9 @@ def test_no_new_import_cycles():
 
 def test_no_import_cycles_at_all():
     assert cycles(import_graph()) == []
+
+
+def test_no_package_level_cycles():
+    """Web apps, and estimator's stage packages, import each other one way only."""
+    found = describe_package_cycles(package_edges(import_graph()))
+    assert not found, "\n".join(found)

@@ -16,13 +16,15 @@ from estimator.contract.resolve import Resolved
 from estimator.layout.fit import nearest_fit, overflow_params
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
 from estimator.layout.stacks import StackProfile
+from estimator.layout.steptime.attention import chip_family
 from estimator.limits import SEARCH_SECONDS
 from estimator.money import budget as budget_rules
+from estimator.plan import evidence
 from estimator.plan.advice import advise
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
-from estimator.plan.uncertainty import monte_carlo
+from estimator.plan.uncertainty import monte_carlo, triangle_from_quantiles
 
 
 class Choice(Protocol):
@@ -154,12 +156,43 @@ def _planes(r: Resolved, choice: Choice, roll: Roll, problem: LayoutProblem) -> 
     return planes_section(r, choice.fabric, choice.layouts, roll, problem)
 
 
+def _mfu_band(
+    r: Resolved, choice: Choice, peak: float, stack: StackProfile
+) -> tuple[tuple[float, float, float], dict[str, Any]]:
+    """The Monte Carlo's MFU triangle and where it comes from: the scenario's own range, +-25 % of a
+    given MFU (an assumption), or for a predicted MFU the evidence band of the plan's class
+    (estimator.plan.evidence), its P10-P90 matched by the triangle."""
+    s, mfu = r.scenario, choice.mfu
+    if s.efficiency.mfu_range is not None or choice.mfu_source != "predicted":
+        lo, hi = s.efficiency.mfu_range or (mfu * 0.75, min(1.0, mfu * 1.25))
+        source = "given-range" if s.efficiency.mfu_range is not None else "assumed"
+        return (min(lo, mfu), mfu, max(hi, mfu)), {"source": source}
+    key = evidence.class_key(
+        chip_family(r.accelerator.id), evidence.workload_family(r.arch.num_experts, r.seq_len), stack.id
+    )
+    band = evidence.band_for(key)
+    peak_source = r.accelerator.sources.get(_PEAK_FIELD.get(s.training.precision, "peak_flops_bf16"))
+    peak_range = peak_source.range if peak_source is not None else None
+    band = evidence.widen_for_peak_range(band, peak, peak_range)
+    low, mode, high = triangle_from_quantiles(mfu * band.p10_ratio, mfu, mfu * band.p90_ratio)
+    return (max(low, 1e-6), mode, min(high, 1.0)), {"source": "evidence", **band.to_dict()}
+
+
+# the catalog field whose sources state the peak a precision runs at (Accelerator.peak_flops)
+_PEAK_FIELD = {"fp8": "peak_flops_fp8", "fp32": "peak_flops_fp32"}
+
+
 def _uncertainty(
-    r: Resolved, flops: dict[str, float], peak: float, choice: Choice, roll: Roll, pr: dict[str, float]
+    r: Resolved,
+    flops: dict[str, float],
+    peak: float,
+    choice: Choice,
+    roll: Roll,
+    pr: dict[str, float],
+    stack: StackProfile,
 ) -> dict[str, Any]:
     s, u = r.scenario, r.scenario.uncertainty
-    mfu = choice.mfu
-    lo, hi = s.efficiency.mfu_range or (mfu * 0.75, min(1.0, mfu * 1.25))
+    mfu_triangle, band = _mfu_band(r, choice, peak, stack)
     spread = u.price_spread
     cloud = pr["cloud_usd_per_card_hour"]
     capex = float(roll["_cost"].capex_total_usd)
@@ -168,7 +201,7 @@ def _uncertainty(
         training_flop=flops["training_flop"],
         cards=int(roll["compute.cards"]),
         peak_flops=peak,
-        mfu=(min(lo, mfu), mfu, max(hi, mfu)),
+        mfu=mfu_triangle,
         cloud_usd_per_card_hour=(cloud * (1 - spread), cloud, cloud * (1 + spread)),
         capex_total_usd=(capex * (1 - spread), capex, capex * (1 + spread)),
         facility_w=float(roll["power.facility_w"]),
@@ -181,7 +214,7 @@ def _uncertainty(
         currency=s.cost.currency,
         usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
     )
-    return result.to_dict()
+    return result.to_dict() | {"mfu_band": band}
 
 
 def _serving(r: Resolved, peak: float) -> dict[str, Any] | None:
@@ -498,7 +531,7 @@ def assemble(
         "storage": storage.to_dict(),
         "power": roll["_power"].to_dict(),
         "cost": cost,
-        "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr),
+        "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr, problem.stack),
         "scaleup": _planes(r, choice, roll, problem),
         "stack": stack_section(
             problem,

@@ -11,6 +11,28 @@ from estimator.dotted import get_path
 
 HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
 
+# Every setting a row can name (the web layer labels each; tests/estimator/test_starting_config.py
+# checks that the rows name nothing else). Environment variables keep the name one types.
+TRAINING_SETTINGS = (
+    "precision",
+    "recompute",
+    "layout",
+    "micro_batches",
+    "gradient_compression",
+    "gradient_fusion",
+    "zero_stage",
+    "expert_parallel",
+    "pipeline_split",
+)
+ENVIRONMENT_SETTINGS = (
+    "HCCL_BUFFSIZE",
+    "HCCL_CONNECT_TIMEOUT",
+    "HCCL_DETERMINISTIC",
+    "CUDA_DEVICE_MAX_CONNECTIONS",
+    "NCCL_BUFFSIZE",
+)
+SETTINGS = TRAINING_SETTINGS + ENVIRONMENT_SETTINGS
+
 
 def _setting(
     setting: str,

@@ -23,6 +23,7 @@ Primer", 2008, ch. 1). The main driver is the input with the largest |rho|.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +70,32 @@ def triangular(u: np.ndarray, low: float, likely: float, high: float) -> np.ndar
     left = low + np.sqrt(u * span * (likely - low))
     right = high - np.sqrt((1.0 - u) * span * (high - likely))
     return np.where(u < f_mode, left, right)
+
+
+def triangle_from_quantiles(p10: float, mode: float, p90: float) -> tuple[float, float, float]:
+    """(low, mode, high) of the triangular distribution whose 10th and 90th percentiles are `p10` and
+    `p90` (same unit as the inputs; the mode is clamped into [p10, p90]).
+
+    With L = mode - low and R = high - mode, the triangular CDF gives for P10 and P90 on either side of
+    the mode (Johnson, Kotz & Balakrishnan, "Continuous Univariate Distributions", vol. 2, ch. 26):
+        mode - p10 = L - sqrt(0.1 L (L + R)),    p90 - mode = R - sqrt(0.1 R (L + R)),
+    solved by fixed-point iteration (a contraction: each square-root term moves by at most ~0.5 of a
+    step in L or R). At mode = p10 the solution has F(mode) = 0.1 exactly, so the equations hold there."""
+    if not p10 <= p90:
+        raise ValueError("p10 must not exceed p90")
+    c = min(max(mode, p10), p90)
+    if p90 == p10:
+        return p10, c, p90
+    left, right = c - p10, p90 - c
+    L, R = 2.0 * left + 1e-12, 2.0 * right + 1e-12
+    for _ in range(200):
+        L_new = left + math.sqrt(0.1 * L * (L + R))
+        R_new = right + math.sqrt(0.1 * R * (L + R))
+        if abs(L_new - L) + abs(R_new - R) < 1e-12 * (L + R):
+            L, R = L_new, R_new
+            break
+        L, R = L_new, R_new
+    return c - L, c, c + R
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:

@@ -135,6 +135,7 @@ def megatron_rows(
         out.append(
             {
                 "case": f"{row['params_b']}B tp{row['tp']} pp{row['pp']} {row['gpus']} GPUs",
+                "metric": "hardware TFLOP/s per GPU",  # Table 1 counts recomputation too
                 "published": published,
                 "predicted": round(predicted, 1),
                 "error_pct": round(100.0 * (predicted - published) / published, 1),

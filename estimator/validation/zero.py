@@ -21,6 +21,7 @@ def zero_rows() -> list[dict[str, Any]]:
         out.append(
             {
                 "case": f"ZeRO stage {stage}",
+                "metric": "model-state GB per card",
                 "published": published,
                 "predicted": round(predicted, 1),
                 "error_pct": round(100.0 * (round(predicted, 1) - published) / published, 2),

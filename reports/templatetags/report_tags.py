@@ -57,3 +57,19 @@ def gloss(text):
     from ..glossary import gloss as wrap
 
     return mark_safe(wrap(str(text)))
+
+
+@register.filter
+def typed(text):
+    """{{ reason|typed }}: flags, shell lines and identifiers inside a sentence as code."""
+    from ..typed import code_spans
+
+    return code_spans(str(text))
+
+
+@register.filter
+def plane(value):
+    """{{ sc.unit.cooling|plane }}: a scale-up plane's descriptive value in the reader's language."""
+    from ..labels import plane_value
+
+    return plane_value(value)

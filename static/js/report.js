@@ -17,7 +17,8 @@
       var src = document.getElementById(el.dataset.figure);
       if (!src) return;
       var fig = JSON.parse(src.textContent);
-      var config = Object.assign({}, CONFIG, {toImageButtonOptions: {format: "png", filename: el.id}});
+      var lang = (document.documentElement.lang || "").toLowerCase().indexOf("zh") === 0 ? "zh-CN" : "en";
+      var config = Object.assign({}, CONFIG, {locale: lang, toImageButtonOptions: {format: "png", filename: el.id}});
       Plotly.newPlot(el, fig.data, fig.layout, config);
     });
   }

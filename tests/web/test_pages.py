@@ -221,7 +221,7 @@ def test_validation_page(client):
 
 def test_validation_page_survives_an_unreachable_cache(client, monkeypatch):
     """Redis restarting must not take the page down: the rows are computed without the cache."""
-    from reports import views
+    from reports import pages
 
     class Down:
         def get(self, *args, **kwargs):
@@ -229,7 +229,7 @@ def test_validation_page_survives_an_unreachable_cache(client, monkeypatch):
 
         set = get
 
-    monkeypatch.setattr(views, "cache", Down())
+    monkeypatch.setattr(pages, "cache", Down())
     response = client.get("/validation/")
     assert response.status_code == 200 and 'id="validation-summary"' in response.content.decode()
 

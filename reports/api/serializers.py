@@ -1,4 +1,5 @@
-"""Output serializers of the API (input is the scenario JSON itself, validated by the core)."""
+"""Output serializers of the estimates and reports API (input is the scenario JSON itself, validated
+by the core)."""
 
 from __future__ import annotations
 
@@ -134,17 +135,6 @@ class SharedReportSerializer(_ShareUrlMixin, serializers.ModelSerializer):
             "created_at",
         ]
         read_only_fields = fields
-
-
-class ErrorItemSerializer(serializers.Serializer):
-    field = serializers.CharField(
-        help_text='Dotted path into the body, e.g. "training.tokens"; "" for the request as a whole.'
-    )
-    message = serializers.CharField()
-
-
-class ErrorSerializer(serializers.Serializer):
-    errors = ErrorItemSerializer(many=True)  # type: ignore[assignment]  # the API's field, not Serializer.errors
 
 
 class DiffRowSerializer(serializers.Serializer):

@@ -10,13 +10,13 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.exceptions import ErrorSerializer
 from api.parsers import StrictJSONParser
-from api.serializers import ErrorSerializer
 from estimator.errors import ScenarioError
+from pricebooks import selectors, services
+from pricebooks.models import PriceBook
 from teams.selectors import teams_of
 
-from . import selectors, services
-from .models import PriceBook
 from .serializers import BookInputSerializer, PriceBookSerializer, VersionInputSerializer, VersionSerializer
 
 ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from integrations.serializers import CallbackSerializer
+from api.schema import CallbackSerializer
 
 
 class SweepRequestSerializer(serializers.Serializer):
@@ -17,7 +17,7 @@ class SweepRequestSerializer(serializers.Serializer):
         help_text='{"<dotted field>": [values] | {"start", "stop", "step"}}; the product of the axes is the '
         "set of scenarios, the last axis varying fastest. Ranges include stop."
     )
-    callback = CallbackSerializer(required=False)  # a webhook when it ends (integrations.callbacks)
+    callback = CallbackSerializer(required=False)  # a webhook when it ends (sweeps.signals)
 
 
 class ProgressSerializer(serializers.Serializer):

@@ -9,17 +9,17 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.exceptions import ErrorSerializer
+from api.pagination import Pagination
 from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
-from api.serializers import ErrorSerializer
+from integrations import batches, signing
+from integrations.models import Batch, Callback, DeliveryAttempt
 
-from . import batches, signing
-from .models import Batch, Callback, DeliveryAttempt
 from .serializers import (
     BatchRequestSerializer,
     BatchSerializer,
@@ -46,12 +46,6 @@ def site_url(request) -> str:
     return request.build_absolute_uri("/")
 
 
-class BatchPagination(PageNumberPagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
-
-
 class BatchListCreateView(APIView):
     """POST: plan a batch of scenarios (quotes) in one request. GET: your batches."""
 
@@ -67,7 +61,7 @@ class BatchListCreateView(APIView):
         responses={200: BatchSummarySerializer(many=True), 401: ErrorSerializer},
     )
     def get(self, request):
-        paginator = BatchPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(Batch.objects.filter(owner=request.user), request, view=self)
         return paginator.get_paginated_response([batch_summary(b, request) for b in page or []])
 
@@ -163,12 +157,6 @@ class SigningSecretRotateView(APIView):
         return Response(_secret_body(request.user))
 
 
-class DeliveryPagination(PageNumberPagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
-
-
 def _id_param(request, name: str) -> int | None:
     raw = request.query_params.get(name)
     if raw is None:
@@ -202,6 +190,6 @@ class DeliveriesView(APIView):
             rows = rows.filter(sweep_id=sweep)
         if (batch := _id_param(request, "batch")) is not None:
             rows = rows.filter(batch_id=batch)
-        paginator = DeliveryPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(rows, request, view=self)
         return paginator.get_paginated_response([webhook_payload(c) for c in page or []])

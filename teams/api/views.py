@@ -3,22 +3,14 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.serializers import ErrorSerializer
+from api.exceptions import ErrorSerializer
+from teams.selectors import memberships_of
 
-from .selectors import memberships_of
-
-
-class TeamSerializer(serializers.Serializer):
-    slug = serializers.SlugField(help_text="Use it as `?team=` when creating, and in price-book references.")
-    name = serializers.CharField()
-    role = serializers.ChoiceField(
-        choices=["member", "admin"], help_text="admin: may delete the team's estimates and sweeps"
-    )
+from .serializers import TeamSerializer
 
 
 class TeamListView(APIView):

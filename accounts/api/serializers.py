@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from .models import ApiToken
+from accounts.models import ApiToken
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):

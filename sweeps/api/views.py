@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Sequence
+from typing import Any
 
 from django.db import transaction
 from django.http import Http404, StreamingHttpResponse
@@ -19,16 +20,15 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.exceptions import ErrorSerializer
 from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
-from api.serializers import ErrorSerializer
 from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrottle, client_ip
-from integrations import callbacks
 from reports.cells import neutralize_row
+from sweeps import selectors, services, signals
+from sweeps.models import Sweep
 from teams.selectors import may_manage
 
-from . import selectors, services
-from .models import Sweep
 from .serializers import ResultPageSerializer, SweepRequestSerializer, SweepStatusSerializer
 
 ERRORS = {
@@ -57,6 +57,22 @@ class CSVRenderer(renderers.BaseRenderer):
         return data
 
 
+CALLBACK = "callback"  # the request's webhook (SweepRequestSerializer.callback)
+
+
+def _without_callback(body: Any) -> tuple[Any, Any]:
+    """The request without its `callback`, and the callback (None when absent)."""
+    if not isinstance(body, dict) or CALLBACK not in body:
+        return body, None
+    return {k: v for k, v in body.items() if k != CALLBACK}, body[CALLBACK]
+
+
+def _requested_callback(callback: Any, owner) -> str | None:
+    """The callback's URL as the integrations app validated it (sweeps.signals.callback_requested)."""
+    answers = signals.callback_requested.send(Sweep, callback=callback, owner=owner)
+    return next((url for _receiver, url in answers if url is not None), None)
+
+
 class SweepListCreateView(APIView):
     """POST: start a sweep (202). GET: your sweeps, newest first."""
 
@@ -78,12 +94,19 @@ class SweepListCreateView(APIView):
     )
     def post(self, request):
         owner = request.user if request.user.is_authenticated else None
-        data, callback = callbacks.split(request.data, owner)  # the webhook, validated first
+        data, callback = _without_callback(request.data)
+        callback_url = _requested_callback(callback, owner)  # the webhook, validated first
         with transaction.atomic():  # the callback is stored before any chunk is queued
             sweep = services.create_sweep(
                 data, owner=owner, client_ip=client_ip(request), team=request.query_params.get("team")
             )
-            callbacks.attach(callback, owner, request.build_absolute_uri("/"), sweep=sweep)
+            signals.sweep_created.send(
+                Sweep,
+                sweep=sweep,
+                owner=owner,
+                callback_url=callback_url,
+                base_url=request.build_absolute_uri("/"),
+            )
         body = selectors.status_payload(sweep, request)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 

@@ -9,8 +9,7 @@ from rest_framework import serializers
 
 from api.schema import inline_refs
 from estimator.contract.price_book import PriceTable
-
-from .models import PriceBook, PriceBookVersion
+from pricebooks.models import PriceBook, PriceBookVersion
 
 PRICES_SCHEMA = inline_refs(PriceTable.model_json_schema())
 

@@ -10,19 +10,12 @@ from django.urls import reverse
 from django.utils import translation
 from rest_framework import serializers
 
-from api.serializers import ErrorSerializer, EstimateSerializer, SharedReportSerializer
+from api.exceptions import ErrorSerializer
+from api.schema import CallbackSerializer
 from estimator import limits
-
-from .batches import MAX_NAME_CHARS, counts, items_of
-from .models import MAX_URL_CHARS, Batch, BatchItem, Callback
-
-
-class CallbackSerializer(serializers.Serializer):
-    url = serializers.CharField(
-        max_length=MAX_URL_CHARS,
-        help_text="Where to POST the signed notification when it ends (https; no private or loopback "
-        "addresses unless the site allows them). Needs an account: the signature uses your signing secret.",
-    )
+from integrations.batches import MAX_NAME_CHARS, counts, items_of
+from integrations.models import Batch, BatchItem, Callback
+from reports.api.serializers import EstimateSerializer, SharedReportSerializer
 
 
 class BatchRequestSerializer(serializers.Serializer):

@@ -10,23 +10,23 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import PermissionDenied
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.exceptions import ErrorSerializer
+from api.pagination import Pagination
+from api.parsers import StrictJSONParser
+from api.schema import TEAM_PARAMETER, inline_refs
 from estimator import catalog
 from estimator.contract.scenario import scenario_json_schema
 from reports import selectors, services
 from reports.models import Estimate
 from teams.selectors import may_manage
 
-from .parsers import StrictJSONParser
-from .schema import TEAM_PARAMETER, inline_refs
 from .serializers import (
     BookSummarySerializer,
     DiffRowSerializer,
-    ErrorSerializer,
     EstimateListItemSerializer,
     EstimateSerializer,
     SharedReportSerializer,
@@ -35,12 +35,6 @@ from .serializers import (
 
 ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
 FORBIDDEN = {403: ErrorSerializer}
-
-
-class EstimatePagination(PageNumberPagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
 
 
 def _scenario_request() -> dict:
@@ -81,7 +75,7 @@ class EstimateListCreateView(APIView):
         responses={200: EstimateListItemSerializer(many=True), 401: ErrorSerializer},
     )
     def get(self, request):
-        paginator = EstimatePagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(selectors.estimates_of(request.user), request, view=self)
         return paginator.get_paginated_response(
             EstimateListItemSerializer(page, many=True, context={"request": request}).data

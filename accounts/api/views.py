@@ -7,22 +7,16 @@ from __future__ import annotations
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.serializers import ErrorSerializer
+from accounts import selectors, services
+from accounts.models import ApiToken
+from api.exceptions import ErrorSerializer
+from api.pagination import Pagination
 
-from . import selectors, services
-from .models import ApiToken
 from .serializers import ApiTokenSerializer
-
-
-class TokenPagination(PageNumberPagination):
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
 
 
 class TokenListView(APIView):
@@ -36,7 +30,7 @@ class TokenListView(APIView):
         responses={200: ApiTokenSerializer(many=True), 401: ErrorSerializer, 429: ErrorSerializer},
     )
     def get(self, request):
-        paginator = TokenPagination()
+        paginator = Pagination()
         page = paginator.paginate_queryset(selectors.tokens_of(request.user), request, view=self)
         return paginator.get_paginated_response(
             ApiTokenSerializer(page, many=True, context={"request": request}).data

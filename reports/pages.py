@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import statistics
 from typing import Any
 
 from django.conf import settings
@@ -22,7 +23,7 @@ from estimator.errors import ScenarioError
 from estimator.plan.supernode_rules import explain_step_time
 from estimator.validation import validation_rows
 
-from . import charts, compare, glossary, messages, selectors, services, summary, working, xlsx
+from . import charts, compare, glossary, labels, messages, selectors, services, summary, working, xlsx
 from . import formatting as fmt
 from .cells import neutralize_row
 from .forms import EstimateForm
@@ -266,14 +267,15 @@ def validation(request):
     summaries = []
     for suite, items in suites.items():
         errors = sorted(abs(r["error_pct"]) for r in items if r.get("error_pct") is not None)
-        median = errors[len(errors) // 2] if errors else None
+        median = statistics.median(errors) if errors else None  # of an even count: the mean of the middle two
         summaries.append(
             {
                 "suite": suite,
+                "label": labels.suite(suite),
                 "count": len(items),
                 "median_abs_error_pct": median,
                 "max_abs_error_pct": errors[-1] if errors else None,
-                "rows": items,
+                "rows": [{**r, "metric_label": labels.validation_metric(r.get("metric", ""))} for r in items],
             }
         )
     return render(

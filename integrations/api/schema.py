@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .idempotency import HEADER, KEY
+from integrations.idempotency import HEADER, KEY
 
 DESCRIPTION = (
     "Optional. A repeat of this POST with the same key within 24 hours (same caller: your user, or your "

@@ -1,0 +1,1 @@
+"""REST API of the integrations app (views, serializers, urls), on the shared base in api/."""

@@ -1,0 +1,1 @@
+"""REST API of the sweeps app (views, serializers, urls), on the shared base in api/."""

@@ -1,0 +1,38 @@
+"""The report says where the days' band comes from (reports/summary.band_text), in both languages."""
+
+from django.utils import translation
+
+from reports.summary import band_text
+
+EVIDENCE = {
+    "source": "evidence",
+    "key": "davinci/moe/mindspeed-2025",
+    "basis": "*/moe/*",
+    "rows": 15,
+    "own_rows": 1,
+    "p10_ratio": 0.49,
+    "p90_ratio": 1.32,
+    "widened_by": ["few-rows", "peak-range"],
+}
+
+
+def test_evidence_band_in_english():
+    with translation.override("en"):
+        text = band_text(EVIDENCE)
+    assert "15 published runs of MoE plans on any chip with any stack" in text
+    assert "49%" in text and "132%" in text
+    assert "only 1 such runs" in text and "peak FLOP/s" in text
+
+
+def test_evidence_band_in_chinese():
+    with translation.override("zh-hans"):
+        text = band_text(EVIDENCE)
+    assert "15 个已发表的" in text and "MoE" in text and "任意芯片" in text
+    assert "放宽" in text
+    assert "published" not in text
+
+
+def test_assumed_band_and_nothing():
+    with translation.override("en"):
+        assert "assumption" in band_text({"source": "assumed"})
+        assert band_text(None) == "" and band_text({"source": "given-range"}) == ""
