@@ -53,6 +53,9 @@ MESSAGES: dict[str, str] = {
     "ep-crosses-node": gettext_noop(
         "EP=%(ep)s x TP=%(tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
     ),
+    "ep-crosses-node.folded": gettext_noop(
+        "EP=%(ep)s x expert TP=%(expert_tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
+    ),
     "mfu-optimistic": gettext_noop(
         "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
     ),
