@@ -73,3 +73,19 @@ def test_report_workbook_and_compare_show_the_stack_and_its_days(client, make_es
     assert result["stack.sensitivity.deepseek-dualpipe"] == pytest.approx(sensitivity["deepseek-dualpipe"])
     compare = client.get(f"/compare/?r={default.share_token}&r={dualpipe.share_token}").content.decode()
     assert "Software stack" in compare and "DeepSeek DualPipe" in compare
+
+
+@pytest.mark.django_db
+def test_the_api_returns_the_stack_and_its_sensitivity(api_client):
+    body = api_client.post(
+        "/api/v1/estimates",
+        {**MOE, "parallelism": {"tp": 2, "ep": 8}, "training": {**MOE["training"], "stack": "pytorch-fsdp2"}},
+        format="json",
+    ).json()
+    stack = body["result"]["stack"]
+    assert stack["id"] == "pytorch-fsdp2" and stack["default"] is False
+    assert stack["sensitivity"]["pytorch-fsdp2"] == body["result"]["compute"]["wall_clock_days"]
+    assert "mindspeed-2025" not in stack["sensitivity"]
+    # EP8 folded over TP2 x DP at expert-TP 1 or 2 (searched): ep·expert_tp divides tp·dp = 16
+    par = body["result"]["parallelism"]
+    assert par["expert_tp"] in (1, 2) and par["expert_dp"] == 16 // (8 * par["expert_tp"])
