@@ -21,6 +21,8 @@ from estimator.layout.search import LayoutEval, LayoutProblem, search
 from estimator.layout.stacks import StackProfile, profiles_for
 
 SENSITIVITY_SECONDS = 3.0  # wall clock all the profiles' searches of one plan may take together
+# mechanisms that only MoE layers use: profiles that differ only in these plan a dense model alike
+MOE_ONLY = ("ep_comm_overlap", "moe_dispatch_dedup", "moe_max_nodes", "moe_host_sync", "per_expert_gemms")
 
 
 def stack_section(
@@ -32,16 +34,21 @@ def stack_section(
     started = time.monotonic()
     fp8_hardware = bool(problem.accelerator.peak_flops_fp8)
     sensitivity: dict[str, float | None] = {}
+    seen: dict[tuple[Any, ...], float | None] = {}  # a dense model's answer per relevant mechanisms
     timed_out = False
     for profile in profiles_for(vendor, fp8_hardware):
         if profile.id == chosen_id:
             sensitivity[profile.id] = days if best is not None else None
             continue
+        key = _relevant(profile, problem.arch.is_moe)
+        if key in seen:
+            sensitivity[profile.id] = seen[key]
+            continue
         if time.monotonic() - started > SENSITIVITY_SECONDS:
             timed_out = True
             sensitivity[profile.id] = None
             continue
-        sensitivity[profile.id] = _days_under(problem, profile, best, days)
+        sensitivity[profile.id] = seen[key] = _days_under(problem, profile, best, days)
     return {
         "id": chosen_id,
         "name": problem.stack.name,
@@ -49,6 +56,11 @@ def stack_section(
         "sensitivity": sensitivity,
         "timed_out": timed_out,
     }
+
+
+def _relevant(profile: StackProfile, moe: bool) -> tuple[Any, ...]:
+    """The mechanisms that can move this model's step time (a dense model ignores the MoE ones)."""
+    return tuple(sorted((k, v) for k, v in profile.mechanisms().items() if moe or k not in MOE_ONLY))
 
 
 def _days_under(

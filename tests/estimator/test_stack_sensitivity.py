@@ -89,3 +89,17 @@ def test_sweep_rows_carry_the_stack_they_assumed():
     out = evaluate_columns(base, {"training.stack": stacks})
     # no stack chosen: the MoE default on Hopper; otherwise the one the row names
     assert out[STACK_FIELD].tolist() == ["megatron-core-moe-2025", "deepseek-dualpipe", "pytorch-fsdp2"]
+
+
+def test_a_dense_model_plans_alike_under_profiles_that_differ_only_in_moe_mechanisms():
+    stack = estimate(
+        {
+            "model": {"preset": "llama-3.1-8b"},
+            "training": {"tokens": 1e11},
+            "hardware": {"accelerator": "h100-sxm"},
+            "cluster": {"cards": 64},
+        }
+    )["result"]["stack"]
+    assert stack["id"] == "megatron-core-2025"  # the dense default: no MoE dispatcher to choose
+    # megatron-core-moe-2025 differs from megatron-core-2025 only in the MoE token dispatch
+    assert stack["sensitivity"]["megatron-core-moe-2025"] == stack["sensitivity"]["megatron-core-2025"]
