@@ -21,4 +21,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("", include("pricebooks.api.urls")),
     path("", include("accounts.api.urls")),
     path("", include("integrations.api.urls")),
+    path("", include("diagnosis.api.urls")),
 ]

@@ -15,6 +15,7 @@ urlpatterns += i18n_patterns(
     path("price-books/", include("pricebooks.page_urls")),
     path("accounts/tokens/", include("accounts.page_urls")),
     path("batches/", include("integrations.page_urls")),
+    path("diagnose/", include("diagnosis.page_urls")),
     prefix_default_language=False,
 )
 if settings.OIDC_ENABLED:  # one callback address to register with the provider, in every language

@@ -23,7 +23,19 @@ from estimator.errors import ScenarioError
 from estimator.plan.supernode_rules import explain_step_time
 from estimator.validation import validation_rows
 
-from . import charts, compare, glossary, labels, messages, selectors, services, summary, working, xlsx
+from . import (
+    calibration_block,
+    charts,
+    compare,
+    glossary,
+    labels,
+    messages,
+    selectors,
+    services,
+    summary,
+    working,
+    xlsx,
+)
 from . import formatting as fmt
 from .cells import neutralize_row
 from .forms import EstimateForm
@@ -148,6 +160,7 @@ def _report_context(request, estimate: Estimate) -> dict:
         "currency": cur,
         "headline": summary.headline(scenario, result),
         "budget": _budget_block(result, cur),
+        "calibration": calibration_block.block(result),
         "figures": [
             {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
             for dom_id, fig in charts.all_figures(result)

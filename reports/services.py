@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import transaction
@@ -24,24 +26,31 @@ from .models import Estimate
 logger = logging.getLogger(__name__)
 
 
-def run_estimate(data: Any, books: dict[str, PriceBook] | None = None) -> dict:
-    """The core's answer for one scenario dict, as strict JSON.
-
-    Raises ScenarioError for input the core rejects. Any other failure of the core on a client's
-    input is logged as a bug and reported as a ScenarioError too: no body a client sends gives a 500.
-    """
+@contextlib.contextmanager
+def core_errors(what: str = "scenario", verb: str = "plan") -> Iterator[None]:
+    """Around a call of the core on a client's input: ScenarioError passes; any other failure is
+    logged as a bug and reported as a ScenarioError too, so no body a client sends gives a 500."""
     try:
-        check_work_budget(data, books)  # estimator.limits: an over-budget search is refused before it runs
-        out = core_estimate(data, books)
+        yield
     except ScenarioError:
         raise
     except RecursionError:
-        raise ScenarioError("the scenario is nested too deeply") from None
+        raise ScenarioError(f"the {what} is nested too deeply") from None
     except Exception as exc:  # a bug in the core must not become a 500 for the client
-        logger.exception("the estimator failed on a scenario it accepted")
+        logger.exception("the estimator failed on a %s it accepted", what)
         raise ScenarioError(
-            f"the estimator could not plan this scenario ({type(exc).__name__}); please report it with the scenario"
+            f"the estimator could not {verb} this {what} ({type(exc).__name__}); please report it with the {what}"
         ) from exc
+
+
+def run_estimate(data: Any, books: dict[str, PriceBook] | None = None) -> dict:
+    """The core's answer for one scenario dict, as strict JSON.
+
+    Raises ScenarioError for input the core rejects (and for its bugs: core_errors).
+    """
+    with core_errors():
+        check_work_budget(data, books)  # estimator.limits: an over-budget search is refused before it runs
+        out = core_estimate(data, books)
     return to_jsonable(out)
 
 

@@ -39,9 +39,11 @@ from estimator.plan.compose import (
     SizeMemo,
     candidate_sizes,
     cards_multiple,
+    problem_at,
     resolved_stack,
     size_for_deadline,
 )
+from estimator.plan.pilot import calibrated, fit_pilot
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
 NUMERIC_FIELDS = (
@@ -169,6 +171,8 @@ def evaluate_columns(
             doc.setdefault("cluster", {}).pop("cards", None)
         try:
             r = resolve(validate_shape(doc), books)
+            if r.scenario.calibration is not None:  # the pilot's factors (estimator.plan.pilot)
+                r = calibrated(r, fit_pilot(r, problem_at))
             values = _evaluate_group(r, cols, len(rows))
             out[STACK_FIELD][rows] = resolved_stack(r).id
         except ScenarioError as exc:

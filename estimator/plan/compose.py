@@ -31,6 +31,7 @@ from estimator.layout.batch_search import best_layouts
 from estimator.layout.memory import Buffers
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, search
 from estimator.layout.stacks import StackProfile, resolve_stack
+from estimator.layout.steptime import LINK_EFFICIENCY
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
@@ -38,6 +39,7 @@ from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money.budget import cards_for_budget
 from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
 from estimator.money.rollup import Counts, Sizing, rollup
+from estimator.plan.pilot import calibrated, fit_pilot, section
 from estimator.plan.sections import assemble
 
 FALLBACK_MFU = 0.35  # used only when no layout fits and the user gave no MFU; flagged in warnings
@@ -94,6 +96,8 @@ def layout_problem(r: Resolved, cards: int, fabric: Fabric) -> LayoutProblem:
         buffers=buffers,
         fixed=r.scenario.parallelism.fixed(),
         model_flop_per_token=model_flops(r)["flop_per_token"],
+        compute_factor=r.compute_factor,
+        link_efficiency=LINK_EFFICIENCY * r.comm_factor,
     )
 
 
@@ -357,6 +361,11 @@ def build_result(r: Resolved) -> dict[str, Any]:
     s = r.scenario
     flops = model_flops(r)
     peak = r.accelerator.peak_flops(s.training.precision)
+    # calibration.pilot (estimator.plan.pilot): plan with the pilot's factors, keep the plan before
+    fit = fit_pilot(r, problem_at) if s.calibration is not None else None
+    if fit is not None:
+        before = choose_cluster(r, flops["training_flop"], peak)
+        r = calibrated(r, fit)
     choice = choose_cluster(r, flops["training_flop"], peak)
     nodes = -(-choice.cards // r.cards_per_node)
     tokens_per_s = choice.cards * peak * choice.mfu / flops["flop_per_token"]
@@ -376,4 +385,14 @@ def build_result(r: Resolved) -> dict[str, Any]:
         facility(r, eq, pr),
     )
     problem = layout_problem(r, choice.cards, choice.fabric)
-    return assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r))
+    result = assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r))
+    shown = choice.layouts.best or choice.layouts.closest  # the layout the result's parallelism shows
+    if fit is not None and shown is not None:
+        first = before.layouts.best or before.layouts.closest
+        result["calibration"] = section(fit, r, (first, before.cards), (shown, choice.cards))
+    return result
+
+
+def problem_at(r: Resolved, cards: int) -> LayoutProblem:
+    """The layout problem of `r` at `cards` on its own fabric (the pilot's, estimator.plan.pilot)."""
+    return layout_problem(r, cards, fabric_for(r, cards))

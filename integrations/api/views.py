@@ -3,6 +3,7 @@ deliveries. Thin views over integrations.batches / signing; errors in the API's 
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Prefetch
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
@@ -13,10 +14,11 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.exceptions import ErrorSerializer
+from api.exceptions import ErrorSerializer, error_response
 from api.pagination import Pagination
 from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
+from api.throttling import client_ip
 from integrations import batches, signing
 from integrations.models import Batch, Callback, DeliveryAttempt
 
@@ -68,24 +70,31 @@ class BatchListCreateView(APIView):
     @extend_schema(
         operation_id="estimates_batch_create",
         summary="Plan a batch of scenarios (quotes)",
-        description="Each scenario is planned as POST /api/v1/estimates would (and counts as one request "
-        "against your rate limit); the results come in the order of the scenarios, each its own estimate "
-        "or its own error. The response links a comparison page of every planned quote and its Excel "
-        "file. With `callback` (needs a token), a signed notification is POSTed there once the batch is "
-        "stored.",
+        description="Answered at once (202) with the batch's `url` (Location): GET it until `status` is "
+        "`done`; the items are filled as they are planned (202 while waiting). Each scenario is planned as "
+        "POST /api/v1/estimates would (and counts as one request against your rate limit); the results come "
+        "in the order of the scenarios, each its own estimate or its own error. The response links a "
+        "comparison page of every planned quote and its Excel file. With `callback` (needs a token), a "
+        "signed notification is POSTed there once every item is planned. At most "
+        "BATCH_MAX_ACTIVE_PER_USER batches per caller are queued or running at once (then 429).",
         request=BatchRequestSerializer,
         parameters=[TEAM_PARAMETER],
-        responses={201: BatchSerializer, **ERRORS},
+        responses={202: BatchSerializer, **ERRORS},
     )
     def post(self, request):
-        batch = batches.create_batch(
-            data=request.data,
-            owner=request.user,
-            base_url=site_url(request),
-            team=request.query_params.get("team"),
-        )
+        try:
+            batch = batches.create_batch(
+                data=request.data,
+                owner=request.user,
+                base_url=site_url(request),
+                team=request.query_params.get("team"),
+                client_ip=client_ip(request),
+            )
+        except batches.BatchesBusyError as exc:  # 429 with its own reason, not the rate limit's
+            wait = str(max(1, int(settings.BATCH_STALL_S)))
+            return error_response([{"field": "", "message": str(exc)}], 429, headers={"Retry-After": wait})
         body = batch_payload(batch, request)
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
 class BatchDetailView(APIView):

@@ -20,7 +20,7 @@ from estimator.contract.scenario import Scenario
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
 from estimator.layout.steptime.step import BREAKDOWN_KEYS, COMPUTE_TERMS
 from estimator.money.cost import capex_usd
-from estimator.plan import advice, starting_config
+from estimator.plan import advice, diagnose, starting_config
 from estimator.plan.compose import estimate
 from reports import labels, messages
 from sweeps import digests
@@ -72,6 +72,7 @@ REGISTRIES = {
     "setting values": (labels.SETTING_VALUES, set(RECOMPUTE_CODES)),
     "sweep axes": (labels.AXES, set(scenario_fields()) - set(labels.NOT_AXES)),
     "sweep metrics": (labels.METRICS, set(digests.RANK_METRICS)),
+    "diagnosis terms": (labels.DIAGNOSIS_TERMS, set(diagnose.TERMS)),
 }
 
 
