@@ -178,3 +178,25 @@ def test_bad_stage_layers_and_expert_tp_name_the_field():
     with pytest.raises(ScenarioError) as err:
         estimate(dense)
     assert [e.field for e in err.value.errors] == ["parallelism.expert_tp"]
+
+
+def test_a_free_expert_tp_is_searched_over_1_and_tp():
+    from estimator.contract.resolve import parse_scenario, resolve
+    from estimator.layout.enumeration import candidate_count, enumerate_candidates
+    from estimator.plan.compose import fabric_for, layout_problem
+
+    doc = {
+        "model": {"preset": "qwen3-30b-a3b"},
+        "training": {"tokens": 1e11},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 64},
+        "parallelism": {"tp": 4, "pp": 1, "micro_batch_size": 1},
+    }
+    r = resolve(parse_scenario(doc))
+    problem = layout_problem(r, 64, fabric_for(r, 64))
+    c = enumerate_candidates(problem)
+    pairs = set(zip(c["ep"].tolist(), c["etp"].tolist(), strict=True))
+    # ep 1: the experts split like the dense layers (etp = tp = 4); ep > 1: expert-TP 1 or 4
+    assert {etp for ep, etp in pairs if ep == 1} == {4}
+    assert {etp for ep, etp in pairs if ep == 8} == {1, 4}
+    assert candidate_count(problem) == c["tp"].size
