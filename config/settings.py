@@ -58,7 +58,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "api.conventions.RequestIdMiddleware",  # X-Request-Id on every response and log line
     "django.middleware.security.SecurityMiddleware",
+    "api.conventions.ApiResponseMiddleware",  # under /api/: JSON errors, Retry-After, RateLimit
     "config.middleware.BodyLimitMiddleware",  # 413 / 411 before anything reads the body
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -129,6 +131,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# A URL name, resolved in the request's language: a Chinese page that needs a sign-in sends the
+# reader to the Chinese sign-in page (and back to the page, in Chinese, after it).
+LOGIN_URL = "reports:login"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -171,6 +176,7 @@ CONTENT_SECURITY_POLICY = {
         "img-src": [SELF, "data:", "blob:"],
         "font-src": [SELF, "data:"],
         "connect-src": [SELF],
+        "worker-src": [SELF, "blob:"],  # Redoc's search index runs in a worker made from a blob
         "object-src": [NONE],
         "base-uri": [NONE],
         "frame-ancestors": [NONE],
@@ -225,11 +231,14 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "WebhookStatusEnum": "integrations.models.CallbackStatus",
         "BatchStatusEnum": "integrations.models.BatchStatus",
+        "SweepStatusEnum": "sweeps.models.Sweep.Status",
     },
     "WEBHOOKS": ["integrations.api.webhook_docs.sweep_finished", "integrations.api.webhook_docs.batch_done"],
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "integrations.api.schema.document_idempotency_key",  # the header on every POST
+        "integrations.api.schema.document_idempotency_key",  # the header on every POST and PUT
+        "api.result_schema.document_result",  # named schemas of the result's sections
+        "api.openapi_hooks.document_conventions",  # errors and headers every operation can answer
     ],
 }
 
@@ -333,6 +342,12 @@ WEBHOOK_SECRET_GRACE_S = env_int("WEBHOOK_SECRET_GRACE_S", 24 * 3600, minimum=0)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "api.conventions.RequestIdLogFilter"}},
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s [%(request_id)s] %(name)s: %(message)s"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["request_id"], "formatter": "plain"}
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING").upper()},
+    # the access log: one line per API request (method, path, status, duration) with its X-Request-Id
+    "loggers": {"api.requests": {"level": "INFO"}},
 }

@@ -25,7 +25,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from estimator.errors import ScenarioError
-from reports.services import create_estimate
+from reports.services import prepare_estimate
 
 from . import callbacks, events
 from .batches import PENDING, RUN_BATCH_TASK, counts, enqueue, prefixed
@@ -105,11 +105,14 @@ def run(batch_id: int, worker: str = "", clock=time.monotonic) -> str:
 
 
 def plan_item(batch: Batch, item_pk: int, index: int) -> None:
-    """Item `index`: its estimate, or its reason; stored only if it is still waiting."""
+    """Item `index`: its estimate, or its reason; stored only if it is still waiting. Planned
+    outside any transaction (a long write transaction would lock SQLite for everyone), stored in a
+    short one: the estimate's INSERT and the item's conditional UPDATE, together or not at all."""
     scenario = batch.scenarios[index] if index < len(batch.scenarios) else None
     try:
+        estimate = prepare_estimate(data=scenario, owner=batch.owner, team=batch.team_choice)
         with transaction.atomic():
-            estimate = create_estimate(data=scenario, owner=batch.owner, team=batch.team_choice)
+            estimate.save(force_insert=True)
             if not BatchItem.objects.filter(pk=item_pk, status=PENDING).update(status=201, estimate=estimate):
                 raise _AlreadyStoredError
     except _AlreadyStoredError:

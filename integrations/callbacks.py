@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from api.timestamps import rfc3339
 from estimator.errors import ScenarioError
 
 from . import targets
@@ -68,7 +69,7 @@ def fire(callback: Callback, event_type: str, data: dict[str, Any]) -> bool:
     due = now + timedelta(seconds=float(settings.WEBHOOK_DEADLINE_S))
     event_id = f"msg_{uuid.uuid4().hex}"
     body = json.dumps(
-        {"type": event_type, "timestamp": now.isoformat(), "data": data},
+        {"type": event_type, "timestamp": rfc3339(now), "data": data},
         ensure_ascii=False,
         separators=(",", ":"),
     )

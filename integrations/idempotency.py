@@ -1,4 +1,4 @@
-"""Idempotency-Key: a POST repeated with the same key within settings.IDEMPOTENCY_TTL_S (24 h)
+"""Idempotency-Key: a POST (or PUT) repeated with the same key within settings.IDEMPOTENCY_TTL_S (24 h)
 gets the first response again (status, body, Location), instead of doing the work twice; the same
 key with a different request answers 409. Keys are scoped to the caller: the user, or the client
 address (api.throttling.client_ip) of anonymous requests.
@@ -15,6 +15,7 @@ POST under /api/, present and future.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -51,12 +52,26 @@ def parse_key(raw: str) -> str | None:
     return key if KEY.fullmatch(key) else None
 
 
+def canonical_body(request: HttpRequest) -> bytes:
+    """The body as far as a repeat must match: a JSON body by what it says (parsed, then written
+    with sorted keys and no spaces, so the same document re-serialised is the same request), any
+    other body by its bytes."""
+    raw = request.body
+    if request.content_type == "application/json":
+        try:
+            parsed = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return raw  # the view answers 400 for it; the bytes are what was sent
+        return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return raw
+
+
 def fingerprint(request: HttpRequest) -> str:
-    """The request as far as a repeat must match: method, path and query, and the body's bytes."""
+    """The request as far as a repeat must match: method, path and query, and the body."""
     digest = hashlib.sha256()
     for part in (request.method or "", request.get_full_path()):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    digest.update(request.body)
+    digest.update(canonical_body(request))
     return digest.hexdigest()
 
 

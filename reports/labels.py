@@ -218,6 +218,15 @@ PLANE_VALUES = {
     "compute rack": _("compute racks"),
 }
 
+# Chip generations (estimator.layout.steptime.attention.chip_family): product names in every language
+CHIP_FAMILIES = {
+    "ampere": "NVIDIA Ampere",
+    "hopper": "NVIDIA Hopper",
+    "blackwell": "NVIDIA Blackwell",
+    "cdna3": "AMD CDNA 3",
+    "davinci": "Ascend Da Vinci",
+}
+
 # The validation page (estimator.validation): each suite and metric of its rows
 VALIDATION_SUITES = {
     "megatron-2021": _("Megatron-LM 2021: throughput by model size"),
@@ -290,6 +299,10 @@ def metric(key: str) -> str:
 
 def plane_value(value: object) -> object:
     return str(PLANE_VALUES[value]) if isinstance(value, str) and value in PLANE_VALUES else value
+
+
+def chip_family(key: str) -> str:
+    return _get(CHIP_FAMILIES, key)
 
 
 def suite(key: str) -> str:

@@ -7,8 +7,6 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from django.db import transaction
-
 from estimator import ENGINE_VERSION, catalog
 from estimator.contract.price_book import PriceBook, parse_book
 from estimator.errors import ScenarioError
@@ -79,15 +77,17 @@ def books_for(data: Any, document: dict[str, Any] | None) -> dict[str, PriceBook
     return {ref: parse_book(document)}
 
 
-@transaction.atomic
-def create_estimate(
+def prepare_estimate(
     *, data: Any, owner=None, team: str | None = None, price_books: dict[str, Any] | None = None
 ) -> Estimate:
-    """Plan `data` and store the scenario as submitted, the normalized scenario, the result and
-    versions. The estimate goes to the team named by slug `team` (the owner must be a member), by
+    """Plan `data`: the estimate, not saved yet. The scenario as submitted, the normalized scenario,
+    the result and versions; the team named by slug `team` (the owner must be a member), by
     default the owner's only team; a price book the scenario names is resolved among the owner's
-    teams' books and its prices are stored with the estimate. `price_books` ({reference: book
-    document}, as a sweep stores them) are used instead of resolving, for a row of a sweep."""
+    teams' books and its prices are kept with the estimate. `price_books` ({reference: book
+    document}, as a sweep stores them) are used instead of resolving, for a row of a sweep.
+
+    No transaction here: planning takes a while, and on SQLite a write transaction locks the whole
+    database, so the caller saves in a short one (create_estimate, or a batch item's)."""
     user = owner if owner is not None and owner.is_authenticated else None
     chosen_team = team_for(user, team)
     ref = book_reference(data)
@@ -97,7 +97,7 @@ def create_estimate(
         version, document = resolve_book(user, data)
     out = run_estimate(data, books_for(data, document))
     scenario = out["scenario"]
-    return Estimate.objects.create(
+    return Estimate(
         owner=user,
         team=chosen_team,
         price_book_version=version,
@@ -109,6 +109,15 @@ def create_estimate(
         engine_version=str(out.get("engine_version", "")),
         catalog_version=str(out.get("catalog_version", "")),
     )
+
+
+def create_estimate(
+    *, data: Any, owner=None, team: str | None = None, price_books: dict[str, Any] | None = None
+) -> Estimate:
+    """Plan `data` and store it (prepare_estimate, then one INSERT)."""
+    estimate = prepare_estimate(data=data, owner=owner, team=team, price_books=price_books)
+    estimate.save(force_insert=True)
+    return estimate
 
 
 def delete_estimate(estimate: Estimate) -> None:

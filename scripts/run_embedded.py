@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import subprocess
@@ -32,7 +33,7 @@ WORKERS = (
 )
 
 
-def start_worker(py: str, env: dict, name: str, queue: str, pool: str, concurrency: int, nice: int):
+def start_worker(py: str, env: dict, name: str, queue: str, pool: str, concurrency: int, nice: int, log=None):
     command = [py, "-m", "celery", "-A", "config", "worker", "-l", "info", "-Q", queue, "-P", pool]
     command += ["--concurrency", str(concurrency), "--without-gossip", "--without-mingle"]
     command += ["-n", f"embedded-{name}-{os.getpid()}@%h"]
@@ -40,9 +41,32 @@ def start_worker(py: str, env: dict, name: str, queue: str, pool: str, concurren
         command,
         cwd=ROOT,
         env=env,
+        stdout=log,
+        stderr=log,
         start_new_session=True,
-        preexec_fn=(lambda: os.nice(nice)) if nice else None,
+        preexec_fn=(lambda: lower_priority(nice)) if nice else None,
     )
+
+
+def lower_priority(nice: int) -> None:
+    """In the new worker process: nice it, and its autogroup too. With Linux's autogroup
+    scheduling (kernel.sched_autogroup_enabled) every session is its own scheduling group and a
+    process's nice counts only inside it; the worker and the web server each start a session, so
+    the group's nice is what gives the web tier the CPU first."""
+    os.nice(nice)
+    with contextlib.suppress(OSError):  # not Linux, or autogroup scheduling off: nice is enough
+        Path("/proc/self/autogroup").write_text(str(nice))
+
+
+def restart_dead(py: str, env: dict, workers: dict, log=None) -> list[str]:
+    """Start again every worker that exited (as compose's restart policy does): a worker can die of
+    a lost broker connection (kombu gives up on one while restoring its unacknowledged messages);
+    what it held is recovered by the workers' recovery loop (integrations.recovery)."""
+    how = {name: rest for name, *rest in WORKERS}
+    dead = [name for name, proc in workers.items() if proc.poll() is not None]
+    for name in dead:
+        workers[name] = start_worker(py, env, name, *how[name], log=log)
+    return dead
 
 
 def server_command(py: str, host: str, port: int, gunicorn: bool) -> list[str]:
@@ -78,7 +102,6 @@ def main() -> int:
         flush=True,
     )
     server = subprocess.Popen(server_cmd, cwd=ROOT, env=env, start_new_session=True)
-    procs = {"server": server, **{f"{name} worker": w for name, w in workers.items()}}
 
     def stop(_signum=None, _frame=None):
         raise KeyboardInterrupt
@@ -91,15 +114,13 @@ def main() -> int:
                 code = server.returncode
                 print(f"server exited ({code})", file=sys.stderr)
                 break
-            dead = [name for name, w in workers.items() if w.poll() is not None]
-            if dead:
-                code = workers[dead[0]].returncode or 1
-                print(f"{dead[0]} worker exited ({code}); stopping", file=sys.stderr)
-                break
+            for name in restart_dead(py, env, workers):
+                print(f"{name} worker exited; started again", file=sys.stderr, flush=True)
             time.sleep(0.5)
     except KeyboardInterrupt:
         code = 0
     finally:
+        procs = {"server": server, **{f"{name} worker": w for name, w in workers.items()}}
         for proc in procs.values():
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)  # Celery: warm shutdown (finish the current chunk)

@@ -12,6 +12,7 @@ from rest_framework import serializers
 
 from api.exceptions import ErrorSerializer
 from api.schema import CallbackSerializer
+from api.timestamps import rfc3339
 from estimator import limits
 from integrations.batches import MAX_NAME_CHARS, PENDING, counts, items_of
 from integrations.models import Batch, BatchItem, Callback
@@ -105,7 +106,7 @@ def batch_summary(batch: Batch, request, shared: bool = False) -> dict[str, Any]
     return {
         "id": batch.pk,
         "name": batch.name,
-        "created_at": batch.created_at.isoformat(),
+        "created_at": rfc3339(batch.created_at),
         "status": batch.status,
         **counts(batch),
         "url": _url(request, "integrations_api:batch", batch.pk)
@@ -182,14 +183,14 @@ def webhook_payload(callback: Callback) -> dict[str, Any]:
         "event_id": callback.event_id,
         "event_type": callback.event_type,
         "payload": json.loads(callback.payload) if callback.payload else None,
-        "created_at": callback.created_at.isoformat(),
-        "fired_at": callback.fired_at.isoformat() if callback.fired_at else None,
-        "next_attempt_at": callback.next_attempt_at.isoformat() if callback.next_attempt_at else None,
+        "created_at": rfc3339(callback.created_at),
+        "fired_at": rfc3339(callback.fired_at),
+        "next_attempt_at": rfc3339(callback.next_attempt_at),
         "attempts": [
             {
                 "attempt": a.attempt,
-                "started_at": a.started_at.isoformat(),
-                "finished_at": a.finished_at.isoformat() if a.finished_at else None,
+                "started_at": rfc3339(a.started_at),
+                "finished_at": rfc3339(a.finished_at),
                 "duration_ms": a.duration_ms,
                 "status_code": a.status_code,
                 "error": a.error,

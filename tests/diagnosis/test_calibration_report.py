@@ -48,12 +48,15 @@ def test_an_implausible_pilot_is_a_400_with_its_path(api_client):
     assert "above peak" in error["message"]
 
 
-def test_a_batch_takes_the_calibration_block_and_paths_a_bad_pilot(user_client):
+def test_a_batch_takes_the_calibration_block_and_paths_a_bad_pilot(
+    user_client, eager_celery, django_capture_on_commit_callbacks
+):
     pilot = {**SCENARIO["calibration"]["pilot"], "measured_tokens_per_s_per_card": 1e6}
     bad = {**SCENARIO, "calibration": {"pilot": pilot}}
-    r = user_client.post("/api/v1/estimates/batch", {"scenarios": [SCENARIO, bad]}, format="json")
-    assert r.status_code == 201, r.content
-    good, refused = r.json()["results"]
+    with django_capture_on_commit_callbacks(execute=True):  # the batch task runs when the POST commits
+        r = user_client.post("/api/v1/estimates/batch", {"scenarios": [SCENARIO, bad]}, format="json")
+    assert r.status_code == 202, r.content
+    good, refused = user_client.get(r.json()["url"]).json()["results"]
     assert good["status"] == 201 and good["estimate"]["result"]["calibration"]["carried_across_chips"]
     fields = [e["field"] for e in refused["error"]["errors"]]
     assert fields == ["scenarios.1.calibration.pilot.measured_tokens_per_s_per_card"]

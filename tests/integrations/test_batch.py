@@ -11,7 +11,7 @@ from estimator import limits
 from integrations import batches
 from integrations.models import Batch
 from reports.models import Estimate
-from reports.services import create_estimate
+from reports.services import prepare_estimate
 
 pytestmark = pytest.mark.django_db
 
@@ -143,10 +143,10 @@ def test_a_crash_planning_one_item_ends_it_with_its_reason(user, scenario, monke
         calls.append(1)
         if len(calls) == 2:
             raise RuntimeError("boom")
-        return create_estimate(**kwargs)
+        return prepare_estimate(**kwargs)
 
     monkeypatch.setattr(batches, "enqueue", lambda pk: True)
-    monkeypatch.setattr(batch_work, "create_estimate", flaky)
+    monkeypatch.setattr(batch_work, "prepare_estimate", flaky)
     batch = batches.create_batch(
         data={"scenarios": [scenario] * 3}, owner=user, base_url="http://testserver/"
     )
@@ -240,7 +240,7 @@ def test_the_excel_file_has_one_column_per_quote(user_client, client, scenario):
     assert r.status_code == 200 and r["Content-Type"].startswith("application/vnd.openxml")
     ws = load_workbook(io.BytesIO(r.content)).active
     header = [c.value for c in ws[1]]
-    assert header[1:] == [f"Vendor {i}" for i in range(5)]
+    assert header[1:] == [f"Vendor {i} (USD)" for i in range(5)]  # each column names its currency
     capex = next(row for row in ws.iter_rows(values_only=True) if row[0] == "Cluster cost")
     assert all(isinstance(v, int | float) for v in capex[1:])
     assert list(capex[1:]) == sorted(capex[1:]) and capex[1] < capex[5]  # dearer servers cost more
@@ -295,3 +295,15 @@ def test_the_batch_files_its_quotes_under_a_team_of_yours_only(user, user_client
     _, private = submit(user_client, body, "?team=")
     ids = [item["estimate"]["id"] for item in private["results"]]
     assert set(Estimate.objects.filter(pk__in=ids).values_list("team", flat=True)) == {None}
+
+
+def test_the_comparison_page_of_a_batch_being_planned_says_so(user, client, scenario, monkeypatch):
+    monkeypatch.setattr(batches, "enqueue", lambda pk: True)
+    batch = batches.create_batch(
+        data={"scenarios": [scenario] * 2}, owner=user, base_url="http://testserver/"
+    )
+    html = client.get(f"/batches/{batch.share_token}/").content.decode()
+    assert "2 quotes are still being planned" in html
+    assert 'id="batch-refused"' not in html and "could be planned" not in html
+    zh = client.get(f"/zh-hans/batches/{batch.share_token}/").content.decode()
+    assert "还有 2 份报价正在规划" in zh

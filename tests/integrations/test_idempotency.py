@@ -28,7 +28,9 @@ def test_a_retried_post_creates_one_estimate_and_answers_the_first_response(user
     assert first.status_code == again.status_code == 201
     assert Estimate.objects.count() == 1
     assert again.json() == first.json()
-    assert again["Location"] == first["Location"] == first.json()["report_url"]
+    assert (
+        again["Location"] == first["Location"] == f"http://testserver/api/v1/estimates/{first.json()['id']}"
+    )
     assert again["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
 
 

@@ -84,6 +84,12 @@ def test_every_key_of_the_core_has_a_label_in_both_languages(name, zh):
     assert _untranslated({k: table[k] for k in keys}, zh) == [], f"{name} without a zh-Hans label"
 
 
+def test_every_chip_family_has_its_name():
+    from estimator.layout.steptime.attention import _FAMILIES
+
+    assert {family for _prefix, family in _FAMILIES} <= set(labels.CHIP_FAMILIES)
+
+
 def test_environment_settings_keep_the_name_one_types():
     assert set(starting_config.ENVIRONMENT_SETTINGS).isdisjoint(labels.SETTINGS)
     assert labels.setting("HCCL_BUFFSIZE") == "HCCL_BUFFSIZE"
