@@ -19,6 +19,16 @@ class ErrorItemSerializer(serializers.Serializer):
         help_text='Dotted path into the body, e.g. "training.tokens"; "" for the request as a whole.'
     )
     message = serializers.CharField()
+    code = serializers.CharField(
+        required=False,
+        help_text="For a refused plan (estimator.plan.refusal): no-possible-layout, fixed-layout-does-not-fit "
+        "or no-feasible-layout",
+    )
+    params = serializers.DictField(
+        required=False,
+        help_text="For a refused plan: cards, fixed, reasons (rule codes), rules (in words), suggestions "
+        "(the nearest accepted layouts, each as parallelism fields with its predicted_mfu)",
+    )
 
 
 class ErrorSerializer(serializers.Serializer):

@@ -75,7 +75,7 @@ def choose_cluster_legacy(r, training_flop: float, peak: float) -> plan.ClusterC
     given_mfu = s.efficiency.mfu
     if s.cluster.cards is not None:
         cards = s.cluster.cards
-        return plan._choice(cards, *_evaluate(r, cards), given_mfu)
+        return plan._choice(r, cards, *_evaluate(r, cards), given_mfu)
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = plan.cards_multiple(r)
 
@@ -84,7 +84,7 @@ def choose_cluster_legacy(r, training_flop: float, peak: float) -> plan.ClusterC
 
     if given_mfu is not None:
         cards = need(given_mfu)
-        return plan._choice(cards, *_evaluate(r, cards), given_mfu)
+        return plan._choice(r, cards, *_evaluate(r, cards), given_mfu)
     sizes = plan.candidate_sizes(r, multiple)
     tried: dict = {}
 
@@ -123,7 +123,7 @@ def choose_cluster_legacy(r, training_flop: float, peak: float) -> plan.ClusterC
             tried[cards] = _evaluate(r, cards)
         cards = max(tried, key=throughput)
     fabric, found = tried[cards]
-    return plan._choice(cards, fabric, found, None)
+    return plan._choice(r, cards, fabric, found, None)
 
 
 def _predicted_legacy(r, tokens, size, given_cards, rows):
@@ -147,7 +147,7 @@ def _predicted_legacy(r, tokens, size, given_cards, rows):
             cache[key] = (choice.cards, choice.layouts.best)
     picks = [cache[(float(tokens[i]), float(size[i]))] for i in rows]
     cards = np.array([p[0] for p in picks], dtype=np.int64)
-    mfu = np.array([plan.FALLBACK_MFU if p[1] is None else p[1].predicted_mfu for p in picks])
+    mfu = np.array([np.nan if p[1] is None else p[1].predicted_mfu for p in picks])
     return cards, mfu, batch._layout_columns([p[1] for p in picks])
 
 

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
 class FieldError:
     field: str  # dotted path into the scenario, e.g. "training.tokens"
-    message: str  # one sentence a person can act on
+    message: str  # one sentence a person can act on (the English default)
+    # for a refusal the web layer renders in the reader's language: its code and parameters
+    code: str = ""
+    params: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
-    def to_dict(self) -> dict[str, str]:
-        return {"field": self.field, "message": self.message}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"field": self.field, "message": self.message}
+        if self.code:
+            out.update(code=self.code, params=self.params)
+        return out
 
 
 class ScenarioError(ValueError):
@@ -25,5 +33,5 @@ class ScenarioError(ValueError):
         self.errors: list[FieldError] = list(errors)
         super().__init__("; ".join(f"{e.field or '(root)'}: {e.message}" for e in self.errors))
 
-    def to_dict(self) -> dict[str, list[dict[str, str]]]:
+    def to_dict(self) -> dict[str, list[dict[str, Any]]]:
         return {"errors": [e.to_dict() for e in self.errors]}

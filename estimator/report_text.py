@@ -44,10 +44,10 @@ def _budget(b: dict[str, Any]) -> str:
     else:
         text = f"Budget {b['budget']:,.0f} {cur}: OVER by {b['over_by']:,.0f} {cur}."
     a = b.get("affords")
-    if a and not b.get("sized_by_budget"):
+    if a:  # the budget-sized plan (plan.compose.budget_affords): the same figure in every report
         text += (
             f" It buys {a['cards']:,} cards ({a['nodes']:,} nodes, {a['capex']:,.0f} {cur}):"
-            f" {a['days']:.1f} days at this plan's MFU."
+            f" {a['days']:.1f} days as a budget-sized plan."
         )
     return text
 

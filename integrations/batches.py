@@ -80,14 +80,12 @@ def parse(data: Any, owner) -> BatchRequest:
     )
 
 
-def prefixed(exc: ScenarioError, index: int) -> list[dict[str, str]]:
+def prefixed(exc: ScenarioError, index: int) -> list[dict[str, Any]]:
     """The scenario's errors with their field paths inside the batch body."""
     out = []
     for item in exc.to_dict()["errors"]:
         inner = item.get("field") or ""
-        out.append(
-            {"field": f"scenarios.{index}" + (f".{inner}" if inner else ""), "message": item["message"]}
-        )
+        out.append({**item, "field": f"scenarios.{index}" + (f".{inner}" if inner else "")})
     return out
 
 

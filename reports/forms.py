@@ -335,9 +335,8 @@ class EstimateForm(forms.Form):
         if not isinstance(config, dict):
             self.add_error("hf_config", _("Paste a JSON object (the contents of config.json)."))
             return {}
-        if "hidden_size" not in config and isinstance(config.get("text_config"), dict):
-            config = config["text_config"]  # multimodal configs keep the language model here
-        return {k: v for k, v in config.items() if k in MODEL_KEYS}
+        # the whole config.json: the core reads its names and lists the others (contract.scenario.split_model)
+        return config
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -419,11 +418,20 @@ class EstimateForm(forms.Form):
                 name = model_field
             if name is None and path == "cluster":
                 name = sizing_field
+            if name is None and (path == "parallelism" or path.startswith("parallelism.")):
+                name = self._parallelism_field()  # a refused layout: on the fields the user fixed
             if name is None and path and self.cleaned_data.get("extra_json"):
                 name = "extra"
-            text = messages.field_error(err.message)
+            text = messages.scenario_error(err)
             message = text if name not in (None, "extra") else f"{path or _('scenario')}: {text}"
             self.add_error(name, message)
+
+    def _parallelism_field(self) -> str | None:
+        """The first layout field of the form the user filled (where a refused layout's error goes)."""
+        for name in ("tp", "pp", "ep", "micro_batch_size", "zero_stage", "recompute"):
+            if self.cleaned_data.get(name) not in (None, ""):
+                return name
+        return None
 
     # -- scenario -> form (edit a copy) --------------------------------------------------------
 

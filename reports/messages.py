@@ -60,19 +60,28 @@ MESSAGES: dict[str, str] = {
         "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
     ),
     "no-feasible-layout": gettext_noop(
-        "No parallel layout fits in HBM on %(cards)s cards; time uses a fallback MFU of %(mfu)s. Add cards, use a larger-memory accelerator or allow more model parallelism."
+        "No parallel layout fits in HBM on %(cards)s cards. Add cards, use a larger-memory accelerator or a shorter sequence."
     ),
     "no-possible-layout": gettext_noop(
-        "No parallel layout is possible on %(cards)s cards with the fields the scenario fixes (refused: %(reasons)s); time uses a fallback MFU of %(mfu)s. Free or change a fixed field."
+        "No parallel layout is possible on %(cards)s cards with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s."
+    ),
+    "assumed-shape": gettext_noop(
+        "Known only by its size (%(params)s parameters), the model is assumed to have %(basis_name)s's width: "
+        "%(num_hidden_layers)s layers, hidden %(hidden_size)s, %(num_attention_heads)s heads, "
+        "%(num_key_value_heads)s KV heads, FFN %(intermediate_size)s, vocabulary %(vocab_size)s; the counts "
+        "are scaled to exactly that size."
+    ),
+    "config-fields-ignored": gettext_noop(
+        "%(count)s config.json field(s) the estimator does not read were ignored: %(fields)s."
     ),
     "deadline-missed": gettext_noop("The plan takes %(days)s, more than the %(target_days)s target."),
     "over-budget": gettext_noop(
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."
     ),
     "fixed-layout-does-not-fit": gettext_noop(
-        "The fixed layout needs %(total_gb)s GB per card (%(model_states_gb)s GB of model states; largest: "
+        "The fixed layout (%(fixed)s) needs %(total_gb)s GB per card (%(model_states_gb)s GB of model states; largest: "
         "%(largest_term)s %(largest_gb)s GB), %(overflow_gb)s GB more than the %(hbm_gb)s GB of HBM. "
-        "Nearest layout that fits: %(nearest_layout)s."
+        "Nearest accepted layouts: %(suggestions)s."
     ),
     "stack-assumed": gettext_noop("Step time assumes the %(stack)s software stack."),
     "step-time-by-domain": gettext_noop(
@@ -259,7 +268,6 @@ MESSAGES: dict[str, str] = {
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
     "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
     "source.mfu-predicted": gettext_noop("layout model prediction"),
-    "source.mfu-fallback": gettext_noop("fallback (no layout fits)"),
     # --- diagnose a measured run (estimator.plan.diagnose) ---
     "diagnose.network": gettext_noop(
         "Communication wait is %(share)s of the step, above %(threshold)s: suspect the network first (article section 5.1). "
@@ -307,11 +315,52 @@ SEVERITIES = {
 }
 
 # parameter name -> formatting kind (reports.formatting); names not listed are shown as they are
+# The layout rules a refused plan names (estimator.plan.refusal.RULES, the English defaults).
+RULES = {
+    "tp-crosses-scaleup-domain": gettext_noop("TP must stay inside one scale-up (NVLink/HCCS) domain"),
+    "tp-not-dividing-heads": gettext_noop("TP must divide the attention heads and the KV heads"),
+    "sequence-parallel-needs-tp": gettext_noop("sequence parallelism needs TP > 1"),
+    "cp-not-dividing-sequence": gettext_noop("CP must divide the sequence length"),
+    "pp-not-dividing-layers": gettext_noop("PP x virtual stages cannot exceed the layers"),
+    "virtual-stages-need-pp": gettext_noop("interleaved (virtual) stages need PP > 1"),
+    "stage-layers-not-splitting": gettext_noop(
+        "the pipeline devices without a fixed first/last layer count must share the other layers evenly"
+    ),
+    "virtual-stages-not-dividing-layers": gettext_noop(
+        "PP x virtual stages must split the layers evenly (at most 2 short)"
+    ),
+    "dp-not-integral": gettext_noop("TP x PP x CP must divide the cards"),
+    "dp-not-matching-cards": gettext_noop("TP x PP x CP x DP must equal the cards"),
+    "ep-without-experts": gettext_noop("expert parallelism needs a mixture-of-experts model"),
+    "ep-not-dividing-experts": gettext_noop("EP must divide the experts"),
+    "expert-tp-crosses-scaleup-domain": gettext_noop(
+        "expert TP must stay inside one scale-up (NVLink/HCCS) domain"
+    ),
+    "ep-not-folding-into-tp-cp-dp": gettext_noop(
+        "EP x expert TP must divide TP x CP x DP (the ranks the MoE layers regroup)"
+    ),
+    "batch-off-by-over-25pct": gettext_noop(
+        "the global batch must split into whole micro-batches per DP rank (within 25 %)"
+    ),
+    "micro-batches-not-multiple-of-pp": gettext_noop(
+        "with interleaving the micro-batches must be a multiple of PP"
+    ),
+    "zero-stage-incompatible-with-pp": gettext_noop(
+        "ZeRO-2/3 does not combine with pipeline parallelism on this stack"
+    ),
+    "partial-recompute-redundant": gettext_noop("partial recompute must recompute some but not all layers"),
+    "out-of-memory": gettext_noop("the layout must fit in HBM"),
+}
+
 PARAM_KINDS = {
     "threshold": "percent0",
     "measured_s": "seconds",
     "model_s": "seconds",
     "times_model": "times",
+    "params": "big",
+    "fixed": "layout",
+    "reasons": "rules",
+    "suggestions": "layouts",
     "total_bytes": "bytes",
     "hbm_bytes": "bytes",
     "bubble": "percent0",
@@ -390,7 +439,14 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "layout":
         if not isinstance(value, dict) or not value:
             return str(_("none on these cards"))
-        return ", ".join(f"{k.upper() if len(k) <= 2 else k} {v}" for k, v in value.items())
+        return ", ".join(
+            f"{k.upper() if len(k) <= 2 else k} {v}" for k, v in value.items() if k != "predicted_mfu"
+        )
+    if kind == "layouts":  # plan.refusal's suggestions
+        shown = [_param("fixed", v, currency) for v in value or [] if isinstance(v, dict)]
+        return "; ".join(shown) if shown else str(_("none on these cards"))
+    if kind == "rules":  # layout rule codes (layout.enumeration.REASONS) in words
+        return "; ".join(str(_(RULES[c])) if c in RULES else str(c) for c in value or [])
     if kind:
         return f.by_kind(value, kind, currency)
     return str(value)
@@ -505,6 +561,15 @@ _RANGE = [
 ]
 
 
+def scenario_error(err: Any) -> str:
+    """A core FieldError in the reader's language: a refusal by its code and params (plan.refusal),
+    any other by its sentence (field_error)."""
+    code = getattr(err, "code", "")
+    if code and known(code):
+        return render(code, getattr(err, "params", None), err.message)
+    return field_error(err.message)
+
+
 def field_error(message: str) -> str:
     """One of the core's field-error sentences in the reader's language (ranges with the limit in
     the locale's number format); other sentences are returned as they are."""
@@ -521,6 +586,7 @@ def field_error(message: str) -> str:
 # English sentences the core returns without a code (sweep rows), translated when known.
 SENTENCES = {
     gettext_noop("no plan: the fixed layout does not divide the cards, or the fabric is too large"),
+    gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
 }
 
 

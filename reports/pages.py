@@ -114,6 +114,8 @@ def new_estimate(request):
             copy_name = original.name or token
             if request.GET.get("sizing") == "budget" and initial.get("budget") is not None:
                 initial["sizing"] = "budget"  # "plan it by budget" from the budget block
+                # the copy is named for what it is: the same scenario sized by its budget
+                initial["name"] = str(_("%(name)s, sized by its budget")) % {"name": copy_name}
         form = EstimateForm(initial=initial or None, user=request.user)
         status = 200
         return render(

@@ -99,6 +99,11 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             "rate": f.big(compute.get("tokens_per_s")),
             "hours": f.big(compute.get("accelerator_hours")),
         }
+        if _num(compute.get("training_flop_6n")) is not None:  # both counts side by side
+            text += " " + _("Compute: %(flop_6n)s FLOP as 6·N·D, %(flop)s with attention (planned).") % {
+                "flop_6n": f.flops(compute.get("training_flop_6n")),
+                "flop": f.flops(compute.get("training_flop")),
+            }
         low, high = dig(result, "uncertainty.days.p10"), dig(result, "uncertainty.days.p90")
         if _num(low) is not None and _num(high) is not None:
             text += " " + _("80%% likely between %(low)s and %(high)s.") % {

@@ -211,36 +211,62 @@ def _biggest_loss(best: dict, other: dict) -> str | None:
     return max(diffs, key=lambda k: diffs[k]) if diffs else None
 
 
+TIE_REASONS = {
+    "lower-zero": gettext_lazy("the lower ZeRO stage"),
+    "less-recompute": gettext_lazy("less recomputation"),
+    "less-memory": gettext_lazy("less memory"),
+}
+
+
 def story(result: dict) -> list[str]:
     """The layout chosen and why it beat the runners-up, in the reader's language."""
     best = result.get("parallelism")
     layout = result.get("layout") or {}
     if not isinstance(best, dict):
         return [_("No parallel layout fits in card memory on this cluster.")]
-    out = [
-        _(
+    values = {
+        "layout": layout_name(best),
+        "step": f.seconds(best.get("step_time_s")),
+        "mfu": f.percent(best.get("predicted_mfu")),
+        "evaluated": f.count(layout.get("evaluated")),
+        "feasible": f.count(layout.get("feasible")),
+    }
+    choice = layout.get("choice")
+    if isinstance(choice, dict) and choice.get("code") == "tie":  # estimator.layout.choice: a tie
+        params = choice.get("params") or {}
+        reason = str(params.get("reason"))
+        values |= {
+            "faster_by": f.percent(params.get("faster_by")),
+            "reason": str(TIE_REASONS.get(reason, reason)),
+        }
+        first = _(
+            "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; a runner-up is %(faster_by)s "
+            "faster, within the 2%% the model cannot tell apart, so the layout with %(reason)s is "
+            "preferred (%(evaluated)s layouts evaluated, %(feasible)s fit in memory)."
+        )
+    else:
+        first = _(
             "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; it is the fastest of the "
             "%(evaluated)s layouts evaluated (%(feasible)s fit in memory)."
         )
-        % {
-            "layout": layout_name(best),
-            "step": f.seconds(best.get("step_time_s")),
-            "mfu": f.percent(best.get("predicted_mfu")),
-            "evaluated": f.count(layout.get("evaluated")),
-            "feasible": f.count(layout.get("feasible")),
-        }
-    ]
-    t0 = best.get("step_time_s")
+    out = [first % values]
+    r0 = best.get("tokens_per_s")
     for other in (layout.get("runners_up") or [])[:3]:
-        if not isinstance(other, dict) or not isinstance(t0, int | float) or t0 <= 0:
+        if not isinstance(other, dict) or not isinstance(r0, int | float) or r0 <= 0:
             continue
-        t1 = other.get("step_time_s")
-        if not isinstance(t1, int | float):
+        r1, t1 = other.get("tokens_per_s"), other.get("step_time_s")
+        if not isinstance(r1, int | float) or r1 <= 0 or not isinstance(t1, int | float):
             continue
         term = _biggest_loss(best, other)
-        text = _("%(layout)s: %(slower)s slower per step (%(step)s)") % {
+        # by throughput, as the search ranks (a step may hold a different number of tokens)
+        template = (
+            _("%(layout)s: %(gap)s slower (%(step)s per step)")
+            if r1 <= r0
+            else _("%(layout)s: %(gap)s faster, within the tie band (%(step)s per step)")
+        )
+        text = template % {
             "layout": layout_name(other),
-            "slower": f.percent(t1 / t0 - 1),
+            "gap": f.percent(abs(r0 / r1 - 1)),
             "step": f.seconds(t1),
         }
         if term:

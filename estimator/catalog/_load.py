@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-from estimator.catalog.entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
+from estimator.catalog.entries import (
+    CHIP_FAMILIES,
+    Accelerator,
+    Drive,
+    Server,
+    Source,
+    Supernode,
+    Switch,
+    Transceiver,
+)
 from estimator.model.config_json import architecture_from_config
 from estimator.model.transformer import Architecture
 
@@ -248,6 +257,10 @@ def load_catalog() -> Catalog:
     for aid, acc in built["accelerators"].items():
         if acc.default_server not in built["servers"]:
             raise CatalogDataError(f"accelerators.{aid}: unknown default_server {acc.default_server!r}")
+        if acc.chip_family not in CHIP_FAMILIES or "chip_family" not in acc.sources:
+            raise CatalogDataError(
+                f"accelerators.{aid}: chip_family must be one of {', '.join(CHIP_FAMILIES)} with a source and as_of"
+            )
     _check_supernodes(built["supernodes"], built["servers"], built["accelerators"])
     for did, drv in built["drives"].items():
         if drv.kind not in ("nvme", "hdd"):

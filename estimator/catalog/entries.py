@@ -7,6 +7,7 @@ them in `sources` (field -> Source) so a report can cite each number.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 
 @dataclass(frozen=True)
@@ -15,6 +16,15 @@ class Source:
     as_of: str  # "YYYY-MM" or "YYYY-MM-DD"
     range: tuple[float, float] | None = None  # where sources disagree: (low, high)
     note: str = ""  # which value is used and why
+
+
+# Chip generations an attention-kernel efficiency is known for (estimator.layout.steptime.attention):
+# NVIDIA Ampere (A100), Hopper (H100/H800/H200), Blackwell (B200/GB200), AMD CDNA3 (MI300X), and the
+# Huawei Ascend generations (910B = Ascend A2, 910C = A3, 310P inference), whose fused attention
+# runs on the GEMM cube units. Catalog data on every accelerator; required for an inline one.
+ChipFamily = Literal["ampere", "hopper", "blackwell", "cdna3", "ascend-910b", "ascend-910c", "ascend-310p"]
+CHIP_FAMILIES: tuple[str, ...] = get_args(ChipFamily)
+ASCEND_FAMILIES = frozenset({"ascend-910b", "ascend-910c", "ascend-310p"})
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,7 @@ class Accelerator:
     cloud_reserved_usd_per_card_hour: float
     matmul_efficiency: float  # achievable fraction of peak on large BF16 GEMMs (physical parameter)
     default_server: str
+    chip_family: str  # one of CHIP_FAMILIES: the generation that sets attention-kernel efficiency
     sources: dict[str, Source] = field(default_factory=dict, compare=False, repr=False)
 
     def peak_flops(self, precision: str) -> float:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from estimator.catalog.entries import ASCEND_FAMILIES
 from estimator.dotted import get_path
 
 
@@ -38,13 +39,13 @@ def scaleup_domain(s: dict[str, Any], r: dict[str, Any]) -> float | None:
 
 
 def is_ascend(s: dict[str, Any], r: dict[str, Any]) -> bool:
-    """Whether the plan runs on Huawei Ascend (catalog id, inline accelerator or the plan's vendor)."""
-    acc = get_path(s, "hardware.accelerator")
-    if isinstance(acc, dict):
-        return "ascend" in str(acc.get("id", "")).lower() or "huawei" in str(acc.get("vendor", "")).lower()
-    if isinstance(acc, str):
-        return acc.lower().startswith("ascend")
-    return "huawei" in str(get_path(r, "compute.vendor") or "").lower()
+    """Whether the plan runs on Huawei Ascend: the accelerator's catalog `chip_family` (the plan's
+    compute.chip_family, else an inline accelerator's own), never a guess from its id."""
+    family = get_path(r, "compute.chip_family")
+    if family is None:
+        acc = get_path(s, "hardware.accelerator")
+        family = acc.get("chip_family") if isinstance(acc, dict) else None
+    return str(family or "") in ASCEND_FAMILIES
 
 
 def bubble_fraction(pp: float, m: float) -> float:

@@ -14,6 +14,7 @@ from typing import Any
 from estimator import catalog
 from estimator.catalog.entries import Accelerator, Server
 from estimator.contract import price_book
+from estimator.contract.assumed_shape import assumed_architecture, assumed_shape, basis_for
 from estimator.contract.price_book import PriceBook
 from estimator.contract.scenario import InlineAccelerator, Parallelism, Scenario, validate_shape
 from estimator.errors import FieldError, ScenarioError
@@ -21,7 +22,6 @@ from estimator.model.config_json import architecture_from_config
 from estimator.model.transformer import (
     Architecture,
     ParamCounts,
-    architecture_for_params,
     param_counts,
     scale_counts,
 )
@@ -57,6 +57,8 @@ class Resolved:
     # achieved bandwidth of the step-time model are scaled by them; 1.0 without calibration.pilot
     compute_factor: float = 1.0
     comm_factor: float = 1.0
+    # a model known only by its size: the shape assumed for it (estimator.contract.assumed_shape)
+    assumed_shape: dict[str, Any] | None = None
 
     @property
     def scaleup_domain_cards(self) -> int:
@@ -77,7 +79,7 @@ def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, li
             raise ScenarioError(
                 "give either model.params alone or a preset/architecture, not both", "model.params"
             )
-        arch = architecture_for_params(params)
+        arch, _basis = assumed_architecture(params)  # the rule: estimator.contract.assumed_shape
         counts = scale_counts(param_counts(arch), params)
         return f"dense {params / 1e9:g}B", arch, counts, False, notes
     if preset_id is not None:
@@ -239,6 +241,11 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
     hw, net = scenario.hardware, scenario.network
     cards_per_node = hw.cards_per_node or server.cards_per_node
     seq_len = scenario.training.seq_len or getattr(_preset_or_none(scenario), "default_seq_len", None) or 4096
+    shape = None
+    if scenario.model.params is not None:  # a size only: the assumed shape's family member decides
+        basis = basis_for(scenario.model.params)
+        seq_len = scenario.training.seq_len or basis.default_seq_len
+        shape = assumed_shape(arch, basis, scenario.model.params)
     if scenario.training.global_batch_tokens < seq_len:
         raise ScenarioError(
             f"must be at least one sequence ({seq_len} tokens)", "training.global_batch_tokens"
@@ -271,6 +278,7 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
         notes=tuple(notes),
         price_book=book,
         book_usd_to_cny=book_fx,
+        assumed_shape=shape,
     )
 
 

@@ -24,6 +24,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     create_model,
     model_validator,
@@ -31,6 +32,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from estimator import limits
+from estimator.catalog.entries import CHIP_FAMILIES, ChipFamily
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
 from estimator.model.config_json import CONFIG_ALIASES
@@ -139,6 +141,27 @@ _AliasCheck = create_model(  # type: ignore[call-overload]
 )
 
 
+# Every name of `model` the estimator reads: the ModelSpec fields, the config.json aliases, and
+# `model_type` and Qwen2-MoE's `shared_expert_intermediate_size`; the rest of a config.json is ignored.
+READ_MODEL_KEYS = frozenset(
+    {*ModelSpec.model_fields, *CONFIG_EXTRA_KEYS, "model_type", "shared_expert_intermediate_size"}
+)
+
+
+def split_model(model: Any) -> tuple[Any, list[str]]:
+    """A complete Hugging Face config.json -> (the names the estimator reads, the ignored names
+    sorted). A multimodal config keeps its language model under `text_config` (Qwen2-VL, Llama 4,
+    Gemma 3): without a top-level hidden_size that part is read, and the rest is ignored."""
+    if not isinstance(model, dict):
+        return model, []
+    ignored: list[str] = []
+    if "hidden_size" not in model and isinstance(model.get("text_config"), dict):
+        ignored = [k for k in model if k != "text_config"]
+        model = model["text_config"]
+    ignored += [k for k in model if k not in READ_MODEL_KEYS]
+    return {k: v for k, v in model.items() if k in READ_MODEL_KEYS}, sorted(ignored)
+
+
 def _model_extras(model: Any) -> list[FieldError]:
     """Errors of the keys of `model` that are not ModelSpec fields: config.json aliases out of
     range, and unknown keys (refused rather than stored and echoed)."""
@@ -223,6 +246,10 @@ class InlineAccelerator(_Section):
     cloud_reserved_usd_per_card_hour: Num = Field(1.6, ge=0, le=1e5)
     matmul_efficiency: Num = Field(0.75, gt=0, le=1)
     default_server: str = Field("generic-8card", max_length=60)
+    chip_family: ChipFamily = Field(
+        description="The chip generation that sets attention-kernel efficiency (catalog.entries.CHIP_FAMILIES): "
+        + ", ".join(CHIP_FAMILIES)
+    )
 
 
 class Hardware(_Section):
@@ -449,6 +476,14 @@ class Scenario(_Section):
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
     calibration: Calibration | None = None
 
+    # config.json names of `model` the estimator does not read (split_model): listed in the result's
+    # model.ignored_fields, never part of the scenario (nor of normalized())
+    _ignored_model_fields: tuple[str, ...] = PrivateAttr(default=())
+
+    @property
+    def ignored_model_fields(self) -> tuple[str, ...]:
+        return self._ignored_model_fields
+
     def normalized(self) -> dict[str, Any]:
         """The scenario with every default filled, as plain JSON; resolve.parse_scenario(normalized) is a fixpoint."""
         data = self.model_dump(mode="json")
@@ -487,6 +522,9 @@ def validate_shape(data: Any) -> Scenario:
     if not isinstance(data, dict):
         raise ScenarioError("the scenario must be a JSON object", field="")
     check_tree(data)  # NUL, lone surrogates, depth, duplicate keys: before anything is stored
+    model, ignored = split_model(data.get("model"))
+    if ignored:
+        data = {**data, "model": model}
     extra_errors = _model_extras(data.get("model"))
     extra_errors += _pilot_model_extras(data.get("calibration"))
     try:
@@ -506,6 +544,7 @@ def validate_shape(data: Any) -> Scenario:
         raise ScenarioError(errors + [e for e in extra_errors if e.field not in seen]) from None
     if extra_errors:
         raise ScenarioError(extra_errors)
+    scenario._ignored_model_fields = tuple(ignored)
     return scenario
 
 

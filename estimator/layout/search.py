@@ -208,7 +208,8 @@ def fp8_activations(problem: LayoutProblem) -> bool:
 def evaluate_time(problem: LayoutProblem, c: Mapping[str, Any], rf: Num) -> dict[str, FloatArray]:
     """Step time (estimator.layout.steptime) of candidate arrays c with recompute shares rf, plus
     tokens_per_s (tokens/s), predicted_mfu = tokens/s · FLOP/token / (cards · peak) and
-    predicted_hfu = executed FLOP per card / (step time · peak) (dimensionless)."""
+    predicted_hfu = MFU + recomputed FLOP per card / (step time · peak): the model's FLOPs plus what
+    recomputation repeats, on the same convention (steptime.step._recomputed_flop), so HFU >= MFU."""
     c = {**c, "rf": rf}
     t = evaluate_step(problem, Candidates.from_mapping(c))
     t["recompute_fraction"] = np.broadcast_to(rf, np.shape(t["step_time_s"]))
@@ -216,7 +217,7 @@ def evaluate_time(problem: LayoutProblem, c: Mapping[str, Any], rf: Num) -> dict
     peak = problem.accelerator.peak_flops(problem.precision)
     t["tokens_per_s"] = step_tokens / t["step_time_s"]
     t["predicted_mfu"] = t["tokens_per_s"] * problem.flop_per_token / (problem.cards * peak)
-    t["predicted_hfu"] = t["executed_flop_per_card"] / (t["step_time_s"] * peak)
+    t["predicted_hfu"] = t["predicted_mfu"] + t["recomputed_flop_per_card"] / (t["step_time_s"] * peak)
     return t
 
 

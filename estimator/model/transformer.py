@@ -6,6 +6,7 @@ Field names follow Hugging Face `config.json` so a pasted config maps one to one
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -229,8 +230,8 @@ def param_counts(arch: Architecture) -> ParamCounts:
 def scale_counts(counts: ParamCounts, n_total: float) -> ParamCounts:
     """Scale every part of `counts` by n_total / counts.total so that `.total` is exactly n_total.
 
-    Used for a model known only by size (`{"params": N}`): the shape from `architecture_for_params`
-    is within about 2% of N, and this keeps the reported parameter count equal to what the user typed
+    Used for a model known only by size (`{"params": N}`): the shape from `depth_for_params`
+    is within a layer of N, and this keeps the reported parameter count equal to what the user typed
     while memory and FLOPs still split into embedding / attention / MLP in the shape's proportions.
     """
     if counts.total <= 0:
@@ -367,56 +368,18 @@ def flops_per_token(
 
 # ---- A shape for a model known only by its size ------------------------------------------------
 
-_SIZE_ONLY_VOCAB = 128256  # Llama 3 tokenizer
-_TIE_BELOW_PARAMS = 4e9  # Llama 3.2 1B/3B tie their embeddings; larger Llama models do not
 
-
-def architecture_for_params(n_params: float) -> Architecture:
-    """A plausible dense Llama-style shape with about `n_params` parameters (number of parameters).
-
-    Choices: head_dim 128, heads = hidden/128 (hidden a multiple of 128), 8 KV heads (GQA, as Llama 3)
-    when heads allow, SwiGLU MLP with ffn = 8/3*hidden rounded to 256 (Shazeer 2020; Touvron 2023),
-    vocab 128256, embeddings tied below 4B parameters. Among hidden sizes, the layer count is the one
-    that best matches n_params; the pick is the shape with aspect ratio hidden/layers closest to 128
-    (Kaplan et al. 2020 fig. 5: loss is flat for ratios ~20-200; Narayanan 2021 table 1 uses 96-200)
-    whose `param_counts(...).total` is within 2% of n_params (else the closest total).
-    To report exactly n_params, pass the counts through `scale_counts(counts, n_params)`.
-    """
+def depth_for_params(n_params: float, width: Architecture) -> Architecture:
+    """`width` (a published model's hidden size, heads, KV heads, head dimension, FFN, vocabulary and
+    embedding tying) with the number of layers whose parameter count is nearest `n_params`, at
+    least one (number of parameters). The rule behind a model known only by its size is in
+    estimator.contract.assumed_shape (which published model lends its width); to report exactly
+    n_params, pass the counts through `scale_counts(counts, n_params)`."""
     n = float(n_params)
     if not np.isfinite(n) or n < 1e7:
         raise ValueError(f"params must be at least 1e7 to derive a transformer shape, got {n_params!r}")
-    tied = n < _TIE_BELOW_PARAMS
-    best, best_key = None, None
-    for hidden in range(256, 65536 + 1, 128):
-        heads = hidden // 128
-        kv = 8 if heads % 8 == 0 else heads
-        ffn = max(256, round(8 * hidden / 3 / 256) * 256)
-
-        def shape(
-            layers: int, hidden: int = hidden, heads: int = heads, kv: int = kv, ffn: int = ffn
-        ) -> Architecture:
-            return Architecture(
-                num_hidden_layers=layers,
-                hidden_size=hidden,
-                num_attention_heads=heads,
-                num_key_value_heads=kv,
-                head_dim=128,
-                intermediate_size=ffn,
-                vocab_size=_SIZE_ONLY_VOCAB,
-                tie_word_embeddings=tied,
-                hidden_act="silu",
-                max_position_embeddings=8192,
-            )
-
-        one, two = param_counts(shape(1)).total, param_counts(shape(2)).total
-        per_layer, fixed = two - one, 2 * one - two
-        layers = round((n - fixed) / per_layer)
-        if layers < 1:
-            break  # the embedding alone is already larger than n; wider shapes only get worse
-        err = abs(fixed + layers * per_layer - n) / n
-        key = (err > 0.02, abs(np.log(hidden / layers / 128.0)) if err <= 0.02 else err)
-        if best_key is None or key < best_key:
-            best, best_key = shape(layers), key
-    if best is None:
-        raise ValueError(f"no transformer shape found for params={n_params!r}")
-    return best
+    one = param_counts(dataclasses.replace(width, num_hidden_layers=1)).total
+    two = param_counts(dataclasses.replace(width, num_hidden_layers=2)).total
+    per_layer, fixed = two - one, 2 * one - two
+    layers = max(1, round((n - fixed) / per_layer))
+    return dataclasses.replace(width, num_hidden_layers=int(layers))

@@ -10,8 +10,8 @@ storage; `cost.capex.total`, docs/architecture.md#formulas). Money is in the sce
 - `capex_by_size(r, sizes, mfu)`: capex of every candidate size in one vectorized roll-up (the
   sweep path's counts, estimator.plan.batch), so sizing by budget prices exactly like a plan.
 - `cards_for_budget(r, mfu)`: the sizing rule behind `cluster.budget`.
-- `status(capex, budget)` and `affordable(...)`: the report's budget block (within / over by how
-  much, and the cluster the budget would buy with its days at the plan's MFU).
+- `status(capex, budget)`: the report's budget block (within / over by how much); what the budget
+  buys is the budget-sized plan itself (estimator.plan.compose.budget_affords).
 - `deadline_miss_probability(days, target_days, mfu_low, mfu_likely, mfu_high)`: exact probability
   that the run is late when MFU is triangular (the Monte Carlo's distribution, estimator.plan.uncertainty).
 """
@@ -123,26 +123,6 @@ def status(capex: float, budget: float) -> dict[str, Any]:
         "over_by": max(0.0, capex - budget),
         "headroom": max(0.0, budget - capex),
         "share": capex / budget if budget > 0 else None,
-    }
-
-
-def affordable(
-    sizes: np.ndarray, capex: np.ndarray, budget: float, card_hours: float, cards_per_node: int
-) -> dict[str, Any] | None:
-    """The largest cluster the budget buys and its run time at the same MFU as the plan.
-
-    days = card-hours / (24 h x cards): the plan's work (card-hours at its MFU) spread over the
-    affordable cards; fewer cards rarely run at a lower MFU, so this is a fair first answer.
-    None when not even the smallest size fits."""
-    i = largest_within(sizes, capex, budget)
-    if i is None:
-        return None
-    cards = int(sizes[i])
-    return {
-        "cards": cards,
-        "nodes": -(-cards // int(cards_per_node)),
-        "capex": float(capex[i]),
-        "days": float(card_hours) / 24.0 / cards,
     }
 
 

@@ -36,9 +36,11 @@ _STORAGE_DEFAULTS = {
 
 
 def model_flops(r: Resolved) -> dict[str, float]:
-    """FLOPs per token: 6·N_active (Kaplan 2020) + PaLM's 12·L·s·d_attn when the architecture is known."""
+    """FLOPs per token: 6·N_active (Kaplan 2020) + PaLM's 12·L·s·d_attn (unless training.attention_flops
+    is false), for a preset, a config and a model known by size alike (its assumed shape's layers,
+    heads and sequence length: estimator.contract.assumed_shape)."""
     dense, attention = flops_per_token_terms(r.arch, r.seq_len, r.counts)
-    use_attention = r.scenario.training.attention_flops and r.exact_architecture
+    use_attention = r.scenario.training.attention_flops
     per_token = dense + (attention if use_attention else 0.0)
     return {
         "flop_per_token": float(per_token),

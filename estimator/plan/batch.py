@@ -35,7 +35,6 @@ from estimator.money.pricing import equipment, model_flops, prices, vectorized_c
 from estimator.money.pricing import facility as plan_facility
 from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, rollup
 from estimator.plan.compose import (
-    FALLBACK_MFU,
     SizeMemo,
     candidate_sizes,
     cards_multiple,
@@ -182,7 +181,9 @@ def evaluate_columns(
         for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
-        errors[rows[~good]] = values.get("_error") or "no plan"
+        for f in SUMMARY_FIELDS:  # a row that cannot be planned carries its reason and no figures
+            out[f][rows[~good]] = np.nan
+        errors[rows[~good]] = np.asarray(values["_error"], dtype=object)[~good]
     out["ok"] = ok
     out["error"] = errors
     return out
@@ -226,8 +227,18 @@ def _predicted(
             picks[key] = (chosen, best)
     cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
     bests = [picks[k][1] for k in keys]
-    mfu = np.array([FALLBACK_MFU if b is None else b.predicted_mfu for b in bests])
+    # no layout at these cards: no MFU, so no figures (no figure without a plan, plan.refusal)
+    mfu = np.array([np.nan if b is None else b.predicted_mfu for b in bests])
     return cards, mfu, _layout_columns(bests)
+
+
+def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
+    """Rows (an MFU given) whose cards admit no layout that passes the rules and fits: the plan
+    refuses those (plan.compose._choice) whatever the MFU, so the row has no figures either."""
+    memo = SizeMemo(r, reuse=True)
+    distinct = [c for c in sorted({int(c) for c in cards}) if memo.fabric(c) is not None]
+    has = {c: b is not None for c, b in zip(distinct, memo.best(distinct), strict=True)}
+    return np.array([not has.get(int(c), True) for c in cards], dtype=bool)
 
 
 IntArray = npt.NDArray[np.int64]
@@ -295,6 +306,11 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         cards[rows], mfu[rows], found = _predicted(r, tokens, size, given_cards, rows)
         for f, v in found.items():
             layout[f][rows] = v
+    given = np.flatnonzero(~slow)
+    unplanned = np.isnan(mfu)
+    if given.size:
+        unplanned[given] = _without_layout(r, cards[given])
+    mfu = np.where(unplanned, np.nan, mfu)
     state: dict[str, Any] = {}
     sizing = Sizing(
         training_flop=flop,
@@ -310,8 +326,18 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         & state["feasible"]
         & np.isfinite(values["compute.wall_clock_days"])
     )
+    ok &= ~unplanned
     values["_ok"] = ok
     values.update(layout)
-    if not ok.all():
-        values["_error"] = "no plan: the fixed layout does not divide the cards, or the fabric is too large"
+    structural = ~(r.scenario.parallelism.fits_cards(cards) & state["feasible"])
+    errors = np.full(np.shape(ok), None, dtype=object)
+    errors[~ok & (structural | ~unplanned)] = (
+        "no plan: the fixed layout does not divide the cards, or the fabric is too large"
+    )
+    errors[~ok & ~structural & unplanned] = NO_LAYOUT
+    values["_error"] = errors
     return values
+
+
+# the reason of a row without a layout (reports.messages.SENTENCES translates it)
+NO_LAYOUT = "no plan: no parallel layout passes the rules and fits in HBM on these cards"

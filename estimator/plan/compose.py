@@ -24,7 +24,7 @@ from estimator.cluster.storage import Storage, design_storage
 from estimator.cluster.supernode import cards_quantum
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import Resolved, normalized, resolve
-from estimator.contract.scenario import validate_shape
+from estimator.contract.scenario import Cluster, validate_shape
 from estimator.errors import ScenarioError
 from estimator.jsonio import to_jsonable
 from estimator.layout.batch_search import best_layouts
@@ -40,9 +40,9 @@ from estimator.money.budget import cards_for_budget
 from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
 from estimator.money.rollup import Counts, Sizing, rollup
 from estimator.plan.pilot import calibrated, fit_pilot, section
+from estimator.plan.refusal import refusal
 from estimator.plan.sections import assemble
 
-FALLBACK_MFU = 0.35  # used only when no layout fits and the user gave no MFU; flagged in warnings
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 
 
@@ -50,7 +50,7 @@ MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 class ClusterChoice:
     cards: int
     mfu: float
-    mfu_source: str  # "given", "predicted" or "fallback"
+    mfu_source: str  # "given" or "predicted"
     fabric: Fabric
     layouts: LayoutSearch
 
@@ -142,10 +142,10 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     if s.cluster.cards is not None:
         cards = s.cluster.cards
         fabric, found = _evaluate(r, cards)
-        return _choice(cards, fabric, found, given_mfu)
+        return _choice(r, cards, fabric, found, given_mfu)
     if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/money/budget.py ---
         cards = cards_for_budget(r, cards_multiple(r), given_mfu)
-        return _choice(cards, *_evaluate(r, cards), given_mfu)
+        return _choice(r, cards, *_evaluate(r, cards), given_mfu)
     assert s.cluster.target_days is not None  # the scenario requires one way of sizing
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
@@ -155,11 +155,11 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
 
     if given_mfu is not None:
         cards = need(given_mfu)
-        return _choice(cards, *_evaluate(r, cards), given_mfu)
+        return _choice(r, cards, *_evaluate(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
     cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r))
-    return _choice(cards, fabric, _layouts(r, cards, fabric), None)
+    return _choice(r, cards, fabric, _layouts(r, cards, fabric), None)
 
 
 class SizeMemo:
@@ -288,12 +288,17 @@ def _smooth_numbers(limit: int) -> np.ndarray:
 _SMOOTH = _smooth_numbers(MAX_CARDS)
 
 
-def _choice(cards: int, fabric: Fabric, found: LayoutSearch, given_mfu: float | None) -> ClusterChoice:
+def _choice(
+    r: Resolved, cards: int, fabric: Fabric, found: LayoutSearch, given_mfu: float | None
+) -> ClusterChoice:
+    """The plan's cluster; refused (plan.refusal: ScenarioError with the rules and the nearest
+    accepted layouts) when no layout passes the rules and fits, whether or not an MFU was given:
+    no figure without a plan."""
+    if found.best is None:
+        raise refusal(r, cards, found, layout_problem(r, cards, fabric))
     if given_mfu is not None:
         return ClusterChoice(cards, given_mfu, "given", fabric, found)
-    if found.best is not None:
-        return ClusterChoice(cards, float(found.best.predicted_mfu), "predicted", fabric, found)
-    return ClusterChoice(cards, FALLBACK_MFU, "fallback", fabric, found)
+    return ClusterChoice(cards, float(found.best.predicted_mfu), "predicted", fabric, found)
 
 
 def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:
@@ -356,16 +361,25 @@ def estimate(data: Any, books: Mapping[str, PriceBook] | None = None) -> dict[st
     }
 
 
-def build_result(r: Resolved) -> dict[str, Any]:
-    """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario."""
+@dataclass(frozen=True)
+class Sized:
+    """A plan's cluster and its roll-up of time, power and cost (before the result sections)."""
+
+    flops: dict[str, float]
+    peak: float
+    choice: ClusterChoice
+    storage: Storage
+    equipment: Any
+    prices: dict[str, float]
+    roll: dict[str, Any]
+
+
+def size_plan(r: Resolved) -> Sized:
+    """Choose the cluster (choose_cluster: cards, deadline or budget) and roll up its time, power
+    and cost; raises the refusal when no layout passes the rules and fits (plan.refusal)."""
     s = r.scenario
     flops = model_flops(r)
     peak = r.accelerator.peak_flops(s.training.precision)
-    # calibration.pilot (estimator.plan.pilot): plan with the pilot's factors, keep the plan before
-    fit = fit_pilot(r, problem_at) if s.calibration is not None else None
-    if fit is not None:
-        before = choose_cluster(r, flops["training_flop"], peak)
-        r = calibrated(r, fit)
     choice = choose_cluster(r, flops["training_flop"], peak)
     nodes = -(-choice.cards // r.cards_per_node)
     tokens_per_s = choice.cards * peak * choice.mfu / flops["flop_per_token"]
@@ -384,12 +398,58 @@ def build_result(r: Resolved) -> dict[str, Any]:
         lambda cards, nodes_, tps: counts,
         facility(r, eq, pr),
     )
-    problem = layout_problem(r, choice.cards, choice.fabric)
-    result = assemble(r, flops, peak, choice, storage, eq, pr, roll, problem, cards_multiple(r))
-    shown = choice.layouts.best or choice.layouts.closest  # the layout the result's parallelism shows
-    if fit is not None and shown is not None:
+    return Sized(flops, peak, choice, storage, eq, pr, roll)
+
+
+def budget_affords(r: Resolved, own: Sized | None = None) -> dict[str, Any] | None:
+    """What the budget buys: the budget-sized plan of the same scenario, with the same search
+    (size_plan with cluster.budget, as a scenario sized by budget plans), so every report that says
+    what a budget buys gives the same cards, capex and days (CHANGELOG 2.15.0). `own`: the plan's
+    own sizing when the scenario is itself sized by its budget. None when the budget buys no
+    cluster or no layout plans on the cluster it buys."""
+    s = r.scenario
+    budget = s.cost.budget if s.cost.budget is not None else s.cluster.budget
+    if budget is None:
+        return None
+    if own is None or s.cluster.budget is None:
+        by_budget = s.model_copy(update={"cluster": Cluster(budget=budget)})
+        try:
+            own = size_plan(dataclasses.replace(r, scenario=by_budget))
+        except ScenarioError:
+            return None
+    roll = own.roll
+    return {
+        "cards": int(roll["compute.cards"]),
+        "nodes": int(roll["compute.nodes"]),
+        "capex": float(roll["cost.capex.total"]),
+        "days": float(roll["compute.wall_clock_days"]),
+        "mfu": own.choice.mfu,
+        "mfu_source": own.choice.mfu_source,
+    }
+
+
+def build_result(r: Resolved) -> dict[str, Any]:
+    """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario.
+
+    With calibration.pilot (estimator.plan.pilot) the plan uses the pilot's fitted factors and keeps
+    the cluster it would have chosen before, for the report's before/after."""
+    fit = fit_pilot(r, problem_at) if r.scenario.calibration is not None else None
+    before = None
+    if fit is not None:
+        flops = model_flops(r)
+        before = choose_cluster(
+            r, flops["training_flop"], r.accelerator.peak_flops(r.scenario.training.precision)
+        )
+        r = calibrated(r, fit)
+    z = size_plan(r)
+    problem = layout_problem(r, z.choice.cards, z.choice.fabric)
+    result = assemble(r, z.flops, z.peak, z.choice, z.storage, z.equipment, z.prices, z.roll, problem)
+    if "budget" in result:
+        result["budget"]["affords"] = budget_affords(r, z)
+    shown = z.choice.layouts.best or z.choice.layouts.closest  # the layout the result's parallelism shows
+    if fit is not None and before is not None and shown is not None:
         first = before.layouts.best or before.layouts.closest
-        result["calibration"] = section(fit, r, (first, before.cards), (shown, choice.cards))
+        result["calibration"] = section(fit, r, (first, before.cards), (shown, z.choice.cards))
     return result
 
 

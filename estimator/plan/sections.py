@@ -13,10 +13,9 @@ from estimator.cluster.supernode import planes_section
 from estimator.contract.price_book import assumption as price_book_assumption
 from estimator.contract.price_book import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
-from estimator.layout.fit import nearest_fit, overflow_params
+from estimator.layout.choice import choice_reason
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, evaluate_layout
 from estimator.layout.stacks import StackProfile
-from estimator.layout.steptime.attention import chip_family
 from estimator.limits import SEARCH_SECONDS
 from estimator.money import budget as budget_rules
 from estimator.plan import evidence
@@ -68,6 +67,8 @@ def _model_section(r: Resolved, flops: dict[str, float]) -> dict[str, Any]:
         "embedding_params": r.counts.embedding + r.counts.lm_head,
         "exact_architecture": r.exact_architecture,
         "architecture": dataclasses.asdict(r.arch),
+        "ignored_fields": list(r.scenario.ignored_model_fields),
+        **({"assumed_shape": r.assumed_shape} if r.assumed_shape is not None else {}),
         "seq_len": r.seq_len,
         "hidden_size": r.arch.hidden_size,
         **{k: v for k, v in flops.items() if k != "training_flop"},
@@ -84,6 +85,8 @@ def _compute_section(
         "flop_per_token_6n": flops["flop_per_token_6n"],
         "flop_per_token_attention": flops["flop_per_token_attention"],
         "training_flop": flops["training_flop"],
+        # 6·N·D (Kaplan 2020) beside the count with attention, as the headline shows both
+        "training_flop_6n": flops["flop_per_token_6n"] * s.training.tokens,
         "tokens": s.training.tokens,
         "peak_flops_per_card": peak,
         "cards": int(roll["compute.cards"]),
@@ -91,6 +94,7 @@ def _compute_section(
         "cards_per_node": r.cards_per_node,
         "scaleup_domain_cards": r.scaleup_domain_cards,
         "vendor": r.accelerator.vendor,
+        "chip_family": r.accelerator.chip_family,
         "accelerator": r.accelerator.name,
         "mfu": choice.mfu,
         "mfu_source": choice.mfu_source,
@@ -129,6 +133,8 @@ def _layout_sections(
         ],
         "fixed": r.scenario.parallelism.fixed(),
     }
+    if best is not None:  # fastest, or preferred within the 2 % tie band (and why)
+        layout["choice"] = choice_reason(best, found.runners_up)
     return parallelism, memory, layout
 
 
@@ -168,7 +174,7 @@ def _mfu_band(
         source = "given-range" if s.efficiency.mfu_range is not None else "assumed"
         return (min(lo, mfu), mfu, max(hi, mfu)), {"source": source}
     key = evidence.class_key(
-        chip_family(r.accelerator.id), evidence.workload_family(r.arch.num_experts, r.seq_len), stack.id
+        r.accelerator.chip_family, evidence.workload_family(r.arch.num_experts, r.seq_len), stack.id
     )
     band = evidence.band_for(key)
     peak_source = r.accelerator.sources.get(_PEAK_FIELD.get(s.training.precision, "peak_flops_bf16"))
@@ -271,7 +277,6 @@ def _assumptions(
             "source": {
                 "given": "scenario efficiency.mfu",
                 "predicted": "layout model prediction",
-                "fallback": "fallback (no layout fits)",
             }[choice.mfu_source],
         },
         _stack_assumption(r, stack),
@@ -323,7 +328,6 @@ def _assumptions(
         "catalog defaults / scenario": "catalog-or-scenario",
         "scenario efficiency.mfu": "mfu-given",
         "layout model prediction": "mfu-predicted",
-        "fallback (no layout fits)": "mfu-fallback",
         "scenario cost.server_price": "scenario",
     }
     params = {"accelerator": acc.name, "precision": r.scenario.training.precision}
@@ -363,7 +367,6 @@ def _warnings(
     compute: dict[str, Any],
     cost: dict[str, Any],
     advice: list[dict[str, Any]],
-    problem: LayoutProblem,
 ) -> list[dict[str, Any]]:
     """Advice (as warnings) and the plan's own warnings: {code, severity, message, params}."""
     out = [
@@ -373,14 +376,29 @@ def _warnings(
     ]
     for note in r.notes:
         out.append({"code": "input-note", "severity": "info", "message": note, "params": {"note": note}})
+    if r.assumed_shape is not None:  # a model known only by its size: say what was assumed
+        shape = r.assumed_shape
+        out.append(
+            {
+                "code": shape["code"],
+                "severity": "info",
+                "message": shape["message"],
+                "params": shape["params"],
+            }
+        )
+    ignored = r.scenario.ignored_model_fields
+    if ignored:
+        out.append(
+            {
+                "code": "config-fields-ignored",
+                "severity": "info",
+                "message": f"{len(ignored)} config.json field(s) the estimator does not read were ignored: "
+                + ", ".join(ignored)
+                + ".",
+                "params": {"count": len(ignored), "fields": ", ".join(ignored)},
+            }
+        )
     found = choice.layouts
-    if (
-        found is not None
-        and found.best is None
-        and found.closest is not None
-        and r.scenario.parallelism.fixed()
-    ):
-        out.append(_does_not_fit(choice, problem))
     if found is not None and found.timed_out:
         out.append(
             {
@@ -391,8 +409,6 @@ def _warnings(
                 "params": {"seconds": SEARCH_SECONDS, "timed": found.timed, "feasible": found.feasible},
             }
         )
-    if choice.mfu_source == "fallback":
-        out.append(_no_layout(compute["cards"], choice.mfu, found))
     if compute.get("meets_target") is False:
         out.append(
             {
@@ -428,22 +444,15 @@ def _budget_of(r: Resolved) -> float | None:
     return c.cost.budget if c.cost.budget is not None else c.cluster.budget
 
 
-def _budget_section(
-    r: Resolved, compute: dict[str, Any], cost: dict[str, Any], cards_multiple: int
-) -> dict[str, Any] | None:
-    """Budget status (within / over by how much) and what the budget buys at this plan's MFU;
-    `cards_multiple` is the plan's card quantum (whole nodes or supernodes and fixed replicas)."""
+def _budget_section(r: Resolved, cost: dict[str, Any]) -> dict[str, Any] | None:
+    """Budget status (within / over by how much); what the budget buys (`affords`) is the
+    budget-sized plan, added by plan.compose.budget_affords (the same search as a budget-sized plan)."""
     budget = _budget_of(r)
     if budget is None:
         return None
     out = budget_rules.status(float(cost["capex"]["total"]), float(budget))
     out["currency"] = cost["currency"]
     out["sized_by_budget"] = r.scenario.cluster.budget is not None
-    sizes = budget_rules.budget_sizes(r, cards_multiple, float(budget))
-    capex = budget_rules.capex_by_size(r, sizes, compute["mfu"])
-    out["affords"] = budget_rules.affordable(
-        sizes, capex, float(budget), compute["accelerator_hours"], r.cards_per_node
-    )
     return out
 
 
@@ -457,50 +466,6 @@ def _deadline_risk(compute: dict[str, Any], uncertainty: dict[str, Any]) -> None
     )
 
 
-def _no_layout(cards: int, mfu: float, found: LayoutSearch | None) -> dict[str, Any]:
-    """Error for a plan without a layout: none fits in HBM, or (nothing reached the memory check)
-    none is possible under the scenario's fixed fields, with the rules that refused them."""
-    rejected = dict(found.rejected) if found is not None else {}
-    if rejected and "out-of-memory" not in rejected:
-        reasons = ", ".join(rejected)
-        return {
-            "code": "no-possible-layout",
-            "severity": "error",
-            "message": f"No parallel layout is possible on {cards} cards with the fields the scenario fixes "
-            f"(refused: {reasons}); time uses a fallback MFU of {mfu:.0%}. Free or change a fixed field.",
-            "params": {"cards": cards, "mfu": mfu, "reasons": reasons},
-        }
-    return {
-        "code": "no-feasible-layout",
-        "severity": "error",
-        "message": f"No parallel layout fits in HBM on {cards} cards; time uses a fallback MFU of "
-        f"{mfu:.0%}. Add cards, use a larger-memory accelerator or allow more model parallelism.",
-        "params": {"cards": cards, "mfu": mfu},
-    }
-
-
-def _does_not_fit(choice: Choice, problem: LayoutProblem) -> dict[str, Any]:
-    """Warning for a fixed layout that overflows HBM: how much, the largest term, the nearest fit."""
-    closest = choice.layouts.closest
-    if closest is None:
-        raise ValueError("no closest layout to report")  # the caller checks; never reached
-    p = overflow_params(closest, nearest_fit(problem))
-    nearest = p["nearest_layout"]
-    hint = (
-        "; nearest layout that fits: " + ", ".join(f"{k} {v}" for k, v in nearest.items())
-        if nearest
-        else "; no layout fits on these cards"
-    )
-    return {
-        "code": "fixed-layout-does-not-fit",
-        "severity": "warning",
-        "params": p,
-        "message": f"The fixed layout needs {p['total_gb']:.1f} GB per card ({p['model_states_gb']:.1f} GB of "
-        f"model states; largest: {p['largest_term']} {p['largest_gb']:.1f} GB), {p['overflow_gb']:.1f} GB more "
-        f"than the {p['hbm_gb']:.0f} GB of HBM{hint}.",
-    }
-
-
 def assemble(
     r: Resolved,
     flops: dict[str, float],
@@ -511,11 +476,9 @@ def assemble(
     pr: dict[str, float],
     roll: Roll,
     problem: LayoutProblem,
-    cards_multiple: int,
 ) -> dict[str, Any]:
     """The result sections for the plan's choices; `problem` is the layout search's input at the
-    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes), `cards_multiple`
-    the plan's card quantum (for the budget block)."""
+    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes)."""
     compute = _compute_section(r, flops, peak, choice, roll)
     parallelism, memory, layout = _layout_sections(r, choice, problem)
     cost = roll["_cost"].to_dict()
@@ -543,7 +506,7 @@ def assemble(
         ),
     }
     _deadline_risk(compute, result["uncertainty"])
-    budget = _budget_section(r, compute, cost, cards_multiple)
+    budget = _budget_section(r, cost)
     if budget is not None:
         result["budget"] = budget
     serving = _serving(r, peak)
@@ -554,6 +517,6 @@ def assemble(
     advice = [dict(a) for a in advise(scenario_dict, result)]
     result["advice"] = advice
     result["starting_configuration"] = starting_configuration(scenario_dict, result)
-    result["warnings"] = _warnings(r, choice, compute, cost, advice, problem)
+    result["warnings"] = _warnings(r, choice, compute, cost, advice)
     result["assumptions"] = _assumptions(r, choice, eq, pr, problem.stack)
     return result

@@ -234,6 +234,34 @@ def _vendor_rows(s: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+# the chosen layout's fields the starting configuration repeats (all of them: it is the layout planned)
+LAYOUT_FIELDS = ("tp", "pp", "virtual_stages", "dp", "ep", "cp", "micro_batch_size", "sequence_parallel")
+
+
+def _layout_row(r: dict[str, Any]) -> dict[str, Any]:
+    """The chosen layout as planned, interleaved (virtual) stages, EP, CP, micro-batch and sequence
+    parallelism included; `params` holds its fields so the row is the layout, not a summary of it."""
+    par = get_path(r, "parallelism") or {}
+    layout = {k: par.get(k) for k in LAYOUT_FIELDS if par.get(k) is not None}
+    text = f"TP {layout.get('tp')} x PP {layout.get('pp')}"
+    if (layout.get("virtual_stages") or 1) > 1:
+        text += f" ({layout['virtual_stages']} virtual stages per rank, interleaved 1F1B)"
+    text += f" x DP {layout.get('dp')}"
+    for key, name in (("ep", "EP"), ("cp", "CP")):
+        if (layout.get(key) or 1) > 1:
+            text += f", {name} {layout[key]}"
+    text += f", micro-batch {layout.get('micro_batch_size')}"
+    if layout.get("sequence_parallel"):
+        text += ", sequence parallel"
+    return _setting(
+        "layout",
+        text,
+        "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB (article 2.5).",
+        "start.layout",
+        layout,
+    )
+
+
 def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
     """The article's 7.1 table filled in for this plan, consistent with the chosen layout (its
     recomputation, ZeRO stage and micro-batches): [{setting, value, reason, code, params}]."""
@@ -268,15 +296,7 @@ def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> 
         )
     out.append(_recompute_row(r, fits))
     if tp is not None and dp is not None:
-        out.append(
-            _setting(
-                "layout",
-                f"TP {int(tp)} x PP {int(pp)} x DP {int(dp)}",
-                "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB "
-                "(article 2.5).",
-                "start.layout",
-            )
-        )
+        out.append(_layout_row(r))
     out.append(_micro_batches_row(r, pp))
     out.append(
         _setting(

@@ -18,9 +18,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from estimator import catalog
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
-from estimator.layout.steptime.attention import chip_family
 from estimator.plan.compose import resolved_stack
 from estimator.plan.evidence import BANDS_FILE, MIN_ROWS, band_for, class_key, pooled, workload_family
 from estimator.validation.llama3 import LLAMA3_TABLE4, llama3_rows
@@ -42,7 +42,7 @@ def _published_run_keys() -> dict[str, str]:
     for run in runs:
         r = resolve(validate_shape(run_scenario(run, models)))
         keys[run["id"]] = class_key(
-            chip_family(r.accelerator.id),
+            r.accelerator.chip_family,
             workload_family(r.arch.num_experts, r.seq_len),
             resolved_stack(r).id,
         )
@@ -61,11 +61,13 @@ def collect() -> tuple[list[Observation], list[str]]:
     names: list[str] = []
     for row in megatron_rows():
         names.append(row["case"])
-        key = class_key(chip_family("a100-sxm-80gb"), "dense", "megatron-lm-2021")
+        key = class_key(catalog.accelerator("a100-sxm-80gb").chip_family, "dense", "megatron-lm-2021")
         out.append(_observation(row["case"], "megatron-2021", key, row["published"], row["predicted"]))
     for row, (_gpus, *_layout, seq, _published) in zip(llama3_rows(), LLAMA3_TABLE4, strict=True):
         names.append(row["case"])
-        key = class_key(chip_family("h100-sxm"), workload_family(0, seq), "megatron-core-2024")
+        key = class_key(
+            catalog.accelerator("h100-sxm").chip_family, workload_family(0, seq), "megatron-core-2024"
+        )
         out.append(_observation(row["case"], "llama3-2024", key, row["published"], row["predicted"]))
     keys = _published_run_keys()
     for row in throughput_rows():

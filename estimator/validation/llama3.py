@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from estimator.errors import ScenarioError
 from estimator.plan.compose import estimate
 from estimator.validation.rows import row
 
@@ -22,26 +23,28 @@ def llama3_rows() -> list[dict[str, Any]]:
     """Predicted model TFLOP/s per GPU (predicted MFU x H100 peak) for Llama 3 405B, 16M-token batches."""
     rows = []
     for gpus, tp, cp, pp, dp, seq, published in LLAMA3_TABLE4:
-        out = estimate(
-            {
-                "name": f"Llama 3 405B, {gpus} H100",
-                "model": {"preset": "llama-3.1-405b"},
-                "training": {
-                    "tokens": 15.6e12,
-                    "seq_len": seq,
-                    "global_batch_tokens": 16 * 1024 * 1024,
-                    "stack": "megatron-core-2024",  # trained in 2024: FlashAttention-2-class kernels
-                },
-                "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
-                "cluster": {"cards": gpus},
-                "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp},
-                "network": {"switch_ports": 64, "port_gbps": 400},
-            }
-        )
-        p = out["result"]["parallelism"]
-        predicted = (
-            (p["predicted_mfu"] if p else 0.0) * out["result"]["compute"]["peak_flops_per_card"] / 1e12
-        )
+        try:
+            out = estimate(
+                {
+                    "name": f"Llama 3 405B, {gpus} H100",
+                    "model": {"preset": "llama-3.1-405b"},
+                    "training": {
+                        "tokens": 15.6e12,
+                        "seq_len": seq,
+                        "global_batch_tokens": 16 * 1024 * 1024,
+                        "stack": "megatron-core-2024",  # trained in 2024: FlashAttention-2-class kernels
+                    },
+                    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+                    "cluster": {"cards": gpus},
+                    "parallelism": {"tp": tp, "cp": cp, "pp": pp, "dp": dp},
+                    "network": {"switch_ports": 64, "port_gbps": 400},
+                }
+            )
+        except ScenarioError:  # the published layout refused (plan.refusal): no prediction
+            predicted = 0.0
+        else:
+            p = out["result"]["parallelism"]
+            predicted = p["predicted_mfu"] * out["result"]["compute"]["peak_flops_per_card"] / 1e12
         rows.append(
             row(
                 "llama3-2024",

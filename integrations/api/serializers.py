@@ -37,6 +37,9 @@ class BatchItemSerializer(serializers.Serializer):
         help_text="202 waiting to be planned; 201 planned; 400 refused (see error); 500 not planned because "
         "of an internal error (send it again); 404 its estimate was deleted since"
     )
+    ok = serializers.BooleanField(
+        help_text="Whether the scenario was planned; false: the reason in error, no figures"
+    )
     estimate = EstimateSerializer(
         required=False, help_text="When 201: the body POST /api/v1/estimates answers"
     )
@@ -89,6 +92,7 @@ def item_payload(item: BatchItem, request, shared: bool) -> dict[str, Any]:
         return {
             "index": item.index,
             "status": 201,
+            "ok": True,
             "estimate": serializer(item.estimate, context={"request": request}).data,
         }
     if item.status == 201:
@@ -98,7 +102,8 @@ def item_payload(item: BatchItem, request, shared: bool) -> dict[str, Any]:
         )
     else:
         status, errors = item.status, item.errors
-    return {"index": item.index, "status": status, "error": {"errors": errors}}
+    # not planned (a refused layout among them): the reason, and no figures
+    return {"index": item.index, "status": status, "ok": False, "error": {"errors": errors}}
 
 
 def batch_summary(batch: Batch, request, shared: bool = False) -> dict[str, Any]:

@@ -110,8 +110,12 @@ CASES = {
     ),
     "fp32-precision": ({"s_training__precision": "fp32"}, {"s_training__precision": "bf16"}),
     "hccl-buffer": (
-        {"s_hardware__accelerator": "ascend-910b2"},
-        {"s_hardware__accelerator": "ascend-910b2", "s_network__hccl_buffsize_mb": 256},
+        {"s_hardware__accelerator": "ascend-910b2", "r_compute__chip_family": "ascend-910b"},
+        {
+            "s_hardware__accelerator": "ascend-910b2",
+            "r_compute__chip_family": "ascend-910b",
+            "s_network__hccl_buffsize_mb": 256,
+        },
     ),
     "ep-crosses-node": ({"r_parallelism__ep": 8}, {"r_parallelism__ep": 8, "r_parallelism__tp": 1}),
     "mfu-optimistic": ({"s_efficiency__mfu": 0.7}, {"s_efficiency__mfu": 0.55}),
@@ -159,15 +163,26 @@ def test_bubble_suggests_four_to_eight_times_pp():
 
 
 def test_hccl_buffer_mentions_256_and_flags_the_erratum_value():
-    s, r = _plan(s_hardware__accelerator="ascend-910b2", s_network__hccl_buffsize_mb=8000)
+    s, r = _plan(
+        s_hardware__accelerator="ascend-910b2",
+        r_compute__chip_family="ascend-910b",
+        s_network__hccl_buffsize_mb=8000,
+    )
     a = next(a for a in advise(s, r) if a["code"] == "hccl-buffer")
     assert "HCCL_BUFFSIZE=256" in a["suggestion"] and "erratum" in a["message"]
     assert "hccl-buffer" not in codes(SCENARIO, RESULT)  # NVIDIA plan
 
 
 def test_hccl_buffer_inline_ascend_accelerator():
-    s, r = _plan(s_hardware__accelerator={"id": "my-910", "vendor": "Huawei"})
+    """The chip family decides, not the id or the vendor's name."""
+    s, r = _plan(s_hardware__accelerator={"id": "my-910", "vendor": "Huawei", "chip_family": "ascend-910c"})
+    r["compute"].pop("chip_family", None)
     assert "hccl-buffer" in codes(s, r)
+    s, r = _plan(
+        s_hardware__accelerator={"id": "ascend-lookalike", "vendor": "Huawei", "chip_family": "hopper"}
+    )
+    r["compute"].pop("chip_family", None)
+    assert "hccl-buffer" not in codes(s, r)
 
 
 def test_tp_inside_a_large_scaleup_domain_is_fine():
@@ -198,11 +213,27 @@ def test_starting_configuration_for_a_pipelined_nvidia_plan():
     assert cfg["precision"] == "bf16"
     assert cfg["recompute"] == "selective"
     assert cfg["micro_batches"] == 32  # the chosen layout's 32 lies in 4-8 x PP = 16-32
-    assert cfg["layout"] == "TP 8 x PP 4 x DP 16"
+    assert cfg["layout"] == "TP 8 x PP 4 x DP 16, micro-batch 1"
     assert cfg["zero_stage"] == 1  # DeepSpeed allows only stage 1 with pipeline parallelism
     assert cfg["gradient_compression"] == "bf16 gradients"
     assert "HCCL_BUFFSIZE" not in cfg and cfg["CUDA_DEVICE_MAX_CONNECTIONS"] == 1
     assert all(row["reason"] for row in starting_configuration(SCENARIO, RESULT))
+
+
+def test_starting_configuration_repeats_the_interleaved_layout_it_relies_on():
+    """Issue 20: the plan relied on 4 virtual stages the starting configuration left out."""
+    s, r = _plan(r_parallelism__virtual_stages=4, r_parallelism__ep=8, r_parallelism__sequence_parallel=True)
+    row = next(x for x in starting_configuration(s, r) if x["setting"] == "layout")
+    assert row["value"] == (
+        "TP 8 x PP 4 (4 virtual stages per rank, interleaved 1F1B) x DP 16, EP 8, micro-batch 1, sequence parallel"
+    )
+    assert {k: row["params"][k] for k in ("tp", "pp", "virtual_stages", "dp", "ep")} == {
+        "tp": 8,
+        "pp": 4,
+        "virtual_stages": 4,
+        "dp": 16,
+        "ep": 8,
+    }
 
 
 def test_starting_configuration_zero_stage_follows_memory():
@@ -243,7 +274,9 @@ def test_every_item_carries_a_code_and_params():
 
 
 def test_starting_configuration_for_ascend():
-    s, r = _plan(s_hardware__accelerator="ascend-910b2", r_memory__fits=False)
+    s, r = _plan(
+        s_hardware__accelerator="ascend-910b2", r_compute__chip_family="ascend-910b", r_memory__fits=False
+    )
     cfg = _settings(s, r)
     assert cfg["HCCL_BUFFSIZE"] == 256
     assert cfg["HCCL_CONNECT_TIMEOUT"] == 1200  # 64 nodes

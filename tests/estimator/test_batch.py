@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from estimator.dotted import get_path
-from estimator.plan.batch import LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
+from estimator.errors import ScenarioError
+from estimator.plan.batch import LAYOUT_FIELDS, NO_LAYOUT, SUMMARY_FIELDS, evaluate_columns
 from estimator.plan.compose import estimate
 
 BASE = {
@@ -123,11 +124,16 @@ def test_predicted_rows_with_cards_carry_estimate_s_layout():
         "cluster.cards": np.array([r[2] for r in rows], dtype=float),
     }
     out = evaluate_columns(base, cols)
-    assert out["ok"].all()
     for i, (m, a, c) in enumerate(rows):
-        result = estimate(
-            {**base, "model": {"preset": m}, "hardware": {"accelerator": a}, "cluster": {"cards": c}}
-        )["result"]
+        scenario = {**base, "model": {"preset": m}, "hardware": {"accelerator": a}, "cluster": {"cards": c}}
+        if not out["ok"][i]:  # no layout fits: the plan is refused, the row has no figures
+            assert out["error"][i] == NO_LAYOUT
+            assert all(np.isnan(out[f][i]) for f in SUMMARY_FIELDS), i
+            with pytest.raises(ScenarioError) as info:
+                estimate(scenario)
+            assert info.value.errors[0].code == "no-feasible-layout", i
+            continue
+        result = estimate(scenario)["result"]
         for f in SUMMARY_FIELDS:
             expected = get_path(result, f)
             assert out[f][i] == pytest.approx(np.inf if expected is None else expected, rel=1e-9), (i, f)

@@ -71,12 +71,11 @@ def test_over_budget_plan_says_by_how_much_and_what_the_budget_buys():
     assert not b["within"]
     assert b["over_by"] == pytest.approx(r["cost"]["capex"]["total"] - BUDGET)
     by_budget = estimate({**ARTICLE, "cluster": {"budget": BUDGET}})["result"]
-    assert b["affords"]["cards"] == by_budget["compute"]["cards"]  # one rule for both answers
     assert b["affords"]["capex"] <= BUDGET
-    # at this plan's MFU, the same card-hours on fewer cards
-    assert b["affords"]["days"] == pytest.approx(
-        r["compute"]["accelerator_hours"] / 24 / b["affords"]["cards"]
-    )
+    # one number per question: what the budget buys is the budget-sized plan, cards, capex and days
+    assert b["affords"]["cards"] == by_budget["compute"]["cards"]
+    assert b["affords"]["capex"] == by_budget["cost"]["capex"]["total"]
+    assert b["affords"]["days"] == by_budget["compute"]["wall_clock_days"]
     # sized with the fewest cards that meet the deadline: the median lands under it (p < 0.5) by the
     # slack of one sizing step (28.2 of 30 days with engine 2.7.0), so the miss is far from unlikely
     assert r["compute"]["wall_clock_days"] <= 30.0
@@ -90,3 +89,20 @@ def test_budget_too_small_and_two_sizings_are_rejected():
     with pytest.raises(ScenarioError) as exc:
         estimate({**ARTICLE, "cluster": {"budget": BUDGET, "cards": 64}})
     assert exc.value.errors[0].field == "cluster"
+
+
+@pytest.mark.parametrize("sizing", [{"target_days": 30}, {"target_days": 5}, {"budget": BUDGET}])
+def test_what_50m_cny_buys_is_one_figure_in_every_report(sizing):
+    """Issue 20: the article's 70B example with a 50 M CNY budget said 54.8 days (30-day plan's
+    block), 64.9 (5-day plan's block) and 57.5 (the budget-sized plan). Now each block is the
+    budget-sized plan: 264 cards (33 Atlas 800T A2 at ~1.49 M CNY each: 33 x 1.49 M = 49.3 M <= 50 M,
+    34 would cost 50.8 M), and the same days everywhere."""
+    cost = {"currency": "CNY", "budget": BUDGET}
+    by_budget = estimate({**ARTICLE, "cost": cost, "cluster": {"budget": BUDGET}})["result"]
+    out = estimate({**ARTICLE, "cost": cost, "cluster": sizing})["result"]
+    affords = out["budget"]["affords"]
+    assert affords["cards"] == 264 and affords["nodes"] == 33
+    assert affords["days"] == by_budget["compute"]["wall_clock_days"]
+    assert affords["days"] == pytest.approx(
+        by_budget["compute"]["accelerator_hours"] / 24 / 264
+    )  # the budget-sized plan's own work on its own cards

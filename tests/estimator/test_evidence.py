@@ -33,13 +33,13 @@ def test_prediction_interval_by_hand():
 def test_a_class_with_few_rows_takes_its_parent_and_its_own_rows_widen_it():
     obs = {
         "hopper/dense/s1": [1.0, 1.1, 0.9],
-        "davinci/moe/s2": [0.5],
+        "ascend-910b/moe/s2": [0.5],
         "hopper/moe/s1": [1.0, 0.95, 1.05],
     }
     own = evidence.band_for("hopper/dense/s1", obs)
     assert (own.basis, own.rows, own.widened_by) == ("hopper/dense/s1", 3, ())
-    thin = evidence.band_for("davinci/moe/s2", obs)
-    # no davinci/moe/* with 3 rows: */moe/* pools 4 rows (0.5, 1.0, 0.95, 1.05), then 0.5 is held
+    thin = evidence.band_for("ascend-910b/moe/s2", obs)
+    # no ascend-910b/moe/* with 3 rows: */moe/* pools 4 rows (0.5, 1.0, 0.95, 1.05), then 0.5 is held
     assert thin.basis == "*/moe/*" and thin.rows == 4 and thin.own_rows == 1
     assert thin.widened_by == ("few-rows",)
     assert thin.p10_ratio <= 0.5
@@ -92,7 +92,7 @@ def test_an_ascend_moe_plan_has_a_wider_band_than_an_h100_dense_plan_and_says_wh
     moe = _plan("deepseek-v3", "ascend-910b2", 2048)
     assert dense["mfu_band"]["source"] == moe["mfu_band"]["source"] == "evidence"
     assert dense["mfu_band"]["key"].startswith("hopper/dense/")
-    assert moe["mfu_band"]["key"].startswith("davinci/moe/")
+    assert moe["mfu_band"]["key"].startswith("ascend-910b/moe/")
     assert "few-rows" in moe["mfu_band"]["widened_by"]
 
     def width(u):

@@ -131,14 +131,14 @@ def test_qwen3_235b_bridge_layout_plans_folded():
     assert (par["first_stage_layers"], par["last_stage_layers"]) == (11, 11)
     assert sum(par["breakdown_s"].values()) == pytest.approx(par["step_time_s"], rel=1e-9)
     assert par["breakdown_s"]["ep_comm"] > 0
-    assert not any(w["code"] == "no-possible-layout" for w in result["warnings"])
 
 
 def test_fixed_expert_tp_that_cannot_fold_is_refused():
+    # EP32 x expert-TP 2 = 64 ranks do not tile the 2 x 16 = 32 of a stage
     doc = {**QWEN_BRIDGE, "parallelism": {**QWEN_BRIDGE["parallelism"], "expert_tp": 2}}
-    result = estimate(doc)["result"]
-    refused = [w for w in result["warnings"] if w["code"] == "no-possible-layout"]
-    assert refused and "ep-not-folding-into-tp-cp-dp" in str(refused[0])
+    with pytest.raises(ScenarioError) as err:
+        estimate(doc)
+    assert err.value.errors[0].params["reasons"] == ["ep-not-folding-into-tp-cp-dp"]
 
 
 DSV3_GB200 = {
@@ -152,8 +152,9 @@ DSV3_GB200 = {
 
 def test_deepseek_v3_vp4_over_61_layers_needs_the_published_split():
     # 16 chunks of ceil(61/16) = 4 layers overshoot by 3: more than the automatic split's two
-    refused = estimate(DSV3_GB200)["result"]
-    assert any(w["code"] == "no-possible-layout" for w in refused["warnings"])
+    with pytest.raises(ScenarioError) as err:
+        estimate(DSV3_GB200)
+    assert "virtual-stages-not-dividing-layers" in err.value.errors[0].params["reasons"]
     doc = {
         **DSV3_GB200,
         "parallelism": {**DSV3_GB200["parallelism"], "first_stage_layers": 16, "last_stage_layers": 13},

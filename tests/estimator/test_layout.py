@@ -33,6 +33,7 @@ ACC = Accelerator(
     cloud_reserved_usd_per_card_hour=1,
     matmul_efficiency=1.0,
     default_server="none",
+    chip_family="hopper",
 )
 # infinitely fast HBM: element-wise kernels and the optimizer take no time (for hand computations)
 IDEAL = dataclasses.replace(ACC, hbm_bandwidth_bytes_per_s=1e30)
@@ -84,9 +85,22 @@ def test_tiny_layout_step_time_by_hand():
     assert e.breakdown_s["dp_comm"] == 0 and e.breakdown_s["bubble"] == 0 and e.breakdown_s["pp_comm"] == 0
     assert e.step_time_s == pytest.approx(compute + tp_comm, rel=1e-9)
     assert e.dp == 1 and e.micro_batches == 1
-    # HFU counts executed FLOPs: here exactly the model's
-    executed = s * (2 * layer_fwd_per_token * 3 + 2 * V * h * 3) / 2
-    assert e.predicted_hfu == pytest.approx(executed / (e.step_time_s * 100e12), rel=1e-9)
+    # without recomputation the hardware executes the model's FLOPs: HFU = MFU
+    assert e.predicted_hfu == pytest.approx(e.predicted_mfu, rel=1e-12)
+
+
+def test_hfu_adds_the_recomputed_forward_to_mfu():
+    """Korthikanti et al. 2022 sec. 6: HFU = (model FLOPs + recomputed FLOPs) / (time x peak)."""
+    h, s = 1024, 1024
+    p = problem(acc=IDEAL)
+    full = evaluate_layout(p, tp=2, recompute="full")
+    # one sequence of s tokens split over tp = 2 cards; each of the 2 layers repeats its forward:
+    # linears 2 x 12h^2 and the unfused attention scores and context 4·s·h per token
+    recomputed = s / 2 * 2 * (24 * h * h + 4 * s * h)
+    assert full.predicted_hfu - full.predicted_mfu == pytest.approx(
+        recomputed / (full.step_time_s * 100e12), rel=1e-9
+    )
+    assert full.predicted_hfu > full.predicted_mfu
 
 
 def test_full_recompute_adds_one_forward():

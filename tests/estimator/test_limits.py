@@ -108,10 +108,10 @@ def test_a_fixed_layout_shrinks_the_search_under_the_cap():
     assert check_work_budget(doc).scenario.cluster.cards == 720_720  # an 8B model: few layouts
 
 
-def test_unknown_model_keys_are_refused_but_config_aliases_are_read():
-    with pytest.raises(ScenarioError) as exc:
-        validate_shape(with_(model={"junk": "x" * 1000}))
-    assert fields_of(exc) == ["model.junk"]
+def test_unknown_model_keys_are_ignored_not_stored_and_config_aliases_are_read():
+    """A whole config.json is accepted (issue 20): an unread key is listed, never kept."""
+    s = validate_shape(with_(model={"preset": "llama-3.1-8b", "junk": "x" * 1000}))
+    assert s.ignored_model_fields == ("junk",) and "junk" not in s.normalized()["model"]
     gpt2 = {"n_layer": 12, "n_embd": 768, "n_head": 12, "vocab_size": 50257, "model_type": "gpt2"}
     doc = with_(model=gpt2)
     doc["model"].pop("preset")

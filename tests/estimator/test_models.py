@@ -13,7 +13,7 @@ from estimator import catalog
 from estimator.model.config_json import architecture_from_config
 from estimator.model.transformer import (
     Architecture,
-    architecture_for_params,
+    depth_for_params,
     flops_per_token,
     flops_per_token_terms,
     param_counts,
@@ -232,21 +232,28 @@ def test_six_n_for_llama_70b():
 # --- shapes from a size ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("n", [1.3e9, 7e9, 13e9, 70e9, 175e9, 1e12])
-def test_architecture_for_params(n):
-    a = architecture_for_params(n)
-    assert rel(param_counts(a).total, n) < 0.02
-    assert a.hidden_size % 128 == 0 and a.num_attention_heads * 128 == a.hidden_size
-    assert a.intermediate_size % 256 == 0 and rel(a.intermediate_size, 8 / 3 * a.hidden_size) < 0.05
-    assert 64 <= a.hidden_size / a.num_hidden_layers <= 256  # Kaplan fig. 5 flat region
-    assert a.vocab_size == 128256 and a.hidden_act == "silu"
-    exact = scale_counts(param_counts(a), n)
-    assert exact.total == n and rel(exact.active, n) < 1e-12
+def test_depth_for_params_keeps_the_width_and_matches_the_count():
+    """Llama 3.1 70B's width: per layer 2·8192² + 2·8192·1024 (q, o; k, v with 8 KV heads of 128) +
+    3·8192·28672 (SwiGLU) + 2·8192 (norms) = 855,654,400; embeddings and head 2·128256·8192 + 8192
+    = 2,101,354,496. 70e9: (70e9 - 2.10e9) / 8.557e8 = 79.35 -> 79 layers."""
+    width = catalog.preset("llama-3.1-70b").architecture
+    a = depth_for_params(70e9, width)
+    assert a.num_hidden_layers == 79
+    assert (a.hidden_size, a.num_attention_heads, a.num_key_value_heads, a.intermediate_size) == (
+        8192,
+        64,
+        8,
+        28672,
+    )
+    assert param_counts(a).total == 2_101_354_496 + 79 * 855_654_400
+    exact = scale_counts(param_counts(a), 70e9)
+    assert exact.total == 70e9 and rel(exact.active, 70e9) < 1e-12
+    assert depth_for_params(1e8, width).num_hidden_layers == 1  # never fewer than one layer
 
 
-def test_architecture_for_params_rejects_tiny():
+def test_depth_for_params_rejects_tiny():
     with pytest.raises(ValueError, match="params"):
-        architecture_for_params(1000)
+        depth_for_params(1000, catalog.preset("llama-3.1-8b").architecture)
 
 
 # --- config.json -----------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """plan.estimate(): the contract's sections, the fabric's effect on DP time, currency, serving."""
 
 import copy
+import math
 
 import pytest
 
@@ -189,8 +190,43 @@ def test_impossible_fixed_layout_is_a_field_error():
     assert info.value.errors[0].field == "parallelism"
 
 
-def test_model_too_large_for_the_cards_still_plans_with_a_warning():
-    result = estimate(with_(model={"preset": "llama-3.1-405b"}, cluster={"cards": 8}))["result"]
-    codes = {w["code"] for w in result["warnings"]}
-    assert "no-feasible-layout" in codes
-    assert result["memory"] is None or result["memory"]["fits"] is False
+def test_model_too_large_for_the_cards_is_refused_without_figures():
+    """405B on 8 cards: 405e9 x 16 B of model states (weights, gradients, Adam) alone are 6.5 TB, more
+    than 8 x 80 GB; no figure without a plan, so the answer is the reason, on the cards asked for."""
+    with pytest.raises(ScenarioError) as info:
+        estimate(with_(model={"preset": "llama-3.1-405b"}, cluster={"cards": 8}))
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("cluster.cards", "no-feasible-layout")
+    assert err.params["cards"] == 8 and err.params["suggestions"] == []
+    assert "fallback" not in err.message
+
+
+def test_refused_fixed_layout_names_its_rule_and_the_nearest_accepted_layouts():
+    """Qwen3-235B (128 experts) on 256 cards at TP2 PP8 VP4 EP32 (Megatron-Bridge's published layout)
+    plans since MoE folding (EP over TP x DP at expert-TP 1); with expert-TP 2 it cannot: DP = 256 /
+    (2 x 8) = 16, and EP 32 x expert-TP 2 = 64 does not divide TP x DP = 32, the only rule refusing
+    it. The nearest layouts the search accepts change one fixed field by one step: EP 16, expert-TP 1
+    (the published layout) or PP 4 (DP 32)."""
+    fixed = {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32, "expert_tp": 2}
+    with pytest.raises(ScenarioError) as info:
+        estimate(
+            {
+                "model": {"preset": "qwen3-235b-a22b"},
+                "training": {"tokens": 1e12, "seq_len": 4096},
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 256},
+                "parallelism": fixed,
+            }
+        )
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("parallelism", "no-possible-layout")
+    assert err.params["reasons"] == ["ep-not-folding-into-tp-cp-dp"]
+    assert (
+        "EP x expert TP must divide TP x CP x DP" in err.message and "Nearest accepted layouts" in err.message
+    )
+    suggestions = err.params["suggestions"]
+    assert any((s["ep"], s["expert_tp"], s["pp"]) == (32, 1, 8) for s in suggestions)
+    for s in suggestions:  # each one step from the fixed layout, and each accepted
+        steps = sum(abs(math.log2(s[k] / v)) for k, v in fixed.items())
+        assert steps == 1 and (s["tp"] * s["dp"]) % (s["ep"] * s["expert_tp"]) == 0
+        assert s["tp"] * s["pp"] * s["dp"] == 256

@@ -4,6 +4,7 @@ nothing in the model is fitted to these rows (TRAINING_GEMM_FRACTION is fitted o
 
 import pytest
 
+from estimator.errors import ScenarioError
 from estimator.plan.compose import estimate
 from estimator.validation.published_runs import predicted_tokens_per_s_per_gpu, published_runs, run_scenario
 
@@ -126,38 +127,37 @@ def test_fp8_only_speeds_up_gemms():
 
 
 def test_zero0_7p5b_on_64_a100_reports_120_gb_of_model_states_and_does_not_fit():
-    """ZeRO paper figure 1: 7.5B with mixed-precision Adam on 64 cards, stage 0: (2+2+12)·7.5e9 = 120 GB."""
-    out = estimate(
-        {
-            "model": {"preset": "megatron-gpt-7.5b"},
-            "training": {
-                "tokens": 1e11,
-                "seq_len": 2048,
-                "grad_dtype": "bf16",
-                "global_batch_tokens": 512 * 2048,
-            },
-            "hardware": {"accelerator": "a100-sxm-80gb"},
-            "cluster": {"cards": 64},
-            "parallelism": {
-                "tp": 1,
-                "pp": 1,
-                "zero_stage": 0,
-                "distributed_optimizer": False,
-                "recompute": "full",
-            },
-        }
-    )
-    res = out["result"]
-    per = res["memory"]["per_card_bytes"]
-    params = res["model"]["total_params"]
-    assert per["weights"] + per["gradients"] + per["optimizer"] == pytest.approx(16 * params, rel=1e-5)
-    assert 16 * params / 1e9 == pytest.approx(120, rel=0.03)
-    assert res["memory"]["fits"] is False
-    warning = next(w for w in res["warnings"] if w["code"] == "fixed-layout-does-not-fit")
-    assert warning["params"]["overflow_gb"] > 40
-    assert warning["params"]["largest_term"] == "optimizer"
-    nearest = warning["params"]["nearest_layout"]
-    assert nearest is not None and (nearest["tp"], nearest["pp"]) == (1, 1) and nearest["zero_stage"] >= 1
+    """ZeRO paper figure 1: 7.5B with mixed-precision Adam on 64 cards, stage 0: (2+2+12)·7.5e9 = 120 GB,
+    more than the 80 GB card: the fixed layout is refused with what overflows and the nearest layout
+    that fits (ZeRO-1 shards the 12 B/param of Adam: 4·7.5e9 + 12·7.5e9/64 = 31 GB)."""
+    with pytest.raises(ScenarioError) as info:
+        estimate(
+            {
+                "model": {"preset": "megatron-gpt-7.5b"},
+                "training": {
+                    "tokens": 1e11,
+                    "seq_len": 2048,
+                    "grad_dtype": "bf16",
+                    "global_batch_tokens": 512 * 2048,
+                },
+                "hardware": {"accelerator": "a100-sxm-80gb"},
+                "cluster": {"cards": 64},
+                "parallelism": {
+                    "tp": 1,
+                    "pp": 1,
+                    "zero_stage": 0,
+                    "distributed_optimizer": False,
+                    "recompute": "full",
+                },
+            }
+        )
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("parallelism", "fixed-layout-does-not-fit")
+    p = err.params
+    assert p["model_states_gb"] == pytest.approx(120, rel=0.03)
+    assert p["overflow_gb"] > 40 and p["largest_term"] == "optimizer"
+    nearest = p["suggestions"][0]
+    assert (nearest["tp"], nearest["pp"]) == (1, 1) and nearest["zero_stage"] >= 1
 
 
 def test_gpt_13b_fp8_speedup_between_1p2_and_1p6():
@@ -209,7 +209,7 @@ def test_gpt_13b_fp8_speedup_between_1p2_and_1p6():
 def test_published_moe_layouts_plan_as_published_within_10_percent(run_id, first, last):
     """Megatron-Bridge's Qwen3-235B-A22B on 256 H100 (TP2 PP8 VP4 EP32: EP folded over TP x DP at
     expert-TP 1) and DeepSeek-V3 on 256 GB200 (PP4 VP4 EP64: 61 layers as 16 + 16 + 16 + 13, the
-    recipe's layout), both refused before engine 2.15.0; held out (nothing fitted on them)."""
+    recipe's layout), both refused before engine 2.16.0; held out (nothing fitted on them)."""
     run = BY_ID[run_id]
     result = estimate(run_scenario(run, MODELS))["result"]
     par = result["parallelism"]

@@ -122,13 +122,32 @@ def test_scenario_not_an_object():
 def test_inline_accelerator_is_accepted_and_checked():
     ok = with_(
         "hardware.accelerator",
-        {"peak_flops_bf16": 500e12, "hbm_bytes": 96e9, "hbm_bandwidth_bytes_per_s": 2e12},
+        {
+            "peak_flops_bf16": 500e12,
+            "hbm_bytes": 96e9,
+            "hbm_bandwidth_bytes_per_s": 2e12,
+            "chip_family": "hopper",
+        },
     )
     parse_scenario(ok)
     bad = with_(
         "hardware.accelerator", {"peak_flops_bf16": -1, "hbm_bytes": 96e9, "hbm_bandwidth_bytes_per_s": 2e12}
     )
     assert "hardware.accelerator.peak_flops_bf16" in fields_of(bad)
+
+
+@pytest.mark.parametrize("family", [None, "volta", "Hopper"])
+def test_inline_accelerator_needs_a_known_chip_family(family):
+    """No guess from the id: an inline chip names its generation (catalog.entries.CHIP_FAMILIES)."""
+    acc = {
+        "id": "h100-lookalike",
+        "peak_flops_bf16": 500e12,
+        "hbm_bytes": 96e9,
+        "hbm_bandwidth_bytes_per_s": 2e12,
+    }
+    if family is not None:
+        acc["chip_family"] = family
+    assert list(fields_of(with_("hardware.accelerator", acc))) == ["hardware.accelerator.chip_family"]
 
 
 def test_json_schema_names_the_contract_sections():

@@ -21,8 +21,9 @@ def errors_of(response) -> list[dict]:
     assert response.status_code == 400, (response.status_code, response.content)
     body = response.json()
     assert set(body) == {"errors"} and body["errors"]
-    for err in body["errors"]:
-        assert set(err) == {"field", "message"} and isinstance(err["message"], str) and err["message"]
+    for err in body["errors"]:  # a refused plan adds its code and params (estimator.plan.refusal)
+        assert set(err) in ({"field", "message"}, {"field", "message", "code", "params"}), err
+        assert isinstance(err["message"], str) and err["message"]
     return body["errors"]
 
 
@@ -248,3 +249,24 @@ def test_a_core_bug_is_a_400_not_a_500(api_client, scenario, monkeypatch, caplog
     errors = errors_of(api_client.post(URL, scenario, format="json"))
     assert "ZeroDivisionError" in errors[0]["message"]
     assert any(r.name == "reports.services" and r.levelname == "ERROR" for r in caplog.records)
+
+
+def test_a_truly_impossible_layout_is_a_400_with_the_rules_and_suggestions(api_client):
+    """Llama 3.1 70B on 64 cards with TP 8, PP 8 and ZeRO-3: DP = 64 / 64 = 1, and ZeRO-3 does not
+    combine with PP on Megatron-Core; no figures, the rule in words and layouts that would pass."""
+    body = {
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"tokens": 5e11},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 64},
+        "parallelism": {"tp": 8, "pp": 8, "zero_stage": 3},
+    }
+    response = api_client.post(URL, body, format="json")
+    (err,) = errors_of(response)
+    assert err["field"] == "parallelism" and err["code"] == "no-possible-layout"
+    assert "zero-stage-incompatible-with-pp" in err["params"]["reasons"]
+    assert "ZeRO-2/3 does not combine with pipeline parallelism" in err["message"]
+    suggestions = err["params"]["suggestions"]
+    assert suggestions and all(s["tp"] * s["pp"] * s["dp"] * s["cp"] == 64 for s in suggestions)
+    assert all(not (s["zero_stage"] >= 2 and s["pp"] > 1) for s in suggestions)
+    assert "result" not in response.json()

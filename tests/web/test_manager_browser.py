@@ -135,7 +135,7 @@ def test_over_budget_block_on_top_with_shortfall_and_what_50m_buys(browser, live
     assert "超出预算" in text and f"¥{shortfall_wan:,}万".replace(",", "") in text.replace(",", "")
     affords = page.inner_text("#budget-affords")
     assert f"{by_budget['cards']:,}" in affords and "张卡" in affords
-    days = result["compute"]["accelerator_hours"] / 24 / by_budget["cards"]
+    days = by_budget["wall_clock_days"]  # what the budget buys: the budget-sized plan
     assert f"{days:.1f}" in affords or f"{days:.0f}" in affords
     context.close()
 

@@ -61,15 +61,23 @@ def test_every_code_the_core_emits_is_catalogued():
 
 
 def test_no_possible_layout_names_the_refusing_rule_in_chinese():
-    item = {
-        "code": "no-possible-layout",
-        "severity": "error",
-        "message": "English default",
-        "params": {"cards": 8, "mfu": 0.35, "reasons": "zero-stage-incompatible-with-pp"},
-    }
+    from estimator.errors import FieldError
+
+    err = FieldError(
+        "parallelism",
+        "English default",
+        "no-possible-layout",
+        {
+            "cards": 8,
+            "fixed": {"tp": 1, "pp": 2, "zero_stage": 3},
+            "reasons": ["zero-stage-incompatible-with-pp"],
+            "suggestions": [{"tp": 1, "pp": 2, "dp": 4, "zero_stage": 1, "predicted_mfu": 0.4}],
+        },
+    )
     with translation.override("zh-hans"):
-        text = messages.warning(item, "CNY")["message"]
-    assert "zero-stage-incompatible-with-pp" in text and "固定字段" in text and "35%" in text
+        text = messages.scenario_error(err)
+    assert "固定字段" in text and "ZeRO-2/3" in text and "PP 2" in text and "DP 4" in text
+    assert "English default" not in text and "0.4" not in text
 
 
 def test_range_errors_in_chinese():
@@ -217,26 +225,28 @@ def test_jargon_carries_glossary_tooltips_in_the_readers_language(client, make_e
     assert 'id="glossary"' in html
 
 
-def test_the_leads_fixed_layout_warning_renders_in_chinese():
-    """fixed-layout-does-not-fit (params overflow_gb, total_gb, hbm_gb, largest_term, nearest_layout):
+def test_the_leads_fixed_layout_refusal_renders_in_chinese():
+    """fixed-layout-does-not-fit (params overflow_gb, total_gb, hbm_gb, largest_term, suggestions):
     Llama 3.1 70B with TP 1, PP 1 and no ZeRO on 64-GB cards needs >1 TB per card (16 B/param of
-    model states alone: 70.6e9 x 16 B = 1,130 GB) and must say so in Chinese."""
+    model states alone: 70.6e9 x 16 B = 1,130 GB); the plan is refused and must say so in Chinese."""
+    from estimator.errors import ScenarioError
     from estimator.plan.compose import estimate
 
-    result = estimate(
-        {
-            "model": {"preset": "llama-3.1-70b"},
-            "training": {"tokens": 5e11},
-            "hardware": {"accelerator": "ascend-910b2"},
-            "cluster": {"cards": 64},
-            "parallelism": {"tp": 1, "pp": 1, "zero_stage": 0},
-        }
-    )["result"]
-    item = next(w for w in result["warnings"] if w["code"] == "fixed-layout-does-not-fit")
-    assert item["params"]["total_gb"] > 1130
+    with pytest.raises(ScenarioError) as info:
+        estimate(
+            {
+                "model": {"preset": "llama-3.1-70b"},
+                "training": {"tokens": 5e11},
+                "hardware": {"accelerator": "ascend-910b2"},
+                "cluster": {"cards": 64},
+                "parallelism": {"tp": 1, "pp": 1, "zero_stage": 0},
+            }
+        )
+    (err,) = info.value.errors
+    assert err.code == "fixed-layout-does-not-fit" and err.params["total_gb"] > 1130
     with translation.override("zh-hans"):
-        text = messages.warning(item, "USD")["message"]
-    assert text.startswith("指定的布局每卡需要") and "优化器状态" in text and "64.0 GB" in text
+        text = messages.scenario_error(err)
+    assert text.startswith("指定的布局") and "优化器状态" in text and "64.0 GB" in text
 
 
 @pytest.mark.django_db

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.contrib.staticfiles import finders
@@ -109,8 +110,43 @@ def test_pasted_hugging_face_config(client):
     }
     response = client.post("/", {**FORM, "model_source": "config", "hf_config": json.dumps(config)})
     assert response.status_code == 302, response.content.decode()[:3000]
-    model = Estimate.objects.get().input["model"]
+    estimate = Estimate.objects.get()
+    model = estimate.scenario["model"]  # the normalized scenario keeps only what the estimator reads
     assert model["hidden_size"] == 4096 and "architectures" not in model and "torch_dtype" not in model
+    assert estimate.result["model"]["ignored_fields"] == ["architectures", "rope_scaling", "torch_dtype"]
+
+
+HF_CONFIGS = Path(__file__).resolve().parents[1] / "data" / "hf_configs"
+
+
+@pytest.mark.parametrize(
+    ("name", "total"),
+    # published totals: Llama 3.1 8B model card 8.03B; Qwen3-30B-A3B card 30.5B; DeepSeek-V3 report 671B
+    [("llama-3.1-8b", 8.03e9), ("qwen3-30b-a3b", 30.5e9), ("deepseek-v3", 671e9)],
+)
+def test_the_published_config_json_files_plan_through_the_form(client, name, total):
+    """The whole file pasted as it is; the report lists what was ignored."""
+    text = (HF_CONFIGS / f"{name}.json").read_text(encoding="utf-8")
+    form = {**FORM, "model_source": "config", "hf_config": text, "accelerator": "h100-sxm", "cards": "256"}
+    response = client.post("/", form)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    estimate = Estimate.objects.get()
+    assert estimate.result["model"]["total_params"] == pytest.approx(total, rel=0.02)
+    ignored = estimate.result["model"]["ignored_fields"]
+    assert "architectures" in ignored and not set(ignored) & set(estimate.scenario["model"])
+    html = client.get(response["Location"]).content.decode()
+    assert "config.json" in html and "architectures" in html
+
+
+def test_a_refused_layout_shows_on_the_parallelism_fields(client):
+    """TP 8 x PP 2 with ZeRO-3 on Megatron-Core: ZeRO-2/3 does not combine with pipeline stages,
+    so no layout passes the rules; the refusal shows on the layout fields the user filled."""
+    response = client.post("/", {**FORM, "tp": "8", "pp": "2", "zero_stage": "3"})
+    assert response.status_code == 400
+    block = _field_errors(response.content.decode(), "tp")
+    assert "has-error" in block and "ZeRO-2/3 does not combine with pipeline parallelism" in block
+    assert "Nearest accepted layouts" in block
+    assert not Estimate.objects.exists()
 
 
 def test_report_page_headline_charts_and_sections(client, make_estimate):
@@ -294,3 +330,30 @@ def test_links_open_in_the_readers_language(client, make_estimate):
     assert (
         client.get("/api/v1/catalog", HTTP_ACCEPT_LANGUAGE="zh-CN").status_code == 200
     )  # the API is not redirected
+
+
+ARTICLE_50M = {
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 5e11},
+    "hardware": {"accelerator": "ascend-910b2"},
+    "cost": {"currency": "CNY", "budget": 5e7},
+}
+
+
+def test_what_the_budget_buys_reads_the_same_in_the_three_reports(client, make_estimate):
+    """The article's example with 50 M CNY, planned for 30 days, for 5 days and by the budget: one
+    figure for what the budget buys (the budget-sized plan's 264 cards and its days) in all three."""
+    sentences = []
+    for cluster in ({"target_days": 30}, {"target_days": 5}, {"budget": 5e7}):
+        estimate = make_estimate(data={**ARTICLE_50M, "cluster": cluster})
+        html = client.get(estimate.get_absolute_url()).content.decode()
+        match = re.search(r'<p class="affords" id="budget-affords">(.*?)(<a |</p>)', html, re.S)
+        assert match, cluster
+        sentences.append(" ".join(match.group(1).split()))
+    assert len(set(sentences)) == 1 and "264" in sentences[0], sentences
+
+
+def test_a_copy_planned_by_budget_is_named_for_what_it_is(client, make_estimate):
+    original = make_estimate(data={**ARTICLE_50M, "name": "70B in 30 days", "cluster": {"target_days": 30}})
+    html = client.get(f"/?copy={original.share_token}&sizing=budget").content.decode()
+    assert 'value="70B in 30 days, sized by its budget"' in html

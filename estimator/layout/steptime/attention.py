@@ -44,6 +44,7 @@ import math
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
+from estimator.catalog.entries import ASCEND_FAMILIES
 from estimator.model.transformer import Architecture, attended_keys, causal_window_keys
 
 ATTENTION_SEQ_HALF = 384.0  # tokens
@@ -64,39 +65,20 @@ _KERNEL_EFFICIENCY = {
     ("fa3", "cdna3"): 0.35,
     **{("fa-triton", family): eff / FA2_OVER_TRITON for family, eff in _FA2.items()},
 }
-_FAMILIES = (
-    ("a100", "ampere"),
-    ("h100", "hopper"),
-    ("h800", "hopper"),
-    ("h200", "hopper"),
-    ("b200", "blackwell"),
-    ("gb200", "blackwell"),
-    ("b300", "blackwell"),
-    ("mi300", "cdna3"),
-    ("mi325", "cdna3"),
-    ("ascend", "davinci"),
-)
-
-
-def chip_family(accelerator_id: str) -> str:
-    """The chip generation a kernel efficiency is known for ("hopper", "davinci", ...)."""
-    for prefix, family in _FAMILIES:
-        if accelerator_id.startswith(prefix):
-            return family
-    return "hopper"
 
 
 def kernel_efficiency(
-    kernel: str, accelerator_id: str, seq_kv: Num, head_dim: float, gemm_efficiency: float
+    kernel: str, family: str, seq_kv: Num, head_dim: float, gemm_efficiency: float
 ) -> FloatArray:
     """Fraction of 16-bit peak a fused attention kernel reaches (forward + backward combined).
 
+    family: the accelerator's catalog `chip_family` (catalog.entries.CHIP_FAMILIES).
     gemm_efficiency: the chip's achievable GEMM fraction of peak, used where the kernel has no
-    measurement of its own (Ascend)."""
-    family = chip_family(accelerator_id)
-    if kernel == "ascend-fa" and family != "davinci":
+    measurement of its own (the Ascend generations)."""
+    ascend = family in ASCEND_FAMILIES
+    if kernel == "ascend-fa" and not ascend:
         kernel = "fa2"
-    base = gemm_efficiency if family == "davinci" else _KERNEL_EFFICIENCY.get((kernel, family), 0.35)
+    base = gemm_efficiency if ascend else _KERNEL_EFFICIENCY[kernel, family]
     seq_factor = arr(seq_kv) / (arr(seq_kv) + ATTENTION_SEQ_HALF)
     padding = head_dim / padded_head_dim(kernel, head_dim)
     return arr(base * seq_factor * head_factor(kernel, family, head_dim) * padding)

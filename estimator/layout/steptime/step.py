@@ -146,7 +146,7 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
         for share, span, keys in att.layer_kinds(arch, s):
             eff = att.kernel_efficiency(
                 problem.stack.attention_kernel,
-                problem.accelerator.id,
+                problem.accelerator.chip_family,
                 np.minimum(s / c.cp, span),
                 arch.head_dim,
                 r.bf16 / r.peak16,
@@ -422,7 +422,7 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
     """Step time and its named terms for candidate layouts (seconds per step, per card).
 
     Returns arrays: step_time_s, the BREAKDOWN_KEYS (additive: they sum to step_time_s), the
-    COMPUTE_TERMS (parts of compute), bubble_fraction and executed_flop_per_card.
+    COMPUTE_TERMS (parts of compute), bubble_fraction and recomputed_flop_per_card.
     """
     c = cand
     r = _rates(problem)
@@ -472,23 +472,36 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         overlap_slowdown=slowdown,
         optimizer=t_opt,
         bubble_fraction=bubble / step,
-        executed_flop_per_card=_executed_flop(problem, c),
+        recomputed_flop_per_card=_recomputed_flop(problem, c),
     )
     return {k: np.broadcast_to(np.asarray(v, dtype=float), np.shape(step)) for k, v in out.items()}
 
 
-def _executed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
-    """FLOPs one card executes per step on average (linears, experts, attention as run, recompute)."""
-    arch, counts = problem.arch, problem.counts
-    s = float(problem.seq_len)
-    fused = problem.stack.flash_attention
-    att_fwd = att.forward_flop_per_token(arch, s, fused)
-    att_passes = c.forward_passes + att.backward_ratio(fused) + (0.0 if fused else (c.rc == 1))
+def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
+    """FLOPs one card repeats per step on average because activations were recomputed (FLOP).
+
+    Hardware FLOPs utilization counts the model's FLOPs plus these (Korthikanti et al. 2022,
+    section 6: HFU includes the recomputed forward; PaLM appendix B), so HFU >= MFU always.
+    Full or partial recompute repeats the forward of its share `rf` of the layers (linears 2 FLOP
+    per parameter and token, and the attention core's forward). Selective recompute repeats what the
+    step time above re-runs for the stack's modules: the attention core (_attention_core), every other
+    forward matmul under PyTorch's per-op SAC, the dense MLP or the shared experts (_selective_extras)."""
+    arch, counts, stack = problem.arch, problem.counts, problem.stack
+    s, mods = float(problem.seq_len), stack.selective_recompute
+    fused = stack.flash_attention
+    selective = (c.rc == 1).astype(float)
     n_moe = float(counts.n_moe_layers) if arch.is_moe else 0.0
     n_dense = float(arch.num_hidden_layers) - n_moe
-    lin = n_dense * (counts.attention_per_layer + counts.dense_mlp_per_layer) + n_moe * (
-        counts.attention_per_layer + counts.moe_shared_per_layer + counts.moe_active_routed_per_layer
+    dense_lin = counts.attention_per_layer + counts.dense_mlp_per_layer
+    moe_lin = counts.attention_per_layer + counts.moe_shared_per_layer
+    lin = n_dense * dense_lin + n_moe * (moe_lin + counts.moe_active_routed_per_layer)
+    extra = n_dense * counts.dense_mlp_per_layer * ("mlp" in mods)
+    extra += n_moe * counts.moe_shared_per_layer * ("shared_experts" in mods and arch.n_shared_experts > 0)
+    if SAC_MATMUL_HALF in mods:
+        extra += 0.5 * (n_dense * dense_lin + n_moe * moe_lin)
+    scores = ("core_attn" in mods) if fused else recomputes_scores(mods)
+    att_fwd = att.forward_flop_per_token(arch, s, fused)
+    per_token = 2.0 * (lin * c.rf + extra * selective) + arch.num_hidden_layers * att_fwd * (
+        c.rf + selective * scores
     )
-    head = counts.lm_head if counts.lm_head > 0 else counts.embedding
-    per_token = 2.0 * lin * c.passes + arch.num_hidden_layers * att_fwd * att_passes + 6.0 * head
-    return per_token * c.m * c.dp * c.mbs * s / problem.cards
+    return arr(per_token * c.m * c.dp * c.mbs * s / problem.cards)

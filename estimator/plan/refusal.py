@@ -1,0 +1,107 @@
+"""No figure without a plan: a scenario whose layout search finds nothing is refused, not timed.
+
+Before 2.15.0 such a plan was timed with a fallback MFU of 35 % and flagged in its warnings; a
+reader took that throughput for a prediction. Now it is a ScenarioError (API 400, CLI exit 2) whose
+one FieldError carries:
+- `field`: `parallelism` when the scenario fixes parallelism fields (the single fixed field when it
+  fixes only one), else the sizing field (`cluster.cards`, or `cluster` for a deadline or budget);
+- `code`: `no-possible-layout` (the fixed fields leave no layout that passes the rules),
+  `fixed-layout-does-not-fit` (layouts pass the rules but none fits in HBM) or `no-feasible-layout`
+  (nothing fixed, and still nothing fits on these cards);
+- `params`: the cards, the fixed fields, the refusing rules (`reasons`: codes of
+  layout.enumeration.REASONS, with `rules`: each in English words), the memory overflow where that is
+  the reason (layout.fit.overflow_params), and `suggestions`: the nearest accepted layouts
+  (layout.nearest), each as parallelism fields with its predicted MFU;
+- `message`: the English default (the web layer renders code + params in the reader's language).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from estimator.contract.resolve import Resolved
+from estimator.errors import FieldError, ScenarioError
+from estimator.layout.fit import overflow_params
+from estimator.layout.nearest import nearest_layouts, suggestion
+from estimator.layout.search import LayoutProblem, LayoutSearch
+
+# The layout rules in words (English defaults; reports.messages has them as `rule.<code>`).
+RULES = {
+    "tp-crosses-scaleup-domain": "TP must stay inside one scale-up (NVLink/HCCS) domain",
+    "tp-not-dividing-heads": "TP must divide the attention heads and the KV heads",
+    "sequence-parallel-needs-tp": "sequence parallelism needs TP > 1",
+    "cp-not-dividing-sequence": "CP must divide the sequence length",
+    "pp-not-dividing-layers": "PP x virtual stages cannot exceed the layers",
+    "virtual-stages-need-pp": "interleaved (virtual) stages need PP > 1",
+    "stage-layers-not-splitting": "the pipeline devices without a fixed first/last layer count must share the other layers evenly",
+    "virtual-stages-not-dividing-layers": "PP x virtual stages must split the layers evenly (at most 2 short)",
+    "dp-not-integral": "TP x PP x CP must divide the cards",
+    "dp-not-matching-cards": "TP x PP x CP x DP must equal the cards",
+    "ep-without-experts": "expert parallelism needs a mixture-of-experts model",
+    "ep-not-dividing-experts": "EP must divide the experts",
+    "expert-tp-crosses-scaleup-domain": "expert TP must stay inside one scale-up (NVLink/HCCS) domain",
+    "ep-not-folding-into-tp-cp-dp": "EP x expert TP must divide TP x CP x DP (the ranks the MoE layers regroup)",
+    "batch-off-by-over-25pct": "the global batch must split into whole micro-batches per DP rank (within 25 %)",
+    "micro-batches-not-multiple-of-pp": "with interleaving the micro-batches must be a multiple of PP",
+    "zero-stage-incompatible-with-pp": "ZeRO-2/3 does not combine with pipeline parallelism on this stack",
+    "partial-recompute-redundant": "partial recompute must recompute some but not all layers",
+    "out-of-memory": "the layout must fit in HBM",
+}
+
+
+def _layout_text(layout: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in layout.items() if k != "predicted_mfu")
+
+
+def _field(r: Resolved, fixed: dict[str, Any]) -> str:
+    if len(fixed) == 1:
+        return f"parallelism.{next(iter(fixed))}"
+    if fixed:
+        return "parallelism"
+    return "cluster.cards" if r.scenario.cluster.cards is not None else "cluster"
+
+
+def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem) -> ScenarioError:
+    """The ScenarioError of a plan whose search found no layout at `cards` (module docstring)."""
+    fixed = {k: v for k, v in r.scenario.parallelism.fixed().items() if k != "top_n"}
+    reasons = [k for k in found.rejected if k != "partial-recompute-redundant"] or ["out-of-memory"]
+    suggestions = [suggestion(e) for e in nearest_layouts(problem)] if fixed else []
+    params: dict[str, Any] = {
+        "cards": cards,
+        "fixed": fixed,
+        "reasons": reasons,
+        "rules": [RULES.get(k, k) for k in reasons],
+        "suggestions": suggestions,
+    }
+    tail = (
+        " Nearest accepted layouts: " + "; ".join(_layout_text(s) for s in suggestions) + "."
+        if suggestions
+        else ""
+    )
+    if fixed and found.closest is None:
+        code = "no-possible-layout"
+        message = (
+            f"No parallel layout is possible on {cards} cards with the fixed fields ({_layout_text(fixed)}): "
+            + "; ".join(params["rules"])
+            + "."
+        )
+    elif fixed:
+        assert found.closest is not None
+        code = "fixed-layout-does-not-fit"
+        params |= overflow_params(found.closest, None)
+        params.pop("nearest_layout")
+        message = (
+            f"The fixed layout ({_layout_text(fixed)}) needs {params['total_gb']:.1f} GB per card "
+            f"({params['model_states_gb']:.1f} GB of model states; largest: {params['largest_term']} "
+            f"{params['largest_gb']:.1f} GB), {params['overflow_gb']:.1f} GB more than the "
+            f"{params['hbm_gb']:.0f} GB of HBM."
+        )
+    else:
+        code = "no-feasible-layout"
+        message = (
+            f"No parallel layout fits in HBM on {cards} cards. Add cards, use a larger-memory accelerator "
+            "or a shorter sequence."
+        )
+    if fixed and not suggestions:
+        tail = " No layout passes the rules and fits on these cards; add cards or change the model."
+    return ScenarioError([FieldError(_field(r, fixed), message + tail, code, params)])
