@@ -327,7 +327,7 @@ RULES = {
         "the pipeline devices without a fixed first/last layer count must share the other layers evenly"
     ),
     "virtual-stages-not-dividing-layers": gettext_noop(
-        "PP x virtual stages must split the layers evenly (at most 2 short)"
+        "PP x virtual stages must split the layers evenly (at most 2 short), or fix parallelism.first_stage_layers / last_stage_layers"
     ),
     "dp-not-integral": gettext_noop("TP x PP x CP must divide the cards"),
     "dp-not-matching-cards": gettext_noop("TP x PP x CP x DP must equal the cards"),

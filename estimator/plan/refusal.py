@@ -34,7 +34,7 @@ RULES = {
     "pp-not-dividing-layers": "PP x virtual stages cannot exceed the layers",
     "virtual-stages-need-pp": "interleaved (virtual) stages need PP > 1",
     "stage-layers-not-splitting": "the pipeline devices without a fixed first/last layer count must share the other layers evenly",
-    "virtual-stages-not-dividing-layers": "PP x virtual stages must split the layers evenly (at most 2 short)",
+    "virtual-stages-not-dividing-layers": "PP x virtual stages must split the layers evenly (at most 2 short), or fix parallelism.first_stage_layers / last_stage_layers",
     "dp-not-integral": "TP x PP x CP must divide the cards",
     "dp-not-matching-cards": "TP x PP x CP x DP must equal the cards",
     "ep-without-experts": "expert parallelism needs a mixture-of-experts model",

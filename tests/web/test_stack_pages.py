@@ -89,3 +89,18 @@ def test_the_api_returns_the_stack_and_its_sensitivity(api_client):
     # EP8 folded over TP2 x DP at expert-TP 1 or 2 (searched): ep·expert_tp divides tp·dp = 16
     par = body["result"]["parallelism"]
     assert par["expert_tp"] in (1, 2) and par["expert_dp"] == 16 // (8 * par["expert_tp"])
+
+
+def test_every_layout_rule_has_words_in_both_languages():
+    """The folding and stage-split rules a refusal names (estimator.plan.refusal.RULES) read in
+    English and zh-Hans like the older ones."""
+    from estimator.layout.enumeration import REASONS
+    from estimator.plan.refusal import RULES
+    from reports import messages
+
+    assert set(REASONS) <= set(RULES) and set(RULES) == set(messages.RULES)
+    with translation.override("zh-hans"):
+        untranslated = [k for k, v in messages.RULES.items() if translation.gettext(v) == v]
+    assert untranslated == []
+    with translation.override("zh-hans"):
+        assert translation.gettext(messages.RULES["ep-not-folding-into-tp-cp-dp"]).startswith("EP × 专家 TP")
