@@ -209,7 +209,7 @@ def test_gpt_13b_fp8_speedup_between_1p2_and_1p6():
 def test_published_moe_layouts_plan_as_published_within_10_percent(run_id, first, last):
     """Megatron-Bridge's Qwen3-235B-A22B on 256 H100 (TP2 PP8 VP4 EP32: EP folded over TP x DP at
     expert-TP 1) and DeepSeek-V3 on 256 GB200 (PP4 VP4 EP64: 61 layers as 16 + 16 + 16 + 13, the
-    recipe's layout), both refused before engine 2.16.0; held out (nothing fitted on them)."""
+    recipe's layout), both refused before engine 2.17.0; held out (nothing fitted on them)."""
     run = BY_ID[run_id]
     result = estimate(run_scenario(run, MODELS))["result"]
     par = result["parallelism"]
