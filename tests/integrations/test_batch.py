@@ -203,3 +203,17 @@ def test_the_batch_files_its_quotes_under_a_team_of_yours_only(user, user_client
     private = user_client.post("/api/v1/estimates/batch?team=", body, format="json")
     ids = [item["estimate"]["id"] for item in private.json()["results"]]
     assert set(Estimate.objects.filter(pk__in=ids).values_list("team", flat=True)) == {None}
+
+
+def test_an_item_that_cannot_be_planned_is_ok_false_with_the_reason_and_no_figures(user_client, scenario):
+    """No figure without a plan: TP 8 x PP 8 with ZeRO-3 on Megatron-Core leaves no layout (ZeRO-2/3
+    does not combine with pipeline stages), so the item is refused, the rule and suggestions kept."""
+    refused = {**scenario, "cluster": {"cards": 64}, "parallelism": {"tp": 8, "pp": 8, "zero_stage": 3}}
+    r = user_client.post("/api/v1/estimates/batch", {"scenarios": [scenario, refused]}, format="json")
+    assert r.status_code == 201, r.content
+    first, second = r.json()["results"]
+    assert first["ok"] is True and second["ok"] is False
+    assert "estimate" not in second and second["status"] == 400
+    (err,) = second["error"]["errors"]
+    assert err["field"] == "scenarios.1.parallelism" and err["code"] == "no-possible-layout"
+    assert "zero-stage-incompatible-with-pp" in err["params"]["reasons"] and err["params"]["suggestions"]
