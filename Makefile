@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: venv test test-core run lint typecheck golden bench clean
+.PHONY: venv test test-core test-web run lint typecheck golden bench clean
 
 venv: $(STAMP)
 
@@ -23,6 +23,15 @@ test: lint typecheck
 test-core: lint typecheck
 	$(PY) -m pytest -p no:django -W ignore::pytest.PytestConfigWarning -q \
 		tests/estimator tests/test_import_cycles.py tests/test_golden.py tests/test_docs.py
+
+# The web layer's quick loop: lint, types, migrations and the Django tests (api, pages, apps,
+# settings, layers), without the fuzzing, the real-worker (integration) and the browser tests,
+# which only `make test` runs. tests/fuzz is not even collected: schemathesis builds its cases then.
+WEB_TESTS := -m "not fuzz and not integration and not browser" -p no:schemathesis \
+	--ignore=tests/estimator --ignore=tests/fuzz --ignore=tests/test_golden.py
+test-web: lint typecheck
+	$(PY) manage.py makemigrations --check --dry-run
+	$(PY) -m pytest -q $(WEB_TESTS)
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

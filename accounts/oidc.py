@@ -1,4 +1,4 @@
-"""The OIDC authentication backend (only in AUTHENTICATION_BACKENDS when accounts/oidc_settings.py
+"""The OIDC authentication backend (only in AUTHENTICATION_BACKENDS when config/oidc.py
 finds OIDC configured): who may sign in and which account they get.
 
 - An account is matched by the provider's email claim, case-insensitively; a disabled account is

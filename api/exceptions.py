@@ -68,7 +68,8 @@ def exception_handler(exc, context):
         return None
     wait = getattr(exc, "wait", None)  # Throttled sets it; the stubs do not declare it
     if isinstance(exc, exceptions.Throttled) and wait is not None:
-        message = f"too many requests; try again in {int(wait) + 1} seconds"
+        # DRF rounds the wait up and sends it as Retry-After: the message says the same number
+        message = f"too many requests; try again in {max(1, int(wait))} seconds"
         response.data = {"errors": [{"field": "", "message": message}]}
     else:
         response.data = {"errors": _flatten(response.data)}

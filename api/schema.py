@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter
+from drf_spectacular.utils import OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
 MAX_URL_CHARS = (
@@ -20,6 +20,31 @@ TEAM_PARAMETER = OpenApiParameter(
     "Absent: your only team (with several teams, or none, it stays yours alone); empty (`?team=`): yours "
     "alone. Not a team of yours: 400 on field `team`.",
 )
+
+IF_NONE_MATCH = OpenApiParameter(
+    "If-None-Match",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="The ETag of a copy you have: 304 Not Modified, without a body, if it is still current.",
+)
+
+PAGE_PARAMETERS = [
+    OpenApiParameter("page", OpenApiTypes.INT, description="1-based page number (past the last: 404)"),
+    OpenApiParameter("page_size", OpenApiTypes.INT, description="Items per page (default 50, at most 200)"),
+]
+
+
+def paginated(name: str, item: type[serializers.Serializer]) -> serializers.Serializer:
+    """The page DRF's PageNumberPagination serves: {count, next, previous, results}."""
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(help_text="Items in all pages"),
+            "next": serializers.URLField(allow_null=True, help_text="The next page, or null"),
+            "previous": serializers.URLField(allow_null=True, help_text="The previous page, or null"),
+            "results": item(many=True),
+        },
+    )
 
 
 # `callback` of a sweep or a batch request, validated by integrations.callbacks (no docstring: it

@@ -22,6 +22,8 @@ from django.conf import settings
 from rest_framework import throttling
 from rest_framework.settings import api_settings
 
+from .conventions import RateState, record_rate_limit
+
 log = logging.getLogger(__name__)
 
 
@@ -55,10 +57,31 @@ class _LiveRate(throttling.SimpleRateThrottle):
         """An unreachable cache (Redis restarting) lets requests through and logs it: the work
         budget per request still bounds each one, and the product stays up."""
         try:
-            return super().allow_request(request, view)
+            allowed = super().allow_request(request, view)
         except Exception as exc:  # redis.ConnectionError, database errors of the DB cache
             log.warning("rate limit %s not applied: cache unavailable (%s)", self.scope, exc)
             return True
+        self._record(request, allowed)
+        return allowed
+
+    def _record(self, request, allowed: bool) -> None:
+        """What this rate leaves the caller, for the RateLimit headers (api.conventions)."""
+        quota, window = getattr(self, "num_requests", None), getattr(self, "duration", None)
+        history = getattr(self, "history", None)
+        if quota is None or window is None or history is None:
+            return  # no rate for this scope, or not a counted request (a GET of sweeps)
+        quota += getattr(self, "weight", 1) - 1  # a batch's throttle lowered it by its weight
+        oldest_left = window - (self.now - history[-1]) if history else window
+        record_rate_limit(
+            request,
+            RateState(
+                policy=self.scope or "default",
+                quota=int(quota),
+                window_s=int(window),
+                remaining=max(0, int(quota) - len(history)) if allowed else 0,
+                reset_s=max(1, int(oldest_left + 0.999)),
+            ),
+        )
 
 
 class AnonRateThrottle(_LiveRate, throttling.AnonRateThrottle):

@@ -9,16 +9,20 @@ bounds a hung worker, not a long response; a request's own work is bounded by es
 
 import os
 
-bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
-workers = int(os.environ.get("WEB_WORKERS", "3"))
+from config.env import env_int, env_str  # gunicorn puts its working directory (the repo) on sys.path
+
+bind = env_str("GUNICORN_BIND", "0.0.0.0:8000")
+workers = env_int("WEB_WORKERS", 3, minimum=1, maximum=64)
 worker_class = "gthread"
-threads = int(os.environ.get("WEB_THREADS", "4"))
-timeout = int(os.environ.get("WEB_TIMEOUT", "60"))  # seconds without a heartbeat: the worker is replaced
-graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "30"))  # finish requests on restart
+threads = env_int("WEB_THREADS", 4, minimum=1, maximum=64)
+timeout = env_int("WEB_TIMEOUT", 60, minimum=1)  # seconds without a heartbeat: the worker is replaced
+graceful_timeout = env_int("WEB_GRACEFUL_TIMEOUT", 30, minimum=1)  # finish requests on restart
 keepalive = 5
 limit_request_line = 8190
 limit_request_fields = 100
 limit_request_field_size = 8190
 max_requests = 2000  # recycle workers now and then (bounded memory growth)
 max_requests_jitter = 200
-accesslog = os.environ.get("GUNICORN_ACCESS_LOG", "-") or None  # "" turns it off
+accesslog = (
+    os.environ.get("GUNICORN_ACCESS_LOG", "-") or None
+)  # "" turns it off (so not env_str: blank is not unset)

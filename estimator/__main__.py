@@ -1,4 +1,4 @@
-"""CLI: python -m estimator {plan, schema, catalog, validate}.
+"""CLI: python -m estimator {plan, diagnose, schema, catalog, validate}.
 
 Bad input exits 2 with `field: sentence` lines on stderr and no traceback.
 """
@@ -70,6 +70,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_diagnose(args: argparse.Namespace) -> int:
+    from estimator.plan.diagnose import diagnose, run_document
+    from estimator.plan.work_budget import check_work_budget
+    from estimator.report_text import format_diagnosis
+
+    data = _read(args.run, "run")
+    books = _books(data, args.price_book)
+    if isinstance(data, dict):
+        check_work_budget(run_document(data), books)  # estimator.limits, as for a plan
+    out = diagnose(data, books)
+    if args.format == "table":
+        sys.stdout.write(format_diagnosis(out))
+    else:
+        _print_json(out)
+    return 0
+
+
 def cmd_schema(_args: argparse.Namespace) -> int:
     from estimator.contract.scenario import scenario_json_schema
 
@@ -96,9 +113,18 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from estimator.report_text import format_validation
+    from estimator.report_text import format_holdout, format_validation
     from estimator.validation import validation_rows
 
+    if args.pilot_holdout:  # calibration.pilot's held-out check (estimator.validation.pilot_holdout)
+        from estimator.validation.pilot_holdout import holdout_table
+
+        table = holdout_table()
+        if args.format == "json":
+            _print_json(table)
+        else:
+            sys.stdout.write(format_holdout(table))
+        return 0
     rows = validation_rows()
     if args.format == "json":
         _print_json(rows)
@@ -120,6 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
         "scenario's cost.price_book; without it such a scenario exits 2",
     )
     p.set_defaults(func=cmd_plan)
+    d = sub.add_parser("diagnose", help="a measured run (scenario + measured) against the model's breakdown")
+    d.add_argument("run")
+    d.add_argument("--format", choices=["json", "table"], default="table")
+    d.add_argument("--price-book", metavar="FILE", help="as for plan")
+    d.set_defaults(func=cmd_diagnose)
     s = sub.add_parser("schema", help="print the JSON Schema of the scenario input")
     s.set_defaults(func=cmd_schema)
     c = sub.add_parser("catalog", help="list the catalog")
@@ -130,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_catalog)
     v = sub.add_parser("validate", help="predicted against published figures")
     v.add_argument("--format", choices=["json", "table"], default="table")
+    v.add_argument(
+        "--pilot-holdout",
+        action="store_true",
+        help="calibrate on the smallest run of each published family and predict its larger runs",
+    )
     v.set_defaults(func=cmd_validate)
     return parser
 

@@ -31,7 +31,6 @@ SWEEP_SAMPLE_VALUES = 200  # numeric axis values validated against the base (ext
 
 # ---- batches of estimates (integrations.batches: POST /api/v1/estimates/batch) -----------------
 MAX_BATCH_SCENARIOS = 50  # scenarios in one batch; each one also has the budget of a single estimate
-BATCH_SECONDS = 30.0  # wall-clock budget of one batch: scenarios not started by then answer 503
 
 # ---- request bodies (api.parsers, config middleware, the CLI) ------------------------------------
 MAX_BODY_BYTES = 1_000_000  # a JSON body or form post; larger answers 413

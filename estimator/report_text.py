@@ -1,4 +1,5 @@
-"""Plain-text renderings for the CLI's --format table: a plan, the catalog, the validation table."""
+"""Plain-text renderings for the CLI's --format table: a plan (with its calibration), a diagnosis,
+the catalog, the validation table."""
 
 from __future__ import annotations
 
@@ -119,8 +120,60 @@ def format_plan(out: dict[str, Any]) -> str:
             f"Storage: checkpoint {si(st['checkpoint_bytes'], 'B')}, hot {si(st['hot']['capacity_bytes'], 'B')} "
             f"writing {si(st['hot']['write_bytes_per_s'], 'B/s')}, warm {si(st['warm']['capacity_bytes'], 'B')}"
         )
+    if r.get("calibration"):
+        lines.append(format_calibration(r["calibration"]))
     for w in r.get("warnings", []):
         lines.append(f"warning [{w['code']}]: {w['message']}")
+    return "\n".join(lines) + "\n"
+
+
+def format_calibration(cal: dict[str, Any]) -> str:
+    """The result's calibration section: the pilot, the factors, before and after, the band."""
+    p, before, after, band = cal["pilot"], cal["before"], cal["after"], cal["band"]
+    lines = [
+        f"Calibrated on a pilot: {p['model']} on {p['cards']} x {p['accelerator']}, measured "
+        f"{p['measured_tokens_per_s_per_card']:,.0f} tok/s per card (model: {p['predicted_tokens_per_s_per_card']:,.0f})"
+        + (" - factor carried across chips" if cal["carried_across_chips"] else ""),
+        "Factors: " + ", ".join(f"{f['name']} {f['value']:.3f} ({f['scales']})" for f in cal["factors"]),
+    ]
+    rows = [
+        [name, f"{plan['cards']:,}", si(plan["tokens_per_s"], "tok/s"), f"{plan['training_days']:.1f} days"]
+        for name, plan in (("before", before), ("after", after))
+        if plan
+    ]
+    lines.append(_table(["plan", "cards", "throughput", "training"], rows).rstrip())
+    grows = cal["extrapolation"]["growing_terms"]
+    if grows:
+        lines.append(
+            "Extrapolation grows: "
+            + ", ".join(f"{t['term']} {t['pilot_share']:.1%} -> {t['target_share']:.1%}" for t in grows)
+        )
+    lines.append(
+        f"Band: +/-{band['relative_half_width']:.0%}: {si(band['tokens_per_s_low'], 'tok/s')} to "
+        f"{si(band['tokens_per_s_high'], 'tok/s')} ({band['rule']})"
+    )
+    return "\n".join(lines)
+
+
+def format_diagnosis(out: dict[str, Any]) -> str:
+    """A diagnosis (estimator.plan.diagnose) for a person at a terminal."""
+    run, model = out["run"], out["model"]
+    lines = [
+        f"Run: {run['model']} on {run['cards']:,} x {run['accelerator']}: step {run['measured']['step_time_s']:.3g} s, "
+        f"model {model['step_time_s']:.3g} s ({model['step_ratio']:.2f}x)",
+    ]
+    rows = [
+        [
+            t["term"],
+            "n/a" if t["measured_s"] is None else f"{t['measured_s']:.3g} s ({t['measured_share']:.0%})",
+            f"{t['model_s']:.3g} s ({t['model_share']:.0%})",
+            "" if t["ratio"] is None else f"{t['ratio']:.2f}x",
+        ]
+        for t in out["terms"]
+    ]
+    lines.append(_table(["term", "measured", "model", "ratio"], rows).rstrip())
+    for f in out["findings"]:
+        lines.append(f"{f['severity']} [{f['code']}]: {f['message']}")
     return "\n".join(lines) + "\n"
 
 
@@ -162,3 +215,25 @@ def format_validation(rows: list[dict[str, Any]]) -> str:
             f"{name}: mean |error| {sum(errs) / len(errs):.2f}%, max {max(errs):.2f}% over {len(errs)} rows\n"
         )
     return text
+
+
+def format_holdout(rows: list[dict[str, Any]]) -> str:
+    """The held-out check of calibration.pilot (estimator.validation.pilot_holdout) as a table."""
+    body = [
+        [
+            r["case"],
+            r["pilot"],
+            f"{r['published']:,.0f}",
+            f"{r['uncalibrated']:,.0f} ({r['error_uncalibrated_pct']:+.1f}%)",
+            f"{r['calibrated']:,.0f} ({r['error_calibrated_pct']:+.1f}%)",
+            f"+/-{r['band_half_width']:.0%}",
+            "yes" if r["in_band"] else "NO",
+        ]
+        for r in rows
+    ]
+    headers = ["target run", "pilot run", "published", "uncalibrated", "calibrated", "band", "in band"]
+    mean = [
+        sum(abs(r[k]) for r in rows) / len(rows) for k in ("error_uncalibrated_pct", "error_calibrated_pct")
+    ]
+    footer = f"mean |error|: uncalibrated {mean[0]:.1f}%, calibrated {mean[1]:.1f}% (tokens/s per GPU)\n"
+    return _table(headers, body) + footer

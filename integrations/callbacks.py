@@ -8,19 +8,26 @@ often, and queues the first attempt when the transaction commits."""
 from __future__ import annotations
 
 import json
+import logging
 import uuid
+from datetime import timedelta
 from typing import Any
 
+from celery import current_app
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from api.timestamps import rfc3339
 from estimator.errors import ScenarioError
 
 from . import targets
 from .models import Batch, Callback
-from .tasks import deliver
 
 FIELD = "callback"
+DELIVER_TASK = "integrations.deliver"  # registered by integrations.tasks (by name: no import cycle)
+
+log = logging.getLogger(__name__)
 
 
 def parse(value: Any, owner) -> str | None:
@@ -58,9 +65,11 @@ def fire(callback: Callback, event_type: str, data: dict[str, Any]) -> bool:
     """Fix the notification and queue its delivery, once: a second call (the same end reported
     twice) changes nothing. Returns whether this call fired it."""
     now = timezone.now()
+    # the first attempt's message is due by then; past it, the recovery loop sends it again
+    due = now + timedelta(seconds=float(settings.WEBHOOK_DEADLINE_S))
     event_id = f"msg_{uuid.uuid4().hex}"
     body = json.dumps(
-        {"type": event_type, "timestamp": now.isoformat(), "data": data},
+        {"type": event_type, "timestamp": rfc3339(now), "data": data},
         ensure_ascii=False,
         separators=(",", ":"),
     )
@@ -70,9 +79,23 @@ def fire(callback: Callback, event_type: str, data: dict[str, Any]) -> bool:
         event_type=event_type,
         payload=body,
         fired_at=now,
-        next_attempt_at=now,
+        next_attempt_at=due,
     )
     if fired:
         callback_id = callback.pk
-        transaction.on_commit(lambda: deliver.delay(callback_id, 1))
+        transaction.on_commit(lambda: queue_attempt(callback_id, 1))
     return bool(fired)
+
+
+def queue_attempt(callback_id: int, number: int, countdown: float = 0.0) -> None:
+    """Publish attempt `number` to the webhooks queue. A broker that cannot be reached loses
+    nothing: the callback stays pending with its due time, and the recovery loop sends it again."""
+    try:
+        current_app.tasks[DELIVER_TASK].apply_async(
+            (callback_id, number),
+            countdown=countdown or None,
+            retry=True,
+            retry_policy={"max_retries": 1, "interval_start": 0.2, "interval_step": 0.5},
+        )
+    except Exception as exc:  # kombu raises OperationalError and friends when the broker is down
+        log.warning("callback %s: queuing attempt %s failed: %s", callback_id, number, exc)

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.urls import reverse
 from django.utils import translation
 
+from api.timestamps import rfc3339
 from sweeps.models import Sweep
 
 from .models import Batch
@@ -27,7 +28,7 @@ def sweep_data(sweep: Sweep, base_url: str) -> dict[str, Any]:
         "status": sweep.status,
         "error": sweep.error,
         "progress": {"done": sweep.done, "total": sweep.total},
-        "finished_at": sweep.finished_at.isoformat() if sweep.finished_at else None,
+        "finished_at": rfc3339(sweep.finished_at),
         "status_url": absolute(base_url, "sweeps_api:detail", sweep.pk),
         "results_url": absolute(base_url, "sweeps_api:results", sweep.pk),
         "share_url": absolute(base_url, "sweeps_pages:report", sweep.share_token),

@@ -1,25 +1,30 @@
-"""Idempotency-Key: a POST repeated with the same key within settings.IDEMPOTENCY_TTL_S (24 h)
+"""Idempotency-Key: a POST (or PUT) repeated with the same key within settings.IDEMPOTENCY_TTL_S (24 h)
 gets the first response again (status, body, Location), instead of doing the work twice; the same
 key with a different request answers 409. Keys are scoped to the caller: the user, or the client
 address (api.throttling.client_ip) of anonymous requests.
 
 Race-safe by the unique (scope, key) of IdempotencyRecord: the first request inserts the record
 "in progress" before it runs; a concurrent repeat finds it and answers 409 (retry later) rather
-than running a second time. A record left in progress by a process that died is taken over after
-STALE_S. The middleware (integrations.middleware) is the one place that applies this to every
+than running a second time. While it runs, the record holds a lease (IDEMPOTENCY_LEASE_S) that a
+heartbeat thread renews every third of it; a record whose lease ran out belongs to a request
+whose process died (kill -9, an OOM kill, a replaced worker), so a repeat takes it over and runs
+within seconds, not minutes. The middleware (integrations.middleware) is the one place that applies this to every
 POST under /api/, present and future.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils import timezone
 
@@ -28,10 +33,15 @@ from .models import IdempotencyRecord
 HEADER = "Idempotency-Key"
 KEY = re.compile(r"[A-Za-z0-9_.:~+/=-]{16,255}")  # a UUID, a ULID, base64url of 12+ random bytes
 KEY_RULE = "16 to 255 characters: letters, digits and _ . : ~ + / = -"
-STALE_S = 300  # a first request still "in progress" after this died with its process (> gunicorn timeout)
 # Responses worth repeating: not a server error, and not one that depends on the moment
 # (authentication, throttling, a concurrent request) rather than on the request itself.
 NOT_STORED = frozenset({401, 403, 408, 409, 423, 425, 429})
+
+log = logging.getLogger(__name__)
+
+
+def lease() -> timedelta:
+    return timedelta(seconds=float(settings.IDEMPOTENCY_LEASE_S))
 
 
 def parse_key(raw: str) -> str | None:
@@ -42,12 +52,26 @@ def parse_key(raw: str) -> str | None:
     return key if KEY.fullmatch(key) else None
 
 
+def canonical_body(request: HttpRequest) -> bytes:
+    """The body as far as a repeat must match: a JSON body by what it says (parsed, then written
+    with sorted keys and no spaces, so the same document re-serialised is the same request), any
+    other body by its bytes."""
+    raw = request.body
+    if request.content_type == "application/json":
+        try:
+            parsed = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            return raw  # the view answers 400 for it; the bytes are what was sent
+        return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return raw
+
+
 def fingerprint(request: HttpRequest) -> str:
-    """The request as far as a repeat must match: method, path and query, and the body's bytes."""
+    """The request as far as a repeat must match: method, path and query, and the body."""
     digest = hashlib.sha256()
     for part in (request.method or "", request.get_full_path()):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
-    digest.update(request.body)
+    digest.update(canonical_body(request))
     return digest.hexdigest()
 
 
@@ -74,7 +98,12 @@ def claim(scope: str, key: str, digest: str, path: str) -> Claim:
         try:
             with transaction.atomic():
                 record = IdempotencyRecord.objects.create(
-                    scope=scope, key=key, fingerprint=digest, path=path[:500], created_at=now
+                    scope=scope,
+                    key=key,
+                    fingerprint=digest,
+                    path=path[:500],
+                    created_at=now,
+                    lease_expires_at=now + lease(),
                 )
             return Claim(record=record)
         except IntegrityError:
@@ -96,15 +125,16 @@ def claim(scope: str, key: str, digest: str, path: str) -> Claim:
             )
         if found.status_code is not None:
             return Claim(response=replay(found))
-        if found.created_at > now - timedelta(seconds=STALE_S):
+        expires = found.lease_expires_at or found.created_at + lease()
+        if expires > now:  # its request is alive (its heartbeat renews the lease)
             response = error(409, f"a request with this {HEADER} is still being processed; retry shortly")
             response["Retry-After"] = "1"
             return Claim(response=response)
         taken = IdempotencyRecord.objects.filter(
-            pk=found.pk, status_code=None, created_at=found.created_at
-        ).update(created_at=now)
+            pk=found.pk, status_code=None, lease_expires_at=found.lease_expires_at
+        ).update(created_at=now, lease_expires_at=now + lease())
         if taken:  # abandoned by a process that died: this request runs it again
-            found.created_at = now
+            found.created_at, found.lease_expires_at = now, now + lease()
             return Claim(record=found)
     return Claim(response=error(409, f"this {HEADER} is contended; retry shortly"))
 
@@ -127,6 +157,7 @@ def finish(record: IdempotencyRecord, response: HttpResponse) -> None:
         IdempotencyRecord.objects.filter(pk=record.pk, status_code=None).delete()
         return
     IdempotencyRecord.objects.filter(pk=record.pk).update(
+        lease_expires_at=None,
         status_code=status,
         body=response.content,
         content_type=response.get("Content-Type", "")[:200],
@@ -137,14 +168,36 @@ def finish(record: IdempotencyRecord, response: HttpResponse) -> None:
 def run(
     record: IdempotencyRecord, request: HttpRequest, get_response: Callable[[HttpRequest], HttpResponse]
 ) -> HttpResponse:
-    """Run the first request of a key and remember its answer."""
+    """Run the first request of a key, its lease renewed meanwhile, and remember its answer."""
+    stop = threading.Event()
+    beat = threading.Thread(
+        target=_heartbeat, args=(record.pk, stop), name="idempotency-heartbeat", daemon=True
+    )
+    beat.start()
     try:
         response = get_response(request)
     except BaseException:
         IdempotencyRecord.objects.filter(pk=record.pk, status_code=None).delete()
         raise
+    finally:
+        stop.set()
+        beat.join(timeout=5)
     finish(record, response)
     return response
+
+
+def _heartbeat(pk: int, stop: threading.Event) -> None:
+    """Renew the lease every third of it until the request ends (its own database connection)."""
+    every = float(settings.IDEMPOTENCY_LEASE_S) / 3
+    try:
+        while not stop.wait(every):
+            IdempotencyRecord.objects.filter(pk=pk, status_code=None).update(
+                lease_expires_at=timezone.now() + lease()
+            )
+    except Exception:  # a missed beat only shortens the lease; the request itself goes on
+        log.warning("idempotency heartbeat of record %s failed", pk, exc_info=True)
+    finally:
+        connection.close()
 
 
 def purge() -> int:

@@ -1,6 +1,6 @@
-"""IdempotencyMiddleware: the Idempotency-Key header on every POST under /api/ (integrations.
-idempotency has the rule). It runs before the view, so it identifies the caller the way the API
-does (DRF's authentication classes): a token's user, a session's user, else the client address."""
+"""IdempotencyMiddleware: the Idempotency-Key header on every POST and PUT under /api/
+(integrations.idempotency has the rule). It runs before the view, so it identifies the caller the
+way the API does (DRF's authentication classes): a token's user, a session's user, else the client address."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from api.throttling import AnonRateThrottle, UserRateThrottle, client_ip
 from . import idempotency
 
 META_KEY = "HTTP_" + idempotency.HEADER.upper().replace("-", "_")
+METHODS = frozenset({"POST", "PUT"})  # what may create or file something
 
 
 def caller_scope(request: HttpRequest) -> Request | None:
@@ -51,7 +52,7 @@ class IdempotencyMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         raw = request.META.get(META_KEY)
-        if raw is None or request.method != "POST" or not request.path.startswith("/api/"):
+        if raw is None or request.method not in METHODS or not request.path.startswith("/api/"):
             return self.get_response(request)
         request.body  # noqa: B018 - read (bounded by BodyLimitMiddleware) before anything parses it
         drf_request = caller_scope(request)

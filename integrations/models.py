@@ -12,8 +12,19 @@ from reports.tokens import new_share_token
 from sweeps.models import Sweep
 
 
+class BatchStatus(models.TextChoices):
+    QUEUED = "queued", _("queued")
+    RUNNING = "running", _("running")
+    DONE = "done", _("done")
+
+
 class Batch(models.Model):
-    """One POST /api/v1/estimates/batch: its scenarios' estimates (or errors), in order."""
+    """One POST /api/v1/estimates/batch: its scenarios' estimates (or errors), in order. Planned by
+    a Celery task (integrations.batch_work) under a lease, item by item, so a worker that dies
+    leaves the rest to the next one and no item is planned twice."""
+
+    Status = BatchStatus
+    ACTIVE = (BatchStatus.QUEUED, BatchStatus.RUNNING)
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -29,9 +40,29 @@ class Batch(models.Model):
         _("share token"), max_length=64, unique=True, default=new_share_token, editable=False
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True, db_index=True)
+    status = models.CharField(
+        _("status"), max_length=12, choices=Status.choices, default=Status.DONE, db_index=True
+    )
+    scenarios = models.JSONField(_("scenarios"), default=list, blank=True, help_text=_("As submitted"))
+    team_choice = models.CharField(
+        _("team asked for"),
+        max_length=100,
+        null=True,
+        blank=True,
+        help_text=_("The request's ?team= (empty: only the owner; null: the default)"),
+    )
+    client_ip = models.GenericIPAddressField(
+        _("client IP"), null=True, blank=True, help_text=_("Anonymous limits")
+    )
+    lease_holder = models.CharField(_("lease holder"), max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(_("lease expires at"), null=True, blank=True)
+    progress_at = models.DateTimeField(_("last progress"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished at"), null=True, blank=True)
+    requeues = models.PositiveIntegerField(_("re-queues"), default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["owner", "status"], name="batch_owner_status")]
         verbose_name = _("batch")
         verbose_name_plural = _("batches")
 
@@ -48,7 +79,9 @@ class BatchItem(models.Model):
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="items")
     index = models.PositiveIntegerField(_("index"))
     name = models.CharField(_("name"), max_length=200, blank=True)
-    status = models.PositiveSmallIntegerField(_("status"), help_text=_("201, or the error's HTTP status"))
+    status = models.PositiveSmallIntegerField(
+        _("status"), help_text=_("202 while waiting, 201 planned, or the error's HTTP status")
+    )
     estimate = models.ForeignKey(
         Estimate, null=True, blank=True, on_delete=models.SET_NULL, related_name="batch_items"
     )
@@ -80,6 +113,12 @@ class IdempotencyRecord(models.Model):
     content_type = models.CharField(_("content type"), max_length=200, blank=True)
     location = models.CharField(_("location"), max_length=2000, blank=True)
     created_at = models.DateTimeField(_("created at"), db_index=True)
+    lease_expires_at = models.DateTimeField(
+        _("lease expires at"),
+        null=True,
+        blank=True,
+        help_text=_("While the first request runs, renewed by its heartbeat; past it, the key is free"),
+    )
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["scope", "key"], name="idempotency_once")]
@@ -161,13 +200,17 @@ class DeliveryAttempt(models.Model):
     callback = models.ForeignKey(Callback, on_delete=models.CASCADE, related_name="deliveries")
     attempt = models.PositiveSmallIntegerField(_("attempt"))
     started_at = models.DateTimeField(_("started at"))
-    duration_ms = models.PositiveIntegerField(_("duration (ms)"))
+    finished_at = models.DateTimeField(
+        _("finished at"), null=True, blank=True, help_text=_("Empty: the attempt never finished")
+    )
+    duration_ms = models.PositiveIntegerField(_("duration (ms)"), null=True, blank=True)
     status_code = models.PositiveSmallIntegerField(_("status"), null=True, blank=True)
     error = models.CharField(_("error"), max_length=500, blank=True)
     response_excerpt = models.CharField(_("response excerpt"), max_length=500, blank=True)
 
     class Meta:
         ordering = ["callback", "attempt"]
+        constraints = [models.UniqueConstraint(fields=["callback", "attempt"], name="deliveryattempt_once")]
         verbose_name = _("delivery attempt")
         verbose_name_plural = _("delivery attempts")
 

@@ -1,6 +1,7 @@
 """The comparison page of a batch: every planned quote side by side (the rows of the compare page,
-reports.compare), the scenarios that were refused, and the Excel download (reports.xlsx). Public
-through the batch's unguessable token, like a report's share link."""
+reports.compare), the scenarios that were refused, how many are still being planned, and the
+Excel download (reports.xlsx). Public through the batch's unguessable token, like a report's
+share link."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def batch(request, token: str):
             "batch": found,
             "estimates": estimates,
             "rows": compare.rows(reports) if estimates else [],
-            "refused": [item for item in items if item.estimate is None],
+            "refused": [item for item in items if item.estimate is None and item.status != batches.PENDING],
+            "pending": sum(1 for item in items if item.status == batches.PENDING),
             "mixed_currencies": len(set(compare.currencies(reports))) > 1,
         },
     )

@@ -1,12 +1,15 @@
 """Celery tasks of the integrations app: they take ids and are safe to run twice (a delivery
-attempt is claimed before it is made: integrations.delivery)."""
+attempt is claimed before it is made: integrations.delivery). Deliveries go to the "webhooks"
+queue and their own workers (config.celery routes them), so a slow receiver never holds a worker
+a sweep or a batch needs."""
 
 from celery import shared_task
 from django.conf import settings
+from django.db import OperationalError
 
-from . import delivery, idempotency
+from . import batch_work, callbacks, delivery, idempotency
 
-DELIVER_TASK = "integrations.deliver"
+DELIVER_TASK = callbacks.DELIVER_TASK
 
 
 @shared_task(
@@ -22,8 +25,26 @@ def deliver(callback_id: int, attempt: int) -> str:
     WEBHOOK_MAX_ATTEMPTS."""
     outcome, delay = delivery.attempt(callback_id, attempt)
     if outcome == "retry":
-        deliver.apply_async((callback_id, attempt + 1), countdown=delay)
+        callbacks.queue_attempt(callback_id, attempt + 1, countdown=delay)
     return outcome
+
+
+@shared_task(
+    name=batch_work.RUN_BATCH_TASK,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    # a database briefly unreachable or locked: try again (items already planned stay planned)
+    autoretry_for=(OperationalError,),
+    retry_backoff=1,
+    retry_backoff_max=30,
+    max_retries=6,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+)
+def run_batch(batch_id: int) -> str:
+    """Plan a slice of a batch's waiting items (integrations.batch_work), then queue the rest."""
+    return batch_work.run(batch_id, worker=run_batch.request.hostname or "")
 
 
 @shared_task(
@@ -34,8 +55,9 @@ def deliver(callback_id: int, attempt: int) -> str:
 )
 def housekeeping() -> dict:
     """Periodic (CELERY_BEAT_SCHEDULE): forget idempotency records past their 24 hours, and send
-    again a delivery attempt whose task message was lost (a worker killed mid-attempt)."""
+    again a delivery attempt whose task message was lost (a worker killed mid-attempt; the workers'
+    recovery loop does this too, without beat)."""
     resent = delivery.overdue()
     for callback_id, attempt in resent:
-        deliver.delay(callback_id, attempt)
+        callbacks.queue_attempt(callback_id, attempt)
     return {"idempotency_purged": idempotency.purge(), "deliveries_resent": len(resent)}

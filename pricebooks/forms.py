@@ -8,8 +8,11 @@ import datetime
 from typing import Any
 
 from django import forms
+from django.core.validators import MinValueValidator
 from django.utils.translation import gettext_lazy as _
 
+from api.amounts import AmountField
+from api.locale import default_currency
 from estimator.contract.price_book import KINDS
 from estimator.contract.price_book import entries as _entries
 from estimator.errors import ScenarioError
@@ -52,10 +55,14 @@ class PriceBookForm(forms.Form):
         help_text=_("The date the prices are quoted for (YYYY-MM-DD)."),
         initial=datetime.date.today,
     )
-    electricity_per_kwh = forms.FloatField(label=_("Electricity (per kWh)"), required=False, min_value=0)
+    electricity_per_kwh = AmountField(
+        label=_("Electricity (per kWh)"), required=False, validators=[MinValueValidator(0)]
+    )
 
     def __init__(self, *args, teams=None, **kwargs):
         super().__init__(*args, **kwargs)
+        if not self.is_bound and not (self.initial or {}).get("currency"):
+            self.initial["currency"] = default_currency()  # CNY for a Chinese reader
         if teams is not None:  # a new book: which team owns it
             self.fields["team"] = forms.ChoiceField(
                 label=_("Team"), choices=[(t.slug, t.name) for t in teams]
@@ -67,12 +74,15 @@ class PriceBookForm(forms.Form):
                 names = []
                 for rate in CLOUD_RATES if kind == "cloud" else ("",):
                     name = cell(kind, entry_id, rate)
-                    self.fields[name] = forms.FloatField(
+                    self.fields[name] = AmountField(
                         required=False,
-                        min_value=0,
+                        validators=[MinValueValidator(0)],
                         label=f"{entry.name} {rate.replace('_', ' ')}".strip(),
-                        widget=forms.NumberInput(
-                            attrs={"step": "any", "placeholder": f"{_catalog_price(kind, entry, rate):g}"}
+                        widget=forms.TextInput(
+                            attrs={
+                                "inputmode": "decimal",
+                                "placeholder": f"{_catalog_price(kind, entry, rate):g}",
+                            }
                         ),
                     )
                     names.append(name)

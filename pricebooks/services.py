@@ -66,13 +66,39 @@ def add_version(
     """Edit a book: a new version numbered after the last; earlier versions stay as they were."""
     table = validated_prices(prices)
     PriceBook.objects.select_for_update().filter(pk=book.pk).first()  # serialize concurrent edits
-    if name and name != book.name:
-        PriceBook.objects.filter(pk=book.pk).update(name=name)
-        book.name = name
+    _rename(book, name)
     last = book.versions.aggregate(n=Max("number"))["n"] or 0
     return PriceBookVersion.objects.create(
         book=book, number=last + 1, created_by=user, currency=currency, price_date=price_date, prices=table
     )
+
+
+def _rename(book: PriceBook, name: str | None) -> None:
+    if name and name != book.name:
+        PriceBook.objects.filter(pk=book.pk).update(name=name)
+        book.name = name
+
+
+@transaction.atomic
+def update_book(
+    *, user, book: PriceBook, currency: str, price_date: datetime.date, prices: Any, name: str | None = None
+) -> tuple[PriceBookVersion, bool]:
+    """PUT: the book's content becomes this. A new version only when the currency, the price date
+    or the prices differ from the latest (compared as validated documents, so key order and
+    defaults written out do not count); returns (the latest version, whether it was filed now)."""
+    table = validated_prices(prices)
+    PriceBook.objects.select_for_update().filter(pk=book.pk).first()  # serialize concurrent edits
+    latest = book.versions.order_by("-number").first()
+    if latest is not None and (latest.currency, latest.price_date, latest.prices) == (
+        currency,
+        price_date,
+        table,
+    ):
+        _rename(book, name)
+        return latest, False
+    return add_version(
+        user=user, book=book, currency=currency, price_date=price_date, prices=prices, name=name
+    ), True
 
 
 def resolve_reference(user, ref: str, field: str = "cost.price_book") -> PriceBookVersion:

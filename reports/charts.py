@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 from numbers import Real
+from typing import Any
 
 import plotly.graph_objects as go
 from django.utils.translation import gettext as _
@@ -41,6 +42,22 @@ def linear_ticks(top: float, fmt, n: int = 5) -> dict:
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
     ticks = [i * step for i in range(int(top // step) + 2)]
     return {"tickvals": ticks, "ticktext": [fmt(t) for t in ticks]}
+
+
+def log_ticks(values: list[float], fmt) -> dict[str, Any]:
+    """Tick positions at 1-2-5 steps over the values' range, labelled by `fmt` (Babel), for a log axis:
+    Plotly's own log ticks label the minor ones with their leading digit only ("7 8 9 1 2 3")."""
+    finite = [v for v in values if isinstance(v, int | float) and math.isfinite(v) and v > 0]
+    if not finite:
+        return {}
+    lo, hi = min(finite), max(finite)
+    ticks = []
+    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
+        for m in (1, 2, 5):
+            t = m * 10.0**e
+            if lo / 1.5 <= t <= hi * 1.5:
+                ticks.append(t)
+    return {"tickvals": ticks, "ticktext": [fmt(t) for t in ticks]} if ticks else {}
 
 
 def _money_axis(cur: str, top: float) -> dict:
@@ -265,7 +282,9 @@ def network(result: dict) -> go.Figure | None:
         "tiers": f.count(_n(net.get("tiers"))),
         "ratio": f.ratio(_n(net.get("oversubscription"))),
     }
-    return _layout(fig, title, xaxis_type="log", height=300)
+    values = [v for _l, v in tiers if v is not None]
+    axis = {"type": "log", "title": _("count (log scale)"), **log_ticks(values, f.count)}
+    return _layout(fig, title, xaxis=axis, height=300)
 
 
 def storage(result: dict) -> go.Figure | None:
@@ -299,7 +318,8 @@ def storage(result: dict) -> go.Figure | None:
     title = _("Storage tiers")
     if write:
         title += " — " + _("hot tier writes %(bw)s") % {"bw": f.bytes_per_s(write)}
-    return _layout(fig, title, yaxis_title="TB", yaxis_type="log")
+    axis = {"type": "log", "title": _("TB (log scale)"), **log_ticks([v / TB for _l, v in shown], f.auto)}
+    return _layout(fig, title, yaxis=axis)
 
 
 def planes(result: dict) -> go.Figure | None:
@@ -363,7 +383,9 @@ def planes(result: dict) -> go.Figure | None:
             hovertemplate="%{fullData.name}<br>%{x}: %{y:,.0f}<extra></extra>",
         )
     title = _("Both planes, whole cluster: %(n)s supernodes") % {"n": f.count(n)}
-    return _layout(fig, title, barmode="group", yaxis_type="log", height=380)
+    counts = [v for _name, values in series for v in values if v]
+    axis = {"type": "log", "title": _("count (log scale)"), **log_ticks(counts, f.count)}
+    return _layout(fig, title, barmode="group", yaxis=axis, height=380)
 
 
 def all_figures(result: dict) -> list[tuple[str, go.Figure]]:

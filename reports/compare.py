@@ -8,16 +8,22 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy
 
+from estimator import catalog
+
 from . import formatting as f
+from . import working
 from .summary import _num, currency, dig
 
 MAX_REPORTS = 4
 TOKEN = re.compile(r"(?:/r/)?([A-Za-z0-9_-]{8,64})/?(?:[?#].*)?$")
 
-# (key, label, where: "scenario" or "result", path, kind)
+# (key, label, where: "scenario", "result" or "derived" (DERIVED below), path, kind)
 ROWS = [
     ("model", gettext_lazy("Model"), "scenario", "model.preset", "text"),
     ("accelerator", gettext_lazy("Accelerator"), "result", "compute.accelerator", "text"),
+    ("server", gettext_lazy("Server or supernode"), "derived", "server", "text"),
+    ("layout", gettext_lazy("Parallel layout"), "derived", "layout", "text"),
+    ("stack", gettext_lazy("Software stack"), "derived", "stack", "text"),
     ("tokens", gettext_lazy("Training tokens"), "scenario", "training.tokens", "big"),
     ("cards", gettext_lazy("Cards"), "result", "compute.cards", "count"),
     ("servers", gettext_lazy("Servers"), "result", "compute.nodes", "count"),
@@ -39,8 +45,41 @@ ROWS = [
     ("energy", gettext_lazy("Energy"), "result", "power.energy_wh", "watt_hours"),
     ("step_time", gettext_lazy("Step time"), "result", "parallelism.step_time_s", "seconds"),
     ("memory", gettext_lazy("Memory per card"), "result", "memory.per_card_bytes.total", "bytes"),
-    ("switches", gettext_lazy("Switches"), "result", "network.total_switches", "count"),
+    ("switches", gettext_lazy("Scale-out switches"), "result", "network.total_switches", "count"),
+    (
+        "scaleup_switches",
+        gettext_lazy("Scale-up switches (supernode plane)"),
+        "result",
+        "scaleup.totals.rack_switches",
+        "count",
+    ),
+    (
+        "scaleup_chips",
+        gettext_lazy("Scale-up switch chips in the nodes"),
+        "result",
+        "scaleup.totals.node_switch_chips",
+        "count",
+    ),
+    (
+        "vpc_switches",
+        gettext_lazy("VPC switches (supernodes)"),
+        "result",
+        "scaleup.totals.vpc_leaves",
+        "count",
+    ),
 ]
+# The unit of each kind, for a spreadsheet's header (the page's text carries its unit)
+UNITS = {
+    "days": gettext_lazy("days"),
+    "percent": "%",
+    "watts": "W",
+    "watt_hours": "Wh",
+    "seconds": "s",
+    "bytes": "B",
+    "count": "",
+    "big": gettext_lazy("tokens"),
+    "text": "",
+}
 RELATIVE_TOLERANCE = 0.005  # numbers within 0.5 % of the first report count as the same
 
 
@@ -64,7 +103,7 @@ def rows(reports: list[dict]) -> list[dict]:
     each report's own currency."""
     out = []
     for key, label, where, path, kind in ROWS:
-        raw = [dig(r[where], path) for r in reports]
+        raw = [DERIVED[path](r) if where == "derived" else dig(r[where], path) for r in reports]
         if all(v is None for v in raw):
             continue
         text = []
@@ -77,6 +116,7 @@ def rows(reports: list[dict]) -> list[dict]:
             {
                 "key": key,
                 "label": str(label),
+                "unit": unit(kind, reports),
                 "kind": kind,
                 "raw": raw,
                 "text": text,
@@ -84,6 +124,47 @@ def rows(reports: list[dict]) -> list[dict]:
             }
         )
     return out
+
+
+def unit(kind: str, reports: list[dict]) -> str:
+    """The unit of a row's raw values: a money row's currency when all reports share one."""
+    if kind == "money":
+        codes = set(currencies(reports))
+        return codes.pop() if len(codes) == 1 else str(gettext_lazy("each report's currency"))
+    return str(UNITS.get(kind, ""))
+
+
+def _server(report: dict) -> str | None:
+    """The supernode bought whole, else the server (its catalog name)."""
+    unit_ = dig(report["result"], "scaleup.unit") or {}
+    if isinstance(unit_, dict) and unit_.get("name") and not unit_.get("degenerate"):
+        return str(unit_["name"])
+    server = dig(report["scenario"], "hardware.server")
+    if isinstance(server, dict):
+        return str(server.get("name") or "")
+    try:
+        return catalog.server(str(server)).name if server else None
+    except KeyError:
+        return str(server)
+
+
+def _layout(report: dict) -> str | None:
+    p = report["result"].get("parallelism")
+    return working.layout_name(p) if isinstance(p, dict) else None
+
+
+def _stack(report: dict) -> str | None:
+    """The software stack the step time assumes (the result's stack section, else its assumption)."""
+    stack = report["result"].get("stack")
+    if isinstance(stack, dict) and (stack.get("name") or stack.get("id")):
+        return str(stack.get("name") or stack.get("id"))
+    for row in report["result"].get("assumptions") or []:
+        if isinstance(row, dict) and str(row.get("code", "")).startswith("assumption.stack"):
+            return str(row.get("value"))
+    return dig(report["scenario"], "training.stack")
+
+
+DERIVED = {"server": _server, "layout": _layout, "stack": _stack}
 
 
 def currencies(reports: list[dict]) -> list[str]:

@@ -11,25 +11,23 @@ import re
 from numbers import Real
 
 from babel import numbers as babel
-from django.utils.translation import get_language
 from django.utils.translation import gettext as _
+
+from api.locale import (
+    default_currency as default_currency,  # re-exported: reports.formatting.default_currency
+)
+from api.locale import is_zh
 
 DASH = "—"
 _LEADING_DIGITS = re.compile(r"\d[\d,]*")
 
 
-def _is_zh() -> bool:
-    return (get_language() or "en").lower().startswith("zh")
+_is_zh = is_zh  # the rule lives in api.locale (price books need it too)
 
 
 def babel_locale() -> str:
     """The CLDR locale of the active language (zh-hans -> zh_Hans_CN)."""
     return "zh_Hans_CN" if _is_zh() else "en"
-
-
-def default_currency() -> str:
-    """The currency a new scenario starts in: the reader's (CNY in Chinese, USD in English)."""
-    return "CNY" if _is_zh() else "USD"
 
 
 def _ok(value) -> bool:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
-import re
 from typing import Any, cast
 
 from annotated_types import Ge, Gt, Le, Lt
@@ -15,6 +13,7 @@ from django import forms
 from django.core import validators
 from django.utils.translation import gettext_lazy as _
 
+from api.amounts import AmountField
 from estimator import catalog
 from estimator.contract.scenario import Scenario
 from estimator.dotted import pop_path, set_path
@@ -25,38 +24,11 @@ from teams.selectors import teams_of
 
 from . import formatting, messages
 
-_SCALES = {
-    "": 1.0,
-    "k": 1e3,
-    "K": 1e3,
-    "M": 1e6,
-    "B": 1e9,
-    "G": 1e9,
-    "T": 1e12,
-    "万": 1e4,
-    "亿": 1e8,
-    "万亿": 1e12,
-}
-_QUANTITY = re.compile(r"^([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*(万亿|[kKMBGT万亿])?$")
 
-
-class QuantityField(forms.CharField):
-    """A large count written as 5e11, 500B, 500,000,000,000 or 5000亿."""
+class QuantityField(AmountField):
+    """A large count written as 5e11, 500B, 500,000,000 or 5000亿 (reports.amounts)."""
 
     default_error_messages = {"invalid": _("Enter a number such as 5e11, 500B or 5000亿.")}
-
-    def to_python(self, value):
-        value = super().to_python(value)
-        if value in self.empty_values:
-            return None
-        text = re.sub(r"[,_\s]", "", str(value))
-        match = _QUANTITY.match(text)
-        if not match:
-            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
-        number = float(match.group(1)) * _SCALES[match.group(2) or ""]
-        if not math.isfinite(number):
-            raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
-        return number
 
 
 def _choices(entries: dict, blank: str | None = None) -> list[tuple[str, str]]:
@@ -231,8 +203,8 @@ class EstimateForm(forms.Form):
         widget=forms.RadioSelect,
     )
     target_days = forms.FloatField(label=_("Deadline (days)"), required=False, initial=30)
-    cards = forms.IntegerField(label=_("Cards"), required=False)
-    budget = forms.FloatField(
+    cards = AmountField(label=_("Cards"), required=False, integer=True)
+    budget = AmountField(
         label=_("Budget"),
         required=False,
         help_text=_(
@@ -242,7 +214,7 @@ class EstimateForm(forms.Form):
     )
     currency = forms.ChoiceField(label=_("Currency"), choices=[("USD", "USD"), ("CNY", "CNY")])
 
-    seq_len = forms.IntegerField(label=_("Sequence length"), required=False)
+    seq_len = AmountField(label=_("Sequence length"), required=False, integer=True)
     global_batch_tokens = QuantityField(label=_("Global batch (tokens)"), required=False)
     precision = forms.ChoiceField(
         label=_("Precision"),
@@ -279,10 +251,10 @@ class EstimateForm(forms.Form):
     checkpoint_interval_s = forms.FloatField(label=_("Checkpoint interval (s)"), required=False)
     checkpoint_write_s = forms.FloatField(label=_("Checkpoint write window (s)"), required=False)
     checkpoints_kept = forms.IntegerField(label=_("Checkpoints kept"), required=False)
-    electricity_per_kwh = forms.FloatField(label=_("Electricity (per kWh)"), required=False)
+    electricity_per_kwh = AmountField(label=_("Electricity (per kWh)"), required=False)
     pue = forms.FloatField(label=_("PUE"), required=False)
-    cloud_price_per_card_hour = forms.FloatField(label=_("Cloud price (per card-hour)"), required=False)
-    server_price = forms.FloatField(label=_("Server price"), required=False)
+    cloud_price_per_card_hour = AmountField(label=_("Cloud price (per card-hour)"), required=False)
+    server_price = AmountField(label=_("Server price"), required=False)
     price_book = forms.ChoiceField(
         label=_("Price book"),
         required=False,
@@ -312,7 +284,7 @@ class EstimateForm(forms.Form):
             widget = self.fields[name].widget
             if isinstance(widget, forms.NumberInput):
                 widget.attrs.setdefault("step", "any")
-            if isinstance(self.fields[name], forms.FloatField | forms.IntegerField | QuantityField):
+            if isinstance(self.fields[name], forms.FloatField | forms.IntegerField | AmountField):
                 self.fields[name].validators.extend(_range_validators(path))
 
     def _team_and_book_choices(self, user) -> None:
@@ -477,7 +449,7 @@ class EstimateForm(forms.Form):
                 value = "yes" if value else "no"
             elif name == "zero_stage":
                 value = str(value)
-            elif not isinstance(cls.base_fields[name], forms.IntegerField):
+            elif not isinstance(cls.base_fields[name], forms.IntegerField) and name != "seq_len":
                 value = _compact(value)
             initial[name] = value
         sized_by_budget = pop_path(rest, "cluster.budget")

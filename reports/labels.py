@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
+from estimator.contract.scenario import Hardware, ModelSpec, Parallelism
+
 STEP_TERMS = {
     "compute": _("Compute"),
     "gemm": _("Matrix multiplications (GEMM)"),
@@ -30,6 +32,14 @@ STEP_TERMS = {
     "overlap_slowdown": _("Slowdown from overlapped communication"),
     "optimizer": _("Optimizer"),
     "recompute": _("Recompute"),  # results stored before the term moved into compute
+}
+
+# The terms a diagnosis compares (estimator.plan.diagnose.TERMS)
+DIAGNOSIS_TERMS = {
+    "compute": _("Compute"),
+    "communication": _("Communication wait"),
+    "data_loading": _("Data loading"),
+    "other": _("Other (bubble, overlap, stalls)"),
 }
 
 MEMORY_TERMS = {
@@ -166,8 +176,21 @@ AXES = {
     "uncertainty.samples": _("Uncertainty samples"),
     "uncertainty.seed": _("Uncertainty seed"),
     "uncertainty.price_spread": _("Price spread"),
+    "calibration.pilot.measured_tokens_per_s_per_card": _("Pilot's measured tokens/s per card"),
+    "calibration.pilot.measured_step_time_s": _("Pilot's measured step time"),
+    "calibration.pilot.measured_comm_wait_share": _("Pilot's measured communication wait"),
 }
-NOT_AXES = ("version", "name")  # scenario fields that are no quantity to sweep
+# A pilot's conditions (its cards, batch, stack, layout, model, hardware) are part of what it
+# measured: varying them without measuring again means nothing, so they are no axis; its
+# measurements are (a sensitivity sweep).
+PILOT_CONDITIONS = tuple(
+    f"calibration.pilot.{name}" for name in ("cards", "seq_len", "global_batch_tokens", "stack")
+) + tuple(
+    f"calibration.pilot.{section}.{name}"
+    for section, model in (("parallelism", Parallelism), ("model", ModelSpec), ("hardware", Hardware))
+    for name in model.model_fields
+)
+NOT_AXES = ("version", "name", *PILOT_CONDITIONS)  # scenario fields that are no quantity to sweep
 
 # A sweep's metrics (sweeps.digests.RANK_METRICS)
 METRICS = {
@@ -188,6 +211,15 @@ PLANE_VALUES = {
     "node": _("in the nodes"),
     "switch rack": _("switch racks"),
     "compute rack": _("compute racks"),
+}
+
+# Chip generations (estimator.layout.steptime.attention.chip_family): product names in every language
+CHIP_FAMILIES = {
+    "ampere": "NVIDIA Ampere",
+    "hopper": "NVIDIA Hopper",
+    "blackwell": "NVIDIA Blackwell",
+    "cdna3": "AMD CDNA 3",
+    "davinci": "Ascend Da Vinci",
 }
 
 # The validation page (estimator.validation): each suite and metric of its rows
@@ -230,6 +262,10 @@ def step_term(key: str) -> str:
     return _get(STEP_TERMS, key)
 
 
+def diagnosis_term(key: str) -> str:
+    return _get(DIAGNOSIS_TERMS, key)
+
+
 def memory_term(key: str) -> str:
     return _get(MEMORY_TERMS, key)
 
@@ -258,6 +294,10 @@ def metric(key: str) -> str:
 
 def plane_value(value: object) -> object:
     return str(PLANE_VALUES[value]) if isinstance(value, str) and value in PLANE_VALUES else value
+
+
+def chip_family(key: str) -> str:
+    return _get(CHIP_FAMILIES, key)
 
 
 def suite(key: str) -> str:

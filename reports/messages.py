@@ -259,6 +259,44 @@ MESSAGES: dict[str, str] = {
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
     "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
     "source.mfu-predicted": gettext_noop("layout model prediction"),
+    # --- diagnose a measured run (estimator.plan.diagnose) ---
+    "diagnose.network": gettext_noop(
+        "Communication wait is %(share)s of the step, above %(threshold)s: suspect the network first (article section 5.1). "
+        "The model expects %(model_s)s of exposed communication for this layout at the links' rated bandwidth; the run waits "
+        "%(measured_s)s. Test each NIC's bandwidth point to point, check ECMP/rail routing, PFC pause frames, NUMA binding of "
+        "the NICs and the HCCL/NCCL topology settings."
+    ),
+    "diagnose.communication-slower": gettext_noop(
+        "Communication wait is %(share)s of the step, %(times_model)s the model's %(model_s)s, though below the %(threshold)s "
+        "the article treats as a network fault."
+    ),
+    "diagnose.data-loading": gettext_noop(
+        "Data loading takes %(share)s of the step; the model assumes the loader's prefetch hides it. Tokenise and shuffle "
+        "offline and prefetch to local NVMe (article section 3.4)."
+    ),
+    "diagnose.compute-slower": gettext_noop(
+        "Compute takes %(times_model)s the model's %(model_s)s: check that the operators run their high-performance kernels "
+        "(article section 5.1), the clocks and power caps, and the FP8 recipe."
+    ),
+    "diagnose.compute-faster": gettext_noop(
+        "Compute takes %(times_model)s the model's %(model_s)s: the stack is faster than the model assumes; plan with this "
+        "run as calibration.pilot."
+    ),
+    "diagnose.bubble": gettext_noop(
+        "The pipeline bubble is %(share)s of the modelled step (PP=%(pp)s, %(micro_batches)s micro-batches): 4 to 8 "
+        "micro-batches per stage keep it small (article section 2.3), or interleave stages."
+    ),
+    "diagnose.memory-pressure": gettext_noop(
+        "The layout needs %(share)s of the cards' HBM: allocator retries and fragmentation slow steps near the limit; "
+        "recompute activations or shard more with ZeRO (article section 5.4)."
+    ),
+    "diagnose.unexplained": gettext_noop(
+        "%(measured_s)s of the step is neither compute, communication nor data loading (the model expects %(model_s)s of "
+        "bubble and overlap): host stalls, stragglers or synchronisation; read the logs of the slowest rank (article section 7.3)."
+    ),
+    "diagnose.matches": gettext_noop(
+        "The run matches the model within its tolerance (step %(times_model)s the model's %(model_s)s); nothing stands out."
+    ),
 }
 
 SEVERITIES = {
@@ -302,6 +340,10 @@ PARAM_KINDS = {
     "fixed": "layout",
     "reasons": "rules",
     "suggestions": "layouts",
+    "threshold": "percent0",
+    "measured_s": "seconds",
+    "model_s": "seconds",
+    "times_model": "times",
     "total_bytes": "bytes",
     "hbm_bytes": "bytes",
     "bubble": "percent0",

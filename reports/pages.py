@@ -18,12 +18,27 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
 from api.throttling import AnonRateThrottle, UserRateThrottle
+from api.timestamps import rfc3339
 from estimator import ENGINE_VERSION, catalog
 from estimator.errors import ScenarioError
 from estimator.plan.supernode_rules import explain_step_time
 from estimator.validation import validation_rows
+from reports.money import result_amounts
 
-from . import charts, compare, glossary, labels, messages, selectors, services, summary, working, xlsx
+from . import (
+    calibration_block,
+    charts,
+    compare,
+    downloads,
+    glossary,
+    labels,
+    messages,
+    selectors,
+    services,
+    summary,
+    working,
+    xlsx,
+)
 from . import formatting as fmt
 from .cells import neutralize_row
 from .forms import EstimateForm
@@ -150,6 +165,7 @@ def _report_context(request, estimate: Estimate) -> dict:
         "currency": cur,
         "headline": summary.headline(scenario, result),
         "budget": _budget_block(result, cur),
+        "calibration": calibration_block.block(result),
         "figures": [
             {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
             for dom_id, fig in charts.all_figures(result)
@@ -191,28 +207,33 @@ def report_json(request, token: str):
         "result": estimate.result,
         "engine_version": estimate.engine_version,
         "catalog_version": estimate.catalog_version,
-        "created_at": estimate.created_at.isoformat(),
+        "created_at": rfc3339(estimate.created_at),
     }
     response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
-    response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.json"'
+    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.share_token, "json")
     return response
 
 
 @require_GET
 def report_csv(request, token: str):
-    """One row per number: section, dotted field, value (scenario first, then result)."""
+    """One row per number: section, dotted field, value, and the currency of an amount (scenario
+    first, then result)."""
     estimate = _shared_or_404(token)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="clusterplan-{estimate.pk}.csv"'
+    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.share_token, "csv")
     response.write("\ufeff")  # BOM: spreadsheet programs then read UTF-8 (Chinese names) correctly
     writer = csv.writer(response)
-    writer.writerow(["part", "field", "value"])
-    writer.writerow(["meta", "engine_version", estimate.engine_version])
-    writer.writerow(["meta", "catalog_version", estimate.catalog_version])
-    writer.writerow(["meta", "created_at", estimate.created_at.isoformat()])
+    writer.writerow(["part", "field", "value", "currency"])
+    writer.writerow(["meta", "engine_version", estimate.engine_version, ""])
+    writer.writerow(["meta", "catalog_version", estimate.catalog_version, ""])
+    writer.writerow(["meta", "created_at", rfc3339(estimate.created_at), ""])
+    amounts = result_amounts(estimate.result)  # amounts as decimal strings, with their currency
     for part, data in (("scenario", estimate.scenario), ("result", estimate.result)):
         for path, value in summary.flatten(data):
-            writer.writerow(neutralize_row([part, path, "" if value is None else value]))
+            found = amounts.get(path) if part == "result" else None
+            plain = "" if value is None else downloads.tidy(value)
+            cells = [found["amount"], found["currency"]] if found else [plain, ""]
+            writer.writerow(neutralize_row([part, path, *cells]))
     return response
 
 
@@ -295,16 +316,18 @@ def my_estimates(request):
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 
 
-def _xlsx_response(body: bytes, filename: str) -> HttpResponse:
+def _xlsx_response(body: bytes, disposition: str) -> HttpResponse:
     response = HttpResponse(body, content_type=XLSX)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Content-Disposition"] = disposition
     return response
 
 
 @require_GET
 def report_xlsx(request, token: str):
     estimate = _shared_or_404(token)
-    return _xlsx_response(xlsx.report_workbook(estimate), f"clusterplan-{estimate.pk}.xlsx")
+    return _xlsx_response(
+        xlsx.report_workbook(estimate), downloads.attachment(estimate.name, estimate.share_token, "xlsx")
+    )
 
 
 def _compared(request) -> tuple[list[Estimate], list[str], list[str]]:
@@ -354,4 +377,7 @@ def compare_xlsx(request):
     estimates, _entries, errors = _compared(request)
     if errors or len(estimates) < 2:
         raise Http404
-    return _xlsx_response(xlsx.comparison_workbook(estimates), "clusterplan-comparison.xlsx")
+    return _xlsx_response(
+        xlsx.comparison_workbook(estimates),
+        downloads.attachment("comparison", estimates[0].share_token, "xlsx"),
+    )

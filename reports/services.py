@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
-
-from django.db import transaction
 
 from estimator import ENGINE_VERSION, catalog
 from estimator.contract.price_book import PriceBook, parse_book
@@ -24,24 +24,31 @@ from .models import Estimate
 logger = logging.getLogger(__name__)
 
 
-def run_estimate(data: Any, books: dict[str, PriceBook] | None = None) -> dict:
-    """The core's answer for one scenario dict, as strict JSON.
-
-    Raises ScenarioError for input the core rejects. Any other failure of the core on a client's
-    input is logged as a bug and reported as a ScenarioError too: no body a client sends gives a 500.
-    """
+@contextlib.contextmanager
+def core_errors(what: str = "scenario", verb: str = "plan") -> Iterator[None]:
+    """Around a call of the core on a client's input: ScenarioError passes; any other failure is
+    logged as a bug and reported as a ScenarioError too, so no body a client sends gives a 500."""
     try:
-        check_work_budget(data, books)  # estimator.limits: an over-budget search is refused before it runs
-        out = core_estimate(data, books)
+        yield
     except ScenarioError:
         raise
     except RecursionError:
-        raise ScenarioError("the scenario is nested too deeply") from None
+        raise ScenarioError(f"the {what} is nested too deeply") from None
     except Exception as exc:  # a bug in the core must not become a 500 for the client
-        logger.exception("the estimator failed on a scenario it accepted")
+        logger.exception("the estimator failed on a %s it accepted", what)
         raise ScenarioError(
-            f"the estimator could not plan this scenario ({type(exc).__name__}); please report it with the scenario"
+            f"the estimator could not {verb} this {what} ({type(exc).__name__}); please report it with the {what}"
         ) from exc
+
+
+def run_estimate(data: Any, books: dict[str, PriceBook] | None = None) -> dict:
+    """The core's answer for one scenario dict, as strict JSON.
+
+    Raises ScenarioError for input the core rejects (and for its bugs: core_errors).
+    """
+    with core_errors():
+        check_work_budget(data, books)  # estimator.limits: an over-budget search is refused before it runs
+        out = core_estimate(data, books)
     return to_jsonable(out)
 
 
@@ -70,15 +77,17 @@ def books_for(data: Any, document: dict[str, Any] | None) -> dict[str, PriceBook
     return {ref: parse_book(document)}
 
 
-@transaction.atomic
-def create_estimate(
+def prepare_estimate(
     *, data: Any, owner=None, team: str | None = None, price_books: dict[str, Any] | None = None
 ) -> Estimate:
-    """Plan `data` and store the scenario as submitted, the normalized scenario, the result and
-    versions. The estimate goes to the team named by slug `team` (the owner must be a member), by
+    """Plan `data`: the estimate, not saved yet. The scenario as submitted, the normalized scenario,
+    the result and versions; the team named by slug `team` (the owner must be a member), by
     default the owner's only team; a price book the scenario names is resolved among the owner's
-    teams' books and its prices are stored with the estimate. `price_books` ({reference: book
-    document}, as a sweep stores them) are used instead of resolving, for a row of a sweep."""
+    teams' books and its prices are kept with the estimate. `price_books` ({reference: book
+    document}, as a sweep stores them) are used instead of resolving, for a row of a sweep.
+
+    No transaction here: planning takes a while, and on SQLite a write transaction locks the whole
+    database, so the caller saves in a short one (create_estimate, or a batch item's)."""
     user = owner if owner is not None and owner.is_authenticated else None
     chosen_team = team_for(user, team)
     ref = book_reference(data)
@@ -88,7 +97,7 @@ def create_estimate(
         version, document = resolve_book(user, data)
     out = run_estimate(data, books_for(data, document))
     scenario = out["scenario"]
-    return Estimate.objects.create(
+    return Estimate(
         owner=user,
         team=chosen_team,
         price_book_version=version,
@@ -100,6 +109,15 @@ def create_estimate(
         engine_version=str(out.get("engine_version", "")),
         catalog_version=str(out.get("catalog_version", "")),
     )
+
+
+def create_estimate(
+    *, data: Any, owner=None, team: str | None = None, price_books: dict[str, Any] | None = None
+) -> Estimate:
+    """Plan `data` and store it (prepare_estimate, then one INSERT)."""
+    estimate = prepare_estimate(data=data, owner=owner, team=team, price_books=price_books)
+    estimate.save(force_insert=True)
+    return estimate
 
 
 def delete_estimate(estimate: Estimate) -> None:

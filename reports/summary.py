@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy
 from estimator.dotted import get_path as dig
 
 from . import formatting as f
+from . import labels
 
 
 def _num(value: Any) -> float | None:
@@ -168,6 +169,7 @@ def headline(scenario: dict, result: dict) -> list[dict]:
                 "key": key,
                 "label": str(label),
                 "value": value,
+                "kind": kind,
                 "text": f.by_kind(value, kind, cur),
                 "why": _why(key, scenario, result),
             }
@@ -235,7 +237,7 @@ def _class_words(key: str) -> str:
     family, workload, stack = [*key.split("/"), "*", "*", "*"][:3]
     return _("%(workload)s plans on %(chip)s with %(stack)s") % {
         "workload": _WORKLOADS.get(workload, _("all")) if workload != "*" else _("all"),
-        "chip": _("any chip") if family == "*" else family,
+        "chip": _("any chip") if family == "*" else labels.chip_family(family),
         "stack": _("any stack") if stack == "*" else stack,
     }
 

@@ -12,11 +12,13 @@ from openpyxl import Workbook
 from openpyxl.styles import Font, PatternFill
 from openpyxl.worksheet.worksheet import Worksheet
 
-from . import compare, summary, working
+from . import compare, money, summary, working
 from .cells import neutralize
 
 BOLD = Font(bold=True)
 CHANGED = PatternFill("solid", fgColor="FFF2CC")
+# Number formats by kind (reports.compare ROWS): the raw value stays in the cell, shown readably
+NUMBER_FORMATS = {"percent": "0.0%", "money": "#,##0", "count": "#,##0", "big": "#,##0", "days": "0.00"}
 
 
 def _cell(value: Any) -> Any:
@@ -62,9 +64,18 @@ def report_workbook(estimate: Any) -> bytes:
     _sheet(
         wb,
         _("Summary"),
-        [_("Item"), _("Value"), _("As shown"), _("Why")],
-        [[h["label"], h["value"], h["text"], h["why"]] for h in head]
-        + [[_("Currency"), cur, cur, ""], [_("Name"), estimate.name, "", ""]],
+        [_("Item"), _("Value"), _("Unit"), _("As shown"), _("Why")],
+        [
+            [
+                h["label"],
+                h["value"],
+                cur if h["kind"] == "money" else compare.UNITS.get(h["kind"], ""),
+                h["text"],
+                h["why"],
+            ]
+            for h in head
+        ]
+        + [[_("Currency"), cur, "", cur, ""], [_("Name"), estimate.name, "", "", ""]],
         first=True,
     )
     work = [[t["title"], label, text] for t in working.tables(result, cur) for label, text in t["rows"]]
@@ -79,15 +90,19 @@ def comparison_workbook(estimates: list[Any]) -> bytes:
     reports = [{"scenario": e.scenario, "result": e.result} for e in estimates]
     wb = Workbook()
     names = [e.name or e.share_token for e in estimates]
+    rows = compare.rows(reports)
+    columns = [money.header(n, c) for n, c in zip(names, compare.currencies(reports), strict=True)]
     ws = _sheet(
         wb,
         _("Comparison"),
-        [_("Item"), *names],
-        [[r["label"]] + r["raw"] for r in compare.rows(reports)]
-        + [[_("Currency"), *compare.currencies(reports)]],
+        [_("Item"), _("Unit"), *columns],  # each quote's amounts are in its own currency, named in its header
+        [[r["label"], r["unit"], *r["raw"]] for r in rows]
+        + [[_("Currency"), "", *compare.currencies(reports)]],
         first=True,
     )
-    for i, r in enumerate(compare.rows(reports), start=2):
+    for i, r in enumerate(rows, start=2):
+        for c in ws[i][2:]:
+            c.number_format = NUMBER_FORMATS.get(r["kind"], "General")
         if r["differs"]:
             for c in ws[i]:
                 c.fill = CHANGED

@@ -10,8 +10,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from django import forms
+from django.core.validators import MinValueValidator
 from django.utils.translation import gettext_lazy as _
 
+from api.amounts import AmountField
 from estimator import catalog
 from reports import formatting, labels
 from reports.forms import QuantityField
@@ -60,7 +62,9 @@ class SweepBuilderForm(forms.Form):
         initial="cards",
         widget=forms.RadioSelect,
     )
-    cards = forms.IntegerField(label=_("Cards"), required=False, min_value=1, initial=1024)
+    cards = AmountField(
+        label=_("Cards"), required=False, integer=True, initial=1024, validators=[MinValueValidator(1)]
+    )
     target_days = forms.FloatField(label=_("Deadline (days)"), required=False, min_value=0.01, initial=30)
     mfu = forms.FloatField(
         label=_("MFU (0-1)"),
@@ -71,7 +75,7 @@ class SweepBuilderForm(forms.Form):
         help_text=_("A sweep is fastest with a given MFU; leave empty to let the layout model predict it."),
     )
     currency = forms.ChoiceField(label=_("Currency"), choices=[("USD", "USD"), ("CNY", "CNY")])
-    budget = forms.FloatField(label=_("Budget"), required=False, min_value=0.01)
+    budget = AmountField(label=_("Budget"), required=False, validators=[MinValueValidator(0.01)])
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

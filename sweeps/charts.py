@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from typing import Any
 
 import plotly.graph_objects as go
@@ -16,6 +15,7 @@ from django.utils.translation import gettext as _
 
 from reports import formatting as f
 from reports import labels
+from reports.charts import log_ticks
 
 MONEY = {"cost.run.owned", "cost.run.cloud", "cost.capex.total"}
 COLORS = ["#1f5f8b", "#e07b39", "#4f9d69", "#c44e52", "#8172b2", "#937860", "#7f7f7f", "#bcbd22"]
@@ -38,21 +38,6 @@ def value_text(field: str, value: Any, currency: str) -> str:
     if field == "power.facility_w":
         return f.watts(value)
     return f.auto(value)
-
-
-def log_ticks(values: list[float], fmt) -> dict[str, Any]:
-    """Tick positions at 1-2-5 steps over the values' range, labelled by `fmt` (Babel), for a log axis."""
-    finite = [v for v in values if isinstance(v, int | float) and math.isfinite(v) and v > 0]
-    if not finite:
-        return {}
-    lo, hi = min(finite), max(finite)
-    ticks = []
-    for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
-        for m in (1, 2, 5):
-            t = m * 10.0**e
-            if lo / 1.5 <= t <= hi * 1.5:
-                ticks.append(t)
-    return {"tickvals": ticks, "ticktext": [fmt(t) for t in ticks]} if ticks else {}
 
 
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
@@ -116,61 +101,89 @@ def heatmap(item: dict[str, Any], axes: list[dict], currency: str = "") -> go.Fi
     )
 
 
-def pareto(
-    summary: dict[str, Any],
-    describe,
-    currency: str = "",
-    accelerator_of=None,
-) -> go.Figure | None:
-    """Time against run cost: sample points coloured by accelerator (`accelerator_of(index)`), lines
-    for the Pareto fronts (configurations no other beats on both). The capital budget is not drawn
-    here (it bounds capex, not the run cost); the best tables flag rows over it. `describe(index)`
-    gives the hover text of a scenario."""
-    fronts = summary.get("pareto") or {}
-    if not fronts:
-        return None
-    fig = go.Figure()
-    sample = summary.get("sample") or []
+def _hover(describe, points: list, currency: str) -> list[str]:
+    return [f"{plain(describe(p[0]))}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points]
+
+
+def _sample_traces(fig: go.Figure, sample: list, describe, currency: str, group_of, colour_of) -> None:
     groups: dict[str, list] = {}
     for p in sample:
-        groups.setdefault(accelerator_of(p[0]) if accelerator_of else "", []).append(p)
-    for i, (acc, points) in enumerate(sorted(groups.items())):
-        name = (
-            _("%(accelerator)s (sample, owned)") % {"accelerator": plain(acc)} if acc else _("sample, owned")
-        )
+        groups.setdefault(group_of(p[0]) if group_of else "", []).append(p)
+    for name, points in sorted(groups.items()):
         fig.add_trace(
             go.Scatter(
                 x=[p[1] for p in points],
                 y=[p[2] for p in points],
                 mode="markers",
-                name=name,
-                marker={"size": 6, "color": COLORS[i % len(COLORS)], "opacity": 0.55},
-                text=[
-                    f"{plain(describe(p[0]))}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points
-                ],
+                name=_("%(series)s (sample, owned)") % {"series": plain(name)}
+                if name
+                else _("sample, owned"),
+                legendgroup=name,
+                marker={"size": 6, "color": colour_of(name), "opacity": 0.45},
+                text=_hover(describe, points, currency),
                 hovertemplate="%{text}<extra></extra>",
             )
         )
+
+
+def _front_trace(points: list, name: str, colour: str, dash: str, describe, currency: str, group: str):
+    return go.Scatter(
+        x=[p[1] for p in points],
+        y=[p[2] for p in points],
+        mode="lines+markers",
+        name=name,
+        legendgroup=group,
+        line={"shape": "hv", "color": colour, "dash": dash},
+        marker={"size": 7, "color": colour},
+        text=_hover(describe, points, currency),
+        hovertemplate="%{text}<extra></extra>",
+    )
+
+
+def pareto(
+    summary: dict[str, Any],
+    describe,
+    currency: str = "",
+    group_of=None,
+) -> go.Figure | None:
+    """Time against run cost: sample points coloured by group (`group_of(index)`: the series value,
+    else the accelerator), lines for the Pareto fronts (configurations no other beats on both). With
+    a series axis (a sweep over models or chips; summary["series"]) each series has its own fronts in
+    its colour, owned solid and cloud dotted. The capital budget is not drawn here (it bounds
+    capex, not the run cost); the best tables flag rows over it. `describe(index)` gives the hover
+    text of a scenario."""
+    fronts = summary.get("pareto") or {}
+    if not fronts:
+        return None
+    series = summary.get("series") or {}
+    order = list(series.get("values") or [])
+    fig = go.Figure()
+    sample = summary.get("sample") or []
+    names = sorted({group_of(p[0]) for p in sample} | set(order)) if group_of else []
+    colours = {name: COLORS[i % len(COLORS)] for i, name in enumerate(order or names)}
+    _sample_traces(fig, sample, describe, currency, group_of, lambda n: colours.get(n, COLORS[0]))
     all_x, all_y = [p[1] for p in sample], [p[2] for p in sample]
-    for cost, points in fronts.items():
-        if not points:
-            continue
-        all_x += [p[1] for p in points]
-        all_y += [p[2] for p in points]
-        fig.add_trace(
-            go.Scatter(
-                x=[p[1] for p in points],
-                y=[p[2] for p in points],
-                mode="lines+markers",
-                name=_("best trade-offs: %(cost)s") % {"cost": label(cost, currency)},
-                line={"shape": "hv", "color": "#1d2430" if cost == "cost.run.owned" else "#c44e52"},
-                marker={"size": 7},
-                text=[
-                    f"{plain(describe(p[0]))}<br>{f.days(p[1])}, {f.money(p[2], currency)}" for p in points
-                ],
-                hovertemplate="%{text}<extra></extra>",
-            )
-        )
+    if series:
+        for value in order:
+            for cost, dash in (("cost.run.owned", "solid"), ("cost.run.cloud", "dot")):
+                points = (series["pareto"].get(value) or {}).get(cost) or []
+                if points:
+                    all_x += [p[1] for p in points]
+                    all_y += [p[2] for p in points]
+                    name = _("%(series)s: best trade-offs, %(cost)s") % {
+                        "series": plain(value),
+                        "cost": label(cost, currency),
+                    }
+                    fig.add_trace(_front_trace(points, name, colours[value], dash, describe, currency, value))
+    else:
+        for cost, points in fronts.items():
+            if not points:
+                continue
+            all_x += [p[1] for p in points]
+            all_y += [p[2] for p in points]
+            colour = "#1d2430" if cost == "cost.run.owned" else "#c44e52"
+            name = _("best trade-offs: %(cost)s") % {"cost": label(cost, currency)}
+            fig.add_trace(_front_trace(points, name, colour, "solid", describe, currency, cost))
     return _layout(
         fig,
         _("Time against cost"),
@@ -182,7 +195,7 @@ def pareto(
         },
         legend={"orientation": "h", "y": -0.25},
         margin={"l": 80, "r": 20, "t": 50, "b": 60},
-        height=460,
+        height=460 + 18 * len(order),
     )
 
 

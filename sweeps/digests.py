@@ -26,6 +26,10 @@ HEAT_MAX_PAIRS = 3
 PARETO_MAX_POINTS = 5000
 SAMPLE_PER_CHUNK = 200  # points per chunk drawn behind the Pareto front (evenly spaced)
 SAMPLE_MAX = 2000
+# A sweep over models (or chips) compares like with like: each value of the first of these axes is a
+# series with its own Pareto front and its own best rows (else the smallest model wins everything).
+SERIES_FIELDS = ("model.preset", "model.params", "hardware.accelerator", "hardware.server")
+SERIES_MAX = 12  # values of the series axis drawn as series (an axis with more is no series)
 
 
 # --------------------------------------------------------------------------------------------
@@ -97,6 +101,56 @@ def heat_pairs(axes: list[estimator_sweep.Axis]) -> list[tuple[int, int]]:
     return pairs[:HEAT_MAX_PAIRS]
 
 
+def series_axis(axes: list[estimator_sweep.Axis]) -> int | None:
+    """The axis whose values are the series (models first, then chips), or None."""
+    for field in SERIES_FIELDS:
+        for i, a in enumerate(axes):
+            if a.field == field and 1 < len(a) <= SERIES_MAX:
+                return i
+    return None
+
+
+def _best_rows(arrays, fields, metric: str, idx: np.ndarray, start: int) -> list[dict] | None:
+    """The BEST_K rows of `idx` lowest in `metric`, with every numeric field."""
+    values = arrays[metric].astype(np.float64)[idx]
+    finite = np.isfinite(values)
+    if not finite.any():
+        return None
+    k = min(BEST_K, values.size)
+    top = np.argpartition(np.where(finite, values, np.inf), k - 1)[:k]
+    return [
+        {"index": start + int(idx[t]), **{f: _json_scalar(arrays[f][int(idx[t])]) for f in fields}}
+        for t in top
+    ]
+
+
+def _front(arrays, cost: str, idx: np.ndarray, start: int) -> list[list]:
+    x, y = arrays[DAYS][idx].astype(np.float64), arrays[cost][idx].astype(np.float64)
+    front = estimator_sweep.pareto_front(x, y)[:PARETO_MAX_POINTS]
+    return [[start + int(idx[i]), _round(x[i]), _round(y[i])] for i in front]
+
+
+def _series_digest(axes, start: int, arrays, fields, ok_idx: np.ndarray) -> dict | None:
+    """Per value of the series axis: its Pareto fronts and its best rows by time and owned cost."""
+    where = series_axis(axes)
+    if where is None or DAYS not in arrays or ok_idx.size == 0:
+        return None
+    axis = axes[where]
+    n = len(next(iter(arrays.values())))
+    pos = estimator_sweep.decode_indices(axes, start, start + n)[axis.field][ok_idx]
+    out: dict[str, Any] = {"field": axis.field, "pareto": {}, "best": {}}
+    for v in np.unique(pos):
+        idx = ok_idx[pos == v]
+        key = str(axis.values[int(v)])
+        out["pareto"][key] = {c: _front(arrays, c, idx, start) for c in PARETO_COSTS if c in arrays}
+        out["best"][key] = {
+            m: rows
+            for m in (DAYS, COST_OWNED)
+            if m in arrays and (rows := _best_rows(arrays, fields, m, idx, start))
+        }
+    return out
+
+
 def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str, np.ndarray]) -> dict:
     n = len(next(iter(arrays.values()))) if arrays else 0
     feasible = _feasible(arrays) if n else np.zeros(0, dtype=bool)
@@ -139,6 +193,9 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
             x, y = arrays[DAYS][ok_idx].astype(np.float64), arrays[cost][ok_idx].astype(np.float64)
             front = estimator_sweep.pareto_front(x, y)[:PARETO_MAX_POINTS]
             digest["pareto"][cost] = [[start + int(ok_idx[i]), _round(x[i]), _round(y[i])] for i in front]
+    series = _series_digest(axes, start, arrays, fields, ok_idx)
+    if series:
+        digest["series"] = series
     if DAYS in arrays and ok_idx.size:
         step = max(1, ok_idx.size // SAMPLE_PER_CHUNK)
         picks = ok_idx[::step][:SAMPLE_PER_CHUNK]
@@ -210,6 +267,9 @@ def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict
         )
         front = estimator_sweep.pareto_front(arr[:, 0], arr[:, 1])
         summary["pareto"][cost] = [points[i] for i in front]
+    series = _merge_series(axes, [d["series"] for d in digests if d.get("series")])
+    if series:
+        summary["series"] = series
     sample = [p for d in digests for p in d.get("sample", [])]
     summary["sample"] = sample[:: max(1, math.ceil(len(sample) / SAMPLE_MAX))]
     summary["sample_fields"] = ["index", DAYS, *PARETO_COSTS]
@@ -233,3 +293,33 @@ def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict
             }
         )
     return summary
+
+
+def _merged_front(points: list[list]) -> list[list]:
+    if not points:
+        return []
+    arr = np.array([[np.nan if p[1] is None else p[1], np.nan if p[2] is None else p[2]] for p in points])
+    return [points[i] for i in estimator_sweep.pareto_front(arr[:, 0], arr[:, 1])]
+
+
+def _merge_series(axes: list[estimator_sweep.Axis], parts: list[dict]) -> dict | None:
+    """The chunks' series digests merged: per series value (in the axis' order), the front of all
+    fronts and the best rows."""
+    if not parts:
+        return None
+    seen = {v for part in parts for v in part["pareto"]}
+    axis = next(a for a in axes if a.field == parts[0]["field"])
+    values = [str(v) for v in axis.values if str(v) in seen]
+    out: dict[str, Any] = {"field": parts[0]["field"], "values": values, "pareto": {}, "best": {}}
+    for v in values:
+        out["pareto"][v] = {
+            c: _merged_front([p for part in parts for p in part["pareto"].get(v, {}).get(c, [])])
+            for c in PARETO_COSTS
+        }
+        out["best"][v] = {}
+        for metric in (DAYS, COST_OWNED):
+            rows = [r for part in parts for r in part["best"].get(v, {}).get(metric, [])]
+            rows.sort(key=lambda r: (r.get(metric) if r.get(metric) is not None else math.inf, r["index"]))
+            if rows:
+                out["best"][v][metric] = rows[:BEST_K]
+    return out

@@ -176,7 +176,7 @@ def report(request, token: str):
         summary = sweep.summary
         describe = _describer(sweep.axes)
         budget = _budget(sweep)
-        figures = [("pareto", charts.pareto(summary, describe, currency, _accelerator_of(sweep)))]
+        figures = [("pareto", charts.pareto(summary, describe, currency, _group_of(sweep)))]
         figures += [
             (f"heat-{n}", charts.heatmap(item, sweep.axes, currency))
             for n, item in enumerate(summary["heat"])
@@ -188,6 +188,8 @@ def report(request, token: str):
         ]
         context["has_heatmaps"] = bool(summary["heat"])
         context["has_pareto"] = any(fig["id"] == "pareto" for fig in context["figures"])
+        if summary.get("series"):
+            context["series_label"] = labels.axis(summary["series"]["field"])
         context["best"] = _best_tables(sweep, summary, currency, budget)
         context["budget"] = fmt.money(budget, currency) if budget else None
         context["row_errors"] = [
@@ -202,53 +204,75 @@ def _budget(sweep: Sweep) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _accelerator_of(sweep: Sweep):
-    """index -> the accelerator of that scenario (the axis value, else the base's)."""
+def _group_of(sweep: Sweep):
+    """index -> the group of that scenario on the time-cost chart: its value on the series axis
+    (digests.series_axis: models, else chips), else its accelerator (the axis value or the base's)."""
     axes = services.axes_of(sweep)
+    where = digests.series_axis(axes)
+    if where is None:
+        where = next((i for i, a in enumerate(axes) if a.field == "hardware.accelerator"), None)
     base = (sweep.base.get("hardware") or {}).get("accelerator", "")
     base = base.get("name", "custom") if isinstance(base, dict) else str(base)
-    where = next((i for i, a in enumerate(axes) if a.field == "hardware.accelerator"), None)
 
-    def accelerator_of(index: int) -> str:
+    def group_of(index: int) -> str:
         if where is None:
             return base
         return str(axes[where].values[estimator_sweep.digits(axes, index)[where]])
 
-    return accelerator_of
+    return group_of
+
+
+def _best_rows(axes, rows: list[dict], currency: str, budget: float | None) -> list[dict]:
+    out = []
+    for r in rows:
+        ds = estimator_sweep.digits(axes, r["index"])
+        capex = r.get("cost.capex.total")
+        out.append(
+            {
+                "index": r["index"],
+                "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
+                "days": fmt.days(r.get(digests.DAYS)),
+                "cards": fmt.count(r.get("compute.cards")),
+                "capex": fmt.money(capex, currency),
+                "owned": fmt.money(r.get(digests.COST_OWNED), currency),
+                "cloud": fmt.money(r.get(digests.COST_CLOUD), currency),
+                "over_budget": budget is not None and isinstance(capex, int | float) and capex > budget,
+            }
+        )
+    return out
 
 
 def _best_tables(sweep: Sweep, summary: dict, currency: str, budget: float | None) -> list[dict]:
-    fields = [a["field"] for a in sweep.axes]
+    """The best configurations: per metric over the whole sweep, or, for a sweep over models or
+    chips, one table per series (its fastest configurations)."""
+    fields = [labels.axis(a["field"]) for a in sweep.axes]
     axes = services.axes_of(sweep)
+    series = summary.get("series")
+    if series:
+        return [
+            {
+                "metric": digests.DAYS,
+                "label": f"{charts.label(digests.DAYS)} · {value}",
+                "series": value,
+                "colour": charts.COLORS[i % len(charts.COLORS)],  # the series' colour on the chart
+                "fields": fields,
+                "rows": _best_rows(axes, rows, currency, budget),
+            }
+            for i, value in enumerate(series["values"])
+            if (rows := (series["best"].get(value) or {}).get(digests.DAYS))
+        ]
     tables = []
     for metric in (digests.DAYS, "cost.capex.total", digests.COST_OWNED, digests.COST_CLOUD):
         rows = summary.get("best", {}).get(metric)
-        if not rows:
-            continue
-        out = []
-        for r in rows:
-            ds = estimator_sweep.digits(axes, r["index"])
-            capex = r.get("cost.capex.total")
-            out.append(
+        if rows:
+            tables.append(
                 {
-                    "index": r["index"],
-                    "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
-                    "days": fmt.days(r.get(digests.DAYS)),
-                    "cards": fmt.count(r.get("compute.cards")),
-                    "capex": fmt.money(capex, currency),
-                    "owned": fmt.money(r.get(digests.COST_OWNED), currency),
-                    "cloud": fmt.money(r.get(digests.COST_CLOUD), currency),
-                    "over_budget": budget is not None and isinstance(capex, int | float) and capex > budget,
+                    "metric": metric,
+                    "label": charts.label(metric),
+                    "fields": fields,
+                    "rows": _best_rows(axes, rows, currency, budget),
                 }
             )
-        tables.append(
-            {
-                "metric": metric,
-                "label": charts.label(metric),
-                "fields": [labels.axis(f) for f in fields],
-                "rows": out,
-            }
-        )
     return tables
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from django.conf import settings
 from django.utils import timezone
 
+from api.timestamps import rfc3339
 from estimator.contract import sweep as estimator_sweep
 from teams.selectors import visible_to
 
@@ -48,9 +49,9 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
         return request.build_absolute_uri(path) if request is not None else path
 
     timings: dict[str, Any] = {
-        "created_at": sweep.created_at.isoformat() if sweep.created_at else None,
-        "started_at": sweep.started_at.isoformat() if sweep.started_at else None,
-        "finished_at": sweep.finished_at.isoformat() if sweep.finished_at else None,
+        "created_at": rfc3339(sweep.created_at),
+        "started_at": rfc3339(sweep.started_at),
+        "finished_at": rfc3339(sweep.finished_at),
         "queue_wait_s": _seconds(sweep.created_at, sweep.started_at),
         "elapsed_s": _seconds(sweep.created_at, sweep.finished_at or timezone.now()),  # as the user waits
         "compute_s": round(sweep.compute_s, 3),

@@ -76,3 +76,17 @@ def team_for(user, slug: str | None, field: str = "team") -> Team | None:
         return None
     mine = list(teams_of(user)[:2])
     return mine[0] if len(mine) == 1 else None
+
+
+def team_of(user, slug: str) -> Team:
+    """One of the user's teams by slug; Team.DoesNotExist for any other (the callers answer 404)."""
+    return teams_of(user).get(slug=slug)
+
+
+def members_of(team: Team) -> QuerySet[Membership]:
+    return Membership.objects.filter(team=team).select_related("user").order_by("user__username")
+
+
+def membership_in(team: Team, username: str) -> Membership:
+    """A member of the team by username; Membership.DoesNotExist otherwise."""
+    return members_of(team).get(user__username=username)

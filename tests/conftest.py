@@ -3,6 +3,21 @@
 import pytest
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _fast_password_hashing(request):
+    """Django's PBKDF2 (a million iterations) costs about half a second per password on an idle
+    core, several seconds on a loaded one, paid by every user a test makes and every sign-in by
+    password; the tests check who may do what, not the hash, so they hash with MD5. (Through
+    override_settings, whose signal empties the hashers' cache; worker subprocesses keep PBKDF2.)"""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield  # `make test-core` runs without Django
+        return
+    from django.test import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture
 def api_client():
     from rest_framework.test import APIClient

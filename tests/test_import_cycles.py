@@ -1,7 +1,7 @@
 """No import cycles inside the project, hidden or not.
 
-Walks every `import` statement of estimator, api, reports, sweeps, teams, pricebooks, accounts,
-integrations and config, at module level and inside functions (a function-level import is how a
+Walks every `import` statement of the repository's packages (estimator, config and every web app),
+at module level and inside functions (a function-level import is how a
 cycle usually hides), resolves relative imports, and fails on any strongly connected component of
 more than one module. A package's `__init__` importing its own submodules is not counted as a cycle
 (Python imports the parent first).
@@ -15,21 +15,14 @@ when no single module closes a loop. A failure names the cycle and the imports t
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = (
-    "estimator",
-    "api",
-    "reports",
-    "sweeps",
-    "teams",
-    "pricebooks",
-    "accounts",
-    "integrations",
-    "config",
-)
+# Every top-level package of the repository (the core, config and each web app), found, so that
+# a new app is checked the day it appears.
+PACKAGES = tuple(sorted(p.parent.name for p in ROOT.glob("*/__init__.py") if p.parent.name != "tests"))
 
 
 def _modules() -> dict[str, Path]:
@@ -45,6 +38,7 @@ def _modules() -> dict[str, Path]:
     return out
 
 
+@functools.cache  # parsed once per run: several tests (and tests/test_layers.py) read it, none writes
 def import_graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports anywhere in its body."""
     modules = _modules()
@@ -187,6 +181,10 @@ def test_package_detector_names_a_cycle_no_module_closes():
         )
         == []
     )
+
+
+def test_every_package_is_walked():
+    assert {"estimator", "config", "api", "reports", "sweeps", "teams", "integrations"} <= set(PACKAGES)
 
 
 def test_graph_sees_function_level_and_relative_imports():

@@ -15,6 +15,7 @@ from accounts import selectors, services
 from accounts.models import ApiToken
 from api.exceptions import ErrorSerializer
 from api.pagination import Pagination
+from api.schema import PAGE_PARAMETERS, paginated
 
 from .serializers import ApiTokenSerializer
 
@@ -27,7 +28,13 @@ class TokenListView(APIView):
         summary="Your API tokens, newest first",
         description="Live, expired and revoked; never the secret, which is shown once when the token is "
         "created on the “API tokens” page.",
-        responses={200: ApiTokenSerializer(many=True), 401: ErrorSerializer, 429: ErrorSerializer},
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: paginated("PaginatedApiTokenList", ApiTokenSerializer),
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+            429: ErrorSerializer,
+        },
     )
     def get(self, request):
         paginator = Pagination()

@@ -171,6 +171,19 @@ def file_price_books(base: str, token: str | None, team: str, quotes: list[dict[
     return refs
 
 
+def wait_done(url: str, token: str, timeout_s: float = 600) -> dict:
+    """GET the batch until every item is planned (once a second, at most `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status, raw = request(url, token)
+        batch = json.loads(raw)
+        if status == 200 and batch["status"] == "done":
+            return batch
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the batch is still {batch.get('status')} after {timeout_s:g} s: {url}")
+        time.sleep(1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base-url", default=os.environ.get("CLUSTERPLAN_URL", "http://127.0.0.1:8000"))
@@ -187,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     team = team_slug(base, args.token, args.team)
     books = file_price_books(base, args.token, team, quotes)
 
-    # 2. The batch: every quote planned in one request, answered in order, filed under the team.
+    # 2. The batch: every quote in one request, filed under the team; accepted at once (202), planned
+    #    by the service's workers, read again at its url until it is done (or use a callback).
     status, raw = request(
         f"{base}/api/v1/estimates/batch?team={team}",
         args.token,
@@ -195,10 +209,11 @@ def main(argv: list[str] | None = None) -> int:
         key=str(uuid.uuid4()),
     )
     batch = json.loads(raw)
-    if status != 201:
+    if status != 202:
         for error in batch.get("errors", []):
             print(f"refused: {error['field'] or 'request'}: {error['message']}", file=sys.stderr)
         return 1
+    batch = wait_done(batch["url"], args.token)
     for item in batch["results"]:
         vendor = quotes[item["index"]]["vendor"]
         if item["status"] == 201:

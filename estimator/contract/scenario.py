@@ -185,6 +185,13 @@ def _model_extras(model: Any) -> list[FieldError]:
     return []
 
 
+def _pilot_model_extras(calibration: Any) -> list[FieldError]:
+    """_model_extras of calibration.pilot.model, with its path."""
+    pilot = calibration.get("pilot") if isinstance(calibration, dict) else None
+    model = pilot.get("model") if isinstance(pilot, dict) else None
+    return [FieldError("calibration.pilot." + e.field, e.message) for e in _model_extras(model)]
+
+
 class Training(_Section):
     tokens: Num = Field(ge=limits.MIN_TOKENS, le=1e17, description="Training tokens D (at least one)")
     seq_len: Int | None = Field(None, ge=16, le=10_000_000, description="Default: the preset's, else 4096")
@@ -400,6 +407,39 @@ class Uncertainty(_Section):
     price_spread: Num = Field(0.2, ge=0, lt=1, description="± fraction around likely prices")
 
 
+class Pilot(_Section):
+    """A run the team measured (estimator.plan.calibration): its size, layout, batch and what was
+    measured. The model, hardware and stack are the scenario's unless named here."""
+
+    cards: Int = Field(ge=1, le=limits.MAX_CARDS, description="Cards of the pilot run")
+    parallelism: Parallelism | None = Field(None, description="The pilot's layout; searched when absent")
+    seq_len: Int = Field(ge=16, le=10_000_000)
+    global_batch_tokens: Num = Field(gt=0, le=1e10)
+    measured_tokens_per_s_per_card: Num | None = Field(None, gt=0, le=1e9)
+    measured_step_time_s: Num | None = Field(None, gt=0, le=1e6)
+    measured_comm_wait_share: Num | None = Field(
+        None, ge=0, lt=1, description="Share of the step spent waiting for communication (profiler)"
+    )
+    model: ModelSpec | None = Field(
+        None, description="The pilot's own model (a smaller one of the same kind)"
+    )
+    hardware: Hardware | None = Field(
+        None, description="The pilot's own hardware (factor carried across chips)"
+    )
+    stack: str | None = Field(None, max_length=60, description="The pilot's own software stack")
+
+    @model_validator(mode="after")
+    def _one_measurement(self) -> Pilot:
+        given = (self.measured_tokens_per_s_per_card, self.measured_step_time_s)
+        if sum(v is not None for v in given) != 1:
+            raise ValueError("give exactly one of measured_tokens_per_s_per_card or measured_step_time_s")
+        return self
+
+
+class Calibration(_Section):
+    pilot: Pilot
+
+
 class Scenario(_Section):
     version: Literal[1] = SCENARIO_VERSION
     name: str = Field("", max_length=200)
@@ -414,6 +454,7 @@ class Scenario(_Section):
     cost: Cost = Field(default_factory=Cost)
     serving: Serving | None = None
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
+    calibration: Calibration | None = None
 
     # config.json names of `model` the estimator does not read (split_model): listed in the result's
     # model.ignored_fields, never part of the scenario (nor of normalized())
@@ -427,8 +468,15 @@ class Scenario(_Section):
         """The scenario with every default filled, as plain JSON; resolve.parse_scenario(normalized) is a fixpoint."""
         data = self.model_dump(mode="json")
         data["model"] = {k: v for k, v in data["model"].items() if v is not None}
-        if data.get("serving") is None:
-            data.pop("serving", None)
+        for optional in ("serving", "calibration"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
+        pilot = (data.get("calibration") or {}).get("pilot")
+        if pilot is not None:
+            pilot = {k: v for k, v in pilot.items() if v is not None}
+            if "model" in pilot:
+                pilot["model"] = {k: v for k, v in pilot["model"].items() if v is not None}
+            data["calibration"]["pilot"] = pilot
         return data
 
 
@@ -458,6 +506,7 @@ def validate_shape(data: Any) -> Scenario:
     if ignored:
         data = {**data, "model": model}
     extra_errors = _model_extras(data.get("model"))
+    extra_errors += _pilot_model_extras(data.get("calibration"))
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:

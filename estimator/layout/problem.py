@@ -48,6 +48,8 @@ class LayoutProblem:
     (6·N_active + 12·L·s·d_attn, the compute section's convention).
     link_efficiency, gemm_fraction, expert_gemm_overhead_s: the physical constants of
     estimator.layout.steptime (override for what-if studies and calibration only).
+    compute_factor: a pilot run's compute-efficiency factor (estimator.plan.calibration), scaling
+    every compute rate of the step (GEMM, attention, HBM streaming); 1.0 = the model as published.
     """
 
     arch: Architecture
@@ -72,6 +74,7 @@ class LayoutProblem:
     gemm_fraction: float = TRAINING_GEMM_FRACTION
     expert_gemm_overhead_s: float = EXPERT_GEMM_OVERHEAD_S
     model_flop_per_token: float | None = None
+    compute_factor: float = 1.0
 
     def __post_init__(self) -> None:
         errors = []

@@ -34,7 +34,14 @@ from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money.pricing import equipment, model_flops, prices, vectorized_counts
 from estimator.money.pricing import facility as plan_facility
 from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, rollup
-from estimator.plan.compose import SizeMemo, candidate_sizes, cards_multiple, size_for_deadline
+from estimator.plan.compose import (
+    SizeMemo,
+    candidate_sizes,
+    cards_multiple,
+    problem_at,
+    size_for_deadline,
+)
+from estimator.plan.pilot import calibrated, fit_pilot
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
 NUMERIC_FIELDS = (
@@ -159,6 +166,8 @@ def evaluate_columns(
             doc.setdefault("cluster", {}).pop("cards", None)
         try:
             r = resolve(validate_shape(doc), books)
+            if r.scenario.calibration is not None:  # the pilot's factors (estimator.plan.pilot)
+                r = calibrated(r, fit_pilot(r, problem_at))
             values = _evaluate_group(r, cols, len(rows))
         except ScenarioError as exc:
             errors[rows] = str(exc)

@@ -9,6 +9,7 @@ no MFU, cards and predicted MFU are iterated to a fixed point.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Callable, Mapping
@@ -31,6 +32,7 @@ from estimator.layout.batch_search import best_layouts
 from estimator.layout.memory import Buffers
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, search
 from estimator.layout.stacks import StackProfile, resolve_stack
+from estimator.layout.steptime import LINK_EFFICIENCY
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
@@ -38,6 +40,7 @@ from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money.budget import cards_for_budget
 from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
 from estimator.money.rollup import Counts, Sizing, rollup
+from estimator.plan.pilot import calibrated, fit_pilot, section
 from estimator.plan.refusal import refusal
 from estimator.plan.sections import assemble
 
@@ -94,6 +97,8 @@ def layout_problem(r: Resolved, cards: int, fabric: Fabric) -> LayoutProblem:
         buffers=buffers,
         fixed=r.scenario.parallelism.fixed(),
         model_flop_per_token=model_flops(r)["flop_per_token"],
+        compute_factor=r.compute_factor,
+        link_efficiency=LINK_EFFICIENCY * r.comm_factor,
     )
 
 
@@ -371,7 +376,8 @@ class Sized:
 
 def size_plan(r: Resolved) -> Sized:
     """Choose the cluster (choose_cluster: cards, deadline or budget) and roll up its time, power
-    and cost; raises the refusal when no layout passes the rules and fits (plan.refusal)."""
+    and cost; raises the refusal when no layout passes the rules and fits (plan.refusal). `r` is
+    already calibrated where the scenario has a pilot (build_result)."""
     s = r.scenario
     flops = model_flops(r)
     peak = r.accelerator.peak_flops(s.training.precision)
@@ -399,7 +405,7 @@ def size_plan(r: Resolved) -> Sized:
 def budget_affords(r: Resolved, own: Sized | None = None) -> dict[str, Any] | None:
     """What the budget buys: the budget-sized plan of the same scenario, with the same search
     (size_plan with cluster.budget, as a scenario sized by budget plans), so every report that says
-    what a budget buys gives the same cards, capex and days (CHANGELOG 2.14.0). `own`: the plan's
+    what a budget buys gives the same cards, capex and days (CHANGELOG 2.15.0). `own`: the plan's
     own sizing when the scenario is itself sized by its budget. None when the budget buys no
     cluster or no layout plans on the cluster it buys."""
     s = r.scenario
@@ -425,9 +431,27 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> dict[str, Any] | No
 
 def build_result(r: Resolved) -> dict[str, Any]:
     """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario."""
+    s = r.scenario
+    # calibration.pilot (estimator.plan.pilot): plan with the pilot's factors, keep the plan before
+    fit = fit_pilot(r, problem_at) if s.calibration is not None else None
+    before: ClusterChoice | None = None
+    if fit is not None:
+        flops = model_flops(r)
+        with contextlib.suppress(ScenarioError):  # uncalibrated, no layout: nothing to show before
+            before = choose_cluster(r, flops["training_flop"], r.accelerator.peak_flops(s.training.precision))
+        r = calibrated(r, fit)
     z = size_plan(r)
     problem = layout_problem(r, z.choice.cards, z.choice.fabric)
     result = assemble(r, z.flops, z.peak, z.choice, z.storage, z.equipment, z.prices, z.roll, problem)
     if "budget" in result:
         result["budget"]["affords"] = budget_affords(r, z)
+    best = z.choice.layouts.best
+    if fit is not None and best is not None:
+        first = (before.layouts.best, before.cards) if before is not None else (None, z.choice.cards)
+        result["calibration"] = section(fit, r, first, (best, z.choice.cards))
     return result
+
+
+def problem_at(r: Resolved, cards: int) -> LayoutProblem:
+    """The layout problem of `r` at `cards` on its own fabric (the pilot's, estimator.plan.pilot)."""
+    return layout_problem(r, cards, fabric_for(r, cards))

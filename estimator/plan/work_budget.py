@@ -22,6 +22,7 @@ from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
 from estimator.layout.enumeration import axis_values
 from estimator.plan.compose import layout_problem
+from estimator.plan.pilot import pilot_document
 
 # The fabric changes bandwidths, not how many layouts there are: any one serves for counting.
 _ANY_FABRIC = SimpleNamespace(cross_leaf_bandwidth_factor=1.0, nodes_per_leaf_group=math.inf)
@@ -40,12 +41,23 @@ def check_work_budget(data: Any, books: Mapping[str, PriceBook] | None = None) -
     resolved = resolve(validate_shape(data), books)
     cards = resolved.scenario.cluster.cards
     if cards is not None:
-        count = layout_candidates(resolved, cards)
-        if count > limits.MAX_LAYOUT_CANDIDATES:
-            raise ScenarioError(
-                f"{cards:,} cards give {count:,} parallel layouts to search; the limit is "
-                f"{limits.MAX_LAYOUT_CANDIDATES:,}: fix some of parallelism.tp, pp, cp or ep, or "
-                "choose a card count with fewer divisors",
-                "cluster.cards",
-            )
+        _check_cards(resolved, cards, "cluster.cards")
+    calibration = resolved.scenario.calibration
+    if calibration is not None:  # the pilot's own layout search (estimator.plan.pilot)
+        try:
+            pilot = resolve(validate_shape(pilot_document(resolved.scenario)), None)
+        except ScenarioError:
+            return resolved  # planning reports the pilot's errors with their paths
+        _check_cards(pilot, calibration.pilot.cards, "calibration.pilot.cards")
     return resolved
+
+
+def _check_cards(resolved: Resolved, cards: int, field: str) -> None:
+    count = layout_candidates(resolved, cards)
+    if count > limits.MAX_LAYOUT_CANDIDATES:
+        raise ScenarioError(
+            f"{cards:,} cards give {count:,} parallel layouts to search; the limit is "
+            f"{limits.MAX_LAYOUT_CANDIDATES:,}: fix some of parallelism.tp, pp, cp or ep, or "
+            "choose a card count with fewer divisors",
+            field,
+        )

@@ -12,8 +12,9 @@ from rest_framework import serializers
 
 from api.exceptions import ErrorSerializer
 from api.schema import CallbackSerializer
+from api.timestamps import rfc3339
 from estimator import limits
-from integrations.batches import MAX_NAME_CHARS, counts, items_of
+from integrations.batches import MAX_NAME_CHARS, PENDING, counts, items_of
 from integrations.models import Batch, BatchItem, Callback
 from reports.api.serializers import EstimateSerializer, SharedReportSerializer
 
@@ -33,11 +34,12 @@ class BatchRequestSerializer(serializers.Serializer):
 class BatchItemSerializer(serializers.Serializer):
     index = serializers.IntegerField(help_text="Position of the scenario in the request")
     status = serializers.IntegerField(
-        help_text="201 planned; 400 refused (see error); 503 not planned within the batch's time budget; "
-        "404 its estimate was deleted since"
+        help_text="202 waiting to be planned; 201 planned; 400 refused (see error); 500 not planned because "
+        "of an internal error (send it again); 404 its estimate was deleted since"
     )
     ok = serializers.BooleanField(
-        help_text="Whether the scenario was planned; false: the reason in error, no figures"
+        required=False,
+        help_text="Whether the scenario was planned (absent while pending); false: the reason in error, no figures",
     )
     estimate = EstimateSerializer(
         required=False, help_text="When 201: the body POST /api/v1/estimates answers"
@@ -57,9 +59,11 @@ class BatchSummarySerializer(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()
     created_at = serializers.DateTimeField()
+    status = serializers.ChoiceField(choices=Batch.Status.choices, help_text="queued, running or done")
     count = serializers.IntegerField()
     planned = serializers.IntegerField()
     failed = serializers.IntegerField()
+    pending = serializers.IntegerField(help_text="Items not planned yet")
     url = serializers.CharField()
     compare_url = serializers.CharField()
     xlsx_url = serializers.CharField()
@@ -82,6 +86,8 @@ def _url(request, name: str, *args: Any) -> str:
 
 
 def item_payload(item: BatchItem, request, shared: bool) -> dict[str, Any]:
+    if item.status == PENDING:
+        return {"index": item.index, "status": PENDING}
     if item.estimate is not None:
         serializer = SharedReportSerializer if shared else EstimateSerializer
         return {
@@ -106,7 +112,8 @@ def batch_summary(batch: Batch, request, shared: bool = False) -> dict[str, Any]
     return {
         "id": batch.pk,
         "name": batch.name,
-        "created_at": batch.created_at.isoformat(),
+        "created_at": rfc3339(batch.created_at),
+        "status": batch.status,
         **counts(batch),
         "url": _url(request, "integrations_api:batch", batch.pk)
         if owned
@@ -148,10 +155,13 @@ class SigningSecretSerializer(serializers.Serializer):
 class DeliveryAttemptSerializer(serializers.Serializer):
     attempt = serializers.IntegerField()
     started_at = serializers.DateTimeField()
-    duration_ms = serializers.IntegerField()
+    finished_at = serializers.DateTimeField(
+        allow_null=True, help_text="Empty while the attempt runs (or if its worker was lost)"
+    )
+    duration_ms = serializers.IntegerField(allow_null=True)
     status_code = serializers.IntegerField(allow_null=True)
     error = serializers.CharField()
-    response_excerpt = serializers.CharField()
+    response_excerpt = serializers.CharField(help_text="At most 120 printable characters of the answer")
 
 
 class WebhookSerializer(serializers.Serializer):
@@ -179,13 +189,14 @@ def webhook_payload(callback: Callback) -> dict[str, Any]:
         "event_id": callback.event_id,
         "event_type": callback.event_type,
         "payload": json.loads(callback.payload) if callback.payload else None,
-        "created_at": callback.created_at.isoformat(),
-        "fired_at": callback.fired_at.isoformat() if callback.fired_at else None,
-        "next_attempt_at": callback.next_attempt_at.isoformat() if callback.next_attempt_at else None,
+        "created_at": rfc3339(callback.created_at),
+        "fired_at": rfc3339(callback.fired_at),
+        "next_attempt_at": rfc3339(callback.next_attempt_at),
         "attempts": [
             {
                 "attempt": a.attempt,
-                "started_at": a.started_at.isoformat(),
+                "started_at": rfc3339(a.started_at),
+                "finished_at": rfc3339(a.finished_at),
                 "duration_ms": a.duration_ms,
                 "status_code": a.status_code,
                 "error": a.error,
@@ -215,6 +226,7 @@ class BatchEventDataSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     planned = serializers.IntegerField()
     failed = serializers.IntegerField()
+    pending = serializers.IntegerField(help_text="0: the batch is done")
     url = serializers.CharField()
     compare_url = serializers.CharField()
     xlsx_url = serializers.CharField()

@@ -3,6 +3,7 @@ deliveries. Thin views over integrations.batches / signing; errors in the API's 
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Prefetch
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
@@ -13,10 +14,12 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.exceptions import ErrorSerializer
+from api.exceptions import ErrorSerializer, error_response
 from api.pagination import Pagination
 from api.parsers import StrictJSONParser
-from api.schema import TEAM_PARAMETER
+from api.schema import PAGE_PARAMETERS, TEAM_PARAMETER, paginated
+from api.throttling import client_ip
+from api.timestamps import rfc3339
 from integrations import batches, signing
 from integrations.models import Batch, Callback, DeliveryAttempt
 
@@ -41,6 +44,16 @@ VERIFY = (
 )
 
 
+POLL_AFTER_S = "5"  # while a batch is planned: when to read it again (Retry-After, RFC 9110)
+
+
+def polled(response: Response, batch: Batch) -> Response:
+    """A batch still being planned says when to look again."""
+    if batch.status in Batch.ACTIVE:
+        response["Retry-After"] = POLL_AFTER_S
+    return response
+
+
 def site_url(request) -> str:
     """Where the links of a notification point: the address the request came through."""
     return request.build_absolute_uri("/")
@@ -58,7 +71,12 @@ class BatchListCreateView(APIView):
     @extend_schema(
         operation_id="estimates_batch_list",
         summary="Your batches, newest first (without their results)",
-        responses={200: BatchSummarySerializer(many=True), 401: ErrorSerializer},
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: paginated("PaginatedBatchSummaryList", BatchSummarySerializer),
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request):
         paginator = Pagination()
@@ -68,24 +86,32 @@ class BatchListCreateView(APIView):
     @extend_schema(
         operation_id="estimates_batch_create",
         summary="Plan a batch of scenarios (quotes)",
-        description="Each scenario is planned as POST /api/v1/estimates would (and counts as one request "
-        "against your rate limit); the results come in the order of the scenarios, each its own estimate "
-        "or its own error. The response links a comparison page of every planned quote and its Excel "
-        "file. With `callback` (needs a token), a signed notification is POSTed there once the batch is "
-        "stored.",
+        description="Answered at once (202) with the batch's `url` (Location): GET it until `status` is "
+        "`done`; the items are filled as they are planned (202 while waiting). Each scenario is planned as "
+        "POST /api/v1/estimates would (and counts as one request against your rate limit); the results come "
+        "in the order of the scenarios, each its own estimate or its own error. The response links a "
+        "comparison page of every planned quote and its Excel file. With `callback` (needs a token), a "
+        "signed notification is POSTed there once every item is planned. At most "
+        "BATCH_MAX_ACTIVE_PER_USER batches per caller are queued or running at once (then 429).",
         request=BatchRequestSerializer,
         parameters=[TEAM_PARAMETER],
-        responses={201: BatchSerializer, **ERRORS},
+        responses={202: BatchSerializer, **ERRORS},
     )
     def post(self, request):
-        batch = batches.create_batch(
-            data=request.data,
-            owner=request.user,
-            base_url=site_url(request),
-            team=request.query_params.get("team"),
-        )
+        try:
+            batch = batches.create_batch(
+                data=request.data,
+                owner=request.user,
+                base_url=site_url(request),
+                team=request.query_params.get("team"),
+                client_ip=client_ip(request),
+            )
+        except batches.BatchesBusyError as exc:  # 429 with its own reason, not the rate limit's
+            wait = str(max(1, int(settings.BATCH_STALL_S)))
+            return error_response([{"field": "", "message": str(exc)}], 429, headers={"Retry-After": wait})
         body = batch_payload(batch, request)
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
+        headers = {"Location": body["url"], "Retry-After": POLL_AFTER_S}
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
 
 
 class BatchDetailView(APIView):
@@ -99,7 +125,7 @@ class BatchDetailView(APIView):
             batch = batches.owned_batch(request.user, pk)
         except Batch.DoesNotExist:
             raise Http404 from None
-        return Response(batch_payload(batch, request))
+        return polled(Response(batch_payload(batch, request)), batch)
 
 
 class SharedBatchView(APIView):
@@ -113,17 +139,15 @@ class SharedBatchView(APIView):
             batch = batches.shared_batch(token)
         except Batch.DoesNotExist:
             raise Http404 from None
-        return Response(batch_payload(batch, request, shared=True))
+        return polled(Response(batch_payload(batch, request, shared=True)), batch)
 
 
 def _secret_body(user) -> dict:
     record = signing.secret_of(user)
     return {
         "secret": record.secret,
-        "created_at": record.created_at.isoformat(),
-        "previous_valid_until": (
-            until.isoformat() if (until := signing.previous_valid_until(record)) else None
-        ),
+        "created_at": rfc3339(record.created_at),
+        "previous_valid_until": rfc3339(signing.previous_valid_until(record)),
         "verify": VERIFY,
     }
 
@@ -177,10 +201,14 @@ class DeliveriesView(APIView):
         parameters=[
             OpenApiParameter("sweep", OpenApiTypes.INT, description="only the callback of this sweep"),
             OpenApiParameter("batch", OpenApiTypes.INT, description="only the callback of this batch"),
-            OpenApiParameter("page", OpenApiTypes.INT),
-            OpenApiParameter("page_size", OpenApiTypes.INT),
+            *PAGE_PARAMETERS,
         ],
-        responses={200: WebhookSerializer(many=True), 400: ErrorSerializer, 401: ErrorSerializer},
+        responses={
+            200: paginated("PaginatedWebhookList", WebhookSerializer),
+            400: ErrorSerializer,
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request):
         rows = Callback.objects.filter(owner=request.user).prefetch_related(

@@ -74,3 +74,14 @@ class PriceBookSerializer(serializers.ModelSerializer):
         path = reverse("pricebooks_api:versions", args=[obj.pk])
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request is not None else path
+
+
+class PriceBookUpdateSerializer(PriceBookSerializer):
+    version_created = serializers.BooleanField(
+        help_text="true: the content differed from the latest version and was filed as a new one; "
+        "false: it was the same, nothing was filed."
+    )
+
+    class Meta(PriceBookSerializer.Meta):
+        fields = [*PriceBookSerializer.Meta.fields, "version_created"]
+        read_only_fields = fields

@@ -4,20 +4,29 @@ to the members of its team only; anyone else gets 404. Errors use the API's one 
 from __future__ import annotations
 
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.conditional import immutable
 from api.exceptions import ErrorSerializer
 from api.parsers import StrictJSONParser
+from api.schema import IF_NONE_MATCH
 from estimator.errors import ScenarioError
 from pricebooks import selectors, services
-from pricebooks.models import PriceBook
+from pricebooks.models import PriceBook, PriceBookVersion
 from teams.selectors import teams_of
 
-from .serializers import BookInputSerializer, PriceBookSerializer, VersionInputSerializer, VersionSerializer
+from .serializers import (
+    BookInputSerializer,
+    PriceBookSerializer,
+    PriceBookUpdateSerializer,
+    VersionInputSerializer,
+    VersionSerializer,
+)
 
 ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer}
 
@@ -35,16 +44,24 @@ def _valid(serializer_class, request) -> dict:
     return dict(serializer.validated_data)
 
 
-def _new_version(request, book: PriceBook):
+def _version_fields(request) -> dict:
     data = _valid(VersionInputSerializer, request)
-    return services.add_version(
-        user=request.user,
-        book=book,
-        currency=data["currency"],
-        price_date=data["price_date"],
-        prices=data["prices"],
-        name=data.get("name"),
+    return {k: data.get(k) for k in ("currency", "price_date", "prices", "name")}
+
+
+def _absolute(request, name: str, *args) -> str:
+    return request.build_absolute_uri(reverse(name, args=args))
+
+
+def _version_identity(request, pk: int, number: int) -> tuple | None:
+    """None unless the caller may see the book (the same rule as the view's)."""
+    visible = selectors.books_of(request.user).filter(pk=pk)
+    found = (
+        PriceBookVersion.objects.filter(book__in=visible, number=number)
+        .values_list("pk", "created_at")
+        .first()
     )
+    return None if found is None else ("price-book-version", *found)
 
 
 class PriceBookListCreateView(APIView):
@@ -85,7 +102,8 @@ class PriceBookListCreateView(APIView):
             prices=data["prices"],
         )
         body = PriceBookSerializer(book, context={"request": request}).data
-        return Response(body, status=status.HTTP_201_CREATED)
+        location = _absolute(request, "pricebooks_api:detail", book.pk)
+        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": location})
 
 
 class PriceBookDetailView(APIView):
@@ -100,17 +118,21 @@ class PriceBookDetailView(APIView):
 
     @extend_schema(
         operation_id="price_books_update",
-        summary="Edit a price book: a new version",
-        description="The body is the new version's currency, price date and prices (and optionally a new "
-        "name). Estimates made with earlier versions keep theirs.",
+        summary="Edit a price book: a new version, unless nothing changed",
+        description="The body is the book's currency, price date and prices (and optionally a new name). "
+        "When they differ from the latest version, a new version is filed (`version_created`: true); "
+        "the same content again files nothing (`version_created`: false), so a PUT can be repeated "
+        "safely. Estimates made with earlier versions keep theirs. `Idempotency-Key` is honoured as "
+        "on POST.",
         request=VersionInputSerializer,
-        responses={200: PriceBookSerializer, **ERRORS},
+        responses={200: PriceBookUpdateSerializer, **ERRORS},
     )
     def put(self, request, pk: int):
         book = _book(request, pk)
-        _new_version(request, book)
+        _version, created = services.update_book(user=request.user, book=book, **_version_fields(request))
         book.refresh_from_db()
-        return Response(PriceBookSerializer(book, context={"request": request}).data)
+        body = PriceBookSerializer(book, context={"request": request}).data
+        return Response({**body, "version_created": created})
 
 
 class PriceBookVersionsView(APIView):
@@ -133,14 +155,24 @@ class PriceBookVersionsView(APIView):
         responses={201: VersionSerializer, **ERRORS},
     )
     def post(self, request, pk: int):
-        version = _new_version(request, _book(request, pk))
-        return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
+        book = _book(request, pk)
+        version = services.add_version(user=request.user, book=book, **_version_fields(request))
+        location = _absolute(request, "pricebooks_api:version", book.pk, version.number)
+        return Response(
+            VersionSerializer(version).data, status=status.HTTP_201_CREATED, headers={"Location": location}
+        )
 
 
 class PriceBookVersionView(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(operation_id="price_book_versions_retrieve", responses={200: VersionSerializer, **ERRORS})
+    @extend_schema(
+        operation_id="price_book_versions_retrieve",
+        summary="One version of a book (it never changes: ETag, 304 on If-None-Match)",
+        parameters=[IF_NONE_MATCH],
+        responses={200: VersionSerializer, 304: None, **ERRORS},
+    )
+    @immutable(_version_identity)
     def get(self, request, pk: int, number: int):
         version = _book(request, pk).versions.filter(number=number).first()
         if version is None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from django.conf import settings
 from django.urls import reverse
 from django.utils import translation
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from api.result_schema import RESULT_REF
 from reports.models import Estimate
+from reports.money import money, result_amounts, result_currency
 from reports.summary import HEADLINE, dig
 
 
@@ -50,6 +51,29 @@ def book_summary(document: dict | None) -> dict | None:
     return {k: document.get(k) for k in ("name", "version", "price_date", "currency")}
 
 
+class MoneySerializer(serializers.Serializer):
+    amount = serializers.RegexField(
+        r"^-?[0-9]+(\.[0-9]+)?$",
+        help_text="A decimal string, rounded to the currency's minor unit (rates: two places more).",
+    )
+    currency = serializers.RegexField(r"^[A-Z]{3}$", help_text="ISO 4217 code, e.g. USD, CNY.")
+
+
+class _AmountsMixin(serializers.Serializer):
+    currency = serializers.SerializerMethodField(help_text="ISO 4217 currency of every amount of the result.")
+    amounts = serializers.SerializerMethodField(
+        help_text="Every amount of `result` as a decimal string with its currency, keyed by its dotted "
+        "path (`cost.capex.total`, `cost.run.owned`, ...): read money from here, not from the floats."
+    )
+
+    def get_currency(self, obj: Estimate) -> str:
+        return result_currency(obj.result)
+
+    @extend_schema_field(serializers.DictField(child=MoneySerializer()))
+    def get_amounts(self, obj: Estimate) -> dict:
+        return result_amounts(obj.result)
+
+
 class _TeamAndBookMixin(serializers.Serializer):
     team = serializers.SerializerMethodField(
         help_text="Slug of the team whose members see it; null: the owner only."
@@ -66,11 +90,21 @@ class _TeamAndBookMixin(serializers.Serializer):
         return book_summary(obj.price_book)
 
 
-class EstimateSerializer(_TeamAndBookMixin, _ShareUrlMixin, serializers.ModelSerializer):
+@extend_schema_field(RESULT_REF)
+class ResultField(serializers.JSONField):
+    """The plan's sections (api.result_schema names their schemas)."""
+
+
+@extend_schema_field({"oneOf": [RESULT_REF, {"type": "null"}]})
+class RecomputedResultField(serializers.JSONField):
+    pass
+
+
+class EstimateSerializer(_AmountsMixin, _TeamAndBookMixin, _ShareUrlMixin, serializers.ModelSerializer):
     scenario = serializers.JSONField(
         help_text="The normalized scenario: the input with every default filled."
     )
-    result = serializers.JSONField(
+    result = ResultField(
         help_text="compute, parallelism, memory, network, storage, power, cost, ... (docs/architecture.md#scenario-contract)."
     )
 
@@ -85,11 +119,28 @@ class EstimateSerializer(_TeamAndBookMixin, _ShareUrlMixin, serializers.ModelSer
             "price_book",
             "scenario",
             "result",
+            "currency",
+            "amounts",
             "engine_version",
             "catalog_version",
             "created_at",
         ]
         read_only_fields = fields
+
+
+@extend_schema_serializer(deprecate_fields=["capex"])
+class HeadlineSerializer(serializers.Serializer):
+    cards = serializers.IntegerField(allow_null=True, help_text="Accelerator cards.")
+    servers = serializers.IntegerField(allow_null=True, help_text="Servers (nodes).")
+    days = serializers.FloatField(allow_null=True, help_text="Wall-clock days of training.")
+    capex = serializers.FloatField(
+        allow_null=True,
+        help_text="Deprecated (Sunset 2027-06-30, docs/api-versioning.md): the cluster cost as a float, "
+        "without its currency. Use capex_amount.",
+    )
+    capex_amount = MoneySerializer(allow_null=True, help_text="The cluster cost (capex), with its currency.")
+    currency = serializers.CharField(help_text="ISO 4217 currency of the estimate's amounts.")
+    power = serializers.FloatField(allow_null=True, help_text="Facility power, watts.")
 
 
 class EstimateListItemSerializer(_TeamAndBookMixin, _ShareUrlMixin, serializers.ModelSerializer):
@@ -111,16 +162,18 @@ class EstimateListItemSerializer(_TeamAndBookMixin, _ShareUrlMixin, serializers.
         ]
         read_only_fields = fields
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field(HeadlineSerializer)
     def get_headline(self, obj: Estimate) -> dict:
-        return {key: dig(obj.result, path) for key, _label, path, _kind in HEADLINE}
+        out = {key: dig(obj.result, path) for key, _label, path, _kind in HEADLINE}
+        currency = result_currency(obj.result)
+        return {**out, "currency": currency, "capex_amount": money(out["capex"], currency)}
 
 
-class SharedReportSerializer(_ShareUrlMixin, serializers.ModelSerializer):
+class SharedReportSerializer(_AmountsMixin, _ShareUrlMixin, serializers.ModelSerializer):
     """A shared report: no id and no owner, only what the link shows."""
 
     scenario = serializers.JSONField()
-    result = serializers.JSONField()
+    result = ResultField()
 
     class Meta:
         model = Estimate
@@ -130,6 +183,8 @@ class SharedReportSerializer(_ShareUrlMixin, serializers.ModelSerializer):
             "report_url",
             "scenario",
             "result",
+            "currency",
+            "amounts",
             "engine_version",
             "catalog_version",
             "created_at",

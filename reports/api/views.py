@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any
 
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -14,10 +15,11 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.exceptions import ErrorSerializer
+from api.conditional import immutable
+from api.exceptions import ErrorItemSerializer, ErrorSerializer
 from api.pagination import Pagination
 from api.parsers import StrictJSONParser
-from api.schema import TEAM_PARAMETER, inline_refs
+from api.schema import IF_NONE_MATCH, PAGE_PARAMETERS, TEAM_PARAMETER, inline_refs, paginated
 from estimator import catalog
 from estimator.contract.scenario import scenario_json_schema
 from reports import selectors, services
@@ -29,6 +31,7 @@ from .serializers import (
     DiffRowSerializer,
     EstimateListItemSerializer,
     EstimateSerializer,
+    RecomputedResultField,
     SharedReportSerializer,
     book_summary,
 )
@@ -39,6 +42,16 @@ FORBIDDEN = {403: ErrorSerializer}
 
 def _scenario_request() -> dict:
     return {"application/json": inline_refs(scenario_json_schema())}
+
+
+def _location(request, estimate: Estimate) -> str:
+    """Where the new estimate is: its API resource for its owner; the shared report (JSON) when
+    anonymous, since only the share link reaches it."""
+    if estimate.owner_id is None:
+        path = reverse("api:report", args=[estimate.share_token])
+    else:
+        path = reverse("api:estimate", args=[estimate.pk])
+    return request.build_absolute_uri(path)
 
 
 class EstimateListCreateView(APIView):
@@ -67,12 +80,19 @@ class EstimateListCreateView(APIView):
             data=request.data, owner=request.user, team=request.query_params.get("team")
         )
         body = EstimateSerializer(estimate, context={"request": request}).data
-        return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["report_url"]})
+        return Response(
+            body, status=status.HTTP_201_CREATED, headers={"Location": _location(request, estimate)}
+        )
 
     @extend_schema(
         operation_id="estimates_list",
         summary="Your estimates and your teams', newest first",
-        responses={200: EstimateListItemSerializer(many=True), 401: ErrorSerializer},
+        parameters=PAGE_PARAMETERS,
+        responses={
+            200: paginated("PaginatedEstimateList", EstimateListItemSerializer),
+            401: ErrorSerializer,
+            404: ErrorSerializer,
+        },
     )
     def get(self, request):
         paginator = Pagination()
@@ -120,14 +140,23 @@ def _shared(token: str) -> Estimate:
         raise Http404 from None
 
 
+def _report_identity(_request, token: str) -> tuple | None:  # public through its token
+    found = Estimate.objects.filter(share_token=token).values_list("pk", "created_at").first()
+    return None if found is None else ("report", *found)
+
+
 class SharedReportView(APIView):
-    """A shared report: public and read-only (anything but GET answers 405)."""
+    """A shared report: public and read-only (anything but GET answers 405). It never changes, so
+    it has an ETag and answers If-None-Match with 304."""
 
     permission_classes = [AllowAny]
 
     @extend_schema(
-        operation_id="reports_retrieve", responses={200: SharedReportSerializer, 404: ErrorSerializer}
+        operation_id="reports_retrieve",
+        parameters=[IF_NONE_MATCH],
+        responses={200: SharedReportSerializer, 304: None, 404: ErrorSerializer},
     )
+    @immutable(_report_identity)
     def get(self, request, token: str):
         return Response(SharedReportSerializer(_shared(token), context={"request": request}).data)
 
@@ -165,8 +194,14 @@ class RecomputeView(APIView):
                     "newer_price_book": BookSummarySerializer(
                         allow_null=True, help_text="The book's latest version when newer than the one used."
                     ),
-                    "result": serializers.JSONField(),
-                    "errors": serializers.JSONField(allow_null=True),
+                    "result": RecomputedResultField(
+                        allow_null=True, help_text="The plan with today's engine and catalog; null if refused"
+                    ),
+                    "errors": ErrorItemSerializer(
+                        many=True,
+                        allow_null=True,
+                        help_text="Why today's engine refuses the stored input (null when it plans it)",
+                    ),
                 },
             ),
             404: ErrorSerializer,

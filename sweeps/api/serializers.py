@@ -27,27 +27,33 @@ class ProgressSerializer(serializers.Serializer):
     chunks_total = serializers.IntegerField()
 
 
-class SweepStatusSerializer(serializers.Serializer):
+class SweepListItemSerializer(serializers.Serializer):
+    """A sweep as listed: its status without the base scenario and the summary."""
+
     id = serializers.IntegerField()
     name = serializers.CharField()
     status = serializers.ChoiceField(choices=["queued", "running", "done", "failed", "cancelled"])
     progress = ProgressSerializer()
     timings = serializers.DictField(
-        help_text="created_at, started_at, finished_at, queue_wait_s, elapsed_s, compute_s, scenarios_per_s"
+        help_text="created_at, started_at, finished_at (RFC 3339, UTC), queue_wait_s, elapsed_s, compute_s, "
+        "scenarios_per_s"
     )
     error = serializers.CharField(help_text="Why the sweep failed, readable; empty otherwise")
     axes = serializers.JSONField()
+    engine_version = serializers.CharField()
+    catalog_version = serializers.CharField()
+    share_url = serializers.CharField(help_text="Public, read-only report page")
+    status_url = serializers.CharField()
+    results_url = serializers.CharField()
+
+
+class SweepStatusSerializer(SweepListItemSerializer):
     base = serializers.JSONField()
     summary = serializers.JSONField(
         allow_null=True,
         help_text="When done: counts, ranges, best rows per metric, "
         "Pareto fronts of days against cost, heatmap grids",
     )
-    engine_version = serializers.CharField()
-    catalog_version = serializers.CharField()
-    share_url = serializers.CharField(help_text="Public, read-only report page")
-    status_url = serializers.CharField()
-    results_url = serializers.CharField()
 
 
 class ResultPageSerializer(serializers.Serializer):
@@ -57,3 +63,11 @@ class ResultPageSerializer(serializers.Serializer):
     count = serializers.IntegerField()
     columns = serializers.ListField(child=serializers.CharField())
     rows = serializers.ListField(child=serializers.ListField())
+    currency = serializers.CharField(
+        allow_null=True,
+        help_text="ISO 4217 code of the amount columns; null when cost.currency is an axis (each row's is in it)",
+    )
+    amount_columns = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The columns that are amounts (floats here; decimal strings with ?format=csv)",
+    )

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import renderers, status
 from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -24,12 +24,19 @@ from api.exceptions import ErrorSerializer
 from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
 from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrottle, client_ip
+from reports import money
 from reports.cells import neutralize_row
+from reports.money import SWEEP_AMOUNT_COLUMNS
 from sweeps import selectors, services, signals
 from sweeps.models import Sweep
 from teams.selectors import may_manage
 
-from .serializers import ResultPageSerializer, SweepRequestSerializer, SweepStatusSerializer
+from .serializers import (
+    ResultPageSerializer,
+    SweepListItemSerializer,
+    SweepRequestSerializer,
+    SweepStatusSerializer,
+)
 
 ERRORS = {
     400: ErrorSerializer,
@@ -111,7 +118,9 @@ class SweepListCreateView(APIView):
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 
     @extend_schema(
-        operation_id="sweeps_list", responses={200: SweepStatusSerializer(many=True), 401: ErrorSerializer}
+        operation_id="sweeps_list",
+        summary="Your sweeps and your teams', newest first (at most 100; without base and summary)",
+        responses={200: SweepListItemSerializer(many=True), 401: ErrorSerializer},
     )
     def get(self, request):
         sweeps = selectors.sweeps_of(request.user).select_related("team").defer("summary", "base")[:100]
@@ -191,6 +200,17 @@ RESULT_PARAMS = [
 ]
 
 
+CSV_TEXT = OpenApiResponse(
+    OpenApiTypes.STR, description="With ?format=csv: the rows as CSV (errors: field,message rows)"
+)
+RESULT_RESPONSES = {
+    (200, "application/json"): ResultPageSerializer,
+    (200, "text/csv"): CSV_TEXT,
+    **{(code, "application/json"): serializer for code, serializer in ERRORS.items()},
+    **{(code, "text/csv"): CSV_TEXT for code in (400, 404)},
+}
+
+
 class _ResultsMixin:
     renderer_classes: Sequence[type[BaseRenderer]] = [
         renderers.JSONRenderer,
@@ -219,24 +239,56 @@ class _ResultsMixin:
             suffix = "" if page is None else f"-page{page}"
             response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}{suffix}.csv"'
             return response
-        return Response(selectors.result_page(sweep, page or 1, page_size))
+        body = selectors.result_page(sweep, page or 1, page_size)
+        amounts = [c for c in body["columns"] if c in SWEEP_AMOUNT_COLUMNS]
+        return Response({**body, "currency": _sweep_currency(sweep), "amount_columns": amounts})
 
 
 CSV_BLOCK_ROWS = 5_000  # rows per streamed piece: memory stays bounded and bytes flow steadily
+
+
+CURRENCY_FIELD = "cost.currency"
+
+
+def _sweep_currency(sweep: Sweep) -> str | None:
+    """The currency of every amount of the sweep's rows; None when cost.currency is an axis."""
+    if any(a["field"] == CURRENCY_FIELD for a in sweep.axes):
+        return None
+    return str((sweep.base.get("cost") or {}).get("currency") or "USD")
+
+
+def _csv_header(columns: list[str], amounts: list[int], currency: str | None) -> list[str]:
+    """An amount's column names its currency: "cost.run.owned (USD)"; with the currency swept,
+    "(cost.currency)": each row's is in that column."""
+    unit = currency or CURRENCY_FIELD
+    return [money.header(c, unit) if i in amounts else c for i, c in enumerate(columns)]
+
+
+def _decimal_cells(row: list, amounts: list[int], currency: str | None, where: int | None) -> list:
+    """Amounts as decimal strings (reports.money), never the float's noise."""
+    out = list(row)
+    cur = currency or (str(row[where]) if where is not None else "USD")
+    for i in amounts:
+        out[i] = money.decimal_amount(out[i], cur) or ""
+    return out
 
 
 def _csv_stream(sweep: Sweep, start: int, stop: int):
     """The rows as CSV, streamed block by block; every cell through reports.cells.neutralize
     (a string axis value such as "=HYPERLINK(...)" must not run as a formula)."""
     header_done = False
+    currency = _sweep_currency(sweep)
     for columns, rows in selectors.iter_result_rows(sweep, start, stop):
+        amounts = [i for i, c in enumerate(columns) if c in SWEEP_AMOUNT_COLUMNS]
+        where = columns.index(CURRENCY_FIELD) if CURRENCY_FIELD in columns else None
         for lo in range(0, max(len(rows), 1), CSV_BLOCK_ROWS):
             buf = io.StringIO()
             writer = csv.writer(buf)
             if not header_done:
-                writer.writerow(neutralize_row(columns))
+                writer.writerow(neutralize_row(_csv_header(columns, amounts, currency)))
                 header_done = True
-            writer.writerows(neutralize_row(row) for row in rows[lo : lo + CSV_BLOCK_ROWS])
+            block = (_decimal_cells(r, amounts, currency, where) for r in rows[lo : lo + CSV_BLOCK_ROWS])
+            writer.writerows(neutralize_row(row) for row in block)
             yield buf.getvalue()
     if not header_done:
         buf = io.StringIO()
@@ -250,7 +302,7 @@ class SweepResultsView(_ResultsMixin, APIView):
     @extend_schema(
         operation_id="sweeps_results",
         parameters=RESULT_PARAMS,
-        responses={200: ResultPageSerializer, **ERRORS},
+        responses=RESULT_RESPONSES,
     )
     def get(self, request, pk: int):
         return self.results(request, _owned(request, pk))
@@ -262,7 +314,7 @@ class SharedSweepResultsView(_ResultsMixin, APIView):
     @extend_schema(
         operation_id="sweeps_shared_results",
         parameters=RESULT_PARAMS,
-        responses={200: ResultPageSerializer, **ERRORS},
+        responses=RESULT_RESPONSES,
     )
     def get(self, request, token: str):
         return self.results(request, _shared(token))

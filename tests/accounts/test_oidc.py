@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from django.urls import NoReverseMatch, reverse
 
 from accounts.oidc import OIDCBackend, username_for
-from accounts.oidc_settings import BACKEND, oidc_settings
+from config.oidc import BACKEND, oidc_settings
 from tests.web.test_deploy import ROOT, check_deploy, compose_env
 
 SECRET = "a-client-secret-of-at-least-32-bytes!"

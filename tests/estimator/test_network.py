@@ -67,7 +67,7 @@ def test_superpod_three_su_spines_follow_even_uplink_spread():
 def test_superpod_validation_rows_all_zero_error():
     rows = superpod_validation_rows()
     assert len(rows) == 16
-    assert all(set(r) == {"case", "published", "predicted", "error_pct"} for r in rows)
+    assert all(set(r) == {"case", "metric", "published", "predicted", "error_pct"} for r in rows)
     assert all(r["error_pct"] == 0.0 for r in rows)
 
 

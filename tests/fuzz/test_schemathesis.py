@@ -1,7 +1,9 @@
 """Schemathesis against the OpenAPI schema (/api/v1/schema), in process through the WSGI app: every
 operation with generated bodies, parameters and headers (valid and invalid), anonymous and with a
-token, then a stateful run over the links schemathesis infers from the schema. The one check: no
-server error (5xx). Bounded for CI: EXAMPLES per operation, no deadline (a shared 2-core box)."""
+token, then a stateful run over the links schemathesis infers from the schema. The checks: no
+server error (5xx), and the document tells the truth: every status code, content type, header and
+body as served is the one it describes (CHECKS). Bounded for CI: EXAMPLES per operation, no
+deadline (a shared 2-core box). Each run counts its cases (CASES), printed at the session's end."""
 
 import json
 
@@ -15,10 +17,24 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db]
 
-EXAMPLES = 25
+EXAMPLES = 8  # x ~45 operations x 2 callers: about a minute on an idle 2-core box
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_headers_conformance,
+    response_schema_conformance,
+]
+CASES = {"stateless": 0, "stateful": 0}
 BOUNDED = settings(
     max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
 )
@@ -69,19 +85,21 @@ def token(user):
 
 @schema.parametrize()
 @BOUNDED
-def test_no_server_error_anonymous(case):
-    case.call_and_validate(checks=[not_a_server_error])
+def test_conformance_anonymous(case):
+    CASES["stateless"] += 1
+    case.call_and_validate(checks=CHECKS)
 
 
 @schema.parametrize()
 @BOUNDED
-def test_no_server_error_with_a_token(case, token):
-    case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=[not_a_server_error])
+def test_conformance_with_a_token(case, token):
+    CASES["stateless"] += 1
+    case.call_and_validate(headers={"Authorization": f"Token {token}"}, checks=CHECKS)
 
 
-def test_stateful_no_server_error(token):
+def test_stateful_conformance(token):
     """Sequences of calls over the links schemathesis infers (POST /estimates -> GET/DELETE
-    /estimates/{id}, /reports/{token}, ...), each call checked for server errors."""
+    /estimates/{id}, /reports/{token}, ...), each call checked like the stateless ones."""
     machine = schema.as_state_machine()
 
     class Machine(machine):
@@ -89,11 +107,12 @@ def test_stateful_no_server_error(token):
             return {"headers": {"Authorization": f"Token {token}"}}
 
         def validate_response(self, response, case, **kwargs):
-            case.validate_response(response, checks=[not_a_server_error])
+            CASES["stateful"] += 1
+            case.validate_response(response, checks=CHECKS)
 
     Machine.run(
         settings=settings(
-            max_examples=10,
+            max_examples=6,
             stateful_step_count=5,
             deadline=None,
             derandomize=True,

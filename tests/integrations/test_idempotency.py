@@ -28,7 +28,9 @@ def test_a_retried_post_creates_one_estimate_and_answers_the_first_response(user
     assert first.status_code == again.status_code == 201
     assert Estimate.objects.count() == 1
     assert again.json() == first.json()
-    assert again["Location"] == first["Location"] == first.json()["report_url"]
+    assert (
+        again["Location"] == first["Location"] == f"http://testserver/api/v1/estimates/{first.json()['id']}"
+    )
     assert again["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first
 
 
@@ -97,11 +99,13 @@ def test_a_repeat_while_the_first_request_runs_answers_409_and_creates_nothing(u
     assert r.status_code == 409 and r["Retry-After"] == "1"
     assert "still being processed" in r.json()["errors"][0]["message"]
     assert Estimate.objects.count() == 1
-    # a first request abandoned (its process died) long ago is run again
-    stale = timezone.now() - timedelta(seconds=idempotency.STALE_S + 1)
-    IdempotencyRecord.objects.filter(pk=record.pk).update(created_at=stale)
+    # a first request whose process died: its heartbeat stopped, so its lease ran out a moment ago
+    IdempotencyRecord.objects.filter(pk=record.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
     assert post(user_client, "/api/v1/estimates", scenario).status_code == 201
     assert Estimate.objects.count() == 2
+    assert IdempotencyRecord.objects.get().lease_expires_at is None  # answered: no lease any more
 
 
 def test_after_24_hours_the_key_is_new_again_and_purged(user_client, scenario):
@@ -123,8 +127,8 @@ def test_batch_and_sweep_posts_are_idempotent_too(user_client, scenario, monkeyp
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
     batch = {"scenarios": [scenario, scenario]}
     a, b = (post(user_client, "/api/v1/estimates/batch", batch, key="batch-key-0000000001") for _ in range(2))
-    assert a.status_code == b.status_code == 201 and a.json() == b.json()
-    assert Batch.objects.count() == 1 and Estimate.objects.count() == 2
+    assert a.status_code == b.status_code == 202 and a.json() == b.json()
+    assert Batch.objects.count() == 1 and Batch.objects.get().items.count() == 2
     sweep = {"name": "s", "base": scenario, "axes": {"efficiency.mfu": [0.4, 0.5]}}
     a, b = (post(user_client, "/api/v1/sweeps", sweep, key="sweep-key-0000000001") for _ in range(2))
     assert a.status_code == b.status_code == 202 and a.json() == b.json()
@@ -160,9 +164,9 @@ def test_the_schema_documents_the_header_on_every_post(api_client):
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, user, scenario, monkeypatch):
     """Two clients send the same keyed POST at the same moment to the threaded live server; the
-    planning is slowed so that they overlap. One runs; the other answers 409 (still running)."""
+    planning holds until the other request has its answer, so they overlap. One runs; the other
+    answers 409 (still running)."""
     import threading
-    import time
     import urllib.error
     import urllib.request
 
@@ -171,8 +175,10 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
 
     original = services.create_estimate
 
+    answered = threading.Event()  # the other request has its answer: the planning may finish
+
     def slow(**kwargs):
-        time.sleep(1.0)
+        answered.wait(30)  # (no fixed sleep: both would plan and the test fails, after 30 s)
         return original(**kwargs)
 
     monkeypatch.setattr(services, "create_estimate", slow)
@@ -196,6 +202,7 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
                 statuses.append(response.status)
         except urllib.error.HTTPError as exc:
             statuses.append(exc.code)
+            answered.set()
 
     threads = [threading.Thread(target=send) for _ in range(2)]
     for t in threads:
@@ -204,3 +211,29 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
         t.join(90)
     assert sorted(statuses) == [201, 409]
     assert Estimate.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_keeps_a_running_request_leased_and_a_dead_one_frees_its_key(settings):
+    """IDEMPOTENCY_LEASE_S = 0.6 s, renewed every 0.2 s: while the heartbeat runs the lease stays
+    ahead of the clock, past 3 lease periods; once it stops (the process died), the lease runs
+    out within one period and claim() hands the key to the repeat."""
+    import threading
+    import time
+
+    settings.IDEMPOTENCY_LEASE_S = 0.6
+    first = idempotency.claim("user:1", KEY, "f" * 64, "/api/v1/estimates")
+    assert first.record is not None
+    stop = threading.Event()
+    beat = threading.Thread(target=idempotency._heartbeat, args=(first.record.pk, stop))
+    beat.start()
+    try:
+        time.sleep(1.8)  # three lease periods: without renewals it would have expired
+        assert IdempotencyRecord.objects.get().lease_expires_at > timezone.now()
+        assert idempotency.claim("user:1", KEY, "f" * 64, "/api/v1/estimates").response.status_code == 409
+    finally:
+        stop.set()
+        beat.join()
+    time.sleep(0.7)  # one lease period after the last beat
+    again = idempotency.claim("user:1", KEY, "f" * 64, "/api/v1/estimates")
+    assert again.record is not None and again.record.pk == first.record.pk

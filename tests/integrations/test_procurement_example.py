@@ -31,7 +31,9 @@ def _run(live_server, token: str, out) -> subprocess.CompletedProcess:
     )
 
 
-def test_the_procurement_script_gets_one_column_per_quote(live_server, user, tmp_path):
+def test_the_procurement_script_gets_one_column_per_quote(live_server, user, tmp_path, eager_celery):
+    """The batch task runs eagerly in the live server (as a worker would, a moment later); the
+    script posts (202) and reads the batch until it is done."""
     from accounts.services import issue_token
 
     team = Team.objects.create(name="Procurement", slug="procurement")
@@ -53,7 +55,7 @@ def test_the_procurement_script_gets_one_column_per_quote(live_server, user, tmp
     assert a - b == 24 * 25_000 - 12 * 3_000 - 896 * 200
     batch = Batch.objects.get()
     assert batch.owner == user and batch.name == "RFQ: 70B, 500B tokens, 30 days"
-    assert IdempotencyRecord.objects.filter(path="/api/v1/estimates/batch", status_code=201).count() == 1
+    assert IdempotencyRecord.objects.filter(path="/api/v1/estimates/batch", status_code=202).count() == 1
     # the books belong to the team, and so do the quotes, each with the version it was planned with
     assert sorted(PriceBook.objects.filter(team=team).values_list("slug", flat=True)) == [
         "vendor-a",

@@ -126,7 +126,7 @@ def test_a_cancelled_sweep_notifies_once(
     assert [json.loads(x["body"])["type"] for x in r.received] == ["sweep.cancelled"]
 
 
-def test_a_batch_notifies_when_it_is_stored(
+def test_a_batch_notifies_when_every_item_is_planned(
     user_client, scenario, receiver, eager_celery, loopback_targets, django_capture_on_commit_callbacks
 ):
     secret = user_client.get("/api/v1/webhooks/secret").json()["secret"]
@@ -141,8 +141,11 @@ def test_a_batch_notifies_when_it_is_stored(
     assert event["type"] == "batch.done"
     assert (event["data"]["count"], event["data"]["planned"], event["data"]["failed"]) == (2, 1, 1)
     assert event["data"]["compare_url"] == body["compare_url"]
-    assert body["callback"]["status"] == "pending"  # answered before the delivery ran
-    assert user_client.get(body["url"]).json()["callback"]["status"] == "delivered"
+    # answered before the batch was planned: every item waiting, the callback waiting for the end
+    assert body["status"] == "queued" and [i["status"] for i in body["results"]] == [202, 202]
+    assert body["callback"]["status"] == "waiting"
+    again = user_client.get(body["url"]).json()
+    assert again["status"] == "done" and again["callback"]["status"] == "delivered"
 
 
 def test_after_a_rotation_both_secrets_sign_for_the_grace_period(
@@ -257,8 +260,9 @@ def test_a_refused_target_at_sending_time_fails_without_sending(
                 format="json",
             )
         loopback_targets.WEBHOOK_ALLOW_PRIVATE_TARGETS = False  # the policy changed in between
-        for hook in hooks:
-            hook()
+        with django_capture_on_commit_callbacks(execute=True):
+            for hook in hooks:
+                hook()
     assert r.received == []
     attempt = DeliveryAttempt.objects.get()
     assert attempt.status_code is None and attempt.error.startswith("refused target")
@@ -278,10 +282,16 @@ def test_redirects_are_not_followed(
 
 
 def test_a_duplicate_task_message_sends_nothing_twice(
-    user_client, scenario, receiver, loopback_targets, django_capture_on_commit_callbacks, monkeypatch
+    user_client,
+    scenario,
+    receiver,
+    eager_celery,
+    loopback_targets,
+    django_capture_on_commit_callbacks,
+    monkeypatch,
 ):
     with receiver([200]) as r:
-        monkeypatch.setattr("integrations.tasks.deliver.delay", lambda *a: None)
+        monkeypatch.setattr("integrations.callbacks.queue_attempt", lambda *a, **k: None)
         with django_capture_on_commit_callbacks(execute=True):
             user_client.post(
                 "/api/v1/estimates/batch",
@@ -350,27 +360,43 @@ def test_a_failed_sweep_says_why(
 
 
 def test_housekeeping_resends_a_lost_attempt(
-    user_client, scenario, receiver, eager_celery, loopback_targets, monkeypatch
+    user_client,
+    scenario,
+    receiver,
+    eager_celery,
+    loopback_targets,
+    monkeypatch,
+    django_capture_on_commit_callbacks,
 ):
-    """A worker died mid-attempt: the attempt is claimed but never made; housekeeping sends the
-    next one once the claim is long overdue, and purges idempotency records past 24 hours."""
+    """A worker died mid-attempt: the attempt is claimed and its record open, but never finished;
+    housekeeping (and the workers' recovery loop) sends the next one once the claim is overdue,
+    closes the open record as lost, and purges idempotency records past 24 hours."""
     from datetime import timedelta
 
     from django.utils import timezone
 
-    from integrations import tasks
+    from integrations import callbacks, tasks
 
     with receiver([200]) as r:
-        # fire() queues attempt 1 when the transaction commits, which this test's never does
-        user_client.post(
-            "/api/v1/estimates/batch", {"scenarios": [scenario], "callback": {"url": r.url}}, format="json"
-        )
+        monkeypatch.setattr(callbacks, "queue_attempt", lambda *a, **k: None)  # the message is lost
+        with django_capture_on_commit_callbacks(execute=True):
+            user_client.post(
+                "/api/v1/estimates/batch",
+                {"scenarios": [scenario], "callback": {"url": r.url}},
+                format="json",
+            )
         callback = Callback.objects.get()
-        # attempt 1 claimed long ago by a worker that died (its message is gone)
+        assert callback.status == "pending"
+        # attempt 1 claimed by a worker that died: its record open, its due time past
         Callback.objects.filter(pk=callback.pk).update(
-            attempts=1, next_attempt_at=timezone.now() - timedelta(seconds=delivery.RESEND_AFTER_S + 1)
+            attempts=1, next_attempt_at=timezone.now() - timedelta(seconds=delivery.RESEND_GRACE_S + 1)
         )
+        DeliveryAttempt.objects.create(callback=callback, attempt=1, started_at=timezone.now())
+        monkeypatch.undo()
         assert tasks.housekeeping() == {"idempotency_purged": 0, "deliveries_resent": 1}
     assert len(r.received) == 1
     callback.refresh_from_db()
     assert (callback.status, callback.attempts) == ("delivered", 2)
+    lost, sent = DeliveryAttempt.objects.filter(callback=callback).order_by("attempt")
+    assert lost.error == delivery.LOST and lost.finished_at is not None and lost.status_code is None
+    assert (sent.status_code, sent.error) == (200, "")

@@ -2,8 +2,9 @@
 (a dedicated Redis database number), and the test database handed to that worker.
 
 Integration tests need Redis at REDIS_URL's host (default 127.0.0.1:6379); they use database
-SWEEP_TEST_REDIS_DB (15) and flush only that one. Under CI=true a missing Redis fails instead of
-skipping.
+SWEEP_TEST_REDIS_DB (15) and flush only that one. Tests that stop or restart Redis start their own
+redis-server on a free port (`own_redis`, `own_workers`) and never touch the shared one. Under
+CI=true a missing Redis fails instead of skipping.
 """
 
 from __future__ import annotations
@@ -64,49 +65,6 @@ def redis_up() -> bool:
         return False
 
 
-REDIS_START = [
-    "redis-server",
-    "--daemonize",
-    "yes",
-    "--bind",
-    "127.0.0.1",
-    "-::1",
-    "--port",
-    "6379",
-    "--save",
-    "",
-    "--appendonly",
-    "no",
-    "--dir",
-    "/var/lib/redis",
-    "--logfile",
-    "/var/log/redis/ci.log",
-]
-
-
-def start_redis(timeout: float = 15) -> None:
-    if redis_up():
-        return
-    Path("/var/lib/redis").mkdir(parents=True, exist_ok=True)
-    Path("/var/log/redis").mkdir(parents=True, exist_ok=True)
-    subprocess.run(REDIS_START, check=False)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if redis_up():
-            return
-        time.sleep(0.2)
-    raise RuntimeError("Redis did not come back")
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _redis_restored():
-    """Whatever a test does to Redis, leave it running if it was running before."""
-    was_up = redis_up()
-    yield
-    if was_up and not redis_up():
-        start_redis()
-
-
 @pytest.fixture
 def redis_broker(settings):
     """The in-process Celery app publishes to the test Redis database, emptied first."""
@@ -114,19 +72,51 @@ def redis_broker(settings):
         if os.environ.get("CI"):
             pytest.fail(f"Redis is not reachable at {redis_test_url()} (CI must provide it)")
         pytest.skip(f"Redis is not reachable at {redis_test_url()}")
-    from config.celery import app
-
     url = redis_test_url()
     redis_client(url).flushdb()
+    with _broker_at(url):
+        yield url
+    with contextlib.suppress(Exception):
+        redis_client(url).flushdb()
+
+
+@pytest.fixture
+def own_redis():
+    """A redis-server of this test's own on a free port (scripts.own_redis), for tests that stop
+    or restart Redis: the shared one at REDIS_URL is never touched."""
+    import shutil
+
+    from scripts.own_redis import OwnRedis
+
+    if shutil.which("redis-server") is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed (CI must provide it)")
+        pytest.skip("redis-server is not installed")
+    server = OwnRedis().start()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def own_broker(own_redis):
+    """The in-process Celery app publishes to `own_redis`."""
+    with _broker_at(own_redis.url):
+        yield own_redis
+
+
+@contextlib.contextmanager
+def _broker_at(url: str):
+    from config.celery import app
+
     old = (app.conf.broker_url, app.conf.broker_transport_options)
     _reset_producer_pool(app)
     app.conf.broker_url = url
-    app.conf.broker_transport_options = {"visibility_timeout": 3600}
-    yield url
-    _reset_producer_pool(app)
-    app.conf.broker_url, app.conf.broker_transport_options = old
-    with contextlib.suppress(Exception):
-        redis_client(url).flushdb()
+    app.conf.broker_transport_options = {"visibility_timeout": 3600, "socket_connect_timeout": 1}
+    try:
+        yield
+    finally:
+        _reset_producer_pool(app)
+        app.conf.broker_url, app.conf.broker_transport_options = old
 
 
 def _reset_producer_pool(app) -> None:
@@ -191,6 +181,8 @@ class Worker:
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
+                "-Q",
+                self.env.get("WORKER_QUEUES", "celery,batches,webhooks"),  # all of them unless told
                 "-n",
                 f"{self.name}@%h",
             ],
@@ -250,14 +242,11 @@ def worker_env(transactional_db, tmp_path) -> dict:
     return env
 
 
-@pytest.fixture
-def workers(worker_env, redis_broker, tmp_path):
-    """Factory of real worker subprocesses on the test Redis; all stopped at the end (before the
-    test database is flushed, since this fixture depends on it)."""
+def _worker_factory(worker_env: dict, broker_url: str, tmp_path: Path):
     started: list[Worker] = []
     env = {
         **worker_env,
-        "REDIS_URL": redis_broker,
+        "REDIS_URL": broker_url,
         "CELERY_VISIBILITY_TIMEOUT": "3600",
         "SWEEP_LEASE_S": "3",  # a dead worker's chunk is free again after 3 s
         "LOG_LEVEL": "INFO",  # the services log each chunk they compute or stop
@@ -268,6 +257,23 @@ def workers(worker_env, redis_broker, tmp_path):
         started.append(w)
         return w.start(wait_ready=wait_ready)
 
+    return start, started
+
+
+@pytest.fixture
+def workers(worker_env, redis_broker, tmp_path):
+    """Factory of real worker subprocesses on the test Redis; all stopped at the end (before the
+    test database is flushed, since this fixture depends on it)."""
+    start, started = _worker_factory(worker_env, redis_broker, tmp_path)
+    yield start
+    for w in started:
+        w.stop()
+
+
+@pytest.fixture
+def own_workers(worker_env, own_broker, tmp_path):
+    """The same factory on the test's own redis-server (`own_redis`), which the test may stop."""
+    start, started = _worker_factory(worker_env, own_broker.url, tmp_path)
     yield start
     for w in started:
         w.stop()

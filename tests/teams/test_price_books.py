@@ -109,9 +109,12 @@ def test_bad_books_are_400_with_the_field_path(people, clients, body, field):
 
 
 def test_teams_endpoint_lists_my_teams_and_role(people, clients):
-    assert clients["dora"].get("/api/v1/teams").json() == [{"slug": "acme", "name": "Acme", "role": "admin"}]
+    url = "http://testserver/api/v1/teams/"
+    assert clients["dora"].get("/api/v1/teams").json() == [
+        {"slug": "acme", "name": "Acme", "role": "admin", "url": url + "acme"}
+    ]
     assert clients["carol"].get("/api/v1/teams").json() == [
-        {"slug": "rival", "name": "Rival", "role": "member"}
+        {"slug": "rival", "name": "Rival", "role": "member", "url": url + "rival"}
     ]
     assert clients["anon"].get("/api/v1/teams").status_code == 401
 

@@ -20,7 +20,7 @@ from estimator.contract.scenario import Scenario
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
 from estimator.layout.steptime.step import BREAKDOWN_KEYS, COMPUTE_TERMS
 from estimator.money.cost import capex_usd
-from estimator.plan import advice, starting_config
+from estimator.plan import advice, diagnose, starting_config
 from estimator.plan.compose import estimate
 from reports import labels, messages
 from sweeps import digests
@@ -72,6 +72,7 @@ REGISTRIES = {
     "setting values": (labels.SETTING_VALUES, set(RECOMPUTE_CODES)),
     "sweep axes": (labels.AXES, set(scenario_fields()) - set(labels.NOT_AXES)),
     "sweep metrics": (labels.METRICS, set(digests.RANK_METRICS)),
+    "diagnosis terms": (labels.DIAGNOSIS_TERMS, set(diagnose.TERMS)),
 }
 
 
@@ -81,6 +82,12 @@ def test_every_key_of_the_core_has_a_label_in_both_languages(name, zh):
     assert keys, name  # the registry is not empty
     assert sorted(keys - set(table)) == [], f"{name} without a label"
     assert _untranslated({k: table[k] for k in keys}, zh) == [], f"{name} without a zh-Hans label"
+
+
+def test_every_chip_family_has_its_name():
+    from estimator.layout.steptime.attention import _FAMILIES
+
+    assert {family for _prefix, family in _FAMILIES} <= set(labels.CHIP_FAMILIES)
 
 
 def test_environment_settings_keep_the_name_one_types():

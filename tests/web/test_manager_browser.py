@@ -159,7 +159,7 @@ def test_comparison_in_both_languages_and_xlsx(browser, live_server, article_rep
     response = page.request.get(live_server.url + page.get_attribute("#compare-xlsx", "href"))
     assert response.ok
     ws = load_workbook(io.BytesIO(response.body())).active
-    rows = {r[0]: r[1:] for r in ws.iter_rows(values_only=True)}
+    rows = {r[0]: r[2:] for r in ws.iter_rows(values_only=True)}  # label, unit, a column per report
     for est, col in ((article_report, 0), (other, 1)):
         body = page.request.get(f"{live_server.url}/r/{est.share_token}/report.json").json()["result"]
         assert rows["卡数"][col] == body["compute"]["cards"]

@@ -202,10 +202,13 @@ def test_csv_download(client, make_estimate):
     response = client.get(f"/r/{est.share_token}/report.csv")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode("utf-8-sig"))))
-    assert rows[0] == ["part", "field", "value"]
-    values = {(r[0], r[1]): r[2] for r in rows[1:]}
-    assert float(values[("result", "compute.cards")]) == est.result["compute"]["cards"]
-    assert values[("meta", "engine_version")] == est.engine_version
+    assert rows[0] == ["part", "field", "value", "currency"]
+    values = {(r[0], r[1]): r[2:] for r in rows[1:]}
+    assert float(values[("result", "compute.cards")][0]) == est.result["compute"]["cards"]
+    assert values[("result", "compute.cards")][1] == ""  # a count has no currency
+    capex = est.result["cost"]["capex"]["total"]
+    assert values[("result", "cost.capex.total")] == [f"{capex:.2f}", "USD"]  # a decimal amount, cents
+    assert values[("meta", "engine_version")] == [est.engine_version, ""]
 
 
 def test_edit_a_copy_prefills_the_form(client, make_estimate):

@@ -14,7 +14,7 @@ import pytest
 
 from estimator import catalog
 from estimator.layout.stacks import STACKS
-from reports import glossary
+from reports import glossary, labels
 from reports.services import create_estimate
 from sweeps import services as sweep_services
 
@@ -74,6 +74,8 @@ def _names() -> set[str]:
         for entry_id, entry in table.items():
             for text in (entry_id, getattr(entry, "name", ""), getattr(entry, "scaleup_link", "")):
                 out |= set(WORD.findall(str(text)))
+    for family in labels.CHIP_FAMILIES.values():
+        out |= set(WORD.findall(family))
     for stack_id, stack in STACKS.items():
         out |= set(WORD.findall(stack_id)) | {w for w in WORD.findall(stack.name) if w[0].isupper()}
     return out

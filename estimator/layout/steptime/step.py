@@ -109,11 +109,14 @@ def _rates(problem: LayoutProblem) -> _Rates:
     fp8 = problem.precision == "fp8" and bool(acc.peak_flops_fp8)
     peak16 = acc.peak_flops("fp32") if problem.precision == "fp32" else acc.peak_flops_bf16
     eff, g = acc.matmul_efficiency, problem.gemm_fraction
+    # a pilot run's calibration (estimator.plan.calibration) scales every compute rate alike; the
+    # fused-attention efficiency reads the ratio bf16 / peak16, which it leaves unchanged
+    k = problem.compute_factor
     return _Rates(
-        linear=gemm_rate(peak16, acc.peak_flops_fp8, eff, g, fp8),
-        bf16=peak16 * eff * g,
-        hbm=acc.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY,
-        peak16=peak16,
+        linear=gemm_rate(peak16, acc.peak_flops_fp8, eff, g, fp8) * k,
+        bf16=peak16 * eff * g * k,
+        hbm=acc.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY * k,
+        peak16=peak16 * k,
         fp8=fp8,
         recipe=problem.stack.fp8_recipe,
     )

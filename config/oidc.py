@@ -3,7 +3,7 @@
 Off unless OIDC_RP_CLIENT_ID is set; then the provider's endpoints must be set too, and a partial
 set-up (some OIDC_RP_* / OIDC_OP_* without the rest) stops the start with the names that are
 missing, rather than running with sign-in silently off. Imported by config/settings.py, so it
-imports nothing of Django's models.
+imports nothing of Django's models; the backend itself is accounts.oidc.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.core.exceptions import ImproperlyConfigured
+
+from config.env import env_bool, env_float
 
 BACKEND = "accounts.oidc.OIDCBackend"  # appended to AUTHENTICATION_BACKENDS when this is on
 REQUIRED = (
@@ -20,7 +22,6 @@ REQUIRED = (
     "OIDC_OP_TOKEN_ENDPOINT",
     "OIDC_OP_USER_ENDPOINT",
 )
-TRUE = {"1", "true", "yes", "on"}
 
 
 def oidc_settings(env: Mapping[str, str]) -> dict[str, object]:
@@ -42,13 +43,12 @@ def oidc_settings(env: Mapping[str, str]) -> dict[str, object]:
         "OIDC_RP_SIGN_ALGO": algo,
         "OIDC_RP_SCOPES": given.get("OIDC_RP_SCOPES", "openid email profile"),
         "OIDC_USE_PKCE": True,
-        "OIDC_TIMEOUT": float(
-            given.get("OIDC_TIMEOUT", "10")
-        ),  # seconds; the library waits forever by default
+        # seconds; the library waits forever by default
+        "OIDC_TIMEOUT": env_float("OIDC_TIMEOUT", 10, minimum=0.1, maximum=120, env=given),
         # new people get an account on first sign-in; false: only existing accounts, matched by email
-        "OIDC_CREATE_USER": given.get("OIDC_CREATE_USERS", "true").lower() in TRUE,
+        "OIDC_CREATE_USER": env_bool("OIDC_CREATE_USERS", True, env=given),
         # matching by email is safe only for an address the provider has verified
-        "OIDC_REQUIRE_VERIFIED_EMAIL": given.get("OIDC_REQUIRE_VERIFIED_EMAIL", "true").lower() in TRUE,
+        "OIDC_REQUIRE_VERIFIED_EMAIL": env_bool("OIDC_REQUIRE_VERIFIED_EMAIL", True, env=given),
         "OIDC_PROVIDER_NAME": given.get("OIDC_PROVIDER_NAME", "OpenID Connect"),
         "LOGIN_REDIRECT_URL": "reports:mine",
         "LOGIN_REDIRECT_URL_FAILURE": "/accounts/login/?oidc=failed",  # the login page says it failed

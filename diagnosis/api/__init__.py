@@ -1,0 +1,1 @@
+"""The diagnosis REST API: POST /api/v1/diagnose."""

@@ -1,0 +1,82 @@
+"""Issue 24 item 5: compare and its xlsx name the server or supernode, the layout and the stack,
+count the switches of both network planes (scale-out and the supernode's UB plane), give every
+row's unit, and show each report's own figures."""
+
+import io
+import re
+
+import pytest
+from openpyxl import load_workbook
+
+pytestmark = pytest.mark.django_db
+
+NODES = {
+    "name": "910B2",
+    "model": {"preset": "deepseek-v3"},
+    "hardware": {"accelerator": "ascend-910b2"},
+    "training": {"tokens": 1e12},
+    "cluster": {"cards": 2304},
+}
+SUPERNODES = {**NODES, "name": "910C", "hardware": {"accelerator": "ascend-910c"}}
+
+
+@pytest.fixture
+def pair(make_estimate):
+    return make_estimate(data=NODES), make_estimate(data=SUPERNODES)
+
+
+def _row(html: str, key: str) -> list[str]:
+    row = re.search(rf'data-key="{key}"><th>[^<]*</th>(.*?)</tr>', html, re.S)
+    assert row, key
+    return re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
+
+
+def test_compare_names_server_layout_stack_and_both_planes(client, pair):
+    nodes, supernodes = pair
+    html = client.get(f"/compare/?r={nodes.share_token}&r={supernodes.share_token}").content.decode()
+    server = _row(html, "server")
+    assert server[0] == "Huawei Atlas 800T A2 (8x Ascend 910B)"
+    assert server[1] == supernodes.result["scaleup"]["unit"]["name"]  # the CloudMatrix 384 bought whole
+    layouts = _row(html, "layout")
+    for est, text in zip(pair, layouts, strict=True):
+        p = est.result["parallelism"]
+        assert f"TP {p['tp']} × PP {p['pp']} × DP {p['dp']}" in text
+    stack = next(
+        a["value"] for a in supernodes.result["assumptions"] if a["code"].startswith("assumption.stack")
+    )
+    assert _row(html, "stack")[1] == stack
+    # 6 supernodes x 112 UB switches = 672 beside the 232 of the scale-out fabric (issue 24)
+    assert _row(html, "switches")[1] == f"{supernodes.result['network']['total_switches']:,}"
+    assert _row(html, "scaleup_switches") == ["0", "672"]  # 8-card nodes have no UB plane
+    assert _row(html, "scaleup_chips")[1] == "2,016"
+
+
+def test_compare_figures_are_each_reports_own(client, pair):
+    html = client.get(f"/compare/?r={pair[0].share_token}&r={pair[1].share_token}").content.decode()
+    for col, est in enumerate(pair):
+        report = client.get(f"/r/{est.share_token}/").content.decode()
+        for key in ("cards", "servers", "days", "capex", "power"):
+            start = report.index(f'id="headline-{key}"')
+            shown = re.search(r'class="value"[^>]*>([^<]*)<', report[start:]).group(1).strip()
+            assert _row(html, key)[col] == shown, (key, est.name)
+
+
+def test_comparison_xlsx_has_units_and_both_planes(client, pair):
+    nodes, supernodes = pair
+    body = client.get(f"/compare/comparison.xlsx?r={nodes.share_token}&r={supernodes.share_token}").content
+    ws = load_workbook(io.BytesIO(body)).active
+    rows = list(ws.iter_rows(values_only=True))
+    assert rows[0][:2] == ("Item", "Unit")
+    by_label = {r[0]: r for r in rows[1:]}
+    assert by_label["Facility power"][1] == "W" and by_label["Energy"][1] == "Wh"
+    assert by_label["Memory per card"][1] == "B" and by_label["Step time"][1] == "s"
+    assert by_label["Cluster cost"][1] == "USD" and by_label["Days"][1] == "days"
+    assert by_label["Scale-up switches (supernode plane)"][2:] == (0, 672)
+    assert by_label["Scale-out switches"][3] == supernodes.result["network"]["total_switches"]
+    assert by_label["Server or supernode"][3] == supernodes.result["scaleup"]["unit"]["name"]
+    assert by_label["Cards"][2:] == (nodes.result["compute"]["cards"], supernodes.result["compute"]["cards"])
+    from reports.compare import ROWS
+
+    measured = {str(label) for _k, label, _w, _p, kind in ROWS if kind not in ("count", "text")}
+    assert measured <= set(by_label) | {"Budget", "Over budget by", "Probability of missing the deadline"}
+    assert [r[0] for r in rows[1:] if r[0] in measured and not r[1]] == []  # each names its unit
