@@ -313,9 +313,9 @@ def test_an_item_that_cannot_be_planned_is_ok_false_with_the_reason_and_no_figur
     """No figure without a plan: TP 8 x PP 8 with ZeRO-3 on Megatron-Core leaves no layout (ZeRO-2/3
     does not combine with pipeline stages), so the item is refused, the rule and suggestions kept."""
     refused = {**scenario, "cluster": {"cards": 64}, "parallelism": {"tp": 8, "pp": 8, "zero_stage": 3}}
-    r = user_client.post("/api/v1/estimates/batch", {"scenarios": [scenario, refused]}, format="json")
-    assert r.status_code == 201, r.content
-    first, second = r.json()["results"]
+    r, body = submit(user_client, {"scenarios": [scenario, refused]})
+    assert r.status_code == 202, r.content
+    first, second = body["results"]
     assert first["ok"] is True and second["ok"] is False
     assert "estimate" not in second and second["status"] == 400
     (err,) = second["error"]["errors"]
