@@ -53,12 +53,12 @@ class Resolved:
     book_usd_to_cny: float = (
         1.0  # the rate converting a CNY book (estimator.contract.price_book.usd_per_unit)
     )
-    # a model known only by its size: the shape assumed for it (estimator.contract.assumed_shape)
-    assumed_shape: dict[str, Any] | None = None
     # a pilot run's fitted factors (estimator.plan.calibration): every compute rate and the links'
     # achieved bandwidth of the step-time model are scaled by them; 1.0 without calibration.pilot
     compute_factor: float = 1.0
     comm_factor: float = 1.0
+    # a model known only by its size: the shape assumed for it (estimator.contract.assumed_shape)
+    assumed_shape: dict[str, Any] | None = None
 
     @property
     def scaleup_domain_cards(self) -> int:

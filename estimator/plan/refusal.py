@@ -1,6 +1,6 @@
 """No figure without a plan: a scenario whose layout search finds nothing is refused, not timed.
 
-Before 2.13.0 such a plan was timed with a fallback MFU of 35 % and flagged in its warnings; a
+Before 2.15.0 such a plan was timed with a fallback MFU of 35 % and flagged in its warnings; a
 reader took that throughput for a prediction. Now it is a ScenarioError (API 400, CLI exit 2) whose
 one FieldError carries:
 - `field`: `parallelism` when the scenario fixes parallelism fields (the single fixed field when it
