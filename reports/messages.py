@@ -533,6 +533,13 @@ def warning(item: Any, currency: str) -> dict:
     return out
 
 
+# starting-configuration values worded from their params (the core's text is English)
+WORDED_VALUES = {
+    "expert_parallel": gettext_noop("EP %(ep)s × expert TP %(expert_tp)s (expert DP %(expert_dp)s)"),
+    "pipeline_split": gettext_noop("first %(first)s / last %(last)s layers (others %(middle)s)"),
+}
+
+
 def layout_value(p: dict) -> str:
     """The starting configuration's layout row (its params: tp, pp, virtual_stages, dp, ep, cp,
     micro_batch_size, sequence_parallel) in the reader's language."""
@@ -561,6 +568,9 @@ def setting(row: Any, currency: str) -> dict:
         value = f.count(value)
     elif key == "layout" and isinstance(row.get("params"), dict) and row["params"].get("tp"):
         value = layout_value(row["params"])
+    elif key in WORDED_VALUES and isinstance(row.get("params"), dict):
+        with contextlib.suppress(KeyError, TypeError, ValueError):  # other params: the core's text
+            value = _(WORDED_VALUES[key]) % row["params"]
     elif key in labels.SETTINGS:
         value = labels.setting_value(value)
     return {

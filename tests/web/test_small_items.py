@@ -117,3 +117,21 @@ def test_the_starting_layout_row_reads_in_the_readers_language():
             layout_value(p)
             == "TP 8 × PP 4 (2 virtual stages per rank, interleaved 1F1B) × DP 16 × EP 4, micro-batch 1"
         )
+
+
+def test_worded_starting_values_read_in_the_readers_language():
+    from django.utils import translation
+
+    from reports.messages import setting
+
+    row = {
+        "setting": "expert_parallel",
+        "value": "EP 16 x expert TP 8 (expert DP 18)",
+        "reason": "",
+        "code": "",
+    }
+    with translation.override("zh-hans"):
+        shown = setting({**row, "params": {"ep": 16, "expert_tp": 8, "expert_dp": 18}}, "CNY")
+        odd = setting({**row, "params": {"ep": 16}}, "CNY")  # params of another shape
+    assert shown["value"] == "EP 16 × 专家 TP 8（专家 DP 18）"
+    assert odd["value"] == row["value"]
