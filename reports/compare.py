@@ -12,6 +12,7 @@ from estimator import catalog
 
 from . import formatting as f
 from . import working
+from .stack_labels import stack_name
 from .summary import _num, currency, dig
 
 MAX_REPORTS = 4
@@ -27,7 +28,15 @@ ROWS = [
     ("tokens", gettext_lazy("Training tokens"), "scenario", "training.tokens", "big"),
     ("cards", gettext_lazy("Cards"), "result", "compute.cards", "count"),
     ("servers", gettext_lazy("Servers"), "result", "compute.nodes", "count"),
+    ("days_with_failures", gettext_lazy("Days with failures"), "result", "goodput.wall_clock_days", "days"),
     ("days", gettext_lazy("Days"), "result", "compute.wall_clock_days", "days"),
+    (
+        "ettr",
+        gettext_lazy("Effective training time (ETTR)"),
+        "result",
+        "goodput.effective_training_time_ratio",
+        "percent",
+    ),
     (
         "miss",
         gettext_lazy("Probability of missing the deadline"),
@@ -156,8 +165,10 @@ def _layout(report: dict) -> str | None:
 def _stack(report: dict) -> str | None:
     """The software stack the step time assumes (the result's stack section, else its assumption)."""
     stack = report["result"].get("stack")
-    if isinstance(stack, dict) and (stack.get("name") or stack.get("id")):
-        return str(stack.get("name") or stack.get("id"))
+    if isinstance(stack, dict) and stack.get("id"):
+        return stack_name(str(stack["id"]))  # the profile's name in the reader's language
+    if isinstance(stack, dict) and stack.get("name"):
+        return str(stack["name"])
     for row in report["result"].get("assumptions") or []:
         if isinstance(row, dict) and str(row.get("code", "")).startswith("assumption.stack"):
             return str(row.get("value"))

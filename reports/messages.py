@@ -29,6 +29,23 @@ MESSAGES: dict[str, str] = {
         "TP=%(tp)s spans more than the %(domain)s cards of one HCCS/NVLink domain: its per-layer all-reduces would run over RoCE/InfiniBand."
     ),
     "bubble-over-20pct": gettext_noop("The pipeline bubble is %(bubble)s of the step."),
+    # estimator.plan.goodput.advice
+    "goodput-checkpoints": gettext_noop(
+        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
+    ),
+    "goodput-checkpoints.suggestion": gettext_noop("Switch on %(lever)s."),
+    "goodput-restarts": gettext_noop(
+        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "(cost: %(cost)s)."
+    ),
+    "goodput-restarts.suggestion": gettext_noop("Switch on %(lever)s."),
+    "goodput-checkpoints.free": gettext_noop(
+        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s with no new hardware."
+    ),
+    "goodput-restarts.free": gettext_noop(
+        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "with no new hardware."
+    ),
     "comm-wait-over-30pct": gettext_noop(
         "Communication not hidden behind compute is %(share)s of the step (largest: %(largest)s); above 30%% the network is the bottleneck (article 5.1)."
     ),
@@ -52,6 +69,9 @@ MESSAGES: dict[str, str] = {
     ),
     "ep-crosses-node": gettext_noop(
         "EP=%(ep)s x TP=%(tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
+    ),
+    "ep-crosses-node.folded": gettext_noop(
+        "EP=%(ep)s x expert TP=%(expert_tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
     ),
     "mfu-optimistic": gettext_noop(
         "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
@@ -218,6 +238,12 @@ MESSAGES: dict[str, str] = {
     "start.zero_stage.2": gettext_noop(
         "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1)."
     ),
+    "start.expert_parallel": gettext_noop(
+        "--expert-model-parallel-size %(ep)s --expert-tensor-parallel-size %(expert_tp)s: the MoE layers regroup the stage's TP x CP x DP ranks (Megatron-Core parallel folding)."
+    ),
+    "start.pipeline_split": gettext_noop(
+        "Uneven pipeline split: the first and last devices also hold the embedding and the loss (Megatron-Core --pipeline-model-parallel-layout, or --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split)."
+    ),
     "start.hccl_buffsize": gettext_noop(
         "MB; CANN default 200. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP and no gain above (article 4.3; not 10-20%% of HBM)."
     ),
@@ -254,6 +280,11 @@ MESSAGES: dict[str, str] = {
     "assumption.electricity": gettext_noop("electricity"),
     "assumption.pue": gettext_noop("PUE"),
     "assumption.depreciation": gettext_noop("depreciation"),
+    "assumption.failure-rate-card": gettext_noop("interruptions per card-hour (%(causes)s)"),
+    "assumption.failure-rate-node": gettext_noop("interruptions per server-hour (%(causes)s)"),
+    "assumption.failure-rate-switch": gettext_noop("interruptions per switch-hour (%(causes)s)"),
+    "assumption.detection": gettext_noop("time to detect an interruption"),
+    "assumption.rescheduling": gettext_noop("time to reschedule after an interruption"),
     "assumption.price-book": gettext_noop("Price book: %(book)s v%(version)s (%(date)s, %(currency)s)"),
     "source.scenario": gettext_noop("scenario input"),
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
@@ -314,14 +345,22 @@ RULES = {
     "cp-not-dividing-sequence": gettext_noop("CP must divide the sequence length"),
     "pp-not-dividing-layers": gettext_noop("PP x virtual stages cannot exceed the layers"),
     "virtual-stages-need-pp": gettext_noop("interleaved (virtual) stages need PP > 1"),
+    "stage-layers-not-splitting": gettext_noop(
+        "the pipeline devices without a fixed first/last layer count must share the other layers evenly"
+    ),
     "virtual-stages-not-dividing-layers": gettext_noop(
-        "PP x virtual stages must split the layers evenly (at most 2 short)"
+        "PP x virtual stages must split the layers evenly (at most 2 short), or fix parallelism.first_stage_layers / last_stage_layers"
     ),
     "dp-not-integral": gettext_noop("TP x PP x CP must divide the cards"),
     "dp-not-matching-cards": gettext_noop("TP x PP x CP x DP must equal the cards"),
     "ep-without-experts": gettext_noop("expert parallelism needs a mixture-of-experts model"),
     "ep-not-dividing-experts": gettext_noop("EP must divide the experts"),
-    "ep-not-dividing-dp": gettext_noop("EP must divide DP (the experts are spread over data-parallel ranks)"),
+    "expert-tp-crosses-scaleup-domain": gettext_noop(
+        "expert TP must stay inside one scale-up (NVLink/HCCS) domain"
+    ),
+    "ep-not-folding-into-tp-cp-dp": gettext_noop(
+        "EP x expert TP must divide TP x CP x DP (the ranks the MoE layers regroup)"
+    ),
     "batch-off-by-over-25pct": gettext_noop(
         "the global batch must split into whole micro-batches per DP rank (within 25 %)"
     ),
@@ -336,6 +375,10 @@ RULES = {
 }
 
 PARAM_KINDS = {
+    "days_saved": "days",
+    "causes": "causes",
+    "cost": "money",
+    "lever": "lever",
     "threshold": "percent0",
     "measured_s": "seconds",
     "model_s": "seconds",
@@ -408,6 +451,10 @@ def _param(name: str, value: Any, currency: str) -> str:
         return f.money(value, currency)
     if kind == "term":
         return labels.step_term(value)
+    if kind == "causes":
+        return labels.failure_causes(value)
+    if kind == "lever":
+        return labels.goodput_lever(value)
     if kind == "memory_term":
         return labels.memory_term(value)
     if kind == "times":
@@ -506,7 +553,13 @@ def setting(row: Any, currency: str) -> dict:
     }
 
 
-UNITS = {"years": gettext_lazy("years")}
+UNITS = {
+    "years": gettext_lazy("years"),
+    "s": gettext_lazy("seconds"),
+    "per card-hour": gettext_lazy("per card-hour"),
+    "per node-hour": gettext_lazy("per node-hour"),
+    "per switch-hour": gettext_lazy("per switch-hour"),
+}
 
 
 def assumption(row: Any, currency: str) -> dict:
@@ -570,6 +623,7 @@ def field_error(message: str) -> str:
 SENTENCES = {
     gettext_noop("no plan: the fixed layout does not divide the cards, or the fabric is too large"),
     gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
+    gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
 }
 
 

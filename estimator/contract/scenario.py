@@ -313,6 +313,26 @@ class Parallelism(_Section):
         None, description="partial: Megatron block recompute of the fewest layers per stage that fit in HBM"
     )
     distributed_optimizer: bool | None = None
+    expert_tp: Int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="Expert tensor parallel size (Megatron-Core --expert-tensor-parallel-size, MoE parallel "
+        "folding: EP is formed over TP x CP x DP ranks); searched over 1 and tp when absent",
+    )
+    first_stage_layers: Int | None = Field(
+        None,
+        ge=0,
+        le=limits.MAX_LAYERS,
+        description="Layers on the first pipeline device (Megatron --decoder-first-pipeline-num-layers); "
+        "the devices without a fixed count share the rest evenly",
+    )
+    last_stage_layers: Int | None = Field(
+        None,
+        ge=0,
+        le=limits.MAX_LAYERS,
+        description="Layers on the last pipeline device (Megatron --decoder-last-pipeline-num-layers)",
+    )
 
     def fixed(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}
@@ -401,6 +421,31 @@ class Serving(_Section):
     )
 
 
+class Reliability(_Section):
+    """Failures, checkpoints and restarts (estimator.plan.goodput); rates from catalog/failures.toml."""
+
+    failures: bool = Field(True, description="false: plan as if nothing ever failed (days = compute days)")
+    spare_nodes: Int = Field(
+        0,
+        ge=0,
+        le=4096,
+        description="Hot standby nodes (bought, not training) that take a failed node's ranks",
+    )
+    checkpoint_interval_s: Num | None = Field(
+        None, gt=0, le=1e7, description="Compute seconds between checkpoints; default Daly's optimum"
+    )
+    detection_s: Num | None = Field(None, ge=0, le=1e5, description="Seconds to detect an interruption")
+    rescheduling_s: Num | None = Field(
+        None, ge=0, le=1e6, description="Seconds to replace the node and restart the job (before the reload)"
+    )
+    rate_scale: Num | None = Field(
+        None,
+        gt=0,
+        le=100,
+        description="Multiplier on the catalog's interruption rates (default the vendor's)",
+    )
+
+
 class Uncertainty(_Section):
     samples: Int = Field(10_000, ge=100, le=limits.MAX_MC_SAMPLES, description="Monte Carlo draws")
     seed: Int = Field(20261129, ge=0, le=2**32 - 1)
@@ -454,6 +499,7 @@ class Scenario(_Section):
     cost: Cost = Field(default_factory=Cost)
     serving: Serving | None = None
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
+    reliability: Reliability = Field(default_factory=Reliability)
     calibration: Calibration | None = None
 
     # config.json names of `model` the estimator does not read (split_model): listed in the result's
