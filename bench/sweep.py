@@ -3,7 +3,7 @@
 stored chunks -> status "done". Prints scenarios per second with 1 and with 2 worker processes and
 the wall time of a 1,000,000-scenario compute-and-cost sweep.
 
-    .venv/bin/python bench/sweep.py                       # SQLite in a temp dir, Redis db 14
+    .venv/bin/python bench/sweep.py                       # SQLite in a temp dir, its own redis-server
     .venv/bin/python bench/sweep.py --database-url postgres://postgres@127.0.0.1:5432/clusterplan_bench
     .venv/bin/python bench/sweep.py --scenarios 200000 --workers 1 2 4 --chunk-size 25000
     .venv/bin/python bench/sweep.py --predicted --workers 2 --chunk-size 12600
@@ -16,18 +16,23 @@ Prints the progress (scenarios stored) as it arrives.
 16,667 card counts (8 to 133,336 in steps of 8) = 100,002 scenarios without an MFU.
 
 Each worker is `celery -A config worker -P solo` (one process, one core). The clock runs from the
-API call to the moment the sweep's status is "done" (every chunk stored, summary merged).
+API call to the moment the sweep's status is "done" (every chunk stored, summary merged); it starts
+once every worker answers a ping (Celery's remote control), so start-up is not counted. Without
+--redis-url the bench starts its own throw-away redis-server on a free port and stops it at the end.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import machine  # bench/machine.py: the load-average lines
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -81,7 +86,11 @@ def main() -> int:
     ap.add_argument("--scenarios", type=int, default=1_000_000)
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--chunk-size", type=int, default=50_000)
-    ap.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14"))
+    ap.add_argument(
+        "--redis-url",
+        default=os.environ.get("BENCH_REDIS_URL", ""),
+        help="a Redis to use (it is FLUSHDB'ed); default: start a private redis-server",
+    )
     ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", ""))
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
     ap.add_argument("--predicted", action="store_true", help="100,800 scenarios without an MFU (see above)")
@@ -89,6 +98,55 @@ def main() -> int:
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
+    own_redis = None
+    if not args.redis_url:
+        own_redis, args.redis_url = start_redis()
+    try:
+        return run_bench(args, tmp)
+    finally:
+        if own_redis is not None:
+            own_redis.terminate()
+            own_redis.wait(10)
+
+
+def start_redis() -> tuple[subprocess.Popen, str]:
+    """A private redis-server on a free port, nothing persisted; ready when it answers PING."""
+    import redis
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            if redis.Redis.from_url(url).ping():
+                return proc, url
+        except redis.ConnectionError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("redis-server did not start")
+
+
+def wait_for_workers(names: list[str], timeout: float = 60.0) -> float:
+    """Seconds until every named worker answers Celery's remote-control ping (its consumer is up)."""
+    from config.celery import app
+
+    t0 = time.perf_counter()
+    missing = set(names)
+    while missing:
+        if time.perf_counter() - t0 > timeout:
+            raise SystemExit(f"workers did not answer a ping within {timeout:.0f} s: {sorted(missing)}")
+        for reply in app.control.ping(destination=sorted(missing), timeout=0.5):
+            missing -= set(reply)
+    return time.perf_counter() - t0
+
+
+def run_bench(args: argparse.Namespace, tmp: Path) -> int:
     db_url = args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}"
     env = dict(os.environ)
     env.update(
@@ -137,6 +195,7 @@ def main() -> int:
     for n_workers in args.workers:
         procs = []
         logs = []
+        names = [f"bench{i}@{socket.gethostname()}" for i in range(n_workers)]
         for i in range(n_workers):
             log = (tmp / f"worker-{n_workers}-{i}.log").open("wb")
             logs.append(log)
@@ -157,7 +216,7 @@ def main() -> int:
                         "--without-mingle",
                         "--without-heartbeat",
                         "-n",
-                        f"bench{i}@%h",
+                        names[i],
                     ],
                     cwd=ROOT,
                     env=env,
@@ -166,7 +225,8 @@ def main() -> int:
                 )
             )
         try:
-            time.sleep(3.0)  # workers connect
+            ready_s = wait_for_workers(names)
+            print(f"  {n_workers} worker(s) answered a ping after {ready_s:.1f} s")
             best = None
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
@@ -231,4 +291,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(machine.run(main))
