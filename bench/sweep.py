@@ -47,6 +47,11 @@ BASE = {
 }
 
 
+# The sub-batch sizing of the worker: "new" the adaptive one (settings' defaults), "old" fixed
+# sub-batches of 2,000 rows (the path before issue 27), for the comparison in the same run.
+PATHS = {"new": {}, "old": {"SWEEP_SUB_BATCH": "2000", "SWEEP_SUB_BATCH_S": "0"}}
+
+
 def axes_for(n: int) -> dict:
     """About n scenarios: cards x 5 accelerators x 10 MFUs x 20 cloud prices (1,000 cards -> 1M)."""
     cards = max(1, round(n / 1000))
@@ -92,6 +97,13 @@ def main() -> int:
         help="a Redis to use (it is FLUSHDB'ed); default: start a private redis-server",
     )
     ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", ""))
+    ap.add_argument(
+        "--paths",
+        nargs="+",
+        choices=sorted(PATHS),
+        default=["old", "new"],
+        help="sub-batch sizing (see PATHS)",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
     ap.add_argument("--predicted", action="store_true", help="100,800 scenarios without an MFU (see above)")
     ap.add_argument("--predicted-distinct", action="store_true", help="100,002 rows, each its own search")
@@ -192,12 +204,12 @@ def run_bench(args: argparse.Namespace, tmp: Path) -> int:
         f"db={db_url.split('://')[0]}, broker={args.redis_url}, chunk={args.chunk_size:,}"
     )
     results = []
-    for n_workers in args.workers:
+    for n_workers, path in [(w, p) for w in args.workers for p in args.paths]:
         procs = []
         logs = []
-        names = [f"bench{i}@{socket.gethostname()}" for i in range(n_workers)]
+        names = [f"bench{i}-{path}@{socket.gethostname()}" for i in range(n_workers)]
         for i in range(n_workers):
-            log = (tmp / f"worker-{n_workers}-{i}.log").open("wb")
+            log = (tmp / f"worker-{n_workers}-{path}-{i}.log").open("wb")
             logs.append(log)
             procs.append(
                 subprocess.Popen(
@@ -219,20 +231,20 @@ def run_bench(args: argparse.Namespace, tmp: Path) -> int:
                         names[i],
                     ],
                     cwd=ROOT,
-                    env=env,
+                    env={**env, **PATHS[path]},
                     stdout=log,
                     stderr=subprocess.STDOUT,
                 )
             )
         try:
             ready_s = wait_for_workers(names)
-            print(f"  {n_workers} worker(s) answered a ping after {ready_s:.1f} s")
+            print(f"  {path}: {n_workers} worker(s) answered a ping after {ready_s:.1f} s")
             best = None
             for _ in range(args.repeat):
                 t0 = time.perf_counter()
                 resp = api.post(
                     "/api/v1/sweeps",
-                    {"name": f"bench {n_workers}w", "base": base, "axes": axes},
+                    {"name": f"bench {n_workers}w {path}", "base": base, "axes": axes},
                     format="json",
                 )
                 t_api = time.perf_counter() - t0
@@ -258,6 +270,7 @@ def run_bench(args: argparse.Namespace, tmp: Path) -> int:
                     len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True)
                 )
                 run = {
+                    "path": path,
                     "workers": n_workers,
                     "scenarios": sweep.total,
                     "wall_s": wall,
@@ -269,12 +282,14 @@ def run_bench(args: argparse.Namespace, tmp: Path) -> int:
                 }
                 if best is None or run["wall_s"] < best["wall_s"]:
                     best = run
+            best["peak_rss_mb"] = [peak_rss_mb(p.pid) for p in procs]
             results.append(best)
             print(
-                f"  {best['workers']} worker(s): {best['scenarios']:,} scenarios in {best['wall_s']:.2f} s "
+                f"  {path}: {best['workers']} worker(s): {best['scenarios']:,} scenarios in {best['wall_s']:.2f} s "
                 f"-> {best['rate']:,.0f} scenarios/s ({best['rate'] / best['workers']:,.0f} per worker); "
                 f"POST {best['api_s'] * 1000:.0f} ms (validation + queuing {best['chunks']} chunks); core time "
-                f"{best['compute_s']:.2f} s; stored {best['stored_mb']:.1f} MB"
+                f"{best['compute_s']:.2f} s; stored {best['stored_mb']:.1f} MB; worker peak RSS "
+                + ", ".join(f"{m:.0f} MB" for m in best["peak_rss_mb"])
             )
         finally:
             for p in procs:
@@ -287,7 +302,23 @@ def run_bench(args: argparse.Namespace, tmp: Path) -> int:
             for log in logs:
                 log.close()
     r.flushdb()
+    walls = {(run["workers"], run["path"]): run["wall_s"] for run in results}
+    for n_workers in args.workers:
+        if (n_workers, "old") in walls and (n_workers, "new") in walls:
+            ratio = walls[(n_workers, "old")] / walls[(n_workers, "new")]
+            print(f"  ratio old/new wall, {n_workers} worker(s): {ratio:.2f}x")
     return 0
+
+
+def peak_rss_mb(pid: int) -> float:
+    """A live process's peak resident memory (VmHWM in /proc/<pid>/status), in MB; 0 if unknown."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 if __name__ == "__main__":
