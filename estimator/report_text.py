@@ -52,6 +52,39 @@ def _budget(b: dict[str, Any]) -> str:
     return text
 
 
+def _goodput_rows(g: dict[str, Any] | None, c: dict[str, Any]) -> list[list[str]]:
+    """The days with failures (the headline), their P10-P90, ETTR, interruptions and checkpoints."""
+    if not g:
+        return []
+    lost = g["lost_days"]
+    return [
+        [
+            "with failures",
+            f"{g['wall_clock_days']:.1f} days",
+            f"P10-P90 {g['wall_clock_days_p10']:.1f}-{g['wall_clock_days_p90']:.1f}; "
+            f"ETTR {g['effective_training_time_ratio']:.1%}" + _deadline(c),
+        ],
+        [
+            "interruptions",
+            f"{g['expected_interruptions']:.0f}",
+            f"{g['expected_unexpected_interruptions']:.0f} unexpected, one every "
+            f"{g['mean_time_between_interruptions_h']:.1f} h; {g['expected_planned_interruptions']:.0f} planned",
+        ],
+        [
+            "checkpoints",
+            f"every {g['checkpoint_interval_s'] / 60:.0f} min",
+            f"{g['checkpoint_mode']}: write {g['checkpoint_write_s']:.0f} s, stall {g['checkpoint_stall_s']:.3g} s; "
+            f"restart {g['restart_s'] / 60:.0f} min",
+        ],
+        [
+            "time lost",
+            f"{sum(lost.values()):.1f} days",
+            f"checkpoints {lost['checkpoints']:.1f}, rework {lost['rework']:.1f}, restarts {lost['restarts']:.1f}, "
+            f"planned {lost['planned']:.1f}",
+        ],
+    ]
+
+
 def format_plan(out: dict[str, Any]) -> str:
     """A readable summary of estimate() output for a person at a terminal."""
     s, r = out["scenario"], out["result"]
@@ -71,7 +104,8 @@ def format_plan(out: dict[str, Any]) -> str:
             f"{si(c['flop_per_token'], 'FLOP')}/token x tokens",
         ],
         ["cards", f"{c['cards']:,}", f"{c['nodes']:,} nodes of {s['hardware'].get('cards_per_node') or ''}"],
-        ["wall-clock", f"{c['wall_clock_days']:.1f} days", f"at MFU {c['mfu']:.1%}" + _deadline(c)],
+        ["wall-clock", f"{c['wall_clock_days']:.1f} days", f"at MFU {c['mfu']:.1%}, before failures"],
+        *_goodput_rows(r.get("goodput"), c),
         ["accelerator-hours", f"{c['accelerator_hours']:,.0f}", ""],
         ["throughput", f"{si(c['tokens_per_s'], 'tok/s')}", ""],
     ]

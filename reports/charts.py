@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 
 from . import formatting as f
-from . import labels
+from . import goodput, labels
 from .summary import currency, dig
 
 logger = logging.getLogger(__name__)
@@ -391,6 +391,7 @@ def planes(result: dict) -> go.Figure | None:
 def all_figures(result: dict) -> list[tuple[str, go.Figure]]:
     """(dom id, figure) for every chart this result can draw, in report order."""
     makers = [
+        ("chart-goodput", goodput.figure),
         ("chart-step-time", step_time),
         ("chart-memory", memory),
         ("chart-cards-days", cards_vs_days),

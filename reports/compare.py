@@ -27,7 +27,15 @@ ROWS = [
     ("tokens", gettext_lazy("Training tokens"), "scenario", "training.tokens", "big"),
     ("cards", gettext_lazy("Cards"), "result", "compute.cards", "count"),
     ("servers", gettext_lazy("Servers"), "result", "compute.nodes", "count"),
+    ("days_with_failures", gettext_lazy("Days with failures"), "result", "goodput.wall_clock_days", "days"),
     ("days", gettext_lazy("Days"), "result", "compute.wall_clock_days", "days"),
+    (
+        "ettr",
+        gettext_lazy("Effective training time (ETTR)"),
+        "result",
+        "goodput.effective_training_time_ratio",
+        "percent",
+    ),
     (
         "miss",
         gettext_lazy("Probability of missing the deadline"),

@@ -69,6 +69,8 @@ FIELD_PATHS = {
     "checkpoint_interval_s": "storage.checkpoint_interval_s",
     "checkpoint_write_s": "storage.checkpoint_write_s",
     "checkpoints_kept": "storage.checkpoints_kept",
+    "checkpoint_mode": "training.stack_overrides.checkpoint_mode",
+    "spare_nodes": "reliability.spare_nodes",
     "electricity_per_kwh": "cost.electricity_per_kwh",
     "pue": "cost.pue",
     "cloud_price_per_card_hour": "cost.cloud_price_per_card_hour",
@@ -83,6 +85,7 @@ ADVANCED = [
     (_("Layout"), ["mfu", "tp", "pp", "ep", "micro_batch_size", "zero_stage", "recompute"]),
     (_("Network"), ["switch_ports", "port_gbps", "oversubscription", "rail_optimized"]),
     (_("Storage"), ["checkpoint_interval_s", "checkpoint_write_s", "checkpoints_kept"]),
+    (_("Failures, checkpoints and restarts"), ["checkpoint_mode", "spare_nodes"]),
     (_("Prices"), ["electricity_per_kwh", "pue", "cloud_price_per_card_hour", "server_price"]),
 ]
 
@@ -253,6 +256,22 @@ class EstimateForm(forms.Form):
     checkpoint_interval_s = forms.FloatField(label=_("Checkpoint interval (s)"), required=False)
     checkpoint_write_s = forms.FloatField(label=_("Checkpoint write window (s)"), required=False)
     checkpoints_kept = forms.IntegerField(label=_("Checkpoints kept"), required=False)
+    checkpoint_mode = forms.ChoiceField(
+        label=_("Checkpoint mode"),
+        required=False,
+        choices=[
+            ("", _("the stack's default")),
+            ("sync", _("synchronous")),
+            ("async", _("asynchronous")),
+            ("in-memory", _("in memory, replicated")),
+        ],
+    )
+    spare_nodes = forms.IntegerField(
+        label=_("Hot standby nodes"),
+        required=False,
+        min_value=0,
+        help_text=_("Bought with the cluster; each takes a failed server's place in minutes."),
+    )
     electricity_per_kwh = AmountField(label=_("Electricity (per kWh)"), required=False)
     pue = forms.FloatField(label=_("PUE"), required=False)
     cloud_price_per_card_hour = AmountField(label=_("Cloud price (per card-hour)"), required=False)

@@ -37,6 +37,10 @@ TERMS = {
     "Capex": gettext_lazy(
         "Capital expenditure: the price of buying the cluster (servers, network, storage)."
     ),
+    "ETTR": gettext_lazy(
+        "Effective training time ratio: the share of the wall-clock time that trains for good, not lost "
+        "to checkpoints, re-done work, restarts and maintenance."
+    ),
 }
 
 

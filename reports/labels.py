@@ -176,6 +176,12 @@ AXES = {
     "uncertainty.samples": _("Uncertainty samples"),
     "uncertainty.seed": _("Uncertainty seed"),
     "uncertainty.price_spread": _("Price spread"),
+    "reliability.failures": _("Count failures"),
+    "reliability.spare_nodes": _("Hot standby nodes"),
+    "reliability.checkpoint_interval_s": _("Checkpoint interval (s)"),
+    "reliability.detection_s": _("Seconds to detect an interruption"),
+    "reliability.rescheduling_s": _("Seconds to reschedule after an interruption"),
+    "reliability.rate_scale": _("Interruption rate multiplier"),
     "calibration.pilot.measured_tokens_per_s_per_card": _("Pilot's measured tokens/s per card"),
     "calibration.pilot.measured_step_time_s": _("Pilot's measured step time"),
     "calibration.pilot.measured_comm_wait_share": _("Pilot's measured communication wait"),
@@ -219,7 +225,9 @@ CHIP_FAMILIES = {
     "hopper": "NVIDIA Hopper",
     "blackwell": "NVIDIA Blackwell",
     "cdna3": "AMD CDNA 3",
-    "davinci": "Ascend Da Vinci",
+    "ascend-910b": "Ascend 910B",
+    "ascend-910c": "Ascend 910C",
+    "ascend-310p": "Ascend 310P",
 }
 
 # The validation page (estimator.validation): each suite and metric of its rows
@@ -236,6 +244,7 @@ VALIDATION_SUITES = {
     "ascend": _("Ascend runs"),
     "dense": _("Dense-model runs"),
     "blackwell": _("Blackwell runs"),
+    "reliability": _("Failures and effective training time"),
 }
 VALIDATION_METRICS = {
     "tokens/s per GPU": _("tokens/s per card"),
@@ -251,6 +260,39 @@ VALIDATION_METRICS = {
     "spine_switches": _("Spine switches"),
     "node_leaf_cables": _("server-to-leaf cables"),
     "leaf_spine_cables": _("leaf-to-spine cables"),
+    "unexpected interruptions in 54 days (rates from this table)": _(
+        "unexpected interruptions in 54 days (rates from this table)"
+    ),
+    "mean time between failures, h (Kokolis et al. 2024 RSC-1 projection)": _(
+        "mean time between failures, h (Kokolis et al. 2024 RSC-1 projection)"
+    ),
+    "ETTR, async checkpoints and 6-minute restarts (published: over 90%)": _(
+        "ETTR, async checkpoints and 6-minute restarts (published: over 90%)"
+    ),
+    "ETTR, catalog defaults: sync checkpoints, 20-minute restarts (published: over 90%)": _(
+        "ETTR, catalog defaults: sync checkpoints, 20-minute restarts (published: over 90%)"
+    ),
+}
+
+# Against failures (estimator.plan.goodput): the levers of result.goodput.levers, the checkpoint modes
+GOODPUT_LEVERS = {
+    "faster-hot-tier": _("a hot storage tier twice as fast"),
+    "async-checkpoints": _("asynchronous checkpoints"),
+    "in-memory-checkpoints": _("in-memory checkpoints replicated to peer nodes"),
+    "spare-nodes": _("hot standby nodes"),
+}
+FAILURE_CAUSES = {  # estimator/catalog/failures.py CAUSES
+    "accelerator": _("accelerator"),
+    "hbm": _("HBM"),
+    "host": _("host"),
+    "host_maintenance": _("unplanned host maintenance"),
+    "network": _("network switch or cable"),
+    "software": _("software"),
+}
+CHECKPOINT_MODES = {
+    "sync": _("synchronous"),
+    "async": _("asynchronous"),
+    "in-memory": _("in memory, replicated"),
 }
 
 
@@ -306,6 +348,19 @@ def suite(key: str) -> str:
 
 def validation_metric(key: str) -> str:
     return _get(VALIDATION_METRICS, key)
+
+
+def goodput_lever(key: str) -> str:
+    return _get(GOODPUT_LEVERS, key)
+
+
+def failure_causes(keys: str) -> str:
+    """ "accelerator, hbm, software" -> each cause in the reader's language."""
+    return ", ".join(_get(FAILURE_CAUSES, k.strip()) for k in str(keys).split(","))
+
+
+def checkpoint_mode(key: str) -> str:
+    return _get(CHECKPOINT_MODES, key)
 
 
 def in_sentence(label: str) -> str:

@@ -29,6 +29,23 @@ MESSAGES: dict[str, str] = {
         "TP=%(tp)s spans more than the %(domain)s cards of one HCCS/NVLink domain: its per-layer all-reduces would run over RoCE/InfiniBand."
     ),
     "bubble-over-20pct": gettext_noop("The pipeline bubble is %(bubble)s of the step."),
+    # estimator.plan.goodput.advice
+    "goodput-checkpoints": gettext_noop(
+        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
+    ),
+    "goodput-checkpoints.suggestion": gettext_noop("Switch on %(lever)s."),
+    "goodput-restarts": gettext_noop(
+        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "(cost: %(cost)s)."
+    ),
+    "goodput-restarts.suggestion": gettext_noop("Switch on %(lever)s."),
+    "goodput-checkpoints.free": gettext_noop(
+        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s with no new hardware."
+    ),
+    "goodput-restarts.free": gettext_noop(
+        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "with no new hardware."
+    ),
     "comm-wait-over-30pct": gettext_noop(
         "Communication not hidden behind compute is %(share)s of the step (largest: %(largest)s); above 30%% the network is the bottleneck (article 5.1)."
     ),
@@ -254,6 +271,11 @@ MESSAGES: dict[str, str] = {
     "assumption.electricity": gettext_noop("electricity"),
     "assumption.pue": gettext_noop("PUE"),
     "assumption.depreciation": gettext_noop("depreciation"),
+    "assumption.failure-rate-card": gettext_noop("interruptions per card-hour (%(causes)s)"),
+    "assumption.failure-rate-node": gettext_noop("interruptions per server-hour (%(causes)s)"),
+    "assumption.failure-rate-switch": gettext_noop("interruptions per switch-hour (%(causes)s)"),
+    "assumption.detection": gettext_noop("time to detect an interruption"),
+    "assumption.rescheduling": gettext_noop("time to reschedule after an interruption"),
     "assumption.price-book": gettext_noop("Price book: %(book)s v%(version)s (%(date)s, %(currency)s)"),
     "source.scenario": gettext_noop("scenario input"),
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
@@ -336,6 +358,10 @@ RULES = {
 }
 
 PARAM_KINDS = {
+    "days_saved": "days",
+    "causes": "causes",
+    "cost": "money",
+    "lever": "lever",
     "threshold": "percent0",
     "measured_s": "seconds",
     "model_s": "seconds",
@@ -408,6 +434,10 @@ def _param(name: str, value: Any, currency: str) -> str:
         return f.money(value, currency)
     if kind == "term":
         return labels.step_term(value)
+    if kind == "causes":
+        return labels.failure_causes(value)
+    if kind == "lever":
+        return labels.goodput_lever(value)
     if kind == "memory_term":
         return labels.memory_term(value)
     if kind == "times":
@@ -506,7 +536,13 @@ def setting(row: Any, currency: str) -> dict:
     }
 
 
-UNITS = {"years": gettext_lazy("years")}
+UNITS = {
+    "years": gettext_lazy("years"),
+    "s": gettext_lazy("seconds"),
+    "per card-hour": gettext_lazy("per card-hour"),
+    "per node-hour": gettext_lazy("per node-hour"),
+    "per switch-hour": gettext_lazy("per switch-hour"),
+}
 
 
 def assumption(row: Any, currency: str) -> dict:
@@ -570,6 +606,7 @@ def field_error(message: str) -> str:
 SENTENCES = {
     gettext_noop("no plan: the fixed layout does not divide the cards, or the fabric is too large"),
     gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
+    gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
 }
 
 

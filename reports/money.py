@@ -49,6 +49,7 @@ RESULT_AMOUNTS: tuple[tuple[str, Kind], ...] = (
     ("budget.over_by", "total"),
     ("budget.headroom", "total"),
     ("budget.affords.capex", "total"),
+    ("goodput.spares.capex", "total"),
 )
 # The sweep's summary columns that are amounts (in the sweep row's currency).
 SWEEP_AMOUNT_COLUMNS = frozenset(

@@ -103,12 +103,21 @@ def prepare_estimate(
         price_book_version=version,
         price_book=document,
         name=(scenario.get("name") or "")[:200],
-        input=to_jsonable(data),
+        input=without_ignored_fields(to_jsonable(data), out["result"]),
         scenario=scenario,
         result=out["result"],
         engine_version=str(out.get("engine_version", "")),
         catalog_version=str(out.get("catalog_version", "")),
     )
+
+
+def without_ignored_fields(data: Any, result: dict[str, Any]) -> Any:
+    """The submitted scenario without the config.json fields the core ignored (result.model.
+    ignored_fields): they are never stored, so a pasted config.json costs only what is read."""
+    ignored = (result.get("model") or {}).get("ignored_fields") or []
+    if ignored and isinstance(data, dict) and isinstance(data.get("model"), dict):
+        data = {**data, "model": {k: v for k, v in data["model"].items() if k not in set(ignored)}}
+    return data
 
 
 def create_estimate(

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy
 from estimator.dotted import get_path as dig
 
 from . import formatting as f
-from . import labels
+from . import goodput, labels
 
 
 def _num(value: Any) -> float | None:
@@ -29,6 +29,7 @@ def _num(value: Any) -> float | None:
 HEADLINE = [
     ("cards", gettext_lazy("Cards"), "compute.cards", "count"),
     ("servers", gettext_lazy("Servers"), "compute.nodes", "count"),
+    ("days_with_failures", gettext_lazy("Days with failures"), "goodput.wall_clock_days", "days"),
     ("days", gettext_lazy("Days"), "compute.wall_clock_days", "days"),
     ("capex", gettext_lazy("Cluster cost"), "cost.capex.total", "money"),
     ("power", gettext_lazy("Facility power"), "power.facility_w", "watts"),
@@ -43,6 +44,12 @@ DIFF_FIELDS = [
     ("run_owned", gettext_lazy("Run cost, owned"), "cost.run.owned", "money"),
     ("run_cloud", gettext_lazy("Run cost, cloud"), "cost.run.cloud", "money"),
     ("switches", gettext_lazy("Switches"), "network.total_switches", "count"),
+    (
+        "ettr",
+        gettext_lazy("Effective training time (ETTR)"),
+        "goodput.effective_training_time_ratio",
+        "percent",
+    ),
     ("energy", gettext_lazy("Energy"), "power.energy_wh", "watt_hours"),
 ]
 
@@ -120,6 +127,8 @@ def _why(key: str, scenario: dict, result: dict) -> str:
                 "p": f.percent(miss, 0),
             }
         return text
+    if key == "days_with_failures":
+        return goodput.why(result)
     if key == "capex":
         capex = dig(result, "cost.capex") or {}
         text = _(
@@ -233,7 +242,7 @@ _WORKLOADS = {
 
 
 def _class_words(key: str) -> str:
-    """ "davinci/moe/*" -> "MoE plans on any chip and stack" in the reader's language."""
+    """ "ascend-910b/moe/*" -> "MoE plans on Ascend 910B with any stack" in the reader's language."""
     family, workload, stack = [*key.split("/"), "*", "*", "*"][:3]
     return _("%(workload)s plans on %(chip)s with %(stack)s") % {
         "workload": _WORKLOADS.get(workload, _("all")) if workload != "*" else _("all"),

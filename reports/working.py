@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from . import formatting as f
-from . import labels
+from . import goodput, labels
 from .summary import dig
 
 # section -> [(label, path in the result, formatting kind)]; money in the report's currency
@@ -35,6 +35,7 @@ TABLES = [
             ),
         ],
     ),
+    ("goodput", gettext_lazy("Failures, checkpoints and restarts"), goodput.TABLE),
     (
         "parallelism",
         gettext_lazy("Parallel layout"),

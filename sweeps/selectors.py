@@ -74,6 +74,7 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
         "axes": [compact_axis(a) for a in sweep.axes],
         "base": sweep.base,
         "summary": sweep.summary if sweep.status == Sweep.Status.DONE else None,
+        "currency": sweep_currency(sweep),
         "engine_version": sweep.engine_version,
         "catalog_version": sweep.catalog_version,
         "team": sweep.team.slug if sweep.team is not None else None,
@@ -92,6 +93,15 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
 
 
 AXIS_VALUES_SHOWN = 1000
+CURRENCY_FIELD = "cost.currency"
+
+
+def sweep_currency(sweep: Sweep) -> str | None:
+    """The ISO 4217 currency of every amount of the sweep (rows, summary); None when
+    cost.currency is an axis: then each row's is in that column."""
+    if any(a["field"] == CURRENCY_FIELD for a in sweep.axes):
+        return None
+    return str((sweep.base.get("cost") or {}).get("currency") or "USD")
 
 
 def compact_axis(axis: dict) -> dict:

@@ -25,6 +25,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -126,14 +127,18 @@ def request(
 
 
 def team_slug(base: str, token: str | None, wanted: str | None) -> str:
-    """The team whose books and estimates these are: --team, else your only team."""
+    """The team whose books and estimates these are: --team (created, with you as its admin, when
+    you are in no team of that name: a fresh install has none), else your only team."""
     status, raw = request(f"{base}/api/v1/teams", token)
     if status != 200:
         raise SystemExit(f"teams: {status} {raw[:200]!r}")
     slugs = [team["slug"] for team in json.loads(raw)]
     if wanted:
         if wanted not in slugs:
-            raise SystemExit(f"you are not a member of a team '{wanted}'")
+            body = {"name": wanted.replace("-", " ").capitalize(), "slug": wanted}
+            status, raw = request(f"{base}/api/v1/teams", token, body, key=str(uuid.uuid4()))
+            if status != 201:
+                raise SystemExit(f"team '{wanted}': {status} {raw[:200]!r}")
         return wanted
     if len(slugs) != 1:
         raise SystemExit(f"name one of your teams with --team: {', '.join(slugs) or 'none'}")
@@ -217,11 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     for item in batch["results"]:
         vendor = quotes[item["index"]]["vendor"]
         if item["status"] == 201:
-            result = item["estimate"]["result"]
+            estimate = item["estimate"]
+            compute = estimate["result"]["compute"]
+            capex = estimate["amounts"]["cost.capex.total"]  # a decimal string and its currency
             print(
-                f"{vendor}: {result['compute']['cards']} cards, {result['compute']['wall_clock_days']:.1f} days, "
-                f"capex {result['cost']['capex']['total']:,.0f} {result['cost'].get('currency', '')} "
-                f"(price book {books[vendor]})"
+                f"{vendor}: {compute['cards']} cards, {compute['wall_clock_days']:.1f} days, "
+                f"capex {Decimal(capex['amount']):,} {capex['currency']} (price book {books[vendor]})"
             )
         else:
             for error in item["error"]["errors"]:

@@ -40,6 +40,7 @@ DATA_FILES = (
     "supernodes.toml",
     "models.toml",
     "defaults.toml",
+    "failures.toml",  # read by estimator/catalog/failures.py
 )
 VERSION_PREFIX = "2026.11-"
 

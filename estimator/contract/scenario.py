@@ -401,6 +401,31 @@ class Serving(_Section):
     )
 
 
+class Reliability(_Section):
+    """Failures, checkpoints and restarts (estimator.plan.goodput); rates from catalog/failures.toml."""
+
+    failures: bool = Field(True, description="false: plan as if nothing ever failed (days = compute days)")
+    spare_nodes: Int = Field(
+        0,
+        ge=0,
+        le=4096,
+        description="Hot standby nodes (bought, not training) that take a failed node's ranks",
+    )
+    checkpoint_interval_s: Num | None = Field(
+        None, gt=0, le=1e7, description="Compute seconds between checkpoints; default Daly's optimum"
+    )
+    detection_s: Num | None = Field(None, ge=0, le=1e5, description="Seconds to detect an interruption")
+    rescheduling_s: Num | None = Field(
+        None, ge=0, le=1e6, description="Seconds to replace the node and restart the job (before the reload)"
+    )
+    rate_scale: Num | None = Field(
+        None,
+        gt=0,
+        le=100,
+        description="Multiplier on the catalog's interruption rates (default the vendor's)",
+    )
+
+
 class Uncertainty(_Section):
     samples: Int = Field(10_000, ge=100, le=limits.MAX_MC_SAMPLES, description="Monte Carlo draws")
     seed: Int = Field(20261129, ge=0, le=2**32 - 1)
@@ -454,6 +479,7 @@ class Scenario(_Section):
     cost: Cost = Field(default_factory=Cost)
     serving: Serving | None = None
     uncertainty: Uncertainty = Field(default_factory=Uncertainty)
+    reliability: Reliability = Field(default_factory=Reliability)
     calibration: Calibration | None = None
 
     # config.json names of `model` the estimator does not read (split_model): listed in the result's

@@ -25,6 +25,7 @@ ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "fa-triton", "ascend-fa")
 RECOMPUTE_MODULES = ("core_attn", "layernorm", "moe_act", "mlp", "shared_experts")
 SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpointing (torchtitan)
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
+CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliability.checkpoint_times
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,13 @@ class StackProfile:
       reused by the others (Transformer Engine's is_first_microbatch, which Megatron-Core passes:
       "FP8 weight caching", TE performance guide, docs/sources.md#transformer-engine); without it
       (torchao float8, llm-foundry's TE layers) every micro-batch casts the weights again.
+    checkpoint_mode: how checkpoints are written (estimator.cluster.reliability): "sync" (training
+      waits for the hot tier), "async" (a host-memory snapshot, written in the background:
+      Megatron-Core/Megatron-Bridge async_save, PyTorch DCP async_save) or "in-memory" (snapshots
+      replicated to peer nodes' memory: NVIDIA resiliency-ext local checkpoints, Gemini). Every
+      profile defaults to "sync", as their configurations do (Megatron-Bridge CheckpointConfig
+      async_save = False, torchtitan async_mode "disabled", MindSpore CheckpointConfig async_save =
+      False; docs/sources.md#checkpoint-modes).
     """
 
     id: str
@@ -96,6 +104,7 @@ class StackProfile:
     fp8_recipe: str = "delayed"
     fp8_weight_cache: bool = False
     sharded_with_pp: bool = False
+    checkpoint_mode: str = "sync"
 
     @property
     def flash_attention(self) -> bool:
@@ -124,6 +133,7 @@ MECHANISMS = (
     "fp8_recipe",
     "fp8_weight_cache",
     "sharded_with_pp",
+    "checkpoint_mode",
 )
 
 
@@ -268,6 +278,8 @@ def _override_problem(key: str, value: Any) -> str:
         return "" if value in ATTENTION_KERNELS else f"must be one of {', '.join(ATTENTION_KERNELS)}"
     if key == "selective_recompute":
         return _recompute_problem(value)
+    if key == "checkpoint_mode":
+        return "" if value in CHECKPOINT_MODES else f"must be one of {', '.join(CHECKPOINT_MODES)}"
     if key == "fp8_recipe":
         return "" if value in FP8_RECIPES else f"must be one of {', '.join(FP8_RECIPES)}"
     if key == "moe_max_nodes":

@@ -197,6 +197,7 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
         utilization=pr["utilization"],
         currency=r.scenario.cost.currency,
         usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        spare_nodes=r.scenario.reliability.spare_nodes,
         **facility_fields(r),
     )
 
@@ -225,6 +226,7 @@ def vectorized_counts(
             net.rail_optimized,
         )
         state["feasible"] = fab["feasible"]
+        state["fabric_switches"] = fab["switches"]  # the training fabric's (plan.goodput's network failures)
         switches, xcvrs, links = fab["switches"], fab["transceivers"], fab["links"]
         fiber = fab["fiber_links"]
         if net.storage_network:
@@ -266,6 +268,7 @@ def vectorized_counts(
                 )
             },
         )
+        state["hot_write_bytes_per_s"], state["hot_read_bytes_per_s"] = sc["write_cap"], sc["read_cap"]
         return Counts(
             switches=switches,
             transceivers=xcvrs,

@@ -101,6 +101,8 @@ class Facility:
     unit_compute_racks: ArrayLike = 0.0
     unit_network_racks: ArrayLike = 0.0
     scaleout_switches_per_rack: ArrayLike = 16
+    # hot standby nodes (reliability.spare_nodes, plan.goodput): bought with their cards, not training
+    spare_nodes: ArrayLike = 0
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,7 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
     scaleup_usd = units * np.asarray(f.unit_price_usd, dtype=float)
     # a supernode is bought whole: its idle nodes are paid for (not powered: they can be switched off)
     unit_nodes = np.asarray(f.unit_cards, dtype=np.int64) // np.asarray(sizing.cards_per_node, dtype=np.int64)
-    nodes_bought = np.maximum(nodes, units * unit_nodes)
+    nodes_bought = np.maximum(nodes, units * unit_nodes) + np.asarray(f.spare_nodes, dtype=np.int64)
     pw = power_of(
         cards=cards,
         card_tdp_w=facility.card_tdp_w,

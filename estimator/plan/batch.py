@@ -30,10 +30,11 @@ from estimator.contract.scenario import validate_shape
 from estimator.dotted import pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.layout.search import LayoutEval
-from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.pricing import equipment, model_flops, prices, vectorized_counts
 from estimator.money.pricing import facility as plan_facility
 from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, rollup
+from estimator.plan import goodput
 from estimator.plan.compose import (
     SizeMemo,
     candidate_sizes,
@@ -41,6 +42,7 @@ from estimator.plan.compose import (
     problem_at,
     size_for_deadline,
 )
+from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.pilot import calibrated, fit_pilot
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
@@ -57,7 +59,35 @@ NUMERIC_FIELDS = (
     "cost.depreciation_years",
     "cost.utilization",
 )
-__all__ = ["LAYOUT_FIELDS", "NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
+__all__ = ["GOODPUT_FIELDS", "LAYOUT_FIELDS", "NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
+
+# result.goodput's headline fields (plan.goodput, vectorized over the group's rows)
+GOODPUT_FIELDS = (
+    "goodput.wall_clock_days",
+    "goodput.wall_clock_days_p10",
+    "goodput.wall_clock_days_p90",
+    "goodput.effective_training_time_ratio",
+    "goodput.expected_interruptions",
+    "goodput.mean_time_between_interruptions_h",
+    "goodput.checkpoint_interval_s",
+    "goodput.checkpoint_write_s",
+)
+_GOODPUT_KEYS = {
+    "goodput.wall_clock_days": "wall_s",
+    "goodput.wall_clock_days_p10": "wall_p10_s",
+    "goodput.wall_clock_days_p90": "wall_p90_s",
+    "goodput.effective_training_time_ratio": "ettr",
+    "goodput.expected_interruptions": "interruptions",
+    "goodput.mean_time_between_interruptions_h": "mtbi_s",
+    "goodput.checkpoint_interval_s": "interval_s",
+    "goodput.checkpoint_write_s": "write_s",
+}
+_GOODPUT_UNIT = {
+    "wall_s": SECONDS_PER_DAY,
+    "wall_p10_s": SECONDS_PER_DAY,
+    "wall_p90_s": SECONDS_PER_DAY,
+    "mtbi_s": 3600.0,
+}
 
 
 def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
@@ -136,7 +166,7 @@ def evaluate_columns(
     if len(lengths) > 1:
         raise ScenarioError("every axis column must have the same length", "axes")
     n = lengths.pop() if lengths else 1
-    out = {f: np.full(n, np.nan) for f in SUMMARY_FIELDS}
+    out = {f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS)}
     out.update(_empty_layout_columns(n))
     ok = np.zeros(n, dtype=bool)
     errors = np.full(n, None, dtype=object)
@@ -173,7 +203,7 @@ def evaluate_columns(
             errors[rows] = str(exc)
             continue
         good = values.pop("_ok")
-        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS):
+        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
         for f in SUMMARY_FIELDS:  # a row that cannot be planned carries its reason and no figures
@@ -215,10 +245,10 @@ def _predicted(
         for key in dict.fromkeys(keys):
             flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
 
-            def need(mfu: float, flop: float = flop, seconds: float = seconds) -> int:
-                return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))
+            def need(mfu: float, flop: float = flop, seconds: float = seconds, tok: float = key[0]) -> int:
+                return int(cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok))
 
-            chosen, _, best = size_for_deadline(r, sizes, need, memo)
+            chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
             picks[key] = (chosen, best)
     cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
     bests = [picks[k][1] for k in keys]
@@ -289,8 +319,8 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     if given_cards:
         cards = size.astype(np.int64)
     else:
-        cards = cards_for_deadline(
-            flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r)
+        cards = cards_for_deadline_with_failures(
+            r, flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r), tokens
         )
     layout = _empty_layout_columns(n)
     rows = np.flatnonzero(slow)
@@ -319,6 +349,9 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         & np.isfinite(values["compute.wall_clock_days"])
     )
     ok &= ~unplanned
+    values.update(_goodput_columns(r, values, state))
+    never = ok & ~np.isfinite(values["goodput.wall_clock_days"])  # interruptions outrun the progress
+    ok &= ~never
     values["_ok"] = ok
     values.update(layout)
     structural = ~(r.scenario.parallelism.fits_cards(cards) & state["feasible"])
@@ -327,8 +360,33 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         "no plan: the fixed layout does not divide the cards, or the fabric is too large"
     )
     errors[~ok & ~structural & unplanned] = NO_LAYOUT
+    errors[never] = NEVER_FINISHES
     values["_error"] = errors
     return values
+
+
+NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more than the time between them"
+
+
+def _goodput_columns(r: Resolved, values: dict[str, Any], state: dict[str, Any]) -> dict[str, np.ndarray]:
+    """GOODPUT_FIELDS of the group's rows: plan.goodput.evaluate on the rows' cards, nodes, training
+    fabric and hot-tier bandwidth (the counts the roll-up just sized), as plan.estimate() does."""
+    g = goodput.evaluate(
+        r,
+        cards=values["compute.cards"],
+        nodes=values["compute.nodes"],
+        switches=state["fabric_switches"],
+        solve_s=values["compute.wall_clock_days"] * SECONDS_PER_DAY,
+        write_bytes_per_s=state["hot_write_bytes_per_s"],
+        read_bytes_per_s=state["hot_read_bytes_per_s"],
+    )
+    g["interruptions"] = g["unexpected"] + g["planned"]
+    n = np.shape(values["compute.cards"])
+    with np.errstate(invalid="ignore"):  # rows without a plan (NaN days) stay NaN
+        return {
+            f: np.broadcast_to(np.asarray(g[k], dtype=float) / _GOODPUT_UNIT.get(k, 1.0), n).copy()
+            for f, k in _GOODPUT_KEYS.items()
+        }
 
 
 # the reason of a row without a layout (reports.messages.SENTENCES translates it)

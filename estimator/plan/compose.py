@@ -35,10 +35,12 @@ from estimator.layout.steptime import LINK_EFFICIENCY
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
-from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.budget import cards_for_budget
 from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
 from estimator.money.rollup import Counts, Sizing, rollup
+from estimator.plan import goodput
+from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.pilot import calibrated, fit_pilot, section
 from estimator.plan.refusal import refusal
 from estimator.plan.sections import assemble
@@ -149,15 +151,15 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 
-    def need(mfu: float) -> int:
-        return int(cards_for_deadline(training_flop, seconds, peak, mfu, multiple))
+    def need(mfu: float) -> int:  # with interruptions, checkpoints and restarts (plan.goodput)
+        return int(cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple))
 
     if given_mfu is not None:
         cards = need(given_mfu)
         return _choice(r, cards, *_evaluate(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
-    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r))
+    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r), goodput.ettr_at(r))
     return _choice(r, cards, fabric, _layouts(r, cards, fabric), None)
 
 
@@ -215,7 +217,11 @@ SIZING_BLOCK = 8  # sizes evaluated together while scanning for a deadline
 
 
 def size_for_deadline(
-    r: Resolved, sizes: npt.NDArray[np.int64], need: Callable[[float], int], memo: SizeMemo
+    r: Resolved,
+    sizes: npt.NDArray[np.int64],
+    need: Callable[[float], int],
+    memo: SizeMemo,
+    ettr: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
     (cards, fabric, best layout). need(mfu) -> cards the deadline needs at that MFU.
@@ -225,7 +231,8 @@ def size_for_deadline(
     splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
     size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
     at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
-    keeps the size of highest throughput (the deadline is then missed). The sizes are searched
+    keeps the size of highest throughput, failures counted when `ettr(cards, mfu)` (arrays) gives the
+    share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
     SIZING_BLOCK at a time in one vectorized pass (layout_batch.best_layouts)."""
     first = min(int(np.searchsorted(sizes, need(MAX_PLAUSIBLE_MFU))), len(sizes) - 1)
     last = need(MIN_PLAUSIBLE_MFU)
@@ -251,11 +258,10 @@ def size_for_deadline(
         fabric, found = _evaluate(r, cards)  # raises the fabric's own error
         return cards, fabric, found.best
 
-    def throughput(cards: int) -> float:
-        best = tried[cards]
-        return cards * best.predicted_mfu if best is not None else 0.0
-
-    cards = max(tried, key=throughput)
+    sized = np.array(list(tried), dtype=np.int64)
+    mfus = np.array([0.0 if b is None else float(b.predicted_mfu) for b in tried.values()])
+    share = ettr(sized, np.where(mfus > 0, mfus, 1.0)) if ettr is not None else np.ones(len(sized))
+    cards = int(sized[int(np.argmax(sized * mfus * share))])  # the first of equals, as max() kept
     return cards, memo.built(cards), tried[cards]
 
 
@@ -417,7 +423,7 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> dict[str, Any] | No
         except ScenarioError:
             return None
     roll = own.roll
-    return {
+    out = {
         "cards": int(roll["compute.cards"]),
         "nodes": int(roll["compute.nodes"]),
         "capex": float(roll["cost.capex.total"]),
@@ -425,6 +431,12 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> dict[str, Any] | No
         "mfu": own.choice.mfu,
         "mfu_source": own.choice.mfu_source,
     }
+    if s.reliability.failures:  # the days it needs with interruptions, checkpoints and restarts
+        try:
+            out["days"], out["compute_days"] = _goodput(r, own)["wall_clock_days"], out["days"]
+        except ScenarioError:  # that cluster never finishes between its interruptions
+            out["days"], out["compute_days"] = float("inf"), out["days"]
+    return out
 
 
 def build_result(r: Resolved) -> dict[str, Any]:
@@ -442,7 +454,8 @@ def build_result(r: Resolved) -> dict[str, Any]:
         r = calibrated(r, fit)
     z = size_plan(r)
     problem = layout_problem(r, z.choice.cards, z.choice.fabric)
-    result = assemble(r, z.flops, z.peak, z.choice, z.storage, z.equipment, z.prices, z.roll, problem)
+    good = _goodput(r, z)
+    result = assemble(r, z.flops, z.peak, z.choice, z.storage, z.equipment, z.prices, z.roll, problem, good)
     if "budget" in result:
         result["budget"]["affords"] = budget_affords(r, z)
     shown = z.choice.layouts.best or z.choice.layouts.closest  # the layout the result's parallelism shows
@@ -455,3 +468,27 @@ def build_result(r: Resolved) -> dict[str, Any]:
 def problem_at(r: Resolved, cards: int) -> LayoutProblem:
     """The layout problem of `r` at `cards` on its own fabric (the pilot's, estimator.plan.pilot)."""
     return layout_problem(r, cards, fabric_for(r, cards))
+
+
+def _goodput(r: Resolved, z: Sized) -> dict[str, Any]:
+    """result.goodput of a sized plan; a run that never finishes is refused with its reason."""
+    cards = z.choice.cards
+    out = goodput.section(
+        r,
+        cards=cards,
+        nodes=-(-cards // r.cards_per_node),
+        switches=z.choice.fabric.total_switches,
+        solve_s=float(z.roll["compute.wall_clock_days"]) * SECONDS_PER_DAY,
+        storage=z.storage,
+        cost_per_day=float(z.roll["cost.owned_per_card_hour"]) * cards * 24.0,
+    )
+    if not math.isfinite(out["wall_clock_days"]):
+        field = "cluster.cards" if r.scenario.cluster.cards is not None else "reliability"
+        raise ScenarioError(
+            f"the run never finishes: {cards:,} cards are interrupted every "
+            f"{out['mean_time_between_interruptions_h'] * 60:.0f} minutes and each interruption costs "
+            f"{(out['restart_s'] + out['rework_per_interruption_s']) / 60:.0f} minutes; use fewer cards, "
+            "faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints",
+            field,
+        )
+    return out

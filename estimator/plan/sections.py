@@ -20,6 +20,8 @@ from estimator.limits import SEARCH_SECONDS
 from estimator.money import budget as budget_rules
 from estimator.plan import evidence
 from estimator.plan.advice import advise
+from estimator.plan.goodput import advice as goodput_advice
+from estimator.plan.goodput import assumptions as goodput_assumptions
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.starting_config import starting_configuration
 from estimator.plan.uncertainty import monte_carlo, triangle_from_quantiles
@@ -366,8 +368,10 @@ def _warnings(
     compute: dict[str, Any],
     cost: dict[str, Any],
     advice: list[dict[str, Any]],
+    goodput_days: float | None = None,
 ) -> list[dict[str, Any]]:
-    """Advice (as warnings) and the plan's own warnings: {code, severity, message, params}."""
+    """Advice (as warnings) and the plan's own warnings: {code, severity, message, params};
+    `goodput_days` the wall-clock days with failures (the deadline is judged on them)."""
     out = [
         {"code": a["code"], "severity": a["severity"], "message": a["message"], "params": a.get("params", {})}
         | ({"message_code": a["message_code"]} if "message_code" in a else {})
@@ -409,13 +413,13 @@ def _warnings(
             }
         )
     if compute.get("meets_target") is False:
+        days = goodput_days if goodput_days is not None else compute["wall_clock_days"]
         out.append(
             {
                 "code": "deadline-missed",
                 "severity": "warning",
-                "message": f"The plan takes {compute['wall_clock_days']:.1f} days, "
-                f"more than the {compute['target_days']:g}-day target.",
-                "params": {"days": compute["wall_clock_days"], "target_days": compute["target_days"]},
+                "message": f"The plan takes {days:.1f} days, more than the {compute['target_days']:g}-day target.",
+                "params": {"days": days, "target_days": compute["target_days"]},
             }
         )
     budget = _budget_of(r)
@@ -455,13 +459,17 @@ def _budget_section(r: Resolved, cost: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _deadline_risk(compute: dict[str, Any], uncertainty: dict[str, Any]) -> None:
-    """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range."""
+def _deadline_risk(
+    compute: dict[str, Any], uncertainty: dict[str, Any], goodput: dict[str, Any] | None
+) -> None:
+    """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range, the
+    days with failures counted (goodput.wall_clock_days) when there are any."""
     mfu = (uncertainty.get("inputs") or {}).get("mfu")
     if compute.get("target_days") is None or not mfu or len(mfu) != 3:
         return
+    days = goodput["wall_clock_days"] if goodput is not None else compute["wall_clock_days"]
     compute["deadline_miss_probability"] = budget_rules.deadline_miss_probability(
-        compute["wall_clock_days"], compute["target_days"], *mfu
+        days, compute["target_days"], *mfu
     )
 
 
@@ -475,10 +483,14 @@ def assemble(
     pr: dict[str, float],
     roll: Roll,
     problem: LayoutProblem,
+    goodput: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The result sections for the plan's choices; `problem` is the layout search's input at the
-    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes)."""
+    chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes), `goodput`
+    plan.goodput's section (the deadline is met or missed with failures counted)."""
     compute = _compute_section(r, flops, peak, choice, roll)
+    if goodput is not None and "target_days" in compute:
+        compute["meets_target"] = goodput["wall_clock_days"] <= compute["target_days"] * (1 + 1e-9)
     parallelism, memory, layout = _layout_sections(r, choice, problem)
     cost = roll["_cost"].to_dict()
     if _budget_of(r) is not None:
@@ -496,7 +508,9 @@ def assemble(
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr, problem.stack),
         "scaleup": _planes(r, choice, roll, problem),
     }
-    _deadline_risk(compute, result["uncertainty"])
+    if goodput is not None:
+        result["goodput"] = goodput
+    _deadline_risk(compute, result["uncertainty"], goodput)
     budget = _budget_section(r, cost)
     if budget is not None:
         result["budget"] = budget
@@ -506,8 +520,11 @@ def assemble(
     scenario_dict = r.scenario.normalized()
     scenario_dict["hardware"]["cards_per_node"] = r.cards_per_node
     advice = [dict(a) for a in advise(scenario_dict, result)]
+    advice += goodput_advice(goodput, r.scenario.cost.currency) if goodput is not None else []
     result["advice"] = advice
     result["starting_configuration"] = starting_configuration(scenario_dict, result)
-    result["warnings"] = _warnings(r, choice, compute, cost, advice)
+    good_days = goodput["wall_clock_days"] if goodput is not None else None
+    result["warnings"] = _warnings(r, choice, compute, cost, advice, good_days)
     result["assumptions"] = _assumptions(r, choice, eq, pr, problem.stack)
+    result["assumptions"] += goodput_assumptions(r) if goodput is not None else []
     return result

@@ -11,6 +11,8 @@ Each row: {suite, case, metric, published, predicted, error_pct, source}. The su
 - moe, fp8, long-context, ascend: published runs with their exact layouts and software versions
   (Megatron-Core/Megatron-Bridge, NeMo, torchao/torchtitan, llm-foundry, DeepSeek-V3, MindSpeed-LLM),
   tokens/s per GPU; nothing was calibrated on them (reference_data/throughput_runs.toml).
+- reliability: Llama 3 405B's interruptions (Table 5) and effective training time, Kokolis et al.
+  2024's mean time to failure at 16,384 GPUs (estimator/validation/reliability.py).
 
 One module per suite: megatron, zero, superpod, catalog_rows, llama3, published_runs; rows holds the
 row shape and the reference-data reader.
@@ -24,6 +26,7 @@ from estimator.validation.catalog_rows import model_param_rows, source_article_r
 from estimator.validation.llama3 import llama3_rows
 from estimator.validation.megatron import megatron_rows
 from estimator.validation.published_runs import published_run_rows
+from estimator.validation.reliability import reliability_rows
 from estimator.validation.rows import normalize
 from estimator.validation.superpod import superpod_validation_rows
 from estimator.validation.zero import zero_rows
@@ -41,4 +44,5 @@ def validation_rows() -> list[dict[str, Any]]:
     rows += source_article_rows()
     rows += llama3_rows()
     rows += published_run_rows()
+    rows += reliability_rows()
     return rows

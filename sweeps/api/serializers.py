@@ -40,6 +40,10 @@ class SweepListItemSerializer(serializers.Serializer):
     )
     error = serializers.CharField(help_text="Why the sweep failed, readable; empty otherwise")
     axes = serializers.JSONField()
+    currency = serializers.CharField(
+        allow_null=True,
+        help_text="ISO 4217 code of every amount of the sweep (summary, rows); null when cost.currency is an axis",
+    )
     engine_version = serializers.CharField()
     catalog_version = serializers.CharField()
     share_url = serializers.CharField(help_text="Public, read-only report page")

@@ -207,7 +207,7 @@ RESULT_RESPONSES = {
     (200, "application/json"): ResultPageSerializer,
     (200, "text/csv"): CSV_TEXT,
     **{(code, "application/json"): serializer for code, serializer in ERRORS.items()},
-    **{(code, "text/csv"): CSV_TEXT for code in (400, 404)},
+    **{(code, "text/csv"): CSV_TEXT for code in ERRORS},  # an error asked for as CSV is CSV
 }
 
 
@@ -241,26 +241,16 @@ class _ResultsMixin:
             return response
         body = selectors.result_page(sweep, page or 1, page_size)
         amounts = [c for c in body["columns"] if c in SWEEP_AMOUNT_COLUMNS]
-        return Response({**body, "currency": _sweep_currency(sweep), "amount_columns": amounts})
+        return Response({**body, "currency": selectors.sweep_currency(sweep), "amount_columns": amounts})
 
 
 CSV_BLOCK_ROWS = 5_000  # rows per streamed piece: memory stays bounded and bytes flow steadily
 
 
-CURRENCY_FIELD = "cost.currency"
-
-
-def _sweep_currency(sweep: Sweep) -> str | None:
-    """The currency of every amount of the sweep's rows; None when cost.currency is an axis."""
-    if any(a["field"] == CURRENCY_FIELD for a in sweep.axes):
-        return None
-    return str((sweep.base.get("cost") or {}).get("currency") or "USD")
-
-
 def _csv_header(columns: list[str], amounts: list[int], currency: str | None) -> list[str]:
     """An amount's column names its currency: "cost.run.owned (USD)"; with the currency swept,
     "(cost.currency)": each row's is in that column."""
-    unit = currency or CURRENCY_FIELD
+    unit = currency or selectors.CURRENCY_FIELD
     return [money.header(c, unit) if i in amounts else c for i, c in enumerate(columns)]
 
 
@@ -277,10 +267,10 @@ def _csv_stream(sweep: Sweep, start: int, stop: int):
     """The rows as CSV, streamed block by block; every cell through reports.cells.neutralize
     (a string axis value such as "=HYPERLINK(...)" must not run as a formula)."""
     header_done = False
-    currency = _sweep_currency(sweep)
+    currency = selectors.sweep_currency(sweep)
     for columns, rows in selectors.iter_result_rows(sweep, start, stop):
         amounts = [i for i, c in enumerate(columns) if c in SWEEP_AMOUNT_COLUMNS]
-        where = columns.index(CURRENCY_FIELD) if CURRENCY_FIELD in columns else None
+        where = columns.index(selectors.CURRENCY_FIELD) if selectors.CURRENCY_FIELD in columns else None
         for lo in range(0, max(len(rows), 1), CSV_BLOCK_ROWS):
             buf = io.StringIO()
             writer = csv.writer(buf)

@@ -57,7 +57,7 @@ def run(monkeypatch, capsys):
 
 
 def test_article_example_through_the_cli(run):
-    out = run("plan", "-", stdin=json.dumps(ARTICLE))
+    out = run("plan", "-", stdin=json.dumps({**ARTICLE, "reliability": {"failures": False}}))
     assert out.returncode == 0, out.stderr
     compute = json.loads(out.stdout)["result"]["compute"]
     # 6 x 70e9 x 5e11 = 2.1e23 FLOP (errata: not 2.1e24)
@@ -72,10 +72,20 @@ def test_article_example_through_the_cli(run):
     assert compute["wall_clock_days"] <= 30
 
 
+def test_article_example_with_failures_buys_the_cards_that_finish_in_30_days(run):
+    out = run("plan", "-", stdin=json.dumps(ARTICLE))
+    result = json.loads(out.stdout)["result"]
+    cards, good = result["compute"]["cards"], result["goodput"]
+    assert good["wall_clock_days"] <= 30
+    assert cards > 512  # the failure-free 512 cards take 1.3125e9 / 512 / 86,400 = 29.67 days before failures
+    fewer = run("plan", "-", stdin=json.dumps({**ARTICLE, "cluster": {"cards": cards - 8}}))
+    assert json.loads(fewer.stdout)["result"]["goodput"]["wall_clock_days"] > 30
+
+
 def test_table_format_is_for_people(run):
     out = run("plan", "-", "--format", "table", stdin=json.dumps(ARTICLE))
     assert out.returncode == 0, out.stderr
-    assert "512" in out.stdout and "cards" in out.stdout
+    assert "cards" in out.stdout and "with failures" in out.stdout
 
 
 @pytest.mark.parametrize(

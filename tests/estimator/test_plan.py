@@ -114,7 +114,12 @@ def test_deadline_sizing_meets_the_deadline_with_whole_nodes():
 
 
 def test_fixed_layout_rounds_cards_to_whole_replicas():
-    data = with_(cluster={"target_days": 20}, efficiency={"mfu": 0.4}, parallelism={"tp": 8, "pp": 5})
+    data = with_(
+        cluster={"target_days": 20},
+        efficiency={"mfu": 0.4},
+        parallelism={"tp": 8, "pp": 5},
+        reliability={"failures": False},  # the failure-free arithmetic below
+    )
     c = estimate(data)["result"]["compute"]
     assert c["cards"] % 40 == 0  # lcm(8-card nodes, tp·pp = 40)
     need = c["training_flop"] / (20 * 86400 * 989.4e12 * 0.4)

@@ -7,9 +7,10 @@ import pytest
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
 from estimator.layout.search import search
-from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money import pricing
 from estimator.plan import compose as plan
+from estimator.plan.goodput import cards_for_deadline_with_failures
 
 CASES = [
     {
@@ -38,8 +39,8 @@ def _one_search_per_size(r, training_flop, peak):
     multiple = plan.cards_multiple(r)
     seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
 
-    def need(mfu):
-        return int(cards_for_deadline(training_flop, seconds, peak, mfu, multiple))
+    def need(mfu):  # the deadline rule counts failures, checkpoints and restarts (plan.goodput)
+        return int(cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple))
 
     sizes = plan.candidate_sizes(r, multiple)
     first = int(np.searchsorted(sizes, need(plan.MAX_PLAUSIBLE_MFU)))

@@ -240,10 +240,11 @@ def test_the_excel_file_has_one_column_per_quote(user_client, client, scenario):
     assert r.status_code == 200 and r["Content-Type"].startswith("application/vnd.openxml")
     ws = load_workbook(io.BytesIO(r.content)).active
     header = [c.value for c in ws[1]]
-    assert header[1:] == [f"Vendor {i} (USD)" for i in range(5)]  # each column names its currency
-    capex = next(row for row in ws.iter_rows(values_only=True) if row[0] == "Cluster cost")
-    assert all(isinstance(v, int | float) for v in capex[1:])
-    assert list(capex[1:]) == sorted(capex[1:]) and capex[1] < capex[5]  # dearer servers cost more
+    assert header[:2] == ["Item", "Unit"]
+    assert header[2:] == [f"Vendor {i} (USD)" for i in range(5)]  # each column names its currency
+    capex = next(row for row in ws.iter_rows(values_only=True) if row[0] == "Cluster cost")[2:]
+    assert all(isinstance(v, int | float) for v in capex)
+    assert list(capex) == sorted(capex) and capex[0] < capex[4]  # dearer servers cost more
 
 
 def test_the_batch_endpoint_is_in_the_schema(api_client):

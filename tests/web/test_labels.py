@@ -16,11 +16,13 @@ import pytest
 from babel.messages.pofile import read_po
 from django.utils import translation
 
+from estimator.catalog.failures import CAUSES
 from estimator.contract.scenario import Scenario
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
+from estimator.layout.stacks import CHECKPOINT_MODES
 from estimator.layout.steptime.step import BREAKDOWN_KEYS, COMPUTE_TERMS
 from estimator.money.cost import capex_usd
-from estimator.plan import advice, diagnose, starting_config
+from estimator.plan import advice, diagnose, goodput, starting_config
 from estimator.plan.compose import estimate
 from reports import labels, messages
 from sweeps import digests
@@ -73,6 +75,9 @@ REGISTRIES = {
     "sweep axes": (labels.AXES, set(scenario_fields()) - set(labels.NOT_AXES)),
     "sweep metrics": (labels.METRICS, set(digests.RANK_METRICS)),
     "diagnosis terms": (labels.DIAGNOSIS_TERMS, set(diagnose.TERMS)),
+    "goodput levers": (labels.GOODPUT_LEVERS, set(goodput.LEVER_NAMES)),
+    "checkpoint modes": (labels.CHECKPOINT_MODES, set(CHECKPOINT_MODES)),
+    "failure causes": (labels.FAILURE_CAUSES, set(CAUSES)),
 }
 
 
@@ -85,9 +90,9 @@ def test_every_key_of_the_core_has_a_label_in_both_languages(name, zh):
 
 
 def test_every_chip_family_has_its_name():
-    from estimator.layout.steptime.attention import _FAMILIES
+    from estimator.catalog.entries import CHIP_FAMILIES
 
-    assert {family for _prefix, family in _FAMILIES} <= set(labels.CHIP_FAMILIES)
+    assert set(CHIP_FAMILIES) <= set(labels.CHIP_FAMILIES)
 
 
 def test_environment_settings_keep_the_name_one_types():
@@ -143,7 +148,9 @@ PLANS = [
         "model": {"preset": "llama-3.1-405b"},
         "training": {"tokens": 1e12, "precision": "fp32"},
         "hardware": {"accelerator": "a100-sxm-40gb"},
-        "cluster": {"cards": 64},
+        "cluster": {
+            "cards": 256
+        },  # the smallest count a layout fits (64 is refused: no figure without a plan)
         "efficiency": {"mfu": 0.8},
     },
 ]

@@ -41,3 +41,19 @@ def test_an_estimate_carries_every_amount_with_its_currency(api_client, scenario
     assert {f"cost.capex.{p}" for p in parts} <= set(amounts)
     per_hour = body["result"]["cost"]["cloud_per_card_hour"]
     assert amounts["cost.cloud_per_card_hour"]["amount"] == f"{per_hour:.4f}"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("axes", "currency"),
+    [
+        ({"cluster.cards": [64, 128]}, "CNY"),  # every row in the base's currency
+        ({"cost.currency": ["USD", "CNY"]}, None),  # swept: each row's is in its own column
+    ],
+)
+def test_a_sweep_names_the_currency_of_its_amounts(scenario, axes, currency):
+    from sweeps import selectors, services
+
+    base = {**scenario, "cost": {"currency": "CNY"}}
+    sweep = services.create_sweep({"base": base, "axes": axes}, client_ip="127.0.0.1")
+    assert selectors.status_payload(sweep)["currency"] == currency

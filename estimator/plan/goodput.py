@@ -1,0 +1,458 @@
+"""Goodput of a plan: its interruptions, checkpoints and restarts, and the wall-clock days with them.
+
+The physics is estimator.cluster.reliability; this module feeds it from a resolved scenario (the
+vendor's failure rates, the recovery figures, the stack's checkpoint mode, the spares) and the
+cluster's designs (cards, nodes, the training fabric's switches, the hot tier's delivered write and
+read bandwidth). Vectorized: one plan passes scalars, a sweep group passes arrays (estimator.plan.batch),
+and the deadline sizing of plan.compose asks `cards_for_deadline_with_failures`, the one rule that
+turns a deadline into cards when failures are counted. Units: seconds, days, bytes/s, counts; money
+in the scenario's currency.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from numpy.typing import ArrayLike
+
+from estimator.catalog.failures import failures
+from estimator.cluster import reliability as rel
+from estimator.contract.resolve import Resolved
+from estimator.layout.stacks import resolve_stack
+from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.money.pricing import equipment, model_flops, vectorized_counts
+
+NODE_CAUSES = ("accelerator", "hbm", "host", "host_maintenance")  # a node is swapped out
+ADVICE_SHARE = 0.03  # checkpoints or restarts costing more than this share of the wall time get advice
+LEVER_NAMES = {  # English defaults; reports.goodput.LEVERS renders them in the reader's language
+    "faster-hot-tier": "a hot storage tier twice as fast",
+    "async-checkpoints": "asynchronous checkpoints",
+    "in-memory-checkpoints": "in-memory checkpoints replicated to peer nodes",
+    "spare-nodes": "hot standby nodes",
+}
+FREE_LEVER_SHARE = 0.01  # a setting (no hardware) that saves more than this share is advised anyway
+SIZING_ROUNDS = 12  # fixed-point rounds of the deadline sizing with failures (converges in 2-4)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the goodput of one scenario depends on besides the cluster's size."""
+
+    on: bool
+    mode: str
+    rates: dict[str, float]  # per unit-hour, by cause
+    per: dict[str, str]
+    counts: dict[str, float]
+    scale: float
+    scale_rel_sd: float
+    planned_per_s: float
+    detection_s: float
+    rescheduling_s: float
+    standby_swap_s: float
+    host_copy_bytes_per_s: float
+    peer_bytes_per_s_per_node: float
+    repair_s: float
+    spare_nodes: int
+    interval_s: float | None
+    fleet: str
+    source: str
+
+
+def settings(r: Resolved, mode: str | None = None) -> Settings:
+    """The scenario's reliability settings: catalog rates for its vendor, recovery figures with the
+    scenario's overrides, the stack's checkpoint mode (or `mode`)."""
+    rs, cat = r.scenario.reliability, failures()
+    vendor = cat.for_vendor(r.accelerator.vendor)
+    fleet, rec = vendor.fleet, cat.recovery
+    rng = vendor.source.range
+    t = r.scenario.training
+    stack_mode = resolve_stack(t.stack, r.accelerator.vendor, t.stack_overrides).checkpoint_mode
+    return Settings(
+        on=rs.failures,
+        mode=mode or stack_mode,
+        rates={c: fleet.rate_per_unit_hour(c) for c in fleet.counts},
+        per=dict(fleet.per),
+        counts=dict(fleet.counts),
+        scale=vendor.scale if rs.rate_scale is None else float(rs.rate_scale),
+        scale_rel_sd=math.log(rng[1] / rng[0]) / (2 * rel.Z_P90) if rng else 0.0,
+        planned_per_s=fleet.planned_per_hour / rel.SECONDS_PER_HOUR,
+        detection_s=rec["detection_s"] if rs.detection_s is None else float(rs.detection_s),
+        rescheduling_s=rec["rescheduling_s"] if rs.rescheduling_s is None else float(rs.rescheduling_s),
+        standby_swap_s=rec["standby_swap_s"],
+        host_copy_bytes_per_s=rec["host_copy_bytes_per_s"],
+        peer_bytes_per_s_per_node=r.nics_per_node * r.nic_gbps * 1e9 / 8 * rec["peer_link_efficiency"],
+        repair_s=rec["repair_h"] * rel.SECONDS_PER_HOUR,
+        spare_nodes=rs.spare_nodes,
+        interval_s=rs.checkpoint_interval_s,
+        fleet=fleet.name,
+        source=fleet.source,
+    )
+
+
+def evaluate(
+    r: Resolved,
+    *,
+    cards: ArrayLike,
+    nodes: ArrayLike,
+    switches: ArrayLike,
+    solve_s: ArrayLike,
+    write_bytes_per_s: ArrayLike,
+    read_bytes_per_s: ArrayLike,
+    st: Settings | None = None,
+) -> dict[str, Any]:
+    """Goodput arrays of the scenario at these cluster sizes (broadcast): interruptions, interval,
+    checkpoint and restart seconds, the lost time by kind, wall seconds with P10-P90, ETTR."""
+    st = st or settings(r)
+    rates = rel.interruption_rate_per_s(
+        {"card": cards, "node": nodes, "switch": switches}, st.rates, st.per, st.scale
+    )
+    lam = np.asarray(sum(rates.values()))
+    mtbi = 1.0 / lam
+    ckpt_bytes = r.counts.total * r.scenario.storage.checkpoint_bytes_per_param
+    t = rel.checkpoint_times(
+        st.mode,
+        ckpt_bytes,
+        cards,
+        nodes,
+        write_bytes_per_s,
+        read_bytes_per_s,
+        st.host_copy_bytes_per_s,
+        st.peer_bytes_per_s_per_node,
+    )
+    if st.interval_s is not None:
+        tau = np.maximum(np.asarray(float(st.interval_s)), t["lag"])
+    else:
+        tau = np.maximum(rel.daly_interval(t["stall"], mtbi), t["lag"])
+    rework = rel.rework_s(st.mode, tau, t["stall"], t["lag"])
+    node_rate = np.asarray(sum(rates[c] for c in NODE_CAUSES))
+    coverage = rel.spare_coverage(st.spare_nodes, node_rate * st.repair_s)
+    node_share = node_rate / lam
+    resched = st.rescheduling_s + node_share * coverage * (st.standby_swap_s - st.rescheduling_s)
+    restart = st.detection_s + resched + t["reload"]
+    planned_restart = (
+        t["write"] + st.rescheduling_s + t["reload"]
+    )  # a planned stop saves first, loses nothing
+    solve = np.asarray(solve_s, dtype=float)
+    if not st.on:
+        zero = np.zeros_like(solve * lam)
+        w = {
+            "wall": solve + zero,
+            "checkpoints": zero,
+            "interruptions": zero,
+            "planned": zero,
+            "progress": zero + 1.0,
+        }
+        lam_used, planned_used = zero, zero
+    else:
+        w = rel.wall_time(solve, tau, t["stall"], lam, rework + restart, st.planned_per_s, planned_restart)
+        lam_used, planned_used = lam + 0.0 * solve, st.planned_per_s + 0.0 * solve
+    n_unexpected, n_planned = lam_used * w["wall"], planned_used * w["wall"]
+    p10, p90 = rel.count_quantiles(n_unexpected, rel.rate_shape(rates, st.counts, st.scale_rel_sd))
+    base = solve + w["checkpoints"] + w["planned"]
+    per = rework + restart
+    return {
+        "rates": rates,
+        "mtbi_s": mtbi,
+        "interval_s": tau,
+        "write_s": t["write"],
+        "stall_s": t["stall"],
+        "lag_s": t["lag"],
+        "reload_s": t["reload"],
+        "restart_s": restart,
+        "rework_s": rework,
+        "planned_restart_s": planned_restart,
+        "unexpected": n_unexpected,
+        "planned": n_planned,
+        "wall_s": w["wall"],
+        "wall_p10_s": base + p10 * per,
+        "wall_p90_s": base + p90 * per,
+        "checkpoints_s": w["checkpoints"],
+        "rework_total_s": n_unexpected * rework,
+        "restarts_total_s": n_unexpected * restart,
+        "planned_total_s": w["planned"],
+        "progress": w["progress"],
+        "ettr": np.where(np.isfinite(w["wall"]), solve / w["wall"], 0.0),
+        "spare_coverage": coverage,
+        "nodes_down": node_rate * st.repair_s,
+    }
+
+
+def at_cards(
+    r: Resolved, cards: ArrayLike, mfu: ArrayLike, tokens: ArrayLike | None = None, st: Settings | None = None
+) -> dict[str, Any]:
+    """evaluate() at card counts whose fabric and storage are not designed yet: the switches and the
+    hot tier's bandwidth from the vectorized twins of the designs (money.pricing.vectorized_counts)."""
+    s = r.scenario
+    tokens = s.training.tokens if tokens is None else tokens
+    c = np.asarray(cards, dtype=np.int64)
+    nodes = -(-c // r.cards_per_node)
+    peak = r.accelerator.peak_flops(s.training.precision)
+    flop = model_flops(r)["flop_per_token"]
+    solve = np.asarray(tokens, dtype=float) * flop / (c * peak * np.asarray(mfu, dtype=float))
+    state: dict[str, Any] = {}
+    vectorized_counts(r, tokens, state)(c, nodes, np.asarray(tokens, dtype=float) / solve)
+    return evaluate(
+        r,
+        cards=c,
+        nodes=nodes,
+        switches=state["fabric_switches"],
+        solve_s=solve,
+        write_bytes_per_s=state["hot_write_bytes_per_s"],
+        read_bytes_per_s=state["hot_read_bytes_per_s"],
+        st=st,
+    )
+
+
+def ettr_at(
+    r: Resolved, tokens: float | None = None
+) -> Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None:
+    """ETTR(cards, mfu) (arrays) of this scenario at sizes not designed yet (at_cards), for the
+    deadline sizing's fallback to the size of highest throughput; None when failures are not counted."""
+    if not r.scenario.reliability.failures:
+        return None
+    st = settings(r)
+
+    def ettr(cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return np.asarray(at_cards(r, cards, mfu, tokens, st)["ettr"], dtype=np.float64)
+
+    return ettr
+
+
+def cards_for_deadline_with_failures(
+    r: Resolved,
+    training_flop: ArrayLike,
+    seconds: ArrayLike,
+    peak: float,
+    mfu: ArrayLike,
+    multiple: int,
+    tokens: ArrayLike | None = None,
+) -> np.ndarray:
+    """The deadline rule with failures: the fewest cards (whole `multiple`s) whose wall time WITH
+    interruptions, checkpoints and restarts fits `seconds`. Compute time must fit seconds x ETTR, and
+    ETTR falls as cards grow (more cards fail more often), so c <- cards_for_deadline(seconds x
+    ETTR(c)) from the failure-free count upward until it no longer grows."""
+    cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
+    if not r.scenario.reliability.failures:
+        return cards
+    st = settings(r)
+    for _ in range(SIZING_ROUNDS):
+        ettr = np.maximum(np.asarray(at_cards(r, cards, mfu, tokens, st)["ettr"], dtype=float), 1e-3)
+        grown = np.maximum(
+            cards, cards_for_deadline(training_flop, np.asarray(seconds) * ettr, peak, mfu, multiple)
+        )
+        grown = np.minimum(grown, 1 << 40)
+        if np.array_equal(grown, cards):
+            break
+        cards = grown
+    return cards
+
+
+# --- the result section ---------------------------------------------------------------------
+
+
+def _lever_costs(r: Resolved, hot_drives: int, hot_nodes: int, spares: int) -> dict[str, float]:
+    eq, fx = equipment(r), r.usd_to_currency
+    return {
+        "faster-hot-tier": (hot_drives * eq.nvme_price_usd + hot_nodes * eq.hot_node_price_usd) * fx,
+        "spare-nodes": spares * eq.server_price_usd * fx,
+    }
+
+
+def suggested_spares(nodes_down_mean: float) -> int:
+    """Hot standbys that cover 95% of node failures: the smallest s with P(Poisson(m) < s) >= 0.95,
+    m = nodes under repair on average (node failure rate x repair time)."""
+    for s in range(1, 4097):
+        if float(rel.spare_coverage(s, nodes_down_mean)) >= 0.95:
+            return s
+    return 4096
+
+
+def section(
+    r: Resolved, *, cards: int, nodes: int, switches: int, solve_s: float, storage: Any, cost_per_day: float
+) -> dict[str, Any]:
+    """result.goodput: named fields with their units, where the time goes, and the levers (what a
+    faster hot tier, asynchronous or in-memory checkpoints or hot spares would save, with their cost)."""
+    st = settings(r)
+    kw = {"cards": cards, "nodes": nodes, "switches": switches, "solve_s": solve_s}
+    write, read = storage.hot.write_capability_bytes_per_s, storage.hot.read_capability_bytes_per_s
+    g = evaluate(r, write_bytes_per_s=write, read_bytes_per_s=read, st=st, **kw)
+    day = SECONDS_PER_DAY
+    out: dict[str, Any] = {
+        "failures_counted": st.on,
+        "checkpoint_mode": st.mode,
+        "expected_interruptions": float(g["unexpected"] + g["planned"]),
+        "expected_unexpected_interruptions": float(g["unexpected"]),
+        "expected_planned_interruptions": float(g["planned"]),
+        "interruptions_by_cause": {
+            c: float(v * g["wall_s"]) if st.on else 0.0 for c, v in g["rates"].items()
+        },
+        "mean_time_between_interruptions_h": float(g["mtbi_s"]) / rel.SECONDS_PER_HOUR,
+        "checkpoint_interval_s": float(g["interval_s"]),
+        "checkpoint_interval_rule": "given" if st.interval_s is not None else "daly-2006",
+        "checkpoint_write_s": float(g["write_s"]),
+        "checkpoint_stall_s": float(g["stall_s"]),
+        "checkpoint_durable_after_s": float(g["lag_s"]),
+        "restart_s": float(g["restart_s"]),
+        "detection_s": st.detection_s,
+        "rescheduling_s": st.rescheduling_s,
+        "reload_s": float(g["reload_s"]),
+        "rework_per_interruption_s": float(g["rework_s"]),
+        "compute_days": solve_s / day,
+        "lost_days": {
+            "checkpoints": float(g["checkpoints_s"]) / day,
+            "rework": float(g["rework_total_s"]) / day,
+            "restarts": float(g["restarts_total_s"]) / day,
+            "planned": float(g["planned_total_s"]) / day,
+        },
+        "wall_clock_days": float(g["wall_s"]) / day,
+        "wall_clock_days_p10": float(g["wall_p10_s"]) / day,
+        "wall_clock_days_p90": float(g["wall_p90_s"]) / day,
+        "effective_training_time_ratio": float(g["ettr"]),
+        "spares": {
+            "nodes": st.spare_nodes,
+            "coverage": float(g["spare_coverage"]),
+            "nodes_down_mean": float(g["nodes_down"]),
+            "suggested": suggested_spares(float(g["nodes_down"])),
+            "capex": _lever_costs(r, 0, 0, st.spare_nodes)["spare-nodes"],
+        },
+        "rate_scale": st.scale,
+        "rates_per_unit_hour": dict(st.rates),
+        "rates_scale_with": dict(st.per),
+        "source": st.source,
+    }
+    if st.on:
+        out["levers"] = _levers(r, st, kw, storage, g, cost_per_day)
+    return out
+
+
+def _levers(
+    r: Resolved, st: Settings, kw: dict[str, Any], storage: Any, g: dict[str, Any], cost_per_day: float
+) -> list[dict[str, Any]]:
+    """Days each lever saves against this plan (and its cost, where it has one), most days first:
+    a hot tier twice as fast, asynchronous or in-memory checkpoints, the suggested hot spares."""
+    hot = storage.hot
+    bw = (hot.write_capability_bytes_per_s, hot.read_capability_bytes_per_s)
+    spares = suggested_spares(float(g["nodes_down"]))
+    costs = _lever_costs(r, hot.drives, hot.nodes, spares)
+    variants: list[tuple[str, Settings, tuple[float, float], dict[str, Any]]] = [
+        ("faster-hot-tier", st, (2 * bw[0], 2 * bw[1]), {"factor": 2})
+    ]
+    variants += [
+        (f"{m}-checkpoints", _with(st, mode=m), bw, {}) for m in ("async", "in-memory") if m != st.mode
+    ]
+    if st.spare_nodes < spares:
+        variants.append(("spare-nodes", _with(st, spare_nodes=spares), bw, {"nodes": spares}))
+    wall_s = float(g["wall_s"])
+    out = []
+    for code, s2, (w, rd), extra in variants:
+        alt = float(evaluate(r, write_bytes_per_s=w, read_bytes_per_s=rd, st=s2, **kw)["wall_s"])
+        saved = (wall_s - alt) / SECONDS_PER_DAY
+        cost = costs.get(code)
+        out.append(
+            {
+                "lever": code,
+                "days_saved": saved,
+                "wall_clock_days": alt / SECONDS_PER_DAY,
+                "cost": cost,
+                "value_of_days_saved": saved * cost_per_day,
+                "pays": cost is None or saved * cost_per_day > cost,
+                **extra,
+            }
+        )
+    return sorted(out, key=lambda x: -x["days_saved"])
+
+
+def _with(st: Settings, **changes: Any) -> Settings:
+    return dataclasses.replace(st, **changes)
+
+
+def assumptions(r: Resolved) -> list[dict[str, Any]]:
+    """The failure rates (per card-, node- and switch-hour, the vendor's scale applied) and the restart
+    figures behind result.goodput, as rows of result.assumptions (code, value, unit, source)."""
+    st, cat = settings(r), failures()
+    vendor = cat.for_vendor(r.accelerator.vendor)
+    scale_src = (
+        "scenario reliability.rate_scale" if r.scenario.reliability.rate_scale else vendor.source.source
+    )
+    out = []
+    for unit in ("card", "node", "switch"):
+        rate = sum(v for c, v in st.rates.items() if st.per[c] == unit) * st.scale
+        causes = ", ".join(c for c in st.rates if st.per[c] == unit)
+        out.append(
+            {
+                "name": f"interruptions per {unit}-hour ({causes})",
+                "code": f"assumption.failure-rate-{unit}",
+                "params": {"causes": causes},
+                "value": rate,
+                "unit": f"per {unit}-hour",
+                "source": f"{st.source}; x{st.scale:g}: {scale_src}",
+            }
+        )
+    rec = cat.recovery_sources
+    rs = r.scenario.reliability
+    for key, value, given in (
+        ("detection", st.detection_s, rs.detection_s),
+        ("rescheduling", st.rescheduling_s, rs.rescheduling_s),
+    ):
+        src = rec[f"{key}_s"]
+        out.append(
+            {
+                "name": f"{key} time of an interruption",
+                "code": f"assumption.{key}",
+                "params": {},
+                "value": value,
+                "unit": "s",
+                "source": f"scenario reliability.{key}_s"
+                if given is not None
+                else f"{src.source} ({src.as_of})",
+            }
+        )
+    return out
+
+
+def advice(g: dict[str, Any], currency: str) -> list[dict[str, Any]]:
+    """Advice when checkpoints or restarts (with the work they re-do) cost more than ADVICE_SHARE of
+    the wall time, or when a lever without hardware (a checkpoint mode) would save more than
+    FREE_LEVER_SHARE of it: the lever that saves the most and pays, with its days and cost
+    ({code, severity, message, params}; message_code `<code>.free` when it needs no hardware)."""
+    if not g.get("failures_counted") or not g.get("levers"):
+        return []
+    wall = g["wall_clock_days"]
+    lost = g["lost_days"]
+    shares = {
+        "checkpoints": lost["checkpoints"] / wall,
+        "restarts": (lost["restarts"] + lost["rework"]) / wall,
+    }
+    kind, share = max(shares.items(), key=lambda kv: kv[1])
+    paying = [lv for lv in g["levers"] if lv["pays"] and lv["days_saved"] > 0]
+    free = [lv for lv in paying if lv["cost"] is None and lv["days_saved"] > FREE_LEVER_SHARE * wall]
+    if not paying or (share <= ADVICE_SHARE and not free):
+        return []
+    best = paying[0] if share > ADVICE_SHARE else free[0]
+    cost, lever = best["cost"], LEVER_NAMES[best["lever"]]
+    what = "Checkpoints take" if kind == "checkpoints" else "Restarts and re-done work take"
+    tail = f" (cost: {cost:,.0f} {currency})" if cost is not None else " with no new hardware"
+    out: dict[str, Any] = {
+        "code": f"goodput-{kind}",
+        "severity": "info",
+        "message": f"{what} {share:.0%} of the {wall:.1f} days; {lever} would save "
+        f"{best['days_saved']:.1f} days{tail}.",
+        "suggestion": f"Switch on {lever}.",
+        "params": {
+            "share": share,
+            "days": wall,
+            "lever": best["lever"],
+            "days_saved": best["days_saved"],
+            "cost": cost,
+            "currency": currency,
+        },
+    }
+    if cost is None:
+        out["message_code"] = f"goodput-{kind}.free"
+    return [out]
