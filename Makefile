@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(PY) bench/core_vectorized.py
 	$(PY) bench/plan_speed.py
 	$(PY) bench/report_page.py
+	$(PY) bench/cli_plan.py
 	$(PY) bench/supernode_compare.py
 	$(PY) bench/hostile_load.py --seconds 30
 
