@@ -312,7 +312,13 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
                 if value.shape != (hi - lo,):
                     raise ValueError(f"the core returned {value.shape} for {key}, expected ({hi - lo},)")
             parts.append(part)
-            sub = next_sub_batch(hi - lo, time.perf_counter() - t_sub, target_s, first, largest)
+            sub = next_sub_batch(
+                rows=hi - lo,
+                seconds=time.perf_counter() - t_sub,
+                target_s=target_s,
+                first=first,
+                largest=largest,
+            )
             lo = hi
         arrays = parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     except ScenarioError as exc:
@@ -339,7 +345,7 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
 SUB_BATCH_GROWTH = 8  # a sub-batch at most this many times the last: one noisy timing cannot overshoot
 
 
-def next_sub_batch(rows: int, seconds: float, target_s: float, first: int, largest: int) -> int:
+def next_sub_batch(*, rows: int, seconds: float, target_s: float, first: int, largest: int) -> int:
     """Rows of the next sub-batch: the last one's rate (rows / seconds) times `target_s`, at most
     SUB_BATCH_GROWTH times the last and within [first, largest]; `first` when target_s is 0.
 

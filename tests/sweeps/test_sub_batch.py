@@ -24,7 +24,8 @@ from .test_services import AXES, sweep, user  # noqa: F401
     ],
 )
 def test_next_sub_batch_from_the_measured_rate(rows, seconds, target, expected):
-    assert services.next_sub_batch(rows, seconds, target, 2000, 200000) == expected
+    got = services.next_sub_batch(rows=rows, seconds=seconds, target_s=target, first=2000, largest=200000)
+    assert got == expected
 
 
 @pytest.mark.django_db
