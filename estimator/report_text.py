@@ -52,6 +52,16 @@ def _budget(b: dict[str, Any]) -> str:
     return text
 
 
+def _stack_line(stack: dict[str, Any]) -> str:
+    """The stack the plan assumed and the wall-clock days under each profile that runs on the card."""
+    default = " (default)" if stack.get("default") else ""
+    days = ", ".join(
+        f"{sid} {'-' if d is None else f'{d:.1f}'}" + (" *" if sid == stack["id"] else "")
+        for sid, d in stack.get("sensitivity", {}).items()
+    )
+    return f"Software stack: {stack['id']}{default}; days by stack (before failures): {days}"
+
+
 def _goodput_rows(g: dict[str, Any] | None, c: dict[str, Any]) -> list[list[str]]:
     """The days with failures (the headline), their P10-P90, ETTR, interruptions and checkpoints."""
     if not g:
@@ -134,6 +144,19 @@ def format_plan(out: dict[str, Any]) -> str:
             f"bubble {p['bubble_fraction']:.1%}, step {p['step_time_s']:.2f} s, predicted MFU {p['predicted_mfu']:.1%}"
         )
         lines.append("Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items()))
+        if "expert_tp" in p:
+            lines.append(
+                f"MoE folding: EP {p['ep']} x expert TP {p['expert_tp']} x expert DP {p['expert_dp']} over "
+                f"TP x CP x DP = {p['tp'] * p['cp'] * p['dp']} ranks per stage"
+            )
+        if p["pp"] > 1:
+            lines.append(
+                f"Pipeline devices: {p['first_stage_layers']} layers on the first, "
+                f"{p['last_stage_layers']} on the last"
+            )
+    stack = r.get("stack")
+    if stack:
+        lines.append(_stack_line(stack))
     mem = r.get("memory")
     if mem:
         pc = mem["per_card_bytes"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -73,7 +74,7 @@ def release(batch_id: int, holder: str) -> None:
     )
 
 
-def run(batch_id: int, worker: str = "", clock=time.monotonic) -> str:
+def run(batch_id: int, worker: str = "", clock: Callable[[], float] = time.monotonic) -> str:
     """Plan waiting items of a batch for up to SLICE_S. Returns "done" (the batch ended here),
     "more" (the rest is queued), "leased" (another runner holds it), "skipped" (not active),
     "stopped" (the lease was lost)."""

@@ -67,15 +67,23 @@ class _Pinned(http.client.HTTPConnection):
         self.sock = sock
 
 
-def _connect(target: targets.Target, address: str, deadline: float) -> socket.socket:
+def _connect(
+    target: targets.Target, address: str, deadline: float, holder: list[socket.socket]
+) -> socket.socket:
+    """Connect to the checked address (TLS for https); the socket goes into `holder` before any
+    handshake, so the deadline's cut reaches a handshake that trickles too."""
     remaining = deadline - time.monotonic()
     connect_s = min(float(settings.WEBHOOK_CONNECT_TIMEOUT_S), remaining)
     sock = socket.create_connection((address, target.port), timeout=max(connect_s, 0.001))
     if target.scheme != "https":
+        holder.append(sock)
         return sock
     sock.settimeout(max(deadline - time.monotonic(), 0.001))
     context = ssl.create_default_context()  # the certificate must name the host of the URL
-    return context.wrap_socket(sock, server_hostname=target.host)
+    tls = context.wrap_socket(sock, server_hostname=target.host, do_handshake_on_connect=False)
+    holder.append(tls)
+    tls.do_handshake()
+    return tls
 
 
 def _cut(holder: list[socket.socket]) -> None:
@@ -97,8 +105,7 @@ def _exchange(
     guard.daemon = True
     guard.start()
     try:
-        sock = _connect(target, address, deadline)
-        holder.append(sock)
+        sock = _connect(target, address, deadline, holder)
         if time.monotonic() >= deadline:
             _cut(holder)
         read_s = min(float(settings.WEBHOOK_READ_TIMEOUT_S), max(deadline - time.monotonic(), 0.001))

@@ -57,7 +57,7 @@ def _loop(interval: float) -> None:
 
 
 def start() -> bool:
-    """Start the loop once per process (RECOVERY_INTERVAL_S <= 0 turns it off)."""
+    """Start the loop once per process (RECOVERY_INTERVAL_S = 0, possible in tests, turns it off)."""
     global _thread
     interval = float(settings.RECOVERY_INTERVAL_S)
     if interval <= 0 or (_thread is not None and _thread.is_alive()):

@@ -12,6 +12,7 @@ from estimator import catalog
 
 from . import formatting as f
 from . import working
+from .stack_labels import stack_name
 from .summary import _num, currency, dig
 
 MAX_REPORTS = 4
@@ -164,8 +165,10 @@ def _layout(report: dict) -> str | None:
 def _stack(report: dict) -> str | None:
     """The software stack the step time assumes (the result's stack section, else its assumption)."""
     stack = report["result"].get("stack")
-    if isinstance(stack, dict) and (stack.get("name") or stack.get("id")):
-        return str(stack.get("name") or stack.get("id"))
+    if isinstance(stack, dict) and stack.get("id"):
+        return stack_name(str(stack["id"]))  # the profile's name in the reader's language
+    if isinstance(stack, dict) and stack.get("name"):
+        return str(stack["name"])
     for row in report["result"].get("assumptions") or []:
         if isinstance(row, dict) and str(row.get("code", "")).startswith("assumption.stack"):
             return str(row.get("value"))

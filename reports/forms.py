@@ -23,6 +23,7 @@ from pricebooks.selectors import books_of
 from teams.selectors import teams_of
 
 from . import formatting, messages
+from .stack_labels import stack_choices
 
 MODEL_KEYS = set(ModelSpec.model_fields) - {"preset", "params"}
 
@@ -55,6 +56,7 @@ FIELD_PATHS = {
     "seq_len": "training.seq_len",
     "global_batch_tokens": "training.global_batch_tokens",
     "precision": "training.precision",
+    "stack": "training.stack",
     "mfu": "efficiency.mfu",
     "tp": "parallelism.tp",
     "pp": "parallelism.pp",
@@ -81,7 +83,7 @@ PATH_FIELDS = {path: name for name, path in FIELD_PATHS.items()} | {"team": "tea
 
 # The folded sections of the form: (legend, fields)
 ADVANCED = [
-    (_("Training"), ["seq_len", "global_batch_tokens", "precision"]),
+    (_("Training"), ["seq_len", "global_batch_tokens", "precision", "stack"]),
     (_("Layout"), ["mfu", "tp", "pp", "ep", "micro_batch_size", "zero_stage", "recompute"]),
     (_("Network"), ["switch_ports", "port_gbps", "oversubscription", "rail_optimized"]),
     (_("Storage"), ["checkpoint_interval_s", "checkpoint_write_s", "checkpoints_kept"]),
@@ -226,6 +228,14 @@ class EstimateForm(forms.Form):
         required=False,
         choices=[("", _("default")), ("bf16", "BF16"), ("fp16", "FP16"), ("fp8", "FP8"), ("fp32", "FP32")],
     )
+    stack = forms.ChoiceField(
+        label=_("Software stack"),
+        required=False,
+        help_text=_(
+            "The training framework the step time assumes; the report shows the days under every "
+            "stack that runs on the accelerator."
+        ),
+    )
     mfu = forms.FloatField(
         label=_("MFU (0-1)"), required=False, help_text=_("Leave empty to let the layout model predict it.")
     )
@@ -299,6 +309,7 @@ class EstimateForm(forms.Form):
         cast(forms.ChoiceField, self.fields["server"]).choices = _choices(
             catalog.servers(), blank=str(_("default for the accelerator"))
         )
+        cast(forms.ChoiceField, self.fields["stack"]).choices = stack_choices()
         if not self.is_bound and not (self.initial or {}).get("currency"):
             self.initial["currency"] = formatting.default_currency()  # CNY for a Chinese reader
         for name, path in FIELD_PATHS.items():

@@ -67,6 +67,8 @@ SETTINGS = {
     "gradient_compression": _("Gradient compression"),
     "gradient_fusion": _("Gradient fusion"),
     "zero_stage": _("ZeRO stage"),
+    "expert_parallel": _("Expert parallelism (MoE folding)"),
+    "pipeline_split": _("Pipeline split"),
 }
 SETTING_VALUES = {
     "none": _("none"),
@@ -139,6 +141,9 @@ AXES = {
     "parallelism.zero_stage": _("ZeRO stage"),
     "parallelism.recompute": _("Activation recomputation"),
     "parallelism.distributed_optimizer": _("Distributed optimizer"),
+    "parallelism.expert_tp": _("Expert tensor parallel"),
+    "parallelism.first_stage_layers": _("Layers on the first pipeline device"),
+    "parallelism.last_stage_layers": _("Layers on the last pipeline device"),
     "network.switch": _("Switch"),
     "network.switch_ports": _("Switch ports"),
     "network.port_gbps": _("Port speed (Gb/s)"),

@@ -70,6 +70,9 @@ MESSAGES: dict[str, str] = {
     "ep-crosses-node": gettext_noop(
         "EP=%(ep)s x TP=%(tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
     ),
+    "ep-crosses-node.folded": gettext_noop(
+        "EP=%(ep)s x expert TP=%(expert_tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
+    ),
     "mfu-optimistic": gettext_noop(
         "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
     ),
@@ -235,6 +238,12 @@ MESSAGES: dict[str, str] = {
     "start.zero_stage.2": gettext_noop(
         "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1)."
     ),
+    "start.expert_parallel": gettext_noop(
+        "--expert-model-parallel-size %(ep)s --expert-tensor-parallel-size %(expert_tp)s: the MoE layers regroup the stage's TP x CP x DP ranks (Megatron-Core parallel folding)."
+    ),
+    "start.pipeline_split": gettext_noop(
+        "Uneven pipeline split: the first and last devices also hold the embedding and the loss (Megatron-Core --pipeline-model-parallel-layout, or --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split)."
+    ),
     "start.hccl_buffsize": gettext_noop(
         "MB; CANN default 200. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP and no gain above (article 4.3; not 10-20%% of HBM)."
     ),
@@ -336,14 +345,22 @@ RULES = {
     "cp-not-dividing-sequence": gettext_noop("CP must divide the sequence length"),
     "pp-not-dividing-layers": gettext_noop("PP x virtual stages cannot exceed the layers"),
     "virtual-stages-need-pp": gettext_noop("interleaved (virtual) stages need PP > 1"),
+    "stage-layers-not-splitting": gettext_noop(
+        "the pipeline devices without a fixed first/last layer count must share the other layers evenly"
+    ),
     "virtual-stages-not-dividing-layers": gettext_noop(
-        "PP x virtual stages must split the layers evenly (at most 2 short)"
+        "PP x virtual stages must split the layers evenly (at most 2 short), or fix parallelism.first_stage_layers / last_stage_layers"
     ),
     "dp-not-integral": gettext_noop("TP x PP x CP must divide the cards"),
     "dp-not-matching-cards": gettext_noop("TP x PP x CP x DP must equal the cards"),
     "ep-without-experts": gettext_noop("expert parallelism needs a mixture-of-experts model"),
     "ep-not-dividing-experts": gettext_noop("EP must divide the experts"),
-    "ep-not-dividing-dp": gettext_noop("EP must divide DP (the experts are spread over data-parallel ranks)"),
+    "expert-tp-crosses-scaleup-domain": gettext_noop(
+        "expert TP must stay inside one scale-up (NVLink/HCCS) domain"
+    ),
+    "ep-not-folding-into-tp-cp-dp": gettext_noop(
+        "EP x expert TP must divide TP x CP x DP (the ranks the MoE layers regroup)"
+    ),
     "batch-off-by-over-25pct": gettext_noop(
         "the global batch must split into whole micro-batches per DP rank (within 25 %)"
     ),

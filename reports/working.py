@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from . import formatting as f
-from . import goodput, labels
+from . import goodput, labels, stack_labels
 from .summary import dig
 
 # section -> [(label, path in the result, formatting kind)]; money in the report's currency
@@ -44,11 +44,15 @@ TABLES = [
             (gettext_lazy("Pipeline parallel (PP)"), "parallelism.pp", "count"),
             (gettext_lazy("Data parallel (DP)"), "parallelism.dp", "count"),
             (gettext_lazy("Expert parallel (EP)"), "parallelism.ep", "count"),
+            (gettext_lazy("Expert tensor parallel"), "parallelism.expert_tp", "count"),
+            (gettext_lazy("Expert data parallel"), "parallelism.expert_dp", "count"),
             (gettext_lazy("Context parallel (CP)"), "parallelism.cp", "count"),
             (gettext_lazy("ZeRO stage"), "parallelism.zero_stage", "count"),
             (gettext_lazy("Activation recomputation"), "parallelism.recompute", "recompute"),
             (gettext_lazy("Micro-batch size"), "parallelism.micro_batch_size", "count"),
             (gettext_lazy("Micro-batches per step"), "parallelism.micro_batches", "count"),
+            (gettext_lazy("Layers on the first pipeline device"), "parallelism.first_stage_layers", "count"),
+            (gettext_lazy("Layers on the last pipeline device"), "parallelism.last_stage_layers", "count"),
             (gettext_lazy("Global batch (tokens)"), "parallelism.global_batch_tokens", "big"),
             (gettext_lazy("Pipeline bubble"), "parallelism.bubble_fraction", "percent"),
             (gettext_lazy("Step time"), "parallelism.step_time_s", "seconds"),
@@ -144,6 +148,11 @@ REJECTED = {
     "partial-recompute-redundant": gettext_lazy("partial recomputation not needed"),
     "out-of-memory": gettext_lazy("does not fit in HBM"),
     "tp-not-dividing-heads": gettext_lazy("TP does not divide the attention heads"),
+    "stage-layers-not-splitting": gettext_lazy(
+        "the other pipeline devices cannot share the remaining layers evenly"
+    ),
+    "expert-tp-crosses-scaleup-domain": gettext_lazy("expert TP exceeds the scale-up domain"),
+    "ep-not-folding-into-tp-cp-dp": gettext_lazy("EP x expert TP does not divide TP x CP x DP"),
 }
 
 
@@ -166,6 +175,9 @@ def tables(result: dict, currency: str) -> list[dict]:
         ]
         if shown:
             out.append({"key": key, "title": str(title), "rows": shown})
+    stack = stack_labels.stack_table(result)
+    if stack is not None:
+        out.append(stack)
     return out
 
 

@@ -16,7 +16,7 @@ from estimator.catalog.entries import Accelerator, Server
 from estimator.contract import price_book
 from estimator.contract.assumed_shape import assumed_architecture, assumed_shape, basis_for
 from estimator.contract.price_book import PriceBook
-from estimator.contract.scenario import InlineAccelerator, Scenario, validate_shape
+from estimator.contract.scenario import InlineAccelerator, Parallelism, Scenario, validate_shape
 from estimator.errors import FieldError, ScenarioError
 from estimator.model.config_json import architecture_from_config
 from estimator.model.transformer import (
@@ -186,6 +186,7 @@ def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None
             errors.append(FieldError("parallelism.ep", "expert parallelism needs a mixture-of-experts model"))
         elif arch.num_experts % p.ep:
             errors.append(FieldError("parallelism.ep", f"must divide the {arch.num_experts} experts"))
+    errors.extend(_check_folding_and_stages(p, arch))
     if p.virtual_stages is not None and p.virtual_stages > 1 and (p.pp or 1) == 1 and p.pp is not None:
         errors.append(FieldError("parallelism.virtual_stages", "interleaving needs parallelism.pp > 1"))
     if cards is not None:
@@ -202,6 +203,30 @@ def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None
                 )
     if errors:
         raise ScenarioError(errors)
+
+
+def _check_folding_and_stages(p: Parallelism, arch: Architecture) -> list[FieldError]:
+    """Expert tensor parallelism only for MoE models; fixed first/last pipeline-device layers no more
+    than the model has. Whether the rest divides evenly depends on pp and is a layout rule
+    (enumeration.stage_split_fails)."""
+    errors = []
+    if p.expert_tp is not None and p.expert_tp > 1 and not arch.is_moe:
+        errors.append(
+            FieldError("parallelism.expert_tp", "expert tensor parallelism needs a mixture-of-experts model")
+        )
+    if (p.first_stage_layers or 0) + (p.last_stage_layers or 0) > arch.num_hidden_layers:
+        field = (
+            "parallelism.last_stage_layers"
+            if p.last_stage_layers is not None
+            else "parallelism.first_stage_layers"
+        )
+        errors.append(
+            FieldError(
+                field,
+                f"the first and last pipeline stages hold more than the {arch.num_hidden_layers} layers",
+            )
+        )
+    return errors
 
 
 def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) -> Resolved:

@@ -313,6 +313,26 @@ class Parallelism(_Section):
         None, description="partial: Megatron block recompute of the fewest layers per stage that fit in HBM"
     )
     distributed_optimizer: bool | None = None
+    expert_tp: Int | None = Field(
+        None,
+        ge=1,
+        le=1024,
+        description="Expert tensor parallel size (Megatron-Core --expert-tensor-parallel-size, MoE parallel "
+        "folding: EP is formed over TP x CP x DP ranks); searched over 1 and tp when absent",
+    )
+    first_stage_layers: Int | None = Field(
+        None,
+        ge=0,
+        le=limits.MAX_LAYERS,
+        description="Layers on the first pipeline device (Megatron --decoder-first-pipeline-num-layers); "
+        "the devices without a fixed count share the rest evenly",
+    )
+    last_stage_layers: Int | None = Field(
+        None,
+        ge=0,
+        le=limits.MAX_LAYERS,
+        description="Layers on the last pipeline device (Megatron --decoder-last-pipeline-num-layers)",
+    )
 
     def fixed(self) -> dict[str, Any]:
         return {k: v for k, v in self.model_dump().items() if v is not None}

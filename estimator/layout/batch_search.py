@@ -7,12 +7,12 @@ forty round sizes, a sweep asks one (model, accelerator, stack, batch) on hundre
 
 How it saves the per-search work (the search itself is layout.py; these are its rules, batched):
 - No full Cartesian product per size: the structurally valid layouts are built level by level over
-  the axes in the search's enumeration order (tp, pp, cp | ep | mbs, v | sp | zero), each level
+  the axes in the search's enumeration order (tp, pp, cp | ep, etp | mbs, v | sp | zero), each level
   dropping what fails the rules of layout_enum.structural_failures that involve only the axes
   fixed so far (tests/estimator/test_layout_batch.py checks the two enumerations are equal). Only
   pp depends on the size (the divisors of the card count); the other ranges are the largest
   size's: a tp or ep beyond a smaller size's card count fails "dp-not-integral" or
-  "ep-not-dividing-dp" there anyway.
+  "ep-not-folding-into-tp-cp-dp" there anyway.
 - Memory before time: per-card memory (cheap) drops what does not fit in HBM and partial recompute
   that recomputes no layer or all of them (as the search does); only the rest gets the step-time
   model. Partial recompute's memory lies between no recompute and full recompute of the same
@@ -42,7 +42,14 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator.arrays import FloatArray
-from estimator.layout.enumeration import BATCH_TOLERANCE, axis_values
+from estimator.layout.enumeration import (
+    BATCH_TOLERANCE,
+    auto_split_fails,
+    axis_values,
+    ep_not_folding,
+    etp_not_searched,
+    stage_split_fails,
+)
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
 from estimator.layout.search import (
     MEMORY_KEYS,
@@ -137,16 +144,31 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
     if "dp" in fx:
         A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
-    # level B: ep
-    a, ep = _expand(A["size"].size, vals["ep"])
-    ok = (experts % ep == 0) & (A["dp"][a] % ep == 0) & ((ep <= 1) | arch.is_moe)
-    a, ep = a[ok], ep[ok]
+    # level B: ep and the expert tensor-parallel size (the search's order: ep, then etp)
+    ep_g, etp_g = (g.ravel() for g in np.meshgrid(vals["ep"], vals["etp"], indexing="ij"))
+    a, j = _expand(A["size"].size, np.arange(ep_g.size))
+    ep, etp = ep_g[j], etp_g[j]
+    ta, ca, da = A["tp"][a], A["cp"][a], A["dp"][a]
+    ok = (
+        ~etp_not_searched(ta, ep, etp, "expert_tp" in fx, arch.is_moe)
+        & (experts % ep == 0)
+        & ((ep <= 1) | arch.is_moe)
+        & (etp <= big.domain_cards)
+        & ~ep_not_folding(ta, ca, da, ep, etp)
+    )
+    a, ep, etp = a[ok], ep[ok], etp[ok]
     # levels C, D: mbs, v and the micro-batch count m they decide with dp and pp
     mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
     b, j = _expand(a.size, np.arange(mbs_g.size))
     mbs, v, ab = mbs_g[j], v_g[j], a[b]
     pp, dp = A["pp"][ab], A["dp"][ab]
-    ok = (pp * v <= L) & ~((v > 1) & (pp == 1)) & ~((v > 1) & (-(-L // (pp * v)) * pp * v - L > 2))
+    split = big.stage_split
+    ok = (
+        (pp * v <= L)
+        & ~stage_split_fails(L, pp, split)
+        & ~((v > 1) & (pp == 1))
+        & ~auto_split_fails(L, pp, v, split)
+    )
     b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
     step = np.where(v > 1, pp, 1)
     m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
@@ -174,6 +196,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
         "cp": A["cp"][abde],
         "dp": A["dp"][abde],
         "ep": ep[bde],
+        "etp": etp[bde],
         "mbs": mbs[de],
         "v": v[de],
         "m": m[de],
@@ -324,7 +347,7 @@ def _time_by_stem(
 
 SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
 SIZES_PER_BLOCK = 256  # sizes searched together (peak memory about 200 MB for a 30B MoE over 200 sizes)
-STEP_KEYS = ("tp", "pp", "dp", "ep", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
+STEP_KEYS = ("tp", "pp", "dp", "ep", "etp", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
 FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
 
 

@@ -11,8 +11,15 @@ value), built with numpy, never a Python loop over candidates:
   for v > 1 (interleaving) the deficit may be at most 2 layers. Interleaving also needs the
   micro-batches divisible by pp (Megatron-LM's rule).
 - cp: powers of two with at least MIN_CP_CHUNK tokens per rank (shorter chunks only add traffic).
-- ep: 1 for dense models; powers of two dividing the experts and the data-parallel size (EP is
-  carved out of DP, classic Megatron-LM).
+- ep, etp: 1 for dense models. MoE parallel folding (Megatron-Core, docs/sources.md#megatron-core-moe):
+  the MoE layers regroup the tp·cp·dp ranks of a pipeline stage into expert-TP x EP x expert-DP, so
+  ep (powers of two dividing the experts) times the expert tensor-parallel size etp must divide
+  tp·cp·dp (`ep_not_folding`). Free etp is 1 (Megatron-Bridge's MoE recipes) or tp (the classic
+  layout, experts split like the dense layers), and tp when ep = 1 (`etp_not_searched`); a fixed
+  etp may be any power of two inside the scale-up domain.
+- first_stage_layers / last_stage_layers (fixed only): layers on the first / last pipeline device
+  (Megatron's --decoder-first/last-pipeline-num-layers, or a pipeline layout whose middle devices
+  are even); the other devices share the rest evenly (`stage_split_fails`).
 - dp = cards / (tp·pp·cp) must be an integer; the global batch (sequences) is rounded to a whole
   number of micro-batches per DP rank and the candidate is rejected if that moves it by more than 25%.
 - micro_batch_size: powers of two up to MAX_MICRO_BATCH; virtual_stages 1, 2, 4, 8;
@@ -28,8 +35,12 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from estimator.model.transformer import Architecture
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 class LayoutProblem(Protocol):
@@ -52,11 +63,13 @@ class LayoutProblem(Protocol):
     def sharded_with_pp(self) -> bool: ...
     @property
     def fixed_normalized(self) -> Mapping[str, Any]: ...
+    @property
+    def stage_split(self) -> tuple[int | None, int | None]: ...
 
 
 MIN_CP_CHUNK = 4096
 MAX_MICRO_BATCH = 32
-AXES = ("tp", "pp", "cp", "ep", "mbs", "v", "sp", "zero", "rc")
+AXES = ("tp", "pp", "cp", "ep", "etp", "mbs", "v", "sp", "zero", "rc")
 
 # reason codes, in the order they are checked: a candidate counts under its first failure
 REASONS = (
@@ -65,13 +78,15 @@ REASONS = (
     "sequence-parallel-needs-tp",
     "cp-not-dividing-sequence",
     "pp-not-dividing-layers",
+    "stage-layers-not-splitting",
     "virtual-stages-need-pp",
     "virtual-stages-not-dividing-layers",
     "dp-not-integral",
     "dp-not-matching-cards",
     "ep-without-experts",
     "ep-not-dividing-experts",
-    "ep-not-dividing-dp",
+    "expert-tp-crosses-scaleup-domain",
+    "ep-not-folding-into-tp-cp-dp",
     "batch-off-by-over-25pct",
     "micro-batches-not-multiple-of-pp",
     "zero-stage-incompatible-with-pp",
@@ -103,6 +118,7 @@ def axis_values(problem: LayoutProblem) -> dict[str, np.ndarray]:
         "pp": _divisors(problem.cards, arch.num_hidden_layers),
         "cp": _pow2_upto(max(1, seq // MIN_CP_CHUNK)),
         "ep": _pow2_upto(min(arch.num_experts, problem.cards)) if arch.is_moe else [1],
+        "etp": _pow2_upto(min(problem.domain_cards, problem.cards)) if arch.is_moe else [1],
         "mbs": _pow2_upto(min(MAX_MICRO_BATCH, problem.global_batch_seqs)),
         "v": [1, 2, 4, 8],
         "sp": [False, True],
@@ -114,6 +130,7 @@ def axis_values(problem: LayoutProblem) -> dict[str, np.ndarray]:
         "pp": "pp",
         "cp": "cp",
         "ep": "ep",
+        "etp": "expert_tp",
         "mbs": "micro_batch_size",
         "v": "virtual_stages",
         "sp": "sequence_parallel",
@@ -132,11 +149,30 @@ def axis_values(problem: LayoutProblem) -> dict[str, np.ndarray]:
 BATCH_TOLERANCE = 0.25  # largest relative change of the global batch accepted to fit the DP size
 
 
+def candidate_count(problem: LayoutProblem) -> int:
+    """How many candidates enumerate_candidates builds: the product of the axis sizes, with the
+    (tp, ep, etp) triples a free expert-TP size leaves out (etp_not_searched) not counted."""
+    vals = axis_values(problem)
+    rest = 1
+    for axis in AXES:
+        if axis not in ("tp", "ep", "etp"):
+            rest *= len(vals[axis])
+    tp, ep, etp = np.meshgrid(vals["tp"], vals["ep"], vals["etp"], indexing="ij")
+    fixed = "expert_tp" in problem.fixed_normalized
+    kept = int(np.count_nonzero(~etp_not_searched(tp, ep, etp, fixed, problem.arch.is_moe)))
+    return rest * kept
+
+
 def enumerate_candidates(problem: LayoutProblem) -> dict[str, np.ndarray]:
     """Flattened Cartesian product of the axis values plus derived dp and m (micro-batches)."""
     vals = axis_values(problem)
     grids = np.meshgrid(*(vals[a] for a in AXES), indexing="ij")
     c = {a: g.ravel() for a, g in zip(AXES, grids, strict=True)}
+    # a free expert-TP size takes only the values the search considers (not a refusal: not counted)
+    fixed = "expert_tp" in problem.fixed_normalized
+    keep = ~etp_not_searched(c["tp"], c["ep"], c["etp"], fixed, problem.arch.is_moe)
+    if not keep.all():
+        c = {a: v[keep] for a, v in c.items()}
     model = c["tp"] * c["pp"] * c["cp"]
     c["dp"] = np.maximum(problem.cards // model, 1)
     # The global batch is rounded to whole micro-batches per DP rank (a multiple of pp when
@@ -153,7 +189,7 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
     arch = problem.arch
     L = arch.num_hidden_layers
     kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
-    tp, pp, cp, ep, v, dp = c["tp"], c["pp"], c["cp"], c["ep"], c["v"], c["dp"]
+    tp, pp, cp, ep, v, dp, etp = c["tp"], c["pp"], c["cp"], c["ep"], c["v"], c["dp"], c["etp"]
     model = tp * pp * cp
     fx = problem.fixed_normalized
     gbs = problem.global_batch_seqs
@@ -164,14 +200,66 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
         ("sequence-parallel-needs-tp", c["sp"] & (tp == 1)),
         ("cp-not-dividing-sequence", problem.seq_len % cp != 0),
         ("pp-not-dividing-layers", pp * v > L),
+        ("stage-layers-not-splitting", stage_split_fails(L, pp, problem.stage_split)),
         ("virtual-stages-need-pp", (v > 1) & (pp == 1)),
-        ("virtual-stages-not-dividing-layers", (v > 1) & (-(-L // (pp * v)) * pp * v - L > 2)),
+        ("virtual-stages-not-dividing-layers", auto_split_fails(L, pp, v, problem.stage_split)),
         ("dp-not-integral", problem.cards % model != 0),
         ("dp-not-matching-cards", (dp != fx["dp"]) if "dp" in fx else np.zeros_like(tp, dtype=bool)),
         ("ep-without-experts", (ep > 1) & (not arch.is_moe)),
         ("ep-not-dividing-experts", experts % ep != 0),
-        ("ep-not-dividing-dp", dp % ep != 0),
+        ("expert-tp-crosses-scaleup-domain", etp > problem.domain_cards),
+        ("ep-not-folding-into-tp-cp-dp", ep_not_folding(tp, cp, dp, ep, etp)),
         ("batch-off-by-over-25pct", np.abs(c["m"] * dp * c["mbs"] - gbs) > BATCH_TOLERANCE * gbs),
         ("micro-batches-not-multiple-of-pp", (v > 1) & (c["m"] % pp != 0)),
         ("zero-stage-incompatible-with-pp", (c["zero"] >= 2) & (pp > 1) & (not problem.sharded_with_pp)),
     ]
+
+
+def ep_not_folding(tp: IntArray, cp: IntArray, dp: IntArray, ep: IntArray, etp: IntArray) -> BoolArray:
+    """MoE parallel folding (Megatron-Core's expert rank generator): the expert-TP x EP x expert-DP
+    grid of the MoE layers must tile the tp·cp·dp ranks of a pipeline stage, so ep·etp divides
+    tp·cp·dp; expert-DP = tp·cp·dp / (ep·etp). The classic layout (etp = tp, EP out of DP) is the
+    special case dp % ep == 0."""
+    out: BoolArray = np.asarray((tp * cp * dp) % (ep * etp) != 0)
+    return out
+
+
+def etp_not_searched(tp: IntArray, ep: IntArray, etp: IntArray, fixed: bool, moe: bool = True) -> BoolArray:
+    """Candidates a free expert-TP size leaves out: it is searched over 1 (what Megatron-Bridge's MoE
+    recipes set with EP > 1) and tp (the classic layout; the only choice with ep = 1, where experts
+    are split like the dense layers); a fixed one is taken as given; a dense model has none (1)."""
+    if fixed or not moe:
+        return np.zeros(np.shape(etp), dtype=bool)
+    out: BoolArray = np.asarray(~(((etp == 1) & (ep > 1)) | (etp == tp)))
+    return out
+
+
+def stage_split_fails(layers: int, pp: IntArray, split: tuple[int | None, int | None]) -> BoolArray:
+    """Fixed first/last pipeline-device layers that leave the other devices an uneven (or no, or a
+    negative) share: the devices without a fixed count split the rest evenly, at least one layer
+    each (Megatron-Core get_num_layers_to_build). One device cannot have a first and a last count
+    that differ from the whole model."""
+    first, last = split
+    pp = np.asarray(pp, dtype=np.int64)
+    if first is None and last is None:
+        return np.zeros(pp.shape, dtype=bool)
+    fixed_n = (first is not None) + (last is not None)
+    rest = layers - (first or 0) - (last or 0)
+    others = pp - fixed_n
+    single = pp == 1
+    single_bad = ((first is not None) and first != layers) or ((last is not None) and last != layers)
+    even = np.where(others > 0, (rest >= others) & (rest % np.maximum(others, 1) == 0), rest == 0)
+    out: BoolArray = np.asarray(np.where(single, bool(single_bad), ~even))
+    return out
+
+
+def auto_split_fails(
+    layers: int, pp: IntArray, v: IntArray, split: tuple[int | None, int | None]
+) -> BoolArray:
+    """The automatic uneven split of interleaved chunks (first and last device give up one layer
+    each, at most two in all) does not reach the layer count; not checked when first/last layers
+    are fixed (then stage_split_fails decides)."""
+    if split != (None, None):
+        return np.zeros(np.shape(pp), dtype=bool)
+    out: BoolArray = np.asarray((v > 1) & (-(-layers // (pp * v)) * pp * v - layers > 2))
+    return out

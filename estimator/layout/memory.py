@@ -30,8 +30,9 @@ Sources and conventions:
   The last stage also keeps the logits of one micro-batch, s·b·V·4 bytes (fp32 for the
   cross-entropy) divided by t (vocabulary-parallel output layer). The card's memory is the
   maximum over stages.
-- MoE approximation: expert weights are divided by EP and by TP (expert tensor parallel = TP, the
-  classic Megatron-LM layout). A routed MoE MLP stores, per token and per chosen expert (top-k), the
+- MoE: expert weights are divided by EP and by the expert tensor-parallel size (MoE parallel
+  folding, Megatron-Core --expert-tensor-parallel-size; = TP in the classic Megatron-LM layout),
+  their optimizer states and ZeRO shards over the expert-data-parallel group tp·cp·dp/(ep·etp). A routed MoE MLP stores, per token and per chosen expert (top-k), the
   dispatched token copy (2h), the expert's gated fc1 output (4·f_e), its activation output (2·f_e)
   and the expert output kept for the combine (2h); shared experts count as a dense gated MLP of
   width n_shared·f_e; with balanced routing each EP rank processes s·b·k token copies.
@@ -117,17 +118,24 @@ def recompute_code(value: npt.ArrayLike) -> npt.NDArray[np.int64]:
 
 
 # --------------------------------------------------------------------------- model state
-def weight_replicas(dp: Num, cp: Num, ep: Num) -> tuple[FloatArray, FloatArray]:
+def weight_replicas(
+    dp: Num, cp: Num, ep: Num, tp: Num | None = None, expert_tp: Num | None = None
+) -> tuple[FloatArray, FloatArray]:
     """(dense, expert) number of cards that hold the same weights and reduce their gradients together:
     the group ZeRO and the distributed optimizer shard over (dimensionless).
 
     Context-parallel ranks hold the same weights as data-parallel ones and sum their gradients with
     them (Megatron-Core's data-parallel group "with context parallel", torchtitan's dp_shard_cp mesh,
-    DeepSpeed-Ulysses' sequence-data-parallel group): dense dp·cp. Experts are split over EP ranks
-    carved out of DP: dp·cp/ep.
+    DeepSpeed-Ulysses' sequence-data-parallel group): dense dp·cp. Experts: MoE parallel folding
+    (Megatron-Core) regroups the tp·cp·dp ranks of a stage into expert-TP x EP x expert-DP, so the
+    expert-data-parallel group is tp·cp·dp/(ep·expert_tp); with expert_tp = tp (the default, the
+    classic layout with EP carved out of DP) that is dp·cp/ep.
     """
     dense = arr(np.asarray(dp, dtype=float) * np.asarray(cp, dtype=float))
-    return dense, arr(dense / np.asarray(ep, dtype=float))
+    if tp is None or expert_tp is None:
+        return dense, arr(dense / np.asarray(ep, dtype=float))
+    fold = np.asarray(tp, dtype=float) / np.asarray(expert_tp, dtype=float)
+    return dense, arr(dense * fold / np.asarray(ep, dtype=float))
 
 
 def model_state_bytes(
@@ -314,14 +322,18 @@ def korthikanti_layer_bytes(
 class StageLayers:
     """Layers on the first, a middle and the last pipeline device (arrays over layouts).
 
-    Uneven splits: with c = pp·v chunks of ceil(L/c) layers the deficit c·ceil(L/c) - L is taken
-    from the first device (one layer) and the last device (one more), as Llama 3 did (126 layers on
-    16 stages); the remaining deficit, if any, comes off middle devices, so a middle device (pp >= 3)
-    still holds the full v·ceil(L/c). Dense leading layers (`first_k_dense_replace`) are placed from
-    the first device on.
+    Uneven splits, automatic: with c = pp·v chunks of ceil(L/c) layers the deficit c·ceil(L/c) - L
+    is taken from the first device (one layer) and the last device (one more), as Llama 3 did (126
+    layers on 16 stages); the remaining deficit, if any, comes off middle devices, so a middle
+    device (pp >= 3) still holds the full v·ceil(L/c). Fixed (`split`, the scenario's
+    parallelism.first_stage_layers / last_stage_layers, Megatron's --decoder-first/last-pipeline-
+    num-layers): the first and/or last device hold what is fixed and the other devices the rest in
+    equal shares (enumeration.stage_split_fails refuses what does not divide), e.g. DeepSeek-V3's
+    61 layers on 16 devices as 4 + 14 x 4 + 1 (Megatron-Bridge's recipe). Dense leading layers
+    (`first_k_dense_replace`) are placed from the first device on.
     """
 
-    full: np.ndarray  # layers on a full device
+    full: np.ndarray  # layers on a middle device (a full one in the automatic split)
     first: np.ndarray
     last: np.ndarray
     dense_first: np.ndarray
@@ -330,19 +342,36 @@ class StageLayers:
     has_mid: np.ndarray  # pp >= 3
     single: np.ndarray  # pp == 1: the first device is also the last
 
+    @property
+    def most(self) -> np.ndarray:
+        """Layers on the device holding the most (the partial-recompute count refers to it)."""
+        return np.asarray(np.maximum(np.maximum(self.first, self.full), self.last))
+
 
 def stage_layers(
-    num_layers: int, n_dense: int, pp: npt.ArrayLike, virtual_stages: npt.ArrayLike = 1
+    num_layers: int,
+    n_dense: int,
+    pp: npt.ArrayLike,
+    virtual_stages: npt.ArrayLike = 1,
+    split: tuple[int | None, int | None] = (None, None),
 ) -> StageLayers:
     pp = np.asarray(pp, dtype=np.int64)
     v = np.asarray(virtual_stages, dtype=np.int64)
-    chunks = pp * v
-    lpc = -(-num_layers // chunks)
-    full = lpc * v
-    deficit = chunks * lpc - num_layers
     single = pp == 1
-    first = np.where(single, num_layers, full - (deficit >= 1))
-    last = np.where(single, num_layers, full - (deficit >= 2))
+    if split == (None, None):
+        chunks = pp * v
+        lpc = -(-num_layers // chunks)
+        full = lpc * v
+        deficit = chunks * lpc - num_layers
+        first = np.where(single, num_layers, full - (deficit >= 1))
+        last = np.where(single, num_layers, full - (deficit >= 2))
+    else:
+        fixed_first, fixed_last = split
+        others = np.maximum(pp - (fixed_first is not None) - (fixed_last is not None), 1)
+        full = np.maximum((num_layers - (fixed_first or 0) - (fixed_last or 0)) // others, 0)
+        first = np.where(single, num_layers, full if fixed_first is None else fixed_first)
+        last = np.where(single, num_layers, full if fixed_last is None else fixed_last)
+        full = np.broadcast_to(full, pp.shape)
     dense_first = np.minimum(n_dense, first)
     dense_mid = np.clip(n_dense - first, 0, full)
     dense_last = np.clip(n_dense - (num_layers - last), 0, last)
@@ -371,12 +400,16 @@ def per_card_memory(
     buffers: Buffers | None = None,
     fp8: bool = False,
     selective: tuple[str, ...] = ("core_attn",),
+    expert_tp: npt.ArrayLike | None = None,
+    stage_split: tuple[int | None, int | None] = (None, None),
 ) -> MemoryBreakdown:
     """Peak per-card memory of a layout (arrays of layouts broadcast), max over pipeline stages.
 
     micro_batches: micro-batches per step per DP rank (m); None means "many" (>= pp).
     fp8: linear-layer inputs are saved as FP8 (see layer_coefficients).
     selective: the recompute modules of selective recomputation (see layer_coefficients).
+    expert_tp: the routed experts' tensor-parallel size (MoE parallel folding); None = tp (classic).
+    stage_split: fixed (first, last) device layer counts (see stage_layers).
     Returns a MemoryBreakdown of the stage with the largest total.
     """
     buffers = buffers or Buffers()
@@ -387,20 +420,21 @@ def per_card_memory(
     ep_f = np.asarray(ep, dtype=float)
     v_f = np.asarray(virtual_stages, dtype=float)
     rc = recompute_code(recompute)
-    st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, pp_i, virtual_stages)
+    st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, pp_i, virtual_stages, stage_split)
+    etp_f = tp_f if expert_tp is None else np.asarray(expert_tp, dtype=float)
 
-    # ---- parameters per card, dense (sharded over dp·cp) and expert (over dp·cp/ep) parts
+    # ---- parameters per card, dense (sharded over dp·cp) and expert (over tp·cp·dp/(ep·etp)) parts
     dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
     moe_nonrouted = counts.attention_per_layer + counts.moe_shared_per_layer
     single = st.single
     untied = 1.0 if counts.lm_head > 0 else 0.0  # tied + single stage: the embedding is the head
     first_params = stage_param_counts(
-        counts, st.first, st.dense_first, 1.0, np.where(single, untied, 0.0), tp_f, ep_f
+        counts, st.first, st.dense_first, 1.0, np.where(single, untied, 0.0), tp_f, ep_f, etp_f
     )
-    mid_params = stage_param_counts(counts, st.full, st.dense_mid, 0.0, 0.0, tp_f, ep_f)
-    last_params = stage_param_counts(counts, st.last, st.dense_last, 0.0, 1.0, tp_f, ep_f)
+    mid_params = stage_param_counts(counts, st.full, st.dense_mid, 0.0, 0.0, tp_f, ep_f, etp_f)
+    last_params = stage_param_counts(counts, st.last, st.dense_last, 0.0, 1.0, tp_f, ep_f, etp_f)
 
-    dense_n, expert_n = weight_replicas(dp_f, np.asarray(cp, dtype=float), ep_f)
+    dense_n, expert_n = weight_replicas(dp_f, np.asarray(cp, dtype=float), ep_f, tp_f, etp_f)
 
     def states(p: tuple[FloatArray, FloatArray]) -> tuple[FloatArray, FloatArray, FloatArray]:
         dense, expert = p
@@ -449,7 +483,7 @@ def per_card_memory(
 
     # ---- buffers: ZeRO-3 prefetches about two layers' full (unsharded) weights
     stage_eff = np.maximum(np.asarray(zero_stage), np.where(np.asarray(distributed_optimizer), 1, 0))
-    max_layer = max(dense_layer, moe_nonrouted) / tp_f + (counts.moe_routed_per_layer / (ep_f * tp_f))
+    max_layer = max(dense_layer, moe_nonrouted) / tp_f + (counts.moe_routed_per_layer / (ep_f * etp_f))
     prefetch = np.where(stage_eff >= 3, 2.0 * max_layer * WEIGHT_BYTES, 0.0)
     fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch
 

@@ -4,7 +4,7 @@ When the scenario's fixed parallelism fields leave no layout that passes the rul
 the plan is refused (estimator.plan.refusal) with these suggestions. Every rule and the memory check
 are the search's own (enumeration.structural_failures, search.evaluate_memory): a suggestion is a
 layout the search would accept. Distance to the fixed layout, over the fixed fields only:
-|log2(value / fixed)| for the degrees and sizes (tp, pp, dp, ep, cp, micro_batch_size,
+|log2(value / fixed)| for the degrees and sizes (tp, pp, dp, ep, expert_tp, cp, micro_batch_size,
 virtual_stages: halving and doubling are one step), one step for a different sequence_parallel;
 the memory-saving choices that leave the model's split as the user set it cost less, as
 layout.fit.nearest_fit relaxes them first: a quarter step per ZeRO stage and for the distributed
@@ -40,6 +40,7 @@ _LOG_FIELDS = {
     "pp": "pp",
     "dp": "dp",
     "ep": "ep",
+    "expert_tp": "etp",
     "cp": "cp",
     "micro_batch_size": "mbs",
     "virtual_stages": "v",
@@ -123,5 +124,9 @@ def nearest_layouts(problem: LayoutProblem, limit: int = MAX_SUGGESTIONS) -> lis
 
 
 def suggestion(e: LayoutEval) -> dict[str, Any]:
-    """A suggested layout as the scenario's `parallelism` fields, with its predicted MFU."""
-    return {**{k: getattr(e, k) for k in SUGGESTION_KEYS}, "predicted_mfu": e.predicted_mfu}
+    """A suggested layout as the scenario's `parallelism` fields, with its predicted MFU (and the
+    expert tensor-parallel size of a MoE layout)."""
+    out = {k: getattr(e, k) for k in SUGGESTION_KEYS}
+    if e.moe:
+        out["expert_tp"] = e.expert_tp
+    return {**out, "predicted_mfu": e.predicted_mfu}

@@ -28,9 +28,10 @@ from estimator.layout.steptime.constants import (
 )
 from estimator.model.transformer import Architecture, ParamCounts, flops_per_token
 
-_INT_FIELDS = ("tp", "pp", "dp", "ep", "cp", "micro_batch_size", "virtual_stages", "top_n")
+_INT_FIELDS = ("tp", "pp", "dp", "ep", "cp", "expert_tp", "micro_batch_size", "virtual_stages", "top_n")
+_LAYER_FIELDS = ("first_stage_layers", "last_stage_layers")  # may be 0 (a device with the embedding only)
 _BOOL_FIELDS = ("sequence_parallel", "distributed_optimizer")
-FIXABLE = (*_INT_FIELDS, *_BOOL_FIELDS, "zero_stage", "recompute")
+FIXABLE = (*_INT_FIELDS, *_BOOL_FIELDS, "zero_stage", "recompute", *_LAYER_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,12 @@ class LayoutProblem:
         return max(1, round(self.global_batch_tokens / self.seq_len))
 
     @property
+    def stage_split(self) -> tuple[int | None, int | None]:
+        """(first, last) pipeline-device layer counts the user fixed (None: automatic)."""
+        first, last = self.fixed.get("first_stage_layers"), self.fixed.get("last_stage_layers")
+        return (None if first is None else int(first), None if last is None else int(last))
+
+    @property
     def fixed_normalized(self) -> dict[str, Any]:
         out = dict(self.fixed)
         if "recompute" in out and isinstance(out["recompute"], str):
@@ -152,6 +159,9 @@ def _check_fixed(fixed: Mapping[str, Any]) -> list[FieldError]:
                 or value < (0 if key == "top_n" else 1)
             ):
                 errors.append(FieldError(path, f"{key} must be a positive integer"))
+        elif key in _LAYER_FIELDS:
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+                errors.append(FieldError(path, f"{key} must be a whole number of layers (0 or more)"))
         elif key in _BOOL_FIELDS:
             if not isinstance(value, bool | np.bool_):
                 errors.append(FieldError(path, f"{key} must be true or false"))

@@ -9,8 +9,9 @@ them by throughput (ties within 2%: lower ZeRO stage, less recomputation, less m
     result.best.memory_dict()   # the contract's `memory` section
     result.rejected             # {"out-of-memory": 1234, "tp-not-dividing-heads": 56, ...}
 
-A user may fix any subset of tp, pp, dp, ep, cp, micro_batch_size, virtual_stages,
-sequence_parallel, zero_stage, recompute, distributed_optimizer (and top_n). A fixed layout that
+A user may fix any subset of tp, pp, dp, ep, cp, expert_tp, micro_batch_size, virtual_stages,
+sequence_parallel, zero_stage, recompute, distributed_optimizer, first_stage_layers,
+last_stage_layers (and top_n). A fixed layout that
 is impossible yields an empty feasible set with the reasons; only nonsense values (tp = 0,
 zero_stage = 7, recompute = "sometimes") raise ScenarioError.
 
@@ -75,6 +76,15 @@ class LayoutEval:
     fits: bool
     recompute_fraction: float = 0.0  # share of layers recomputed (1 full, k/L_stage partial)
     compute_detail_s: dict[str, float] = field(default_factory=dict)  # parts of breakdown_s["compute"]
+    expert_tp: int = 1  # the routed experts' tensor-parallel size (MoE parallel folding)
+    first_stage_layers: int = 0  # layers on the first pipeline device (all its virtual chunks)
+    last_stage_layers: int = 0  # layers on the last pipeline device
+    moe: bool = False  # the model has routed experts (the expert fields are shown only then)
+
+    @property
+    def expert_dp(self) -> int:
+        """Expert-data-parallel size tp·cp·dp/(ep·expert_tp) (MoE parallel folding)."""
+        return self.tp * self.cp * self.dp // max(self.ep * self.expert_tp, 1)
 
     def to_dict(self) -> dict[str, Any]:
         """The contract's `parallelism` section."""
@@ -90,12 +100,16 @@ class LayoutEval:
             "micro_batch_size",
             "micro_batches",
             "virtual_stages",
+            "first_stage_layers",
+            "last_stage_layers",
             "sequence_parallel",
             "distributed_optimizer",
             "bubble_fraction",
             "step_time_s",
         )
         out = {k: getattr(self, k) for k in keys}
+        if self.moe:
+            out.update(expert_tp=self.expert_tp, expert_dp=self.expert_dp)
         out["breakdown_s"] = dict(self.breakdown_s)
         out["compute_detail_s"] = dict(self.compute_detail_s)
         out.update(
@@ -181,6 +195,8 @@ def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> Memory
         problem.buffers,
         fp8_activations(problem),
         problem.stack.selective_recompute,
+        c["etp"],
+        problem.stage_split,
     )
 
 
@@ -224,7 +240,9 @@ def _partial_recompute(
     block --recompute-num-layers k. Bytes; fraction dimensionless.
     """
     hbm = float(problem.accelerator.hbm_bytes)
-    layers = stage_layers(problem.arch.num_hidden_layers, problem.counts.n_dense_layers, c["pp"], c["v"]).full
+    layers = stage_layers(
+        problem.arch.num_hidden_layers, problem.counts.n_dense_layers, c["pp"], c["v"], problem.stage_split
+    ).most
     span = none.total - full.total
     need = np.clip((none.total - hbm) / np.where(span > 0, span, 1.0), 0.0, 1.0)
     k = np.ceil(need * layers - 1e-9)
@@ -250,6 +268,13 @@ def _make_eval(
     hbm = float(problem.accelerator.hbm_bytes)
     total = float(np.asarray(mem.total)[i])
     zero = int(g(c, "zero"))
+    st = stage_layers(
+        problem.arch.num_hidden_layers,
+        problem.counts.n_dense_layers,
+        g(c, "pp"),
+        g(c, "v"),
+        problem.stage_split,
+    )
     return LayoutEval(
         tp=int(g(c, "tp")),
         pp=int(g(c, "pp")),
@@ -274,6 +299,10 @@ def _make_eval(
         fits=total <= hbm,
         recompute_fraction=float(g(t, "recompute_fraction")),
         compute_detail_s={k: float(g(t, k)) for k in COMPUTE_TERMS},
+        expert_tp=int(g(c, "etp")),
+        first_stage_layers=int(st.first),
+        last_stage_layers=int(st.last),
+        moe=problem.arch.is_moe,
     )
 
 
@@ -288,8 +317,10 @@ def evaluate_layout(
     sequence_parallel: bool = False,
     zero_stage: int = 0,
     recompute: str | int = "none",
+    expert_tp: int | None = None,
 ) -> LayoutEval:
-    """Evaluate one layout with scalars (no feasibility checks: see search for those)."""
+    """Evaluate one layout with scalars (no feasibility checks: see search for those).
+    expert_tp: None = tp (the classic layout)."""
     model = tp * pp * cp
     dp = max(problem.cards // model, 1)
     rc = RECOMPUTE_CODES[recompute] if isinstance(recompute, str) else int(recompute)
@@ -298,6 +329,7 @@ def evaluate_layout(
         "pp": np.asarray(pp),
         "cp": np.asarray(cp),
         "ep": np.asarray(ep),
+        "etp": np.asarray(tp if expert_tp is None else expert_tp),
         "mbs": np.asarray(micro_batch_size),
         "v": np.asarray(virtual_stages),
         "sp": np.asarray(bool(sequence_parallel)),

@@ -71,6 +71,11 @@ class StackProfile:
       and gradients reduce-scattered per micro-batch, docs/sources.md#torchtitan); DeepSpeed refuses
       ZeRO-2/3 with its pipeline engine and the Megatron-Core stacks shard with the distributed
       optimizer (ZeRO-1) under PP.
+    vendors: the accelerator vendors the stack runs on (catalog `vendor`: NVIDIA, AMD, Huawei).
+    needs_fp8_hardware: the stack's MoE kernels need Hopper or newer (DeepEP's NVSHMEM kernels, FP8
+      GEMMs); the catalog marks such accelerators by their FP8 peak.
+    summary: one line on what choosing the stack implies (English default; the web layer renders it
+      in the reader's language).
     fp8_weight_cache: the FP8 copies of the weights are made on the first micro-batch of a step and
       reused by the others (Transformer Engine's is_first_microbatch, which Megatron-Core passes:
       "FP8 weight caching", TE performance guide, docs/sources.md#transformer-engine); without it
@@ -104,6 +109,9 @@ class StackProfile:
     fp8_recipe: str = "delayed"
     fp8_weight_cache: bool = False
     sharded_with_pp: bool = False
+    vendors: tuple[str, ...] = ("NVIDIA",)
+    needs_fp8_hardware: bool = False
+    summary: str = ""
     checkpoint_mode: str = "sync"
 
     @property
@@ -114,6 +122,11 @@ class StackProfile:
     def mechanisms(self) -> dict[str, Any]:
         """The switchable mechanisms (everything but the profile's identity and source)."""
         return {k: getattr(self, k) for k in MECHANISMS}
+
+    def runs_on(self, vendor: str, fp8_hardware: bool) -> bool:
+        """Whether the stack runs on an accelerator of `vendor` (with FP8 tensor cores or not)."""
+        vendors = {v.lower() for v in self.vendors}
+        return vendor.lower() in vendors and (fp8_hardware or not self.needs_fp8_hardware)
 
 
 MECHANISMS = (
@@ -149,6 +162,24 @@ STACKS: dict[str, StackProfile] = {
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
+            vendors=("NVIDIA", "AMD"),
+            summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
+            "MoE tokens sent by the plain all-to-all.",
+        ),
+        StackProfile(
+            id="megatron-core-moe-2025",
+            name="Megatron-Core 0.13+ MoE recipes: flex dispatcher with DeepEP / HybridEP",
+            source="Megatron-Bridge performance recipes (flex dispatcher with DeepEP on H100, HybridEP on "
+            "GB200) and Megatron-LM moe/README.md (docs/sources.md#megatron-core-moe)",
+            as_of="2025-11",
+            attention_kernel="fa3",
+            tp_comm_overlap=True,
+            overlap_p2p_comm=True,
+            fp8_weight_cache=True,
+            moe_dispatch_dedup=True,
+            needs_fp8_hardware=True,
+            summary="Current NVIDIA MoE recipes (Hopper and newer): as Megatron-Core, and a token crosses "
+            "the network once per node it is routed to (DeepEP, HybridEP).",
         ),
         StackProfile(
             id="megatron-core-2024",
@@ -159,6 +190,7 @@ STACKS: dict[str, StackProfile] = {
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
+            summary="NeMo 24.x: FlashAttention-2 kernels, TP and pipeline overlap; the 2024 releases.",
         ),
         StackProfile(
             id="megatron-lm-2021",
@@ -168,6 +200,7 @@ STACKS: dict[str, StackProfile] = {
             attention_kernel="unfused",
             overlap_grad_reduce=False,
             overlap_param_gather=False,
+            summary="The 2021 paper's Megatron-LM: attention scores stored, no communication overlapped.",
         ),
         StackProfile(
             id="megatron-deepspeed",
@@ -176,6 +209,8 @@ STACKS: dict[str, StackProfile] = {
             as_of="2024-06",
             attention_kernel="fa2",
             overlap_param_gather=False,
+            vendors=("NVIDIA", "AMD"),
+            summary="DeepSpeed ZeRO with Megatron layers: FlashAttention-2, gradients overlapped, TP not.",
         ),
         StackProfile(
             id="pytorch-fsdp2",
@@ -187,6 +222,8 @@ STACKS: dict[str, StackProfile] = {
             selective_recompute=(SAC_MATMUL_HALF,),
             sharded_with_pp=True,
             per_expert_gemms=False,
+            vendors=("NVIDIA", "AMD"),
+            summary="PyTorch-native FSDP2 (torchtitan): sharding combines with pipelines, no TP overlap.",
         ),
         StackProfile(
             id="llm-foundry",
@@ -196,6 +233,8 @@ STACKS: dict[str, StackProfile] = {
             attention_kernel="fa-triton",
             overlap_param_gather=False,
             per_expert_gemms=False,
+            vendors=("NVIDIA", "AMD"),
+            summary="MosaicML Composer with full FSDP sharding and Triton FlashAttention, eager PyTorch.",
         ),
         StackProfile(
             id="mindspeed-2025",
@@ -206,6 +245,8 @@ STACKS: dict[str, StackProfile] = {
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
             per_expert_gemms=False,
+            vendors=("Huawei",),
+            summary="Huawei Ascend: CANN FlashAttention, MC2 fused TP communication, one grouped expert kernel.",
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -221,24 +262,42 @@ STACKS: dict[str, StackProfile] = {
             moe_host_sync=False,
             per_expert_gemms=False,
             fp8_recipe="blockwise",
+            needs_fp8_hardware=True,
+            summary="DeepSeek's own: DualPipe hides the all-to-all, DeepEP, at most 4 nodes per token, FP8 blockwise.",
         ),
     )
 }
 
 
-def default_stack_id(vendor: str) -> str:
-    """The stack a new user most likely runs: MindSpeed on Ascend, Megatron-Core elsewhere."""
-    return "mindspeed-2025" if vendor.lower() in ("huawei", "ascend") else "megatron-core-2025"
+def default_stack_id(vendor: str, moe: bool = False, fp8_hardware: bool = False) -> str:
+    """The stack a new user most likely runs: MindSpeed on Ascend; for a MoE model on NVIDIA Hopper
+    or newer what current Megatron-Core MoE recipes run (the flex dispatcher with DeepEP/HybridEP,
+    docs/sources.md#megatron-core-moe); Megatron-Core elsewhere."""
+    if vendor.lower() in ("huawei", "ascend"):
+        return "mindspeed-2025"
+    if moe and fp8_hardware and vendor.lower() == "nvidia":
+        return "megatron-core-moe-2025"
+    return "megatron-core-2025"
+
+
+def profiles_for(vendor: str, fp8_hardware: bool) -> list[StackProfile]:
+    """The profiles that run on an accelerator of `vendor` (with FP8 tensor cores or not)."""
+    return [p for p in STACKS.values() if p.runs_on(vendor, fp8_hardware)]
 
 
 def resolve_stack(
-    stack_id: str | None, vendor: str, overrides: Mapping[str, Any] | None = None
+    stack_id: str | None,
+    vendor: str,
+    overrides: Mapping[str, Any] | None = None,
+    moe: bool = False,
+    fp8_hardware: bool = False,
 ) -> StackProfile:
-    """The profile `stack_id` (None: the vendor's default) with single mechanisms overridden.
+    """The profile `stack_id` (None: the default for the vendor, model and hardware) with single
+    mechanisms overridden.
 
     Raises ScenarioError with the field path for an unknown stack, mechanism or value.
     """
-    sid = stack_id or default_stack_id(vendor)
+    sid = stack_id or default_stack_id(vendor, moe, fp8_hardware)
     if sid not in STACKS:
         raise ScenarioError(
             [FieldError("training.stack", f"unknown stack {sid!r}; use one of {', '.join(STACKS)}")]

@@ -262,6 +262,7 @@ def stage_param_counts(
     head: ArrayLike,
     tp: ArrayLike = 1,
     ep: ArrayLike = 1,
+    expert_tp: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Parameters one card of a pipeline stage holds, as (dense, expert) (numbers of parameters).
 
@@ -270,8 +271,9 @@ def stage_param_counts(
     output layer with the final norm (with tied embeddings a last stage other than the first keeps
     its own copy of the embedding matrix as the head, as Megatron-LM does). Dense weights (attention,
     dense MLP, shared experts and router, embedding, head and final norm) are split over `tp`; the
-    per-layer norm weights are replicated on every TP rank; routed experts are split over `ep`·`tp` (expert tensor parallel =
-    TP, Megatron-Core MoE). Sources: docs/sources.md#narayanan-2021 (the model-parallel split),
+    per-layer norm weights are replicated on every TP rank; routed experts are split over
+    `ep`·`expert_tp` (MoE parallel folding, Megatron-Core --expert-tensor-parallel-size; None = `tp`,
+    the classic layout). Sources: docs/sources.md#narayanan-2021 (the model-parallel split),
     docs/sources.md#megatron-core-moe (expert parallelism). Broadcasts over numpy arrays.
     """
     layers = np.asarray(n_layers, dtype=np.float64)
@@ -286,7 +288,8 @@ def stage_param_counts(
         + np.asarray(head, dtype=np.float64) * (head_matrix + counts.final_norm)
     )
     dense = sharded / tp_f + layers * counts.norms_per_layer
-    expert = moe_layers * counts.moe_routed_per_layer / (ep_f * tp_f)
+    etp_f = tp_f if expert_tp is None else np.asarray(expert_tp, dtype=np.float64)
+    expert = moe_layers * counts.moe_routed_per_layer / (ep_f * etp_f)
     return np.asarray(dense, dtype=np.float64), np.asarray(expert, dtype=np.float64)
 
 

@@ -266,22 +266,31 @@ def _hccl_buffer(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
 
 
 def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+    """The EP group leaves the scale-up domain: its members sit expert_tp ranks apart under MoE
+    parallel folding (tp apart in the classic layout), so it spans ep·expert_tp consecutive ranks."""
     ep, tp, domain = (
         number_at(r, "parallelism.ep"),
         number_at(r, "parallelism.tp") or 1.0,
         scaleup_domain(s, r),
     )
-    if ep is None or ep <= 1 or domain is None or ep * tp <= domain:
+    etp = number_at(r, "parallelism.expert_tp")
+    stride = tp if etp is None else etp
+    if ep is None or ep <= 1 or domain is None or ep * stride <= domain:
         return None
-    return _advice(
+    what = f"EP={int(ep)} x TP={int(tp)}" if etp is None else f"EP={int(ep)} x expert TP={int(etp)}"
+    out = _advice(
         "ep-crosses-node",
         "info",
-        f"EP={int(ep)} x TP={int(tp)} exceeds the {int(domain)}-card HCCS/NVLink domain: the MoE all-to-all "
+        f"{what} exceeds the {int(domain)}-card HCCS/NVLink domain: the MoE all-to-all "
         "runs over the scale-out NICs.",
         "Keep EP inside the node where the experts fit, or budget NIC bandwidth for the all-to-all and "
         "pair EP with DP so each expert has replicas (article 2.4, 3.3).",
-        {"ep": int(ep), "tp": int(tp), "domain": int(domain)},
+        {"ep": int(ep), "tp": int(tp), "domain": int(domain)}
+        | ({} if etp is None else {"expert_tp": int(etp)}),
     )
+    if etp is not None:
+        out["message_code"] = "ep-crosses-node.folded"
+    return out
 
 
 def _mfu_optimistic(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:

@@ -40,6 +40,7 @@ from estimator.plan.compose import (
     candidate_sizes,
     cards_multiple,
     problem_at,
+    resolved_stack,
     size_for_deadline,
 )
 from estimator.plan.goodput import cards_for_deadline_with_failures
@@ -59,7 +60,15 @@ NUMERIC_FIELDS = (
     "cost.depreciation_years",
     "cost.utilization",
 )
-__all__ = ["GOODPUT_FIELDS", "LAYOUT_FIELDS", "NUMERIC_FIELDS", "SUMMARY_FIELDS", "evaluate_columns"]
+STACK_FIELD = "stack.id"  # the software stack each row's step time assumes (a string column)
+__all__ = [
+    "GOODPUT_FIELDS",
+    "LAYOUT_FIELDS",
+    "NUMERIC_FIELDS",
+    "STACK_FIELD",
+    "SUMMARY_FIELDS",
+    "evaluate_columns",
+]
 
 # result.goodput's headline fields (plan.goodput, vectorized over the group's rows)
 GOODPUT_FIELDS = (
@@ -159,7 +168,8 @@ def evaluate_columns(
     base: dict[str, Any], columns: dict[str, Any], books: Mapping[str, PriceBook] | None = None
 ) -> dict[str, np.ndarray]:
     """Evaluate n scenarios: `base` with `columns[field][i]` set for row i. Returns SUMMARY_FIELDS
-    arrays (NaN where a row cannot be planned) plus "ok" (bool) and "error" (object: message or None).
+    arrays (NaN where a row cannot be planned), the chosen layout (LAYOUT_FIELDS), the stack id
+    (STACK_FIELD) plus "ok" (bool) and "error" (object: message or None).
     Columns must hold values already validated one by one (sweep.validate_sweep does that); `books`
     are the price books (by reference) that `cost.price_book` in the base or an axis names."""
     lengths = {len(v) for v in columns.values()}
@@ -168,6 +178,7 @@ def evaluate_columns(
     n = lengths.pop() if lengths else 1
     out = {f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS)}
     out.update(_empty_layout_columns(n))
+    out[STACK_FIELD] = np.full(n, "", dtype="<U40")
     ok = np.zeros(n, dtype=bool)
     errors = np.full(n, None, dtype=object)
     key, fields, _uniques = _group_key_codes(columns, n)
@@ -199,6 +210,7 @@ def evaluate_columns(
             if r.scenario.calibration is not None:  # the pilot's factors (estimator.plan.pilot)
                 r = calibrated(r, fit_pilot(r, problem_at))
             values = _evaluate_group(r, cols, len(rows))
+            out[STACK_FIELD][rows] = resolved_stack(r).id
         except ScenarioError as exc:
             errors[rows] = str(exc)
             continue
@@ -275,6 +287,7 @@ LAYOUT_FIELDS = (
     "parallelism.pp",
     "parallelism.dp",
     "parallelism.ep",
+    "parallelism.expert_tp",
     "parallelism.cp",
     "parallelism.zero_stage",
     "parallelism.recompute",
@@ -289,6 +302,8 @@ def _layout_columns(bests: list[LayoutEval | None]) -> dict[str, npt.NDArray[Any
         key = field.split(".", 1)[1]
         if key == "recompute":
             out[field] = np.array(["" if b is None else b.recompute for b in bests], dtype="<U9")
+        elif key == "expert_tp":  # a dense model has none (its parallelism section omits it)
+            out[field] = np.array([np.nan if b is None or not b.moe else float(b.expert_tp) for b in bests])
         else:
             out[field] = np.array([np.nan if b is None else float(getattr(b, key)) for b in bests])
     return out

@@ -109,7 +109,8 @@ def resolved_stack(r: Resolved) -> StackProfile:
     overrides = dict(t.stack_overrides)
     if t.flash_attention is False:
         overrides.setdefault("attention_kernel", "unfused")
-    return resolve_stack(t.stack, r.accelerator.vendor, overrides)
+    fp8_hardware = bool(r.accelerator.peak_flops_fp8)
+    return resolve_stack(t.stack, r.accelerator.vendor, overrides, r.arch.is_moe, fp8_hardware)
 
 
 def scaleup_domain(r: Resolved) -> int:

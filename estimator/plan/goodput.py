@@ -139,19 +139,9 @@ def evaluate(
         t["write"] + st.rescheduling_s + t["reload"]
     )  # a planned stop saves first, loses nothing
     solve = np.asarray(solve_s, dtype=float)
-    if not st.on:
-        zero = np.zeros_like(solve * lam)
-        w = {
-            "wall": solve + zero,
-            "checkpoints": zero,
-            "interruptions": zero,
-            "planned": zero,
-            "progress": zero + 1.0,
-        }
-        lam_used, planned_used = zero, zero
-    else:
-        w = rel.wall_time(solve, tau, t["stall"], lam, rework + restart, st.planned_per_s, planned_restart)
-        lam_used, planned_used = lam + 0.0 * solve, st.planned_per_s + 0.0 * solve
+    on = 1.0 if st.on else 0.0  # reliability.failures false: no interruptions and no checkpoint stalls
+    lam_used, planned_used = lam * on + 0.0 * solve, st.planned_per_s * on + 0.0 * solve
+    w = rel.wall_time(solve, tau, t["stall"] * on, lam_used, rework + restart, planned_used, planned_restart)
     n_unexpected, n_planned = lam_used * w["wall"], planned_used * w["wall"]
     p10, p90 = rel.count_quantiles(n_unexpected, rel.rate_shape(rates, st.counts, st.scale_rel_sd))
     base = solve + w["checkpoints"] + w["planned"]

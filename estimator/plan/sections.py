@@ -23,6 +23,7 @@ from estimator.plan.advice import advise
 from estimator.plan.goodput import advice as goodput_advice
 from estimator.plan.goodput import assumptions as goodput_assumptions
 from estimator.plan.inference import serving as size_serving
+from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
 from estimator.plan.uncertainty import monte_carlo, triangle_from_quantiles
 
@@ -507,6 +508,14 @@ def assemble(
         "cost": cost,
         "uncertainty": _uncertainty(r, flops, peak, choice, roll, pr, problem.stack),
         "scaleup": _planes(r, choice, roll, problem),
+        "stack": stack_section(
+            problem,
+            choice.layouts.best,
+            compute["wall_clock_days"],
+            r.accelerator.vendor,
+            problem.stack.id,
+            not r.scenario.training.stack,
+        ),
     }
     if goodput is not None:
         result["goodput"] = goodput

@@ -21,6 +21,8 @@ TRAINING_SETTINGS = (
     "gradient_compression",
     "gradient_fusion",
     "zero_stage",
+    "expert_parallel",
+    "pipeline_split",
 )
 ENVIRONMENT_SETTINGS = (
     "HCCL_BUFFSIZE",
@@ -145,6 +147,47 @@ def _zero_row(r: dict[str, Any], pp: float, fits_z2: Any) -> dict[str, Any]:
         "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1).",
         "start.zero_stage.2",
     )
+
+
+def _folding_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """The chosen layout's MoE folding and uneven pipeline split as Megatron-Core flags."""
+    out = []
+    ep, etp = number_at(r, "parallelism.ep"), number_at(r, "parallelism.expert_tp")
+    if ep is not None and etp is not None and ep > 1:
+        edp = number_at(r, "parallelism.expert_dp") or 1
+        params = {"ep": int(ep), "expert_tp": int(etp), "expert_dp": int(edp)}
+        out.append(
+            _setting(
+                "expert_parallel",
+                f"EP {int(ep)} x expert TP {int(etp)} (expert DP {int(edp)})",
+                f"--expert-model-parallel-size {int(ep)} --expert-tensor-parallel-size {int(etp)}: the "
+                "MoE layers regroup the stage's TP x CP x DP ranks (Megatron-Core parallel folding).",
+                "start.expert_parallel",
+                params,
+            )
+        )
+    pp = int(number_at(r, "parallelism.pp") or 1)
+    first, last = (
+        number_at(r, "parallelism.first_stage_layers"),
+        number_at(r, "parallelism.last_stage_layers"),
+    )
+    layers = number_at(r, "model.architecture.num_hidden_layers")
+    if pp > 1 and first is not None and last is not None and layers is not None:
+        middle = int((layers - first - last) // (pp - 2)) if pp > 2 else int(first)
+        if {int(first), int(last)} != {middle}:
+            params = {"first": int(first), "last": int(last), "middle": middle}
+            out.append(
+                _setting(
+                    "pipeline_split",
+                    f"first {int(first)} / last {int(last)} layers (others {middle})",
+                    "Uneven pipeline split: the first and last devices also hold the embedding and the "
+                    "loss (Megatron-Core --pipeline-model-parallel-layout, or "
+                    "--account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split).",
+                    "start.pipeline_split",
+                    params,
+                )
+            )
+    return out
 
 
 def _vendor_rows(s: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
@@ -277,4 +320,4 @@ def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> 
         )
     )
     out.append(_zero_row(r, pp, fits_z2))
-    return out + _vendor_rows(s, r)
+    return out + _folding_rows(r) + _vendor_rows(s, r)

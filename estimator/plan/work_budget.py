@@ -20,7 +20,7 @@ from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import Resolved, resolve
 from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
-from estimator.layout.enumeration import axis_values
+from estimator.layout.enumeration import candidate_count
 from estimator.plan.compose import layout_problem
 from estimator.plan.pilot import pilot_document
 
@@ -31,7 +31,7 @@ _ANY_FABRIC = SimpleNamespace(cross_leaf_bandwidth_factor=1.0, nodes_per_leaf_gr
 def layout_candidates(resolved: Resolved, cards: int) -> int:
     """Layouts the search would enumerate for `resolved` at `cards` (product of the axis sizes)."""
     problem = layout_problem(resolved, cards, _ANY_FABRIC)  # type: ignore[arg-type]
-    return math.prod(len(values) for values in axis_values(problem).values())
+    return candidate_count(problem)
 
 
 def check_work_budget(data: Any, books: Mapping[str, PriceBook] | None = None) -> Resolved:

@@ -8,9 +8,10 @@ import dataclasses
 import tomllib
 from typing import Any
 
-from estimator.contract.resolve import resolve
+from estimator.contract.resolve import Resolved, resolve
 from estimator.contract.scenario import validate_shape
-from estimator.layout.search import search
+from estimator.errors import ScenarioError
+from estimator.layout.search import LayoutEval, search
 from estimator.plan.compose import fabric_for, layout_problem
 from estimator.validation.rows import REFERENCE_DIR, row
 
@@ -52,17 +53,27 @@ def run_scenario(run: dict[str, Any], models: dict[str, Any], **training: object
     }
 
 
-def predicted_tokens_per_s_per_gpu(scenario: dict[str, Any]) -> float:
-    """Predicted training tokens/s per card of a scenario with a fixed layout, as published: the
-    layout ran, so it is timed even where the memory model finds it over HBM (a plan would refuse
-    it, plan.refusal; here the step time is what is compared). nan when no layout passes the rules."""
-    r = resolve(validate_shape(scenario))
+def published_layout(r: Resolved) -> LayoutEval:
+    """The scenario's fixed (published) layout, timed: the layout ran, so it is evaluated even where
+    the memory model finds it over HBM (a plan would refuse it, plan.refusal; validation compares
+    the step time). ScenarioError when no layout passes the rules."""
     cards = int(r.scenario.cluster.cards or 0)
     found = search(layout_problem(r, cards, fabric_for(r, cards)))
     shown = found.best or found.closest
     if shown is None:
+        raise ScenarioError("no layout passes the rules", "parallelism")
+    return shown
+
+
+def predicted_tokens_per_s_per_gpu(scenario: dict[str, Any]) -> float:
+    """Predicted training tokens/s per card of a scenario with a fixed layout, as published
+    (published_layout); nan when no layout passes the rules."""
+    r = resolve(validate_shape(scenario))
+    try:
+        shown = published_layout(r)
+    except ScenarioError:
         return float("nan")
-    return float(shown.tokens_per_s) / cards
+    return float(shown.tokens_per_s) / int(r.scenario.cluster.cards or 1)
 
 
 def calibrate_expert_gemm_overhead(grid: list[float] | None = None) -> tuple[float, float]:

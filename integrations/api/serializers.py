@@ -38,7 +38,8 @@ class BatchItemSerializer(serializers.Serializer):
         "of an internal error (send it again); 404 its estimate was deleted since"
     )
     ok = serializers.BooleanField(
-        help_text="Whether the scenario was planned; false: the reason in error, no figures"
+        required=False,
+        help_text="Whether the scenario was planned (absent while pending); false: the reason in error, no figures",
     )
     estimate = EstimateSerializer(
         required=False, help_text="When 201: the body POST /api/v1/estimates answers"

@@ -207,9 +207,12 @@ def test_model_too_large_for_the_cards_is_refused_without_figures():
 
 
 def test_refused_fixed_layout_names_its_rule_and_the_nearest_accepted_layouts():
-    """Qwen3-235B (128 experts) on 256 cards at TP2 PP8 VP4 EP32 (Megatron-Bridge's published layout):
-    DP = 256 / (2 x 8) = 16, and EP 32 does not divide it, the only rule refusing it. The nearest
-    layouts the search accepts change one fixed field by one step: EP 16 (DP 16), or PP 4 (DP 32)."""
+    """Qwen3-235B (128 experts) on 256 cards at TP2 PP8 VP4 EP32 (Megatron-Bridge's published layout)
+    plans since MoE folding (EP over TP x DP at expert-TP 1); with expert-TP 2 it cannot: DP = 256 /
+    (2 x 8) = 16, and EP 32 x expert-TP 2 = 64 does not divide TP x DP = 32, the only rule refusing
+    it. The nearest layouts the search accepts change one fixed field by one step: EP 16, expert-TP 1
+    (the published layout) or PP 4 (DP 32)."""
+    fixed = {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32, "expert_tp": 2}
     with pytest.raises(ScenarioError) as info:
         estimate(
             {
@@ -217,17 +220,18 @@ def test_refused_fixed_layout_names_its_rule_and_the_nearest_accepted_layouts():
                 "training": {"tokens": 1e12, "seq_len": 4096},
                 "hardware": {"accelerator": "h100-sxm"},
                 "cluster": {"cards": 256},
-                "parallelism": {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32},
+                "parallelism": fixed,
             }
         )
     (err,) = info.value.errors
     assert (err.field, err.code) == ("parallelism", "no-possible-layout")
-    assert err.params["reasons"] == ["ep-not-dividing-dp"]
-    assert "EP must divide DP" in err.message and "Nearest accepted layouts" in err.message
-    first = err.params["suggestions"][0]
-    assert (first["tp"], first["pp"], first["ep"], first["dp"], first["virtual_stages"]) == (2, 8, 16, 16, 4)
-    for s in err.params["suggestions"]:  # each one step from the fixed layout, and each accepted
-        steps = sum(
-            abs(math.log2(s[k] / v)) for k, v in {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32}.items()
-        )
-        assert steps == 1 and s["dp"] % s["ep"] == 0 and s["tp"] * s["pp"] * s["dp"] == 256
+    assert err.params["reasons"] == ["ep-not-folding-into-tp-cp-dp"]
+    assert (
+        "EP x expert TP must divide TP x CP x DP" in err.message and "Nearest accepted layouts" in err.message
+    )
+    suggestions = err.params["suggestions"]
+    assert any((s["ep"], s["expert_tp"], s["pp"]) == (32, 1, 8) for s in suggestions)
+    for s in suggestions:  # each one step from the fixed layout, and each accepted
+        steps = sum(abs(math.log2(s[k] / v)) for k, v in fixed.items())
+        assert steps == 1 and (s["tp"] * s["dp"]) % (s["ep"] * s["expert_tp"]) == 0
+        assert s["tp"] * s["pp"] * s["dp"] == 256

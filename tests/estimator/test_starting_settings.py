@@ -17,7 +17,22 @@ def _settings(accelerator: str, precision: str) -> set[str]:
     return {row["setting"] for row in result["starting_configuration"]}
 
 
+def _moe_pipeline_settings() -> set[str]:
+    """A MoE plan with EP folded over TP x DP and 94 layers on 32 virtual stages (first and last
+    device 11 layers, the others 12): the expert-parallel and pipeline-split rows."""
+    result = estimate(
+        {
+            "model": {"preset": "qwen3-235b-a22b"},
+            "training": {"tokens": 1e12, "global_batch_tokens": 8192 * 4096, "precision": "fp8"},
+            "hardware": {"accelerator": "h100-sxm"},
+            "cluster": {"cards": 256},
+            "parallelism": {"tp": 2, "pp": 8, "virtual_stages": 4, "ep": 32, "micro_batch_size": 1},
+        }
+    )["result"]
+    return {row["setting"] for row in result["starting_configuration"]}
+
+
 def test_rows_name_only_registered_settings_and_every_one_is_reached():
-    seen = _settings("ascend-910b2", "bf16") | _settings("h100-sxm", "fp8")
+    seen = _settings("ascend-910b2", "bf16") | _settings("h100-sxm", "fp8") | _moe_pipeline_settings()
     assert seen <= set(SETTINGS)
     assert seen == set(TRAINING_SETTINGS) | set(ENVIRONMENT_SETTINGS)

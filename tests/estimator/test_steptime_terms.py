@@ -189,6 +189,12 @@ def test_stacks_switch_mechanisms_only_and_name_their_source():
             assert not isinstance(value, float)
     assert default_stack_id("Huawei") == "mindspeed-2025"
     assert default_stack_id("NVIDIA") == "megatron-core-2025"
+    # MoE: current Megatron-Core MoE recipes run the flex dispatcher (DeepEP/HybridEP) on Hopper and
+    # newer; DeepEP does not run on A100 (no FP8) nor on AMD, where the plain all-to-all stays
+    assert default_stack_id("NVIDIA", moe=True, fp8_hardware=True) == "megatron-core-moe-2025"
+    assert default_stack_id("NVIDIA", moe=True, fp8_hardware=False) == "megatron-core-2025"
+    assert default_stack_id("AMD", moe=True, fp8_hardware=True) == "megatron-core-2025"
+    assert default_stack_id("Huawei", moe=True, fp8_hardware=False) == "mindspeed-2025"
     assert resolve_stack(None, "NVIDIA", {"ep_comm_overlap": True}).ep_comm_overlap is True
 
 
@@ -218,7 +224,8 @@ def test_cuda_graphs_remove_the_host_overhead_and_the_report_names_the_stack():
     assert graphs["parallelism"]["breakdown_s"]["host_overhead"] == 0
     assert graphs["parallelism"]["step_time_s"] < plain["parallelism"]["step_time_s"]
     stack = next(a for a in plain["assumptions"] if a["name"].startswith("software stack"))
-    assert stack["value"] == "megatron-core-2025" and stack["detail"]["cuda_graphs"] is False
+    assert stack["value"] == "megatron-core-moe-2025" and stack["detail"]["cuda_graphs"] is False
+    assert plain["stack"]["id"] == "megatron-core-moe-2025" and plain["stack"]["default"] is True
 
 
 def test_cross_entropy_moves_40_bytes_per_logit_through_hbm():

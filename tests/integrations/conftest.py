@@ -12,7 +12,14 @@ import pytest
 from django.core.cache import cache
 
 # a real Celery worker on the test Redis, as the sweep tests start it
-from tests.sweeps.conftest import redis_broker, worker_env, workers  # noqa: F401 - fixtures
+from tests.sweeps.conftest import (  # noqa: F401 - fixtures
+    own_broker,
+    own_redis,
+    own_workers,
+    redis_broker,
+    worker_env,
+    workers,
+)
 
 SCENARIO = {
     "name": "8B test plan",

@@ -308,3 +308,17 @@ def test_the_comparison_page_of_a_batch_being_planned_says_so(user, client, scen
     assert 'id="batch-refused"' not in html and "could be planned" not in html
     zh = client.get(f"/zh-hans/batches/{batch.share_token}/").content.decode()
     assert "还有 2 份报价正在规划" in zh
+
+
+def test_an_item_that_cannot_be_planned_is_ok_false_with_the_reason_and_no_figures(user_client, scenario):
+    """No figure without a plan: TP 8 x PP 8 with ZeRO-3 on Megatron-Core leaves no layout (ZeRO-2/3
+    does not combine with pipeline stages), so the item is refused, the rule and suggestions kept."""
+    refused = {**scenario, "cluster": {"cards": 64}, "parallelism": {"tp": 8, "pp": 8, "zero_stage": 3}}
+    r, body = submit(user_client, {"scenarios": [scenario, refused]})
+    assert r.status_code == 202, r.content
+    first, second = body["results"]
+    assert first["ok"] is True and second["ok"] is False
+    assert "estimate" not in second and second["status"] == 400
+    (err,) = second["error"]["errors"]
+    assert err["field"] == "scenarios.1.parallelism" and err["code"] == "no-possible-layout"
+    assert "zero-stage-incompatible-with-pp" in err["params"]["reasons"] and err["params"]["suggestions"]

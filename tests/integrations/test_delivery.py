@@ -90,6 +90,22 @@ def test_a_receiver_trickling_one_byte_at_a_time_is_cut_at_the_deadline(pending,
     assert record.finished_at is not None and record.status_code is None
 
 
+def test_a_tls_handshake_that_stalls_is_cut_at_the_deadline_too(pending, settings):
+    """https: the receiver sends the first byte of a TLS record and then nothing for 5 s; the
+    attempt still ends at WEBHOOK_DEADLINE_S = 1 s (connect, TLS and answer together)."""
+    settings.WEBHOOK_DEADLINE_S, settings.WEBHOOK_READ_TIMEOUT_S = 1.0, 5.0
+    stalled = RawReceiver(b"\x16\x03", chunk=1, every=5.0)
+    try:
+        callback = pending(stalled.url.replace("http://", "https://"))
+        t0 = time.monotonic()
+        assert delivery.attempt(callback.pk, 1)[0] == "retry"
+        elapsed = time.monotonic() - t0
+    finally:
+        stalled.close()
+    assert 1.0 <= elapsed < 2.0
+    assert DeliveryAttempt.objects.get().error.startswith("DeadlineError")
+
+
 def test_a_prompt_receiver_is_delivered_with_its_answer_sanitised(pending, settings):
     body = b"\x1b[31mOK\x00 " + b"x" * 300 + b"\r\n\t<script>"
     head = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body)

@@ -8,6 +8,8 @@ import re
 import pytest
 from openpyxl import load_workbook
 
+from reports.stack_labels import stack_name
+
 pytestmark = pytest.mark.django_db
 
 NODES = {
@@ -44,7 +46,9 @@ def test_compare_names_server_layout_stack_and_both_planes(client, pair):
     stack = next(
         a["value"] for a in supernodes.result["assumptions"] if a["code"].startswith("assumption.stack")
     )
-    assert _row(html, "stack")[1] == stack
+    # named as the form names it (reports.stack_labels), the same profile as the assumption's id
+    assert supernodes.result["stack"]["id"] == stack
+    assert _row(html, "stack")[1] == stack_name(stack)
     # 6 supernodes x 112 UB switches = 672 beside the 232 of the scale-out fabric (issue 24)
     assert _row(html, "switches")[1] == f"{supernodes.result['network']['total_switches']:,}"
     assert _row(html, "scaleup_switches") == ["0", "672"]  # 8-card nodes have no UB plane

@@ -17,13 +17,17 @@ from openpyxl import load_workbook
 
 from reports import formatting as f
 from reports.compare import ROWS
+from reports.downloads import SIGNIFICANT
 from reports.summary import HEADLINE, dig
 
 pytestmark = [pytest.mark.django_db, pytest.mark.fuzz]  # two plans and six requests per case
 
 # A spreadsheet keeps 15 significant digits (Excel's precision, ECMA-376 numbers as written by
-# openpyxl): the xlsx has the same figure to that precision, no closer.
+# openpyxl): the xlsx has the same figure to that precision, no closer. The CSV writes a number to
+# reports.downloads.SIGNIFICANT digits and an amount of money to the cent (reports.money).
 XLSX_REL = 1e-14
+CSV_REL = 10.0 ** (1 - SIGNIFICANT)
+CENT = 0.005
 
 COMPARE_KEYS = {key: path for key, _label, where, path, _kind in ROWS if where == "result"}
 
@@ -49,7 +53,7 @@ def _page_values(page: str) -> dict[str, tuple[str, str]]:
 
 def _csv_values(body: bytes) -> dict[str, str]:
     rows = csv.reader(io.StringIO(body.decode("utf-8-sig")))
-    return {field: value for part, field, value in rows if part == "result"}
+    return {row[1]: row[2] for row in rows if row and row[0] == "result"}
 
 
 @settings(
@@ -79,17 +83,20 @@ def test_headline_figures_agree_across_api_page_csv_xlsx_and_compare(preset, chi
     shown = _page_values(page)
     csv_values = _csv_values(client.get(f"/r/{token}/report.csv").content)
     summary = load_workbook(io.BytesIO(client.get(f"/r/{token}/report.xlsx").content))["Summary"]
-    xlsx_values = {row[0]: (row[1], row[2]) for row in summary.iter_rows(min_row=2, values_only=True)}
+    # Summary columns: item, value, unit, as shown, why
+    xlsx_values = {row[0]: (row[1], row[3]) for row in summary.iter_rows(min_row=2, values_only=True)}
     compare_page = client.get(f"/compare/?r={token}&r={_token(b['share_url'])}").content.decode()
     compare_xlsx = load_workbook(
         io.BytesIO(client.get(f"/compare/comparison.xlsx?r={token}&r={_token(b['share_url'])}").content)
     ).active
-    compare_raw = {row[0]: row[1] for row in compare_xlsx.iter_rows(min_row=2, values_only=True)}
+    compare_raw = {
+        row[0]: row[2] for row in compare_xlsx.iter_rows(min_row=2, values_only=True)
+    }  # item, unit
     for key, label, path, kind in HEADLINE:
         value = dig(result, path)
         text = f.by_kind(value, kind, currency)
         assert shown[key] == (repr(value), text), key  # the page: the API's value, as formatted
-        assert float(csv_values[path]) == value, key  # the CSV: the same number
+        assert float(csv_values[path]) == pytest.approx(value, rel=CSV_REL, abs=CENT), key  # the CSV
         cell, cell_text = xlsx_values[str(label)]
         assert cell == pytest.approx(value, rel=XLSX_REL) and cell_text == text, key  # the xlsx
         if path in COMPARE_KEYS.values():

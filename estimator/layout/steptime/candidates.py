@@ -15,7 +15,8 @@ from estimator.arrays import FloatArray, arr
 class Candidates:
     """Parallel layouts as broadcastable arrays (one element per candidate, or scalars).
 
-    tp, pp, dp, ep, cp: tensor, pipeline, data, expert and context parallel degrees; mbs: micro-batch
+    tp, pp, dp, ep, cp: tensor, pipeline, data, expert and context parallel degrees; etp: the routed
+    experts' tensor-parallel size (MoE parallel folding; = tp in the classic layout); mbs: micro-batch
     size (sequences); v: virtual pipeline chunks per device; m: micro-batches per step per DP rank;
     sp: sequence parallel; zero: ZeRO stage 0-3; rc: recompute code (memory.RECOMPUTE_CODES);
     rf: share of layers whose forward is recomputed (1 full, k/L_stage partial, 0 otherwise).
@@ -33,10 +34,12 @@ class Candidates:
     zero: npt.NDArray[np.int64]
     rc: npt.NDArray[np.int64]
     rf: FloatArray
+    etp: FloatArray
 
     @classmethod
     def from_mapping(cls, c: Mapping[str, npt.ArrayLike]) -> Candidates:
-        """From the layout search's dict of arrays (keys tp, pp, dp, ep, cp, mbs, v, m, sp, zero, rc[, rf])."""
+        """From the layout search's dict of arrays (keys tp, pp, dp, ep, cp, mbs, v, m, sp, zero, rc[, rf,
+        etp]; etp absent = tp)."""
         f = {k: arr(c[k]) for k in ("tp", "pp", "dp", "ep", "cp", "mbs", "v", "m")}
         rc = np.asarray(c["rc"], dtype=np.int64)
         rf = arr(c["rf"]) if "rf" in c else arr(rc == 2)
@@ -46,6 +49,7 @@ class Candidates:
             zero=np.asarray(c["zero"], dtype=np.int64),
             rc=rc,
             rf=rf,
+            etp=arr(c["etp"]) if "etp" in c else f["tp"],
         )
 
     @property

@@ -3,7 +3,7 @@
 - dp_comm: gradient all-reduce (ZeRO-0), reduce-scatter + weight all-gather (ZeRO-1, the
   distributed optimizer), per-micro-batch reduce-scatter (ZeRO-2) or per-layer all-gathers and
   reduce-scatters (ZeRO-3) over the dense and the expert replica groups (memory.weight_replicas:
-  dp·cp, dp·cp/ep), hierarchical over the fabric (`collectives`); overlapped with the last backward
+  dp·cp, tp·cp·dp/(ep·etp)), hierarchical over the fabric (`collectives`); overlapped with the last backward
   (overlap_grad_reduce; the last DP_BUCKET_PARAMS bucket stays exposed; Megatron-LM DDP), the first
   forward (overlap_param_gather) or the layer compute (ZeRO-3 prefetch). Rajbhandari et al. 2019.
 - optimizer: Adam reads and writes ADAM_BYTES of state per local parameter plus the gradient,
@@ -43,9 +43,9 @@ def data_parallel_s(
     stack = problem.stack
     g = grad_bytes(problem.grad_dtype)
     dense_p, expert_p = params
-    # the dense group's members sit tp apart (Megatron's tp-cp-ep-dp rank order); the expert group's
-    # are counted at the dp stride (its cp members, tp apart, are taken as far as its dp members)
-    groups = ((dense_p, replicas[0], c.tp), (expert_p, replicas[1], c.tp * c.cp * c.ep))
+    # the dense group's members sit tp apart (Megatron's tp-cp-dp rank order); the expert-data-parallel
+    # group's ep·etp apart (the MoE layers' own etp-ep-edp order under parallel folding)
+    groups = ((dense_p, replicas[0], c.tp), (expert_p, replicas[1], c.etp * c.ep))
 
     def coll(bytes_per_param: float, kind: str, per_layer: bool = False) -> FloatArray:
         total = arr(0.0)

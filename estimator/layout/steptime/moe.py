@@ -4,12 +4,13 @@
   experts receives M = ep·T·k·imbalance/E token rows (balanced routing gives every EP rank T·k
   copies; `imbalance` is max/mean tokens per rank, 1.0 for NVIDIA's force-balanced benchmarks).
   Rows are padded to whole 128-row tiles; the time is a roofline of the padded FLOPs against the
-  streamed expert weights (few tokens per expert: weight-bound). Expert FFNs are split by TP
-  (expert tensor parallel = TP).
+  streamed expert weights (few tokens per expert: weight-bound). Expert FFNs are split by the
+  expert tensor-parallel size etp (MoE parallel folding, Megatron-Core --expert-tensor-parallel-size;
+  the caller passes the etp group's pooled tokens T·etp/tp).
 - Routing: router logits, softmax and top-k in fp32 (12 bytes per token and expert) and the
   permutation / unpermutation of k token copies (~4·k·h elements), memory-bound.
-- Dispatch and combine all-to-all (forward 2, backward 2, 2 more per recomputed forward): each card
-  sends its T/t tokens' k copies of h values (1 byte in FP8 with a hierarchical dispatcher,
+- Dispatch and combine all-to-all (forward 2, backward 2, 2 more per recomputed forward) over the
+  EP group that folding forms out of the stage's tp·cp·dp ranks: each card sends its T/t tokens' k copies of h values (1 byte in FP8 with a hierarchical dispatcher,
   else 2), (ep-1)/ep of them off-card. Peers inside the scale-up domain are reached over NVLink/
   HCCS, the others over the NIC (at the cross-leaf factor for the share beyond a leaf group).
   A hierarchical dispatcher (DeepEP, HybridEP) sends a token once per distinct remote node:
@@ -99,7 +100,7 @@ def routing_time_s(
 def all_to_all_s(
     tokens: Num,
     tp: Num,
-    cp: Num,
+    etp: Num,
     ep: Num,
     arch: Architecture,
     n_a2a: Num,
@@ -109,12 +110,16 @@ def all_to_all_s(
     fp8_dispatch: bool,
     imbalance: float,
 ) -> FloatArray:
-    """Dispatch + combine all-to-all time of one MoE layer and micro-batch on the busiest card (s)."""
+    """Dispatch + combine all-to-all time of one MoE layer and micro-batch on the busiest card (s).
+
+    tokens: the micro-batch's tokens per tensor-parallel group (each of the tp cards dispatches
+    1/tp of them); the EP group's members sit etp ranks apart (Megatron-Core's expert rank order
+    etp-ep-edp under parallel folding), so floor(domain/etp) of them share the scale-up domain."""
     ep = arr(ep)
     k = float(arch.num_experts_per_tok)
     h = float(arch.hidden_size)
     sent = arr(tokens) / arr(tp) * imbalance  # tokens this card dispatches
-    stride = arr(tp) * arr(cp)
+    stride = arr(etp)
     ep_in = arr(np.clip(np.floor(fab.domain / stride), 1.0, ep))
     nodes = arr(np.maximum(ep / ep_in, 1.0))
     bytes_per = 0.5 * ((1.0 if fp8_dispatch else WEIGHT_BYTES) + WEIGHT_BYTES)  # dispatch, combine

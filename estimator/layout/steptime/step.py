@@ -242,9 +242,11 @@ def _layer_terms(
     if moe:
         imb = problem.moe_imbalance
         per_gemm = problem.expert_gemm_overhead_s if stack.per_expert_gemms else 0.0
+        # MoE parallel folding: each card brings its T/tp tokens (sequence parallel), the etp ranks of
+        # an expert-TP group pool theirs and each runs the local experts on 1/etp of their width
         terms["moe_experts"] = expert_time_s(
-            tokens,
-            c.tp,
+            tokens * c.etp / c.tp,
+            c.etp,
             c.ep,
             arch,
             n_mat,
@@ -264,11 +266,14 @@ def _layer_terms(
         terms["moe_experts"] = terms["moe_routing"] = 0.0
     terms["host_overhead"] = host + 0.0 * c.tp
 
-    # tensor parallel
+    # tensor parallel: half of the collectives belong to the attention, half to the MLP; a MoE
+    # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
     n_coll = 4.0 + 2.0 * c.rf
-    tp_bw = np.where(c.tp <= fab.domain, fab.bw_up, fab.nic) * fab.eta
-    raw_tp = np.where(c.tp > 1, n_coll * (2.0 * (c.tp - 1.0) / c.tp * tokens * h * 2.0 / tp_bw), 0.0)
-    raw_tp = raw_tp + np.where(c.tp > 1, n_coll * 2.0 * (c.tp - 1.0) * 2e-6, 0.0)
+    mlp_group = c.etp if moe and not arch.n_shared_experts else c.tp
+    raw_tp = 0.5 * (
+        _tp_collectives_s(c.tp, tokens, h, n_coll, fab)
+        + _tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
+    )
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
     # context parallel: K and V of the whole sequence, hidden behind the attention core
     if arch.is_mla:
@@ -283,7 +288,7 @@ def _layer_terms(
         raw_ep = all_to_all_s(
             tokens,
             c.tp,
-            c.cp,
+            c.etp,
             c.ep,
             arch,
             4.0 + 2.0 * c.rf,
@@ -326,6 +331,15 @@ def _layer_terms(
     return terms, hidden
 
 
+def _tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
+    """n_coll ring all-reduces (or all-gather + reduce-scatter pairs) of tokens·h 16-bit values over a
+    tensor-parallel group, 2(g-1)/g of the bytes per card, plus 2 us per ring step (s)."""
+    g = arr(group)
+    bw = np.where(g <= fab.domain, fab.bw_up, fab.nic) * fab.eta
+    raw = n_coll * (2.0 * (g - 1.0) / g * tokens * h * 2.0 / bw) + n_coll * 2.0 * (g - 1.0) * 2e-6
+    return arr(np.where(g > 1, raw, 0.0))
+
+
 def _stage_pick(
     problem: LayoutProblem,
     c: Candidates,
@@ -338,7 +352,9 @@ def _stage_pick(
     per_layer: (dense layer, MoE layer, output head) terms; hidden: (dense, MoE) hidden communication.
     """
     arch, counts = problem.arch, problem.counts
-    st = stage_layers(arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int))
+    st = stage_layers(
+        arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int), problem.stage_split
+    )
     single = st.single.astype(float)
     shapes = ((st.first, st.dense_first, single), (st.full, st.dense_mid, 0.0), (st.last, st.dense_last, 1.0))
 
@@ -387,7 +403,7 @@ def _stage_params(problem: LayoutProblem, c: Candidates, st: StageLayers) -> tup
     untied = 1.0 if counts.lm_head > 0 else 0.0
 
     def params(n_layers: Num, n_dense: Num, emb: float, head: Num) -> tuple[FloatArray, FloatArray]:
-        return stage_param_counts(counts, n_layers, n_dense, emb, head, c.tp, c.ep)
+        return stage_param_counts(counts, n_layers, n_dense, emb, head, c.tp, c.ep, c.etp)
 
     cand = [
         params(st.first, st.dense_first, 1.0, single * untied),
@@ -436,7 +452,7 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
     t_stage = compute_mb + mb["host_overhead"] + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
     bubble = bubble_s(c.pp, c.v, t_stage, stack.dualpipe)
     dense_p, expert_p = _stage_params(problem, c, st)
-    replicas = weight_replicas(c.dp, c.cp, c.ep)
+    replicas = weight_replicas(c.dp, c.cp, c.ep, c.tp, c.etp)
     dp_exposed, dp_hidden = data_parallel_s(problem, c, fab, st, (dense_p, expert_p), replicas, compute_mb)
     hidden_total = c.m * (sum(hid.values()) + pp_mb - pp_exposed) + dp_hidden
     slowdown = COMM_SM_FRACTION * np.minimum(hidden_total, c.m * compute_mb)

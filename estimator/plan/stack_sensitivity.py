@@ -1,0 +1,75 @@
+"""The software stack as a visible input: which profile the plan assumed and how much the choice
+moves its answer (the result's `stack` section).
+
+`stack_section` re-runs the layout search of the chosen cluster size once per profile that runs on
+the accelerator (`estimator.layout.stacks.profiles_for`), with the same fixed fields, and scales the
+plan's wall-clock days by the throughput ratio: days(p) = days · tokens_per_s(chosen) /
+tokens_per_s(p). The ratio keeps whatever the roll-up adds to the step time (the same for every
+stack) and makes the chosen profile's entry equal the plan's days exactly. A profile under which no
+layout fits gets None. Each search has its own wall-clock budget (limits.SEARCH_SECONDS); the
+profiles share SENSITIVITY_SECONDS and those left when it runs out get None too (`timed_out`).
+Units: days; tokens/s.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from estimator.layout.search import LayoutEval, LayoutProblem, search
+from estimator.layout.stacks import StackProfile, profiles_for
+
+SENSITIVITY_SECONDS = 3.0  # wall clock all the profiles' searches of one plan may take together
+# mechanisms that only MoE layers use: profiles that differ only in these plan a dense model alike
+MOE_ONLY = ("ep_comm_overlap", "moe_dispatch_dedup", "moe_max_nodes", "moe_host_sync", "per_expert_gemms")
+
+
+def stack_section(
+    problem: LayoutProblem, best: LayoutEval | None, days: float, vendor: str, chosen_id: str, default: bool
+) -> dict[str, Any]:
+    """{id, name, default, sensitivity: {profile id: days or None}, timed_out} for the plan whose
+    layout problem is `problem` (its stack is the chosen profile with any overrides) and whose best
+    layout `best` takes `days` of wall clock."""
+    started = time.monotonic()
+    fp8_hardware = bool(problem.accelerator.peak_flops_fp8)
+    sensitivity: dict[str, float | None] = {}
+    seen: dict[tuple[Any, ...], float | None] = {}  # a dense model's answer per relevant mechanisms
+    timed_out = False
+    for profile in profiles_for(vendor, fp8_hardware):
+        if profile.id == chosen_id:
+            sensitivity[profile.id] = days if best is not None else None
+            continue
+        key = _relevant(profile, problem.arch.is_moe)
+        if key in seen:
+            sensitivity[profile.id] = seen[key]
+            continue
+        if time.monotonic() - started > SENSITIVITY_SECONDS:
+            timed_out = True
+            sensitivity[profile.id] = None
+            continue
+        sensitivity[profile.id] = seen[key] = _days_under(problem, profile, best, days)
+    return {
+        "id": chosen_id,
+        "name": problem.stack.name,
+        "default": default,
+        "sensitivity": sensitivity,
+        "timed_out": timed_out,
+    }
+
+
+def _relevant(profile: StackProfile, moe: bool) -> tuple[Any, ...]:
+    """The mechanisms that can move this model's step time (a dense model ignores the MoE ones)."""
+    return tuple(sorted((k, v) for k, v in profile.mechanisms().items() if moe or k not in MOE_ONLY))
+
+
+def _days_under(
+    problem: LayoutProblem, profile: StackProfile, best: LayoutEval | None, days: float
+) -> float | None:
+    """Wall-clock days of the plan under `profile` (its defaults, no overrides), None if no layout fits."""
+    if best is None:
+        return None
+    other = search(dataclasses.replace(problem, stack=profile)).best
+    if other is None:
+        return None
+    return days * best.tokens_per_s / other.tokens_per_s

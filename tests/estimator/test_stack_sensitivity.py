@@ -1,0 +1,107 @@
+"""result.stack: the software stack a plan assumed and the wall-clock days under every profile that
+runs on the accelerator (estimator.plan.stack_sensitivity)."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from estimator.contract.resolve import parse_scenario, resolve
+from estimator.layout.search import search
+from estimator.layout.stacks import STACKS
+from estimator.plan.compose import estimate, fabric_for, layout_problem
+
+DSV3_H800 = {
+    "model": {"preset": "deepseek-v3"},
+    "training": {"tokens": 14.8e12, "seq_len": 4096, "global_batch_tokens": 15360 * 4096, "precision": "fp8"},
+    "hardware": {"accelerator": "h800-sxm"},
+    "cluster": {"cards": 2048},
+}
+
+
+@pytest.fixture(scope="module")
+def dsv3():
+    return estimate(DSV3_H800)["result"]
+
+
+def test_deepseek_v3_on_2048_h800_names_its_stack_and_the_days_under_each(dsv3):
+    stack = dsv3["stack"]
+    # MoE on Hopper without a stack chosen: what current Megatron-Core MoE recipes run
+    assert stack["id"] == "megatron-core-moe-2025" and stack["default"] is True
+    # every NVIDIA profile runs on the H800 (it has FP8 tensor cores); MindSpeed is Ascend-only
+    assert set(stack["sensitivity"]) == set(STACKS) - {"mindspeed-2025"}
+    assert stack["sensitivity"]["megatron-core-moe-2025"] == dsv3["compute"]["wall_clock_days"]
+    days = stack["sensitivity"]
+    # DualPipe hides the all-to-all that the Megatron-Core schedule leaves exposed; the flex
+    # dispatcher sends a token once per node (fewer NIC bytes than the plain all-to-all)
+    assert days["deepseek-dualpipe"] < days["megatron-core-moe-2025"] < days["megatron-core-2025"]
+    # the 2021 Megatron-LM (no overlap, no flash attention) is the slowest of all
+    assert days["megatron-lm-2021"] == max(d for d in days.values() if d is not None)
+
+
+def test_days_scale_with_the_inverse_throughput_of_each_profile(dsv3):
+    """days(p) = days · tokens_per_s(chosen) / tokens_per_s(p): the same search at the chosen size."""
+    r = resolve(parse_scenario(DSV3_H800))
+    cards = dsv3["compute"]["cards"]
+    problem = layout_problem(r, cards, fabric_for(r, cards))
+    other = search(dataclasses.replace(problem, stack=STACKS["deepseek-dualpipe"])).best
+    chosen = dsv3["parallelism"]["tokens_per_s"]
+    expected = dsv3["compute"]["wall_clock_days"] * chosen / other.tokens_per_s
+    assert dsv3["stack"]["sensitivity"]["deepseek-dualpipe"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_only_the_profiles_that_run_on_the_hardware():
+    ascend = estimate(
+        {
+            "model": {"preset": "qwen3-30b-a3b"},
+            "training": {"tokens": 1e11},
+            "hardware": {"accelerator": "ascend-910b2"},
+            "cluster": {"cards": 64},
+        }
+    )["result"]["stack"]
+    assert ascend["id"] == "mindspeed-2025" and list(ascend["sensitivity"]) == ["mindspeed-2025"]
+    a100 = estimate(
+        {
+            "model": {"preset": "qwen3-30b-a3b"},
+            "training": {"tokens": 1e11, "stack": "megatron-core-2024"},
+            "hardware": {"accelerator": "a100-sxm-80gb"},
+            "cluster": {"cards": 64},
+        }
+    )["result"]["stack"]
+    # no FP8 tensor cores: neither DeepEP profile; a chosen stack is not the default
+    assert a100["id"] == "megatron-core-2024" and a100["default"] is False
+    assert "megatron-core-moe-2025" not in a100["sensitivity"]
+    assert "deepseek-dualpipe" not in a100["sensitivity"]
+    assert "megatron-core-2025" in a100["sensitivity"]
+
+
+def test_sweep_rows_carry_the_stack_they_assumed():
+    from estimator.plan.batch import STACK_FIELD, evaluate_columns
+
+    base = {
+        "model": {"preset": "qwen3-30b-a3b"},
+        "training": {"tokens": 1e11},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 64},
+        "efficiency": {"mfu": 0.3},
+    }
+    stacks = np.array([None, "deepseek-dualpipe", "pytorch-fsdp2"], dtype=object)
+    out = evaluate_columns(base, {"training.stack": stacks})
+    # no stack chosen: the MoE default on Hopper; otherwise the one the row names
+    assert out[STACK_FIELD].tolist() == ["megatron-core-moe-2025", "deepseek-dualpipe", "pytorch-fsdp2"]
+
+
+def test_a_dense_model_plans_alike_under_profiles_that_differ_only_in_moe_mechanisms():
+    stack = estimate(
+        {
+            "model": {"preset": "llama-3.1-8b"},
+            "training": {"tokens": 1e11},
+            "hardware": {"accelerator": "h100-sxm"},
+            "cluster": {"cards": 64},
+        }
+    )["result"]["stack"]
+    assert stack["id"] == "megatron-core-2025"  # the dense default: no MoE dispatcher to choose
+    # megatron-core-moe-2025 differs from megatron-core-2025 only in the MoE token dispatch
+    assert stack["sensitivity"]["megatron-core-moe-2025"] == pytest.approx(
+        stack["sensitivity"]["megatron-core-2025"], rel=1e-12
+    )
