@@ -53,6 +53,8 @@ bench: $(STAMP)
 	$(PY) bench/api_estimate.py
 	$(PY) bench/core_vectorized.py
 	$(PY) bench/plan_speed.py
+	$(PY) bench/report_page.py
+	$(PY) bench/cli_plan.py
 	$(PY) bench/supernode_compare.py
 	$(PY) bench/hostile_load.py --seconds 30
 

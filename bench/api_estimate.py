@@ -24,6 +24,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import machine  # bench/machine.py: the load-average lines
+
 ROOT = Path(__file__).resolve().parents[1]
 
 SCENARIO = {
@@ -148,4 +150,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(machine.run(main))

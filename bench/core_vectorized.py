@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import machine  # bench/machine.py: the load-average lines
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -92,4 +93,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(machine.run(main))

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+import machine  # bench/machine.py: the load-average lines
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -114,4 +116,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(machine.run(main))

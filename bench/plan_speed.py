@@ -27,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 
+import machine  # bench/machine.py: the load-average lines
+
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -176,10 +178,9 @@ def main() -> None:
     parser.add_argument("--plans", type=int, default=20, help="timed 405B plans (new path)")
     parser.add_argument("--seed", type=int, default=10)
     args = parser.parse_args()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     sweep_bench(args)
     deadline_bench(args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(machine.run(main))

@@ -15,6 +15,8 @@ import sys
 import time
 from pathlib import Path
 
+import machine  # bench/machine.py: the load-average lines
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import estimator.cluster.supernode as supernode
@@ -54,4 +56,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(machine.run(main))

@@ -9,7 +9,7 @@ worker runs the recovery loop (integrations.recovery) from its start."""
 import os
 
 from celery import Celery
-from celery.signals import worker_ready, worker_shutdown
+from celery.signals import worker_process_init, worker_ready, worker_shutdown
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -22,6 +22,14 @@ app.conf.task_routes = {
     "integrations.run_batch": {"queue": "batches"},
 }
 app.autodiscover_tasks()
+
+
+@worker_ready.connect  # -P solo / threads: this process runs the tasks (before it consumes any)
+@worker_process_init.connect  # prefork: each child
+def _warm_core(**_signal: object) -> None:
+    """Import the core and load its catalog before the first task: otherwise the first chunk of a
+    sweep pays 1-3 s of imports, and a worker that answers a ping is not yet ready to compute."""
+    import estimator.plan.batch  # noqa: F401  (the chunk's entry point; imports the catalog)
 
 
 @worker_ready.connect

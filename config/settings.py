@@ -307,7 +307,11 @@ SWEEP_MAX_ACTIVE_ANON = env_int("SWEEP_MAX_ACTIVE_ANON", 2, minimum=0)  # per cl
 SWEEP_CHUNK_SIZE = env_int("SWEEP_CHUNK_SIZE", 25_000, minimum=1)  # scenarios per task
 SWEEP_STALL_S = env_float("SWEEP_STALL_S", 30, minimum=1)  # no progress this long: re-queue lost chunks
 SWEEP_FAIL_AFTER_S = env_float("SWEEP_FAIL_AFTER_S", 600, minimum=1)  # ... this long: failed, with why
-SWEEP_SUB_BATCH = env_int("SWEEP_SUB_BATCH", 2000, minimum=1)  # cancel and lease checked between these
+SWEEP_SUB_BATCH = env_int("SWEEP_SUB_BATCH", 2000, minimum=1)  # a chunk's first sub-batch (rows)
+# Later sub-batches are sized from the measured rate to take SWEEP_SUB_BATCH_S seconds (0: every one
+# SWEEP_SUB_BATCH rows), at most SWEEP_SUB_BATCH_MAX rows; cancel and lease checked between them.
+SWEEP_SUB_BATCH_S = env_float("SWEEP_SUB_BATCH_S", 0.3, minimum=0)
+SWEEP_SUB_BATCH_MAX = env_int("SWEEP_SUB_BATCH_MAX", 200_000, minimum=1)  # bounds a sub-batch's memory
 SWEEP_LEASE_S = env_float("SWEEP_LEASE_S", 30, minimum=1)  # a chunk's lease; renewed every sub-batch
 SWEEP_CHUNK_SOFT_S = env_int("SWEEP_CHUNK_SOFT_S", 900, minimum=1)  # one chunk: soft time limit
 SWEEP_CHUNK_HARD_S = env_int("SWEEP_CHUNK_HARD_S", 960, minimum=1)  # ... hard time limit

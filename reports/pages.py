@@ -6,6 +6,7 @@ import csv
 import json
 import logging
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -167,10 +168,7 @@ def _report_context(request, estimate: Estimate) -> dict:
         "headline": summary.headline(scenario, result),
         "budget": _budget_block(result, cur),
         "calibration": calibration_block.block(result),
-        "figures": [
-            {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
-            for dom_id, fig in charts.all_figures(result)
-        ],
+        "figures": report_figures(estimate),
         "story": working.story(result),
         "runner_columns": [working.column_label(c) for c in columns],
         "runner_rows": [[working.cell(c, v, cur) for c, v in zip(columns, row, strict=True)] for row in rows],
@@ -188,6 +186,26 @@ def _report_context(request, estimate: Estimate) -> dict:
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
         "glossary": glossary.items(),
     }
+
+
+def build_figures(result: dict) -> list[dict]:
+    """The report's figures as JSON-ready dicts (Plotly's own JSON), in the active language."""
+    return [
+        {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
+        for dom_id, fig in charts.all_figures(result)
+    ]
+
+
+FIGURES_TTL_S = 7 * 24 * 3600
+
+
+def report_figures(estimate: Estimate) -> list[dict]:
+    """The figures of a stored estimate, cached: a stored estimate never changes (recompute stores
+    nothing), and building the Plotly figures was about 70% of the report page's server time. The
+    key holds the share token, this code's engine version (a new release draws anew) and the
+    language (titles and axis labels are translated)."""
+    key = f"report-figures:{estimate.share_token}:{ENGINE_VERSION}:{translation.get_language()}"
+    return _cached(key, lambda: build_figures(estimate.result), FIGURES_TTL_S, "report figures")
 
 
 @require_GET
@@ -265,22 +283,27 @@ def recompute(request, token: str):
 _log = logging.getLogger(__name__)
 
 
-def _validation_rows() -> list[dict]:
-    """The validation rows, cached per engine and catalog version. An unreachable cache (Redis
-    restarting) costs a recomputation (about two seconds), never the page."""
-    key = f"validation-rows:{ENGINE_VERSION}:{catalog.CATALOG_VERSION}"
+def _cached(key: str, build: Callable[[], Any], ttl_s: int, what: str) -> Any:
+    """`build()`, kept in Django's cache under `key` for `ttl_s` seconds. An unreachable cache
+    (Redis restarting) costs a rebuild, never the page."""
     try:
-        rows = cache.get(key)
+        value = cache.get(key)
     except Exception as exc:  # redis.ConnectionError, database errors of the DB cache
-        _log.warning("validation rows not cached: cache unavailable (%s)", exc)
-        return validation_rows()
-    if rows is None:
-        rows = validation_rows()
+        _log.warning("%s not cached: cache unavailable (%s)", what, exc)
+        return build()
+    if value is None:
+        value = build()
         try:
-            cache.set(key, rows, 24 * 3600)
+            cache.set(key, value, ttl_s)
         except Exception as exc:
-            _log.warning("validation rows not cached: cache unavailable (%s)", exc)
-    return rows
+            _log.warning("%s not cached: cache unavailable (%s)", what, exc)
+    return value
+
+
+def _validation_rows() -> list[dict]:
+    """The validation rows, cached per engine and catalog version (about two seconds to compute)."""
+    key = f"validation-rows:{ENGINE_VERSION}:{catalog.CATALOG_VERSION}"
+    return _cached(key, validation_rows, 24 * 3600, "validation rows")
 
 
 @require_GET

@@ -251,9 +251,10 @@ def axes_of(sweep: Sweep | Mapping[str, Any]) -> list[estimator_sweep.Axis]:
 def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
     """Evaluate and store chunk `index` of a sweep; safe to call any number of times.
 
-    The chunk is computed under a lease (ChunkLease) in sub-batches of SWEEP_SUB_BATCH scenarios;
-    between sub-batches the lease is renewed (the watchdog's heartbeat) and the sweep's status
-    read, so a cancelled sweep stops within one sub-batch. Returns what happened: "stored",
+    The chunk is computed under a lease (ChunkLease) in sub-batches: the first of SWEEP_SUB_BATCH
+    scenarios, the next ones sized to take about SWEEP_SUB_BATCH_S (next_sub_batch). Between
+    sub-batches the lease is renewed (the watchdog's heartbeat) and the sweep's status read, so a
+    cancelled sweep stops within one sub-batch. Returns what happened: "stored",
     "duplicate", "leased" (another worker holds a live lease), "skipped" (sweep no longer active),
     "stopped" (cancelled or lease lost mid-chunk), "failed".
     """
@@ -288,26 +289,38 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
     start = index * sweep["chunk_size"]
     stop = min(start + sweep["chunk_size"], sweep["total"])
     axes = axes_of(sweep)
-    sub = max(1, int(setting("SWEEP_SUB_BATCH")))
+    first = max(1, int(setting("SWEEP_SUB_BATCH")))
+    largest = max(first, int(setting("SWEEP_SUB_BATCH_MAX")))
+    target_s = float(setting("SWEEP_SUB_BATCH_S"))
     books = books_of(sweep)
     t0 = time.perf_counter()
     try:
         from estimator.plan.batch import evaluate_columns
 
         parts: list[dict[str, np.ndarray]] = []
-        for lo in range(start, stop, sub):
+        lo, sub = start, first
+        while lo < stop:
             if lo > start and not renew_lease(sweep_id, index, holder, done=lo - start):
                 # cancelled, deleted, or the lease was lost (and taken over): store nothing
                 log.info("sweep %s chunk %s: stopped after %s scenarios", sweep_id, index, lo - start)
                 return "stopped"
             hi = min(lo + sub, stop)
+            t_sub = time.perf_counter()
             columns = estimator_sweep.decode(axes, lo, hi)
             part = {k: np.asarray(v) for k, v in evaluate_columns(sweep["base"], columns, books).items()}
             for key, value in part.items():
                 if value.shape != (hi - lo,):
                     raise ValueError(f"the core returned {value.shape} for {key}, expected ({hi - lo},)")
             parts.append(part)
-        arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+            sub = next_sub_batch(
+                rows=hi - lo,
+                seconds=time.perf_counter() - t_sub,
+                target_s=target_s,
+                first=first,
+                largest=largest,
+            )
+            lo = hi
+        arrays = parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     except ScenarioError as exc:
         fail(sweep_id, f"chunk {index} (scenarios {start:,}-{stop - 1:,}): {exc}")
         return "failed"
@@ -327,6 +340,22 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
     digest = chunk_digest(axes, start, arrays)
     blob = pack(arrays)
     return store_chunk(sweep_id, index, start, stop, blob, digest, compute_s, worker)
+
+
+SUB_BATCH_GROWTH = 8  # a sub-batch at most this many times the last: one noisy timing cannot overshoot
+
+
+def next_sub_batch(*, rows: int, seconds: float, target_s: float, first: int, largest: int) -> int:
+    """Rows of the next sub-batch: the last one's rate (rows / seconds) times `target_s`, at most
+    SUB_BATCH_GROWTH times the last and within [first, largest]; `first` when target_s is 0.
+
+    Why adaptive: the core costs a fixed ~10 ms per call plus per-row arithmetic, so small fixed
+    sub-batches (2,000 rows) spend most of their time in per-call overhead, while the cancel and
+    lease checks only need a sub-batch every fraction of a second, not every N rows."""
+    if target_s <= 0:
+        return first
+    wanted = rows * target_s / max(seconds, 1e-6)
+    return int(max(first, min(largest, rows * SUB_BATCH_GROWTH, wanted)))
 
 
 def lease_seconds() -> float:

@@ -86,8 +86,8 @@ def _url(request, name: str, *args: Any) -> str:
 
 
 def item_payload(item: BatchItem, request, shared: bool) -> dict[str, Any]:
-    if item.status == PENDING:
-        return {"index": item.index, "status": PENDING}
+    if item.status == PENDING:  # not planned (yet): `ok` is false, as the schema says of every item
+        return {"index": item.index, "status": PENDING, "ok": False}
     if item.estimate is not None:
         serializer = SharedReportSerializer if shared else EstimateSerializer
         return {

@@ -20,6 +20,8 @@ from .test_worker import api, assert_stored_exactly_once, start_sweep, status, w
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 SUB_BATCH = 25
+# fixed sub-batches (no adaptive sizing), so "within one sub-batch" is a known number of rows
+FIXED = {"SWEEP_SUB_BATCH": str(SUB_BATCH), "SWEEP_SUB_BATCH_S": "0"}
 SLOW = {  # 100 x 2 = 200 scenarios, no MFU given: each row searches layouts
     "cluster.cards": {"start": 64, "stop": 6400, "step": 64},
     "hardware.accelerator": ["ascend-910b2", "h100-sxm"],
@@ -48,7 +50,7 @@ def computed(logs: list, sweep_id: int) -> Counter:
 
 
 def test_two_workers_never_compute_the_same_chunk(api, slow_base, workers, eager_watchdog):  # noqa: F811
-    pool = [workers("a", SWEEP_SUB_BATCH=str(SUB_BATCH)), workers("b", SWEEP_SUB_BATCH=str(SUB_BATCH))]
+    pool = [workers("a", **FIXED), workers("b", **FIXED)]
     body = start_sweep(api, slow_base, SLOW)
     final = wait_status(api, body, timeout=120)  # every poll runs the watchdog
     assert final["status"] == "done", final
@@ -61,7 +63,7 @@ def test_two_workers_never_compute_the_same_chunk(api, slow_base, workers, eager
 
 def test_cancel_mid_chunk_stops_within_one_sub_batch(api, slow_base, workers, eager_watchdog):  # noqa: F811
     eager_watchdog.SWEEP_CHUNK_SIZE = 200  # one chunk of 200 rows: 8 sub-batches
-    w = workers("c", SWEEP_SUB_BATCH=str(SUB_BATCH))
+    w = workers("c", **FIXED)
     body = start_sweep(api, slow_base, SLOW)
     lease = wait_for(
         lambda: ChunkLease.objects.filter(sweep_id=body["id"], done__gte=SUB_BATCH).first(),
@@ -85,7 +87,7 @@ def test_cancel_mid_chunk_stops_within_one_sub_batch(api, slow_base, workers, ea
 
 def test_a_worker_killed_mid_chunk_loses_nothing(api, slow_base, workers, eager_watchdog):  # noqa: F811
     eager_watchdog.SWEEP_CHUNK_SIZE = 100  # 2 chunks
-    victim = workers("victim", SWEEP_SUB_BATCH=str(SUB_BATCH))
+    victim = workers("victim", **FIXED)
     body = start_sweep(api, slow_base, SLOW)
     wait_for(
         lambda: ChunkLease.objects.filter(sweep_id=body["id"], done__gte=SUB_BATCH).exists(),
@@ -94,7 +96,7 @@ def test_a_worker_killed_mid_chunk_loses_nothing(api, slow_base, workers, eager_
         what="a chunk in progress",
     )
     victim.kill()  # its chunk is neither stored nor acknowledged; its lease runs out after 3 s
-    rescuer = workers("rescuer", SWEEP_SUB_BATCH=str(SUB_BATCH))
+    rescuer = workers("rescuer", **FIXED)
     final = wait_status(api, body, timeout=120)
     assert final["status"] == "done", final
     assert final["progress"]["done"] == final["progress"]["total"] == 200
