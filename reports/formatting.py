@@ -31,7 +31,13 @@ def babel_locale() -> str:
 
 
 def _ok(value) -> bool:
-    return isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite real number (an int too large for a float, as a stored result may hold, is not)."""
+    if not isinstance(value, Real) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _guarded(fmt, value, *args, **kw) -> str:
