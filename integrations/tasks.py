@@ -5,7 +5,8 @@ a sweep or a batch needs."""
 
 from celery import shared_task
 from django.conf import settings
-from django.db import OperationalError
+
+from sweeps.tasks import IDEMPOTENT_DB_TASK
 
 from . import batch_work, callbacks, delivery, idempotency
 
@@ -31,14 +32,7 @@ def deliver(callback_id: int, attempt: int) -> str:
 
 @shared_task(
     name=batch_work.RUN_BATCH_TASK,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    # a database briefly unreachable or locked: try again (items already planned stay planned)
-    autoretry_for=(OperationalError,),
-    retry_backoff=1,
-    retry_backoff_max=30,
-    max_retries=6,
+    **IDEMPOTENT_DB_TASK,  # items already planned stay planned on a retry
     soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
     time_limit=settings.CELERY_TASK_TIME_LIMIT,
 )

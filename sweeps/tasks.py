@@ -9,17 +9,23 @@ from django.db import OperationalError
 
 from . import services
 
+# An idempotent task's delivery and retry policy: acknowledged after it ran (a killed worker leaves
+# the message to another), and a database briefly unreachable or locked is tried again with backoff.
+# Sweep chunks and batches (integrations.tasks) share it.
+IDEMPOTENT_DB_TASK = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "ignore_result": True,
+    "autoretry_for": (OperationalError,),
+    "retry_backoff": 1,
+    "retry_backoff_max": 30,
+    "max_retries": 6,
+}
+
 
 @shared_task(
     name=services.RUN_CHUNK_TASK,
-    acks_late=True,
-    reject_on_worker_lost=True,
-    ignore_result=True,
-    # a database that is briefly unreachable or locked: try again (the chunk is idempotent)
-    autoretry_for=(OperationalError,),
-    retry_backoff=1,
-    retry_backoff_max=30,
-    max_retries=6,
+    **IDEMPOTENT_DB_TASK,
     soft_time_limit=settings.SWEEP_CHUNK_SOFT_S,
     time_limit=settings.SWEEP_CHUNK_HARD_S,
 )
