@@ -10,7 +10,7 @@
 2. The Llama 3.1 405B deadline plan (15T tokens in 60 days on H100, layout searched): median
    latency of estimate() in process, new and old path, and the ratio.
 
-    .venv/bin/python bench/plan_speed.py [--repeat 3] [--sample 60] [--old-every 1]
+    .venv/bin/python bench/plan_speed.py [--repeat 3] [--sample 60] [--old-every 1] [--part all|sweep|deadline]
 
 --old-every K times the old sweep path on every K-th card count only (it is slow) and scales its
 rate from those rows. The machine's load average is printed: other processes share the cores.
@@ -177,9 +177,14 @@ def main() -> None:
     parser.add_argument("--old-every", type=int, default=1, help="old sweep path on every K-th card count")
     parser.add_argument("--plans", type=int, default=20, help="timed 405B plans (new path)")
     parser.add_argument("--seed", type=int, default=10)
+    parser.add_argument(
+        "--part", choices=("all", "sweep", "deadline"), default="all", help="which half to run"
+    )
     args = parser.parse_args()
-    sweep_bench(args)
-    deadline_bench(args)
+    if args.part in ("all", "sweep"):
+        sweep_bench(args)
+    if args.part in ("all", "deadline"):
+        deadline_bench(args)
 
 
 if __name__ == "__main__":

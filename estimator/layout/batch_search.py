@@ -233,6 +233,13 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     return _best_layouts(problems, False)
 
 
+def best_in(problem: LayoutProblem, families: dict[tuple[Any, ...], _Family]) -> LayoutEval | None:
+    """search(problem).best by the batched search of one size; `families` (the caller's, e.g. one
+    plan's stack profiles at its size) keeps the enumeration and the accelerator-independent memory
+    for the next problem with the same _family key."""
+    return _best_layouts([problem], False, families)[0]
+
+
 ANSWER_CACHE = 20_000  # best layouts remembered for sweeps (a few kB each)
 _answers: dict[tuple[Any, ...], LayoutEval | None] = {}
 
@@ -250,19 +257,27 @@ def _problem_key(p: LayoutProblem) -> tuple[Any, ...]:
     )
 
 
-def _best_layouts(problems: Sequence[LayoutProblem], reuse: bool) -> list[LayoutEval | None]:
+def _best_layouts(
+    problems: Sequence[LayoutProblem], reuse: bool, families: dict[tuple[Any, ...], _Family] | None = None
+) -> list[LayoutEval | None]:
+    """best_layouts; families: where to keep the enumerations (None: the module's cache with
+    reuse, none without)."""
     if len(problems) > SIZES_PER_BLOCK:  # bounded memory: a block of sizes at a time
         return [
             b
             for start in range(0, len(problems), SIZES_PER_BLOCK)
-            for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse)
+            for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse, families)
         ]
     best: list[LayoutEval | None] = [None] * len(problems)
     if not problems:
         return best
     _check_shared(problems)
     base = problems[0]
-    family = _family(problems) if reuse else _Family(base, enumerate_layouts(problems))
+    if families is None and reuse:
+        families = _families
+    family = (
+        _family(problems, families) if families is not None else _Family(base, enumerate_layouts(problems))
+    )
     rc_values = axis_values(base)["rc"]
     per = max(1, SLICE_ROWS // rc_values.size)
     parts = [
@@ -299,7 +314,9 @@ def _time_by_stem(
     """Step times of the candidates c, computed once per (layout without its ZeRO stage, recompute
     share) with the stages left for it as a broadcast column: the per-layer terms do not depend on
     the stage, so evaluate_step computes them once per row (numpy broadcasting: the same element-wise
-    numbers). Rows are grouped by the set of stages they need, so no column is computed in vain.
+    numbers). Rows are grouped by the set of stages they need, so no column is computed in vain;
+    groups too small to pay for a step-time call of their own (GRID_MIN elements) are timed
+    together, a candidate per row (the per-call overhead of the model is what they would cost).
 
     Returns (throughput bin per candidate, the slices' time dicts of shape (rows, stages), and per
     candidate its (slice, row in slice, column))."""
@@ -325,9 +342,13 @@ def _time_by_stem(
     slice_of = np.empty(heads.size, dtype=np.int64)  # per row: its slice and its row there
     local = np.empty(heads.size, dtype=np.int64)
     ranks = np.full((heads.size, stages.size), -1, dtype=np.int64)  # per row: column of each stage
+    loose = np.zeros(heads.size, dtype=bool)  # rows of the small groups
     for mask in np.unique(needs):
         cols = np.flatnonzero((int(mask) >> np.arange(stages.size)) & 1)
         group = np.flatnonzero(needs == mask)
+        if group.size * cols.size < GRID_MIN:
+            loose[group] = True
+            continue
         ranks[np.ix_(group, cols)] = np.arange(cols.size)
         per = max(1, SLICE_ROWS // cols.size)
         for start in range(0, group.size, per):
@@ -337,7 +358,14 @@ def _time_by_stem(
             grid["zero"] = stages[None, cols]
             slice_of[rows], local[rows] = len(times), np.arange(rows.size)
             times.append(evaluate_time(sized, grid, rf[heads[rows], None]))  # type: ignore[arg-type]
-    j, r, z = slice_of[row], local[row], ranks[row, col]
+    j, r, z = slice_of[row], local[row], ranks[row, col]  # per candidate: slice, row, column
+    single = np.flatnonzero(loose[row])  # candidates of the small groups, timed one per row
+    for start in range(0, single.size, SLICE_ROWS):
+        idx = single[start : start + SLICE_ROWS]
+        sized = _SizedProblem(base, *(v[row[idx], None] for v in per_size.values()))
+        grid = {k: c[k][idx, None] for k in (*STEP_KEYS, "zero")}
+        j[idx], r[idx], z[idx] = len(times), np.arange(idx.size), 0
+        times.append(evaluate_time(sized, grid, rf[idx, None]))  # type: ignore[arg-type]
     offsets = np.cumsum([0] + [t["tokens_per_s"].size for t in times])
     flat = np.concatenate([t["tokens_per_s"].ravel() for t in times])
     widths = np.array([t["tokens_per_s"].shape[1] for t in times])
@@ -346,6 +374,7 @@ def _time_by_stem(
 
 
 SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
+GRID_MIN = 4_096  # a group of fewer (rows x stages) is timed with the other small ones (one call)
 SIZES_PER_BLOCK = 256  # sizes searched together (peak memory about 200 MB for a 30B MoE over 200 sizes)
 STEP_KEYS = ("tp", "pp", "dp", "ep", "etp", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
 FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
@@ -383,8 +412,8 @@ class _Family:
 _families: dict[tuple[Any, ...], _Family] = {}
 
 
-def _family(problems: Sequence[LayoutProblem]) -> _Family:
-    """The cached _Family of these sizes: keyed by everything enumeration and memory read."""
+def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Family]) -> _Family:
+    """The _Family of these sizes kept in `store`: keyed by everything enumeration and memory read."""
     p = problems[0]
     key = (
         p.arch,
@@ -401,12 +430,12 @@ def _family(problems: Sequence[LayoutProblem]) -> _Family:
         fp8_activations(p),
         tuple(q.cards for q in problems),
     )
-    found = _families.pop(key, None)
+    found = store.pop(key, None)
     if found is None:
         found = _Family(p, enumerate_layouts(problems))
-    _families[key] = found  # most recently used last
-    while len(_families) > FAMILY_CACHE:
-        _families.pop(next(iter(_families)))
+    store[key] = found  # most recently used last
+    while len(store) > FAMILY_CACHE:
+        store.pop(next(iter(store)))
     return found
 
 

@@ -257,8 +257,13 @@ def _predicted(
         for key in dict.fromkeys(keys):
             flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
 
-            def need(mfu: float, flop: float = flop, seconds: float = seconds, tok: float = key[0]) -> int:
-                return int(cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok))
+            def need(
+                mfu: npt.NDArray[np.float64],
+                flop: float = flop,
+                seconds: float = seconds,
+                tok: float = key[0],
+            ) -> npt.NDArray[np.int64]:
+                return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok)
 
             chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
             picks[key] = (chosen, best)
