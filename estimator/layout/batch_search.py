@@ -247,6 +247,7 @@ _answers: dict[tuple[Any, ...], LayoutEval | None] = {}
 def clear_caches() -> None:
     """Forget the remembered answers and families (benchmarks time cold searches)."""
     _answers.clear()
+    _fits.clear()
     _families.clear()
 
 
@@ -269,23 +270,10 @@ def _best_layouts(
             for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse, families)
         ]
     best: list[LayoutEval | None] = [None] * len(problems)
-    if not problems:
-        return best
-    _check_shared(problems)
-    base = problems[0]
-    if families is None and reuse:
-        families = _families
-    family = (
-        _family(problems, families) if families is not None else _Family(base, enumerate_layouts(problems))
-    )
-    rc_values = axis_values(base)["rc"]
-    per = max(1, SLICE_ROWS // rc_values.size)
-    parts = [
-        _fitting(base, family, start, min(start + per, family.size), rc_values)
-        for start in range(0, family.size, per)
-    ]
+    parts = _fitting_parts(problems, reuse, families)
     if not parts:
         return best
+    base = problems[0]
     c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
     if c["size"].size == 0:
         return best
@@ -306,6 +294,57 @@ def _best_layouts(
         t = {k: v[r : r + 1, z] for k, v in times[j].items()}
         best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
     return best
+
+
+def _fitting_parts(
+    problems: Sequence[LayoutProblem], reuse: bool, families: dict[tuple[Any, ...], _Family] | None
+) -> list[Fitting]:
+    """The candidates of these sizes left for the step-time model (_fitting), slice by slice."""
+    if not problems:
+        return []
+    _check_shared(problems)
+    base = problems[0]
+    if families is None and reuse:
+        families = _families
+    family = (
+        _family(problems, families) if families is not None else _Family(base, enumerate_layouts(problems))
+    )
+    rc_values = axis_values(base)["rc"]
+    per = max(1, SLICE_ROWS // rc_values.size)
+    return [
+        _fitting(base, family, start, min(start + per, family.size), rc_values)
+        for start in range(0, family.size, per)
+    ]
+
+
+def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[bool]:
+    """Whether search(p) finds a layout at all (one passes the rules and fits in HBM), for each p:
+    best_layouts(problems)[i] is not None, from the enumeration and the memory alone (no step-time
+    model: what a sweep row with its MFU given needs to know, no figure without a plan). reuse: as
+    best_layouts (a problem whose best layout is remembered is answered from it)."""
+    if reuse:
+        keys = [_problem_key(p) for p in problems]
+        todo = [i for i, k in enumerate(keys) if k not in _answers and k not in _fits]
+        for i, ok in zip(todo, _any_fits([problems[i] for i in todo], True), strict=True):
+            _fits[keys[i]] = ok
+        while len(_fits) > ANSWER_CACHE:
+            _fits.pop(next(iter(_fits)))
+        return [_answers[k] is not None if k in _answers else _fits[k] for k in keys]
+    return _any_fits(problems, False)
+
+
+def _any_fits(problems: Sequence[LayoutProblem], reuse: bool) -> list[bool]:
+    out = []
+    for start in range(0, len(problems), SIZES_PER_BLOCK):  # bounded memory, as best_layouts
+        block = problems[start : start + SIZES_PER_BLOCK]
+        seen = np.zeros(len(block), dtype=bool)
+        for c, _, _ in _fitting_parts(block, reuse, None):
+            seen[c["size"]] = True
+        out.extend(bool(x) for x in seen)
+    return out
+
+
+_fits: dict[tuple[Any, ...], bool] = {}  # any_fits' answers (sweeps)
 
 
 def _time_by_stem(

@@ -279,7 +279,7 @@ def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
     refuses those (plan.compose._choice) whatever the MFU, so the row has no figures either."""
     memo = SizeMemo(r, reuse=True)
     distinct = [c for c in sorted({int(c) for c in cards}) if memo.fabric(c) is not None]
-    has = {c: b is not None for c, b in zip(distinct, memo.best(distinct), strict=True)}
+    has = dict(zip(distinct, memo.fits(distinct), strict=True))  # memory only, no step time
     return np.array([not has.get(int(c), True) for c in cards], dtype=bool)
 
 

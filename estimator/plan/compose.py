@@ -27,7 +27,7 @@ from estimator.contract.resolve import Resolved, normalized, resolve
 from estimator.contract.scenario import Cluster, validate_shape
 from estimator.errors import ScenarioError
 from estimator.jsonio import to_jsonable
-from estimator.layout.batch_search import best_layouts
+from estimator.layout.batch_search import any_fits, best_layouts
 from estimator.layout.memory import Buffers
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, search
 from estimator.layout.stacks import StackProfile, resolve_stack
@@ -212,6 +212,14 @@ class SizeMemo:
         for c, best in zip(todo, best_layouts([self._problems[c] for c in todo], self.reuse), strict=True):
             self._best[c] = best
         return [self._best[c] for c in cards_list]
+
+    def fits(self, cards_list: list[int]) -> list[bool]:
+        """Whether any layout fits at these sizes (each with a fabric): best(...) is not None,
+        from memory alone (layout_batch.any_fits)."""
+        known = {c: self._best[c] is not None for c in cards_list if c in self._best}
+        todo = [c for c in dict.fromkeys(cards_list) if c not in known]
+        known.update(zip(todo, any_fits([self._problems[c] for c in todo], self.reuse), strict=True))
+        return [known[c] for c in cards_list]
 
 
 SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline (then 16, 32, ...)
