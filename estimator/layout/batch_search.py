@@ -334,7 +334,7 @@ def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[boo
 
 
 def _any_fits(problems: Sequence[LayoutProblem], reuse: bool) -> list[bool]:
-    out = []
+    out: list[bool] = []
     for start in range(0, len(problems), SIZES_PER_BLOCK):  # bounded memory, as best_layouts
         block = problems[start : start + SIZES_PER_BLOCK]
         seen = np.zeros(len(block), dtype=bool)

@@ -265,9 +265,9 @@ def size_for_deadline(
     while start < len(scan):
         block = scan[start : start + width]
         start, width = start + width, 2 * width  # a long scan: fewer, larger vectorized passes
-        found = memo.best(block)
-        meets = _meets(block, found, need)
-        for cards, best, ok in zip(block, found, meets, strict=True):
+        bests = memo.best(block)
+        meets = _meets(block, bests, need)
+        for cards, best, ok in zip(block, bests, meets, strict=True):
             tried[cards] = best
             if ok:
                 return cards, memo.built(cards), best
