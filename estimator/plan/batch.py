@@ -278,9 +278,11 @@ def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
     """Rows (an MFU given) whose cards admit no layout that passes the rules and fits: the plan
     refuses those (plan.compose._choice) whatever the MFU, so the row has no figures either."""
     memo = SizeMemo(r, reuse=True)
-    distinct = [c for c in sorted({int(c) for c in cards}) if memo.fabric(c) is not None]
+    values, where = np.unique(np.asarray(cards, dtype=np.int64), return_inverse=True)
+    distinct = [c for c in values.tolist() if memo.fabric(c) is not None]
     has = dict(zip(distinct, memo.fits(distinct), strict=True))  # memory only, no step time
-    return np.array([not has.get(int(c), True) for c in cards], dtype=bool)
+    without = np.array([not has.get(c, True) for c in values.tolist()], dtype=bool)
+    return without[where.reshape(-1)]
 
 
 IntArray = npt.NDArray[np.int64]
