@@ -68,6 +68,7 @@ from estimator.layout.search import (
 
 Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 SIZE_FIELDS = ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
 
 
@@ -334,14 +335,51 @@ def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[boo
 
 
 def _any_fits(problems: Sequence[LayoutProblem], reuse: bool) -> list[bool]:
+    """any_fits without the answers' cache: per block of sizes, what _fitting would keep, stopping
+    early. With the recompute axis free, a size has a layout iff one of its layouts fits without
+    recompute or with selective or full recompute (partial recompute lies between no recompute and
+    full, so it fits only where full does, and then full or partial is kept): the full-recompute
+    memory is computed only for the sizes no lighter candidate has answered."""
     out: list[bool] = []
-    for start in range(0, len(problems), SIZES_PER_BLOCK):  # bounded memory, as best_layouts
-        block = problems[start : start + SIZES_PER_BLOCK]
-        seen = np.zeros(len(block), dtype=bool)
-        for c, _, _ in _fitting_parts(block, reuse, None):
-            seen[c["size"]] = True
-        out.extend(bool(x) for x in seen)
+    for first in range(0, len(problems), SIZES_PER_BLOCK):  # bounded memory, as best_layouts
+        block = problems[first : first + SIZES_PER_BLOCK]
+        _check_shared(block)
+        base = block[0]
+        rc_values = axis_values(base)["rc"]
+        pos = {int(code) for code in rc_values}
+        if "recompute" in base.fixed or not {0, 2, 3} <= pos:
+            seen = np.zeros(len(block), dtype=bool)
+            for c, _, _ in _fitting_parts(block, reuse, None):
+                seen[c["size"]] = True
+            out.extend(bool(x) for x in seen)
+            continue
+        family = _family(block, _families) if reuse else _Family(base, enumerate_layouts(block))
+        out.extend(bool(x) for x in _sizes_fitting(base, family, len(block), rc_values))
     return out
+
+
+def _sizes_fitting(base: LayoutProblem, fam: _Family, n_sizes: int, rc_values: IntArray) -> BoolArray:
+    """Per size of the family: a layout fits (the recompute axis free, see _any_fits)."""
+    hbm = base.accelerator.hbm_bytes
+    seen = np.zeros(n_sizes, dtype=bool)
+    per = max(1, SLICE_ROWS // rc_values.size)
+    width = rc_values.size
+    pos = {int(code): i for i, code in enumerate(rc_values)}
+    for start in range(0, fam.size, per):
+        stop = min(start + per, fam.size)
+        size = fam.layouts["size"][start:stop]
+        every = np.arange(stop - start)
+        light = [RECOMPUTE_CODES["none"]] + [RECOMPUTE_CODES["selective"]] * (
+            RECOMPUTE_CODES["selective"] in pos
+        )
+        for code in light:
+            c = fam.rows(start, stop, every, code, (width, pos[code]))
+            seen[size[np.asarray(fam.light_memory(start, stop, code, c).total <= hbm)]] = True
+        left = np.flatnonzero(~seen[size])
+        if left.size:
+            full = fam.rows(start, stop, left, RECOMPUTE_CODES["full"], (width, pos[RECOMPUTE_CODES["full"]]))
+            seen[size[left[np.asarray(card_memory(base, full, full["rc"]).total <= hbm)]]] = True
+    return seen
 
 
 _fits: dict[tuple[Any, ...], bool] = {}  # any_fits' answers (sweeps)
