@@ -114,76 +114,17 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     runs on the rows it concerns and the columns are gathered once at the end."""
     big = max(problems, key=lambda p: p.cards)
     vals = axis_values(big)
-    arch = big.arch
-    fx = big.fixed_normalized
-    L = arch.num_hidden_layers
-    kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
-    gbs = big.global_batch_seqs
-    experts = max(arch.num_experts, 1)
-    cards_of = np.array([p.cards for p in problems], dtype=np.int64)
-
-    # level A: (size, tp, pp, cp); pp's range is the size's own
-    pp_lists = [axis_values(p)["pp"] if "pp" not in fx else vals["pp"] for p in problems]
-    size_pp = np.repeat(np.arange(len(problems)), [len(x) for x in pp_lists])
-    pp_cat = np.concatenate(pp_lists).astype(np.int64)
-    tp_v, cp_v = vals["tp"], vals["cp"]
-    k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
-    A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
-    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
-    A = {key: v[order] for key, v in A.items()}
-    model = A["tp"] * A["pp"] * A["cp"]
-    cards = cards_of[A["size"]]
-    ok = (
-        (A["tp"] <= big.domain_cards)
-        & (arch.num_attention_heads % A["tp"] == 0)
-        & (kv % A["tp"] == 0)
-        & (big.seq_len % A["cp"] == 0)
-        & (A["pp"] <= L)
-        & (cards % model == 0)
-    )
-    A = {key: v[ok] for key, v in A.items()}
-    A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
-    if "dp" in fx:
-        A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
-    # level B: ep and the expert tensor-parallel size (the search's order: ep, then etp)
-    ep_g, etp_g = (g.ravel() for g in np.meshgrid(vals["ep"], vals["etp"], indexing="ij"))
-    a, j = _expand(A["size"].size, np.arange(ep_g.size))
-    ep, etp = ep_g[j], etp_g[j]
-    ta, ca, da = A["tp"][a], A["cp"][a], A["dp"][a]
-    ok = (
-        ~etp_not_searched(ta, ep, etp, "expert_tp" in fx, arch.is_moe)
-        & (experts % ep == 0)
-        & ((ep <= 1) | arch.is_moe)
-        & (etp <= big.domain_cards)
-        & ~ep_not_folding(ta, ca, da, ep, etp)
-    )
-    a, ep, etp = a[ok], ep[ok], etp[ok]
-    # levels C, D: mbs, v and the micro-batch count m they decide with dp and pp
-    mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
-    b, j = _expand(a.size, np.arange(mbs_g.size))
-    mbs, v, ab = mbs_g[j], v_g[j], a[b]
-    pp, dp = A["pp"][ab], A["dp"][ab]
-    split = big.stage_split
-    ok = (
-        (pp * v <= L)
-        & ~stage_split_fails(L, pp, split)
-        & ~((v > 1) & (pp == 1))
-        & ~auto_split_fails(L, pp, v, split)
-    )
-    b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
-    step = np.where(v > 1, pp, 1)
-    m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
-    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
-    b, mbs, v, m, pp = b[ok], mbs[ok], v[ok], m[ok], pp[ok]
-    # levels E, F: sp, zero
+    A = _level_model(problems, big, vals)
+    a, ep, etp = _level_experts(big, vals, A)
+    b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
     tp = A["tp"][a[b]]
     if prune and vals["sp"].size > 1 and big.flash_attention:  # SEQUENCE_PARALLEL_DOMINATES
         d, sp = np.arange(b.size), tp > 1
-    else:
+    else:  # level E: sp
         d, sp = _expand(b.size, vals["sp"])
         ok = ~(sp & (tp[d] == 1))
         d, sp = d[ok], sp[ok]
-    e, zero = _expand(d.size, vals["zero"])
+    e, zero = _expand(d.size, vals["zero"])  # level F: zero
     ok = ~((zero >= 2) & (pp[d[e]] > 1) & (not big.sharded_with_pp))
     e, zero = e[ok], zero[ok]
     de = d[e]
@@ -204,6 +145,81 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
         "sp": sp[e],
         "zero": zero,
     }
+
+
+def _level_model(problems: Sequence[LayoutProblem], big: LayoutProblem, vals: dict[str, IntArray]) -> Columns:
+    """Level A: (size, tp, pp, cp) and the dp they leave; pp's range is the size's own."""
+    arch, fx = big.arch, big.fixed_normalized
+    kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
+    cards_of = np.array([p.cards for p in problems], dtype=np.int64)
+    pp_lists = [axis_values(p)["pp"] if "pp" not in fx else vals["pp"] for p in problems]
+    size_pp = np.repeat(np.arange(len(problems)), [len(x) for x in pp_lists])
+    pp_cat = np.concatenate(pp_lists).astype(np.int64)
+    tp_v, cp_v = vals["tp"], vals["cp"]
+    k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
+    A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
+    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
+    A = {key: v[order] for key, v in A.items()}
+    model = A["tp"] * A["pp"] * A["cp"]
+    cards = cards_of[A["size"]]
+    ok = (
+        (A["tp"] <= big.domain_cards)
+        & (arch.num_attention_heads % A["tp"] == 0)
+        & (kv % A["tp"] == 0)
+        & (big.seq_len % A["cp"] == 0)
+        & (A["pp"] <= arch.num_hidden_layers)
+        & (cards % model == 0)
+    )
+    A = {key: v[ok] for key, v in A.items()}
+    A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
+    if "dp" in fx:
+        A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
+    return A
+
+
+def _level_experts(
+    big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Level B: ep and the expert tensor-parallel size (the search's order: ep, then etp) of the
+    level-A rows: (parent row, ep, etp)."""
+    arch = big.arch
+    experts = max(arch.num_experts, 1)
+    ep_g, etp_g = (g.ravel() for g in np.meshgrid(vals["ep"], vals["etp"], indexing="ij"))
+    a, j = _expand(rows_a["size"].size, np.arange(ep_g.size))
+    ep, etp = ep_g[j], etp_g[j]
+    ta, ca, da = rows_a["tp"][a], rows_a["cp"][a], rows_a["dp"][a]
+    ok = (
+        ~etp_not_searched(ta, ep, etp, "expert_tp" in big.fixed_normalized, arch.is_moe)
+        & (experts % ep == 0)
+        & ((ep <= 1) | arch.is_moe)
+        & (etp <= big.domain_cards)
+        & ~ep_not_folding(ta, ca, da, ep, etp)
+    )
+    return a[ok], ep[ok], etp[ok]
+
+
+def _level_micro_batches(
+    big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns, a: IntArray
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """Levels C, D: mbs, v and the micro-batch count m they decide with dp and pp, of the level-B
+    rows: (parent row, mbs, v, m, pp)."""
+    L, gbs = big.arch.num_hidden_layers, big.global_batch_seqs
+    mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
+    b, j = _expand(a.size, np.arange(mbs_g.size))
+    mbs, v, ab = mbs_g[j], v_g[j], a[b]
+    pp, dp = rows_a["pp"][ab], rows_a["dp"][ab]
+    split = big.stage_split
+    ok = (
+        (pp * v <= L)
+        & ~stage_split_fails(L, pp, split)
+        & ~((v > 1) & (pp == 1))
+        & ~auto_split_fails(L, pp, v, split)
+    )
+    b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
+    step = np.where(v > 1, pp, 1)
+    m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
+    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
+    return b[ok], mbs[ok], v[ok], m[ok], pp[ok]
 
 
 def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
