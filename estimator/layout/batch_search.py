@@ -326,12 +326,21 @@ def _fitting_parts(
     family = (
         _family(problems, families) if families is not None else _Family(base, enumerate_layouts(problems))
     )
+    # a caller's own memo (one plan's stack profiles) keeps the fitted candidates too: they depend
+    # on nothing the family key leaves out but the HBM; the module's cache (sweeps) does not
+    keep = families is not None and families is not _families
+    hbm = float(base.accelerator.hbm_bytes)
+    if keep and hbm in family.fitted:
+        return family.fitted[hbm]
     rc_values = axis_values(base)["rc"]
     per = max(1, SLICE_ROWS // rc_values.size)
-    return [
+    parts = [
         _fitting(base, family, start, min(start + per, family.size), rc_values)
         for start in range(0, family.size, per)
     ]
+    if keep:
+        family.fitted[hbm] = parts
+    return parts
 
 
 def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[bool]:
@@ -483,6 +492,7 @@ class _Family:
         self.layouts = layouts
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
+        self.fitted: dict[float, list[Fitting]] = {}  # by HBM bytes (kept for a caller's memo only)
 
     def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
         """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
