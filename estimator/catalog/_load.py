@@ -109,6 +109,8 @@ def _read(name: str) -> dict[str, Any]:
             text = json.dumps(data, allow_nan=False)
             if json.loads(text) == data:  # only what JSON gives back unchanged
                 cached.parent.mkdir(exist_ok=True)
+                for stale in cached.parent.glob(f"{name}.*.json"):  # an edited file's old parse
+                    stale.unlink(missing_ok=True)
                 tmp = cached.with_suffix(f".{os.getpid()}.tmp")
                 tmp.write_text(text, encoding="utf-8")
                 tmp.replace(cached)

@@ -27,6 +27,7 @@ def test_a_changed_file_is_parsed_again(tmp_path, monkeypatch):
     assert _load._read("x.toml") == {"a": 1}
     (tmp_path / "x.toml").write_text("a = 2\n")
     assert _load._read("x.toml") == {"a": 2}
+    assert len(list((tmp_path / "__pycache__").glob("x.toml.*.json"))) == 1  # the old parse went
 
 
 def test_nothing_is_written_when_python_writes_no_bytecode(tmp_path, monkeypatch):
