@@ -132,7 +132,9 @@ def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
 
     return dataclasses.replace(
         base,
-        server_price_usd=swept("cost.server_price", base.server_price_usd, True),
+        equipment=dataclasses.replace(
+            base.equipment, server_price_usd=swept("cost.server_price", base.equipment.server_price_usd, True)
+        ),
         pue=swept("cost.pue", base.pue, False),
         electricity_usd_per_kwh=swept("cost.electricity_per_kwh", base.electricity_usd_per_kwh, True),
         cloud_usd_per_card_hour=swept("cost.cloud_price_per_card_hour", base.cloud_usd_per_card_hour, True),
