@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from estimator.cluster.storage import (
+    StorageInputs,
     checkpoint_bytes,
     checkpoint_write_bytes_per_s,
     dataset_bytes,
-    StorageInputs,
     design_storage,
     drives_needed,
     tokenized_bytes_per_token,
@@ -173,9 +173,10 @@ def test_to_dict_has_contract_fields():
     ],
 )
 def test_bad_inputs_raise_scenario_error(field, value):
+    if field in LLAMA3_405B:
+        args = {**LLAMA3_405B, field: value}
+    else:
+        args = {**LLAMA3_405B, "inputs": StorageInputs(**{field: value})}
     with pytest.raises(ScenarioError) as err:
-        if field in LLAMA3_405B:
-            design_storage(**{**LLAMA3_405B, field: value})
-        else:
-            design_storage(**LLAMA3_405B, inputs=StorageInputs(**{field: value}))
+        design_storage(**args)
     assert err.value.errors[0].field == f"storage.{field}"
