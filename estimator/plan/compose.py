@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator import ENGINE_VERSION, catalog
-from estimator.cluster.network import Fabric, design_fabric
+from estimator.cluster.network import Fabric, Frontend, design_fabric
 from estimator.cluster.storage import Storage, design_storage
 from estimator.cluster.supernode import cards_quantum
 from estimator.contract.price_book import PriceBook
@@ -68,7 +68,7 @@ def fabric_for(r: Resolved, cards: int) -> Fabric:
         rail_optimized=net.rail_optimized,
         nics_per_node=r.nics_per_node,
         port_gbps=net.port_gbps or r.nic_gbps,
-        frontend=net.storage_network,
+        frontend=Frontend() if net.storage_network else None,
     )
 
 
