@@ -25,7 +25,7 @@ from estimator.cluster.power import ItLoad, power
 from estimator.layout.search import LayoutProblem, search
 from estimator.model.transformer import param_counts
 from estimator.money.cost import CapexBill, RunningPrices, cost
-from estimator.plan.uncertainty import monte_carlo
+from estimator.plan.uncertainty import UncertainPrices, monte_carlo
 
 
 def best_of(fn: Callable[[], object], runs: int = 3) -> float:
@@ -71,10 +71,12 @@ def main() -> None:
             cards=507,
             peak_flops=320e12,
             mfu=(0.35, 0.45, 0.55),
-            cloud_usd_per_card_hour=(1.5, 2.5, 4.0),
-            capex_total_usd=(2e7, 2.5e7, 3e7),
-            facility_w=4e5,
-            electricity_usd_per_kwh=(0.06, 0.08, 0.14),
+            prices=UncertainPrices(
+                cloud_usd_per_card_hour=(1.5, 2.5, 4.0),
+                capex_total_usd=(2e7, 2.5e7, 3e7),
+                facility_w=4e5,
+                electricity_usd_per_kwh=(0.06, 0.08, 0.14),
+            ),
             draws=10_000,
         )
     )

@@ -25,7 +25,7 @@ from estimator.plan.goodput import assumptions as goodput_assumptions
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
-from estimator.plan.uncertainty import monte_carlo, triangle_from_quantiles
+from estimator.plan.uncertainty import UncertainPrices, monte_carlo, triangle_from_quantiles
 
 
 class Choice(Protocol):
@@ -210,17 +210,19 @@ def _uncertainty(
         cards=int(roll["compute.cards"]),
         peak_flops=peak,
         mfu=mfu_triangle,
-        cloud_usd_per_card_hour=(cloud * (1 - spread), cloud, cloud * (1 + spread)),
-        capex_total_usd=(capex * (1 - spread), capex, capex * (1 + spread)),
-        facility_w=float(roll["power.facility_w"]),
-        electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
-        depreciation_years=pr["depreciation_years"],
-        utilization=pr["utilization"],
-        it_w=float(roll["power.it_w"]),
+        prices=UncertainPrices(
+            cloud_usd_per_card_hour=(cloud * (1 - spread), cloud, cloud * (1 + spread)),
+            capex_total_usd=(capex * (1 - spread), capex, capex * (1 + spread)),
+            facility_w=float(roll["power.facility_w"]),
+            electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
+            depreciation_years=pr["depreciation_years"],
+            utilization=pr["utilization"],
+            it_w=float(roll["power.it_w"]),
+            currency=s.cost.currency,
+            usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
+        ),
         draws=u.samples,
         seed=u.seed,
-        currency=s.cost.currency,
-        usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
     )
     return result.to_dict() | {"mfu_band": band}
 
