@@ -22,6 +22,7 @@ from estimator.plan import evidence
 from estimator.plan.advice import advise
 from estimator.plan.goodput import advice as goodput_advice
 from estimator.plan.goodput import assumptions as goodput_assumptions
+from estimator.plan.inference import Deployment
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
@@ -234,15 +235,11 @@ def _serving(r: Resolved, peak: float) -> dict[str, Any] | None:
     cards = sv.cards or r.cards_per_node
     return size_serving(
         r.arch,
+        Deployment(cards, sv.context_len, sv.concurrency, sv.kv_dtype, sv.weights_dtype),
         params_total=r.counts.total,
         params_active=r.counts.active,
         hbm_bytes_per_card=r.accelerator.hbm_bytes,
         hbm_bandwidth_bytes_per_s=r.accelerator.hbm_bandwidth_bytes_per_s,
-        cards=cards,
-        context_len=sv.context_len,
-        concurrency=sv.concurrency,
-        kv_dtype=sv.kv_dtype,
-        weights_dtype=sv.weights_dtype,
         peak_flops=peak,
     ).to_dict()
 
