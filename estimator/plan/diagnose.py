@@ -26,9 +26,10 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from estimator import ENGINE_VERSION
+from estimator.contract.fields import Num, _Section
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import resolve
-from estimator.contract.scenario import Num, _Section, validate_shape
+from estimator.contract.scenario import validate_shape
 from estimator.errors import FieldError, ScenarioError
 from estimator.layout.search import LayoutEval, search
 from estimator.plan.advice import COMM_WAIT_LIMIT
