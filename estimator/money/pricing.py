@@ -20,6 +20,7 @@ from estimator.contract.price_book import book_note, priced
 from estimator.contract.resolve import Resolved, electricity_usd_per_kwh
 from estimator.errors import ScenarioError
 from estimator.model.transformer import flops_per_token_terms
+from estimator.money.cost import RunningPrices
 from estimator.money.rollup import Counts, Equipment, Facility
 
 HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HDD) tiers
@@ -179,13 +180,15 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
         host_power_w=r.server.host_power_w,
         equipment=eq,
         pue=pr["pue"],
-        electricity_usd_per_kwh=pr["electricity_usd_per_kwh"],
-        cloud_usd_per_card_hour=pr["cloud_usd_per_card_hour"],
-        cloud_reserved_usd_per_card_hour=pr["cloud_reserved_usd_per_card_hour"],
-        depreciation_years=pr["depreciation_years"],
-        utilization=pr["utilization"],
-        currency=r.scenario.cost.currency,
-        usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        running=RunningPrices(
+            electricity_usd_per_kwh=pr["electricity_usd_per_kwh"],
+            cloud_usd_per_card_hour=pr["cloud_usd_per_card_hour"],
+            cloud_reserved_usd_per_card_hour=pr["cloud_reserved_usd_per_card_hour"],
+            depreciation_years=pr["depreciation_years"],
+            utilization=pr["utilization"],
+            currency=r.scenario.cost.currency,
+            usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        ),
         spare_nodes=r.scenario.reliability.spare_nodes,
         **facility_fields(r),
     )

@@ -97,13 +97,7 @@ class Facility:
     host_power_w: ArrayLike  # per node, without the accelerators
     equipment: Equipment  # unit prices and powers of nodes, network and storage
     pue: ArrayLike
-    electricity_usd_per_kwh: ArrayLike
-    cloud_usd_per_card_hour: ArrayLike
-    cloud_reserved_usd_per_card_hour: ArrayLike
-    depreciation_years: ArrayLike
-    utilization: ArrayLike
-    currency: str = "USD"
-    usd_to_cny: float | None = None
+    running: RunningPrices  # electricity, cloud prices, depreciation, utilization, currency
     # the unit cards are bought in (scaleup.py, supernode.facility_fields): a supernode, or 0 = none;
     # its scale-up plane's power (W) and price (USD), and racks per unit
     unit_cards: ArrayLike = 0
@@ -187,18 +181,6 @@ def _bill(cards: Any, nodes_bought: Any, counts: Counts, scaleup_usd: Any, eq: E
     )
 
 
-def _running(f: Facility) -> RunningPrices:
-    return RunningPrices(
-        electricity_usd_per_kwh=f.electricity_usd_per_kwh,
-        cloud_usd_per_card_hour=f.cloud_usd_per_card_hour,
-        cloud_reserved_usd_per_card_hour=f.cloud_reserved_usd_per_card_hour,
-        depreciation_years=f.depreciation_years,
-        utilization=f.utilization,
-        currency=f.currency,
-        usd_to_cny=f.usd_to_cny,
-    )
-
-
 def _summary(
     sizing: Sizing, ct: dict[str, np.ndarray], tokens_per_s: Any, pw: Power, money: Cost
 ) -> dict[str, np.ndarray]:
@@ -238,7 +220,7 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, Any
 
     `counts_for(cards, nodes, tokens_per_s) -> Counts` sizes network and storage for the derived
     cluster (a closure, so the sweep can vectorize it and the plan can use the detailed designs).
-    Returns a dict of numpy arrays keyed by SUMMARY_FIELDS; money in `facility.currency`; and the
+    Returns a dict of numpy arrays keyed by SUMMARY_FIELDS; money in `facility.running.currency`; and the
     Power, the Cost and the scale-up plane under "_power", "_cost", "_scaleup".
     """
     ct = cards_and_time(sizing)
@@ -255,7 +237,7 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, Any
     nodes_bought = np.maximum(nodes, units * unit_nodes) + np.asarray(f.spare_nodes, dtype=np.int64)
     pw = _power(cards, nodes, hours, counts, scaleup_w, f)
     bill = _bill(cards, nodes_bought, counts, scaleup_usd, f.equipment)
-    money = cost_of(bill, hours, pw.it_w, pw.facility_w, _running(f))
+    money = cost_of(bill, hours, pw.it_w, pw.facility_w, f.running)
     out: dict[str, Any] = dict(_summary(sizing, ct, tokens_per_s, pw, money))
     out["_power"] = pw
     out["_cost"] = money
