@@ -288,27 +288,46 @@ def _warm_counts(
     }
 
 
-def storage_counts(
-    ckpt_bytes: ArrayLike,
-    data_bytes: ArrayLike,
-    raw_bytes: ArrayLike,
-    tokens_per_s: ArrayLike,
-    bytes_per_token: ArrayLike,
-    inputs: StorageInputs,
-) -> dict[str, NDArray[Any]]:
-    """Drive and node counts of the hot and warm tiers, numpy-vectorized over the first five arguments.
+@dataclass(frozen=True)
+class Volumes:
+    """What the tiers store, in bytes (floats or arrays): one checkpoint, the tokenized data set,
+    the raw corpus; and the stored bytes per token (2 or 4)."""
+
+    checkpoint_bytes: Any
+    dataset_bytes: Any
+    raw_dataset_bytes: Any
+    bytes_per_token: Any
+
+
+def volumes(
+    params_total: ArrayLike, tokens: ArrayLike, vocab_size: ArrayLike, inputs: StorageInputs
+) -> Volumes:
+    """checkpoint = params x bytes_per_param_checkpoint; tokenized set = tokens x (2 or 4 by the
+    vocabulary); raw corpus = tokens x raw_bytes_per_token (design_storage's docstring). Array-friendly:
+    the one computation of the plan's storage and the vectorized counts."""
+    return Volumes(
+        checkpoint_bytes=checkpoint_bytes(params_total, inputs.bytes_per_param_checkpoint),
+        dataset_bytes=dataset_bytes(tokens, vocab_size),
+        raw_dataset_bytes=np.asarray(tokens, dtype=np.float64) * inputs.raw_bytes_per_token,
+        bytes_per_token=tokenized_bytes_per_token(vocab_size),
+    )
+
+
+def storage_counts(vol: Volumes, tokens_per_s: ArrayLike, inputs: StorageInputs) -> dict[str, NDArray[Any]]:
+    """Drive and node counts of the hot and warm tiers, numpy-vectorized over the volumes and tokens/s.
 
     The arithmetic of `design_storage` (see its docstring for formulas and sources), kept in one
     place so a sweep over millions of scenarios and a single plan count the same drives.
     Units: bytes, bytes/s, seconds; counts are int64 arrays. `tokens_per_s` must be finite (a
     scenario without a time has no read demand to size: the caller leaves it out).
     """
-    ckpt, data = np.asarray(ckpt_bytes, dtype=np.float64), np.asarray(data_bytes, dtype=np.float64)
-    data_read = data_read_bytes_per_s(tokens_per_s, bytes_per_token)
+    ckpt = np.asarray(vol.checkpoint_bytes, dtype=np.float64)
+    data = np.asarray(vol.dataset_bytes, dtype=np.float64)
+    data_read = data_read_bytes_per_s(tokens_per_s, vol.bytes_per_token)
     return {
         "data_read": data_read,
         **_hot_counts(ckpt, data, data_read, inputs),
-        **_warm_counts(ckpt, data, raw_bytes, inputs),
+        **_warm_counts(ckpt, data, vol.raw_dataset_bytes, inputs),
     }
 
 
@@ -426,11 +445,10 @@ def design_storage(
     given = {"params_total": params_total, "tokens": tokens, "vocab_size": vocab_size}
     given |= {"tokens_per_s": tokens_per_s, "nodes": nodes}
     _validate({**asdict(inputs), "checkpoints_archived": inputs.archived, **given}, _POSITIVE, _NONNEG)
-    ckpt = float(checkpoint_bytes(params_total, inputs.bytes_per_param_checkpoint))
-    bpt = tokenized_bytes_per_token(vocab_size)
-    data = float(dataset_bytes(tokens, vocab_size))
-    raw = float(tokens) * inputs.raw_bytes_per_token
-    c = storage_counts(ckpt, data, raw, tokens_per_s, bpt, inputs)
+    vol = volumes(params_total, tokens, vocab_size, inputs)
+    ckpt, data, raw = float(vol.checkpoint_bytes), float(vol.dataset_bytes), float(vol.raw_dataset_bytes)
+    bpt = int(vol.bytes_per_token)
+    c = storage_counts(vol, tokens_per_s, inputs)
     x = {k: float(v) for k, v in c.items()}  # one scenario: 0-d arrays -> plain numbers
     n = {k: int(v) for k, v in c.items() if v.dtype.kind == "i"}
     hot = _hot_tier(x, n, ckpt, inputs)
@@ -439,10 +457,10 @@ def design_storage(
         checkpoint_bytes=ckpt,
         dataset_bytes=data,
         raw_dataset_bytes=raw,
-        bytes_per_token=int(bpt),
+        bytes_per_token=bpt,
         bytes_per_param_checkpoint=float(inputs.bytes_per_param_checkpoint),
         hot=hot,
         warm=_warm_tier(x, n, inputs),
         cache=cache,
-        notes=_notes(hot, cache, x["data_read"], tokens_per_s, int(bpt), ckpt, inputs),
+        notes=_notes(hot, cache, x["data_read"], tokens_per_s, bpt, ckpt, inputs),
     )

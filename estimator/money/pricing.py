@@ -14,7 +14,7 @@ import numpy as np
 from estimator import catalog
 from estimator.catalog.entries import Drive
 from estimator.cluster.network import fabric_counts, storage_fabric_counts
-from estimator.cluster.storage import StorageInputs, dataset_bytes, storage_counts, tokenized_bytes_per_token
+from estimator.cluster.storage import StorageInputs, storage_counts, volumes
 from estimator.cluster.supernode import facility_fields
 from estimator.contract.price_book import book_note, priced
 from estimator.contract.resolve import Resolved, electricity_usd_per_kwh
@@ -201,10 +201,7 @@ def vectorized_counts(
     plan._storage (the batch path and budget sizing use them)."""
     s = r.scenario
     inputs = storage_inputs(r)
-    ckpt = r.counts.total * inputs.bytes_per_param_checkpoint
-    data = dataset_bytes(tokens, r.arch.vocab_size)
-    raw = np.asarray(tokens, dtype=float) * inputs.raw_bytes_per_token
-    bpt = tokenized_bytes_per_token(r.arch.vocab_size)
+    vol = volumes(r.counts.total, tokens, r.arch.vocab_size, inputs)
 
     def counts_for(_cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
         net = s.network
@@ -230,7 +227,7 @@ def vectorized_counts(
         # a row without a time (no MFU, no layout) has no read demand: sized without it, as the
         # row carries no figures (NaN would reach an integer cast in drives_needed)
         tps = np.where(np.isfinite(tokens_per_s), tokens_per_s, 0.0)
-        sc = storage_counts(ckpt, data, raw, tps, bpt, inputs)
+        sc = storage_counts(vol, tps, inputs)
         state["hot_write_bytes_per_s"], state["hot_read_bytes_per_s"] = sc["write_cap"], sc["read_cap"]
         return Counts(
             switches=switches,
