@@ -9,7 +9,10 @@ ZeRO stage (`model_state`), activations per layer (`activations`), layers per pi
 - Activations: `activations` (Korthikanti et al. 2022). Pipeline (1F1B, Narayanan et al. 2021):
   the first stage holds activations of min(p, m) micro-batches in flight, the i-th stage p - i, the
   last stage one; the interleaved schedule with v chunks multiplies the first stage's activations by
-  1 + (p-1)/(p·v) (Korthikanti 2022, 4.2.3). The last stage also keeps the logits of one
+  1 + (p-1)/(p·v) (Korthikanti 2022, 4.2.3), but no device stores more than its m micro-batches:
+  with m close to p the interleaved warm-up runs every forward chunk before the first backward
+  (Megatron's and torch.distributed.pipelining's warm-up of (v-1)·p + 2·(p-1-rank) chunks, capped
+  at v·m), which is all of them and no more. The last stage also keeps the logits of one
   micro-batch, s·b·V·4 bytes (fp32 for the cross-entropy) divided by t (vocabulary-parallel output
   layer). The card's memory is the maximum over stages.
 - MoE: expert weights are divided by EP and by the expert tensor-parallel size (MoE parallel
@@ -283,7 +286,8 @@ def _stage_activations(
         head: npt.ArrayLike,
     ) -> FloatArray:
         per_mb = np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe
-        return arr(per_mb * inflight * factor + transient + np.asarray(head) * logits)
+        held = np.minimum(np.asarray(inflight) * np.asarray(factor), m)  # never more than all m
+        return arr(per_mb * held + transient + np.asarray(head) * logits)
 
     single = np.where(st.single, 1.0, 0.0)
     return (

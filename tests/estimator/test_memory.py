@@ -164,6 +164,18 @@ def test_first_stage_holds_about_all_layers_of_activations():
     assert float(inter.activations) == pytest.approx(2 * per_layer * 4 * (1 + 3 / 8))
 
 
+def test_interleaved_first_stage_holds_at_most_all_its_micro_batches():
+    """With m = p = 4 and v = 2 the interleaved warm-up ((v-1)·p + 2·(p-1) = 10 chunks, capped at
+    v·m = 8) runs every forward chunk first: 4 micro-batches of the device's 2 layers, not
+    Korthikanti's 4 x (1 + 3/8) = 5.5."""
+    arch = gpt(layers=8, vocab=8)
+    counts = param_counts(arch)
+    zero_buffers = Buffers(0.0, 0.0, 0.0)
+    per_layer = float(layer_activation_bytes(layer_coefficients(arch)[0], 1024, 1))
+    inter = mem(arch, counts, 1024, tp=1, pp=4, dp=1, virtual_stages=2, micro_batches=4, buffers=zero_buffers)
+    assert float(inter.activations) == pytest.approx(2 * per_layer * 4)
+
+
 def test_buffers_and_total():
     arch = gpt()
     counts = param_counts(arch)
