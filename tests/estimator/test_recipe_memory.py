@@ -164,3 +164,13 @@ KNOWN_OVER_HBM = {
 def test_no_published_layout_is_over_hbm_without_a_documented_reason():
     over = {r["id"] for r in RUNS if not evaluated(r["id"]).fits}
     assert over <= KNOWN_OVER_HBM, sorted(over - KNOWN_OVER_HBM)
+
+
+def test_reshard_policy_override_is_checked():
+    from estimator.errors import ScenarioError
+
+    with pytest.raises(ScenarioError) as info:
+        resolve_stack("pytorch-fsdp2", "NVIDIA", {"reshard_after_forward": "sometimes"})
+    assert info.value.errors[0].field == "training.stack_overrides.reshard_after_forward"
+    with pytest.raises(ScenarioError):
+        resolve_stack("pytorch-fsdp2", "NVIDIA", {"fsdp_fp32_shards": "yes"})
