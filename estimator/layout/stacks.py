@@ -26,6 +26,8 @@ RECOMPUTE_MODULES = ("core_attn", "layernorm", "moe_act", "mlp", "shared_experts
 SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpointing (torchtitan)
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliability.checkpoint_times
+# estimator.layout.steptime.context_parallel.CP_COMM_TYPES / CP_MERGES (kept here: no import cycle)
+_CHOICES = {"cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"), "cp_merge": ("fused", "eager-fp32")}
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,17 @@ class StackProfile:
       profile defaults to "sync", as their configurations do (Megatron-Bridge CheckpointConfig
       async_save = False, torchtitan async_mode "disabled", MindSpore CheckpointConfig async_save =
       False; docs/sources.md#checkpoint-modes).
+    cp_comm_type: how context parallelism exchanges K/V (steptime.context_parallel): "p2p" (ring;
+      Megatron-Core/TE cp_comm_type default, MindSpeed megatron_cp_algo), "allgather" (torch
+      context_parallel's default rotate method, which torchtitan keeps), "a2a" (DeepSpeed-Ulysses,
+      Megatron a2a) or "a2a+p2p" (Megatron's hierarchical CP). Scenarios override it where the
+      stack offers several.
+    cp_load_balance: the causal sequence is split into 2·cp chunks, rank r holding r and 2cp-1-r
+      (Megatron-Core get_batch_on_this_cp_rank; torch _RoundRobinLoadBalancer, on by default).
+    cp_merge: how the ring's per-step partial outputs are merged: "fused" (Transformer Engine's
+      correction kernels) or "eager-fp32" (torch's _SDPAMerger: eager fp32 ops, fp32 gradients).
+    cp_repeat_kv: the model code expands grouped K/V heads to every query head before attention, so
+      the ring moves query-sized K/V (torchtitan's Llama: repeat_kv before SDPA).
     """
 
     id: str
@@ -113,6 +126,10 @@ class StackProfile:
     needs_fp8_hardware: bool = False
     summary: str = ""
     checkpoint_mode: str = "sync"
+    cp_comm_type: str = "p2p"
+    cp_load_balance: bool = True
+    cp_merge: str = "fused"
+    cp_repeat_kv: bool = False
 
     @property
     def flash_attention(self) -> bool:
@@ -147,6 +164,10 @@ MECHANISMS = (
     "fp8_weight_cache",
     "sharded_with_pp",
     "checkpoint_mode",
+    "cp_comm_type",
+    "cp_load_balance",
+    "cp_merge",
+    "cp_repeat_kv",
 )
 
 
@@ -224,6 +245,9 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="PyTorch-native FSDP2 (torchtitan): sharding combines with pipelines, no TP overlap.",
+            cp_comm_type="allgather",
+            cp_merge="eager-fp32",
+            cp_repeat_kv=True,
         ),
         StackProfile(
             id="llm-foundry",
@@ -339,6 +363,8 @@ def _override_problem(key: str, value: Any) -> str:
         return _recompute_problem(value)
     if key == "checkpoint_mode":
         return "" if value in CHECKPOINT_MODES else f"must be one of {', '.join(CHECKPOINT_MODES)}"
+    if key in _CHOICES:
+        return "" if value in _CHOICES[key] else f"must be one of {', '.join(_CHOICES[key])}"
     if key == "fp8_recipe":
         return "" if value in FP8_RECIPES else f"must be one of {', '.join(FP8_RECIPES)}"
     if key == "moe_max_nodes":
