@@ -26,8 +26,10 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
   the same bytes as all-gathers and reduce-scatters; Korthikanti et al. 2022), 2 more per recomputed
   forward; each moves 2(t-1)/t of the T·h 16-bit activation. Hidden behind the layer's GEMMs when
   the stack pipelines them (tp_comm_overlap).
-- cp_comm: ring context parallel moves (cp-1)/cp of the sequence's K and V per layer forward, twice
-  in backward, once more per recomputed forward; it hides behind the attention core.
+- cp_comm: `context_parallel`: the K/V ring, all-gather or all-to-all of the stack's cp_comm_type,
+  each ring step hidden only behind that step's attention compute; the attention term adds the
+  merge of the ring's partial outputs, runs the kernel at the chunk lengths of the ring's calls and
+  pays the causal load imbalance where the stack does not balance the chunks.
 - ep_comm: hidden behind the other micro-batch's layer compute with ep_comm_overlap or DualPipe.
 - pp_comm: `pipeline`; hidden behind the stage's compute with the interleaved schedule and
   overlap_p2p_comm, or DualPipe.
