@@ -21,8 +21,13 @@ sequences, head dimension 128), by kernel and chip generation (docs/sources.md#f
   units as the GEMMs, so it is assumed to reach the chip's GEMM rate (matmul efficiency x training
   fraction): `kernel_efficiency` returns None and the caller uses the GEMM rate.
 The efficiency falls at short sequences (fixed per-tile work and launch): s/(s + ATTENTION_SEQ_HALF)
-(FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K) and with small heads, by kernel
-generation (`head_factor`):
+for causal calls (FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K; the FA3 paper's
+H100 forward sweeps at head dimension 128, 512-16K tokens, fit FA2 causal with a half-length of
+390). Non-causal calls (the later steps of a context-parallel ring, whose key chunk lies wholly
+before the queries) lose less: the same sweeps fit s/(s + h) with h = 108 for FA2 (309-370
+TFLOP/s) and 170 / 178 for FA3 / cuDNN (497-648 / 467-595), mean |error| 1-3.5%
+(`NONCAUSAL_SEQ_HALF`, by kernel generation). And with small heads, by kernel generation
+(`head_factor`):
 - FA2-era kernels (fa2, fa-triton): (d/(d+32))/(128/160), head dimension 64 at ~0.83 of 128 in
   the FA2 paper's sweeps;
 - Hopper-generation kernels (fa3: FlashAttention-3 and cuDNN fused attention): the FA3 paper's
@@ -47,7 +52,10 @@ from estimator.arrays import FloatArray, Num, arr
 from estimator.catalog.entries import ASCEND_FAMILIES
 from estimator.model.transformer import Architecture, attended_keys, causal_window_keys
 
-ATTENTION_SEQ_HALF = 384.0  # tokens
+ATTENTION_SEQ_HALF = 384.0  # tokens, causal calls
+# tokens, non-causal calls: FA3 paper H100 hd128 forward sweeps (FA2 108; FA3 170 and cuDNN 178: 174)
+NONCAUSAL_SEQ_HALF = {"fa3": 174.0}
+NONCAUSAL_SEQ_HALF_DEFAULT = 108.0
 BACKWARD_TO_FORWARD_FUSED = 2.5
 BACKWARD_TO_FORWARD_UNFUSED = 2.0
 
@@ -68,18 +76,20 @@ _KERNEL_EFFICIENCY = {
 
 
 def kernel_efficiency(
-    kernel: str, family: str, seq_kv: Num, head_dim: float, gemm_efficiency: float
+    kernel: str, family: str, seq_kv: Num, head_dim: float, gemm_efficiency: float, causal: bool = True
 ) -> FloatArray:
     """Fraction of 16-bit peak a fused attention kernel reaches (forward + backward combined).
 
     family: the accelerator's catalog `chip_family` (catalog.entries.CHIP_FAMILIES).
     gemm_efficiency: the chip's achievable GEMM fraction of peak, used where the kernel has no
-    measurement of its own (the Ascend generations)."""
+    measurement of its own (the Ascend generations). causal: the call applies the causal mask
+    (False for a ring step over an earlier key chunk: a shorter half-length)."""
     ascend = family in ASCEND_FAMILIES
     if kernel == "ascend-fa" and not ascend:
         kernel = "fa2"
     base = gemm_efficiency if ascend else _KERNEL_EFFICIENCY[kernel, family]
-    seq_factor = arr(seq_kv) / (arr(seq_kv) + ATTENTION_SEQ_HALF)
+    half = ATTENTION_SEQ_HALF if causal else NONCAUSAL_SEQ_HALF.get(kernel, NONCAUSAL_SEQ_HALF_DEFAULT)
+    seq_factor = arr(seq_kv) / (arr(seq_kv) + half)
     padding = head_dim / padded_head_dim(kernel, head_dim)
     return arr(base * seq_factor * head_factor(kernel, family, head_dim) * padding)
 

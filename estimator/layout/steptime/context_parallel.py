@@ -32,16 +32,19 @@ cp/2, a factor (2cp-1)/cp (torch's note "Context parallelism load balance algori
 masking"). Kernel lengths: the balanced ring's first step runs causal over the rank's two chunks
 (s/cp keys), each later step a non-causal call on half chunks (s/(2cp) keys for the ranks whose
 key chunk is the earlier one; the step waits for them); the efficiency per length is
-`attention.kernel_efficiency`'s s/(s + ATTENTION_SEQ_HALF) curve from the FlashAttention sweeps.
+`attention.kernel_efficiency`'s s/(s + h) curve from the FlashAttention-3 paper's sweeps, with the
+half-length of causal calls for the first step and of non-causal calls for the others.
 
-Merge of partial outputs (bytes of HBM traffic per attention-output element and ring step, counted
-op by op): torch's _SDPAMerger runs eager fp32 ops: cast out to fp32 (read 2, write 4), out -
-block_out (read 8, write 4), x sigmoid(lse diff) (read 4, write 4), out - that (read 8, write 4):
-38 B forward; its backward accumulates dQ in fp32 (read 4 + 2, write 4: 10 B per query element)
-and dK, dV (10 B each per key element, plus 8 B to pack them into the send buffer). Transformer
-Engine corrects the output in one fused kernel per step (read the step's bf16 output and the fp32
-accumulator, write it: 10 B) and accumulates dQ/dKV in the gradients' dtype (6 B; from the
-AttnFuncWithCPAndKVP2P code as we read it, not measured).
+Merge of partial outputs and packing of the exchanged buffers (bytes of HBM traffic per element and
+ring step, counted op by op). torch (_templated_ring_attention, eager ops): forward, per output
+element: cast to fp32 (read 2, write 4), out - block_out (read 8, write 4), x sigmoid(lse diff)
+(read 4, write 4), out - that (read 8, write 4): 38 B; per K/V element the torch.cat that packs
+K and V for the next step (read 2, write 2): 4 B. Backward, per query element: dQ += step dQ in
+fp32 (read 4 + 2, write 4) and the chunk-wise _partial_update (a torch.cat: read 4, write 4): 18 B;
+per K/V element: the K/V packing (4), dK/dV += (10), _partial_update (8) and packing dKV for the
+send (8): 30 B. Transformer Engine corrects the output in one fused kernel per step (read the
+step's bf16 output and the fp32 accumulator, write it: 10 B) and accumulates dQ / dKV in the
+gradients' dtype (6 B each; from the AttnFuncWithCPAndKVP2P code as we read it, not measured).
 Units: seconds, bytes, elements; per card, per layer and micro-batch.
 """
 
@@ -58,9 +61,10 @@ from estimator.layout.steptime.constants import ALPHA_NIC_S, ALPHA_SCALEUP_S
 CP_COMM_TYPES = ("p2p", "allgather", "a2a", "a2a+p2p")
 CP_MERGES = ("fused", "eager-fp32")
 # bytes per attention-output element and ring step (forward), per query / key element (backward)
-_MERGE_FWD_BYTES = {"eager-fp32": 38.0, "fused": 10.0}
-_MERGE_BWD_Q_BYTES = {"eager-fp32": 10.0, "fused": 6.0}
-_MERGE_BWD_KV_BYTES = {"eager-fp32": 28.0, "fused": 12.0}
+_MERGE_FWD_Q_BYTES = {"eager-fp32": 38.0, "fused": 10.0}
+_MERGE_FWD_KV_BYTES = {"eager-fp32": 4.0, "fused": 0.0}
+_MERGE_BWD_Q_BYTES = {"eager-fp32": 18.0, "fused": 6.0}
+_MERGE_BWD_KV_BYTES = {"eager-fp32": 30.0, "fused": 6.0}
 _DKV_BYTES = {"eager-fp32": 4.0, "fused": 2.0}  # dKV travels in fp32 (torch convert_to_f32) or 16 bit
 
 
@@ -90,17 +94,18 @@ def load_balance_factor(cp: Num, balanced: bool) -> FloatArray:
     return arr(np.ones_like(cp_a) if balanced else (2.0 * cp_a - 1.0) / cp_a)
 
 
-def kernel_lengths(s: float, ring: Num, balanced: bool) -> tuple[tuple[FloatArray, FloatArray], ...]:
-    """(share of the rank's attention work, keys per kernel call) of the calls a CP rank makes on a
-    K/V ring of `ring` ranks (1: no ring, a2a or no CP: one call over the whole sequence).
+def kernel_lengths(s: float, ring: Num, balanced: bool) -> tuple[tuple[FloatArray, FloatArray, bool], ...]:
+    """(share of the rank's attention work, keys per kernel call, causal call) of the calls a CP
+    rank makes on a K/V ring of `ring` ranks (1: no ring, a2a or no CP: one causal call over the
+    whole sequence).
 
-    The first step runs over the local s/n keys (1/n of the work when balanced); the later steps
-    over half chunks s/(2n) when balanced, whole chunks s/n otherwise."""
+    The first step runs causal over the local s/n keys (1/n of the work when balanced); the later
+    steps non-causal over half chunks s/(2n) when balanced, whole chunks s/n otherwise."""
     n = arr(ring)
     local = s / n
     first = 1.0 / n
     later = np.where(n > 1, local / 2.0 if balanced else local, local)
-    return ((arr(first), arr(local)), (arr(1.0 - first), arr(later)))
+    return ((arr(first), arr(local), True), (arr(1.0 - first), arr(later), False))
 
 
 def ring_size(cp: Num, comm_type: str, domain: float, tp: Num) -> FloatArray:
@@ -175,6 +180,6 @@ def merge_s(shape: CpShape, merge: str, forward_passes: Num, hbm: float) -> Floa
     (bytes per element in the module docstring); none without a ring (a2a: one kernel call)."""
     n = shape.ring
     q, kv = shape.tokens * shape.q_elems, shape.tokens * shape.kv_elems
-    fwd = q * _MERGE_FWD_BYTES[merge]
+    fwd = q * _MERGE_FWD_Q_BYTES[merge] + kv * _MERGE_FWD_KV_BYTES[merge]
     bwd = q * _MERGE_BWD_Q_BYTES[merge] + kv * _MERGE_BWD_KV_BYTES[merge]
     return arr((n - 1.0) * (arr(forward_passes) * fwd + bwd) / hbm)

@@ -165,13 +165,14 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
         total = arr(0.0)
         for share, span, keys in att.layer_kinds(arch, s):
             inverse = arr(0.0)
-            for work, length in cpx.kernel_lengths(s, ring, stack.cp_load_balance):
+            for work, length, causal in cpx.kernel_lengths(s, ring, stack.cp_load_balance):
                 eff = att.kernel_efficiency(
                     stack.attention_kernel,
                     problem.accelerator.chip_family,
                     np.minimum(length, span),
                     arch.head_dim,
                     r.bf16 / r.peak16,
+                    causal,
                 )
                 inverse = inverse + work / eff
             flop = 2.0 * keys * arch.num_attention_heads * sum(att.score_dims(arch)) * tokens / c.tp
