@@ -155,3 +155,15 @@ def test_short_chunks_across_nodes_expose_the_ring_and_unbalanced_chunks_cost_mo
     zig = _cp_breakdown(131072, 8, 1, 8)
     ratio = seq["compute_detail_s"]["attention"] / zig["compute_detail_s"]["attention"]
     assert 1.7 < ratio < 15 / 8 + 0.05  # (2cp-1)/cp, less the merges both pay
+
+
+def test_hierarchical_exchange_a2a_inside_then_a_shorter_ring():
+    """CP16 on TP2 with 8-card domains: a2a over the g = 4 ranks of a domain (both directions, once
+    per forward and once in the backward), then a ring of 4 whose chunk carries the same K/V bytes."""
+    shape = _shape(16, 0.0, 0.0, tp=2.0, ring=4.0)
+    bw, alpha = 1e8, ALPHA_NIC_S  # tp·cp = 32 leaves the domain: the NIC
+    x = 2e6 / bw + alpha
+    a2a = 0.75 * 1000 * 9000 * 2 / bw + 4 * 3 * alpha
+    raw, exposed = cpx.exchange_s(shape, FAB, "a2a+p2p", "fused", 1.0)
+    assert float(raw) == pytest.approx(3 * x + a2a + 6 * x + a2a)
+    assert float(exposed) == pytest.approx(3 * x + a2a + 7 * x + a2a)
