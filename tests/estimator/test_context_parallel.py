@@ -167,3 +167,15 @@ def test_hierarchical_exchange_a2a_inside_then_a_shorter_ring():
     raw, exposed = cpx.exchange_s(shape, FAB, "a2a+p2p", "fused", 1.0)
     assert float(raw) == pytest.approx(3 * x + a2a + 6 * x + a2a)
     assert float(exposed) == pytest.approx(3 * x + a2a + 7 * x + a2a)
+
+
+def test_blackwell_fused_attention_from_the_fa4_paper():
+    """cuDNN 9.13 forward on B200 = 1,605 / 1.3 TFLOP/s of 2.25 PF (FA4 paper), backward at Hopper's
+    backward/forward ratio 0.55/0.75, combined forward : backward = 1 : 2.5."""
+    from estimator.layout.steptime import attention as att
+
+    fwd = 1605e12 / 1.3 / 2.25e15
+    bwd = fwd * 0.55 / 0.75
+    combined = 3.5 / (1 / fwd + 2.5 / bwd)
+    long = att.kernel_efficiency("fa3", "blackwell", 1e9, 128.0, 0.7)
+    assert float(long) == pytest.approx(combined, abs=0.01)

@@ -12,8 +12,12 @@ sequences, head dimension 128), by kernel and chip generation (docs/sources.md#f
   50-60% typical); on Hopper 0.35 (FA2 does not use wgmma/TMA: ~35% of H100 peak).
 - fa3 / cuDNN fused attention on Hopper 0.58 (FlashAttention-3 paper: forward up to 740 TFLOP/s,
   75%; backward 1.5-1.75x FA2's: ~0.55; combined 1:2.5).
-- Blackwell and CDNA3: no published kernel measurement we could verify; assumed as Hopper's FA3
-  (Blackwell) and FA2 on Hopper (CDNA3 CK kernels).
+- fa3 / cuDNN fused attention on Blackwell 0.44: the FlashAttention-4 paper (Zadouri, Dao et al.
+  2026; Together AI blog) reaches 1,605-1,613 TFLOP/s forward on B200 in BF16 (71% of 2.25 PF) and
+  is "up to 1.3x" cuDNN 9.13: cuDNN's forward about 1,235 TFLOP/s, 0.55 of peak. Its backward is
+  bound by shared-memory traffic; taken at Hopper's backward/forward ratio (0.55/0.75): 0.40.
+  Combined 1:2.5: 3.5/(1/0.55 + 2.5/0.40) = 0.44. (Derived, not a direct measurement.)
+- CDNA3: no published kernel measurement we could verify; assumed as FA2 on Hopper (CK kernels).
 - fa-triton, the experimental Triton FlashAttention with an additive bias (ALiBi) that MosaicML's
   MPT models ran (flash_attn_triton.py): FA2 / 1.9 on every chip (FlashAttention-2 paper,
   section 4.1: FA2 is 1.3-2.5x faster than FlashAttention in Triton; the middle of that range).
@@ -69,7 +73,7 @@ _KERNEL_EFFICIENCY = {
     **{("fa2", family): eff for family, eff in _FA2.items()},
     ("fa3", "ampere"): 0.60,
     ("fa3", "hopper"): 0.58,
-    ("fa3", "blackwell"): 0.58,
+    ("fa3", "blackwell"): 0.44,  # FA4 paper's cuDNN 9.13 forward 0.55 x Hopper's bwd/fwd ratio
     ("fa3", "cdna3"): 0.35,
     **{("fa-triton", family): eff / FA2_OVER_TRITON for family, eff in _FA2.items()},
 }
