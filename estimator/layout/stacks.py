@@ -100,6 +100,10 @@ class StackProfile:
       correction kernels) or "eager-fp32" (torch's _SDPAMerger: eager fp32 ops, fp32 gradients).
     cp_repeat_kv: the model code expands grouped K/V heads to every query head before attention, so
       the ring moves query-sized K/V (torchtitan's Llama: repeat_kv before SDPA).
+    cp_comm_types: the CP comm types the stack offers (an override must be one of them):
+      Megatron-Core all four (--cp-comm-type); torch context_parallel "allgather" and "alltoall"
+      (= p2p, set_rotate_method); MindSpeed megatron_cp_algo (p2p), ulysses_cp_algo (a2a),
+      hybrid_cp_algo (a2a+p2p); Megatron-DeepSpeed DeepSpeed-Ulysses (a2a) only.
     """
 
     id: str
@@ -130,6 +134,7 @@ class StackProfile:
     cp_load_balance: bool = True
     cp_merge: str = "fused"
     cp_repeat_kv: bool = False
+    cp_comm_types: tuple[str, ...] = ("p2p", "allgather", "a2a", "a2a+p2p")
 
     @property
     def flash_attention(self) -> bool:
@@ -232,6 +237,8 @@ STACKS: dict[str, StackProfile] = {
             overlap_param_gather=False,
             vendors=("NVIDIA", "AMD"),
             summary="DeepSpeed ZeRO with Megatron layers: FlashAttention-2, gradients overlapped, TP not.",
+            cp_comm_type="a2a",
+            cp_comm_types=("a2a",),
         ),
         StackProfile(
             id="pytorch-fsdp2",
@@ -248,6 +255,7 @@ STACKS: dict[str, StackProfile] = {
             cp_comm_type="allgather",
             cp_merge="eager-fp32",
             cp_repeat_kv=True,
+            cp_comm_types=("allgather", "p2p"),
         ),
         StackProfile(
             id="llm-foundry",
@@ -271,6 +279,7 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("Huawei",),
             summary="Huawei Ascend: CANN FlashAttention, MC2 fused TP communication, one grouped expert kernel.",
+            cp_comm_types=("p2p", "a2a", "a2a+p2p"),
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -333,6 +342,14 @@ def resolve_stack(
         for k, v in changes.items()
         if _override_problem(k, v)
     ]
+    cp_type = changes.get("cp_comm_type")
+    if cp_type is not None and cp_type not in profile.cp_comm_types:
+        offered = ", ".join(profile.cp_comm_types) or "none"
+        errors.append(
+            FieldError(
+                "training.stack_overrides.cp_comm_type", f"{profile.id} offers {offered}, not {cp_type!r}"
+            )
+        )
     if errors:
         raise ScenarioError(errors)
     if "selective_recompute" in changes:

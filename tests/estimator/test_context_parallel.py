@@ -125,6 +125,12 @@ def test_stacks_choose_the_cp_comm_type_and_scenarios_override_it():
     with pytest.raises(ScenarioError) as err:
         resolve_stack("megatron-core-2025", "NVIDIA", {"cp_comm_type": "ring"})
     assert "training.stack_overrides.cp_comm_type" in str(err.value.errors[0].field)
+    # torch's context_parallel rotates by all-gather or all-to-all (p2p), it has no Ulysses a2a
+    assert resolve_stack("pytorch-fsdp2", "NVIDIA", {"cp_comm_type": "p2p"}).cp_comm_type == "p2p"
+    with pytest.raises(ScenarioError) as err:
+        resolve_stack("pytorch-fsdp2", "NVIDIA", {"cp_comm_type": "a2a"})
+    assert "offers allgather, p2p" in str(err.value.errors[0].message)
+    assert STACKS["megatron-deepspeed"].cp_comm_type == "a2a"  # DeepSpeed-Ulysses
 
 
 def _cp_breakdown(seq_len: int, cp: int, tp: int, cards: int, **overrides: object) -> dict:
