@@ -164,12 +164,12 @@ def test_short_chunks_across_nodes_expose_the_ring_and_unbalanced_chunks_cost_mo
 
 
 def test_hierarchical_exchange_a2a_inside_then_a_shorter_ring():
-    """CP16 on TP2 with 8-card domains: a2a over the g = 4 ranks of a domain (both directions, once
-    per forward and once in the backward), then a ring of 4 whose chunk carries the same K/V bytes."""
+    """CP16 on TP2 with 8-card domains: a2a over the g = 4 ranks of a domain on the scale-up link
+    (once per forward and once in the backward), then a ring of 4 across domains on the NIC whose
+    chunk carries the same K/V bytes."""
     shape = _shape(16, 0.0, 0.0, tp=2.0, ring=4.0)
-    bw, alpha = 1e8, ALPHA_NIC_S  # tp·cp = 32 leaves the domain: the NIC
-    x = 2e6 / bw + alpha
-    a2a = 0.75 * 1000 * 9000 * 2 / bw + 4 * 3 * alpha
+    x = 2e6 / 1e8 + ALPHA_NIC_S  # tp·cp = 32 leaves the domain: the ring on the NIC
+    a2a = 0.75 * 1000 * 9000 * 2 / 1e9 + 4 * 3 * ALPHA_SCALEUP_S
     raw, exposed = cpx.exchange_s(shape, FAB, "a2a+p2p", "fused", 1.0)
     assert float(raw) == pytest.approx(3 * x + a2a + 6 * x + a2a)
     assert float(exposed) == pytest.approx(3 * x + a2a + 7 * x + a2a)
@@ -185,3 +185,12 @@ def test_blackwell_fused_attention_from_the_fa4_paper():
     combined = 3.5 / (1 / fwd + 2.5 / bwd)
     long = att.kernel_efficiency("fa3", "blackwell", 1e9, 128.0, 0.7)
     assert float(long) == pytest.approx(combined, abs=0.01)
+
+
+def test_stack_choices_match_the_mechanism_module():
+    from estimator.layout.stacks import _CHOICES
+
+    assert _CHOICES["cp_comm_type"] == cpx.CP_COMM_TYPES
+    assert _CHOICES["cp_merge"] == cpx.CP_MERGES
+    assert all(set(p.cp_comm_types) <= set(cpx.CP_COMM_TYPES) for p in STACKS.values())
+    assert all(p.cp_comm_type in p.cp_comm_types for p in STACKS.values())

@@ -20,8 +20,9 @@ Comm types (a stack profile's `cp_comm_type`; docs/sources.md#context-parallel):
   the attention (and their gradients in the backward) switch the split from sequence to heads; the
   kernel then runs on the whole sequence with heads/cp heads, balanced by construction. Not
   overlapped (the attention needs its inputs): exposed whole.
-- "a2a+p2p": Megatron's hierarchical CP: a2a inside the scale-up domain (min(cp, domain/tp) ranks),
-  p2p ring over the remaining cp/g groups.
+- "a2a+p2p": Megatron's hierarchical CP: a2a inside the scale-up domain (min(cp, domain/tp) ranks,
+  over the scale-up link), p2p ring over the remaining cp/g groups (over the NIC once tp·cp leaves
+  the domain).
 
 Load balance: with a causal mask the chunk of late tokens attends to more keys. Megatron-Core
 (get_batch_on_this_cp_rank) and torch (_RoundRobinLoadBalancer, enable_load_balance = True) split
@@ -159,7 +160,9 @@ def exchange_s(
         fwd_exp = (n - 1.0) * np.maximum(x - step_f, 0.0)
         bwd_exp = (n - 1.0) * np.maximum(x + x_d - step_b, 0.0) + x_d
         fwd_raw, bwd_raw = (n - 1.0) * x, (n - 1.0) * (x + x_d)
-    a2a = np.where(group > 1, _a2a_s(shape, bw, alpha, group), 0.0)
+    # the hierarchical a2a stage stays inside the scale-up domain (g = domain/tp ranks)
+    up = arr(fab.bw_up * fab.eta + 0.0 * bw)
+    a2a = np.where(group > 1, _a2a_s(shape, up, arr(ALPHA_SCALEUP_S + 0.0 * bw), group), 0.0)
     raw = n_f * (fwd_raw + a2a) + bwd_raw + a2a
     exposed = n_f * (fwd_exp + a2a) + bwd_exp + a2a
     ring = n > 1
