@@ -18,6 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from estimator.errors import FieldError, ScenarioError
 
 ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "fa-triton", "ascend-fa")
@@ -28,6 +31,7 @@ FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliability.checkpoint_times
 # estimator.layout.steptime.context_parallel.CP_COMM_TYPES / CP_MERGES (kept here: no import cycle)
 _CHOICES = {"cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"), "cp_merge": ("fused", "eager-fp32")}
+RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,16 @@ class StackProfile:
       Megatron-Core all four (--cp-comm-type); torch context_parallel "allgather" and "alltoall"
       (= p2p, set_rotate_method); MindSpeed megatron_cp_algo (p2p), ulysses_cp_algo (a2a),
       hybrid_cp_algo (a2a+p2p); Megatron-DeepSpeed DeepSpeed-Ulysses (a2a) only.
+    reshard_after_forward: when ZeRO-3 (FSDP) frees the gathered weights of a layer: "always" after
+      its forward (gathered again for the backward: two all-gathers per micro-batch; FSDP1
+      FULL_SHARD, DeepSpeed ZeRO-3), "never" (kept until the step's last backward: one all-gather
+      per step, the stage's 16-bit weights held), "default" = torchtitan's policy: "never" under
+      pipeline parallelism, else "always" (torchtitan/distributed/fsdp.py
+      get_fsdp_reshard_after_forward_policy: "For PP, by default do not reshard after forward to
+      avoid per-microbatch all-gathers"; docs/sources.md#torchtitan).
+    fsdp_fp32_shards: ZeRO-3's sharded parameter is the fp32 master weight itself (PyTorch FSDP with
+      a mixed-precision policy: the 16-bit copy exists only gathered, layer by layer), so no sharded
+      16-bit copy is kept; False for DeepSpeed ZeRO-3 (a 16-bit partition beside the fp32 master).
     """
 
     id: str
@@ -135,6 +149,8 @@ class StackProfile:
     cp_merge: str = "fused"
     cp_repeat_kv: bool = False
     cp_comm_types: tuple[str, ...] = ("p2p", "allgather", "a2a", "a2a+p2p")
+    reshard_after_forward: str = "always"
+    fsdp_fp32_shards: bool = False
 
     @property
     def flash_attention(self) -> bool:
@@ -173,6 +189,8 @@ MECHANISMS = (
     "cp_load_balance",
     "cp_merge",
     "cp_repeat_kv",
+    "reshard_after_forward",
+    "fsdp_fp32_shards",
 )
 
 
@@ -256,6 +274,8 @@ STACKS: dict[str, StackProfile] = {
             cp_merge="eager-fp32",
             cp_repeat_kv=True,
             cp_comm_types=("allgather", "p2p"),
+            reshard_after_forward="default",
+            fsdp_fp32_shards=True,
         ),
         StackProfile(
             id="llm-foundry",
@@ -267,6 +287,7 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="MosaicML Composer with full FSDP sharding and Triton FlashAttention, eager PyTorch.",
+            fsdp_fp32_shards=True,
         ),
         StackProfile(
             id="mindspeed-2025",
@@ -357,6 +378,13 @@ def resolve_stack(
     return dataclasses.replace(profile, **changes) if changes else profile
 
 
+def holds_gathered_weights(stack: StackProfile, pp: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Whether ZeRO-3 keeps the gathered 16-bit weights of the stage across micro-batches (arrays of
+    pp broadcast): policy "never", or "default" under pipeline parallelism (torchtitan)."""
+    policy = stack.reshard_after_forward
+    return np.asarray(policy == "never") | ((policy == "default") & (np.asarray(pp) > 1))
+
+
 def recomputes_scores(selective: tuple[str, ...]) -> bool:
     """Whether selective recompute re-runs the attention scores an unfused kernel would store:
     Megatron's core_attn module, or PyTorch's per-op checkpointing (it re-runs the scores' matmuls)."""
@@ -382,6 +410,8 @@ def _override_problem(key: str, value: Any) -> str:
         return "" if value in CHECKPOINT_MODES else f"must be one of {', '.join(CHECKPOINT_MODES)}"
     if key in _CHOICES:
         return "" if value in _CHOICES[key] else f"must be one of {', '.join(_CHOICES[key])}"
+    if key == "reshard_after_forward":
+        return "" if value in RESHARD_POLICIES else f"must be one of {', '.join(RESHARD_POLICIES)}"
     if key == "fp8_recipe":
         return "" if value in FP8_RECIPES else f"must be one of {', '.join(FP8_RECIPES)}"
     if key == "moe_max_nodes":
