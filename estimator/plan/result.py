@@ -74,7 +74,7 @@ class ModelSection:
     seq_len_tokens: int = json_key("seq_len")
     hidden_size: int
     flop_per_token: float
-    flop_6n_per_token: float = json_key("flop_per_token_6n")
+    six_n_flop_per_token: float = json_key("flop_per_token_6n")
     attention_flop_per_token: float = json_key("flop_per_token_attention")
 
 
@@ -83,7 +83,7 @@ class ComputeSection:
     """result.compute: FLOPs, cards, MFU and time; the deadline's fields only for a deadline."""
 
     flop_per_token: float
-    flop_6n_per_token: float = json_key("flop_per_token_6n")
+    six_n_flop_per_token: float = json_key("flop_per_token_6n")
     attention_flop_per_token: float = json_key("flop_per_token_attention")
     training_flop: float
     training_6n_flop: float = json_key("training_flop_6n")  # 6·N·D (Kaplan 2020)

@@ -30,7 +30,7 @@ def model_section(r: Resolved, flops: Mapping[str, float]) -> ModelSection:
         seq_len_tokens=r.seq_len,
         hidden_size=r.arch.hidden_size,
         flop_per_token=flops["flop_per_token"],
-        flop_6n_per_token=flops["flop_per_token_6n"],
+        six_n_flop_per_token=flops["flop_per_token_6n"],
         attention_flop_per_token=flops["flop_per_token_attention"],
     )
 
@@ -51,7 +51,7 @@ def compute_section(
     judged = goodput_days if goodput_days is not None else days
     return ComputeSection(
         flop_per_token=flops["flop_per_token"],
-        flop_6n_per_token=flops["flop_per_token_6n"],
+        six_n_flop_per_token=flops["flop_per_token_6n"],
         attention_flop_per_token=flops["flop_per_token_attention"],
         training_flop=flops["training_flop"],
         # 6·N·D (Kaplan 2020) beside the count with attention, as the headline shows both
