@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +38,7 @@ from estimator.money.budget import cards_for_budget
 from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
 from estimator.money.rollup import Counts, Sizing, rollup
 from estimator.plan import goodput
+from estimator.plan.chosen import ClusterChoice, Sized
 from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.pilot import calibrated, fit_pilot, section
 from estimator.plan.refusal import refusal
@@ -47,15 +47,6 @@ from estimator.plan.sections import assemble
 from estimator.plan.serialise import to_json_dict
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
-
-
-@dataclass(frozen=True)
-class ClusterChoice:
-    cards: int
-    mfu: float
-    mfu_source: str  # "given" or "predicted"
-    fabric: Fabric
-    layouts: LayoutSearch
 
 
 def fabric_for(r: Resolved, cards: int) -> Fabric:
@@ -375,19 +366,6 @@ def plan(data: Any, books: Mapping[str, PriceBook] | None = None) -> Plan:
     )
 
 
-@dataclass(frozen=True)
-class Sized:
-    """A plan's cluster and its roll-up of time, power and cost (before the result sections)."""
-
-    flops: dict[str, float]
-    peak: float
-    choice: ClusterChoice
-    storage: Storage
-    equipment: Any
-    prices: dict[str, float]
-    roll: dict[str, Any]
-
-
 def size_plan(r: Resolved) -> Sized:
     """Choose the cluster (choose_cluster: cards, deadline or budget) and roll up its time, power
     and cost; raises the refusal when no layout passes the rules and fits (plan.refusal)."""
@@ -466,7 +444,7 @@ def build_result(r: Resolved) -> Result:
     z = size_plan(r)
     problem = layout_problem(r, z.choice.cards, z.choice.fabric)
     good = _goodput(r, z)
-    result = assemble(r, z.flops, z.peak, z.choice, z.storage, z.equipment, z.prices, z.roll, problem, good)
+    result = assemble(r, z, problem, good)
     if result.budget is not None:
         result = dataclasses.replace(
             result, budget=dataclasses.replace(result.budget, affords=budget_affords(r, z))

@@ -11,11 +11,11 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from estimator.cluster.storage import Storage
 from estimator.cluster.supernode import planes_section
 from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutProblem
 from estimator.plan.advice import advise
+from estimator.plan.chosen import Sized
 from estimator.plan.goodput import advice as goodput_advice
 from estimator.plan.goodput import assumptions as goodput_assumptions
 from estimator.plan.inference import Serving
@@ -24,46 +24,39 @@ from estimator.plan.result import CostSection, Result
 from estimator.plan.sections.assumptions import assumptions
 from estimator.plan.sections.compute import compute_section, model_section, with_deadline_risk
 from estimator.plan.sections.layout import layout_sections
-from estimator.plan.sections.protocols import Choice, Prices, Roll
 from estimator.plan.sections.risk import uncertainty_section
 from estimator.plan.sections.warnings import budget_of, budget_section, warnings
 from estimator.plan.serialise import result_dict
 from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
 
-__all__ = ["Choice", "Prices", "Roll", "assemble"]
+__all__ = ["assemble"]
 
 
 def assemble(
-    r: Resolved,
-    flops: Mapping[str, float],
-    peak: float,
-    choice: Choice,
-    storage: Storage,
-    eq: Prices,
-    pr: Mapping[str, float],
-    roll: Roll,
-    problem: LayoutProblem,
-    goodput: Mapping[str, Any] | None = None,
+    r: Resolved, z: Sized, problem: LayoutProblem, goodput: Mapping[str, Any] | None = None
 ) -> Result:
-    """The result for the plan's choices; `problem` is the layout search's input at the chosen cards
-    and fabric (for the ZeRO-2 what-if, the stack and the planes), `goodput` plan.goodput's section
-    (the deadline is met or missed with failures counted). The budget's `affords` is left None for
-    plan.compose to fill in."""
+    """The result for the plan's choices `z` (plan.compose.size_plan); `problem` is the layout
+    search's input at the chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes),
+    `goodput` plan.goodput's section (the deadline is met or missed with failures counted). The
+    budget's `affords` is left None for plan.compose to fill in."""
+    choice, roll = z.choice, z.roll
     good_days = goodput["wall_clock_days"] if goodput is not None else None
-    compute = compute_section(r, flops, peak, choice, roll, good_days)
-    uncertainty = uncertainty_section(r, flops["training_flop"], peak, choice, roll, pr, problem.stack)
+    compute = compute_section(r, z.flops, z.peak, choice, roll, good_days)
+    uncertainty = uncertainty_section(
+        r, z.flops["training_flop"], z.peak, choice, roll, z.prices, problem.stack
+    )
     compute = with_deadline_risk(compute, uncertainty, goodput)
     parallelism, memory, layout = layout_sections(r, choice, problem)
     cost = CostSection(cost=roll["_cost"], budget_in_currency=budget_of(r))
     result = Result(
-        model=model_section(r, flops),
+        model=model_section(r, z.flops),
         compute=compute,
         parallelism=parallelism,
         memory=memory,
         layout=layout,
         network=choice.fabric,
-        storage=storage,
+        storage=z.storage,
         power=roll["_power"],
         cost=cost,
         uncertainty=uncertainty,
@@ -79,23 +72,17 @@ def assemble(
         ),
         goodput=goodput,
         budget=budget_section(r, cost),
-        serving=_serving(r, peak),
+        serving=_serving(r, z.peak),
         advice=(),
         starting_configuration=(),
         warnings=(),
         assumptions=(),
     )
-    return _advised(r, result, choice, eq, pr, problem, goodput)
+    return _advised(r, result, z, problem, goodput)
 
 
 def _advised(
-    r: Resolved,
-    result: Result,
-    choice: Choice,
-    eq: Prices,
-    pr: Mapping[str, float],
-    problem: LayoutProblem,
-    goodput: Mapping[str, Any] | None,
+    r: Resolved, result: Result, z: Sized, problem: LayoutProblem, goodput: Mapping[str, Any] | None
 ) -> Result:
     """The result with its advice and starting configuration (plan.advice and plan.starting_config
     read the contract's dicts of the sections so far), warnings and assumptions."""
@@ -106,14 +93,14 @@ def _advised(
     advice += goodput_advice(dict(goodput), r.scenario.cost.currency) if goodput is not None else []
     sections["advice"] = advice
     start = starting_configuration(scenario_dict, sections)
-    rows: list[Any] = list(assumptions(r, choice, eq, pr, problem.stack))
+    rows: list[Any] = list(assumptions(r, z.choice, z.equipment, z.prices, problem.stack))
     rows += goodput_assumptions(r) if goodput is not None else []
     good_days = goodput["wall_clock_days"] if goodput is not None else None
     return dataclasses.replace(
         result,
         advice=tuple(advice),
         starting_configuration=tuple(start),
-        warnings=tuple(warnings(r, choice.layouts, result.compute, result.cost, advice, good_days)),
+        warnings=tuple(warnings(r, z.choice.layouts, result.compute, result.cost, advice, good_days)),
         assumptions=tuple(rows),
     )
 

@@ -12,8 +12,9 @@ from estimator.contract.price_book import assumption as price_book_assumption
 from estimator.contract.price_book import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
 from estimator.layout.stacks import StackProfile
+from estimator.money.pricing import Equipment
+from estimator.plan.chosen import ClusterChoice
 from estimator.plan.result import Assumption
-from estimator.plan.sections.protocols import Choice, Prices
 
 GENERIC = "catalog defaults / scenario"
 
@@ -42,7 +43,7 @@ class _Row:
 
 
 def assumptions(
-    r: Resolved, choice: Choice, eq: Prices, pr: Mapping[str, float], stack: StackProfile
+    r: Resolved, choice: ClusterChoice, eq: Equipment, pr: Mapping[str, float], stack: StackProfile
 ) -> list[Assumption]:
     """Every assumption row of the plan: hardware, stack, prices and the price book."""
     rows = _hardware_rows(r, choice, stack) + _price_rows(r, eq, pr)
@@ -71,7 +72,7 @@ def _source(r: Resolved, field: str) -> str:
     return f"{s.source} ({s.as_of})" if s else "scenario input"
 
 
-def _hardware_rows(r: Resolved, choice: Choice, stack: StackProfile) -> list[_Row]:
+def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> list[_Row]:
     """Peak (FLOP/s), HBM (B), matmul efficiency, MFU, the software stack and the card's TDP (W)."""
     acc, precision = r.accelerator, r.scenario.training.precision
     chosen = r.scenario.training.stack
@@ -90,7 +91,7 @@ def _hardware_rows(r: Resolved, choice: Choice, stack: StackProfile) -> list[_Ro
     ]  # fmt: skip
 
 
-def _price_rows(r: Resolved, eq: Prices, pr: Mapping[str, float]) -> list[_Row]:
+def _price_rows(r: Resolved, eq: Equipment, pr: Mapping[str, float]) -> list[_Row]:
     """Unit prices in the report's currency, electricity per kWh, PUE and depreciation (years)."""
     cur, fx = r.scenario.cost.currency, r.usd_to_currency
     return [

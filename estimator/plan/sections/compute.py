@@ -10,8 +10,8 @@ from typing import Any
 
 from estimator.contract.resolve import Resolved
 from estimator.money import budget as budget_rules
+from estimator.plan.chosen import ClusterChoice, Roll
 from estimator.plan.result import ComputeSection, ModelSection, UncertaintySection
-from estimator.plan.sections.protocols import Choice, Roll
 
 DEADLINE_SLACK = 1e-9  # relative: a plan that meets its target to rounding meets it
 
@@ -39,7 +39,7 @@ def compute_section(
     r: Resolved,
     flops: Mapping[str, float],
     peak: float,
-    choice: Choice,
+    choice: ClusterChoice,
     roll: Roll,
     goodput_days: float | None = None,
 ) -> ComputeSection:

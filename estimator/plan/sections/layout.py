@@ -7,12 +7,12 @@ from __future__ import annotations
 from estimator.contract.resolve import Resolved
 from estimator.layout.choice import choice_reason
 from estimator.layout.search import LayoutEval, LayoutProblem, evaluate_layout
+from estimator.plan.chosen import ClusterChoice
 from estimator.plan.result import LayoutSection, MemorySection, ParallelismSection
-from estimator.plan.sections.protocols import Choice
 
 
 def layout_sections(
-    r: Resolved, choice: Choice, problem: LayoutProblem
+    r: Resolved, choice: ClusterChoice, problem: LayoutProblem
 ) -> tuple[ParallelismSection | None, MemorySection | None, LayoutSection]:
     """(parallelism, memory, layout) of the plan; the first two None when the search showed none."""
     found = choice.layouts

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from estimator.contract.resolve import Resolved
 from estimator.layout.stacks import StackProfile
 from estimator.plan import evidence
+from estimator.plan.chosen import ClusterChoice, Roll
 from estimator.plan.result import MfuBand, UncertaintySection
-from estimator.plan.sections.protocols import Choice, Roll
 from estimator.plan.uncertainty import monte_carlo, triangle_from_quantiles
 
 ASSUMED_MFU_SPREAD = 0.25  # +-25 % around a given MFU without a range: an assumption, said so
@@ -20,7 +20,7 @@ _PEAK_FIELD = {"fp8": "peak_flops_fp8", "fp32": "peak_flops_fp32"}
 
 
 def mfu_band(
-    r: Resolved, choice: Choice, peak: float, stack: StackProfile
+    r: Resolved, choice: ClusterChoice, peak: float, stack: StackProfile
 ) -> tuple[tuple[float, float, float], MfuBand]:
     """The Monte Carlo's MFU triangle (low, mode, high) and where it comes from: the scenario's own
     range, +-25 % of a given MFU (an assumption), or for a predicted MFU the evidence band of the
@@ -53,7 +53,7 @@ def uncertainty_section(
     r: Resolved,
     training_flop: float,
     peak: float,
-    choice: Choice,
+    choice: ClusterChoice,
     roll: Roll,
     pr: Mapping[str, float],
     stack: StackProfile,
