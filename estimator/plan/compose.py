@@ -462,7 +462,7 @@ def problem_at(r: Resolved, cards: int) -> LayoutProblem:
     return layout_problem(r, cards, fabric_for(r, cards))
 
 
-def _goodput(r: Resolved, z: Sized) -> dict[str, Any]:
+def _goodput(r: Resolved, z: Sized) -> Mapping[str, Any]:
     """result.goodput of a sized plan; a run that never finishes is refused with its reason."""
     cards = z.choice.cards
     out = goodput.section(
