@@ -37,7 +37,7 @@ DIMENSIONLESS = {
     "mfu": "model FLOPs utilization, a share of peak",
     "share": "capex / budget",
     "deadline_miss_probability": "a probability",
-    "value": "an assumption's value; its unit is the row's `unit`",
+    "value": "an assumption's value (its unit is the row's `unit`) or a setting's (a flag's value)",
 }
 
 
@@ -211,6 +211,33 @@ class BudgetSection:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AdviceItem:
+    """One row of result.advice (plan.advice, plan.supernode_rules, plan.goodput): a code and params
+    (rendered in the reader's language), the English message and suggestion."""
+
+    code: str
+    severity: str  # "info", "warning" or "error"
+    message: str
+    suggestion: str
+    params: Mapping[str, Any]  # a rendering's parameters, open-ended per code
+    suggestion_code: str | None = omitted()  # the suggestion's variant (defaults to `code`)
+    message_code: str | None = omitted()  # the message's variant, where it has several
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Setting:
+    """One row of result.starting_configuration (plan.starting_config): a setting to start from
+    (a framework flag or environment variable), its value and why."""
+
+    setting: str
+    value: float | str | bool | None  # the flag's value, as the framework spells it
+    reason: str
+    code: str
+    params: Mapping[str, Any]  # a rendering's parameters, open-ended per code
+    value_code: str | None = omitted()  # a wording of the value for the reader's language
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanWarning:
     """One row of result.warnings: a code and params (rendered in the reader's language) and the
     English default message."""
@@ -250,16 +277,16 @@ class Result:
     power: Power
     cost: CostSection
     uncertainty: UncertaintySection
-    # the sections below are still built as dicts by the modules that own them (cluster.supernode,
-    # plan.stack_sensitivity, plan.goodput, plan.advice, plan.starting_config, plan.pilot); they are
-    # the contract's JSON already and are kept as given
+    # scaleup, stack, goodput and calibration are still built as dicts by the modules that own them
+    # (cluster.supernode, plan.stack_sensitivity, plan.goodput, plan.pilot); they are the contract's
+    # JSON already and are kept as given
     scaleup: Mapping[str, Any]
     stack: Mapping[str, Any]
     goodput: Mapping[str, Any] | None = omitted()
     budget: BudgetSection | None = dataclasses.field(default=None, metadata=OMIT)
     serving: Serving | None = dataclasses.field(default=None, metadata=OMIT)
-    advice: tuple[Mapping[str, Any], ...]
-    starting_configuration: tuple[Mapping[str, Any], ...]
+    advice: tuple[AdviceItem, ...]
+    starting_configuration: tuple[Setting, ...]
     warnings: tuple[PlanWarning, ...]
     # the plan's own rows typed; plan.goodput's rows keep their own key order (contract JSON)
     assumptions: tuple[Assumption | Mapping[str, Any], ...]

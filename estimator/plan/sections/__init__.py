@@ -20,7 +20,7 @@ from estimator.plan.goodput import advice as goodput_advice
 from estimator.plan.goodput import assumptions as goodput_assumptions
 from estimator.plan.inference import Serving
 from estimator.plan.inference import serving as size_serving
-from estimator.plan.result import CostSection, Result
+from estimator.plan.result import AdviceItem, CostSection, Result, Setting
 from estimator.plan.sections.assumptions import assumptions
 from estimator.plan.sections.compute import compute_section, model_section, with_deadline_risk
 from estimator.plan.sections.layout import layout_sections
@@ -93,14 +93,15 @@ def _advised(
     advice += goodput_advice(dict(goodput), r.scenario.cost.currency) if goodput is not None else []
     sections["advice"] = advice
     start = starting_configuration(scenario_dict, sections)
+    items = tuple(AdviceItem(**a) for a in advice)
     rows: list[Any] = list(assumptions(r, z.choice, z.equipment, z.prices, problem.stack))
     rows += goodput_assumptions(r) if goodput is not None else []
     good_days = goodput["wall_clock_days"] if goodput is not None else None
     return dataclasses.replace(
         result,
-        advice=tuple(advice),
-        starting_configuration=tuple(start),
-        warnings=tuple(warnings(r, z.choice.layouts, result.compute, result.cost, advice, good_days)),
+        advice=items,
+        starting_configuration=tuple(Setting(**row) for row in start),
+        warnings=tuple(warnings(r, z.choice.layouts, result.compute, result.cost, items, good_days)),
         assumptions=tuple(rows),
     )
 

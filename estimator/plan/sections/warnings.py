@@ -4,14 +4,13 @@ and the budget's status (money.budget.status)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutSearch
 from estimator.limits import SEARCH_SECONDS
 from estimator.money import budget as budget_rules
-from estimator.plan.result import BudgetSection, ComputeSection, CostSection, PlanWarning
+from estimator.plan.result import AdviceItem, BudgetSection, ComputeSection, CostSection, PlanWarning
 
 
 def warnings(
@@ -19,18 +18,14 @@ def warnings(
     found: LayoutSearch,
     compute: ComputeSection,
     cost: CostSection,
-    advice: Sequence[Mapping[str, Any]],
+    advice: Sequence[AdviceItem],
     goodput_days: float | None = None,
 ) -> list[PlanWarning]:
     """Advice (as warnings) and the plan's own warnings: {code, severity, message, params};
     `goodput_days` the wall-clock days with failures (the deadline is judged on them)."""
     out = [
         PlanWarning(
-            code=a["code"],
-            severity=a["severity"],
-            message=a["message"],
-            params=a.get("params", {}),
-            message_code=a.get("message_code"),
+            code=a.code, severity=a.severity, message=a.message, params=a.params, message_code=a.message_code
         )
         for a in advice
     ]
