@@ -29,6 +29,16 @@ from estimator.plan.calibration import (
     fit_factors,
     layout_fixed,
 )
+from estimator.plan.result_calibration import (
+    CalibrationBand,
+    CalibrationFactor,
+    CalibrationSection,
+    Change,
+    Extrapolation,
+    GrowingTerm,
+    PilotSummary,
+    PlanFigures,
+)
 
 ProblemFor = Callable[[Resolved, int], LayoutProblem]
 PILOT = "calibration.pilot"
@@ -177,7 +187,7 @@ def _nodes(cards: int, per_node: int) -> int:
     return -(-cards // per_node)
 
 
-def changes(fit: PilotFit, target: LayoutEval, r: Resolved, cards: int) -> list[dict[str, Any]]:
+def changes(fit: PilotFit, target: LayoutEval, r: Resolved, cards: int) -> list[Change]:
     """What differs from pilot to target: {code, pilot, target} for the cards, the active parameters,
     the DP size, the nodes (cross-node traffic) and the TP, PP (bubble), EP and CP degrees."""
     pilot, rp = fit.layout, fit.resolved
@@ -195,10 +205,10 @@ def changes(fit: PilotFit, target: LayoutEval, r: Resolved, cards: int) -> list[
         ("expert-parallel", pilot.ep, target.ep),
         ("context-parallel", pilot.cp, target.cp),
     ]
-    return [{"code": code, "pilot": a, "target": b} for code, a, b in items if a != b]
+    return [Change(code=code, pilot_value=a, target_value=b) for code, a, b in items if a != b]
 
 
-def growing_terms(pilot: LayoutEval, target: LayoutEval) -> list[dict[str, Any]]:
+def growing_terms(pilot: LayoutEval, target: LayoutEval) -> list[GrowingTerm]:
     """Breakdown terms whose share of the step grows from the calibrated pilot to the target by at
     least GROWTH_MIN_SHARE: {term, pilot_share, target_share}, largest growth first."""
     out = []
@@ -206,8 +216,8 @@ def growing_terms(pilot: LayoutEval, target: LayoutEval) -> list[dict[str, Any]]
         a = pilot.breakdown_s[key] / pilot.step_time_s
         b = target.breakdown_s[key] / target.step_time_s
         if b - a >= GROWTH_MIN_SHARE:
-            out.append({"term": key, "pilot_share": a, "target_share": b})
-    return sorted(out, key=lambda t: t["pilot_share"] - t["target_share"])
+            out.append(GrowingTerm(term=key, pilot_share=a, target_share=b))
+    return sorted(out, key=lambda t: t.pilot_share - t.target_share)
 
 
 def _new_mechanisms(pilot: LayoutEval, target: LayoutEval, pilot_nodes: int, target_nodes: int) -> list[str]:
@@ -244,18 +254,70 @@ def band_half_width(fit: PilotFit, target: LayoutEval, r: Resolved, cards: int) 
     return min(width, BAND_MAX), new
 
 
-def _plan_figures(best: LayoutEval | None, cards: int, tokens: float) -> dict[str, Any] | None:
+def _plan_figures(best: LayoutEval | None, cards: int, tokens: float) -> PlanFigures | None:
     """Cards, tokens/s, step time, MFU and compute days (tokens / tokens/s) of one plan."""
     if best is None:
         return None
-    return {
-        "cards": cards,
-        "tokens_per_s": best.tokens_per_s,
-        "tokens_per_s_per_card": best.tokens_per_s / cards,
-        "step_time_s": best.step_time_s,
-        "predicted_mfu": best.predicted_mfu,
-        "training_days": tokens / best.tokens_per_s / 86400.0,
-    }
+    return PlanFigures(
+        cards=cards,
+        tokens_per_s=best.tokens_per_s,
+        tokens_per_s_per_card=best.tokens_per_s / cards,
+        step_time_s=best.step_time_s,
+        predicted_mfu=best.predicted_mfu,
+        training_days=tokens / best.tokens_per_s / 86400.0,
+    )
+
+
+def _pilot_summary(fit: PilotFit) -> PilotSummary:
+    """The pilot as measured and as the model predicts it, uncalibrated and calibrated."""
+    rp, pilot = fit.resolved, fit.layout
+    return PilotSummary(
+        model=rp.model_name,
+        accelerator=rp.accelerator.id,
+        cards=rp.scenario.cluster.cards,
+        layout={k: getattr(pilot, k) for k in ("tp", "pp", "dp", "ep", "cp", "micro_batch_size")},
+        measured_step_time_s=fit.measured.step_time_s,
+        measured_tokens_per_s_per_card=fit.measured_tokens_per_s_per_card,
+        predicted_tokens_per_s_per_card=pilot.tokens_per_s / int(rp.scenario.cluster.cards or 1),
+        measured_comm_wait_share=fit.measured.comm_wait_share,
+        predicted_comm_wait_share=comm_wait_share(pilot),
+        calibrated_comm_wait_share=comm_wait_share(fit.calibrated),
+    )
+
+
+def _factors(fit: PilotFit) -> tuple[CalibrationFactor, ...]:
+    """The compute factor, and the communication factor where the pilot measured its wait."""
+    compute = CalibrationFactor(
+        name="compute",
+        value=fit.factors.compute,
+        scales="every compute rate of the step: GEMMs, attention, memory-bound kernels, optimizer",
+    )
+    if not fit.factors.comm_fitted:
+        return (compute,)
+    comm = CalibrationFactor(
+        name="communication",
+        value=fit.factors.comm,
+        scales="the achieved bandwidth of every collective (TP, CP, EP, PP, DP)",
+    )
+    return (compute, comm)
+
+
+BAND_RULE = (
+    "3% + 2% per doubling of cards, active parameters and sequence length + 5% per "
+    "mechanism the pilot did not exercise + 10% across chips, at most 50% (docs/calibration.md#band)"
+)
+
+
+def _band(width: float, tokens_per_s: float, tokens: float) -> CalibrationBand:
+    """tokens/s and training days at +-`width` (a fraction) of the calibrated plan's tokens/s."""
+    return CalibrationBand(
+        half_width_fraction=width,
+        low_tokens_per_s=tokens_per_s * (1.0 - width),
+        high_tokens_per_s=tokens_per_s * (1.0 + width),
+        low_training_days=tokens / (tokens_per_s * (1.0 + width)) / 86400.0,
+        high_training_days=tokens / (tokens_per_s * (1.0 - width)) / 86400.0,
+        rule=BAND_RULE,
+    )
 
 
 def section(
@@ -263,59 +325,23 @@ def section(
     r: Resolved,
     before: tuple[LayoutEval | None, int],
     after: tuple[LayoutEval, int],
-) -> dict[str, Any]:
+) -> CalibrationSection:
     """The result's `calibration` section: the pilot, each factor with its value and what it scales,
     the plan before and after calibration, what the extrapolation grows and the band."""
     target, cards = after
     tokens = r.scenario.training.tokens
-    rp, pilot = fit.resolved, fit.layout
-    factors = [
-        {
-            "name": "compute",
-            "value": fit.factors.compute,
-            "scales": "every compute rate of the step: GEMMs, attention, memory-bound kernels, optimizer",
-        }
-    ]
-    if fit.factors.comm_fitted:
-        factors.append(
-            {
-                "name": "communication",
-                "value": fit.factors.comm,
-                "scales": "the achieved bandwidth of every collective (TP, CP, EP, PP, DP)",
-            }
-        )
     width, new = band_half_width(fit, target, r, cards)
-    tps = target.tokens_per_s
-    return {
-        "pilot": {
-            "model": rp.model_name,
-            "accelerator": rp.accelerator.id,
-            "cards": rp.scenario.cluster.cards,
-            "layout": {k: getattr(pilot, k) for k in ("tp", "pp", "dp", "ep", "cp", "micro_batch_size")},
-            "measured_step_time_s": fit.measured.step_time_s,
-            "measured_tokens_per_s_per_card": fit.measured_tokens_per_s_per_card,
-            "predicted_tokens_per_s_per_card": pilot.tokens_per_s / int(rp.scenario.cluster.cards or 1),
-            "measured_comm_wait_share": fit.measured.comm_wait_share,
-            "predicted_comm_wait_share": comm_wait_share(pilot),
-            "calibrated_comm_wait_share": comm_wait_share(fit.calibrated),
-        },
-        "factors": factors,
-        "carried_across_chips": fit.carried_across_chips,
-        "target_accelerator": r.accelerator.id,
-        "before": _plan_figures(before[0], before[1], tokens),
-        "after": _plan_figures(target, cards, tokens),
-        "extrapolation": {
-            "changes": changes(fit, target, r, cards),
-            "growing_terms": growing_terms(fit.calibrated, target),
-            "new_mechanisms": new,
-        },
-        "band": {
-            "relative_half_width": width,
-            "tokens_per_s_low": tps * (1.0 - width),
-            "tokens_per_s_high": tps * (1.0 + width),
-            "training_days_low": tokens / (tps * (1.0 + width)) / 86400.0,
-            "training_days_high": tokens / (tps * (1.0 - width)) / 86400.0,
-            "rule": "3% + 2% per doubling of cards, active parameters and sequence length + 5% per "
-            "mechanism the pilot did not exercise + 10% across chips, at most 50% (docs/calibration.md#band)",
-        },
-    }
+    return CalibrationSection(
+        pilot=_pilot_summary(fit),
+        factors=_factors(fit),
+        carried_across_chips=fit.carried_across_chips,
+        target_accelerator=r.accelerator.id,
+        before=_plan_figures(before[0], before[1], tokens),
+        after=_plan_figures(target, cards, tokens),
+        extrapolation=Extrapolation(
+            changes=tuple(changes(fit, target, r, cards)),
+            growing_terms=tuple(growing_terms(fit.calibrated, target)),
+            new_mechanisms=tuple(new),
+        ),
+        band=_band(width, target.tokens_per_s, tokens),
+    )

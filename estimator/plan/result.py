@@ -30,31 +30,20 @@ from estimator.model.transformer import Architecture
 from estimator.money.cost import Cost
 from estimator.plan.evidence import Band
 from estimator.plan.inference import Serving
+from estimator.plan.result_calibration import CalibrationSection
+from estimator.plan.result_fields import OMIT, json_key, omitted
 from estimator.plan.uncertainty import Uncertainty
 
-# float fields without a unit, and why they have none
+# float fields without a unit, and why they have none: the name, or its last word (`predicted_mfu`,
+# `measured_comm_wait_share`)
 DIMENSIONLESS = {
     "mfu": "model FLOPs utilization, a share of peak",
-    "share": "capex / budget",
-    "deadline_miss_probability": "a probability",
-    "value": "an assumption's value (its unit is the row's `unit`) or a setting's (a flag's value)",
+    "share": "a part of a whole (capex / budget, a term's share of the step)",
+    "fraction": "a part of a whole (a band's half width relative to its centre)",
+    "probability": "a probability",
+    "value": "an assumption's value (its unit is the row's `unit`), a setting's, a factor's (a "
+    "multiplier) or a change's (in the unit its code names)",
 }
-
-
-def json_key(name: str, *, omit_none: bool = False) -> Any:
-    """A field whose JSON key is `name` (the contract's name, kept for stored results)."""
-    return dataclasses.field(metadata={"json": name, "omit_none": omit_none})
-
-
-OMIT = {"omit_none": True}  # left out of the JSON when None
-
-
-def omitted(json: str | None = None) -> Any:
-    """A field left out of the JSON when None (the contract has no key then), default None."""
-    meta: dict[str, Any] = {"omit_none": True}
-    if json is not None:
-        meta["json"] = json
-    return dataclasses.field(default=None, metadata=meta)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -277,9 +266,9 @@ class Result:
     power: Power
     cost: CostSection
     uncertainty: UncertaintySection
-    # scaleup, stack, goodput and calibration are still built as dicts by the modules that own them
-    # (cluster.supernode, plan.stack_sensitivity, plan.goodput, plan.pilot); they are the contract's
-    # JSON already and are kept as given
+    # scaleup, stack and goodput are still built as dicts by the modules that own them
+    # (cluster.supernode, plan.stack_sensitivity, plan.goodput); they are the contract's JSON
+    # already and are kept as given
     scaleup: Mapping[str, Any]
     stack: Mapping[str, Any]
     goodput: Mapping[str, Any] | None = omitted()
@@ -290,7 +279,7 @@ class Result:
     warnings: tuple[PlanWarning, ...]
     # the plan's own rows typed; plan.goodput's rows keep their own key order (contract JSON)
     assumptions: tuple[Assumption | Mapping[str, Any], ...]
-    calibration: Mapping[str, Any] | None = omitted()
+    calibration: CalibrationSection | None = dataclasses.field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,6 +12,7 @@ import typing
 import pytest
 
 from estimator.plan import result as result_types
+from estimator.plan import result_calibration
 from estimator.plan.compose import estimate, plan
 from estimator.plan.serialise import to_json_dict
 from tests import golden
@@ -41,8 +42,9 @@ PER = UNITS | {"token", "card", "node", "hour", "kwh"}
 
 RESULT_CLASSES = [
     cls
-    for _, cls in inspect.getmembers(result_types, inspect.isclass)
-    if dataclasses.is_dataclass(cls) and cls.__module__ == result_types.__name__
+    for module in (result_types, result_calibration)
+    for _, cls in inspect.getmembers(module, inspect.isclass)
+    if dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
 ]
 
 
@@ -52,6 +54,11 @@ def has_unit(name: str) -> bool:
     if any(p not in PER for p in pers):
         return False
     return any(head == u or head.endswith("_" + u) for u in UNITS)
+
+
+def dimensionless(name: str) -> bool:
+    """`name`, or its last word, is in the documented list (mfu, predicted_mfu, pilot_share)."""
+    return name in result_types.DIMENSIONLESS or name.rsplit("_", 1)[-1] in result_types.DIMENSIONLESS
 
 
 def float_fields(cls: type) -> list[str]:
@@ -85,17 +92,19 @@ def test_the_unit_rule_accepts_units_and_refuses_bare_names():
     ):
         assert has_unit(name), name
     for name in ("speed", "capex", "tokens_per_step", "days_per_thing", "ratio"):
-        assert not has_unit(name), name
+        assert not has_unit(name) and not dimensionless(name), name
+    assert dimensionless("predicted_mfu") and not dimensionless("mfu_ratio")
 
 
 def test_every_float_field_carries_its_unit_or_is_listed_as_dimensionless():
     assert len(RESULT_CLASSES) >= 10
     assert len(result_types.DIMENSIONLESS) <= 6  # a short list, each with its reason
+    assert all(reason for reason in result_types.DIMENSIONLESS.values())
     bare = [
         f"{cls.__name__}.{name}"
         for cls in RESULT_CLASSES
         for name in float_fields(cls)
-        if not has_unit(name) and name not in result_types.DIMENSIONLESS
+        if not has_unit(name) and not dimensionless(name)
     ]
     assert bare == []
     assert "wall_clock_days" in float_fields(result_types.ComputeSection)  # the check sees floats
@@ -146,3 +155,45 @@ def test_contract_names_differ_from_field_names_only_where_declared(plans):
     assert compute["target_days"] == c.target_days and "deadline_miss_probability" in compute
     given_cards = to_json_dict(plans["dense-cards-mfu-given"])["result"]["compute"]
     assert "target_days" not in given_cards and "meets_target" not in given_cards  # omitted when None
+
+
+def test_the_typed_calibration_is_written_under_the_contract_s_keys():
+    """A pilot of 8 H100 at 8 s per step of 64 x 8192 tokens (65,536 tokens/s, 8,192 per card)."""
+    pilot = {"cards": 8, "seq_len": 8192, "global_batch_tokens": 64 * 8192, "measured_step_time_s": 8.0}
+    scenario = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e12, "seq_len": 8192, "global_batch_tokens": 512 * 8192},
+        "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+        "cluster": {"cards": 64},
+        "calibration": {"pilot": pilot},
+    }
+    p = plan(scenario)
+    typed = p.result.calibration
+    assert typed is not None
+    section = to_json_dict(p)["result"]["calibration"]
+    assert list(section) == [
+        "pilot",
+        "factors",
+        "carried_across_chips",
+        "target_accelerator",
+        "before",
+        "after",
+        "extrapolation",
+        "band",
+    ]
+    assert section["pilot"]["measured_tokens_per_s_per_card"] == pytest.approx(
+        64 * 8192 / 8.0 / 8
+    )  # tokens per step / s / cards
+    band, w = section["band"], typed.band.half_width_fraction
+    assert list(band)[:5] == [
+        "relative_half_width",
+        "tokens_per_s_low",
+        "tokens_per_s_high",
+        "training_days_low",
+        "training_days_high",
+    ]
+    tps = section["after"]["tokens_per_s"]
+    assert band["tokens_per_s_low"] == pytest.approx(tps * (1 - w)) and band["relative_half_width"] == w
+    assert band["training_days_high"] == pytest.approx(1e12 / (tps * (1 - w)) / 86400)
+    change = {c["code"]: (c["pilot"], c["target"]) for c in section["extrapolation"]["changes"]}
+    assert change["cards"] == (8, 64)
