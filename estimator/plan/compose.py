@@ -40,7 +40,8 @@ from estimator.money.rollup import Counts, Sizing, rollup
 from estimator.plan import goodput
 from estimator.plan.chosen import ClusterChoice, Sized
 from estimator.plan.goodput import cards_for_deadline_with_failures
-from estimator.plan.pilot import calibrated, fit_pilot, section
+from estimator.plan.pilot import calibrated, fit_pilot
+from estimator.plan.pilot_section import section
 from estimator.plan.refusal import refusal
 from estimator.plan.result import Affords, Plan, Result
 from estimator.plan.sections import assemble
