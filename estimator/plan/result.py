@@ -168,7 +168,10 @@ class UncertaintySection:
     def mfu_triangle(self) -> tuple[float, float, float] | None:
         """(low, mode, high) of the MFU the Monte Carlo drew, None when it drew none."""
         mfu = self.monte_carlo.inputs.get("mfu")
-        return tuple(mfu) if mfu is not None and len(mfu) == 3 else None  # type: ignore[return-value]
+        if mfu is None or len(mfu) != 3:
+            return None
+        low, mode, high = mfu
+        return (low, mode, high)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
