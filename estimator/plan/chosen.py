@@ -10,7 +10,7 @@ from typing import Any
 from estimator.cluster.network import Fabric
 from estimator.cluster.storage import Storage
 from estimator.layout.search import LayoutSearch
-from estimator.money.pricing import Equipment
+from estimator.money.rollup import Equipment
 
 # money.rollup.rollup's flat result: dotted names -> numpy scalars, and its objects under "_power",
 # "_cost", "_scaleup" (the roll-up is money's and keeps its shape)

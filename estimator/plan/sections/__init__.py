@@ -18,7 +18,7 @@ from estimator.plan.advice import advise
 from estimator.plan.chosen import Sized
 from estimator.plan.goodput import advice as goodput_advice
 from estimator.plan.goodput import assumptions as goodput_assumptions
-from estimator.plan.inference import Serving
+from estimator.plan.inference import Deployment, Serving
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.result import AdviceItem, CostSection, Result, Setting
 from estimator.plan.sections.assumptions import assumptions
@@ -123,14 +123,12 @@ def _serving(r: Resolved, peak: float) -> Serving | None:
         return None
     return size_serving(
         r.arch,
+        Deployment(
+            sv.cards or r.cards_per_node, sv.context_len, sv.concurrency, sv.kv_dtype, sv.weights_dtype
+        ),
         params_total=r.counts.total,
         params_active=r.counts.active,
         hbm_bytes_per_card=r.accelerator.hbm_bytes,
         hbm_bandwidth_bytes_per_s=r.accelerator.hbm_bandwidth_bytes_per_s,
-        cards=sv.cards or r.cards_per_node,
-        context_len=sv.context_len,
-        concurrency=sv.concurrency,
-        kv_dtype=sv.kv_dtype,
-        weights_dtype=sv.weights_dtype,
         peak_flops=peak,
     )

@@ -12,7 +12,7 @@ from estimator.contract.price_book import assumption as price_book_assumption
 from estimator.contract.price_book import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
 from estimator.layout.stacks import StackProfile
-from estimator.money.pricing import Equipment
+from estimator.money.rollup import Equipment
 from estimator.plan.chosen import ClusterChoice
 from estimator.plan.result import Assumption
 

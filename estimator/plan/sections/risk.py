@@ -11,7 +11,7 @@ from estimator.layout.stacks import StackProfile
 from estimator.plan import evidence
 from estimator.plan.chosen import ClusterChoice, Roll
 from estimator.plan.result import MfuBand, UncertaintySection
-from estimator.plan.uncertainty import monte_carlo, triangle_from_quantiles
+from estimator.plan.uncertainty import UncertainPrices, monte_carlo, triangle_from_quantiles
 
 ASSUMED_MFU_SPREAD = 0.25  # +-25 % around a given MFU without a range: an assumption, said so
 
@@ -68,16 +68,18 @@ def uncertainty_section(
         cards=int(roll["compute.cards"]),
         peak_flops=peak,
         mfu=mfu_triangle,
-        cloud_usd_per_card_hour=_spread(pr["cloud_usd_per_card_hour"], spread),
-        capex_total_usd=_spread(float(roll["_cost"].capex_total_usd), spread),
-        facility_w=float(roll["power.facility_w"]),
-        electricity_usd_per_kwh=_spread(pr["electricity_usd_per_kwh"], spread),
-        depreciation_years=pr["depreciation_years"],
-        utilization=pr["utilization"],
-        it_w=float(roll["power.it_w"]),
+        prices=UncertainPrices(
+            cloud_usd_per_card_hour=_spread(pr["cloud_usd_per_card_hour"], spread),
+            capex_total_usd=_spread(float(roll["_cost"].capex_total_usd), spread),
+            facility_w=float(roll["power.facility_w"]),
+            electricity_usd_per_kwh=_spread(pr["electricity_usd_per_kwh"], spread),
+            depreciation_years=pr["depreciation_years"],
+            utilization=pr["utilization"],
+            it_w=float(roll["power.it_w"]),
+            currency=s.cost.currency,
+            usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
+        ),
         draws=u.samples,
         seed=u.seed,
-        currency=s.cost.currency,
-        usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
     )
     return UncertaintySection(monte_carlo=result, mfu_band=band)
