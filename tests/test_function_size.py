@@ -24,7 +24,6 @@ MAX_PARAMS = 12
 ALLOWED: dict[str, str] = {
     "layout/steptime/moe.expert_time_s": "being split by its owner (issue 19 item 2, step time)",
     "layout/steptime/step._layer_terms": "being split by its owner (issue 19 item 2, step time)",
-    "plan/sections._assumptions": "being split by its owner (issue 19 item 2, plan result)",
 }
 
 

@@ -5,6 +5,7 @@ A missing or malformed key reads as None."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from estimator.catalog.entries import ASCEND_FAMILIES
@@ -24,12 +25,12 @@ def first_of(*values: float | None) -> float | None:
     return next((v for v in values if v is not None), None)
 
 
-def cards_per_node(s: dict[str, Any], r: dict[str, Any]) -> float | None:
+def cards_per_node(s: Mapping[str, Any], r: Mapping[str, Any]) -> float | None:
     """Cards per node: the scenario's, else the plan's."""
     return first_of(number_at(s, "hardware.cards_per_node"), number_at(r, "compute.cards_per_node"))
 
 
-def scaleup_domain(s: dict[str, Any], r: dict[str, Any]) -> float | None:
+def scaleup_domain(s: Mapping[str, Any], r: Mapping[str, Any]) -> float | None:
     """Cards in one HCCS/NVLink domain (384 on CloudMatrix), else cards per node."""
     return first_of(
         number_at(r, "compute.scaleup_domain_cards"),
@@ -38,7 +39,7 @@ def scaleup_domain(s: dict[str, Any], r: dict[str, Any]) -> float | None:
     )
 
 
-def is_ascend(s: dict[str, Any], r: dict[str, Any]) -> bool:
+def is_ascend(s: Mapping[str, Any], r: Mapping[str, Any]) -> bool:
     """Whether the plan runs on Huawei Ascend: the accelerator's catalog `chip_family` (the plan's
     compute.chip_family, else an inline accelerator's own), never a guess from its id."""
     family = get_path(r, "compute.chip_family")

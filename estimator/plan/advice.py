@@ -29,7 +29,7 @@ The article's starting configuration (section 7.1) is estimator.plan.starting_co
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from estimator.contract.readings import bubble_fraction, first_of, is_ascend, number_at, scaleup_domain
@@ -45,6 +45,7 @@ FLAT_NETWORK_MAX_NODES = 16  # article 3.2: flat up to ~10 servers, leaf-spine b
 HCCL_BUFFSIZE_MAX_SANE_MB = 1024  # each communicator reserves 2 x this (CANN env-var reference)
 
 Advice = dict[str, Any]
+Doc = Mapping[str, Any]  # the contract's JSON (the normalized scenario, the result so far), read only
 
 
 def _advice(
@@ -52,7 +53,7 @@ def _advice(
     severity: str,
     message: str,
     suggestion: str,
-    params: dict[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
     suggestion_code: str | None = None,
 ) -> Advice:
     """One piece of advice: `code` and `params` for the reader's language (the web layer renders
@@ -71,7 +72,7 @@ def _advice(
 # --- rules ------------------------------------------------------------------------------------
 
 
-def _memory_does_not_fit(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _memory_does_not_fit(s: Doc, r: Doc) -> Advice | None:
     if get_path(r, "memory.fits") is not False:
         return None
     total, hbm = number_at(r, "memory.per_card_bytes.total"), number_at(r, "memory.hbm_bytes")
@@ -97,7 +98,7 @@ def _memory_does_not_fit(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     )
 
 
-def _tp_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _tp_crosses_node(s: Doc, r: Doc) -> Advice | None:
     tp, domain = number_at(r, "parallelism.tp"), scaleup_domain(s, r)
     if tp is None or domain is None or tp <= domain:
         return None
@@ -112,7 +113,7 @@ def _tp_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     )
 
 
-def _bubble_over_20pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _bubble_over_20pct(s: Doc, r: Doc) -> Advice | None:
     bubble, pp = number_at(r, "parallelism.bubble_fraction"), number_at(r, "parallelism.pp")
     if bubble is None or bubble <= BUBBLE_LIMIT:
         return None
@@ -148,7 +149,7 @@ def _bubble_over_20pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     )
 
 
-def _comm_wait_over_30pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _comm_wait_over_30pct(s: Doc, r: Doc) -> Advice | None:
     """Assumes breakdown_s holds the exposed (not overlapped) part of each communication, which is
     how the step-time model adds them up to step_time_s."""
     step = number_at(r, "parallelism.step_time_s")
@@ -180,7 +181,7 @@ def _comm_wait_over_30pct(s: dict[str, Any], r: dict[str, Any]) -> Advice | None
     )
 
 
-def _oversubscribed_fabric_dp(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _oversubscribed_fabric_dp(s: Doc, r: Doc) -> Advice | None:
     ratio = first_of(number_at(r, "network.oversubscription"), number_at(s, "network.oversubscription"))
     dp, nodes = number_at(r, "parallelism.dp"), number_at(r, "compute.nodes")
     leaves, tiers = number_at(r, "network.leaf_switches"), number_at(r, "network.tiers")
@@ -200,7 +201,7 @@ def _oversubscribed_fabric_dp(s: dict[str, Any], r: dict[str, Any]) -> Advice | 
     )
 
 
-def _flat_network_too_large(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _flat_network_too_large(s: Doc, r: Doc) -> Advice | None:
     tiers, nodes = number_at(r, "network.tiers"), number_at(r, "compute.nodes")
     if tiers is None or nodes is None or tiers != 1 or nodes <= FLAT_NETWORK_MAX_NODES:
         return None
@@ -214,7 +215,7 @@ def _flat_network_too_large(s: dict[str, Any], r: dict[str, Any]) -> Advice | No
     )
 
 
-def _zero3_unneeded(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _zero3_unneeded(s: Doc, r: Doc) -> Advice | None:
     if number_at(r, "parallelism.zero_stage") != 3 or get_path(r, "memory.fits_with_zero2") is not True:
         return None
     return _advice(
@@ -226,7 +227,7 @@ def _zero3_unneeded(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     )
 
 
-def _fp32_precision(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _fp32_precision(s: Doc, r: Doc) -> Advice | None:
     prec = get_path(s, "training.precision")
     if not isinstance(prec, str) or prec.lower() not in ("fp32", "float32"):
         return None
@@ -239,7 +240,7 @@ def _fp32_precision(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     )
 
 
-def _hccl_buffer(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _hccl_buffer(s: Doc, r: Doc) -> Advice | None:
     cards = first_of(number_at(r, "compute.cards"), number_at(s, "cluster.cards"))
     if not is_ascend(s, r) or cards is None or cards <= 1:
         return None
@@ -265,7 +266,7 @@ def _hccl_buffer(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     return out
 
 
-def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _ep_crosses_node(s: Doc, r: Doc) -> Advice | None:
     """The EP group leaves the scale-up domain: its members sit expert_tp ranks apart under MoE
     parallel folding (tp apart in the classic layout), so it spans ep·expert_tp consecutive ranks."""
     ep, tp, domain = (
@@ -293,7 +294,7 @@ def _ep_crosses_node(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     return out
 
 
-def _mfu_optimistic(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
+def _mfu_optimistic(s: Doc, r: Doc) -> Advice | None:
     mfu = number_at(s, "efficiency.mfu")
     if mfu is None or mfu <= MFU_PLAUSIBLE_MAX:
         return None
@@ -306,7 +307,7 @@ def _mfu_optimistic(s: dict[str, Any], r: dict[str, Any]) -> Advice | None:
     )
 
 
-RULES: dict[str, Callable[[dict[str, Any], dict[str, Any]], Advice | None]] = {
+RULES: dict[str, Callable[[Doc, Doc], Advice | None]] = {
     "memory-does-not-fit": _memory_does_not_fit,
     "tp-crosses-node": _tp_crosses_node,
     "bubble-over-20pct": _bubble_over_20pct,
@@ -324,7 +325,7 @@ RULES: dict[str, Callable[[dict[str, Any], dict[str, Any]], Advice | None]] = {
 }
 
 
-def advise(scenario: dict[str, Any], result: dict[str, Any]) -> list[Advice]:
+def advise(scenario: Doc, result: Doc) -> list[Advice]:
     """Every rule that fires, in RULES order: [{code, severity, message, suggestion}]."""
     s = scenario if isinstance(scenario, dict) else {}
     r = result if isinstance(result, dict) else {}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,6 @@ from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import Resolved, normalized, resolve
 from estimator.contract.scenario import Cluster, validate_shape
 from estimator.errors import ScenarioError
-from estimator.jsonio import to_jsonable
 from estimator.layout.batch_search import any_fits, best_layouts
 from estimator.layout.memory import Buffers
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, search
@@ -40,21 +38,16 @@ from estimator.money.budget import cards_for_budget
 from estimator.money.pricing import equipment, facility, model_flops, prices, storage_inputs
 from estimator.money.rollup import Counts, Sizing, rollup
 from estimator.plan import goodput
+from estimator.plan.chosen import ClusterChoice, Sized
 from estimator.plan.goodput import cards_for_deadline_with_failures
-from estimator.plan.pilot import calibrated, fit_pilot, section
+from estimator.plan.pilot import calibrated, fit_pilot
+from estimator.plan.pilot_section import section
 from estimator.plan.refusal import refusal
+from estimator.plan.result import Affords, Plan, Result
 from estimator.plan.sections import assemble
+from estimator.plan.serialise import to_json_dict
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
-
-
-@dataclass(frozen=True)
-class ClusterChoice:
-    cards: int
-    mfu: float
-    mfu_source: str  # "given" or "predicted"
-    fabric: Fabric
-    layouts: LayoutSearch
 
 
 def fabric_for(r: Resolved, cards: int) -> Fabric:
@@ -361,33 +354,27 @@ def _counts_from_designs(fabric: Fabric, storage: Storage) -> Counts:
 
 
 def estimate(data: Any, books: Mapping[str, PriceBook] | None = None) -> dict[str, Any]:
-    """Validate a scenario dict and plan it: {scenario (normalized), result, engine_version, catalog_version}.
+    """Validate a scenario dict and plan it: {scenario (normalized), result, engine_version, catalog_version},
+    the contract's JSON of plan() (plan.serialise.to_json_dict).
     `books`: price books by reference, for a scenario whose `cost.price_book` names one.
 
     Raises ScenarioError (field path + sentence) for anything wrong with the input.
     """
+    return to_json_dict(plan(data, books))
+
+
+def plan(data: Any, books: Mapping[str, PriceBook] | None = None) -> Plan:
+    """Validate a scenario dict and plan it: the typed plan (estimator.plan.result.Plan).
+    Raises ScenarioError as estimate() does."""
     scenario = validate_shape(data)
     resolved = resolve(scenario, books)
     result = build_result(resolved)
-    return {
-        "scenario": normalized(resolved),
-        "result": to_jsonable(result),
-        "engine_version": ENGINE_VERSION,
-        "catalog_version": catalog.CATALOG_VERSION,
-    }
-
-
-@dataclass(frozen=True)
-class Sized:
-    """A plan's cluster and its roll-up of time, power and cost (before the result sections)."""
-
-    flops: dict[str, float]
-    peak: float
-    choice: ClusterChoice
-    storage: Storage
-    equipment: Any
-    prices: dict[str, float]
-    roll: dict[str, Any]
+    return Plan(
+        scenario=normalized(resolved),
+        result=result,
+        engine_version=ENGINE_VERSION,
+        catalog_version=catalog.CATALOG_VERSION,
+    )
 
 
 def size_plan(r: Resolved) -> Sized:
@@ -417,7 +404,7 @@ def size_plan(r: Resolved) -> Sized:
     return Sized(flops, peak, choice, storage, eq, pr, roll)
 
 
-def budget_affords(r: Resolved, own: Sized | None = None) -> dict[str, Any] | None:
+def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
     """What the budget buys: the budget-sized plan of the same scenario, with the same search
     (size_plan with cluster.budget, as a scenario sized by budget plans), so every report that says
     what a budget buys gives the same cards, capex and days (CHANGELOG 2.15.0). `own`: the plan's
@@ -434,24 +421,26 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> dict[str, Any] | No
         except ScenarioError:
             return None
     roll = own.roll
-    out = {
-        "cards": int(roll["compute.cards"]),
-        "nodes": int(roll["compute.nodes"]),
-        "capex": float(roll["cost.capex.total"]),
-        "days": float(roll["compute.wall_clock_days"]),
-        "mfu": own.choice.mfu,
-        "mfu_source": own.choice.mfu_source,
-    }
+    days = float(roll["compute.wall_clock_days"])
+    compute_days = None
     if s.reliability.failures:  # the days it needs with interruptions, checkpoints and restarts
         try:
-            out["days"], out["compute_days"] = _goodput(r, own)["wall_clock_days"], out["days"]
+            days, compute_days = _goodput(r, own)["wall_clock_days"], days
         except ScenarioError:  # that cluster never finishes between its interruptions
-            out["days"], out["compute_days"] = float("inf"), out["days"]
-    return out
+            days, compute_days = float("inf"), days
+    return Affords(
+        cards=int(roll["compute.cards"]),
+        nodes=int(roll["compute.nodes"]),
+        capex_in_currency=float(roll["cost.capex.total"]),
+        wall_clock_days=days,
+        mfu=own.choice.mfu,
+        mfu_source=own.choice.mfu_source,
+        compute_days=compute_days,
+    )
 
 
-def build_result(r: Resolved) -> dict[str, Any]:
-    """The result sections of the contract (docs/architecture.md#scenario-contract) for a resolved scenario.
+def build_result(r: Resolved) -> Result:
+    """The result of the contract (docs/architecture.md#the-result) for a resolved scenario.
 
     With calibration.pilot (estimator.plan.pilot) the plan uses the pilot's fitted factors and keeps
     the cluster it would have chosen before, for the report's before/after."""
@@ -466,13 +455,16 @@ def build_result(r: Resolved) -> dict[str, Any]:
     z = size_plan(r)
     problem = layout_problem(r, z.choice.cards, z.choice.fabric)
     good = _goodput(r, z)
-    result = assemble(r, z.flops, z.peak, z.choice, z.storage, z.equipment, z.prices, z.roll, problem, good)
-    if "budget" in result:
-        result["budget"]["affords"] = budget_affords(r, z)
+    result = assemble(r, z, problem, good)
+    if result.budget is not None:
+        result = dataclasses.replace(
+            result, budget=dataclasses.replace(result.budget, affords=budget_affords(r, z))
+        )
     shown = z.choice.layouts.best or z.choice.layouts.closest  # the layout the result's parallelism shows
     if fit is not None and before is not None and shown is not None:
         first = before.layouts.best or before.layouts.closest
-        result["calibration"] = section(fit, r, (first, before.cards), (shown, z.choice.cards))
+        calibration = section(fit, r, (first, before.cards), (shown, z.choice.cards))
+        result = dataclasses.replace(result, calibration=calibration)
     return result
 
 
@@ -481,7 +473,7 @@ def problem_at(r: Resolved, cards: int) -> LayoutProblem:
     return layout_problem(r, cards, fabric_for(r, cards))
 
 
-def _goodput(r: Resolved, z: Sized) -> dict[str, Any]:
+def _goodput(r: Resolved, z: Sized) -> Mapping[str, Any]:
     """result.goodput of a sized plan; a run that never finishes is refused with its reason."""
     cards = z.choice.cards
     out = goodput.section(

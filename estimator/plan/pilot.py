@@ -1,5 +1,6 @@
 """The scenario's `calibration.pilot`: resolve the pilot run, refuse an implausible one, fit its
-factors (estimator.plan.calibration) and describe what the extrapolation to the target grows.
+factors (estimator.plan.calibration); estimator.plan.pilot_section describes what the
+extrapolation to the target grows (the result's `calibration`).
 
 The pilot is the scenario with its own cards, batch, sequence length, layout (searched when
 absent) and, where named, its own model, hardware and stack; every error it raises names its path
@@ -10,7 +11,6 @@ docs/calibration.md states the rules (guard rails, band)."""
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -19,12 +19,10 @@ from estimator.contract.resolve import Resolved, resolve
 from estimator.contract.scenario import Pilot, Scenario, validate_shape
 from estimator.errors import FieldError, ScenarioError
 from estimator.layout.search import LayoutEval, LayoutProblem, search
-from estimator.layout.steptime import BREAKDOWN_KEYS
 from estimator.plan.calibration import (
     Factors,
     Measured,
     check_plausible,
-    comm_wait_share,
     evaluate_pinned,
     fit_factors,
     layout_fixed,
@@ -42,20 +40,6 @@ _PATHS = (
     ("model", "model"),
     ("hardware", "hardware"),
 )
-
-# The band around the calibrated prediction (docs/calibration.md#band): a relative half-width of
-# BAND_BASE (the pilot's own run-to-run spread: published figures of one recipe across container
-# releases differ by 1-3 %, docs/sources.md#megatron-bridge) plus BAND_PER_DOUBLING per doubling (or
-# halving) of cards, of active parameters and of sequence length from pilot to target,
-# BAND_PER_MECHANISM per mechanism the target uses that the pilot did not exercise (pipeline
-# bubble, cross-node traffic, TP, EP, CP, recomputation), and
-# BAND_ACROSS_CHIPS when the factor was measured on another chip; at most BAND_MAX.
-BAND_BASE = 0.03
-BAND_PER_DOUBLING = 0.02
-BAND_PER_MECHANISM = 0.05
-BAND_ACROSS_CHIPS = 0.10
-BAND_MAX = 0.5
-GROWTH_MIN_SHARE = 0.01  # a term "grows" when its share of the step rises by at least 1 point
 
 
 @dataclass(frozen=True)
@@ -171,151 +155,3 @@ def fit_pilot(r: Resolved, problem_for: ProblemFor) -> PilotFit:
 def calibrated(r: Resolved, fit: PilotFit) -> Resolved:
     """The target scenario with the pilot's factors at the step-time model's hooks."""
     return dataclasses.replace(r, compute_factor=fit.factors.compute, comm_factor=fit.factors.comm)
-
-
-def _nodes(cards: int, per_node: int) -> int:
-    return -(-cards // per_node)
-
-
-def changes(fit: PilotFit, target: LayoutEval, r: Resolved, cards: int) -> list[dict[str, Any]]:
-    """What differs from pilot to target: {code, pilot, target} for the cards, the active parameters,
-    the DP size, the nodes (cross-node traffic) and the TP, PP (bubble), EP and CP degrees."""
-    pilot, rp = fit.layout, fit.resolved
-    items = [
-        ("cards", fit.resolved.scenario.cluster.cards, cards),
-        ("active-params", rp.counts.active, r.counts.active),
-        ("dp-size", pilot.dp, target.dp),
-        (
-            "nodes",
-            _nodes(pilot.dp * pilot.tp * pilot.pp * pilot.cp, rp.cards_per_node),
-            _nodes(cards, r.cards_per_node),
-        ),
-        ("tensor-parallel", pilot.tp, target.tp),
-        ("pipeline", pilot.pp, target.pp),
-        ("expert-parallel", pilot.ep, target.ep),
-        ("context-parallel", pilot.cp, target.cp),
-    ]
-    return [{"code": code, "pilot": a, "target": b} for code, a, b in items if a != b]
-
-
-def growing_terms(pilot: LayoutEval, target: LayoutEval) -> list[dict[str, Any]]:
-    """Breakdown terms whose share of the step grows from the calibrated pilot to the target by at
-    least GROWTH_MIN_SHARE: {term, pilot_share, target_share}, largest growth first."""
-    out = []
-    for key in BREAKDOWN_KEYS:
-        a = pilot.breakdown_s[key] / pilot.step_time_s
-        b = target.breakdown_s[key] / target.step_time_s
-        if b - a >= GROWTH_MIN_SHARE:
-            out.append({"term": key, "pilot_share": a, "target_share": b})
-    return sorted(out, key=lambda t: t["pilot_share"] - t["target_share"])
-
-
-def _new_mechanisms(pilot: LayoutEval, target: LayoutEval, pilot_nodes: int, target_nodes: int) -> list[str]:
-    """Mechanisms the target runs that the pilot did not exercise (so its factor says nothing of them)."""
-    out = []
-    for name, a, b in (("tensor-parallel", pilot.tp, target.tp), ("pipeline", pilot.pp, target.pp)):
-        if a == 1 < b:
-            out.append(name)
-    for name, a, b in (("expert-parallel", pilot.ep, target.ep), ("context-parallel", pilot.cp, target.cp)):
-        if a == 1 < b:
-            out.append(name)
-    if pilot_nodes == 1 < target_nodes:
-        out.append("cross-node")
-    if pilot.recompute == "none" != target.recompute:
-        out.append("recompute")
-    return out
-
-
-def band_half_width(fit: PilotFit, target: LayoutEval, r: Resolved, cards: int) -> tuple[float, list[str]]:
-    """The band's relative half-width (docs/calibration.md#band) and the new mechanisms it counts."""
-    rp = fit.resolved
-    pilot_cards = int(rp.scenario.cluster.cards or 1)
-    doublings = (
-        abs(math.log2(cards / pilot_cards))
-        + abs(math.log2(r.counts.active / rp.counts.active))
-        + abs(math.log2(r.seq_len / rp.seq_len))
-    )
-    new = _new_mechanisms(
-        fit.layout, target, _nodes(pilot_cards, rp.cards_per_node), _nodes(cards, r.cards_per_node)
-    )
-    width = BAND_BASE + BAND_PER_DOUBLING * doublings + BAND_PER_MECHANISM * len(new)
-    if fit.carried_across_chips:
-        width += BAND_ACROSS_CHIPS
-    return min(width, BAND_MAX), new
-
-
-def _plan_figures(best: LayoutEval | None, cards: int, tokens: float) -> dict[str, Any] | None:
-    """Cards, tokens/s, step time, MFU and compute days (tokens / tokens/s) of one plan."""
-    if best is None:
-        return None
-    return {
-        "cards": cards,
-        "tokens_per_s": best.tokens_per_s,
-        "tokens_per_s_per_card": best.tokens_per_s / cards,
-        "step_time_s": best.step_time_s,
-        "predicted_mfu": best.predicted_mfu,
-        "training_days": tokens / best.tokens_per_s / 86400.0,
-    }
-
-
-def section(
-    fit: PilotFit,
-    r: Resolved,
-    before: tuple[LayoutEval | None, int],
-    after: tuple[LayoutEval, int],
-) -> dict[str, Any]:
-    """The result's `calibration` section: the pilot, each factor with its value and what it scales,
-    the plan before and after calibration, what the extrapolation grows and the band."""
-    target, cards = after
-    tokens = r.scenario.training.tokens
-    rp, pilot = fit.resolved, fit.layout
-    factors = [
-        {
-            "name": "compute",
-            "value": fit.factors.compute,
-            "scales": "every compute rate of the step: GEMMs, attention, memory-bound kernels, optimizer",
-        }
-    ]
-    if fit.factors.comm_fitted:
-        factors.append(
-            {
-                "name": "communication",
-                "value": fit.factors.comm,
-                "scales": "the achieved bandwidth of every collective (TP, CP, EP, PP, DP)",
-            }
-        )
-    width, new = band_half_width(fit, target, r, cards)
-    tps = target.tokens_per_s
-    return {
-        "pilot": {
-            "model": rp.model_name,
-            "accelerator": rp.accelerator.id,
-            "cards": rp.scenario.cluster.cards,
-            "layout": {k: getattr(pilot, k) for k in ("tp", "pp", "dp", "ep", "cp", "micro_batch_size")},
-            "measured_step_time_s": fit.measured.step_time_s,
-            "measured_tokens_per_s_per_card": fit.measured_tokens_per_s_per_card,
-            "predicted_tokens_per_s_per_card": pilot.tokens_per_s / int(rp.scenario.cluster.cards or 1),
-            "measured_comm_wait_share": fit.measured.comm_wait_share,
-            "predicted_comm_wait_share": comm_wait_share(pilot),
-            "calibrated_comm_wait_share": comm_wait_share(fit.calibrated),
-        },
-        "factors": factors,
-        "carried_across_chips": fit.carried_across_chips,
-        "target_accelerator": r.accelerator.id,
-        "before": _plan_figures(before[0], before[1], tokens),
-        "after": _plan_figures(target, cards, tokens),
-        "extrapolation": {
-            "changes": changes(fit, target, r, cards),
-            "growing_terms": growing_terms(fit.calibrated, target),
-            "new_mechanisms": new,
-        },
-        "band": {
-            "relative_half_width": width,
-            "tokens_per_s_low": tps * (1.0 - width),
-            "tokens_per_s_high": tps * (1.0 + width),
-            "training_days_low": tokens / (tps * (1.0 + width)) / 86400.0,
-            "training_days_high": tokens / (tps * (1.0 - width)) / 86400.0,
-            "rule": "3% + 2% per doubling of cards, active parameters and sequence length + 5% per "
-            "mechanism the pilot did not exercise + 10% across chips, at most 50% (docs/calibration.md#band)",
-        },
-    }

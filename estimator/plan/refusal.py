@@ -17,6 +17,7 @@ one FieldError carries:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from estimator.contract.resolve import Resolved
@@ -49,11 +50,11 @@ RULES = {
 }
 
 
-def _layout_text(layout: dict[str, Any]) -> str:
+def _layout_text(layout: Mapping[str, Any]) -> str:
     return ", ".join(f"{k} {v}" for k, v in layout.items() if k != "predicted_mfu")
 
 
-def _field(r: Resolved, fixed: dict[str, Any]) -> str:
+def _field(r: Resolved, fixed: Mapping[str, Any]) -> str:
     if len(fixed) == 1:
         return f"parallelism.{next(iter(fixed))}"
     if fixed:

@@ -4,6 +4,7 @@ params}, on the contract dicts only, telling the same story as the chosen layout
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from estimator.contract.readings import bubble_fraction, is_ascend, number_at
@@ -32,6 +33,9 @@ ENVIRONMENT_SETTINGS = (
     "NCCL_BUFFSIZE",
 )
 SETTINGS = TRAINING_SETTINGS + ENVIRONMENT_SETTINGS
+
+
+Doc = Mapping[str, Any]  # the contract's JSON (the normalized scenario, the result so far), read only
 
 
 def _setting(
@@ -64,7 +68,7 @@ _RECOMPUTE_REASONS = {
 }
 
 
-def _recompute_row(r: dict[str, Any], fits: Any) -> dict[str, Any]:
+def _recompute_row(r: Doc, fits: Any) -> dict[str, Any]:
     """Recomputation as the chosen layout has it (one story with 'the layout'), full when nothing fits."""
     chosen = get_path(r, "parallelism.recompute")
     if fits is False:
@@ -76,7 +80,7 @@ def _recompute_row(r: dict[str, Any], fits: Any) -> dict[str, Any]:
     return _setting("recompute", chosen, _RECOMPUTE_REASONS[chosen], f"start.recompute.{chosen}")
 
 
-def _micro_batches_row(r: dict[str, Any], pp: float) -> dict[str, Any]:
+def _micro_batches_row(r: Doc, pp: float) -> dict[str, Any]:
     m = number_at(r, "parallelism.micro_batches")
     if pp <= 1:
         return _setting(
@@ -111,7 +115,7 @@ def _micro_batches_row(r: dict[str, Any], pp: float) -> dict[str, Any]:
     return _setting("micro_batches", f"{lo}-{hi}", reason, "start.micro_batches.range", params)
 
 
-def _zero_row(r: dict[str, Any], pp: float, fits_z2: Any) -> dict[str, Any]:
+def _zero_row(r: Doc, pp: float, fits_z2: Any) -> dict[str, Any]:
     """The chosen layout's ZeRO stage when there is one; else the article's rule."""
     chosen = number_at(r, "parallelism.zero_stage")
     fits = get_path(r, "memory.fits")
@@ -149,7 +153,7 @@ def _zero_row(r: dict[str, Any], pp: float, fits_z2: Any) -> dict[str, Any]:
     )
 
 
-def _folding_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
+def _folding_rows(r: Doc) -> list[dict[str, Any]]:
     """The chosen layout's MoE folding and uneven pipeline split as Megatron-Core flags."""
     out = []
     ep, etp = number_at(r, "parallelism.ep"), number_at(r, "parallelism.expert_tp")
@@ -190,7 +194,7 @@ def _folding_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _vendor_rows(s: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
+def _vendor_rows(s: Doc, r: Doc) -> list[dict[str, Any]]:
     if is_ascend(s, r):
         nodes = number_at(r, "compute.nodes") or 1
         return [
@@ -238,7 +242,7 @@ def _vendor_rows(s: dict[str, Any], r: dict[str, Any]) -> list[dict[str, Any]]:
 LAYOUT_FIELDS = ("tp", "pp", "virtual_stages", "dp", "ep", "cp", "micro_batch_size", "sequence_parallel")
 
 
-def _layout_row(r: dict[str, Any]) -> dict[str, Any]:
+def _layout_row(r: Doc) -> dict[str, Any]:
     """The chosen layout as planned, interleaved (virtual) stages, EP, CP, micro-batch and sequence
     parallelism included; `params` holds its fields so the row is the layout, not a summary of it."""
     par = get_path(r, "parallelism") or {}
@@ -262,7 +266,7 @@ def _layout_row(r: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def starting_configuration(scenario: dict[str, Any], result: dict[str, Any]) -> list[dict[str, Any]]:
+def starting_configuration(scenario: Doc, result: Doc) -> list[dict[str, Any]]:
     """The article's 7.1 table filled in for this plan, consistent with the chosen layout (its
     recomputation, ZeRO stage and micro-batches): [{setting, value, reason, code, params}]."""
     s = scenario if isinstance(scenario, dict) else {}

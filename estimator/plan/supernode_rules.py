@@ -21,10 +21,11 @@ per token as power ratio / speedup (supernode.versus_nodes).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 Advice = dict[str, Any]
-Doc = dict[str, Any]
+Doc = Mapping[str, Any]  # the contract's JSON (the normalized scenario, the result so far), read only
 
 
 def _section(r: Doc) -> Doc | None:

@@ -1,0 +1,118 @@
+"""result.assumptions: the inputs behind the numbers, each with `code` (what it is, rendered in the
+reader's language with `params`), value, unit and source; `source_code` where the source is generic
+rather than a title. Prices are converted to the report's currency (cost.currency)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from estimator.contract.price_book import assumption as price_book_assumption
+from estimator.contract.price_book import electricity_usd, source_text
+from estimator.contract.resolve import Resolved
+from estimator.layout.stacks import StackProfile
+from estimator.money.rollup import Equipment
+from estimator.plan.chosen import ClusterChoice
+from estimator.plan.result import Assumption
+
+GENERIC = "catalog defaults / scenario"
+
+# generic sources -> their code (a title is shown as it is; these are rendered in the reader's language)
+SOURCE_CODES = {
+    "scenario input": "scenario",
+    GENERIC: "catalog-or-scenario",
+    "scenario efficiency.mfu": "mfu-given",
+    "layout model prediction": "mfu-predicted",
+    "scenario cost.server_price": "scenario",
+}
+
+MFU_SOURCES = {"given": "scenario efficiency.mfu", "predicted": "layout model prediction"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    """An assumption before its code and params: (code suffix, name, value, unit, source)."""
+
+    code: str
+    name: str
+    value: float | str
+    unit: str
+    source: str
+    detail: Mapping[str, Any] | None = None
+
+
+def assumptions(
+    r: Resolved, choice: ClusterChoice, eq: Equipment, pr: Mapping[str, float], stack: StackProfile
+) -> list[Assumption]:
+    """Every assumption row of the plan: hardware, stack, prices and the price book."""
+    rows = _hardware_rows(r, choice, stack) + _price_rows(r, eq, pr)
+    params = {"accelerator": r.accelerator.name, "precision": r.scenario.training.precision}
+    out = [
+        Assumption(
+            name=row.name,
+            value=row.value,
+            unit=row.unit,
+            source=row.source,
+            detail=row.detail,
+            code=f"assumption.{row.code}",
+            params=params,
+            source_code=f"source.{SOURCE_CODES[row.source]}" if row.source in SOURCE_CODES else None,
+        )
+        for row in rows
+    ]
+    if r.price_book is not None:
+        out.append(Assumption(**price_book_assumption(r.price_book)))
+    return out
+
+
+def _source(r: Resolved, field: str) -> str:
+    """The catalog's source of an accelerator field, with its date, else the scenario."""
+    s = r.accelerator.sources.get(field)
+    return f"{s.source} ({s.as_of})" if s else "scenario input"
+
+
+def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> list[_Row]:
+    """Peak (FLOP/s), HBM (B), matmul efficiency, MFU, the software stack and the card's TDP (W)."""
+    acc, precision = r.accelerator, r.scenario.training.precision
+    chosen = r.scenario.training.stack
+    return [
+        _Row("peak", f"{acc.name} dense {precision} peak", acc.peak_flops(precision), "FLOP/s",
+             _source(r, "peak_flops_bf16")),
+        _Row("hbm", "HBM per card", acc.hbm_bytes, "B", _source(r, "hbm_bytes")),
+        _Row("matmul-efficiency", "achievable matmul efficiency", acc.matmul_efficiency, "",
+             _source(r, "matmul_efficiency")),
+        _Row("mfu", "MFU", choice.mfu, "", MFU_SOURCES[choice.mfu_source]),
+        # the software stack the step time assumes (its id as the value, its mechanisms in `detail`)
+        _Row("stack" if chosen else "stack-default",
+             "software stack" + ("" if chosen else " (default for this accelerator)"), stack.id, "",
+             f"{stack.name}; {stack.source} ({stack.as_of})", stack.mechanisms()),
+        _Row("tdp", "card TDP", acc.tdp_w, "W", _source(r, "tdp_w")),
+    ]  # fmt: skip
+
+
+def _price_rows(r: Resolved, eq: Equipment, pr: Mapping[str, float]) -> list[_Row]:
+    """Unit prices in the report's currency, electricity per kWh, PUE and depreciation (years)."""
+    cur, fx = r.scenario.cost.currency, r.usd_to_currency
+    return [
+        _Row("server-price", "server price (cards included)", eq.server_price_usd * fx, cur,
+             eq.sources["server"]),
+        _Row("switch-price", "switch price", eq.switch_price_usd * fx, cur, eq.sources["switch"]),
+        _Row("transceiver-price", "transceiver price", eq.transceiver_price_usd * fx, cur,
+             eq.sources["transceiver"]),
+        _Row("cloud-price", "cloud price per card-hour", pr["cloud_usd_per_card_hour"] * fx, cur,
+             _source(r, "cloud_price_usd_per_card_hour")),
+        _Row("electricity", "electricity", pr["electricity_usd_per_kwh"] * fx, f"{cur}/kWh",
+             _electricity_source(r)),
+        _Row("pue", "PUE", pr["pue"], "", GENERIC),
+        _Row("depreciation", "depreciation", pr["depreciation_years"], "years", GENERIC),
+    ]  # fmt: skip
+
+
+def _electricity_source(r: Resolved) -> str:
+    """The price book when it set the electricity price (the scenario did not), else the generic source."""
+    book = r.price_book
+    if r.scenario.cost.electricity_per_kwh is None and electricity_usd(book, r.book_usd_to_cny) is not None:
+        assert book is not None
+        return source_text(book)
+    return GENERIC

@@ -1,0 +1,88 @@
+"""result.model and result.compute: the model's size and FLOPs per token (model.transformer via
+money.pricing.model_flops), and the run's cards, MFU and time (money.rollup); the deadline's
+verdict and its miss probability under the Monte Carlo's MFU range (money.budget)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from estimator.contract.resolve import Resolved
+from estimator.money import budget as budget_rules
+from estimator.plan.chosen import ClusterChoice, Roll
+from estimator.plan.result import ComputeSection, ModelSection, UncertaintySection
+
+DEADLINE_SLACK = 1e-9  # relative: a plan that meets its target to rounding meets it
+
+
+def model_section(r: Resolved, flops: Mapping[str, float]) -> ModelSection:
+    """The model: parameters (counts), its architecture and FLOPs per token (FLOP/token)."""
+    return ModelSection(
+        name=r.model_name,
+        total_params=r.counts.total,
+        active_params=r.counts.active,
+        embedding_params=r.counts.embedding + r.counts.lm_head,
+        exact_architecture=r.exact_architecture,
+        architecture=r.arch,
+        ignored_fields=tuple(r.scenario.ignored_model_fields),
+        assumed_shape=r.assumed_shape,
+        seq_len_tokens=r.seq_len,
+        hidden_size=r.arch.hidden_size,
+        flop_per_token=flops["flop_per_token"],
+        six_n_flop_per_token=flops["flop_per_token_6n"],
+        attention_flop_per_token=flops["flop_per_token_attention"],
+    )
+
+
+def compute_section(
+    r: Resolved,
+    flops: Mapping[str, float],
+    peak: float,
+    choice: ClusterChoice,
+    roll: Roll,
+    goodput_days: float | None = None,
+) -> ComputeSection:
+    """Cards, MFU and time (days, card-hours, tokens/s); for a deadline whether the plan meets it,
+    judged on `goodput_days` (the wall-clock days with failures) when there are failures."""
+    s = r.scenario
+    days = float(roll["compute.wall_clock_days"])
+    target = s.cluster.target_days
+    judged = goodput_days if goodput_days is not None else days
+    return ComputeSection(
+        flop_per_token=flops["flop_per_token"],
+        six_n_flop_per_token=flops["flop_per_token_6n"],
+        attention_flop_per_token=flops["flop_per_token_attention"],
+        training_flop=flops["training_flop"],
+        # 6·N·D (Kaplan 2020) beside the count with attention, as the headline shows both
+        training_6n_flop=flops["flop_per_token_6n"] * s.training.tokens,
+        training_tokens=s.training.tokens,
+        peak_flop_per_s_per_card=peak,
+        cards=int(roll["compute.cards"]),
+        nodes=int(roll["compute.nodes"]),
+        cards_per_node=r.cards_per_node,
+        scaleup_domain_cards=r.scaleup_domain_cards,
+        vendor=r.accelerator.vendor,
+        chip_family=r.accelerator.chip_family,
+        accelerator=r.accelerator.name,
+        mfu=choice.mfu,
+        mfu_source=choice.mfu_source,
+        wall_clock_days=days,
+        accelerator_hours=float(roll["compute.accelerator_hours"]),
+        tokens_per_s=float(roll["compute.tokens_per_s"]),
+        target_days=target,
+        meets_target=None if target is None else judged <= target * (1 + DEADLINE_SLACK),
+    )
+
+
+def with_deadline_risk(
+    compute: ComputeSection, uncertainty: UncertaintySection, goodput: Mapping[str, Any] | None
+) -> ComputeSection:
+    """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range, the
+    days with failures counted (goodput.wall_clock_days) when there are any."""
+    mfu = uncertainty.mfu_triangle
+    if compute.target_days is None or mfu is None:
+        return compute
+    days = goodput["wall_clock_days"] if goodput is not None else compute.wall_clock_days
+    p = budget_rules.deadline_miss_probability(days, compute.target_days, *mfu)
+    return dataclasses.replace(compute, deadline_miss_probability=p)

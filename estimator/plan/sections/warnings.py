@@ -1,0 +1,127 @@
+"""result.warnings and result.budget: advice shown as warnings, the plan's own warnings (input notes,
+an assumed shape, ignored config.json fields, a timed-out search, a missed deadline, over budget),
+and the budget's status (money.budget.status)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from estimator.contract.resolve import Resolved
+from estimator.layout.search import LayoutSearch
+from estimator.limits import SEARCH_SECONDS
+from estimator.money import budget as budget_rules
+from estimator.plan.result import AdviceItem, BudgetSection, ComputeSection, CostSection, PlanWarning
+
+
+def warnings(
+    r: Resolved,
+    found: LayoutSearch,
+    compute: ComputeSection,
+    cost: CostSection,
+    advice: Sequence[AdviceItem],
+    goodput_days: float | None = None,
+) -> list[PlanWarning]:
+    """Advice (as warnings) and the plan's own warnings: {code, severity, message, params};
+    `goodput_days` the wall-clock days with failures (the deadline is judged on them)."""
+    out = [
+        PlanWarning(
+            code=a.code, severity=a.severity, message=a.message, params=a.params, message_code=a.message_code
+        )
+        for a in advice
+    ]
+    out += _input_warnings(r)
+    if found.timed_out:
+        out.append(
+            PlanWarning(
+                code="layout-search-timed-out",
+                severity="warning",
+                message=f"The layout search stopped at its {SEARCH_SECONDS:g}-second budget after timing "
+                f"{found.timed:,} of {found.feasible:,} layouts that fit; the layout shown is the best of those.",
+                params={"seconds": SEARCH_SECONDS, "timed": found.timed, "feasible": found.feasible},
+            )
+        )
+    out += _deadline_warnings(compute, goodput_days) + _budget_warnings(r, cost)
+    return out
+
+
+def _input_warnings(r: Resolved) -> list[PlanWarning]:
+    """Notes on the input, the shape assumed for a model known only by its size, ignored fields."""
+    out = [
+        PlanWarning(code="input-note", severity="info", message=note, params={"note": note})
+        for note in r.notes
+    ]
+    if r.assumed_shape is not None:  # a model known only by its size: say what was assumed
+        shape = r.assumed_shape
+        out.append(
+            PlanWarning(code=shape["code"], severity="info", message=shape["message"], params=shape["params"])
+        )
+    ignored = r.scenario.ignored_model_fields
+    if ignored:
+        out.append(
+            PlanWarning(
+                code="config-fields-ignored",
+                severity="info",
+                message=f"{len(ignored)} config.json field(s) the estimator does not read were ignored: "
+                + ", ".join(ignored)
+                + ".",
+                params={"count": len(ignored), "fields": ", ".join(ignored)},
+            )
+        )
+    return out
+
+
+def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> list[PlanWarning]:
+    """The deadline missed (days with failures when there are any)."""
+    if compute.meets_target is not False or compute.target_days is None:
+        return []
+    days = goodput_days if goodput_days is not None else compute.wall_clock_days
+    return [
+        PlanWarning(
+            code="deadline-missed",
+            severity="warning",
+            message=f"The plan takes {days:.1f} days, more than the {compute.target_days:g}-day target.",
+            params={"days": days, "target_days": compute.target_days},
+        )
+    ]
+
+
+def _budget_warnings(r: Resolved, cost: CostSection) -> list[PlanWarning]:
+    """Both buying and renting over the capital budget (money in the report's currency)."""
+    budget = budget_of(r)
+    capex, cloud = cost.capex_total_in_currency, cost.run_cloud_in_currency
+    if budget is None or not (capex > budget and (cloud or 0) > budget):
+        return []
+    return [
+        PlanWarning(
+            code="over-budget",
+            severity="warning",
+            message=f"Both buying ({capex:,.0f}) and renting "
+            f"({cloud:,.0f}) exceed the budget of {budget:,.0f} {cost.currency}.",
+            params={"capex": capex, "cloud": cloud, "budget": budget, "currency": cost.currency},
+        )
+    ]
+
+
+def budget_of(r: Resolved) -> float | None:
+    """The capital budget: cost.budget, else the cluster.budget the cluster was sized by."""
+    c = r.scenario
+    return c.cost.budget if c.cost.budget is not None else c.cluster.budget
+
+
+def budget_section(r: Resolved, cost: CostSection) -> BudgetSection | None:
+    """Budget status (within / over by how much); what the budget buys (`affords`) is the
+    budget-sized plan, added by plan.compose.budget_affords (the same search as a budget-sized plan)."""
+    budget = budget_of(r)
+    if budget is None:
+        return None
+    status = budget_rules.status(cost.capex_total_in_currency, float(budget))
+    return BudgetSection(
+        budget_in_currency=status["budget"],
+        capex_in_currency=status["capex"],
+        within=status["within"],
+        over_by_in_currency=status["over_by"],
+        headroom_in_currency=status["headroom"],
+        share=status["share"],
+        currency=cost.currency,
+        sized_by_budget=r.scenario.cluster.budget is not None,
+    )
