@@ -23,6 +23,11 @@ Comm types (a stack profile's `cp_comm_type`; docs/sources.md#context-parallel):
 - "a2a+p2p": Megatron's hierarchical CP: a2a inside the scale-up domain (min(cp, domain/tp) ranks,
   over the scale-up link), p2p ring over the remaining cp/g groups (over the NIC once tp·cp leaves
   the domain).
+Overlap (a stack's `cp_overlap`): the limits above assume each transfer runs beside a ring step,
+as eager torch (AsyncCollectiveTensor, waited at first use) and Transformer Engine (side streams)
+run it. Under torch.compile the traced ring waits for each collective where it is issued
+(_functional_collectives._maybe_wrap_tensor; Inductor's reorder_for_compute_comm_overlap is off by
+default), so torchtitan's compiled blocks expose the whole exchange: exposed = raw.
 
 Load balance: with a causal mask the chunk of late tokens attends to more keys. Megatron-Core
 (get_batch_on_this_cp_rank) and torch (_RoundRobinLoadBalancer, enable_load_balance = True) split
