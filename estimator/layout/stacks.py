@@ -118,6 +118,14 @@ class StackProfile:
     fsdp_fp32_shards: ZeRO-3's sharded parameter is the fp32 master weight itself (PyTorch FSDP with
       a mixed-precision policy: the 16-bit copy exists only gathered, layer by layer), so no sharded
       16-bit copy is kept; False for DeepSpeed ZeRO-3 (a 16-bit partition beside the fp32 master).
+    cp_overlap: the CP exchange runs beside the ring's attention steps (each transfer hidden behind
+      one step's compute, steptime.context_parallel). False where torch.compile traces the ring:
+      torchtitan compiles every TransformerBlock with fullgraph=True, so torch's ring attention
+      (context_parallel's SDPA handler) is traced into the block's graph, and a traced functional
+      collective is followed by its wait_tensor at once (torch.distributed._functional_collectives
+      _maybe_wrap_tensor: "if _are_we_tracing(): return wait_tensor(self)"); Inductor moves waits
+      only with config.reorder_for_compute_comm_overlap, False by default and not set by torchtitan.
+      Every K/V gather and dKV permute then waits in place (docs/sources.md#torch-context-parallel).
     """
 
     id: str
@@ -151,6 +159,7 @@ class StackProfile:
     cp_comm_types: tuple[str, ...] = ("p2p", "allgather", "a2a", "a2a+p2p")
     reshard_after_forward: str = "always"
     fsdp_fp32_shards: bool = False
+    cp_overlap: bool = True
 
     @property
     def flash_attention(self) -> bool:
@@ -191,6 +200,7 @@ MECHANISMS = (
     "cp_repeat_kv",
     "reshard_after_forward",
     "fsdp_fp32_shards",
+    "cp_overlap",
 )
 
 
@@ -276,6 +286,7 @@ STACKS: dict[str, StackProfile] = {
             cp_comm_types=("allgather", "p2p"),
             reshard_after_forward="default",
             fsdp_fp32_shards=True,
+            cp_overlap=False,
         ),
         StackProfile(
             id="llm-foundry",

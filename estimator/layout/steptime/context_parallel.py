@@ -23,6 +23,11 @@ Comm types (a stack profile's `cp_comm_type`; docs/sources.md#context-parallel):
 - "a2a+p2p": Megatron's hierarchical CP: a2a inside the scale-up domain (min(cp, domain/tp) ranks,
   over the scale-up link), p2p ring over the remaining cp/g groups (over the NIC once tp·cp leaves
   the domain).
+Overlap (a stack's `cp_overlap`): the limits above assume each transfer runs beside a ring step,
+as eager torch (AsyncCollectiveTensor, waited at first use) and Transformer Engine (side streams)
+run it. Under torch.compile the traced ring waits for each collective where it is issued
+(_functional_collectives._maybe_wrap_tensor; Inductor's reorder_for_compute_comm_overlap is off by
+default), so torchtitan's compiled blocks expose the whole exchange: exposed = raw.
 
 Load balance: with a causal mask the chunk of late tokens attends to more keys. Megatron-Core
 (get_batch_on_this_cp_rank) and torch (_RoundRobinLoadBalancer, enable_load_balance = True) split
@@ -131,14 +136,24 @@ def _link(shape: CpShape, fab: Fabric) -> tuple[FloatArray, FloatArray]:
 
 
 def exchange_s(
-    shape: CpShape, fab: Fabric, comm_type: str, merge: str, forward_passes: Num
+    shape: CpShape, fab: Fabric, comm_type: str, merge: str, forward_passes: Num, overlap: bool = True
 ) -> tuple[FloatArray, FloatArray]:
     """(raw, exposed) seconds of one layer's CP communication per micro-batch on one card: the
     forward exchange once per forward pass (recomputed forwards repeat it) and the backward's.
 
     Ring (p2p): forward (n-1)·max(0, x - t_f/n); backward (n-1)·max(0, x + x_d - t_b/n) + x_d,
     x = one K/V chunk's transfer, x_d = one dKV chunk's. All-gather: forward max(0, (n-1)·x - t_f/n),
-    backward the same gather plus the dKV ring. a2a: 4 all-to-alls each way, exposed whole."""
+    backward the same gather plus the dKV ring. a2a: 4 all-to-alls each way, exposed whole.
+    overlap False (the stack's `cp_overlap`: the ring traced by torch.compile, each collective
+    waited where it is issued): every transfer exposed, exposed = raw."""
+    raw, exposed = _exchange_overlapped_s(shape, fab, comm_type, merge, forward_passes)
+    return raw, (exposed if overlap else raw)
+
+
+def _exchange_overlapped_s(
+    shape: CpShape, fab: Fabric, comm_type: str, merge: str, forward_passes: Num
+) -> tuple[FloatArray, FloatArray]:
+    """(raw, exposed) of `exchange_s` with each transfer hidden behind its ring step (s)."""
     bw, alpha = _link(shape, fab)
     n_f = arr(forward_passes)
     if comm_type == "a2a":
@@ -155,11 +170,11 @@ def exchange_s(
         gather = (n - 1.0) * x
         fwd_exp = np.maximum(gather - step_f, 0.0)
         bwd_exp = np.maximum(gather - step_b, 0.0) + (n - 1.0) * np.maximum(x_d - step_b, 0.0) + x_d
-        fwd_raw, bwd_raw = gather, gather + (n - 1.0) * x_d
+        fwd_raw, bwd_raw = gather, gather + n * x_d  # n dKV sends: one per step, the last waited
     else:
         fwd_exp = (n - 1.0) * np.maximum(x - step_f, 0.0)
         bwd_exp = (n - 1.0) * np.maximum(x + x_d - step_b, 0.0) + x_d
-        fwd_raw, bwd_raw = (n - 1.0) * x, (n - 1.0) * (x + x_d)
+        fwd_raw, bwd_raw = (n - 1.0) * x, (n - 1.0) * (x + x_d) + x_d
     # the hierarchical a2a stage stays inside the scale-up domain (g = domain/tp ranks)
     up = arr(fab.bw_up * fab.eta + 0.0 * bw)
     a2a = np.where(group > 1, _a2a_s(shape, up, arr(ALPHA_SCALEUP_S + 0.0 * bw), group), 0.0)

@@ -208,7 +208,7 @@ def _cp_terms(
         t_bwd=arr(per_pass * bwd),
         ring=cpx.ring_size(c.cp, stack.cp_comm_type, fab.domain, c.tp),
     )
-    raw, exposed = cpx.exchange_s(shape, fab, stack.cp_comm_type, stack.cp_merge, n_fwd)
+    raw, exposed = cpx.exchange_s(shape, fab, stack.cp_comm_type, stack.cp_merge, n_fwd, stack.cp_overlap)
     merge = cpx.merge_s(shape, stack.cp_merge, n_fwd, r.hbm)
     on = c.cp > 1
     return arr(np.where(on, raw, 0.0)), arr(np.where(on, exposed, 0.0)), arr(np.where(on, merge, 0.0))
