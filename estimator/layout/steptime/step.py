@@ -63,7 +63,7 @@ from estimator.layout.steptime.constants import (
 )
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
 from estimator.layout.steptime.gemm import gemm_rate, linear_elements, linear_time_s
-from estimator.layout.steptime.moe import all_to_all_s, expert_time_s, routing_time_s
+from estimator.layout.steptime.moe import ExpertGemm, all_to_all_s, expert_time_s, routing_time_s
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.model.transformer import mlp_matrices, stage_param_counts
 
@@ -244,21 +244,21 @@ def _layer_terms(
         per_gemm = problem.expert_gemm_overhead_s if stack.per_expert_gemms else 0.0
         # MoE parallel folding: each card brings its T/tp tokens (sequence parallel), the etp ranks of
         # an expert-TP group pool theirs and each runs the local experts on 1/etp of their width
-        terms["moe_experts"] = expert_time_s(
-            tokens * c.etp / c.tp,
-            c.etp,
-            c.ep,
-            arch,
-            n_mat,
-            c.passes,
-            r.linear,
-            r.hbm,
-            r.fp8,
-            r.recipe,
-            imb,
-            per_gemm,
-            _weight_casts(c, stack, c.passes),
+        gemm = ExpertGemm(
+            tokens=tokens * c.etp / c.tp,
+            etp=c.etp,
+            ep=c.ep,
+            n_mat=n_mat,
+            passes=c.passes,
+            rate=r.linear,
+            hbm_rate=r.hbm,
+            fp8=r.fp8,
+            recipe=r.recipe,
+            imbalance=imb,
+            per_gemm_s=per_gemm,
+            weight_casts=_weight_casts(c, stack, c.passes),
         )
+        terms["moe_experts"] = expert_time_s(gemm, arch)
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
             host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
