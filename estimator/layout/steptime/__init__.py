@@ -16,6 +16,7 @@ from estimator.layout.steptime.constants import (
     ALPHA_NIC_S,
     ALPHA_SCALEUP_S,
     EXPERT_GEMM_OVERHEAD_S,
+    EXPERT_HOST_S,
     LINK_EFFICIENCY,
     TRAINING_GEMM_FRACTION,
 )
@@ -27,6 +28,7 @@ __all__ = [
     "BREAKDOWN_KEYS",
     "COMPUTE_TERMS",
     "EXPERT_GEMM_OVERHEAD_S",
+    "EXPERT_HOST_S",
     "LINK_EFFICIENCY",
     "TRAINING_GEMM_FRACTION",
     "Candidates",

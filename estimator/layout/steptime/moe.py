@@ -32,6 +32,9 @@ from estimator.layout.steptime.constants import (
     ALPHA_NIC_S,
     ALPHA_SCALEUP_S,
     GROUPED_GEMM_TILE_ROWS,
+    HOST_OP_S,
+    KERNELS_PER_LAYER_PASS,
+    KERNELS_PER_MOE_PASS,
     PERMUTE_ELEMENTS_PER_COPY,
     ROUTER_BYTES_PER_EXPERT,
     WEIGHT_BYTES,
@@ -106,6 +109,21 @@ def expert_time_s(g: ExpertGemm, arch: Architecture) -> FloatArray:
     casts = (per_pass - weights) * (arr(g.passes) - 2.0) + weights * arr(g.weight_casts)
     t = linear_time_s(flop, per_pass * g.passes, g.rate, g.hbm_rate, g.fp8, g.recipe, casts)
     return arr(t + g.per_gemm_s * expert_launches(arch, g.ep, g.passes))
+
+
+def host_issue_s(arch: Architecture, ep: Num, passes: Num, per_expert_host_s: float) -> FloatArray:
+    """Host time to issue one MoE layer's operators for one micro-batch in eager mode (s).
+
+    Every kernel of the layer (KERNELS_PER_LAYER_PASS + KERNELS_PER_MOE_PASS per pass) costs the host
+    HOST_OP_S to issue; where the stack runs one GEMM per local expert, each of expert_launches()
+    costs the host per_expert_host_s more (Transformer Engine's grouped linear in eager PyTorch splits
+    the tokens, quantizes and sets up each expert's GEMM from Python; Megatron-Bridge names "small
+    expert GEMMs + host overhead" as MoE's compute-efficiency wall and "increase MBS" as its fix,
+    docs/sources.md#megatron-bridge). The dropless dispatcher synchronises with the host every MoE
+    layer (moe_host_sync), so the host cannot queue work beyond the layer: the layer takes at least
+    this long whatever its GPU time (step._host_floor)."""
+    kernels = (KERNELS_PER_LAYER_PASS + KERNELS_PER_MOE_PASS) * HOST_OP_S * arr(passes)
+    return arr(kernels + per_expert_host_s * expert_launches(arch, ep, passes))
 
 
 def routing_time_s(

@@ -32,7 +32,8 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
 - pp_comm: `pipeline`; hidden behind the stage's compute with the interleaved schedule and
   overlap_p2p_comm, or DualPipe.
 - host_overhead: KERNEL_GAP_S per kernel launched (none with CUDA graphs) and, for the dropless
-  dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward.
+  dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward; behind
+  that sync a MoE layer lasts at least the host's issue time (`moe.host_issue_s`, _host_floor).
 - dp_comm, optimizer: `data_parallel` (the replica group's collectives by ZeRO stage and their
   overlap; Adam's memory-bound update of the card's shard).
 """
@@ -63,7 +64,13 @@ from estimator.layout.steptime.constants import (
 )
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
 from estimator.layout.steptime.gemm import gemm_rate, linear_elements, linear_time_s
-from estimator.layout.steptime.moe import ExpertGemm, all_to_all_s, expert_time_s, routing_time_s
+from estimator.layout.steptime.moe import (
+    ExpertGemm,
+    all_to_all_s,
+    expert_time_s,
+    host_issue_s,
+    routing_time_s,
+)
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.model.transformer import mlp_matrices, stage_param_counts
 
@@ -328,7 +335,21 @@ def _layer_terms(
         exposed = arr(np.maximum(raw - window, 0.0))
         terms[name] = exposed
         hidden[name] = arr(raw - exposed)
+    if moe and stack.moe_host_sync and not stack.cuda_graphs:
+        terms["host_overhead"] = terms["host_overhead"] + _host_floor(problem, c, terms)
     return terms, hidden
+
+
+def _host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> FloatArray:
+    """The host time of a MoE layer that its GPU time does not cover (s per micro-batch).
+
+    Behind the dropless dispatcher's per-layer host synchronisation the host cannot queue work
+    beyond the layer, so the layer lasts max(GPU time, host issue time) (moe.host_issue_s): small
+    micro-batches of many small experts on a fast GPU wait for the host."""
+    per_expert = problem.expert_host_s if problem.stack.per_expert_gemms else 0.0
+    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert)
+    gpu = sum(arr(v) for v in terms.values())
+    return arr(np.maximum(host - gpu, 0.0))
 
 
 def _tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
