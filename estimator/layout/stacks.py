@@ -87,6 +87,12 @@ class StackProfile:
       profile defaults to "sync", as their configurations do (Megatron-Bridge CheckpointConfig
       async_save = False, torchtitan async_mode "disabled", MindSpore CheckpointConfig async_save =
       False; docs/sources.md#checkpoint-modes).
+    release: the software release the profile stands for (its recipes' container or version); the
+      published rows of that release are what its mechanisms were checked against.
+    release_spread, release_spread_moe: (low, high) throughput of the same published layout on the
+      other releases of the stack, relative to `release` (dense models; MoE models where they differ:
+      release_spread_moe). The evidence band widens by it where it reaches beyond the band
+      (estimator.plan.evidence.widen_for_release_spread). release_spread_source: where it comes from.
     """
 
     id: str
@@ -113,6 +119,17 @@ class StackProfile:
     needs_fp8_hardware: bool = False
     summary: str = ""
     checkpoint_mode: str = "sync"
+    release: str = ""
+    release_spread: tuple[float, float] = (1.0, 1.0)
+    release_spread_moe: tuple[float, float] | None = None
+    release_spread_source: str = ""
+
+    def spread_for(self, moe: bool) -> tuple[float, float]:
+        """(low, high): throughput of the same published layout on the other releases the profile
+        covers, relative to `release` (dimensionless; (1, 1) where they agree or none is known)."""
+        if moe and self.release_spread_moe is not None:
+            return self.release_spread_moe
+        return self.release_spread
 
     @property
     def flash_attention(self) -> bool:
@@ -165,6 +182,10 @@ STACKS: dict[str, StackProfile] = {
             vendors=("NVIDIA", "AMD"),
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
             "MoE tokens sent by the plain all-to-all.",
+            release="Megatron-Bridge 26.02 container (NeMo 26.02)",
+            release_spread=(1.0, 1.063),
+            release_spread_moe=(0.911, 1.561),
+            release_spread_source="Megatron-Bridge docs/performance-summary-archive.md, releases 25.11-26.06, same layouts as 26.02: Llama 3.1 405B on 256 GB200 FP8 793-843 tokens/s per GPU; Qwen3-30B-A3B on 8 GB200 MXFP8 (micro-batch 4, EP8) 23,766 (25.11) to 40,706 (26.06) against 26,084 (docs/sources.md#megatron-bridge)",
         ),
         StackProfile(
             id="megatron-core-moe-2025",
@@ -180,6 +201,10 @@ STACKS: dict[str, StackProfile] = {
             needs_fp8_hardware=True,
             summary="Current NVIDIA MoE recipes (Hopper and newer): as Megatron-Core, and a token crosses "
             "the network once per node it is routed to (DeepEP, HybridEP).",
+            release="Megatron-Bridge 25.11-26.02 MoE recipes (flex dispatcher)",
+            release_spread=(1.0, 1.063),
+            release_spread_moe=(0.911, 1.561),
+            release_spread_source="as megatron-core-2025: the same MoE layouts moved 0.91x-1.56x between releases 25.11 and 26.06 (Qwen3-30B-A3B on 8 GB200), DeepSeek-V3 on 256 GB200 (PP4 VP4 EP64) 3,955-4,969 (docs/sources.md#megatron-bridge)",
         ),
         StackProfile(
             id="megatron-core-2024",
@@ -191,6 +216,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
             summary="NeMo 24.x: FlashAttention-2 kernels, TP and pipeline overlap; the 2024 releases.",
+            release="NeMo 24.07-24.09 containers (Megatron-Core 0.8-0.9, TE 1.x)",
         ),
         StackProfile(
             id="megatron-lm-2021",
@@ -201,6 +227,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_grad_reduce=False,
             overlap_param_gather=False,
             summary="The 2021 paper's Megatron-LM: attention scores stored, no communication overlapped.",
+            release="Megatron-LM as of Narayanan et al. 2021 (2021-04)",
         ),
         StackProfile(
             id="megatron-deepspeed",
@@ -211,6 +238,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_param_gather=False,
             vendors=("NVIDIA", "AMD"),
             summary="DeepSpeed ZeRO with Megatron layers: FlashAttention-2, gradients overlapped, TP not.",
+            release="microsoft/Megatron-DeepSpeed main (2024-06)",
         ),
         StackProfile(
             id="pytorch-fsdp2",
@@ -224,6 +252,7 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="PyTorch-native FSDP2 (torchtitan): sharding combines with pipelines, no TP overlap.",
+            release="torchtitan and torchao float8 (2024-10 performance tables)",
         ),
         StackProfile(
             id="llm-foundry",
@@ -235,6 +264,7 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="MosaicML Composer with full FSDP sharding and Triton FlashAttention, eager PyTorch.",
+            release="llm-foundry benchmarking tables (2023-10)",
         ),
         StackProfile(
             id="mindspeed-2025",
@@ -247,6 +277,7 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("Huawei",),
             summary="Huawei Ascend: CANN FlashAttention, MC2 fused TP communication, one grouped expert kernel.",
+            release="MindSpeed-LLM 1.0.RC3 with CANN 8.0.RC3",
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -264,6 +295,7 @@ STACKS: dict[str, StackProfile] = {
             fp8_recipe="blockwise",
             needs_fp8_hardware=True,
             summary="DeepSeek's own: DualPipe hides the all-to-all, DeepEP, at most 4 nodes per token, FP8 blockwise.",
+            release="DeepSeek HAI-LLM as in the DeepSeek-V3 report (2024-12)",
         ),
     )
 }
