@@ -4,10 +4,10 @@ import hashlib
 
 import pytest
 
-from estimator.layout.steptime import EXPERT_GEMM_OVERHEAD_S, TRAINING_GEMM_FRACTION
+from estimator.layout.steptime import EXPERT_GEMM_OVERHEAD_S, EXPERT_HOST_S, TRAINING_GEMM_FRACTION
 from estimator.validation import megatron as megatron_suite
 from estimator.validation import rows, zero
-from estimator.validation.published_runs import calibrate_expert_gemm_overhead
+from estimator.validation.published_runs import calibrate_expert_gemm_overhead, calibrate_expert_host_s
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +45,16 @@ def test_expert_gemm_overhead_is_the_best_on_its_grid():
         [EXPERT_GEMM_OVERHEAD_S - 2e-6, EXPERT_GEMM_OVERHEAD_S, EXPERT_GEMM_OVERHEAD_S + 2e-6]
     )
     assert best == EXPERT_GEMM_OVERHEAD_S and mae <= 12.0
+
+
+def test_expert_host_time_is_the_best_on_its_grid():
+    """EXPERT_HOST_S is fitted once on every per-expert-GEMM run of the moe and blackwell suites
+    together (the calibration grid's 5 us steps around it), and it earns its place: without it the
+    same runs are worse."""
+    best, mae = calibrate_expert_host_s([EXPERT_HOST_S - 5e-6, EXPERT_HOST_S, EXPERT_HOST_S + 5e-6])
+    assert best == pytest.approx(EXPERT_HOST_S) and mae <= 16.0
+    _, without = calibrate_expert_host_s([0.0])
+    assert without > mae + 3.0
 
 
 def test_zero_rows_exact():
