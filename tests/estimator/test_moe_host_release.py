@@ -89,3 +89,32 @@ def test_release_spread_widens_only_beyond_the_band():
     assert wide.p90_ratio == pytest.approx(1.2 * 1.561)
     assert wide.widened_by == ("release-spread",)
     assert evidence.widen_for_release_spread(band, (1.0, 1.063)) is band
+
+
+def test_ep64_all_to_all_stays_on_nvlink_inside_nvl72_and_crosses_nics_on_8_gpu_nodes():
+    import math
+
+    from estimator.layout.steptime import Fabric
+    from estimator.layout.steptime.moe import all_to_all_s
+
+    arch = Architecture(
+        num_hidden_layers=1,
+        hidden_size=2880,
+        num_attention_heads=64,
+        num_key_value_heads=8,
+        head_dim=64,
+        intermediate_size=1,
+        vocab_size=1,
+        num_experts=128,
+        num_experts_per_tok=4,
+        moe_intermediate_size=2880,
+    )
+    tokens, h = 16384.0, 2880.0
+    nvl72 = Fabric(domain=72.0, bw_up=900e9, nic=50e9, cross=1.0, leaf_cards=math.inf, eta=1.0)
+    t = float(all_to_all_s(tokens, 1.0, 1.0, 64.0, arch, 4.0, nvl72, False, None, False, 1.0))
+    # all 64 ranks in the domain: 4·63/64 copies of h bf16 values over NVLink, 63 hops of 2 us
+    assert t == pytest.approx(4 * (tokens * 4 * 63 / 64 * h * 2 / 900e9 + 63 * 2e-6))
+    dgx = Fabric(domain=8.0, bw_up=900e9, nic=50e9, cross=1.0, leaf_cards=math.inf, eta=1.0)
+    t8 = float(all_to_all_s(tokens, 1.0, 1.0, 64.0, arch, 4.0, dgx, False, None, False, 1.0))
+    # 8 nodes: 4·56/64 = 3.5 copies leave the node over the 50 GB/s NIC (slower than NVLink's 4·7/64)
+    assert t8 == pytest.approx(4 * (tokens * 3.5 * h * 2 / 50e9 + 7 * 2e-6 + 5e-6))
