@@ -26,6 +26,19 @@ RECOMPUTE_MODULES = ("core_attn", "layernorm", "moe_act", "mlp", "shared_experts
 SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpointing (torchtitan)
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliability.checkpoint_times
+# Megatron-Bridge releases 25.11-26.06 against 26.02 on the same published layouts (performance-summary-
+# archive.md, docs/sources.md#megatron-bridge; read 2026-12-02), by chip family and workload family:
+# blackwell/moe Qwen3-30B-A3B on 8 GB200 (MXFP8, micro-batch 4, EP8) 23,766 (25.11) .. 40,706 (26.06)
+# against 26,084; DeepSeek-V3 on 256 GB200 (PP4 VP4 EP64) 3,955 .. 4,969; GPT-OSS-120B on 64 GB200
+# 15,754 .. 16,640. blackwell/dense Llama 3.1 405B on 256 GB200 FP8 793 .. 864. hopper/moe GPT-OSS-120B
+# on 64 H100 5,993 .. 5,810, Qwen3-235B-A22B on 256 H100 1,611 .. 1,712 against 1,633. hopper/dense
+# Llama 3.1 405B on 1,024 H100 311 .. 328, Llama 3 70B on 64 H100 1,621 .. 1,664.
+MEGATRON_BRIDGE_RELEASE_SPREAD = (
+    ("blackwell/moe", 23766 / 26084, 40706 / 26084),
+    ("blackwell/dense", 1.0, 864 / 793),
+    ("hopper/moe", 5810 / 5993, 1712 / 1633),
+    ("hopper/dense", 1.0, 328 / 311),
+)
 
 
 @dataclass(frozen=True)
@@ -89,10 +102,10 @@ class StackProfile:
       False; docs/sources.md#checkpoint-modes).
     release: the software release the profile stands for (its recipes' container or version); the
       published rows of that release are what its mechanisms were checked against.
-    release_spread, release_spread_moe: (low, high) throughput of the same published layout on the
-      other releases of the stack, relative to `release` (dense models; MoE models where they differ:
-      release_spread_moe). The evidence band widens by it where it reaches beyond the band
-      (estimator.plan.evidence.widen_for_release_spread). release_spread_source: where it comes from.
+    release_spread: ("chip family/workload", low, high) entries: throughput of the same published
+      layout on the other releases of the stack relative to `release`, per chip family and workload
+      family (evidence.workload_family). The evidence band widens by it where it reaches beyond the
+      band (estimator.plan.evidence.widen_for_release_spread). release_spread_source: where from.
     """
 
     id: str
@@ -120,16 +133,15 @@ class StackProfile:
     summary: str = ""
     checkpoint_mode: str = "sync"
     release: str = ""
-    release_spread: tuple[float, float] = (1.0, 1.0)
-    release_spread_moe: tuple[float, float] | None = None
+    release_spread: tuple[tuple[str, float, float], ...] = ()
     release_spread_source: str = ""
 
-    def spread_for(self, moe: bool) -> tuple[float, float]:
+    def spread_for(self, family: str, workload: str) -> tuple[float, float]:
         """(low, high): throughput of the same published layout on the other releases the profile
-        covers, relative to `release` (dimensionless; (1, 1) where they agree or none is known)."""
-        if moe and self.release_spread_moe is not None:
-            return self.release_spread_moe
-        return self.release_spread
+        covers, relative to `release`, for a chip family and workload family ("blackwell", "moe";
+        dimensionless; (1, 1) where they agree or none is known)."""
+        spreads = {key: (low, high) for key, low, high in self.release_spread}
+        return spreads.get(f"{family}/{workload}", spreads.get(f"*/{workload}", (1.0, 1.0)))
 
     @property
     def flash_attention(self) -> bool:
@@ -183,9 +195,8 @@ STACKS: dict[str, StackProfile] = {
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
             "MoE tokens sent by the plain all-to-all.",
             release="Megatron-Bridge 26.02 container (NeMo 26.02)",
-            release_spread=(1.0, 1.063),
-            release_spread_moe=(0.911, 1.561),
-            release_spread_source="Megatron-Bridge docs/performance-summary-archive.md, releases 25.11-26.06, same layouts as 26.02: Llama 3.1 405B on 256 GB200 FP8 793-843 tokens/s per GPU; Qwen3-30B-A3B on 8 GB200 MXFP8 (micro-batch 4, EP8) 23,766 (25.11) to 40,706 (26.06) against 26,084 (docs/sources.md#megatron-bridge)",
+            release_spread=MEGATRON_BRIDGE_RELEASE_SPREAD,
+            release_spread_source="Megatron-Bridge docs/performance-summary-archive.md, releases 25.11-26.06 on the layouts of 26.02 (docs/sources.md#megatron-bridge): Qwen3-30B-A3B on 8 GB200 MXFP8 (micro-batch 4, EP8) 23,766 (25.11) to 40,706 (26.06) against 26,084; Llama 3.1 405B on 256 GB200 FP8 793-864; GPT-OSS-120B on 64 H100 5,810-5,993; Qwen3-235B-A22B on 256 H100 1,611-1,712; Llama 3.1 405B on 1,024 H100 311-328",
         ),
         StackProfile(
             id="megatron-core-moe-2025",
@@ -202,9 +213,8 @@ STACKS: dict[str, StackProfile] = {
             summary="Current NVIDIA MoE recipes (Hopper and newer): as Megatron-Core, and a token crosses "
             "the network once per node it is routed to (DeepEP, HybridEP).",
             release="Megatron-Bridge 25.11-26.02 MoE recipes (flex dispatcher)",
-            release_spread=(1.0, 1.063),
-            release_spread_moe=(0.911, 1.561),
-            release_spread_source="as megatron-core-2025: the same MoE layouts moved 0.91x-1.56x between releases 25.11 and 26.06 (Qwen3-30B-A3B on 8 GB200), DeepSeek-V3 on 256 GB200 (PP4 VP4 EP64) 3,955-4,969 (docs/sources.md#megatron-bridge)",
+            release_spread=MEGATRON_BRIDGE_RELEASE_SPREAD,
+            release_spread_source="as megatron-core-2025 (the same recipes' releases; the MoE layouts run the flex dispatcher there), docs/sources.md#megatron-bridge",
         ),
         StackProfile(
             id="megatron-core-2024",
