@@ -361,7 +361,7 @@ def _stack_assumption(r: Resolved, stack: StackProfile) -> dict[str, Any]:
         "name": "software stack" + ("" if chosen else " (default for this accelerator)"),
         "value": stack.id,
         "unit": "",
-        "source": f"{stack.name}; {stack.source} ({stack.as_of})",
+        "source": f"{stack.name}; {stack.source} ({stack.as_of}); release: {stack.release}",
         "detail": stack.mechanisms(),
     }
 

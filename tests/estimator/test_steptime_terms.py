@@ -225,6 +225,9 @@ def test_cuda_graphs_remove_the_host_overhead_and_the_report_names_the_stack():
     stack = next(a for a in plain["assumptions"] if a["name"].startswith("software stack"))
     assert stack["value"] == "megatron-core-moe-2025" and stack["detail"]["cuda_graphs"] is False
     assert plain["stack"]["id"] == "megatron-core-moe-2025" and plain["stack"]["default"] is True
+    # which release the profile stands for is shown with it
+    assert plain["stack"]["release"] == STACKS["megatron-core-moe-2025"].release != ""
+    assert "release: Megatron-Bridge" in stack["source"]
 
 
 def test_cross_entropy_moves_40_bytes_per_logit_through_hbm():
