@@ -335,8 +335,8 @@ def _layer_terms(
         exposed = arr(np.maximum(raw - window, 0.0))
         terms[name] = exposed
         hidden[name] = arr(raw - exposed)
-    if moe and stack.moe_host_sync and not stack.cuda_graphs:
-        terms["host_overhead"] = terms["host_overhead"] + _host_floor(problem, c, terms)
+    floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
+    terms["host_floor"] = _host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
     return terms, hidden
 
 
@@ -457,6 +457,10 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         problem, c, (dense, moe, _head_terms(problem, c, r)), (dense_hidden, moe_hidden)
     )
     compute_mb = arr(sum(mb[k] for k in COMPUTE_TERMS))
+    # a host-bound MoE layer lasts its issue time: the GPU idles, and communication on its own stream
+    # runs on, so the overlap windows are the compute plus that wait
+    busy_mb = compute_mb + mb["host_floor"]
+    host_mb = mb["host_overhead"] + mb["host_floor"]
     pp_mb = p2p_s(
         float(problem.seq_len) / c.cp * c.mbs,
         float(problem.arch.hidden_size),
@@ -468,13 +472,13 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         fab,
     )
     stack = problem.stack
-    pp_window = p2p_window_s(c.v, compute_mb, stack.overlap_p2p_comm, stack.dualpipe)
+    pp_window = p2p_window_s(c.v, busy_mb, stack.overlap_p2p_comm, stack.dualpipe)
     pp_exposed = arr(np.maximum(pp_mb - pp_window, 0.0))
-    t_stage = compute_mb + mb["host_overhead"] + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
+    t_stage = compute_mb + host_mb + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
     bubble = bubble_s(c.pp, c.v, t_stage, stack.dualpipe)
     dense_p, expert_p = _stage_params(problem, c, st)
     replicas = weight_replicas(c.dp, c.cp, c.ep, c.tp, c.etp)
-    dp_exposed, dp_hidden = data_parallel_s(problem, c, fab, st, (dense_p, expert_p), replicas, compute_mb)
+    dp_exposed, dp_hidden = data_parallel_s(problem, c, fab, st, (dense_p, expert_p), replicas, busy_mb)
     hidden_total = c.m * (sum(hid.values()) + pp_mb - pp_exposed) + dp_hidden
     slowdown = COMM_SM_FRACTION * np.minimum(hidden_total, c.m * compute_mb)
     t_opt = optimizer_s(c, (dense_p, expert_p), replicas, problem.grad_dtype, r.hbm)
@@ -483,7 +487,7 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
     out.update(
         step_time_s=step,
         compute=c.m * compute_mb,
-        host_overhead=c.m * mb["host_overhead"],
+        host_overhead=c.m * host_mb,
         bubble=bubble,
         tp_comm=c.m * mb["tp_comm"],
         pp_comm=c.m * pp_exposed,
