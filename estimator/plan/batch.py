@@ -122,7 +122,7 @@ def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
     """Per-row prices: the group's catalog values, replaced by the swept cost fields where given
     (NaN in a swept column means "not given": the catalog value)."""
     base = plan_facility(r, equipment(r), prices(r))
-    fx = r.usd_to_currency
+    run, fx = base.running, r.usd_to_currency
 
     def swept(field: str, default: Any, money: bool) -> Any:
         v = cols.get(field)
@@ -132,15 +132,22 @@ def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
 
     return dataclasses.replace(
         base,
-        server_price_usd=swept("cost.server_price", base.server_price_usd, True),
-        pue=swept("cost.pue", base.pue, False),
-        electricity_usd_per_kwh=swept("cost.electricity_per_kwh", base.electricity_usd_per_kwh, True),
-        cloud_usd_per_card_hour=swept("cost.cloud_price_per_card_hour", base.cloud_usd_per_card_hour, True),
-        cloud_reserved_usd_per_card_hour=swept(
-            "cost.cloud_reserved_price_per_card_hour", base.cloud_reserved_usd_per_card_hour, True
+        equipment=dataclasses.replace(
+            base.equipment, server_price_usd=swept("cost.server_price", base.equipment.server_price_usd, True)
         ),
-        depreciation_years=swept("cost.depreciation_years", base.depreciation_years, False),
-        utilization=swept("cost.utilization", base.utilization, False),
+        pue=swept("cost.pue", base.pue, False),
+        running=dataclasses.replace(
+            run,
+            electricity_usd_per_kwh=swept("cost.electricity_per_kwh", run.electricity_usd_per_kwh, True),
+            cloud_usd_per_card_hour=swept(
+                "cost.cloud_price_per_card_hour", run.cloud_usd_per_card_hour, True
+            ),
+            cloud_reserved_usd_per_card_hour=swept(
+                "cost.cloud_reserved_price_per_card_hour", run.cloud_reserved_usd_per_card_hour, True
+            ),
+            depreciation_years=swept("cost.depreciation_years", run.depreciation_years, False),
+            utilization=swept("cost.utilization", run.utilization, False),
+        ),
     )
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator import ENGINE_VERSION, catalog
-from estimator.cluster.network import Fabric, design_fabric
+from estimator.cluster.network import Fabric, Frontend, design_fabric
 from estimator.cluster.storage import Storage, design_storage
 from estimator.cluster.supernode import cards_quantum
 from estimator.contract.price_book import PriceBook
@@ -37,7 +37,7 @@ from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.budget import cards_for_budget
-from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
+from estimator.money.pricing import equipment, facility, model_flops, prices, storage_inputs
 from estimator.money.rollup import Counts, Sizing, rollup
 from estimator.plan import goodput
 from estimator.plan.goodput import cards_for_deadline_with_failures
@@ -68,7 +68,7 @@ def fabric_for(r: Resolved, cards: int) -> Fabric:
         rail_optimized=net.rail_optimized,
         nics_per_node=r.nics_per_node,
         port_gbps=net.port_gbps or r.nic_gbps,
-        frontend=net.storage_network,
+        frontend=Frontend() if net.storage_network else None,
     )
 
 
@@ -308,31 +308,8 @@ def _choice(
 
 
 def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:
-    st, d = r.scenario.storage, r.defaults
-    nvme, hdd = catalog.drive(HOT_DRIVE), catalog.drive(WARM_DRIVE)
     return design_storage(
-        params_total=r.counts.total,
-        tokens=r.scenario.training.tokens,
-        vocab_size=r.arch.vocab_size,
-        tokens_per_s=tokens_per_s,
-        nodes=nodes,
-        checkpoint_interval_s=st.checkpoint_interval_s,
-        checkpoint_write_s=st.checkpoint_write_s,
-        checkpoints_kept=st.checkpoints_kept,
-        checkpoints_archived=st.archive_checkpoints,
-        bytes_per_param_checkpoint=st.checkpoint_bytes_per_param,
-        raw_bytes_per_token=st.raw_bytes_per_token,
-        nvme_capacity_bytes=nvme.capacity_bytes,
-        nvme_read_bytes_per_s=nvme.read_bytes_per_s,
-        nvme_write_bytes_per_s=nvme.write_bytes_per_s,
-        hdd_capacity_bytes=hdd.capacity_bytes,
-        hdd_read_bytes_per_s=hdd.read_bytes_per_s,
-        hdd_write_bytes_per_s=hdd.write_bytes_per_s,
-        warm_overhead=st.warm_redundancy,
-        hot_drives_per_node=int(d["storage_node_nvme_bays"]),
-        warm_drives_per_node=int(d["storage_node_hdd_bays"]),
-        hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"],
-        local_nvme_bytes=r.server.local_nvme_bytes,
+        r.counts.total, r.scenario.training.tokens, r.arch.vocab_size, tokens_per_s, nodes, storage_inputs(r)
     )
 
 
