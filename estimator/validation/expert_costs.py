@@ -1,6 +1,6 @@
 """The two calibrated costs of per-expert GEMMs (estimator.layout.steptime.constants), fitted together,
-once, on every published MoE run whose stack launches one GEMM per local expert (suites moe and
-blackwell of reference_data/throughput_runs.toml):
+once, on every published MoE run whose stack launches one GEMM per local expert (suites moe,
+blackwell and blackwell-releases of reference_data/throughput_runs.toml):
 
 - EXPERT_GEMM_OVERHEAD_S: GPU-side time of each per-expert GEMM (moe.expert_time_s);
 - EXPERT_HOST_S: host time to issue each per-expert GEMM, which shows only where the layer's GPU work
@@ -23,7 +23,7 @@ from estimator.layout.steptime.constants import EXPERT_GEMM_OVERHEAD_S, EXPERT_H
 from estimator.plan.compose import fabric_for, layout_problem
 from estimator.validation.published_runs import published_runs, run_scenario
 
-FIT_SUITES = ("moe", "blackwell")
+FIT_SUITES = ("moe", "blackwell", "blackwell-releases")
 
 
 def expert_cost_runs() -> list[tuple[LayoutProblem, float]]:

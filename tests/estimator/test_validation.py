@@ -44,7 +44,7 @@ def test_calibrated_constant_is_the_best_on_its_grid():
 
 def test_expert_gemm_overhead_is_the_best_on_its_grid():
     """EXPERT_GEMM_OVERHEAD_S is fitted once, with EXPERT_HOST_S, on every per-expert-GEMM MoE run of
-    the moe and blackwell suites together (the calibration grid's 5 us steps around it)."""
+    the moe, blackwell and blackwell-releases suites together (the calibration grid's 5 us steps around it)."""
     best, mae = calibrate_expert_gemm_overhead(
         [EXPERT_GEMM_OVERHEAD_S - 5e-6, EXPERT_GEMM_OVERHEAD_S, EXPERT_GEMM_OVERHEAD_S + 5e-6]
     )
@@ -58,7 +58,7 @@ def test_both_expert_costs_are_the_joint_best_on_their_grid():
 
 
 def test_expert_host_time_is_the_best_on_its_grid():
-    """EXPERT_HOST_S is fitted once on every per-expert-GEMM run of the moe and blackwell suites
+    """EXPERT_HOST_S is fitted once on every per-expert-GEMM run of the moe, blackwell and blackwell-releases suites
     together (the calibration grid's 5 us steps around it), and it earns its place: without it the
     same runs are worse."""
     best, mae = calibrate_expert_host_s([EXPERT_HOST_S - 5e-6, EXPERT_HOST_S, EXPERT_HOST_S + 5e-6])
