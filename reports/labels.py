@@ -250,6 +250,7 @@ VALIDATION_SUITES = {
     "ascend": _("Ascend runs"),
     "dense": _("Dense-model runs"),
     "blackwell": _("Blackwell runs"),
+    "blackwell-releases": _("Blackwell MoE runs of other releases"),
     "moe-layouts": _("MoE layouts (parallel folding)"),
     "reliability": _("Failures and effective training time"),
 }

@@ -274,4 +274,8 @@ def band_text(band: Any) -> str:
         }
     if "peak-range" in widened:
         text += " " + _("Widened because sources disagree on the chip's peak FLOP/s.")
+    if "release-spread" in widened:
+        text += " " + _(
+            "Widened because releases of this software stack differ by more than the band; the profile stands for %(release)s."
+        ) % {"release": band.get("release") or _("one release")}
     return text

@@ -23,6 +23,7 @@ from estimator.layout.memory import (
 from estimator.layout.stacks import STACKS, StackProfile
 from estimator.layout.steptime.constants import (
     EXPERT_GEMM_OVERHEAD_S,
+    EXPERT_HOST_S,
     LINK_EFFICIENCY,
     TRAINING_GEMM_FRACTION,
 )
@@ -47,7 +48,7 @@ class LayoutProblem:
     moe_imbalance: max/mean routed tokens per EP rank (1.0 = force-balanced, as NVIDIA benchmarks).
     model_flop_per_token: FLOPs per token for predicted_mfu; None = models.flops_per_token
     (6·N_active + 12·L·s·d_attn, the compute section's convention).
-    link_efficiency, gemm_fraction, expert_gemm_overhead_s: the physical constants of
+    link_efficiency, gemm_fraction, expert_gemm_overhead_s, expert_host_s: the physical constants of
     estimator.layout.steptime (override for what-if studies and calibration only).
     compute_factor: a pilot run's compute-efficiency factor (estimator.plan.calibration), scaling
     every compute rate of the step (GEMM, attention, HBM streaming); 1.0 = the model as published.
@@ -76,6 +77,7 @@ class LayoutProblem:
     expert_gemm_overhead_s: float = EXPERT_GEMM_OVERHEAD_S
     model_flop_per_token: float | None = None
     compute_factor: float = 1.0
+    expert_host_s: float = EXPERT_HOST_S
 
     def __post_init__(self) -> None:
         errors = []

@@ -32,6 +32,19 @@ CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliabili
 # estimator.layout.steptime.context_parallel.CP_COMM_TYPES / CP_MERGES (kept here: no import cycle)
 _CHOICES = {"cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"), "cp_merge": ("fused", "eager-fp32")}
 RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
+# Megatron-Bridge releases 25.11-26.06 against 26.02 on the same published layouts (performance-summary-
+# archive.md, docs/sources.md#megatron-bridge; read 2026-12-02), by chip family and workload family:
+# blackwell/moe Qwen3-30B-A3B on 8 GB200 (MXFP8, micro-batch 4, EP8) 23,766 (25.11) .. 40,706 (26.06)
+# against 26,084; DeepSeek-V3 on 256 GB200 (PP4 VP4 EP64) 3,955 .. 4,969; GPT-OSS-120B on 64 GB200
+# 15,754 .. 16,640. blackwell/dense Llama 3.1 405B on 256 GB200 FP8 793 .. 864. hopper/moe GPT-OSS-120B
+# on 64 H100 5,993 .. 5,810, Qwen3-235B-A22B on 256 H100 1,611 .. 1,712 against 1,633. hopper/dense
+# Llama 3.1 405B on 1,024 H100 311 .. 328, Llama 3 70B on 64 H100 1,621 .. 1,664.
+MEGATRON_BRIDGE_RELEASE_SPREAD = (
+    ("blackwell/moe", 23766 / 26084, 40706 / 26084),
+    ("blackwell/dense", 1.0, 864 / 793),
+    ("hopper/moe", 5810 / 5993, 1712 / 1633),
+    ("hopper/dense", 1.0, 328 / 311),
+)
 
 
 @dataclass(frozen=True)
@@ -126,6 +139,12 @@ class StackProfile:
       _maybe_wrap_tensor: "if _are_we_tracing(): return wait_tensor(self)"); Inductor moves waits
       only with config.reorder_for_compute_comm_overlap, False by default and not set by torchtitan.
       Every K/V gather and dKV permute then waits in place (docs/sources.md#torch-context-parallel).
+    release: the software release the profile stands for (its recipes' container or version); the
+      published rows of that release are what its mechanisms were checked against.
+    release_spread: ("chip family/workload", low, high) entries: throughput of the same published
+      layout on the other releases of the stack relative to `release`, per chip family and workload
+      family (evidence.workload_family). The evidence band widens by it where it reaches beyond the
+      band (estimator.plan.evidence.widen_for_release_spread). release_spread_source: where from.
     """
 
     id: str
@@ -160,6 +179,16 @@ class StackProfile:
     reshard_after_forward: str = "always"
     fsdp_fp32_shards: bool = False
     cp_overlap: bool = True
+    release: str = ""
+    release_spread: tuple[tuple[str, float, float], ...] = ()
+    release_spread_source: str = ""
+
+    def spread_for(self, family: str, workload: str) -> tuple[float, float]:
+        """(low, high): throughput of the same published layout on the other releases the profile
+        covers, relative to `release`, for a chip family and workload family ("blackwell", "moe";
+        dimensionless; (1, 1) where they agree or none is known)."""
+        spreads = {key: (low, high) for key, low, high in self.release_spread}
+        return spreads.get(f"{family}/{workload}", spreads.get(f"*/{workload}", (1.0, 1.0)))
 
     @property
     def flash_attention(self) -> bool:
@@ -219,6 +248,9 @@ STACKS: dict[str, StackProfile] = {
             vendors=("NVIDIA", "AMD"),
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
             "MoE tokens sent by the plain all-to-all.",
+            release="Megatron-Bridge 26.02 container (NeMo 26.02)",
+            release_spread=MEGATRON_BRIDGE_RELEASE_SPREAD,
+            release_spread_source="Megatron-Bridge docs/performance-summary-archive.md, releases 25.11-26.06 on the layouts of 26.02 (docs/sources.md#megatron-bridge): Qwen3-30B-A3B on 8 GB200 MXFP8 (micro-batch 4, EP8) 23,766 (25.11) to 40,706 (26.06) against 26,084; Llama 3.1 405B on 256 GB200 FP8 793-864; GPT-OSS-120B on 64 H100 5,810-5,993; Qwen3-235B-A22B on 256 H100 1,611-1,712; Llama 3.1 405B on 1,024 H100 311-328",
         ),
         StackProfile(
             id="megatron-core-moe-2025",
@@ -234,6 +266,9 @@ STACKS: dict[str, StackProfile] = {
             needs_fp8_hardware=True,
             summary="Current NVIDIA MoE recipes (Hopper and newer): as Megatron-Core, and a token crosses "
             "the network once per node it is routed to (DeepEP, HybridEP).",
+            release="Megatron-Bridge 25.11-26.02 MoE recipes (flex dispatcher)",
+            release_spread=MEGATRON_BRIDGE_RELEASE_SPREAD,
+            release_spread_source="as megatron-core-2025 (the same recipes' releases; the MoE layouts run the flex dispatcher there), docs/sources.md#megatron-bridge",
         ),
         StackProfile(
             id="megatron-core-2024",
@@ -245,6 +280,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
             summary="NeMo 24.x: FlashAttention-2 kernels, TP and pipeline overlap; the 2024 releases.",
+            release="NeMo 24.07-24.09 containers (Megatron-Core 0.8-0.9, TE 1.x)",
         ),
         StackProfile(
             id="megatron-lm-2021",
@@ -255,6 +291,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_grad_reduce=False,
             overlap_param_gather=False,
             summary="The 2021 paper's Megatron-LM: attention scores stored, no communication overlapped.",
+            release="Megatron-LM as of Narayanan et al. 2021 (2021-04)",
         ),
         StackProfile(
             id="megatron-deepspeed",
@@ -267,6 +304,7 @@ STACKS: dict[str, StackProfile] = {
             summary="DeepSpeed ZeRO with Megatron layers: FlashAttention-2, gradients overlapped, TP not.",
             cp_comm_type="a2a",
             cp_comm_types=("a2a",),
+            release="microsoft/Megatron-DeepSpeed main (2024-06)",
         ),
         StackProfile(
             id="pytorch-fsdp2",
@@ -287,6 +325,7 @@ STACKS: dict[str, StackProfile] = {
             reshard_after_forward="default",
             fsdp_fp32_shards=True,
             cp_overlap=False,
+            release="torchtitan and torchao float8 (2024-10 and 2024-12 performance tables)",
         ),
         StackProfile(
             id="llm-foundry",
@@ -299,6 +338,7 @@ STACKS: dict[str, StackProfile] = {
             vendors=("NVIDIA", "AMD"),
             summary="MosaicML Composer with full FSDP sharding and Triton FlashAttention, eager PyTorch.",
             fsdp_fp32_shards=True,
+            release="llm-foundry benchmarking tables (2023-10)",
         ),
         StackProfile(
             id="mindspeed-2025",
@@ -312,6 +352,7 @@ STACKS: dict[str, StackProfile] = {
             vendors=("Huawei",),
             summary="Huawei Ascend: CANN FlashAttention, MC2 fused TP communication, one grouped expert kernel.",
             cp_comm_types=("p2p", "a2a", "a2a+p2p"),
+            release="MindSpeed-LLM 1.0.RC3 with CANN 8.0.RC3",
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -329,6 +370,7 @@ STACKS: dict[str, StackProfile] = {
             fp8_recipe="blockwise",
             needs_fp8_hardware=True,
             summary="DeepSeek's own: DualPipe hides the all-to-all, DeepEP, at most 4 nodes per token, FP8 blockwise.",
+            release="DeepSeek HAI-LLM as in the DeepSeek-V3 report (2024-12)",
         ),
     )
 }

@@ -22,11 +22,14 @@ with m, s the mean and sample standard deviation of the class's log-ratios. A cl
 has no band of its own: it takes its parent's (family/workload/* -> */workload/* -> */*/*) and widens
 it to hold its own rows' ratios, and says so. A plan is then widened where a figure it stands on is an
 assumption: the catalog's `range` of the chip's peak FLOP/s (where sources disagree) scales the band's
-ends by low/value and high/value.
+ends by low/value and high/value; and where the stack's releases differ by more than the band (the
+profile's release spread, measured on the same published layout across releases) its ends are scaled
+by that spread (widen_for_release_spread).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import tomllib
 from dataclasses import dataclass
@@ -96,7 +99,8 @@ class Band:
     own_rows: int  # observations of the plan's own class (also when fewer than MIN_ROWS)
     p10_ratio: float
     p90_ratio: float
-    widened_by: tuple[str, ...] = ()  # codes: "few-rows" (own rows added to a parent), "peak-range"
+    widened_by: tuple[str, ...] = ()  # codes: "few-rows" (own rows added to a parent), "peak-range",
+    # "release-spread" (the stack's releases differ by more than the band)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -165,4 +169,21 @@ def widen_for_peak_range(band: Band, peak_value: float, peak_range: tuple[float,
         band.p10_ratio * min(1.0, low / peak_value),
         band.p90_ratio * max(1.0, high / peak_value),
         (*band.widened_by, "peak-range"),
+    )
+
+
+def widen_for_release_spread(band: Band, spread: tuple[float, float]) -> Band:
+    """The band widened where the stack's releases differ by more than it: `spread` is the (low, high)
+    throughput of the same published layout on the profile's other releases relative to the one it
+    stands for (StackProfile.spread_for). A plan on another release than the profile's lands anywhere
+    in the band times that factor, so where low < p10 or high > p90 the ends are scaled by low and
+    high (never narrowed); a spread inside the band leaves it as it is."""
+    low, high = spread
+    if low >= band.p10_ratio and high <= band.p90_ratio:
+        return band
+    return dataclasses.replace(
+        band,
+        p10_ratio=band.p10_ratio * min(1.0, low),
+        p90_ratio=band.p90_ratio * max(1.0, high),
+        widened_by=(*band.widened_by, "release-spread"),
     )

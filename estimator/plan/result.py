@@ -155,6 +155,7 @@ class MfuBand:
 
     source: str  # "given-range", "assumed" or "evidence"
     evidence: Band | None = None  # the evidence band (plan.evidence) when source is "evidence"
+    release: str | None = None  # the stack release the evidence band stands for (StackProfile.release)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -100,7 +100,8 @@ def _uncertainty(u: types.UncertaintySection) -> dict[str, Any]:
 
 
 def _mfu_band(b: types.MfuBand) -> dict[str, Any]:
-    return {"source": b.source, **(b.evidence.to_dict() if b.evidence is not None else {})}
+    release = {} if b.release is None else {"release": b.release}
+    return {"source": b.source, **(b.evidence.to_dict() if b.evidence is not None else {}), **release}
 
 
 def _to_dict(obj: Fabric | Storage | Power | Serving) -> dict[str, Any]:

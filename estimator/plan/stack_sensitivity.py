@@ -56,6 +56,7 @@ def stack_section(
     return {
         "id": chosen_id,
         "name": problem.stack.name,
+        "release": problem.stack.release,
         "default": default,
         "sensitivity": sensitivity,
         "timed_out": timed_out,

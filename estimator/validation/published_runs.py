@@ -4,7 +4,6 @@ calibrated on them."""
 
 from __future__ import annotations
 
-import dataclasses
 import tomllib
 from typing import Any
 
@@ -74,31 +73,6 @@ def predicted_tokens_per_s_per_gpu(scenario: dict[str, Any]) -> float:
     except ScenarioError:
         return float("nan")
     return float(shown.tokens_per_s) / int(r.scenario.cluster.cards or 1)
-
-
-def calibrate_expert_gemm_overhead(grid: list[float] | None = None) -> tuple[float, float]:
-    """(seconds per expert GEMM, mean |error| %) minimising the mean absolute error of the tokens/s
-    of every MoE run (suite "moe") over `grid` (0-100 us): EXPERT_GEMM_OVERHEAD_S is fitted here,
-    once, on all of them together. A run whose published layout the memory model cannot fit is
-    left out (the DeepSeek-V3 DualPipe run; its stack has no per-expert GEMMs anyway)."""
-    grid = grid if grid is not None else [1e-6 * i for i in range(0, 101, 2)]
-    models, runs = published_runs()
-    problems = []
-    for run in (r for r in runs if r["suite"] == "moe"):
-        resolved = resolve(validate_shape(run_scenario(run, models)))
-        problem = layout_problem(resolved, run["gpus"], fabric_for(resolved, run["gpus"]))
-        problems.append((problem, float(run["tokens_per_s_per_gpu"]) * run["gpus"]))
-
-    def mean_error(overhead: float) -> float:
-        errors: list[float] = []
-        for problem, published in problems:
-            best = search(dataclasses.replace(problem, expert_gemm_overhead_s=overhead)).best
-            if best is not None:
-                errors.append(abs(float(best.tokens_per_s) - published) / published)
-        return 100.0 * sum(errors) / len(errors)
-
-    fits = [(x, mean_error(x)) for x in grid]
-    return min(fits, key=lambda fit: fit[1])
 
 
 def throughput_rows() -> list[dict[str, Any]]:

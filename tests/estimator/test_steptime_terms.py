@@ -12,7 +12,7 @@ from estimator.layout.steptime import Fabric
 from estimator.layout.steptime import attention as att
 from estimator.layout.steptime.constants import CAST_BYTES_PER_ELEMENT, FP8_TO_BF16_EFFICIENCY, HBM_EFFICIENCY
 from estimator.layout.steptime.gemm import gemm_rate, linear_time_s
-from estimator.layout.steptime.moe import all_to_all_s, expert_time_s, tokens_per_local_expert
+from estimator.layout.steptime.moe import ExpertGemm, all_to_all_s, expert_time_s, tokens_per_local_expert
 from estimator.layout.steptime.pipeline import bubble_s
 from estimator.model.transformer import Architecture
 from estimator.plan.compose import estimate
@@ -142,9 +142,8 @@ def test_per_expert_gemms_pay_a_fixed_time_per_launch():
     )
 
     def t(per_gemm: float) -> float:
-        return float(
-            expert_time_s(4096, 1, 16, arch, 3.0, 3.0, 6e14, 2.8e12, False, "delayed", 1.0, per_gemm, 1.0)
-        )
+        g = ExpertGemm(4096, 1, 16, 3.0, 3.0, 6e14, 2.8e12, False, "delayed", 1.0, per_gemm, 1.0)
+        return float(expert_time_s(g, arch))
 
     assert t(40e-6) - t(0.0) == pytest.approx(48 * 40e-6)
     one_kernel = [sid for sid, p in STACKS.items() if not p.per_expert_gemms]
@@ -226,6 +225,9 @@ def test_cuda_graphs_remove_the_host_overhead_and_the_report_names_the_stack():
     stack = next(a for a in plain["assumptions"] if a["name"].startswith("software stack"))
     assert stack["value"] == "megatron-core-moe-2025" and stack["detail"]["cuda_graphs"] is False
     assert plain["stack"]["id"] == "megatron-core-moe-2025" and plain["stack"]["default"] is True
+    # which release the profile stands for is shown with it
+    assert plain["stack"]["release"] == STACKS["megatron-core-moe-2025"].release != ""
+    assert "release: Megatron-Bridge" in stack["source"]
 
 
 def test_cross_entropy_moves_40_bytes_per_logit_through_hbm():

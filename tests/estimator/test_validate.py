@@ -19,6 +19,7 @@ def test_every_suite_is_reported():
         "ascend",
         "dense",
         "blackwell",
+        "blackwell-releases",
         "moe-layouts",
         "reliability",
     }

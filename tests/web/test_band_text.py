@@ -36,3 +36,12 @@ def test_assumed_band_and_nothing():
     with translation.override("en"):
         assert "assumption" in band_text({"source": "assumed"})
         assert band_text(None) == "" and band_text({"source": "given-range"}) == ""
+
+
+def test_release_spread_named_with_the_release():
+    band = {**EVIDENCE, "widened_by": ["release-spread"], "release": "Megatron-Bridge 26.02 container"}
+    with translation.override("en"):
+        text = band_text(band)
+    assert "releases of this software stack differ" in text and "Megatron-Bridge 26.02 container" in text
+    with translation.override("zh-hans"):
+        assert "软件栈各版本" in band_text(band)

@@ -17,6 +17,7 @@ from estimator.layout.steptime.constants import (
     ALPHA_NIC_S,
     ALPHA_SCALEUP_S,
     EXPERT_GEMM_OVERHEAD_S,
+    EXPERT_HOST_S,
     LINK_EFFICIENCY,
     TRAINING_GEMM_FRACTION,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "BREAKDOWN_KEYS",
     "COMPUTE_TERMS",
     "EXPERT_GEMM_OVERHEAD_S",
+    "EXPERT_HOST_S",
     "LINK_EFFICIENCY",
     "TRAINING_GEMM_FRACTION",
     "Candidates",

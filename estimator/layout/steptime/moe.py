@@ -22,6 +22,8 @@ Units: tokens, FLOP, bytes, seconds.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
@@ -30,6 +32,9 @@ from estimator.layout.steptime.constants import (
     ALPHA_NIC_S,
     ALPHA_SCALEUP_S,
     GROUPED_GEMM_TILE_ROWS,
+    HOST_OP_S,
+    KERNELS_PER_LAYER_PASS,
+    KERNELS_PER_MOE_PASS,
     PERMUTE_ELEMENTS_PER_COPY,
     ROUTER_BYTES_PER_EXPERT,
     WEIGHT_BYTES,
@@ -45,43 +50,80 @@ def tokens_per_local_expert(
     return arr(arr(ep) * tokens * top_k * imbalance / experts)
 
 
-def expert_time_s(
-    tokens: Num,
-    tp: Num,
-    ep: Num,
-    arch: Architecture,
-    n_mat: float,
-    passes: Num,
-    rate: float,
-    hbm_rate: float,
-    fp8: bool,
-    recipe: str,
-    imbalance: float,
-    per_gemm_s: float,
-    weight_casts: Num,
-) -> FloatArray:
-    """Grouped-GEMM time of the card's local routed experts over `passes` forward-equivalents (s).
+@dataclass(frozen=True)
+class ExpertGemm:
+    """What the grouped GEMM of one MoE layer's local routed experts runs on (one micro-batch).
 
-    per_gemm_s: the fixed time of each per-expert GEMM where the stack launches one per local expert
-    (two weight GEMMs per expert, gate/up and down, in each forward pass, the data-gradient and the
-    weight-gradient pass: 2·local·passes launches).
-    weight_casts: FP8 casts of each expert weight per micro-batch (one per forward pass, or a share
-    of one where the stack caches FP8 weights across micro-batches: step._weight_casts)."""
+    tokens: the expert-TP group's pooled tokens (T·etp/tp under parallel folding); etp: the expert
+    tensor-parallel size that splits each expert's width; ep: the expert-parallel size; n_mat: weight
+    matrices of an expert (3 gated, 2 plain); passes: forward-equivalent passes (forward, recomputed
+    forward, backward = 2); rate, hbm_rate: the GEMM FLOP/s and streaming bytes/s; fp8, recipe: the
+    scaling of FP8 GEMMs; imbalance: max/mean routed tokens per EP rank; per_gemm_s: the fixed time of
+    each per-expert GEMM where the stack launches one per local expert (0 for one grouped kernel);
+    weight_casts: FP8 casts of each expert weight per micro-batch (step._weight_casts)."""
+
+    tokens: Num
+    etp: Num
+    ep: Num
+    n_mat: float
+    passes: Num
+    rate: float
+    hbm_rate: float
+    fp8: bool
+    recipe: str
+    imbalance: float = 1.0
+    per_gemm_s: float = 0.0
+    weight_casts: Num = 1.0
+
+
+def local_experts(arch: Architecture, ep: Num) -> FloatArray:
+    """Routed experts held by one card: E/ep, at least one."""
+    return arr(np.maximum(float(arch.num_experts) / arr(ep), 1.0))
+
+
+def expert_launches(arch: Architecture, ep: Num, passes: Num) -> FloatArray:
+    """Per-expert GEMMs one MoE layer launches per micro-batch where the stack runs one GEMM per local
+    expert: two weight GEMMs per expert (gate/up and down) in each forward pass, the data-gradient and
+    the weight-gradient pass, 2·local·passes."""
+    return arr(2.0 * local_experts(arch, ep) * arr(passes))
+
+
+def expert_time_s(g: ExpertGemm, arch: Architecture) -> FloatArray:
+    """Grouped-GEMM time of the card's local routed experts over `g.passes` forward-equivalents (s).
+
+    A padded-FLOP roofline against the streamed expert weights (module docstring), plus
+    g.per_gemm_s for each of expert_launches() where the stack launches one GEMM per local expert.
+    FP8 casts: the activations once per pass beyond the backward's two, the weights g.weight_casts
+    times (one per forward pass, or a share of one where the stack caches FP8 weights)."""
     e = float(arch.num_experts)
     k = float(arch.num_experts_per_tok)
     h = float(arch.hidden_size)
     f = float(arch.moe_intermediate_size)
-    local = arr(np.maximum(e / arr(ep), 1.0))
-    rows = tokens_per_local_expert(tokens, ep, k, e, imbalance)
+    local = local_experts(arch, g.ep)
+    rows = tokens_per_local_expert(g.tokens, g.ep, k, e, g.imbalance)
     padded = arr(np.ceil(rows / GROUPED_GEMM_TILE_ROWS)) * GROUPED_GEMM_TILE_ROWS
-    params_expert = n_mat * h * f
-    flop = 2.0 * padded * params_expert / arr(tp) * local * passes
-    per_pass = linear_elements(rows, params_expert, n_mat, h, tp) * local
-    weights = params_expert / arr(tp) * local
-    casts = (per_pass - weights) * (arr(passes) - 2.0) + weights * arr(weight_casts)
-    launches = 2.0 * local * arr(passes)
-    t = linear_time_s(flop, per_pass * passes, rate, hbm_rate, fp8, recipe, casts)
-    return arr(t + per_gemm_s * launches)
+    params_expert = g.n_mat * h * f
+    flop = 2.0 * padded * params_expert / arr(g.etp) * local * g.passes
+    per_pass = linear_elements(rows, params_expert, g.n_mat, h, g.etp) * local
+    weights = params_expert / arr(g.etp) * local
+    casts = (per_pass - weights) * (arr(g.passes) - 2.0) + weights * arr(g.weight_casts)
+    t = linear_time_s(flop, per_pass * g.passes, g.rate, g.hbm_rate, g.fp8, g.recipe, casts)
+    return arr(t + g.per_gemm_s * expert_launches(arch, g.ep, g.passes))
+
+
+def host_issue_s(arch: Architecture, ep: Num, passes: Num, per_expert_host_s: float) -> FloatArray:
+    """Host time to issue one MoE layer's operators for one micro-batch in eager mode (s).
+
+    Every kernel of the layer (KERNELS_PER_LAYER_PASS + KERNELS_PER_MOE_PASS per pass) costs the host
+    HOST_OP_S to issue; where the stack runs one GEMM per local expert, each of expert_launches()
+    costs the host per_expert_host_s more (Transformer Engine's grouped linear in eager PyTorch splits
+    the tokens, quantizes and sets up each expert's GEMM from Python; Megatron-Bridge names "small
+    expert GEMMs + host overhead" as MoE's compute-efficiency wall and "increase MBS" as its fix,
+    docs/sources.md#megatron-bridge). The dropless dispatcher synchronises with the host every MoE
+    layer (moe_host_sync), so the host cannot queue work beyond the layer: the layer takes at least
+    this long whatever its GPU time (step._host_floor)."""
+    kernels = (KERNELS_PER_LAYER_PASS + KERNELS_PER_MOE_PASS) * HOST_OP_S * arr(passes)
+    return arr(kernels + per_expert_host_s * expert_launches(arch, ep, passes))
 
 
 def routing_time_s(

@@ -34,7 +34,8 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
 - pp_comm: `pipeline`; hidden behind the stage's compute with the interleaved schedule and
   overlap_p2p_comm, or DualPipe.
 - host_overhead: KERNEL_GAP_S per kernel launched (none with CUDA graphs) and, for the dropless
-  dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward.
+  dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward; behind
+  that sync a MoE layer lasts at least the host's issue time (`moe.host_issue_s`, _host_floor).
 - dp_comm, optimizer: `data_parallel` (the replica group's collectives by ZeRO stage and their
   overlap; Adam's memory-bound update of the card's shard).
 """
@@ -66,7 +67,13 @@ from estimator.layout.steptime.constants import (
 )
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
 from estimator.layout.steptime.gemm import gemm_rate, linear_elements, linear_time_s
-from estimator.layout.steptime.moe import all_to_all_s, expert_time_s, routing_time_s
+from estimator.layout.steptime.moe import (
+    ExpertGemm,
+    all_to_all_s,
+    expert_time_s,
+    host_issue_s,
+    routing_time_s,
+)
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.model.transformer import mlp_matrices, stage_param_counts
 
@@ -297,21 +304,21 @@ def _layer_terms(
         per_gemm = problem.expert_gemm_overhead_s if stack.per_expert_gemms else 0.0
         # MoE parallel folding: each card brings its T/tp tokens (sequence parallel), the etp ranks of
         # an expert-TP group pool theirs and each runs the local experts on 1/etp of their width
-        terms["moe_experts"] = expert_time_s(
-            tokens * c.etp / c.tp,
-            c.etp,
-            c.ep,
-            arch,
-            n_mat,
-            c.passes,
-            r.linear,
-            r.hbm,
-            r.fp8,
-            r.recipe,
-            imb,
-            per_gemm,
-            _weight_casts(c, stack, c.passes),
+        gemm = ExpertGemm(
+            tokens=tokens * c.etp / c.tp,
+            etp=c.etp,
+            ep=c.ep,
+            n_mat=n_mat,
+            passes=c.passes,
+            rate=r.linear,
+            hbm_rate=r.hbm,
+            fp8=r.fp8,
+            recipe=r.recipe,
+            imbalance=imb,
+            per_gemm_s=per_gemm,
+            weight_casts=_weight_casts(c, stack, c.passes),
         )
+        terms["moe_experts"] = expert_time_s(gemm, arch)
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
             host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
@@ -376,7 +383,21 @@ def _layer_terms(
         exposed = arr(np.maximum(raw - window, 0.0))
         terms[name] = exposed
         hidden[name] = arr(raw - exposed)
+    floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
+    terms["host_floor"] = _host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
     return terms, hidden
+
+
+def _host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> FloatArray:
+    """The host time of a MoE layer that its GPU time does not cover (s per micro-batch).
+
+    Behind the dropless dispatcher's per-layer host synchronisation the host cannot queue work
+    beyond the layer, so the layer lasts max(GPU time, host issue time) (moe.host_issue_s): small
+    micro-batches of many small experts on a fast GPU wait for the host."""
+    per_expert = problem.expert_host_s if problem.stack.per_expert_gemms else 0.0
+    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert)
+    gpu = sum(arr(v) for v in terms.values())
+    return arr(np.maximum(host - gpu, 0.0))
 
 
 def _tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
@@ -484,6 +505,10 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         problem, c, (dense, moe, _head_terms(problem, c, r)), (dense_hidden, moe_hidden)
     )
     compute_mb = arr(sum(mb[k] for k in COMPUTE_TERMS))
+    # a host-bound MoE layer lasts its issue time: the GPU idles, and communication on its own stream
+    # runs on, so the overlap windows are the compute plus that wait
+    busy_mb = compute_mb + mb["host_floor"]
+    host_mb = mb["host_overhead"] + mb["host_floor"]
     pp_mb = p2p_s(
         float(problem.seq_len) / c.cp * c.mbs,
         float(problem.arch.hidden_size),
@@ -495,13 +520,13 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         fab,
     )
     stack = problem.stack
-    pp_window = p2p_window_s(c.v, compute_mb, stack.overlap_p2p_comm, stack.dualpipe)
+    pp_window = p2p_window_s(c.v, busy_mb, stack.overlap_p2p_comm, stack.dualpipe)
     pp_exposed = arr(np.maximum(pp_mb - pp_window, 0.0))
-    t_stage = compute_mb + mb["host_overhead"] + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
+    t_stage = compute_mb + host_mb + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
     bubble = bubble_s(c.pp, c.v, t_stage, stack.dualpipe)
     dense_p, expert_p = _stage_params(problem, c, st)
     replicas = weight_replicas(c.dp, c.cp, c.ep, c.tp, c.etp)
-    dp_exposed, dp_hidden = data_parallel_s(problem, c, fab, st, (dense_p, expert_p), replicas, compute_mb)
+    dp_exposed, dp_hidden = data_parallel_s(problem, c, fab, st, (dense_p, expert_p), replicas, busy_mb)
     hidden_total = c.m * (sum(hid.values()) + pp_mb - pp_exposed) + dp_hidden
     slowdown = COMM_SM_FRACTION * np.minimum(hidden_total, c.m * compute_mb)
     t_opt = optimizer_s(c, (dense_p, expert_p), replicas, problem.grad_dtype, r.hbm)
@@ -510,7 +535,7 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
     out.update(
         step_time_s=step,
         compute=c.m * compute_mb,
-        host_overhead=c.m * mb["host_overhead"],
+        host_overhead=c.m * host_mb,
         bubble=bubble,
         tp_comm=c.m * mb["tp_comm"],
         pp_comm=c.m * pp_exposed,

@@ -86,7 +86,7 @@ def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> l
         # the software stack the step time assumes (its id as the value, its mechanisms in `detail`)
         _Row("stack" if chosen else "stack-default",
              "software stack" + ("" if chosen else " (default for this accelerator)"), stack.id, "",
-             f"{stack.name}; {stack.source} ({stack.as_of})", stack.mechanisms()),
+             f"{stack.name}; {stack.source} ({stack.as_of}); release: {stack.release}", stack.mechanisms()),
         _Row("tdp", "card TDP", acc.tdp_w, "W", _source(r, "tdp_w")),
     ]  # fmt: skip
 

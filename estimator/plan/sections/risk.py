@@ -40,8 +40,11 @@ def mfu_band(
     peak_source = r.accelerator.sources.get(_PEAK_FIELD.get(s.training.precision, "peak_flops_bf16"))
     peak_range = peak_source.range if peak_source is not None else None
     band = evidence.widen_for_peak_range(band, peak, peak_range)
+    workload = evidence.workload_family(r.arch.num_experts, r.seq_len)
+    band = evidence.widen_for_release_spread(band, stack.spread_for(r.accelerator.chip_family, workload))
     low, mode, high = triangle_from_quantiles(mfu * band.p10_ratio, mfu, mfu * band.p90_ratio)
-    return (max(low, 1e-6), mode, min(high, 1.0)), MfuBand(source="evidence", evidence=band)
+    shown = MfuBand(source="evidence", evidence=band, release=stack.release)
+    return (max(low, 1e-6), mode, min(high, 1.0)), shown
 
 
 def _spread(x: float, spread: float) -> tuple[float, float, float]:
