@@ -250,7 +250,7 @@ STACKS: dict[str, StackProfile] = {
             "MoE tokens sent by the plain all-to-all.",
             release="Megatron-Bridge 26.02 container (NeMo 26.02)",
             release_spread=MEGATRON_BRIDGE_RELEASE_SPREAD,
-            release_spread_source="Megatron-Bridge docs/performance-summary-archive.md, releases 25.11-26.06 on the layouts of 26.02 (docs/sources.md#megatron-bridge): Qwen3-30B-A3B on 8 GB200 MXFP8 (micro-batch 4, EP8) 23,766 (25.11) to 40,706 (26.06) against 26,084; Llama 3.1 405B on 256 GB200 FP8 793-864; GPT-OSS-120B on 64 H100 5,810-5,993; Qwen3-235B-A22B on 256 H100 1,611-1,712; Llama 3.1 405B on 1,024 H100 311-328",
+            release_spread_source="the Megatron-Bridge performance summary archive (performance-summary-archive.md in its docs), releases 25.11-26.06 on the layouts of 26.02 (docs/sources.md#megatron-bridge): Qwen3-30B-A3B on 8 GB200 MXFP8 (micro-batch 4, EP8) 23,766 (25.11) to 40,706 (26.06) against 26,084; Llama 3.1 405B on 256 GB200 FP8 793-864; GPT-OSS-120B on 64 H100 5,810-5,993; Qwen3-235B-A22B on 256 H100 1,611-1,712; Llama 3.1 405B on 1,024 H100 311-328",
         ),
         StackProfile(
             id="megatron-core-moe-2025",
