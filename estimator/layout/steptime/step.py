@@ -48,6 +48,7 @@ from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
 from estimator.layout.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
 from estimator.layout.steptime import attention as att
+from estimator.layout.steptime.ascend import is_ascend, mc2_tp_exposed_s
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.collectives import Fabric
 from estimator.layout.steptime.constants import (
@@ -270,11 +271,11 @@ def _layer_terms(
     # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
     n_coll = 4.0 + 2.0 * c.rf
     mlp_group = c.etp if moe and not arch.n_shared_experts else c.tp
-    raw_tp = 0.5 * (
-        _tp_collectives_s(c.tp, tokens, h, n_coll, fab)
-        + _tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
-    )
+    raw_tp_attention = 0.5 * _tp_collectives_s(c.tp, tokens, h, n_coll, fab)
+    raw_tp_mlp = 0.5 * _tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
+    raw_tp = raw_tp_attention + raw_tp_mlp
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
+    ascend_mc2 = stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family)
     # context parallel: K and V of the whole sequence, hidden behind the attention core
     if arch.is_mla:
         kv_dim = arch.num_attention_heads * sum(att.score_dims(arch))
@@ -328,6 +329,10 @@ def _layer_terms(
         exposed = arr(np.maximum(raw - window, 0.0))
         terms[name] = exposed
         hidden[name] = arr(raw - exposed)
+    if ascend_mc2:
+        terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
+            raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
+        )
     return terms, hidden
 
 

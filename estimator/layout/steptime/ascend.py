@@ -1,0 +1,55 @@
+"""Ascend (MindSpeed / MindSpeed-LLM on CANN) mechanisms of one layer and micro-batch on one card.
+
+Tensor-parallel communication with MC2 (MindSpeed --use-mc2 / --use-ascend-mc2, docs/sources.md#mindspeed):
+MindSpeed replaces the sequence-parallel all-gather + column GEMM and row GEMM + reduce-scatter by
+CANN's fused operators npu_all_gather_base_mm and npu_mm_reduce_scatter_base (forward, and the
+row-parallel backward), and runs the column-parallel backward reduce-scatter asynchronously beside
+its weight-gradient GEMM (mindspeed/core/tensor_parallel/ascend_turbo/mc2_linears_seq_parallel.py).
+The fused operator splits the GEMM and the collective into sub-tasks and pipelines them
+(docs/zh/features/mc2.md); it does not hide all of the collective: MindSpeed's own performance model
+(mindspeed/auto_settings/module/communication/mc2_comm_perf_predictor.py) times MC2 as the fused
+operator's time minus the plain matmul's and fits it linearly in the tokens communicated,
+s / (tp·cp). We price that excess as a fixed share ASCEND_MC2_EXPOSED_FRACTION of the collective
+time the GEMMs would otherwise hide (the pipeline fill and the slower GEMM sub-tasks), exposed on
+the critical path; what does not fit under the GEMMs at all stays exposed in full.
+
+MoE layers get no MC2 (MindSpeed docs/zh/features/mc2.md, 注意事项 1: "MoE模型暂不支持开启MC2"):
+the dispatcher's all-gather and reduce-scatter of the tokens over the tensor-parallel group
+(Megatron-Core 0.6 MoEAllGatherTokenDispatcher, gather_from_sequence_parallel_region_to_moe and
+reduce_scatter_to_sequence_parallel_region_from_moe) run synchronously, exposed in full. The
+attention's linears keep MC2.
+Units: seconds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from estimator.arrays import FloatArray, Num, arr
+from estimator.catalog.entries import ASCEND_FAMILIES
+
+# Calibrated once on every dense Ascend row of throughput_runs.toml together
+# (estimator.validation.ascend.calibrate_ascend; docs/steptime.md "Calibrated").
+ASCEND_MC2_EXPOSED_FRACTION = 0.5
+
+
+def is_ascend(chip_family: str) -> bool:
+    """True for the Ascend chip families (catalog `chip_family`)."""
+    return chip_family in ASCEND_FAMILIES
+
+
+def mc2_tp_exposed_s(
+    raw_attention: Num, raw_mlp: Num, gemm_window: Num, moe_layer: bool, mc2_fraction: float
+) -> tuple[FloatArray, FloatArray]:
+    """(exposed, hidden) tensor-parallel communication of one layer under MC2 (s).
+
+    raw_attention, raw_mlp: the collectives of the attention's and of the MLP's linears (s);
+    gemm_window: the layer's linear GEMM time the fused operators pipeline with (s);
+    moe_layer: the MLP is a MoE layer (its dispatcher collectives are not fused: exposed in full);
+    mc2_fraction: share of the pipelined collective time that stays exposed (ASCEND_MC2_EXPOSED_FRACTION).
+    """
+    fused = arr(raw_attention) + (0.0 if moe_layer else arr(raw_mlp))
+    unfused = arr(raw_mlp) if moe_layer else arr(0.0 * arr(raw_mlp))
+    under = arr(np.minimum(fused, gemm_window))
+    hidden = arr(under * (1.0 - mc2_fraction))
+    return arr(fused - hidden + unfused), hidden
