@@ -36,7 +36,9 @@ def _fit_problems() -> list[tuple[LayoutProblem, float]]:
     return out
 
 
-def ascend_mean_error(problems: list[tuple[LayoutProblem, float]], efficiency: float, fraction: float) -> float:
+def ascend_mean_error(
+    problems: list[tuple[LayoutProblem, float]], efficiency: float, fraction: float
+) -> float:
     """Mean |error| % of the rows at a matmul efficiency and an MC2 exposed fraction."""
     errors = []
     for problem, published in problems:
