@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from estimator.catalog import accelerator
 from estimator.layout.steptime.ascend import ASCEND_MC2_EXPOSED_FRACTION as F
-from estimator.layout.steptime.ascend import is_ascend, mc2_tp_exposed_s
+from estimator.layout.steptime.ascend import ascend_score_dims, is_ascend, mc2_tp_exposed_s, mesh_links
+from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.validation.ascend import calibrate_ascend
 from estimator.validation.published_runs import predicted_tokens_per_s_per_gpu, published_runs, run_scenario
 
@@ -57,7 +60,7 @@ def test_ascend_constants_are_the_best_on_their_grid() -> None:
 @pytest.mark.parametrize(
     ("run_id", "band"),
     [
-        ("llama3-70b-32x910b-8k-mindspeed", 10.0),  # no MC2 in its script: TP fully exposed
+        ("llama3-70b-64x910b-8k-mindspeed", 10.0),  # no MC2 in its script: TP fully exposed
         ("llama31-70b-32x910b-8k-mindspeed", 15.0),
         ("llama2-34b-16x910b-4k-mindspeed", 10.0),
     ],
@@ -70,3 +73,28 @@ def test_dense_ascend_hold_outs(run_id: str, band: float) -> None:
     predicted = predicted_tokens_per_s_per_gpu(run_scenario(run, models))
     published = float(run["tokens_per_s_per_gpu"])
     assert abs(predicted - published) / published <= band / 100.0
+
+
+def test_mla_value_padded_to_the_query_head_on_cann_fa() -> None:
+    # DeepSeek-V2: d_qk = 128 + 64 = 192, d_v = 128; BNSD pads v to 192 (384 vs 320: 1.2x the FLOPs),
+    # other layouts pad both to 256
+    assert ascend_score_dims(192.0, 128.0) == (192.0, 192.0)
+    assert ascend_score_dims(192.0, 128.0, "SBH") == (256.0, 256.0)
+    assert ascend_score_dims(128.0, 128.0) == (128.0, 128.0)
+
+
+def test_full_mesh_group_uses_its_own_links_only() -> None:
+    # 910B HCCS: 7 links per NPU, 196 GB/s per direction in all: a TP-4 group reaches its 3 peers
+    # over 3 links (84 GB/s), TP 8 over all 7, a point-to-point send over one (28 GB/s)
+    mesh = Fabric(domain=8.0, bw_up=196e9, nic=25e9, cross=1.0, leaf_cards=64.0, eta=1.0, mesh_links=7.0)
+    assert float(group_bandwidth(mesh, 4.0)) == pytest.approx(84e9)
+    assert float(group_bandwidth(mesh, 8.0)) == pytest.approx(196e9)
+    assert float(group_bandwidth(mesh, 2.0)) == pytest.approx(28e9)
+    switched = dataclasses.replace(mesh, mesh_links=0.0)
+    assert float(group_bandwidth(switched, 2.0)) == pytest.approx(196e9)
+
+
+def test_only_the_910b_node_is_a_mesh() -> None:
+    assert mesh_links("ascend-910b", 8.0) == 7.0
+    assert mesh_links("ascend-910c", 384.0) == 0.0
+    assert mesh_links("hopper", 8.0) == 0.0

@@ -18,6 +18,12 @@ the dispatcher's all-gather and reduce-scatter of the tokens over the tensor-par
 (Megatron-Core 0.6 MoEAllGatherTokenDispatcher, gather_from_sequence_parallel_region_to_moe and
 reduce_scatter_to_sequence_parallel_region_from_moe) run synchronously, exposed in full. The
 attention's linears keep MC2.
+
+MLA on CANN FlashAttention (MindSpeed-LLM 1.0.RC3 modellink/core/transformer/multi_head_latent_attention.py):
+the fused kernel needs one head size for queries, keys and values, so with d_qk != d_v the value is
+padded to d_qk in the BNSD layout (DeepSeek-V2 192 / 128: the scripts set --shape-order BNSD), and
+all three are padded to 256 in the other layouts; the kernel computes the padding
+(`ascend_score_dims`).
 Units: seconds.
 """
 
@@ -28,11 +34,16 @@ import numpy as np
 from estimator.arrays import FloatArray, Num, arr
 from estimator.catalog.entries import ASCEND_FAMILIES
 
+# Scale-up domains wired as a full mesh of point-to-point HCCS links: the 8 NPUs of an Atlas 800T A2
+# / 900 A2 node (910B), each linked to the 7 others (npu-smi topo; MindSpeed auto_settings'
+# comm_hardware_info: 8-NPU HCCS domain for 910B; catalog servers.toml). The 910C's UB plane is a
+# switched Clos (CloudMatrix384 paper, arXiv 2506.12708) and is not a mesh.
+FULL_MESH_FAMILIES = frozenset({"ascend-910b"})
+
 # Calibrated once on every dense Ascend row of throughput_runs.toml together
-# (estimator.validation.ascend.calibrate_ascend; docs/steptime.md "Calibrated").
-ASCEND_MC2_EXPOSED_FRACTION = (
-    0.85  # fitted: mean |error| 9.9% over the 8 dense rows (with matmul_efficiency 0.84)
-)
+# (estimator.validation.ascend.calibrate_ascend; docs/steptime.md "Calibrated"): mean |error| 9.7%
+# over the 8 rows, with the 910B matmul_efficiency 0.85 fitted beside it.
+ASCEND_MC2_EXPOSED_FRACTION = 0.90
 
 
 def is_ascend(chip_family: str) -> bool:
@@ -55,3 +66,18 @@ def mc2_tp_exposed_s(
     under = arr(np.minimum(fused, gemm_window))
     hidden = arr(under * (1.0 - mc2_fraction))
     return arr(fused - hidden + unfused), hidden
+
+
+def ascend_score_dims(d_qk: float, d_v: float, shape_order: str = "BNSD") -> tuple[float, float]:
+    """(d_qk, d_v) the CANN FlashAttention kernel computes with for MindSpeed-LLM's MLA (elements):
+    equal sizes as given; else v padded to d_qk (BNSD), or both padded to 256 (SBH, BSH)."""
+    if d_qk == d_v:
+        return d_qk, d_v
+    if shape_order == "BNSD":
+        return d_qk, max(d_qk, d_v)
+    return max(d_qk, 256.0), max(d_v, 256.0)
+
+
+def mesh_links(chip_family: str, domain_cards: float) -> float:
+    """Links per card of a full-mesh scale-up domain (domain - 1), 0 where the domain is switched."""
+    return max(domain_cards - 1.0, 1.0) if chip_family in FULL_MESH_FAMILIES else 0.0

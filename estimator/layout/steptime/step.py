@@ -48,9 +48,9 @@ from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
 from estimator.layout.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
 from estimator.layout.steptime import attention as att
-from estimator.layout.steptime.ascend import is_ascend, mc2_tp_exposed_s
+from estimator.layout.steptime.ascend import ascend_score_dims, is_ascend, mc2_tp_exposed_s, mesh_links
 from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.collectives import Fabric
+from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.constants import (
     COMM_SM_FRACTION,
     ELEMENTWISE_H_BYTES,
@@ -131,6 +131,7 @@ def _fabric(problem: LayoutProblem) -> Fabric:
         cross=problem.cross_leaf_bandwidth_factor,
         leaf_cards=problem.nodes_per_leaf_group * problem.cards_per_node,
         eta=problem.link_efficiency,
+        mesh_links=mesh_links(problem.accelerator.chip_family, float(problem.domain_cards)),
     )
 
 
@@ -142,6 +143,9 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
     if fused:
         again = (c.rc == 1) * ("core_attn" in problem.stack.selective_recompute)
         passes = c.forward_passes + again + att.backward_ratio(True)
+        dims = att.score_dims(arch)
+        if problem.stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family):
+            dims = ascend_score_dims(*dims)  # MLA: the value padded to the query's head size
         # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
         total = arr(0.0)
         for share, span, keys in att.layer_kinds(arch, s):
@@ -152,7 +156,7 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
                 arch.head_dim,
                 r.bf16 / r.peak16,
             )
-            flop = 2.0 * keys * arch.num_attention_heads * sum(att.score_dims(arch)) * tokens / c.tp
+            flop = 2.0 * keys * arch.num_attention_heads * sum(dims) * tokens / c.tp
             total = total + share * flop * passes / (r.peak16 * eff)
         return total
     # selective recompute re-runs the scores where the stack's modules include them
@@ -282,7 +286,9 @@ def _layer_terms(
     else:
         kv_dim = 2.0 * arch.num_key_value_heads * arch.head_dim
     cp_bytes = (c.cp - 1.0) / c.cp * s * c.mbs * kv_dim * 2.0 / c.tp * (3.0 + c.rf)
-    cp_bw = np.where(c.tp * c.cp <= fab.domain, fab.bw_up, fab.nic) * fab.eta
+    cp_bw = (
+        np.where(c.tp * c.cp <= fab.domain, group_bandwidth(fab, 2.0), fab.nic) * fab.eta
+    )  # ring: one peer
     raw_cp = np.where(c.cp > 1, cp_bytes / cp_bw, 0.0)
     # expert parallel all-to-all, hidden behind the other micro-batch's compute of this layer
     if moe:
@@ -340,7 +346,7 @@ def _tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabri
     """n_coll ring all-reduces (or all-gather + reduce-scatter pairs) of tokens·h 16-bit values over a
     tensor-parallel group, 2(g-1)/g of the bytes per card, plus 2 us per ring step (s)."""
     g = arr(group)
-    bw = np.where(g <= fab.domain, fab.bw_up, fab.nic) * fab.eta
+    bw = np.where(g <= fab.domain, group_bandwidth(fab, g), fab.nic) * fab.eta
     raw = n_coll * (2.0 * (g - 1.0) / g * tokens * h * 2.0 / bw) + n_coll * 2.0 * (g - 1.0) * 2e-6
     return arr(np.where(g > 1, raw, 0.0))
 
