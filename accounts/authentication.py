@@ -34,7 +34,7 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed(MESSAGES["unknown"]) from None
         try:
-            token = services.check_token(secret)
+            token = services.check_token(secret=secret)
         except services.InvalidTokenError as exc:
             raise exceptions.AuthenticationFailed(MESSAGES[exc.reason]) from None
         return token.user, token

@@ -22,7 +22,7 @@ def _page(
 ) -> HttpResponse:
     context = {
         "form": form,
-        "tokens": selectors.tokens_of(request.user)[:MAX_LISTED],
+        "tokens": selectors.tokens_of(user=request.user)[:MAX_LISTED],
         "created": created,
         "secret": secret,
     }
@@ -42,7 +42,7 @@ def tokens(request):
         return _page(request, form, status=400)
     try:
         token, secret = services.issue_token(
-            request.user, name=form.cleaned_data["name"], expires_at=form.expires_at()
+            user=request.user, name=form.cleaned_data["name"], expires_at=form.expires_at()
         )
     except ValidationError as exc:
         form.add_error(None, exc)
@@ -55,9 +55,9 @@ def tokens(request):
 @require_POST
 def revoke(request, pk: int):
     try:
-        token = selectors.owned_token(request.user, pk)
+        token = selectors.owned_token(user=request.user, pk=pk)
     except ApiToken.DoesNotExist:
         raise Http404 from None
-    services.revoke_token(token)
+    services.revoke_token(token=token)
     messages.success(request, _("Token “%(name)s” revoked; it no longer works.") % {"name": token.name})
     return redirect("accounts:tokens")

@@ -28,7 +28,7 @@ class InvalidTokenError(Exception):
         self.reason = reason
 
 
-def issue_token(user, name: str, expires_at: dt.datetime | None = None) -> tuple[ApiToken, str]:
+def issue_token(*, user, name: str, expires_at: dt.datetime | None = None) -> tuple[ApiToken, str]:
     """A new token for `user` and its secret, which exists only in the return value: show it once.
 
     Raises ValidationError (code "limit") past settings.API_TOKENS_MAX_PER_USER live tokens, and
@@ -40,7 +40,7 @@ def issue_token(user, name: str, expires_at: dt.datetime | None = None) -> tuple
             # one issue at a time per user, so two concurrent requests cannot both pass the cap
             list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk"))
             limit = settings.API_TOKENS_MAX_PER_USER
-            if active_tokens_of(user).count() >= limit:
+            if active_tokens_of(user=user).count() >= limit:
                 raise ValidationError(
                     _(
                         "You already have the most active tokens allowed (%(limit)d). Revoke one you no longer use."
@@ -68,7 +68,7 @@ def _duplicate(name: str) -> str:
     }
 
 
-def revoke_token(token: ApiToken) -> ApiToken:
+def revoke_token(*, token: ApiToken) -> ApiToken:
     """Revoked at once: the next request with it answers 401. Revoking twice keeps the first time."""
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
@@ -76,7 +76,7 @@ def revoke_token(token: ApiToken) -> ApiToken:
     return token
 
 
-def check_token(secret: str) -> ApiToken:
+def check_token(*, secret: str) -> ApiToken:
     """The live token whose secret this is (its user loaded); raises InvalidTokenError otherwise."""
     if not secret or len(secret) > keys.MAX_TOKEN_CHARS:
         raise InvalidTokenError("unknown")

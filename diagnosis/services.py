@@ -17,9 +17,9 @@ def run_diagnosis(*, data: Any, user: Any) -> dict[str, Any]:
     ScenarioError for input the core refuses (and for its bugs: reports.services.core_errors)."""
     if not isinstance(data, dict):
         raise ScenarioError("the run must be a JSON object", "")
-    _version, document = resolve_book(user, data)
-    books = books_for(data, document)
-    with core_errors("run", "diagnose"):
+    _version, document = resolve_book(user=user, data=data)
+    books = books_for(data=data, document=document)
+    with core_errors(what="run", verb="diagnose"):
         check_work_budget(run_document(data), books)  # estimator.limits: refused before the search runs
         out = diagnose(data, books)
     return to_jsonable(out)

@@ -98,7 +98,7 @@ def create_batch(
     BatchesBusyError (the concurrency cap)."""
     owner = owner if owner is not None and owner.is_authenticated else None
     request = parse(data, owner)
-    team_for(owner, team)  # a team the caller is not in refuses the whole batch, field "team"
+    team_for(user=owner, slug=team)  # a team the caller is not in refuses the whole batch, field "team"
     with transaction.atomic():
         _check_active(owner, client_ip)
         batch = Batch.objects.create(

@@ -17,7 +17,7 @@ class VersionAddForm(forms.ModelForm):
 
     def clean_prices(self):
         try:
-            return validated_prices(self.cleaned_data.get("prices"))
+            return validated_prices(data=self.cleaned_data.get("prices"))
         except ScenarioError as exc:
             raise forms.ValidationError([f"{e.field}: {e.message}" for e in exc.errors]) from None
 

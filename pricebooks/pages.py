@@ -22,7 +22,7 @@ from .models import PriceBook
 @require_http_methods(["GET", "POST"])
 def index(request):
     """Your teams' books, and the form for a new one."""
-    teams = list(teams_of(request.user))
+    teams = list(teams_of(user=request.user))
     form = PriceBookForm(request.POST or None, teams=teams) if teams else None
     status = 200
     if request.method == "POST":
@@ -38,7 +38,7 @@ def index(request):
                 messages.info(request, _("Price book created: %(ref)s v1.") % {"ref": book.reference})
                 return redirect("pricebooks_pages:edit", pk=book.pk)
         status = 400
-    books = selectors.books_of(request.user).prefetch_related("versions")
+    books = selectors.books_of(user=request.user).prefetch_related("versions")
     return render(
         request, "pricebooks/index.html", {"books": books, "form": form, "teams": teams}, status=status
     )
@@ -49,7 +49,7 @@ def index(request):
 def edit(request, pk: int):
     """One book: its versions, and the table of the latest prices; saving adds a version."""
     try:
-        book = selectors.visible_book(request.user, pk)
+        book = selectors.visible_book(user=request.user, pk=pk)
     except PriceBook.DoesNotExist:
         raise Http404 from None
     latest = book.latest()

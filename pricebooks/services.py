@@ -21,7 +21,7 @@ from .models import PriceBook, PriceBookVersion
 from .selectors import books_of
 
 
-def validated_prices(data: Any, field: str = "prices") -> dict[str, Any]:
+def validated_prices(*, data: Any, field: str = "prices") -> dict[str, Any]:
     """The prices document as stored: validated by the core, defaults left out."""
     return parse_prices(data, field).model_dump(mode="json", exclude_defaults=True)
 
@@ -51,7 +51,7 @@ def create_book(
     slug: str | None = None,
 ) -> PriceBook:
     """A new book of `team` with its version 1."""
-    table = validated_prices(prices)
+    table = validated_prices(data=prices)
     book = PriceBook.objects.create(team=team, name=name, slug=_slug_for(team, name, slug))
     PriceBookVersion.objects.create(
         book=book, number=1, created_by=user, currency=currency, price_date=price_date, prices=table
@@ -64,7 +64,7 @@ def add_version(
     *, user, book: PriceBook, currency: str, price_date: datetime.date, prices: Any, name: str | None = None
 ) -> PriceBookVersion:
     """Edit a book: a new version numbered after the last; earlier versions stay as they were."""
-    table = validated_prices(prices)
+    table = validated_prices(data=prices)
     PriceBook.objects.select_for_update().filter(pk=book.pk).first()  # serialize concurrent edits
     _rename(book, name)
     last = book.versions.aggregate(n=Max("number"))["n"] or 0
@@ -86,7 +86,7 @@ def update_book(
     """PUT: the book's content becomes this. A new version only when the currency, the price date
     or the prices differ from the latest (compared as validated documents, so key order and
     defaults written out do not count); returns (the latest version, whether it was filed now)."""
-    table = validated_prices(prices)
+    table = validated_prices(data=prices)
     PriceBook.objects.select_for_update().filter(pk=book.pk).first()  # serialize concurrent edits
     latest = book.versions.order_by("-number").first()
     if latest is not None and (latest.currency, latest.price_date, latest.prices) == (
@@ -101,14 +101,14 @@ def update_book(
     ), True
 
 
-def resolve_reference(user, ref: str, field: str = "cost.price_book") -> PriceBookVersion:
+def resolve_reference(*, user, ref: str, field: str = "cost.price_book") -> PriceBookVersion:
     """The version a reference names, among the books of the user's teams; a ScenarioError on
     `field` for anything else (a book of another team is 'not found', as if it did not exist)."""
     try:
         team_slug, book_slug, number = parse_reference(ref)
     except ScenarioError as exc:
         raise ScenarioError(exc.errors[0].message, field) from None
-    book = books_of(user).filter(team__slug=team_slug, slug=book_slug).first()
+    book = books_of(user=user).filter(team__slug=team_slug, slug=book_slug).first()
     if book is None:
         raise ScenarioError(f"no price book '{team_slug}/{book_slug}' among your teams' books", field)
     versions = book.versions.select_related("book")
@@ -118,13 +118,13 @@ def resolve_reference(user, ref: str, field: str = "cost.price_book") -> PriceBo
     return version
 
 
-def book_documents(user, refs: dict[str, str]) -> dict[str, tuple[PriceBookVersion, dict[str, Any]]]:
+def book_documents(*, user, refs: dict[str, str]) -> dict[str, tuple[PriceBookVersion, dict[str, Any]]]:
     """{reference: (version, book document)} for the references a request uses ({ref: field path})."""
     out = {}
     errors = []
     for ref, field in refs.items():
         try:
-            version = resolve_reference(user, ref, field)
+            version = resolve_reference(user=user, ref=ref, field=field)
         except ScenarioError as exc:
             errors.extend(exc.errors)
             continue

@@ -321,12 +321,12 @@ class EstimateForm(forms.Form):
 
     def _team_and_book_choices(self, user) -> None:
         """The signed-in user's teams and their price books (latest version, or pinned by a copy)."""
-        teams = list(teams_of(user))
+        teams = list(teams_of(user=user))
         team_field = cast(forms.ChoiceField, self.fields["team"])
         team_field.choices = [("", str(_("only me")))] + [(t.slug, t.name) for t in teams]
         if not self.is_bound and len(teams) == 1:
             self.initial.setdefault("team", teams[0].slug)  # the default of reports.services too
-        books = [(b.reference, f"{b.team.name}: {b.name}") for b in books_of(user)]
+        books = [(b.reference, f"{b.team.name}: {b.name}") for b in books_of(user=user)]
         pinned = (self.initial or {}).get("price_book")
         if pinned and pinned not in dict(books) and pinned.split("@")[0] in dict(books):
             books.append((pinned, pinned))  # "edit a copy" keeps the version the original used

@@ -78,7 +78,7 @@ def _throttled(request):
 
 def _shared_or_404(token: str) -> Estimate:
     try:
-        return selectors.shared_estimate(token)
+        return selectors.shared_estimate(token=token)
     except Estimate.DoesNotExist:
         raise Http404 from None
 
@@ -263,7 +263,7 @@ def recompute(request, token: str):
     estimate = _shared_or_404(token)
     if limited := _throttled(request):
         return limited
-    out = services.recompute(estimate)
+    out = services.recompute(estimate=estimate)
     return render(
         request,
         "reports/recompute.html",
@@ -335,7 +335,9 @@ def validation(request):
 
 @require_GET
 def my_estimates(request):
-    return render(request, "reports/mine.html", {"estimates": selectors.estimates_of(request.user)[:200]})
+    return render(
+        request, "reports/mine.html", {"estimates": selectors.estimates_of(user=request.user)[:200]}
+    )
 
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
@@ -362,7 +364,7 @@ def _compared(request) -> tuple[list[Estimate], list[str], list[str]]:
     for entry in entries:
         token = compare.token_of(entry)
         try:
-            found.append(selectors.shared_estimate(token or ""))
+            found.append(selectors.shared_estimate(token=token or ""))
         except Estimate.DoesNotExist:
             errors.append(_("No report found for “%(entry)s”.") % {"entry": entry})
     return found, entries, errors
@@ -373,7 +375,7 @@ def compare_reports(request):
     """Side by side: pick 2-4 reports (share tokens or links); the page URL is the share link."""
     estimates, entries, errors = _compared(request)
     reports = [{"scenario": e.scenario, "result": e.result} for e in estimates]
-    mine = selectors.estimates_of(request.user)[:50] if request.user.is_authenticated else []
+    mine = selectors.estimates_of(user=request.user)[:50] if request.user.is_authenticated else []
     context = {
         "estimates": estimates,
         "entries": entries + [""] * (compare.MAX_REPORTS - len(entries)),

@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 
 
 @contextlib.contextmanager
-def core_errors(what: str = "scenario", verb: str = "plan") -> Iterator[None]:
+def core_errors(*, what: str = "scenario", verb: str = "plan") -> Iterator[None]:
     """Around a call of the core on a client's input: ScenarioError passes; any other failure is
     logged as a bug and reported as a ScenarioError too, so no body a client sends gives a 500."""
     try:
@@ -41,7 +41,7 @@ def core_errors(what: str = "scenario", verb: str = "plan") -> Iterator[None]:
         ) from exc
 
 
-def run_estimate(data: Any, books: dict[str, PriceBook] | None = None) -> dict:
+def run_estimate(*, data: Any, books: dict[str, PriceBook] | None = None) -> dict:
     """The core's answer for one scenario dict, as strict JSON.
 
     Raises ScenarioError for input the core rejects (and for its bugs: core_errors).
@@ -52,26 +52,26 @@ def run_estimate(data: Any, books: dict[str, PriceBook] | None = None) -> dict:
     return to_jsonable(out)
 
 
-def book_reference(data: Any) -> str | None:
+def book_reference(*, data: Any) -> str | None:
     """The scenario's `cost.price_book` when it is a string (any other shape: the core says why)."""
     cost = data.get("cost") if isinstance(data, dict) else None
     ref = cost.get("price_book") if isinstance(cost, dict) else None
     return ref if isinstance(ref, str) else None
 
 
-def resolve_book(user, data: Any) -> tuple[PriceBookVersion | None, dict[str, Any] | None]:
+def resolve_book(*, user, data: Any) -> tuple[PriceBookVersion | None, dict[str, Any] | None]:
     """The price-book version the scenario names, among the user's teams' books, and its document;
     (None, None) without one. ScenarioError on cost.price_book for a book the user cannot use."""
-    ref = book_reference(data)
+    ref = book_reference(data=data)
     if ref is None:
         return None, None
-    version, document = book_documents(user, {ref: "cost.price_book"})[ref]
+    version, document = book_documents(user=user, refs={ref: "cost.price_book"})[ref]
     return version, document
 
 
-def books_for(data: Any, document: dict[str, Any] | None) -> dict[str, PriceBook] | None:
+def books_for(*, data: Any, document: dict[str, Any] | None) -> dict[str, PriceBook] | None:
     """The core's `books` argument: the stored or resolved book under the scenario's reference."""
-    ref = book_reference(data)
+    ref = book_reference(data=data)
     if ref is None or document is None:
         return None
     return {ref: parse_book(document)}
@@ -89,13 +89,13 @@ def prepare_estimate(
     No transaction here: planning takes a while, and on SQLite a write transaction locks the whole
     database, so the caller saves in a short one (create_estimate, or a batch item's)."""
     user = owner if owner is not None and owner.is_authenticated else None
-    chosen_team = team_for(user, team)
-    ref = book_reference(data)
+    chosen_team = team_for(user=user, slug=team)
+    ref = book_reference(data=data)
     if price_books is not None and ref in price_books:
         version, document = None, price_books[ref]
     else:
-        version, document = resolve_book(user, data)
-    out = run_estimate(data, books_for(data, document))
+        version, document = resolve_book(user=user, data=data)
+    out = run_estimate(data=data, books=books_for(data=data, document=document))
     scenario = out["scenario"]
     return Estimate(
         owner=user,
@@ -103,7 +103,7 @@ def prepare_estimate(
         price_book_version=version,
         price_book=document,
         name=(scenario.get("name") or "")[:200],
-        input=without_ignored_fields(to_jsonable(data), out["result"]),
+        input=without_ignored_fields(data=to_jsonable(data), result=out["result"]),
         scenario=scenario,
         result=out["result"],
         engine_version=str(out.get("engine_version", "")),
@@ -111,7 +111,7 @@ def prepare_estimate(
     )
 
 
-def without_ignored_fields(data: Any, result: dict[str, Any]) -> Any:
+def without_ignored_fields(*, data: Any, result: dict[str, Any]) -> Any:
     """The submitted scenario without the config.json fields the core ignored (result.model.
     ignored_fields): they are never stored, so a pasted config.json costs only what is read."""
     ignored = (result.get("model") or {}).get("ignored_fields") or []
@@ -129,7 +129,7 @@ def create_estimate(
     return estimate
 
 
-def delete_estimate(estimate: Estimate) -> None:
+def delete_estimate(*, estimate: Estimate) -> None:
     estimate.delete()
 
 
@@ -138,10 +138,10 @@ def engine_versions() -> dict[str, str]:
     return {"engine_version": ENGINE_VERSION, "catalog_version": catalog.CATALOG_VERSION}
 
 
-def newer_book(estimate: Estimate) -> dict[str, Any] | None:
+def newer_book(*, estimate: Estimate) -> dict[str, Any] | None:
     """When the estimate's price book has a version newer than the one it used: {name, version,
     price_date, currency} of the latest (recompute keeps the stored version and says so)."""
-    latest = newer_version(estimate.price_book_version)
+    latest = newer_version(version=estimate.price_book_version)
     if latest is None:
         return None
     return {
@@ -152,14 +152,16 @@ def newer_book(estimate: Estimate) -> dict[str, Any] | None:
     }
 
 
-def recompute(estimate: Estimate) -> dict:
+def recompute(*, estimate: Estimate) -> dict:
     """Plan the estimate's input again with today's engine and catalog (nothing is stored) and say
     what changed. A price book is the version the estimate stored (its prices as stored, so a share
     link shows nothing of the book's later versions); `newer_book` says when the book has moved on.
     Returns {"scenario", "result", "engine_version", "catalog_version", "rows", "error", "newer_book"}."""
-    newer = newer_book(estimate)
+    newer = newer_book(estimate=estimate)
     try:
-        out = run_estimate(estimate.input, books_for(estimate.input, estimate.price_book))
+        out = run_estimate(
+            data=estimate.input, books=books_for(data=estimate.input, document=estimate.price_book)
+        )
     except ScenarioError as exc:
         # Today's catalog may no longer know an id the stored scenario used.
         return {"error": exc.to_dict()["errors"], "rows": [], "newer_book": newer, **engine_versions()}

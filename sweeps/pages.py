@@ -47,14 +47,14 @@ EXAMPLE_AXES = {
 
 
 def _can_control(request, sweep: Sweep) -> bool:
-    if may_manage(request.user, sweep):
+    if may_manage(user=request.user, obj=sweep):
         return True
     return sweep.owner_id is None and sweep.share_token in request.session.get(SESSION_KEY, [])
 
 
 def _start(request, data: dict) -> Sweep:
     owner = request.user if request.user.is_authenticated else None
-    sweep = services.create_sweep(data, owner=owner, client_ip=client_ip(request))
+    sweep = services.create_sweep(data=data, owner=owner, client_ip=client_ip(request))
     request.session[SESSION_KEY] = ([*request.session.get(SESSION_KEY, []), sweep.share_token])[-50:]
     return sweep
 
@@ -119,7 +119,7 @@ def index(request):
                 return HttpResponseRedirect(sweep.get_absolute_url())
     mine: QuerySet[Sweep] | list[Sweep] = []
     if request.user.is_authenticated:
-        mine = selectors.sweeps_of(request.user).only(
+        mine = selectors.sweeps_of(user=request.user).only(
             "name", "status", "total", "done", "share_token", "created_at"
         )[:20]
     else:
@@ -137,7 +137,7 @@ def index(request):
 
 def _describer(axes: list[dict]):
     """index -> "cluster.cards=1024, hardware.accelerator=h100-sxm" (axes parsed once)."""
-    parsed = services.axes_of({"axes": axes})
+    parsed = services.axes_of(sweep={"axes": axes})
 
     def describe(index: int) -> str:
         return ", ".join(
@@ -158,8 +158,8 @@ def _currency(sweep: Sweep) -> str:
 
 def report(request, token: str):
     sweep = get_object_or_404(Sweep, share_token=token)
-    services.watchdog(sweep)
-    payload = selectors.status_payload(sweep, request)
+    services.watchdog(sweep=sweep)
+    payload = selectors.status_payload(sweep=sweep, request=request)
     currency = _currency(sweep)
     context: dict[str, Any] = {
         "sweep": sweep,
@@ -207,7 +207,7 @@ def _budget(sweep: Sweep) -> float | None:
 def _group_of(sweep: Sweep):
     """index -> the group of that scenario on the time-cost chart: its value on the series axis
     (digests.series_axis: models, else chips), else its accelerator (the axis value or the base's)."""
-    axes = services.axes_of(sweep)
+    axes = services.axes_of(sweep=sweep)
     where = digests.series_axis(axes)
     if where is None:
         where = next((i for i, a in enumerate(axes) if a.field == "hardware.accelerator"), None)
@@ -246,7 +246,7 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str, budget: float | Non
     """The best configurations: per metric over the whole sweep, or, for a sweep over models or
     chips, one table per series (its fastest configurations)."""
     fields = [labels.axis(a["field"]) for a in sweep.axes]
-    axes = services.axes_of(sweep)
+    axes = services.axes_of(sweep=sweep)
     series = summary.get("series")
     if series:
         return [
@@ -281,7 +281,7 @@ def cancel(request, token: str):
     sweep = get_object_or_404(Sweep, share_token=token)
     if not _can_control(request, sweep):
         raise Http404
-    if services.cancel(sweep):
+    if services.cancel(sweep=sweep):
         messages.info(request, _("Sweep cancelled; chunks already stored are kept."))
     return HttpResponseRedirect(sweep.get_absolute_url())
 
@@ -291,7 +291,7 @@ def scenario_json(request, token: str, index: int):
     sweep = get_object_or_404(Sweep, share_token=token)
     if not 0 <= index < sweep.total:
         raise Http404
-    return JsonResponse(selectors.scenario_of(sweep, index), json_dumps_params={"indent": 2})
+    return JsonResponse(selectors.scenario_of(sweep=sweep, index=index), json_dumps_params={"indent": 2})
 
 
 @require_POST
@@ -303,7 +303,7 @@ def estimate(request, token: str, index: int):
     sweep = get_object_or_404(Sweep, share_token=token)
     if not 0 <= index < sweep.total:
         raise Http404
-    scenario = selectors.scenario_of(sweep, index)
+    scenario = selectors.scenario_of(sweep=sweep, index=index)
     scenario["name"] = f"{sweep.name or _('Sweep')} #{index}: {_describe(sweep.axes, index)}"[:200]
     try:
         est = create_estimate(data=scenario, owner=request.user, price_books=sweep.price_books)

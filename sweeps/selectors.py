@@ -21,25 +21,25 @@ from .services import axes_of
 # Selectors: who sees which sweep
 
 
-def sweeps_of(user):
+def sweeps_of(*, user):
     """The user's own sweeps and those of the user's teams, newest first (none when anonymous)."""
     if not user or not user.is_authenticated:
         return Sweep.objects.none()
-    return Sweep.objects.filter(visible_to(user))
+    return Sweep.objects.filter(visible_to(user=user))
 
 
-def visible_sweep(user, pk) -> Sweep:
+def visible_sweep(*, user, pk) -> Sweep:
     """Sweep `pk` if the user may see it; Sweep.DoesNotExist otherwise (existence not disclosed)."""
     if not 0 < int(pk) < 2**63:
         raise Sweep.DoesNotExist
-    return sweeps_of(user).get(pk=pk)
+    return sweeps_of(user=user).get(pk=pk)
 
 
 # --------------------------------------------------------------------------------------------
 # Selectors: status and results
 
 
-def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
+def status_payload(*, sweep: Sweep, request=None) -> dict[str, Any]:
     from django.urls import reverse
     from django.utils import translation
 
@@ -71,10 +71,10 @@ def status_payload(sweep: Sweep, request=None) -> dict[str, Any]:
         },
         "timings": timings,
         "error": sweep.error,
-        "axes": [compact_axis(a) for a in sweep.axes],
+        "axes": [compact_axis(axis=a) for a in sweep.axes],
         "base": sweep.base,
         "summary": sweep.summary if sweep.status == Sweep.Status.DONE else None,
-        "currency": sweep_currency(sweep),
+        "currency": sweep_currency(sweep=sweep),
         "engine_version": sweep.engine_version,
         "catalog_version": sweep.catalog_version,
         "team": sweep.team.slug if sweep.team is not None else None,
@@ -96,7 +96,7 @@ AXIS_VALUES_SHOWN = 1000
 CURRENCY_FIELD = "cost.currency"
 
 
-def sweep_currency(sweep: Sweep) -> str | None:
+def sweep_currency(*, sweep: Sweep) -> str | None:
     """The ISO 4217 currency of every amount of the sweep (rows, summary); None when
     cost.currency is an axis: then each row's is in that column."""
     if any(a["field"] == CURRENCY_FIELD for a in sweep.axes):
@@ -104,7 +104,7 @@ def sweep_currency(sweep: Sweep) -> str | None:
     return str((sweep.base.get("cost") or {}).get("currency") or "USD")
 
 
-def compact_axis(axis: dict) -> dict:
+def compact_axis(*, axis: dict) -> dict:
     """An axis for the status JSON: every value up to AXIS_VALUES_SHOWN, else first and last (the
     results carry each row's values)."""
     values = axis["values"]
@@ -120,19 +120,19 @@ def _seconds(a, b) -> float | None:
     return round((b - a).total_seconds(), 3)
 
 
-def result_columns(sweep: Sweep) -> list[str]:
+def result_columns(*, sweep: Sweep) -> list[str]:
     chunk = SweepChunk.objects.filter(sweep=sweep).only("data").first()
     fields = list(unpack(chunk.data)) if chunk else []
     return ["index"] + [a["field"] for a in sweep.axes] + fields
 
 
-def iter_result_rows(sweep: Sweep, start: int = 0, stop: int | None = None):
+def iter_result_rows(*, sweep: Sweep, start: int = 0, stop: int | None = None):
     """Yield (columns, rows) blocks for scenarios [start, stop) in index order, one chunk at a
     time (memory bounded by a chunk). Missing chunks (still running) are skipped."""
     stop = sweep.total if stop is None else min(stop, sweep.total)
     if start >= stop:
         return
-    axes = axes_of(sweep)
+    axes = axes_of(sweep=sweep)
     first, last = start // sweep.chunk_size, (stop - 1) // sweep.chunk_size
     for chunk in (
         SweepChunk.objects.filter(sweep=sweep, index__gte=first, index__lte=last).order_by("index").iterator()
@@ -147,12 +147,12 @@ def iter_result_rows(sweep: Sweep, start: int = 0, stop: int | None = None):
         yield list(cols), [list(row) for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
 
 
-def result_page(sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
+def result_page(*, sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
     start = (page - 1) * page_size
     stop = min(start + page_size, sweep.total)
     columns: list[str] = []
     rows: list[list] = []
-    for cols, block in iter_result_rows(sweep, start, stop):
+    for cols, block in iter_result_rows(sweep=sweep, start=start, stop=stop):
         columns = cols
         rows.extend(block)
     if not columns:
@@ -174,5 +174,5 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def scenario_of(sweep: Sweep, index: int) -> dict:
-    return estimator_sweep.scenario_at(sweep.base, axes_of(sweep), index)
+def scenario_of(*, sweep: Sweep, index: int) -> dict:
+    return estimator_sweep.scenario_at(sweep.base, axes_of(sweep=sweep), index)

@@ -43,7 +43,7 @@ RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in S
 log = logging.getLogger(__name__)
 
 
-def setting(name: str) -> Any:
+def setting(*, name: str) -> Any:
     """A SWEEP_* setting; config/settings.py holds the one default of each (no second copy here)."""
     return getattr(settings, name)
 
@@ -69,13 +69,13 @@ def _book_refs(data: Any) -> dict[str, str]:
     return refs
 
 
-def books_of(sweep: Sweep | Mapping[str, Any]) -> dict[str, PriceBook]:
+def books_of(*, sweep: Sweep | Mapping[str, Any]) -> dict[str, PriceBook]:
     """The core's `books` argument from what the sweep stored at creation (never the request's user)."""
     raw = sweep.price_books if isinstance(sweep, Sweep) else sweep.get("price_books") or {}
     return {ref: parse_book(doc) for ref, doc in raw.items()}
 
 
-def create_sweep(data: Any, owner=None, client_ip: str | None = None, team: str | None = None) -> Sweep:
+def create_sweep(*, data: Any, owner=None, client_ip: str | None = None, team: str | None = None) -> Sweep:
     """Validate a sweep request and save it; its chunks are queued when the transaction commits.
 
     The sweep goes to the team named by slug `team` (default: the owner's only team); price books
@@ -85,19 +85,19 @@ def create_sweep(data: Any, owner=None, client_ip: str | None = None, team: str 
     Raises ScenarioError (field paths `name`, `base.*`, `axes`, `axes.<field>`, `team`) for a bad
     request and for the limits: scenarios per sweep and active sweeps per user (or per anonymous client).
     """
-    max_scenarios = min(int(setting("SWEEP_MAX_SCENARIOS")), limits.MAX_SWEEP_ROWS)
+    max_scenarios = min(int(setting(name="SWEEP_MAX_SCENARIOS")), limits.MAX_SWEEP_ROWS)
     if owner is None:
-        max_scenarios = min(max_scenarios, int(setting("SWEEP_ANON_MAX_SCENARIOS")))
+        max_scenarios = min(max_scenarios, int(setting(name="SWEEP_ANON_MAX_SCENARIOS")))
     _check_active(owner, client_ip)  # before any validation work: a refused request costs little
-    precheck(data)
-    chosen_team = team_for(owner, team)
-    documents = {ref: doc for ref, (_v, doc) in book_documents(owner, _book_refs(data)).items()}
+    precheck(data=data)
+    chosen_team = team_for(user=owner, slug=team)
+    documents = {ref: doc for ref, (_v, doc) in book_documents(user=owner, refs=_book_refs(data)).items()}
     books = {ref: parse_book(doc) for ref, doc in documents.items()}
     name, base, axes = estimator_sweep.validate_sweep(
         data, max_scenarios=max_scenarios, resolve=lambda s: resolve_scenario(s, books)
     )
     total = estimator_sweep.scenario_count(axes)
-    chunk_size = int(setting("SWEEP_CHUNK_SIZE"))
+    chunk_size = int(setting(name="SWEEP_CHUNK_SIZE"))
     with transaction.atomic():
         _check_active(owner, client_ip)
         sweep = Sweep.objects.create(
@@ -116,7 +116,7 @@ def create_sweep(data: Any, owner=None, client_ip: str | None = None, team: str 
             progress_at=timezone.now(),
         )
         sweep_id = sweep.pk
-        transaction.on_commit(lambda: enqueue_chunks(sweep_id))
+        transaction.on_commit(lambda: enqueue_chunks(sweep_id=sweep_id))
     return sweep
 
 
@@ -124,11 +124,11 @@ def _check_active(owner, client_ip: str | None) -> None:
     """The active-sweep cap: per user, or per client address without an account."""
     active = Sweep.objects.filter(status__in=Sweep.ACTIVE)
     if owner is not None:
-        active, limit = active.filter(owner=owner), int(setting("SWEEP_MAX_ACTIVE_PER_USER"))
+        active, limit = active.filter(owner=owner), int(setting(name="SWEEP_MAX_ACTIVE_PER_USER"))
     else:
         active, limit = (
             active.filter(owner=None, client_ip=client_ip),
-            int(setting("SWEEP_MAX_ACTIVE_ANON")),
+            int(setting(name="SWEEP_MAX_ACTIVE_ANON")),
         )
     if active.count() >= limit:
         raise ScenarioError(
@@ -136,7 +136,7 @@ def _check_active(owner, client_ip: str | None) -> None:
         )
 
 
-def precheck(data: Any) -> None:
+def precheck(*, data: Any) -> None:
     """The work budget of a sweep request (estimator.limits), checked before the core validates
     it, so validation itself stays bounded: text a database can store and bounded nesting
     everywhere; at most MAX_SWEEP_AXES axes; at most MAX_TEXT_AXIS_VALUES values on a string or
@@ -201,7 +201,7 @@ def catalog_version() -> str:
     return ""
 
 
-def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
+def enqueue_chunks(*, sweep_id: int, indexes: list[int] | None = None) -> int:
     """Publish one task per chunk (all chunks, or the given ones) that has no stored result.
 
     A broker that cannot be reached is recorded in `error` (the watchdog fails the sweep if it
@@ -243,12 +243,12 @@ def enqueue_chunks(sweep_id: int, indexes: list[int] | None = None) -> int:
 # Running a chunk (called by the Celery task)
 
 
-def axes_of(sweep: Sweep | Mapping[str, Any]) -> list[estimator_sweep.Axis]:
+def axes_of(*, sweep: Sweep | Mapping[str, Any]) -> list[estimator_sweep.Axis]:
     raw = sweep.axes if isinstance(sweep, Sweep) else sweep["axes"]
     return [estimator_sweep.Axis(a["field"], tuple(a["values"])) for a in raw]
 
 
-def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
+def run_chunk(*, sweep_id: int, index: int, worker: str = "") -> str:
     """Evaluate and store chunk `index` of a sweep; safe to call any number of times.
 
     The chunk is computed under a lease (ChunkLease) in sub-batches: the first of SWEEP_SUB_BATCH
@@ -268,10 +268,10 @@ def run_chunk(sweep_id: int, index: int, worker: str = "") -> str:
     if index >= sweep["chunks_total"]:
         return "skipped"
     if SweepChunk.objects.filter(sweep_id=sweep_id, index=index).exists():
-        maybe_finish(sweep_id)
+        maybe_finish(sweep_id=sweep_id)
         return "duplicate"
     holder = f"{worker or 'local'}:{uuid.uuid4().hex[:12]}"
-    if not acquire_lease(sweep_id, index, holder):
+    if not acquire_lease(sweep_id=sweep_id, index=index, holder=holder):
         log.info("sweep %s chunk %s: leased by another worker, left to it", sweep_id, index)
         return "leased"
     log.info("sweep %s chunk %s: computing (lease %s)", sweep_id, index, holder)
@@ -288,11 +288,11 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
     )
     start = index * sweep["chunk_size"]
     stop = min(start + sweep["chunk_size"], sweep["total"])
-    axes = axes_of(sweep)
-    first = max(1, int(setting("SWEEP_SUB_BATCH")))
-    largest = max(first, int(setting("SWEEP_SUB_BATCH_MAX")))
-    target_s = float(setting("SWEEP_SUB_BATCH_S"))
-    books = books_of(sweep)
+    axes = axes_of(sweep=sweep)
+    first = max(1, int(setting(name="SWEEP_SUB_BATCH")))
+    largest = max(first, int(setting(name="SWEEP_SUB_BATCH_MAX")))
+    target_s = float(setting(name="SWEEP_SUB_BATCH_S"))
+    books = books_of(sweep=sweep)
     t0 = time.perf_counter()
     try:
         from estimator.plan.batch import evaluate_columns
@@ -300,7 +300,7 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
         parts: list[dict[str, np.ndarray]] = []
         lo, sub = start, first
         while lo < stop:
-            if lo > start and not renew_lease(sweep_id, index, holder, done=lo - start):
+            if lo > start and not renew_lease(sweep_id=sweep_id, index=index, holder=holder, done=lo - start):
                 # cancelled, deleted, or the lease was lost (and taken over): store nothing
                 log.info("sweep %s chunk %s: stopped after %s scenarios", sweep_id, index, lo - start)
                 return "stopped"
@@ -322,24 +322,36 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
             lo = hi
         arrays = parts[0] if len(parts) == 1 else {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     except ScenarioError as exc:
-        fail(sweep_id, f"chunk {index} (scenarios {start:,}-{stop - 1:,}): {exc}")
+        fail(sweep_id=sweep_id, reason=f"chunk {index} (scenarios {start:,}-{stop - 1:,}): {exc}")
         return "failed"
     except SoftTimeLimitExceeded as exc:  # Celery's soft limit (sweeps.tasks) interrupts a chunk
-        fail(sweep_id, f"chunk {index} (scenarios {start:,}-{stop - 1:,}) exceeded its time limit ({exc})")
+        fail(
+            sweep_id=sweep_id,
+            reason=f"chunk {index} (scenarios {start:,}-{stop - 1:,}) exceeded its time limit ({exc})",
+        )
         return "failed"
     except Exception as exc:
         log.exception("sweep %s chunk %s crashed", sweep_id, index)
         fail(
-            sweep_id,
-            f"chunk {index} (scenarios {start:,}-{stop - 1:,}): internal error {type(exc).__name__}: {exc}",
+            sweep_id=sweep_id,
+            reason=f"chunk {index} (scenarios {start:,}-{stop - 1:,}): internal error {type(exc).__name__}: {exc}",
         )
         return "failed"
-    if not renew_lease(sweep_id, index, holder, done=stop - start):
+    if not renew_lease(sweep_id=sweep_id, index=index, holder=holder, done=stop - start):
         return "stopped"
     compute_s = time.perf_counter() - t0
     digest = chunk_digest(axes, start, arrays)
     blob = pack(arrays)
-    return store_chunk(sweep_id, index, start, stop, blob, digest, compute_s, worker)
+    return store_chunk(
+        sweep_id=sweep_id,
+        index=index,
+        start=start,
+        stop=stop,
+        blob=blob,
+        digest=digest,
+        compute_s=compute_s,
+        worker=worker,
+    )
 
 
 SUB_BATCH_GROWTH = 8  # a sub-batch at most this many times the last: one noisy timing cannot overshoot
@@ -359,10 +371,10 @@ def next_sub_batch(*, rows: int, seconds: float, target_s: float, first: int, la
 
 
 def lease_seconds() -> float:
-    return float(setting("SWEEP_LEASE_S"))
+    return float(setting(name="SWEEP_LEASE_S"))
 
 
-def acquire_lease(sweep_id: int, index: int, holder: str) -> bool:
+def acquire_lease(*, sweep_id: int, index: int, holder: str) -> bool:
     """Claim chunk `index` for `holder` unless another holder's lease is live. Race-safe: one
     conditional UPDATE takes over an expired lease; the unique (sweep, index) makes one of two
     concurrent first claims fail."""
@@ -383,7 +395,7 @@ def acquire_lease(sweep_id: int, index: int, holder: str) -> bool:
     return True
 
 
-def renew_lease(sweep_id: int, index: int, holder: str, done: int = 0) -> bool:
+def renew_lease(*, sweep_id: int, index: int, holder: str, done: int = 0) -> bool:
     """Extend `holder`'s lease while the sweep is active; False when the sweep was cancelled (or
     deleted) or the lease is no longer this holder's: the caller stops without storing."""
     if not Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).exists():
@@ -396,7 +408,7 @@ def renew_lease(sweep_id: int, index: int, holder: str, done: int = 0) -> bool:
     )
 
 
-def store_chunk(sweep_id, index, start, stop, blob, digest, compute_s, worker="") -> str:
+def store_chunk(*, sweep_id, index, start, stop, blob, digest, compute_s, worker="") -> str:
     """Insert the chunk row and count its scenarios in one transaction; a second insert of the
     same (sweep, index) hits the unique constraint and changes nothing."""
     try:
@@ -418,13 +430,13 @@ def store_chunk(sweep_id, index, start, stop, blob, digest, compute_s, worker=""
                 progress_at=timezone.now(),
             )
     except IntegrityError:
-        maybe_finish(sweep_id)
+        maybe_finish(sweep_id=sweep_id)
         return "duplicate"
-    maybe_finish(sweep_id)
+    maybe_finish(sweep_id=sweep_id)
     return "stored"
 
 
-def maybe_finish(sweep_id: int) -> bool:
+def maybe_finish(*, sweep_id: int) -> bool:
     """When every chunk is stored: merge the chunk digests into the summary and mark it done.
     The conditional update makes exactly one caller the finisher."""
     row = Sweep.objects.filter(pk=sweep_id).values("status", "chunks_done", "chunks_total", "axes").first()
@@ -433,7 +445,7 @@ def maybe_finish(sweep_id: int) -> bool:
     digests = list(
         SweepChunk.objects.filter(sweep_id=sweep_id).order_by("index").values_list("digest", flat=True)
     )
-    summary = merge_digests(axes_of(row), digests)
+    summary = merge_digests(axes_of(sweep=row), digests)
     finished = Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).update(
         status=Sweep.Status.DONE, summary=summary, finished_at=timezone.now(), error=""
     )
@@ -441,7 +453,7 @@ def maybe_finish(sweep_id: int) -> bool:
     return bool(finished)
 
 
-def fail(sweep_id: int, reason: str) -> None:
+def fail(*, sweep_id: int, reason: str) -> None:
     now = timezone.now()
     Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).update(
         status=Sweep.Status.FAILED, error=reason[:4000], finished_at=now
@@ -449,7 +461,7 @@ def fail(sweep_id: int, reason: str) -> None:
     sweep_finished.send_robust(Sweep, sweep_id=sweep_id)
 
 
-def cancel(sweep: Sweep) -> bool:
+def cancel(*, sweep: Sweep) -> bool:
     """Stop a sweep: queued chunk tasks see the status and do nothing; stored chunks stay."""
     changed = Sweep.objects.filter(pk=sweep.pk, status__in=Sweep.ACTIVE).update(
         status=Sweep.Status.CANCELLED, finished_at=timezone.now()
@@ -463,7 +475,7 @@ def cancel(sweep: Sweep) -> bool:
 # Watchdog
 
 
-def watchdog(sweep: Sweep) -> str:
+def watchdog(*, sweep: Sweep) -> str:
     """Never a silent hang. For an active sweep with no progress (no chunk stored and no live
     lease renewed) for SWEEP_STALL_S seconds, re-queue its missing chunks whose lease expired (a
     chunk still being computed is left to its worker); after SWEEP_FAIL_AFTER_S seconds without
@@ -485,8 +497,8 @@ def watchdog(sweep: Sweep) -> str:
     if heartbeat is not None and heartbeat > last:
         last = heartbeat  # a chunk is being computed right now: that is progress
     idle = (now - last).total_seconds()
-    stall_s = float(setting("SWEEP_STALL_S"))
-    fail_s = float(setting("SWEEP_FAIL_AFTER_S"))
+    stall_s = float(setting(name="SWEEP_STALL_S"))
+    fail_s = float(setting(name="SWEEP_FAIL_AFTER_S"))
     busy_elsewhere = (
         Sweep.objects.filter(status__in=Sweep.ACTIVE, progress_at__gte=now - timedelta(seconds=stall_s))
         .exclude(pk=sweep.pk)
@@ -498,7 +510,7 @@ def watchdog(sweep: Sweep) -> str:
             f"no progress for {idle:.0f} s ({sweep.chunks_done} of {sweep.chunks_total} chunks stored): "
             f"workers or broker unavailable; last problem: {why}"
         )
-        fail(sweep.pk, reason)
+        fail(sweep_id=sweep.pk, reason=reason)
         sweep.refresh_from_db()
         return "failed"
     if idle < stall_s:
@@ -511,7 +523,7 @@ def watchdog(sweep: Sweep) -> str:
     ).update(requeues=F("requeues") + 1, requeued_at=now)
     if not claimed:
         return "ok"
-    sent = enqueue_chunks(sweep.pk)
+    sent = enqueue_chunks(sweep_id=sweep.pk)
     log.warning("sweep %s: no progress for %.0f s, re-queued %s chunk(s)", sweep.pk, idle, sent)
     sweep.refresh_from_db()
     return "requeued"
@@ -520,6 +532,6 @@ def watchdog(sweep: Sweep) -> str:
 def watchdog_all() -> dict[str, int]:
     counts: dict[str, int] = {}
     for sweep in Sweep.objects.filter(status__in=Sweep.ACTIVE):
-        outcome = watchdog(sweep)
+        outcome = watchdog(sweep=sweep)
         counts[outcome] = counts.get(outcome, 0) + 1
     return counts

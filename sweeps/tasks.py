@@ -30,7 +30,7 @@ IDEMPOTENT_DB_TASK = {
     time_limit=settings.SWEEP_CHUNK_HARD_S,
 )
 def run_chunk(sweep_id: int, index: int) -> str:
-    return services.run_chunk(sweep_id, index, worker=run_chunk.request.hostname or "")
+    return services.run_chunk(sweep_id=sweep_id, index=index, worker=run_chunk.request.hostname or "")
 
 
 @shared_task(

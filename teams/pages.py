@@ -21,7 +21,7 @@ from .selectors import is_admin, members_of, membership_in, memberships_of, team
 
 def _team(request, slug: str) -> Team:
     try:
-        return team_of(request.user, slug)
+        return team_of(user=request.user, slug=slug)
     except Team.DoesNotExist:
         raise Http404 from None
 
@@ -43,15 +43,15 @@ def index(request):
                 messages.info(request, _("Team created: %(name)s. You are its admin.") % {"name": team.name})
                 return redirect("teams_pages:detail", slug=team.slug)
         status = 400
-    context = {"memberships": memberships_of(request.user), "form": form}
+    context = {"memberships": memberships_of(user=request.user), "form": form}
     return render(request, "teams/index.html", context, status=status)
 
 
 def _detail(request, team: Team, member_form: MemberForm | None = None, status: int = 200):
-    admin = is_admin(request.user, team.pk)
+    admin = is_admin(user=request.user, team_id=team.pk)
     context = {
         "team": team,
-        "members": members_of(team),
+        "members": members_of(team=team),
         "admin": admin,
         "member_form": (member_form or MemberForm()) if admin else None,
         "roles": Membership.Role.choices,
@@ -84,7 +84,7 @@ def detail(request, slug: str):
 
 def _membership(request, slug: str, username: str) -> Membership:
     try:
-        return membership_in(_team(request, slug), username)
+        return membership_in(team=_team(request, slug), username=username)
     except Membership.DoesNotExist:
         raise Http404 from None
 

@@ -32,7 +32,7 @@ class NotAdminError(Exception):
 
 
 def _require_admin(user, team: Team) -> None:
-    if not is_admin(user, team.pk):
+    if not is_admin(user=user, team_id=team.pk):
         raise NotAdminError(_("only an admin of the team may change its members"))
 
 
@@ -71,7 +71,7 @@ def create_team(*, user, name: str, slug: str | None = None) -> Team:
     return team
 
 
-def find_user(who: str, field: str = "user"):
+def find_user(*, who: str, field: str = "user"):
     """The active account named by a username or an email address (case-insensitive email);
     an address two accounts share is refused rather than guessed."""
     who = who.strip()
@@ -96,7 +96,7 @@ def add_member(*, by, team: Team, who: str, role: str = Membership.Role.MEMBER) 
     """Add the account `who` (username or email) to `team` with `role`."""
     _require_admin(by, team)
     _check_role(role)
-    user = find_user(who)
+    user = find_user(who=who)
     if Membership.objects.filter(team=team, user=user).exists():
         raise ScenarioError(
             _("'%(user)s' is already a member of %(team)s")

@@ -40,7 +40,7 @@ def _token_client(user):
 
     from accounts.services import issue_token
 
-    _, secret = issue_token(user, name="test client")
+    _, secret = issue_token(user=user, name="test client")
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
     return client

@@ -68,3 +68,31 @@ def test_the_detector_sees_a_rest_view(tmp_path):
     module = tmp_path / "m.py"
     module.write_text("from rest_framework import views\nclass A(views.APIView): ...\nclass B: ...\n")
     assert _rest_views(module) == ["A"]
+
+
+def _positional_services(path: Path) -> list[str]:
+    """Public functions of a services/selectors module that accept an argument by position."""
+    out = []
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        public = isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and not node.name.startswith("_")
+        if public and (node.args.posonlyargs or node.args.args or node.args.vararg):
+            out.append(node.name)
+    return out
+
+
+def test_services_and_selectors_take_keywords_only():
+    # HackSoft's styleguide, as NetBox-style layers use it: a call site names every argument, so a
+    # service's parameters can be reordered or added to without silently shifting a caller's values.
+    offenders = {
+        f"{path.relative_to(ROOT)}": names
+        for app in APPS
+        for path in sorted((ROOT / app).rglob("*.py"))
+        if path.stem in ("services", "selectors") and (names := _positional_services(path))
+    }
+    assert offenders == {}
+
+
+def test_the_keyword_detector_sees_a_positional_service(tmp_path):
+    module = tmp_path / "services.py"
+    module.write_text("def a(*, x): ...\ndef b(x, *, y): ...\ndef _c(x): ...\ndef d(*args): ...\n")
+    assert _positional_services(module) == ["b", "d"]

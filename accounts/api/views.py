@@ -38,7 +38,7 @@ class TokenListView(APIView):
     )
     def get(self, request):
         paginator = Pagination()
-        page = paginator.paginate_queryset(selectors.tokens_of(request.user), request, view=self)
+        page = paginator.paginate_queryset(selectors.tokens_of(user=request.user), request, view=self)
         return paginator.get_paginated_response(
             ApiTokenSerializer(page, many=True, context={"request": request}).data
         )
@@ -51,7 +51,7 @@ class TokenDetailView(APIView):
 
     def _get(self, request, pk: int) -> ApiToken:
         try:
-            return selectors.owned_token(request.user, pk)
+            return selectors.owned_token(user=request.user, pk=pk)
         except ApiToken.DoesNotExist:
             raise Http404 from None
 
@@ -70,5 +70,5 @@ class TokenDetailView(APIView):
         responses={204: None, 401: ErrorSerializer, 404: ErrorSerializer, 429: ErrorSerializer},
     )
     def delete(self, request, pk: int):
-        services.revoke_token(self._get(request, pk))
+        services.revoke_token(token=self._get(request, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -34,7 +34,9 @@ from estimator.layout.enumeration import REASONS, enumerate_candidates, structur
 from estimator.layout.memory import (
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
+    CardLayout,
     MemoryBreakdown,
+    MemoryPolicy,
     per_card_memory,
     stage_layers,
 )
@@ -174,10 +176,7 @@ def evaluate_memory(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[Memor
 def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> MemoryBreakdown:
     """memory.per_card_memory of candidate arrays c with recompute codes rc (partial as stored by
     the layers it does not recompute). Bytes."""
-    return per_card_memory(
-        problem.arch,
-        problem.counts,
-        problem.seq_len,
+    layout = CardLayout(
         c["tp"],
         c["pp"],
         c["dp"],
@@ -190,14 +189,19 @@ def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> Memory
         c["v"],
         False,
         c["m"],
+        c["etp"],
+        problem.stage_split,
+    )
+    policy = MemoryPolicy(
         problem.grad_dtype,
         problem.flash_attention,
         problem.buffers,
         fp8_activations(problem),
         problem.stack.selective_recompute,
-        c["etp"],
-        problem.stage_split,
+        problem.stack.fsdp_fp32_shards,
+        problem.stack.reshard_after_forward,
     )
+    return per_card_memory(problem.arch, problem.counts, problem.seq_len, layout, policy)
 
 
 def fp8_activations(problem: LayoutProblem) -> bool:

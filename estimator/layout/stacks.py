@@ -18,6 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from estimator.errors import FieldError, ScenarioError
 
 ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "fa-triton", "ascend-fa")
@@ -26,6 +29,7 @@ RECOMPUTE_MODULES = ("core_attn", "layernorm", "moe_act", "mlp", "shared_experts
 SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpointing (torchtitan)
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliability.checkpoint_times
+RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,16 @@ class StackProfile:
       profile defaults to "sync", as their configurations do (Megatron-Bridge CheckpointConfig
       async_save = False, torchtitan async_mode "disabled", MindSpore CheckpointConfig async_save =
       False; docs/sources.md#checkpoint-modes).
+    reshard_after_forward: when ZeRO-3 (FSDP) frees the gathered weights of a layer: "always" after
+      its forward (gathered again for the backward: two all-gathers per micro-batch; FSDP1
+      FULL_SHARD, DeepSpeed ZeRO-3), "never" (kept until the step's last backward: one all-gather
+      per step, the stage's 16-bit weights held), "default" = torchtitan's policy: "never" under
+      pipeline parallelism, else "always" (torchtitan/distributed/fsdp.py
+      get_fsdp_reshard_after_forward_policy: "For PP, by default do not reshard after forward to
+      avoid per-microbatch all-gathers"; docs/sources.md#torchtitan).
+    fsdp_fp32_shards: ZeRO-3's sharded parameter is the fp32 master weight itself (PyTorch FSDP with
+      a mixed-precision policy: the 16-bit copy exists only gathered, layer by layer), so no sharded
+      16-bit copy is kept; False for DeepSpeed ZeRO-3 (a 16-bit partition beside the fp32 master).
     """
 
     id: str
@@ -113,6 +127,8 @@ class StackProfile:
     needs_fp8_hardware: bool = False
     summary: str = ""
     checkpoint_mode: str = "sync"
+    reshard_after_forward: str = "always"
+    fsdp_fp32_shards: bool = False
 
     @property
     def flash_attention(self) -> bool:
@@ -147,6 +163,8 @@ MECHANISMS = (
     "fp8_weight_cache",
     "sharded_with_pp",
     "checkpoint_mode",
+    "reshard_after_forward",
+    "fsdp_fp32_shards",
 )
 
 
@@ -224,6 +242,8 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="PyTorch-native FSDP2 (torchtitan): sharding combines with pipelines, no TP overlap.",
+            reshard_after_forward="default",
+            fsdp_fp32_shards=True,
         ),
         StackProfile(
             id="llm-foundry",
@@ -235,6 +255,7 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="MosaicML Composer with full FSDP sharding and Triton FlashAttention, eager PyTorch.",
+            fsdp_fp32_shards=True,
         ),
         StackProfile(
             id="mindspeed-2025",
@@ -316,6 +337,13 @@ def resolve_stack(
     return dataclasses.replace(profile, **changes) if changes else profile
 
 
+def holds_gathered_weights(stack: StackProfile, pp: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+    """Whether ZeRO-3 keeps the gathered 16-bit weights of the stage across micro-batches (arrays of
+    pp broadcast): policy "never", or "default" under pipeline parallelism (torchtitan)."""
+    policy = stack.reshard_after_forward
+    return np.asarray(policy == "never") | ((policy == "default") & (np.asarray(pp) > 1))
+
+
 def recomputes_scores(selective: tuple[str, ...]) -> bool:
     """Whether selective recompute re-runs the attention scores an unfused kernel would store:
     Megatron's core_attn module, or PyTorch's per-op checkpointing (it re-runs the scores' matmuls)."""
@@ -339,6 +367,8 @@ def _override_problem(key: str, value: Any) -> str:
         return _recompute_problem(value)
     if key == "checkpoint_mode":
         return "" if value in CHECKPOINT_MODES else f"must be one of {', '.join(CHECKPOINT_MODES)}"
+    if key == "reshard_after_forward":
+        return "" if value in RESHARD_POLICIES else f"must be one of {', '.join(RESHARD_POLICIES)}"
     if key == "fp8_recipe":
         return "" if value in FP8_RECIPES else f"must be one of {', '.join(FP8_RECIPES)}"
     if key == "moe_max_nodes":

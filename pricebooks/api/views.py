@@ -33,7 +33,7 @@ ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 404: ErrorSerializer, 429:
 
 def _book(request, pk: int) -> PriceBook:
     try:
-        return selectors.visible_book(request.user, pk)
+        return selectors.visible_book(user=request.user, pk=pk)
     except PriceBook.DoesNotExist:
         raise Http404 from None
 
@@ -55,7 +55,7 @@ def _absolute(request, name: str, *args) -> str:
 
 def _version_identity(request, pk: int, number: int) -> tuple | None:
     """None unless the caller may see the book (the same rule as the view's)."""
-    visible = selectors.books_of(request.user).filter(pk=pk)
+    visible = selectors.books_of(user=request.user).filter(pk=pk)
     found = (
         PriceBookVersion.objects.filter(book__in=visible, number=number)
         .values_list("pk", "created_at")
@@ -76,7 +76,7 @@ class PriceBookListCreateView(APIView):
         responses={200: PriceBookSerializer(many=True), 401: ErrorSerializer},
     )
     def get(self, request):
-        books = selectors.books_of(request.user)[:500]
+        books = selectors.books_of(user=request.user)[:500]
         return Response(PriceBookSerializer(books, many=True, context={"request": request}).data)
 
     @extend_schema(
@@ -89,7 +89,7 @@ class PriceBookListCreateView(APIView):
     )
     def post(self, request):
         data = _valid(BookInputSerializer, request)
-        team = teams_of(request.user).filter(slug=data["team"]).first()
+        team = teams_of(user=request.user).filter(slug=data["team"]).first()
         if team is None:
             raise ScenarioError(f"you are not a member of a team '{data['team']}'", "team")
         book = services.create_book(

@@ -96,7 +96,7 @@ class EstimateListCreateView(APIView):
     )
     def get(self, request):
         paginator = Pagination()
-        page = paginator.paginate_queryset(selectors.estimates_of(request.user), request, view=self)
+        page = paginator.paginate_queryset(selectors.estimates_of(user=request.user), request, view=self)
         return paginator.get_paginated_response(
             EstimateListItemSerializer(page, many=True, context={"request": request}).data
         )
@@ -110,7 +110,7 @@ class EstimateDetailView(APIView):
 
     def _get(self, request, pk: int) -> Estimate:
         try:
-            return selectors.owned_estimate(request.user, pk)
+            return selectors.owned_estimate(user=request.user, pk=pk)
         except Estimate.DoesNotExist:
             raise Http404 from None
 
@@ -127,15 +127,15 @@ class EstimateDetailView(APIView):
     )
     def delete(self, request, pk: int):
         estimate = self._get(request, pk)
-        if not may_manage(request.user, estimate):
+        if not may_manage(user=request.user, obj=estimate):
             raise PermissionDenied("only the estimate's owner or an admin of its team may delete it")
-        services.delete_estimate(estimate)
+        services.delete_estimate(estimate=estimate)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def _shared(token: str) -> Estimate:
     try:
-        return selectors.shared_estimate(token)
+        return selectors.shared_estimate(token=token)
     except Estimate.DoesNotExist:
         raise Http404 from None
 
@@ -209,7 +209,7 @@ class RecomputeView(APIView):
     )
     def get(self, request, token: str):
         estimate = _shared(token)
-        out = services.recompute(estimate)
+        out = services.recompute(estimate=estimate)
         return Response(
             {
                 "stored": {

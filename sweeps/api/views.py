@@ -105,7 +105,7 @@ class SweepListCreateView(APIView):
         callback_url = _requested_callback(callback, owner)  # the webhook, validated first
         with transaction.atomic():  # the callback is stored before any chunk is queued
             sweep = services.create_sweep(
-                data, owner=owner, client_ip=client_ip(request), team=request.query_params.get("team")
+                data=data, owner=owner, client_ip=client_ip(request), team=request.query_params.get("team")
             )
             signals.sweep_created.send(
                 Sweep,
@@ -114,7 +114,7 @@ class SweepListCreateView(APIView):
                 callback_url=callback_url,
                 base_url=request.build_absolute_uri("/"),
             )
-        body = selectors.status_payload(sweep, request)
+        body = selectors.status_payload(sweep=sweep, request=request)
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["status_url"]})
 
     @extend_schema(
@@ -123,10 +123,10 @@ class SweepListCreateView(APIView):
         responses={200: SweepListItemSerializer(many=True), 401: ErrorSerializer},
     )
     def get(self, request):
-        sweeps = selectors.sweeps_of(request.user).select_related("team").defer("summary", "base")[:100]
+        sweeps = selectors.sweeps_of(user=request.user).select_related("team").defer("summary", "base")[:100]
         rows = []
         for s in sweeps:
-            body = selectors.status_payload(s, request)
+            body = selectors.status_payload(sweep=s, request=request)
             body.pop("summary"), body.pop("base")
             rows.append(body)
         return Response(rows)
@@ -135,7 +135,7 @@ class SweepListCreateView(APIView):
 def _owned(request, pk: int) -> Sweep:
     """A sweep of the user or of the user's teams; anyone else's answers 404, as if it did not exist."""
     try:
-        return selectors.visible_sweep(request.user, pk)
+        return selectors.visible_sweep(user=request.user, pk=pk)
     except Sweep.DoesNotExist:
         raise Http404 from None
 
@@ -143,7 +143,7 @@ def _owned(request, pk: int) -> Sweep:
 def _managed(request, pk: int) -> Sweep:
     """Cancel and delete: the owner or an admin of the sweep's team (another member: 403)."""
     sweep = _owned(request, pk)
-    if not may_manage(request.user, sweep):
+    if not may_manage(user=request.user, obj=sweep):
         raise PermissionDenied("only the sweep's owner or an admin of its team may do this")
     return sweep
 
@@ -158,13 +158,13 @@ class SweepDetailView(APIView):
     @extend_schema(operation_id="sweeps_retrieve", responses={200: SweepStatusSerializer, **ERRORS})
     def get(self, request, pk: int):
         sweep = _owned(request, pk)
-        services.watchdog(sweep)
-        return Response(selectors.status_payload(sweep, request))
+        services.watchdog(sweep=sweep)
+        return Response(selectors.status_payload(sweep=sweep, request=request))
 
     @extend_schema(operation_id="sweeps_destroy", responses={204: None, **ERRORS})
     def delete(self, request, pk: int):
         sweep = _managed(request, pk)
-        services.cancel(sweep)
+        services.cancel(sweep=sweep)
         sweep.delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -177,8 +177,8 @@ class SweepCancelView(APIView):
     )
     def post(self, request, pk: int):
         sweep = _managed(request, pk)
-        services.cancel(sweep)
-        return Response(selectors.status_payload(sweep, request))
+        services.cancel(sweep=sweep)
+        return Response(selectors.status_payload(sweep=sweep, request=request))
 
 
 class SharedSweepView(APIView):
@@ -189,8 +189,8 @@ class SharedSweepView(APIView):
     @extend_schema(operation_id="sweeps_shared_retrieve", responses={200: SweepStatusSerializer, **ERRORS})
     def get(self, request, token: str):
         sweep = _shared(token)
-        services.watchdog(sweep)
-        return Response(selectors.status_payload(sweep, request))
+        services.watchdog(sweep=sweep)
+        return Response(selectors.status_payload(sweep=sweep, request=request))
 
 
 RESULT_PARAMS = [
@@ -239,9 +239,11 @@ class _ResultsMixin:
             suffix = "" if page is None else f"-page{page}"
             response["Content-Disposition"] = f'attachment; filename="sweep-{sweep.pk}{suffix}.csv"'
             return response
-        body = selectors.result_page(sweep, page or 1, page_size)
+        body = selectors.result_page(sweep=sweep, page=page or 1, page_size=page_size)
         amounts = [c for c in body["columns"] if c in SWEEP_AMOUNT_COLUMNS]
-        return Response({**body, "currency": selectors.sweep_currency(sweep), "amount_columns": amounts})
+        return Response(
+            {**body, "currency": selectors.sweep_currency(sweep=sweep), "amount_columns": amounts}
+        )
 
 
 CSV_BLOCK_ROWS = 5_000  # rows per streamed piece: memory stays bounded and bytes flow steadily
@@ -267,8 +269,8 @@ def _csv_stream(sweep: Sweep, start: int, stop: int):
     """The rows as CSV, streamed block by block; every cell through reports.cells.neutralize
     (a string axis value such as "=HYPERLINK(...)" must not run as a formula)."""
     header_done = False
-    currency = selectors.sweep_currency(sweep)
-    for columns, rows in selectors.iter_result_rows(sweep, start, stop):
+    currency = selectors.sweep_currency(sweep=sweep)
+    for columns, rows in selectors.iter_result_rows(sweep=sweep, start=start, stop=stop):
         amounts = [i for i, c in enumerate(columns) if c in SWEEP_AMOUNT_COLUMNS]
         where = columns.index(selectors.CURRENCY_FIELD) if selectors.CURRENCY_FIELD in columns else None
         for lo in range(0, max(len(rows), 1), CSV_BLOCK_ROWS):

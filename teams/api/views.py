@@ -62,7 +62,7 @@ def _valid(serializer_class, request) -> dict:
 
 def _team(request, slug: str) -> Team:
     try:
-        return team_of(request.user, slug)
+        return team_of(user=request.user, slug=slug)
     except Team.DoesNotExist:
         raise Http404 from None
 
@@ -86,7 +86,7 @@ class TeamListView(APIView):
         responses={200: TeamSerializer(many=True), 401: ErrorSerializer},
     )
     def get(self, request):
-        rows = [_team_row(request, m.team, m.role) for m in memberships_of(request.user)]
+        rows = [_team_row(request, m.team, m.role) for m in memberships_of(user=request.user)]
         return Response(TeamSerializer(rows, many=True).data)
 
     @extend_schema(
@@ -100,7 +100,7 @@ class TeamListView(APIView):
         team = services.create_team(user=request.user, name=data["name"], slug=data.get("slug"))
         body = {
             **_team_row(request, team, "admin"),
-            "members": [_member_row(request, m) for m in members_of(team)],
+            "members": [_member_row(request, m) for m in members_of(team=team)],
         }
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})
 
@@ -111,7 +111,7 @@ class TeamDetailView(APIView):
     @extend_schema(operation_id="teams_retrieve", responses={200: TeamDetailSerializer, **ERRORS})
     def get(self, request, slug: str):
         team = _team(request, slug)
-        members = list(members_of(team))
+        members = list(members_of(team=team))
         role = next(m.role for m in members if m.user_id == request.user.pk)
         return Response(
             {**_team_row(request, team, role), "members": [_member_row(request, m) for m in members]}
@@ -124,7 +124,7 @@ class MemberListView(APIView):
 
     @extend_schema(operation_id="team_members_list", responses={200: MemberSerializer(many=True), **ERRORS})
     def get(self, request, slug: str):
-        return Response([_member_row(request, m) for m in members_of(_team(request, slug))])
+        return Response([_member_row(request, m) for m in members_of(team=_team(request, slug))])
 
     @extend_schema(
         operation_id="team_members_create",
@@ -148,7 +148,7 @@ class MemberDetailView(APIView):
 
     def _get(self, request, slug: str, username: str) -> Membership:
         try:
-            return membership_in(_team(request, slug), username)
+            return membership_in(team=_team(request, slug), username=username)
         except Membership.DoesNotExist:
             raise Http404 from None
 

@@ -28,7 +28,7 @@ def issue(db):
     from accounts.services import issue_token
 
     def make(user, name="script", expires_at=None):
-        return issue_token(user, name=name, expires_at=expires_at)
+        return issue_token(user=user, name=name, expires_at=expires_at)
 
     return make
 

@@ -57,7 +57,7 @@ def test_revoked_token_stops_at_once(user, issue):
     token, secret = issue(user)
     client = _client(f"Bearer {secret}")
     assert client.get(URL).status_code == 200
-    revoke_token(token)
+    revoke_token(token=token)
     _refused(client.get(URL), "This token has been revoked.")
 
 
@@ -129,6 +129,6 @@ def test_a_used_request_costs_no_write_within_the_minute(user, issue, django_ass
     from accounts.services import check_token
 
     _, secret = issue(user)
-    check_token(secret)  # first use: one read, one write
+    check_token(secret=secret)  # first use: one read, one write
     with django_assert_num_queries(1):  # the read only
-        check_token(secret)
+        check_token(secret=secret)

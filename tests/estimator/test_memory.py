@@ -7,6 +7,8 @@ from estimator.errors import ScenarioError
 from estimator.layout.memory import (
     GIB,
     Buffers,
+    CardLayout,
+    MemoryPolicy,
     gpt_layer_coefficients,
     korthikanti_layer_bytes,
     layer_activation_bytes,
@@ -17,6 +19,12 @@ from estimator.layout.memory import (
     stage_layers,
 )
 from estimator.model.transformer import Architecture, param_counts
+
+
+def mem(arch, counts, seq_len, buffers=None, **layout):
+    """per_card_memory of one layout given as keywords (CardLayout fields), default policy."""
+    policy = MemoryPolicy() if buffers is None else MemoryPolicy(buffers=buffers)
+    return per_card_memory(arch, counts, seq_len, CardLayout(**layout), policy)
 
 
 def gpt(layers=8, hidden=1024, heads=16, vocab=1024):
@@ -145,24 +153,34 @@ def test_first_stage_holds_about_all_layers_of_activations():
     arch = gpt(layers=8, vocab=8)
     counts = param_counts(arch)
     zero_buffers = Buffers(0.0, 0.0, 0.0)
-    one = per_card_memory(arch, counts, 1024, tp=1, pp=1, dp=1, micro_batches=8, buffers=zero_buffers)
-    four = per_card_memory(arch, counts, 1024, tp=1, pp=4, dp=1, micro_batches=8, buffers=zero_buffers)
+    one = mem(arch, counts, 1024, tp=1, pp=1, dp=1, micro_batches=8, buffers=zero_buffers)
+    four = mem(arch, counts, 1024, tp=1, pp=4, dp=1, micro_batches=8, buffers=zero_buffers)
     per_layer = float(layer_activation_bytes(layer_coefficients(arch)[0], 1024, 1))
     logits = 1024 * 8 * 4
     assert float(one.activations) == pytest.approx(8 * per_layer + logits)
     assert float(four.activations) == pytest.approx(2 * per_layer * 4)
     # interleaving multiplies the first stage by 1 + (p-1)/(p·v)
-    inter = per_card_memory(
-        arch, counts, 1024, tp=1, pp=4, dp=1, virtual_stages=2, micro_batches=8, buffers=zero_buffers
-    )
+    inter = mem(arch, counts, 1024, tp=1, pp=4, dp=1, virtual_stages=2, micro_batches=8, buffers=zero_buffers)
     assert float(inter.activations) == pytest.approx(2 * per_layer * 4 * (1 + 3 / 8))
+
+
+def test_interleaved_first_stage_holds_at_most_all_its_micro_batches():
+    """With m = p = 4 and v = 2 the interleaved warm-up ((v-1)·p + 2·(p-1) = 10 chunks, capped at
+    v·m = 8) runs every forward chunk first: 4 micro-batches of the device's 2 layers, not
+    Korthikanti's 4 x (1 + 3/8) = 5.5."""
+    arch = gpt(layers=8, vocab=8)
+    counts = param_counts(arch)
+    zero_buffers = Buffers(0.0, 0.0, 0.0)
+    per_layer = float(layer_activation_bytes(layer_coefficients(arch)[0], 1024, 1))
+    inter = mem(arch, counts, 1024, tp=1, pp=4, dp=1, virtual_stages=2, micro_batches=4, buffers=zero_buffers)
+    assert float(inter.activations) == pytest.approx(2 * per_layer * 4)
 
 
 def test_buffers_and_total():
     arch = gpt()
     counts = param_counts(arch)
     buf = Buffers(comm_buffer_bytes=256e6, workspace_bytes=GIB, fragmentation_fraction=0.05)
-    m = per_card_memory(arch, counts, 1024, tp=1, pp=1, dp=1, buffers=buf)
+    m = mem(arch, counts, 1024, tp=1, pp=1, dp=1, buffers=buf)
     core = float(m.weights + m.gradients + m.optimizer + m.activations)
     assert float(m.other) == pytest.approx(256e6 + GIB + 0.05 * (core + 256e6 + GIB))
     assert float(m.total) == pytest.approx(core + float(m.other))
@@ -176,24 +194,26 @@ def test_per_card_memory_vectorized_equals_scalar():
     zero = np.array([0, 1, 2, 3])
     rc = np.array([0, 1, 2, 0])
     sp = np.array([False, True, True, False])
-    vec = per_card_memory(arch, counts, 2048, tp, pp, 4, 1, 1, zero, 2, rc, sp, 1, False, 16)
+    vec = per_card_memory(arch, counts, 2048, CardLayout(tp, pp, 4, 1, 1, zero, 2, rc, sp, 1, False, 16))
     for i in range(4):
         one = per_card_memory(
             arch,
             counts,
             2048,
-            int(tp[i]),
-            int(pp[i]),
-            4,
-            1,
-            1,
-            int(zero[i]),
-            2,
-            int(rc[i]),
-            bool(sp[i]),
-            1,
-            False,
-            16,
+            CardLayout(
+                int(tp[i]),
+                int(pp[i]),
+                4,
+                1,
+                1,
+                int(zero[i]),
+                2,
+                int(rc[i]),
+                bool(sp[i]),
+                1,
+                False,
+                16,
+            ),
         )
         assert float(one.total) == pytest.approx(float(vec.total[i]))
         assert float(one.activations) == pytest.approx(float(vec.activations[i]))
@@ -203,10 +223,10 @@ def test_weights_per_card_single_and_split_stages():
     arch = gpt(layers=8)
     c = param_counts(arch)
     layer = c.attention_per_layer + c.dense_mlp_per_layer
-    one = per_card_memory(arch, c, 1024, tp=2, pp=1, dp=1)
+    one = mem(arch, c, 1024, tp=2, pp=1, dp=1)
     # tied embeddings on a single stage: one matrix, divided by TP; norms replicated
     assert float(one.weights) == pytest.approx(2 * ((8 * layer + c.embedding) / 2 + 8 * c.norms_per_layer))
-    two = per_card_memory(arch, c, 1024, tp=2, pp=2, dp=1)
+    two = mem(arch, c, 1024, tp=2, pp=2, dp=1)
     # two stages: each holds 4 layers and one copy of the (tied) embedding matrix
     assert float(two.weights) == pytest.approx(
         2 * ((4 * layer + c.embedding) / 2 + 4 * c.norms_per_layer), rel=1e-3
@@ -238,8 +258,8 @@ def test_context_parallel_ranks_share_the_optimizer_shards():
     c = param_counts(arch)
     params = 8 * (c.attention_per_layer + c.dense_mlp_per_layer + c.norms_per_layer) + c.embedding
     kw = {"tp": 1, "pp": 1, "dp": 2, "distributed_optimizer": True}
-    no_cp = per_card_memory(arch, c, 4096, cp=1, **kw)
-    cp4 = per_card_memory(arch, c, 4096, cp=4, **kw)
+    no_cp = mem(arch, c, 4096, cp=1, **kw)
+    cp4 = mem(arch, c, 4096, cp=4, **kw)
     assert float(no_cp.optimizer) == pytest.approx(params * 12 / 2)
     assert float(cp4.optimizer) == pytest.approx(params * 12 / 8)
     assert float(cp4.weights) == float(no_cp.weights)  # ZeRO-1 keeps whole 16-bit weights

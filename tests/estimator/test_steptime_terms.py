@@ -377,8 +377,10 @@ def test_recompute_module_overrides_are_checked():
 def test_fsdp_with_pipeline_parallelism_only_where_the_stack_does_it():
     """torchtitan runs FSDP (ZeRO-3) with pipeline parallelism; DeepSpeed and the Megatron-Core
     stacks do not shard gradients or weights under PP. A fixed FSDP + PP layout plans on the
-    pytorch-fsdp2 stack, weights sharded over the 4 data-parallel ranks, and is refused on
-    megatron-core-2025 with the reason named."""
+    pytorch-fsdp2 stack and is refused on megatron-core-2025 with the reason named. Under PP the
+    stage's weights stay gathered for the step (torch.distributed.pipelining reshards only after the
+    last backward; torchtitan does not reshard after forward under PP): 2 B per stage parameter, not
+    2 B / 4, and its unsharded fp32 gradients 4 B; the fp32 shards (4 + 12 B) / 4 as ZeRO-3."""
 
     def plan(stack: str) -> dict:
         return estimate(
@@ -400,7 +402,9 @@ def test_fsdp_with_pipeline_parallelism_only_where_the_stack_does_it():
     assert fsdp["parallelism"]["zero_stage"] == 3 and fsdp["parallelism"]["pp"] == 2
     weights = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336  # one layer, by hand
     stage = 16 * weights + 128256 * 4096  # 16 layers and one embedding (or head) matrix per stage
-    assert fsdp["memory"]["per_card_bytes"]["weights"] == pytest.approx(2 * stage / 4, rel=0.01)
+    assert fsdp["memory"]["per_card_bytes"]["weights"] == pytest.approx(2 * stage, rel=0.01)
+    assert fsdp["memory"]["per_card_bytes"]["gradients"] == pytest.approx(4 * stage, rel=0.01)
+    assert fsdp["memory"]["per_card_bytes"]["optimizer"] == pytest.approx(12 * stage / 4, rel=0.01)
     # nothing reached the memory check: the refusal names the rule, not HBM
     with pytest.raises(ScenarioError) as info:
         plan("megatron-core-2025")

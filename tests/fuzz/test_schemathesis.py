@@ -93,7 +93,7 @@ def _report_case_counts(request):
 def token(user):
     from accounts.services import issue_token
 
-    return issue_token(user, name="fuzz")[1]
+    return issue_token(user=user, name="fuzz")[1]
 
 
 @schema.parametrize()

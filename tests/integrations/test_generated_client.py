@@ -83,7 +83,7 @@ def test_the_worked_example_through_a_generated_client(
     from accounts.services import issue_token
 
     models = _models()
-    _, secret_token = issue_token(user, name="generated client")  # what the "API tokens" page shows once
+    _, secret_token = issue_token(user=user, name="generated client")  # what the "API tokens" page shows once
     client = generated.AuthenticatedClient(
         base_url=live_server.url, token=secret_token, raise_on_unexpected_status=True
     )
@@ -156,7 +156,7 @@ def test_the_worked_example_through_a_generated_client(
     assert started.status_code == 202
     sweep = Sweep.objects.get(pk=started.parsed.id)
     for index in range(sweep.chunks_total):
-        sweep_services.run_chunk(sweep.pk, index, worker="test")
+        sweep_services.run_chunk(sweep_id=sweep.pk, index=index, worker="test")
     rows = _api("sweeps:sweeps_results").sync(client=client, id=sweep.pk)
     assert rows.count == 2 and rows.currency == "USD" and "cost.capex.total" in rows.amount_columns
 

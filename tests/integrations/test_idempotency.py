@@ -182,7 +182,7 @@ def test_two_concurrent_requests_with_one_key_create_one_estimate(live_server, u
         return original(**kwargs)
 
     monkeypatch.setattr(services, "create_estimate", slow)
-    _, token = issue_token(user, name="quoting system")
+    _, token = issue_token(user=user, name="quoting system")
     barrier = threading.Barrier(2)
     statuses: list[int] = []
 

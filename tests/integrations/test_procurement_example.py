@@ -54,7 +54,7 @@ def test_the_worked_example_runs_from_a_fresh_install_and_prints_the_documented_
     from accounts.services import issue_token
 
     assert not Team.objects.exists()  # a fresh install: the script makes the team
-    _, token = issue_token(user, name="quoting system")
+    _, token = issue_token(user=user, name="quoting system")
     out = tmp_path / "comparison.xlsx"
     run = _run(live_server, token, out)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -47,7 +47,7 @@ def run_sweep(user_client, django_capture_on_commit_callbacks, monkeypatch):
             sweep = Sweep.objects.get(pk=r.json()["id"])
             with django_capture_on_commit_callbacks(execute=True):
                 for index in range(sweep.chunks_total):
-                    services.run_chunk(sweep.pk, index, worker="test")
+                    services.run_chunk(sweep_id=sweep.pk, index=index, worker="test")
         return r.json()
 
     return run
@@ -62,8 +62,8 @@ def test_a_finished_sweep_sends_exactly_one_signed_notification(
         body = run_sweep({"name": "fabric", "base": scenario, "axes": AXES, "callback": {"url": r.url}})
         sweep = Sweep.objects.get(pk=body["id"])
         assert sweep.status == "done"
-        services.maybe_finish(sweep.pk)  # the end reported again: nothing more is sent
-        services.cancel(sweep)
+        services.maybe_finish(sweep_id=sweep.pk)  # the end reported again: nothing more is sent
+        services.cancel(sweep=sweep)
     assert len(r.received) == 1
     got = r.received[0]
     headers = lower(got["headers"])
@@ -352,7 +352,7 @@ def test_a_failed_sweep_says_why(
     with receiver([200]) as r:
         body = run_sweep({"base": scenario, "axes": AXES, "callback": {"url": r.url}}, finish=False)
         with django_capture_on_commit_callbacks(execute=True):
-            services.fail(body["id"], "chunk 0: the workers are gone")
+            services.fail(sweep_id=body["id"], reason="chunk 0: the workers are gone")
     event = json.loads(r.received[0]["body"])
     assert len(r.received) == 1
     assert (event["type"], event["data"]["status"]) == ("sweep.failed", "failed")

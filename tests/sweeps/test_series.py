@@ -16,16 +16,16 @@ AXES = {"model.preset": MODELS, "cluster.cards": [256, 512, 1024, 2048, 4096], "
 def done(base, settings, monkeypatch):
     settings.SWEEP_CHUNK_SIZE = 7  # 30 scenarios in 5 chunks: a series spans several chunks
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
-    sweep = services.create_sweep({"name": "three models", "base": base, "axes": AXES}, owner=None)
+    sweep = services.create_sweep(data={"name": "three models", "base": base, "axes": AXES}, owner=None)
     for i in range(sweep.chunks_total):
-        services.run_chunk(sweep.pk, i, worker="test")
+        services.run_chunk(sweep_id=sweep.pk, index=i, worker="test")
     sweep.refresh_from_db()
     assert sweep.status == "done"
     return sweep
 
 
 def _rows_by_model(sweep) -> dict[str, list[tuple[int, float, float]]]:
-    page = selectors.result_page(sweep, 1, 1000)
+    page = selectors.result_page(sweep=sweep, page=1, page_size=1000)
     c = page["columns"]
     out: dict[str, list] = {m: [] for m in MODELS}
     for r in page["rows"]:
@@ -71,8 +71,8 @@ def test_the_page_draws_a_coloured_front_and_a_table_per_model(done, client):
 
 def test_a_sweep_without_models_or_chips_keeps_one_front(base, settings, monkeypatch):
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
-    sweep = services.create_sweep({"base": base, "axes": {"cluster.cards": [256, 512]}}, owner=None)
-    services.run_chunk(sweep.pk, 0, worker="test")
+    sweep = services.create_sweep(data={"base": base, "axes": {"cluster.cards": [256, 512]}}, owner=None)
+    services.run_chunk(sweep_id=sweep.pk, index=0, worker="test")
     sweep.refresh_from_db()
     assert "series" not in sweep.summary and sweep.summary["pareto"]["cost.run.owned"]
     assert np.isfinite(sweep.summary["pareto"]["cost.run.owned"][0][1])

@@ -36,11 +36,11 @@ def user():
 def sweep(base, user, settings, monkeypatch):
     settings.SWEEP_CHUNK_SIZE = 50  # 3 chunks, the last one short
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
-    return services.create_sweep({"name": "t", "base": base, "axes": AXES}, owner=user)
+    return services.create_sweep(data={"name": "t", "base": base, "axes": AXES}, owner=user)
 
 
 def run_all(sweep):
-    return [services.run_chunk(sweep.pk, i, worker="test") for i in range(sweep.chunks_total)]
+    return [services.run_chunk(sweep_id=sweep.pk, index=i, worker="test") for i in range(sweep.chunks_total)]
 
 
 def value_at(result: dict, dotted: str):
@@ -55,15 +55,15 @@ def test_anonymous_limit_is_the_documented_two_per_client(base, monkeypatch):
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
     small = {"name": "a", "base": base, "axes": {"efficiency.mfu": [0.4, 0.5]}}
     for _ in range(2):
-        services.create_sweep(small, owner=None, client_ip="192.0.2.7")
+        services.create_sweep(data=small, owner=None, client_ip="192.0.2.7")
     with pytest.raises(ScenarioError, match="2 sweep"):
-        services.create_sweep(small, owner=None, client_ip="192.0.2.7")
+        services.create_sweep(data=small, owner=None, client_ip="192.0.2.7")
 
 
 def test_every_chunk_is_stored_once_and_counted_once(sweep):
     assert (sweep.total, sweep.chunks_total) == (144, 3)
     assert run_all(sweep) == ["stored"] * 3
-    assert services.run_chunk(sweep.pk, 1) == "skipped"  # done: nothing more to do
+    assert services.run_chunk(sweep_id=sweep.pk, index=1) == "skipped"  # done: nothing more to do
     # a redelivered chunk while still running is a no-op too
     sweep.refresh_from_db()
     assert (sweep.status, sweep.done, sweep.chunks_done) == ("done", 144, 3)
@@ -72,8 +72,8 @@ def test_every_chunk_is_stored_once_and_counted_once(sweep):
 
 
 def test_a_duplicate_chunk_while_running_changes_nothing(sweep):
-    assert services.run_chunk(sweep.pk, 0) == "stored"
-    assert services.run_chunk(sweep.pk, 0) == "duplicate"
+    assert services.run_chunk(sweep_id=sweep.pk, index=0) == "stored"
+    assert services.run_chunk(sweep_id=sweep.pk, index=0) == "duplicate"
     sweep.refresh_from_db()
     assert (sweep.status, sweep.done, sweep.chunks_done) == ("running", 50, 1)
 
@@ -81,13 +81,13 @@ def test_a_duplicate_chunk_while_running_changes_nothing(sweep):
 def test_results_equal_the_core_estimate(sweep):
     run_all(sweep)
     sweep.refresh_from_db()
-    page = selectors.result_page(sweep, 1, 1000)
+    page = selectors.result_page(sweep=sweep, page=1, page_size=1000)
     assert page["count"] == 144 and len(page["rows"]) == 144
     cols = page["columns"]
     for index in (0, 49, 50, 77, 143):
         row = dict(zip(cols, page["rows"][index], strict=True))
         assert row["index"] == index
-        scenario = selectors.scenario_of(sweep, index)
+        scenario = selectors.scenario_of(sweep=sweep, index=index)
         assert row["cluster.cards"] == scenario["cluster"]["cards"]
         result = estimate(scenario)["result"]
         for field in SUMMARY_FIELDS:
@@ -103,7 +103,7 @@ def test_summary_best_rows_pareto_and_heatmaps(sweep):
     sweep.refresh_from_db()
     s = sweep.summary
     assert s["scenarios"] == 144 and s["feasible"] <= 144
-    page = selectors.result_page(sweep, 1, 1000)
+    page = selectors.result_page(sweep=sweep, page=1, page_size=1000)
     days = np.array(
         [r[page["columns"].index("compute.wall_clock_days")] or np.inf for r in page["rows"]], dtype=float
     )
@@ -140,18 +140,18 @@ def test_a_failing_chunk_fails_the_sweep_with_a_reason(sweep, client, monkeypatc
         raise ScenarioError("the catalog has no price for this chip", field="hardware.accelerator")
 
     monkeypatch.setattr(estimator.plan.batch, "evaluate_columns", broken)
-    assert services.run_chunk(sweep.pk, 1) == "failed"
+    assert services.run_chunk(sweep_id=sweep.pk, index=1) == "failed"
     sweep.refresh_from_db()
     assert sweep.status == "failed"
     assert "chunk 1" in sweep.error and "no price" in sweep.error
-    assert services.run_chunk(sweep.pk, 0) == "skipped"
+    assert services.run_chunk(sweep_id=sweep.pk, index=0) == "skipped"
     page = client.get(f"/sweeps/{sweep.share_token}/").content.decode()
     assert 'id="sweep-error"' in page and "no price" in page and "sweep-progress" not in page
 
 
 def test_cancel_stops_further_chunks(sweep):
-    services.run_chunk(sweep.pk, 0)
-    assert services.cancel(sweep)
+    services.run_chunk(sweep_id=sweep.pk, index=0)
+    assert services.cancel(sweep=sweep)
     assert run_all(sweep) == ["skipped"] * 3
     sweep.refresh_from_db()
     assert (sweep.status, sweep.done) == ("cancelled", 50)
@@ -161,17 +161,17 @@ def test_watchdog_requeues_then_fails_a_stalled_sweep(sweep, settings, monkeypat
     settings.SWEEP_STALL_S, settings.SWEEP_FAIL_AFTER_S = 10, 100
     sent = []
     monkeypatch.setattr(services, "enqueue_chunks", lambda sweep_id, indexes=None: sent.append(sweep_id) or 3)
-    assert services.watchdog(sweep) == "ok" and not sent
+    assert services.watchdog(sweep=sweep) == "ok" and not sent
     Sweep.objects.filter(pk=sweep.pk).update(progress_at=timezone.now() - timezone.timedelta(seconds=30))
     sweep.refresh_from_db()
-    assert services.watchdog(sweep) == "requeued" and sent == [sweep.pk]
-    assert services.watchdog(sweep) == "ok" and len(sent) == 1  # once per stall period
+    assert services.watchdog(sweep=sweep) == "requeued" and sent == [sweep.pk]
+    assert services.watchdog(sweep=sweep) == "ok" and len(sent) == 1  # once per stall period
     Sweep.objects.filter(pk=sweep.pk).update(
         progress_at=timezone.now() - timezone.timedelta(seconds=200),
         error="broker unavailable while queuing chunks",
     )
     sweep.refresh_from_db()
-    assert services.watchdog(sweep) == "failed"
+    assert services.watchdog(sweep=sweep) == "failed"
     assert (
         sweep.status == "failed" and "no progress for" in sweep.error and "broker unavailable" in sweep.error
     )
@@ -180,11 +180,11 @@ def test_watchdog_requeues_then_fails_a_stalled_sweep(sweep, settings, monkeypat
 def test_rows_the_core_cannot_plan_are_flagged_not_fatal(base, user, client, monkeypatch):
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
     base["parallelism"] = {"tp": 8, "pp": 4, "dp": 8}  # only 256 cards fit this fixed layout
-    sweep = services.create_sweep({"base": base, "axes": {"cluster.cards": [256, 512]}}, owner=user)
-    services.run_chunk(sweep.pk, 0)
+    sweep = services.create_sweep(data={"base": base, "axes": {"cluster.cards": [256, 512]}}, owner=user)
+    services.run_chunk(sweep_id=sweep.pk, index=0)
     sweep.refresh_from_db()
     assert sweep.status == "done"
-    rows = selectors.result_page(sweep, 1, 10)
+    rows = selectors.result_page(sweep=sweep, page=1, page_size=10)
     ok = rows["columns"].index("ok")
     assert [r[ok] for r in rows["rows"]] == [True, False]
     assert sweep.summary["feasible"] == 1 and sweep.summary["errors"]

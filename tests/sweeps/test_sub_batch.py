@@ -41,9 +41,9 @@ def test_a_chunk_in_growing_sub_batches_equals_one_evaluation(sweep, settings, m
         return real(base, columns, books)
 
     monkeypatch.setattr(batch, "evaluate_columns", spy)
-    assert services.run_chunk(sweep.pk, 0, worker="test") == "stored"
+    assert services.run_chunk(sweep_id=sweep.pk, index=0, worker="test") == "stored"
     assert sizes == [3] + [5] * 9 + [2]
     stored = unpack(SweepChunk.objects.get(sweep=sweep, index=0).data)
-    whole = real(sweep.base, estimator_sweep.decode(services.axes_of(sweep), 0, 50), None)
+    whole = real(sweep.base, estimator_sweep.decode(services.axes_of(sweep=sweep), 0, 50), None)
     for key, value in whole.items():
         np.testing.assert_array_equal(stored[key], np.asarray(value), err_msg=key)

@@ -83,11 +83,11 @@ def test_a_sweep_completes_with_the_cores_answers(api, base, workers, fast_watch
     sweep = Sweep.objects.get(pk=body["id"])
     chunk = SweepChunk.objects.filter(sweep=sweep).first()
     assert chunk.worker.startswith("w-0@")
-    rows = selectors.result_page(sweep, 1, 480)
+    rows = selectors.result_page(sweep=sweep, page=1, page_size=480)
     cols = rows["columns"]
     for index in random.Random(5).sample(range(480), 6):
         row = dict(zip(cols, rows["rows"][index], strict=True))
-        result = estimate(selectors.scenario_of(sweep, index))["result"]
+        result = estimate(selectors.scenario_of(sweep=sweep, index=index))["result"]
         for field in SUMMARY_FIELDS:
             node = get_path(result, field)
             assert row[field] == pytest.approx(node, rel=1e-9, nan_ok=True), (index, field)

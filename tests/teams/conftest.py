@@ -59,7 +59,7 @@ def token_client(user):
 
     client = APIClient()
     if user is not None:
-        _, secret = issue_token(user, name="test client")
+        _, secret = issue_token(user=user, name="test client")
         client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
     return client
 

@@ -25,7 +25,7 @@ def _no_broker(monkeypatch, settings):
 @pytest.fixture
 def team_sweep(people, scenario):
     request = {"name": "cards", "base": scenario, "axes": {"efficiency.mfu": [0.35, 0.45]}}
-    return services.create_sweep(request, owner=people["alice"])
+    return services.create_sweep(data=request, owner=people["alice"])
 
 
 def test_a_member_sees_the_teams_sweep_and_another_team_gets_404(team_sweep, clients):
@@ -67,15 +67,15 @@ def test_a_price_book_axis_prices_each_row_with_its_book(people, scenario, acme_
         "base": scenario,
         "axes": {"cost.price_book": ["acme/negotiated", "acme/list"]},
     }
-    sweep = services.create_sweep(request, owner=people["alice"])
+    sweep = services.create_sweep(data=request, owner=people["alice"])
     assert set(sweep.price_books) == {"acme/negotiated", "acme/list"}
-    assert [services.run_chunk(sweep.pk, i) for i in range(sweep.chunks_total)] == ["stored"]
+    assert [services.run_chunk(sweep_id=sweep.pk, index=i) for i in range(sweep.chunks_total)] == ["stored"]
     sweep.refresh_from_db()
-    page = selectors.result_page(sweep, 1, 10)
+    page = selectors.result_page(sweep=sweep, page=1, page_size=10)
     capex = [dict(zip(page["columns"], row, strict=True))["cost.capex.compute"] for row in page["rows"]]
     # 8 nodes x (95,000 - 80,000) of chassis between the two books
     assert capex[1] - capex[0] == pytest.approx(8 * 15_000)
-    status = selectors.status_payload(sweep)
+    status = selectors.status_payload(sweep=sweep)
     assert status["price_books"]["acme/list"]["version"] == 1
 
 
@@ -84,11 +84,11 @@ def test_a_sweep_naming_another_teams_book_is_refused_on_its_field(people, scena
 
     base = {**scenario, "cost": {"price_book": "acme/negotiated"}}
     with pytest.raises(ScenarioError) as exc:
-        services.create_sweep({"base": base, "axes": {"efficiency.mfu": [0.4]}}, owner=people["carol"])
+        services.create_sweep(data={"base": base, "axes": {"efficiency.mfu": [0.4]}}, owner=people["carol"])
     assert exc.value.errors[0].field == "base.cost.price_book"
     with pytest.raises(ScenarioError) as exc:
         services.create_sweep(
-            {"base": scenario, "axes": {"cost.price_book": ["acme/negotiated"]}}, owner=people["carol"]
+            data={"base": scenario, "axes": {"cost.price_book": ["acme/negotiated"]}}, owner=people["carol"]
         )
     assert exc.value.errors[0].field == "axes.cost.price_book"
 

@@ -85,7 +85,7 @@ def test_sweep_row_full_estimate_is_throttled(client, scenario, monkeypatch):
     from sweeps import services
 
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
-    sweep = services.create_sweep({"base": scenario, "axes": {"cluster.cards": [64, 128]}})
+    sweep = services.create_sweep(data={"base": scenario, "axes": {"cluster.cards": [64, 128]}})
     with override_settings(REST_FRAMEWORK=_rates(pages="1/minute")):
         first = client.post(f"/sweeps/{sweep.share_token}/scenario/0/estimate")
         second = client.post(f"/sweeps/{sweep.share_token}/scenario/1/estimate")
@@ -340,13 +340,13 @@ def test_no_page_has_an_inline_script_the_policy_would_block(client, scenario, m
 
     monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
     axes = {"cluster.cards": [64, 128], "hardware.accelerator": ["ascend-910b2", "h100-sxm"]}
-    sweep = services.create_sweep({"base": scenario, "axes": axes})
+    sweep = services.create_sweep(data={"base": scenario, "axes": axes})
     est = make_estimate()
     urls = ["/", "/sweeps/", f"/sweeps/{sweep.share_token}/", f"/r/{est.share_token}/", "/validation/"]
     for url in urls:
         r = client.get(url)
         assert r.status_code == 200 and _unnonced_inline_scripts(r) == [], url
-    services.run_chunk(sweep.pk, 0)  # the finished report draws its charts
+    services.run_chunk(sweep_id=sweep.pk, index=0)  # the finished report draws its charts
     r = client.get(f"/sweeps/{sweep.share_token}/")
     assert r.status_code == 200 and _unnonced_inline_scripts(r) == []
 

@@ -55,5 +55,5 @@ def test_a_sweep_names_the_currency_of_its_amounts(scenario, axes, currency):
     from sweeps import selectors, services
 
     base = {**scenario, "cost": {"currency": "CNY"}}
-    sweep = services.create_sweep({"base": base, "axes": axes}, client_ip="127.0.0.1")
-    assert selectors.status_payload(sweep)["currency"] == currency
+    sweep = services.create_sweep(data={"base": base, "axes": axes}, client_ip="127.0.0.1")
+    assert selectors.status_payload(sweep=sweep)["currency"] == currency

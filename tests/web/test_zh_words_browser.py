@@ -127,9 +127,9 @@ def zh(browser):  # noqa: F811
 def _done_sweep(settings, monkeypatch):
     settings.SWEEP_CHUNK_SIZE = 100
     monkeypatch.setattr(sweep_services, "enqueue_chunks", lambda *a, **k: 0)
-    sweep = sweep_services.create_sweep(SWEEP, owner=None)
+    sweep = sweep_services.create_sweep(data=SWEEP, owner=None)
     for i in range(sweep.chunks_total):
-        sweep_services.run_chunk(sweep.pk, i, worker="test")
+        sweep_services.run_chunk(sweep_id=sweep.pk, index=i, worker="test")
     sweep.refresh_from_db()
     assert sweep.status == "done"
     return sweep

@@ -33,7 +33,7 @@ class Command(BaseCommand):
             raise CommandError("--days must be at least 1")
         expires_at = timezone.now() + dt.timedelta(days=days) if days else None
         try:
-            _, secret = services.issue_token(user, name=options["name"], expires_at=expires_at)
+            _, secret = services.issue_token(user=user, name=options["name"], expires_at=expires_at)
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from None
         self.stdout.write(secret)

@@ -19,6 +19,7 @@ import numpy as np
 
 from estimator.arrays import FloatArray, arr
 from estimator.layout.memory import StageLayers, grad_bytes
+from estimator.layout.stacks import holds_gathered_weights
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
 from estimator.layout.steptime.constants import ADAM_BYTES, DP_BUCKET_PARAMS, WEIGHT_BYTES
@@ -79,7 +80,30 @@ def data_parallel_s(
     z3_exp = np.where(z == 3, c.m * np.maximum(z3_mb - comp_mb, 0.0), 0.0)  # prefetched per layer
     exposed = reduce_exp + gather_exp + z2_exp + z3_exp
     raw = reduce_raw + gather_raw + z2_raw + z3_raw
+    if stack.sharded_with_pp:
+        gathers = coll(WEIGHT_BYTES, "half", per_layer=True)
+        fsdp_exp, fsdp_raw = pipelined_fsdp_s(problem, c, coll(g, "half", per_layer=True), gathers, comp_mb)
+        pipelined = (c.pp > 1) & (z >= 2)
+        exposed = np.where(pipelined, fsdp_exp, exposed)
+        raw = np.where(pipelined, fsdp_raw, raw)
     return arr(exposed), arr(raw - exposed)
+
+
+def pipelined_fsdp_s(
+    problem: LayoutProblem, c: Candidates, scatter: FloatArray, gather: FloatArray, comp_mb: FloatArray
+) -> Pair:
+    """(exposed, raw) seconds per step of PyTorch FSDP's collectives under pipeline parallelism
+    (module docstring): `scatter` is one reduce-scatter of the device's gradients, `gather` one
+    all-gather of its 16-bit weights (s), comp_mb its compute per micro-batch (s)."""
+    v = np.maximum(c.v, 1.0)
+    chunk_backward = comp_mb * 2.0 / c.passes / v
+    rs_exp = scatter / v + np.maximum(scatter * (v - 1.0) / v - chunk_backward, 0.0)
+    held = holds_gathered_weights(problem.stack, c.pp)
+    gathers = np.where(held, 1.0, c.m)
+    window = np.where(held, comp_mb * 1.0 / c.passes, comp_mb)
+    ag_raw = np.where(c.zero >= 3, gathers * gather, 0.0)
+    ag_exp = np.where(c.zero >= 3, gathers * np.maximum(gather - window, 0.0), 0.0)
+    return arr(rs_exp + ag_exp), arr(scatter + ag_raw)
 
 
 def optimizer_s(c: Candidates, params: Pair, replicas: Pair, grad_dtype: str, hbm: float) -> FloatArray:

@@ -1,7 +1,10 @@
 """Pipeline-parallel bubble and point-to-point traffic.
 
 - 1F1B with v interleaved chunks per device (Narayanan et al. 2021, section 2.2): the bubble is
-  (p-1)/v micro-batch stage times.
+  (p-1)/v micro-batch stage times, a fraction (p-1)/(v·m) of the m micro-batches' work. Checked on
+  torchtitan's Llama 3.1 405B at PP 8 with its default 8 micro-batches and 2 chunks per rank
+  (benchmarks/llama3_h100_202412_torchtitan.md, table 5): (8 + 7)/(8 + 3.5) = 1.30x against the
+  measured 128/100 = 1.28x.
 - DualPipe (DeepSeek-V3 report, table 2): (p/2-1)·(F&B + B - 3W) against 1F1B's (p-1)·(F+B).
   With B = 2F and W = F (the weight-gradient half of the backward), F&B + B - 3W = 2F =
   (2/3)·(F+B): the bubble is (p/2-1)·(2/3) stage times.

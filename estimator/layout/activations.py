@@ -1,0 +1,200 @@
+"""Stored activations per layer and micro-batch (Korthikanti et al. 2022), by recompute mode.
+
+Bytes per card; numpy-vectorized over layouts. 16-bit activations, per transformer layer (section 4
+and table 2): s·b·h·(34 + 5·a·s/h) without parallelism; s·b·h·(10 + 24/t + 5·a·s/(h·t)) with tensor
+parallel; all of it divided by t with sequence parallel; selective recompute drops the 5·a·s/h term
+(Megatron's core_attn module) and what its other recompute modules re-run (layer_coefficients); full
+recompute keeps only the layer input 2·s·b·h (divided by t with sequence parallel). Flash attention
+(Dao et al. 2022) never stores the s x s scores: the 5·a·s/h term goes. `layer_coefficients`
+generalises the 34 to the architecture (grouped-query attention, gated MLP, MoE) and reduces exactly
+to Korthikanti's numbers for a GPT layer (MHA, ffn = 4h, GeLU). A routed MoE MLP stores, per token
+and per chosen expert (top-k), the dispatched token copy (2h), the expert's gated fc1 output (4·f_e),
+its activation output (2·f_e) and the expert output kept for the combine (2h); shared experts count
+as a dense gated MLP of width n_shared·f_e; with balanced routing each EP rank processes s·b·k token
+copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.arrays import FloatArray, arr
+from estimator.errors import ScenarioError
+from estimator.layout.stacks import recomputes_scores
+from estimator.model.transformer import Architecture, is_gated_mlp
+
+LOGITS_BYTES = 4.0  # fp32 logits for the cross-entropy
+# partial: Megatron-LM's block recompute (--recompute-method block --recompute-num-layers k): the first
+# k layers of each stage recompute fully, the rest keep everything; layout.evaluate picks the smallest k
+# that fits in HBM and interpolates this module's none/full results (memory is linear in k).
+RECOMPUTE_CODES = {"none": 0, "selective": 1, "full": 2, "partial": 3}
+RECOMPUTE_NAMES = {v: k for k, v in RECOMPUTE_CODES.items()}
+
+
+def recompute_code(value: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Map "none"/"selective"/"full" (or codes 0/1/2, or arrays of either) to integer codes."""
+    if isinstance(value, str):
+        if value not in RECOMPUTE_CODES:
+            raise ScenarioError(
+                f"recompute must be one of {list(RECOMPUTE_CODES)}, not {value!r}",
+                field="parallelism.recompute",
+            )
+        return np.asarray(RECOMPUTE_CODES[value], dtype=np.int64)
+    return np.asarray(value, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class LayerCoefficients:
+    """Activation bytes per token of one layer, split by how they shard (Korthikanti 2022).
+
+    replicated: bytes per token kept whole on every TP rank unless sequence parallel (10·h);
+    split: bytes per token divided by TP (24·h for a GPT layer);
+    score_per_key: bytes per token per attended key position of the attention scores (5·a),
+    absent with flash attention or selective recompute.
+    """
+
+    replicated: float
+    split: float
+    score_per_key: float
+    input_bytes: float  # the layer input kept under full recompute (2·h)
+    # bytes per token that selective recompute does not store (by the stack's recompute modules)
+    selective_replicated: float = 0.0
+    selective_split: float = 0.0
+    selective_scores: bool = True  # selective recompute re-runs the attention scores (core_attn)
+
+
+def gpt_layer_coefficients(hidden: int, heads: int) -> LayerCoefficients:
+    """Korthikanti's GPT layer: 34·h = 10·h replicated + 24·h split, scores 5·a."""
+    return LayerCoefficients(10.0 * hidden, 24.0 * hidden, 5.0 * heads, 2.0 * hidden)
+
+
+def layer_coefficients(
+    arch: Architecture, fp8: bool = False, selective: tuple[str, ...] = ("core_attn",)
+) -> tuple[LayerCoefficients, LayerCoefficients]:
+    """(dense layer, MoE layer) activation coefficients for an architecture.
+
+    selective: the recompute modules of "selective" recomputation (stacks.RECOMPUTE_MODULES) and
+    what each leaves unstored: core_attn the attention scores (only an unfused kernel stores them);
+    layernorm the MoE layer's pre-MLP norm output, 2h (Transformer Engine fuses the other norms into
+    the following linear, which keeps its input); moe_act the routed experts' activation output,
+    k·f_e elements; mlp a dense layer's MLP (fc1 and activation outputs); shared_experts the shared
+    experts' (Megatron-Core TransformerConfig.recompute_modules).
+
+    fp8: Transformer Engine (and torchao) save the FP8-cast input of every linear layer for the
+    backward pass instead of the 16-bit tensor: the two normalised layer inputs (QKV and fc1
+    inputs, 2h of the replicated 8h), the attention context (out-projection input, o) and the
+    activation output (fc2 input, f; k·f_e for routed experts) take 1 byte instead of 2.
+
+    Generalises Korthikanti's 34·h: replicated = LayerNorm inputs 4h + attention and MLP inputs 4h
+    + two 1-byte dropout masks 2h = 10h (8h for a model trained without dropout: no masks); split = Q, K, V and the attention context (2 bytes each per
+    element: 2·(q + k + v + o)) + the MLP (plain: fc1 output and activation output, 4·f; gated:
+    fc1 output 2f wide and activation output, 6·f). For MHA with f = 4h this is 8h + 16h = 24h.
+    """
+    h = arch.hidden_size
+    a = arch.num_attention_heads
+    if arch.is_mla:
+        qk = (arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)
+        v = arch.v_head_dim or arch.head_dim
+        q_dim, k_dim, v_dim, o_dim = a * qk, a * qk, a * v, a * v
+    else:
+        q_dim = o_dim = a * arch.head_dim
+        k_dim = v_dim = arch.num_key_value_heads * arch.head_dim
+    gated = is_gated_mlp(arch.hidden_act)
+    mlp_coeff = 6.0 if gated else 4.0
+    attn_split = 2.0 * (q_dim + k_dim + v_dim + o_dim) - (o_dim if fp8 else 0.0)
+    replicated = (10.0 if arch.hidden_dropout > 0 else 8.0) * h - (2.0 * h if fp8 else 0.0)
+    fc2_saving = 1.0 if fp8 else 0.0  # the activation output saved as FP8: 1 byte less per element
+    scores = (5.0 if arch.attention_dropout > 0 else 4.0) * a  # scores 2 + softmax 2 (+ dropout mask 1)
+    mlp = (mlp_coeff - fc2_saving) * arch.intermediate_size
+    redo_scores = recomputes_scores(selective)
+    dense = LayerCoefficients(
+        replicated, attn_split + mlp, scores, 2.0 * h, 0.0, mlp if "mlp" in selective else 0.0, redo_scores
+    )
+    if not arch.is_moe:
+        return dense, dense
+    fe = arch.moe_intermediate_size
+    k = arch.num_experts_per_tok
+    act_out = 2.0 - fc2_saving  # bytes per element of the activation output (fc2's saved input)
+    routed = k * (4.0 * h + (mlp_coeff - fc2_saving) * fe)
+    shared = (mlp_coeff - fc2_saving) * arch.n_shared_experts * fe
+    router = 4.0 * arch.num_experts  # fp32 router logits
+    moe = LayerCoefficients(
+        replicated,
+        attn_split + routed + shared + router,
+        scores,
+        2.0 * h,
+        2.0 * h if "layernorm" in selective else 0.0,
+        (act_out * k * fe if "moe_act" in selective else 0.0)
+        + (shared if "shared_experts" in selective else 0.0),
+        redo_scores,
+    )
+    return dense, moe
+
+
+def selective_saves_memory(arch: Architecture, selective: tuple[str, ...], flash_attention: bool) -> bool:
+    """Whether selective recompute stores less than no recompute: the scores of an unfused kernel,
+    or any activation the recompute modules leave unstored (else the layout search skips it)."""
+    dense, moe = layer_coefficients(arch, False, selective)
+    unstored = dense.selective_split + moe.selective_split + moe.selective_replicated
+    return (not flash_attention and dense.selective_scores) or unstored > 0
+
+
+def layer_activation_bytes(
+    coeffs: LayerCoefficients,
+    seq_len: npt.ArrayLike,
+    micro_batch_size: npt.ArrayLike,
+    tp: npt.ArrayLike = 1,
+    cp: npt.ArrayLike = 1,
+    sequence_parallel: npt.ArrayLike = False,
+    recompute: npt.ArrayLike = 0,
+    flash_attention: bool = True,
+) -> FloatArray:
+    """Stored activation bytes of one layer for one micro-batch on one card (Korthikanti 2022).
+
+    seq_len: tokens per sequence (s); micro_batch_size: sequences (b); tp: tensor-parallel size t;
+    cp: context-parallel size (each rank keeps s/cp tokens, attending to all s keys);
+    recompute: code 0 none / 1 selective / 2 full (or the names).
+    """
+    rc = recompute_code(recompute)
+    tp = np.asarray(tp, dtype=float)
+    sp = np.asarray(sequence_parallel, dtype=bool)
+    tokens = (
+        np.asarray(seq_len, dtype=float)
+        / np.asarray(cp, dtype=float)
+        * np.asarray(micro_batch_size, dtype=float)
+    )
+    rep_div = np.where(sp, tp, 1.0)
+    keep_scores = ((rc == 0) | ((rc == 1) & (not coeffs.selective_scores))) & (not flash_attention)
+    scores = np.where(keep_scores, coeffs.score_per_key * np.asarray(seq_len, dtype=float), 0.0)
+    sel = (rc == 1).astype(float)
+    replicated = coeffs.replicated - sel * coeffs.selective_replicated
+    split = coeffs.split - sel * coeffs.selective_split
+    stored = tokens * (replicated / rep_div + (split + scores) / tp)
+    full = tokens * coeffs.input_bytes / rep_div
+    return arr(np.where(rc == 2, full, stored))
+
+
+def korthikanti_layer_bytes(
+    seq_len: npt.ArrayLike,
+    micro_batch_size: npt.ArrayLike,
+    hidden: int,
+    heads: int,
+    tp: npt.ArrayLike = 1,
+    sequence_parallel: npt.ArrayLike = False,
+    recompute: npt.ArrayLike = "none",
+    flash_attention: bool = False,
+) -> FloatArray:
+    """Activation bytes per GPT layer exactly as in Korthikanti et al. 2022, table 2."""
+    return layer_activation_bytes(
+        gpt_layer_coefficients(hidden, heads),
+        seq_len,
+        micro_batch_size,
+        tp,
+        1,
+        sequence_parallel,
+        recompute,
+        flash_attention,
+    )
