@@ -1,8 +1,8 @@
 """The Ascend constants, fitted once on every dense Ascend row of reference_data/throughput_runs.toml
 together (suite "ascend", rows with `fit = "ascend-dense"`); the other Ascend rows are hold-outs.
 
-- the Ascend chips' `matmul_efficiency` (catalog accelerators.toml; one value for every 910-class
-  chip: no public MAMF-style GEMM measurement exists for any of them);
+- ASCEND_TRAINING_GEMM_FRACTION (estimator.layout.steptime.ascend): the part of the 910B's measured
+  best-case GEMM rate (catalog matmul_efficiency 0.91, a MAMF measurement) a training step reaches;
 - ASCEND_MC2_EXPOSED_FRACTION (estimator.layout.steptime.ascend): the share of the MC2-pipelined
   tensor-parallel collectives left exposed.
 
@@ -37,13 +37,14 @@ def _fit_problems() -> list[tuple[LayoutProblem, float]]:
 
 
 def ascend_mean_error(
-    problems: list[tuple[LayoutProblem, float]], efficiency: float, fraction: float
+    problems: list[tuple[LayoutProblem, float]], gemm_fraction: float, fraction: float
 ) -> float:
-    """Mean |error| % of the rows at a matmul efficiency and an MC2 exposed fraction."""
+    """Mean |error| % of the rows at an Ascend training GEMM fraction and an MC2 exposed fraction."""
     errors = []
     for problem, published in problems:
-        acc = dataclasses.replace(problem.accelerator, matmul_efficiency=efficiency)
-        trial = dataclasses.replace(problem, accelerator=acc, mc2_exposed_fraction=fraction)
+        trial = dataclasses.replace(
+            problem, ascend_gemm_fraction=gemm_fraction, mc2_exposed_fraction=fraction
+        )
         found = search(trial)
         shown = found.best or found.closest
         if shown is not None:
@@ -52,12 +53,12 @@ def ascend_mean_error(
 
 
 def calibrate_ascend(
-    efficiencies: list[float] | None = None, fractions: list[float] | None = None
+    gemm_fractions: list[float] | None = None, fractions: list[float] | None = None
 ) -> tuple[float, float, float]:
-    """(matmul efficiency, MC2 exposed fraction, mean |error| %) minimising the mean absolute error
-    over the rows tagged `fit = "ascend-dense"`; grids 0.70-0.90 by 0.01 and 0-1 by 0.05."""
-    efficiencies = efficiencies or [round(0.70 + 0.01 * i, 2) for i in range(21)]
+    """(Ascend training GEMM fraction, MC2 exposed fraction, mean |error| %) minimising the mean
+    absolute error over the rows tagged `fit = "ascend-dense"`; grids 0.60-0.85 by 0.01 and 0-1 by 0.05."""
+    gemm_grid = gemm_fractions or [round(0.60 + 0.01 * i, 2) for i in range(26)]
     fractions = fractions or [round(0.05 * i, 2) for i in range(21)]
     problems = _fit_problems()
-    fits = [(e, f, ascend_mean_error(problems, e, f)) for e, f in itertools.product(efficiencies, fractions)]
+    fits = [(e, f, ascend_mean_error(problems, e, f)) for e, f in itertools.product(gemm_grid, fractions)]
     return min(fits, key=lambda fit: fit[2])

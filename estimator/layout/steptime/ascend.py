@@ -40,10 +40,16 @@ from estimator.catalog.entries import ASCEND_FAMILIES
 # switched Clos (CloudMatrix384 paper, arXiv 2506.12708) and is not a mesh.
 FULL_MESH_FAMILIES = frozenset({"ascend-910b"})
 
-# Calibrated once on every dense Ascend row of throughput_runs.toml together
-# (estimator.validation.ascend.calibrate_ascend; docs/steptime.md "Calibrated"): mean |error| 9.7%
-# over the 8 rows, with the 910B matmul_efficiency 0.85 fitted beside it.
+# Calibrated together, once, on every dense Ascend row of throughput_runs.toml tagged for the fit
+# (estimator.validation.ascend.calibrate_ascend; docs/steptime.md "Calibrated"):
+# - ASCEND_MC2_EXPOSED_FRACTION: the share of the MC2-pipelined collectives left exposed;
+# - ASCEND_TRAINING_GEMM_FRACTION: the part of the 910B's measured best-case GEMM rate (catalog
+#   matmul_efficiency, a MAMF measurement) that the GEMMs of a MindSpeed-LLM training step reach on
+#   CANN; the NVIDIA counterpart is TRAINING_GEMM_FRACTION (0.76, Megatron-LM 2021 rows). Its
+#   scripts run eager PyTorch with --no-gradient-accumulation-fusion (the weight gradient is a GEMM
+#   plus a separate add into the fp32 main gradient), and the training shapes are not MAMF's best.
 ASCEND_MC2_EXPOSED_FRACTION = 0.90
+ASCEND_TRAINING_GEMM_FRACTION = 0.71
 
 
 def is_ascend(chip_family: str) -> bool:
@@ -81,3 +87,9 @@ def ascend_score_dims(d_qk: float, d_v: float, shape_order: str = "BNSD") -> tup
 def mesh_links(chip_family: str, domain_cards: float) -> float:
     """Links per card of a full-mesh scale-up domain (domain - 1), 0 where the domain is switched."""
     return max(domain_cards - 1.0, 1.0) if chip_family in FULL_MESH_FAMILIES else 0.0
+
+
+def training_gemm_fraction(chip_family: str, nvidia_fraction: float, ascend_fraction: float) -> float:
+    """The part of the catalog's best-case GEMM rate a training step's GEMMs reach: the Ascend
+    fraction on the 910B/910C families, the calibrated NVIDIA/AMD one elsewhere (dimensionless)."""
+    return ascend_fraction if chip_family in ASCEND_FAMILIES else nvidia_fraction

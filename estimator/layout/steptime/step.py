@@ -48,7 +48,13 @@ from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
 from estimator.layout.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
 from estimator.layout.steptime import attention as att
-from estimator.layout.steptime.ascend import ascend_score_dims, is_ascend, mc2_tp_exposed_s, mesh_links
+from estimator.layout.steptime.ascend import (
+    ascend_score_dims,
+    is_ascend,
+    mc2_tp_exposed_s,
+    mesh_links,
+    training_gemm_fraction,
+)
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.constants import (
@@ -109,7 +115,8 @@ def _rates(problem: LayoutProblem) -> _Rates:
     acc = problem.accelerator
     fp8 = problem.precision == "fp8" and bool(acc.peak_flops_fp8)
     peak16 = acc.peak_flops("fp32") if problem.precision == "fp32" else acc.peak_flops_bf16
-    eff, g = acc.matmul_efficiency, problem.gemm_fraction
+    eff = acc.matmul_efficiency
+    g = training_gemm_fraction(acc.chip_family, problem.gemm_fraction, problem.ascend_gemm_fraction)
     # a pilot run's calibration (estimator.plan.calibration) scales every compute rate alike; the
     # fused-attention efficiency reads the ratio bf16 / peak16, which it leaves unchanged
     k = problem.compute_factor
