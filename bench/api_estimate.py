@@ -91,9 +91,9 @@ def start_server(var_dir: str) -> tuple[subprocess.Popen, str]:
     url = f"http://127.0.0.1:{port}"
     for _ in range(100):
         try:
-            urllib.request.urlopen(f"{url}/api/v1/catalog", timeout=2)
+            urllib.request.urlopen(f"{url}/api/v1/catalog", timeout=30)  # a loaded machine: seconds
             return proc, url
-        except (urllib.error.URLError, ConnectionError):
+        except (urllib.error.URLError, OSError):  # refused while starting, or timed out
             time.sleep(0.2)
     proc.kill()
     raise SystemExit("the server did not start")

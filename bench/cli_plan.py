@@ -4,16 +4,21 @@
 Prints the median and min wall time of N runs for a small plan (Llama 3.1 8B on 64 Ascend 910B2)
 and the Llama 3.1 405B 60-day deadline plan, then the import time of the plan command's modules
 (`python -X importtime`, cumulative microseconds) and the modules that cost the most themselves.
-Uses hyperfine when installed (--hyperfine), else a loop of subprocess runs.
+Each process is new (cold); by default with the bytecode caches an installed package has (one
+untimed run writes them), --no-bytecode without (every module compiled, PYTHONDONTWRITEBYTECODE).
+Prints wall and CPU time (user + system of the child, less sensitive to a shared machine's load).
 
-    .venv/bin/python bench/cli_plan.py [-n 10]
+    .venv/bin/python bench/cli_plan.py [-n 10] [--no-bytecode]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -41,19 +46,38 @@ PLANS = {
 }
 
 
-def run_times(cmd: list[str], n: int) -> list[float]:
-    times = []
+def child_env(bytecode: bool) -> dict[str, str]:
+    """The environment of the timed runs: with bytecode caches (as an installed package runs: pip
+    compiles on install) unless --no-bytecode, which sets PYTHONDONTWRITEBYTECODE and removes the
+    project's caches so every run compiles the sources again."""
+    env = dict(os.environ)
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        for cache in (ROOT / "estimator").rglob("__pycache__"):
+            shutil.rmtree(cache, ignore_errors=True)
+    return env
+
+
+def run_times(cmd: list[str], n: int, env: dict[str, str]) -> tuple[list[float], list[float]]:
+    """(wall seconds, CPU seconds of the child: user + system) of n runs."""
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)  # caches written
+    walls, cpus = [], []
     for _ in range(n):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t0)
-    return times
+        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
+        walls.append(time.perf_counter() - t0)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return walls, cpus
 
 
-def import_profile(cmd: list[str], top: int) -> None:
+def import_profile(cmd: list[str], top: int, env: dict[str, str]) -> None:
     """The plan command's own imports: total and the modules costing most by themselves."""
     err = subprocess.run(
-        [cmd[0], "-X", "importtime", *cmd[1:]], cwd=ROOT, check=True, capture_output=True, text=True
+        [cmd[0], "-X", "importtime", *cmd[1:]], cwd=ROOT, check=True, capture_output=True, text=True, env=env
     ).stderr
     rows = [m.groups() for m in re.finditer(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", err)]
     total = sum(int(cum) for _, cum, indent, _ in rows if len(indent) == 1)
@@ -66,18 +90,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=10, help="runs per plan")
     ap.add_argument("--top", type=int, default=12, help="modules listed by their own import time")
+    ap.add_argument("--no-bytecode", action="store_true", help="time runs that compile every module")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
+    env = child_env(not args.no_bytecode)
+    mode = "no bytecode caches" if args.no_bytecode else "bytecode cached, as installed"
     for label, scenario in PLANS.items():
         path = tmp / (re.sub(r"\W+", "-", label) + ".json")
         path.write_text(json.dumps(scenario))
         cmd = [sys.executable, "-m", "estimator", "plan", str(path)]
-        times = run_times(cmd, args.n)
+        times, cpus = run_times(cmd, args.n, env)
         print(
-            f"python -m estimator plan ({label}): median {statistics.median(times) * 1e3:.0f} ms, "
-            f"min {min(times) * 1e3:.0f} ms ({args.n} cold runs)"
+            f"python -m estimator plan ({label}): median {statistics.median(times) * 1e3:.0f} ms wall "
+            f"({statistics.median(cpus) * 1e3:.0f} ms CPU), min {min(times) * 1e3:.0f} ms "
+            f"({args.n} cold processes, {mode})"
         )
-    import_profile(cmd, args.top)
+    import_profile(cmd, args.top, env)
     return 0
 
 

@@ -21,11 +21,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from estimator import catalog
-from estimator.cluster.power import power
+from estimator.cluster.power import ItLoad, power
 from estimator.layout.search import LayoutProblem, search
 from estimator.model.transformer import param_counts
-from estimator.money.cost import cost
-from estimator.plan.uncertainty import monte_carlo
+from estimator.money.cost import CapexBill, RunningPrices, cost
+from estimator.plan.uncertainty import UncertainPrices, monte_carlo
 
 
 def best_of(fn: Callable[[], object], runs: int = 3) -> float:
@@ -43,7 +43,9 @@ def main() -> None:
     cards = rng.integers(8, 100_000, n)
     hours = rng.uniform(1, 2000, n)
     t = best_of(
-        lambda: power(cards=cards, card_tdp_w=700, nodes=cards // 8, host_power_w=1000, pue=1.3, hours=hours)
+        lambda: power(
+            ItLoad(cards=cards, card_tdp_w=700, nodes=cards // 8, host_power_w=1000), pue=1.3, hours=hours
+        )
     )
     print(f"power():       {n / t:12,.0f} rows/s ({n:,} rows in {t * 1e3:.0f} ms)")
 
@@ -51,14 +53,14 @@ def main() -> None:
     c = rng.integers(1, 2000, m) * 8
     t = best_of(
         lambda: cost(
-            cards=c,
-            nodes=c / 8,
+            CapexBill(cards=c, nodes=c / 8, server_price_usd=250_000),
             hours=rng.uniform(10, 2000, m),
             it_w=c * 800.0,
             facility_w=c * 1040.0,
-            server_price_usd=250_000,
-            electricity_usd_per_kwh=rng.uniform(0.05, 0.2, m),
-            cloud_usd_per_card_hour=rng.uniform(1.5, 4.0, m),
+            running=RunningPrices(
+                electricity_usd_per_kwh=rng.uniform(0.05, 0.2, m),
+                cloud_usd_per_card_hour=rng.uniform(1.5, 4.0, m),
+            ),
         )
     )
     print(f"cost():        {m / t:12,.0f} rows/s ({m:,} rows in {t * 1e3:.0f} ms)")
@@ -69,10 +71,12 @@ def main() -> None:
             cards=507,
             peak_flops=320e12,
             mfu=(0.35, 0.45, 0.55),
-            cloud_usd_per_card_hour=(1.5, 2.5, 4.0),
-            capex_total_usd=(2e7, 2.5e7, 3e7),
-            facility_w=4e5,
-            electricity_usd_per_kwh=(0.06, 0.08, 0.14),
+            prices=UncertainPrices(
+                cloud_usd_per_card_hour=(1.5, 2.5, 4.0),
+                capex_total_usd=(2e7, 2.5e7, 3e7),
+                facility_w=4e5,
+                electricity_usd_per_kwh=(0.06, 0.08, 0.14),
+            ),
             draws=10_000,
         )
     )

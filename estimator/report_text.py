@@ -95,18 +95,10 @@ def _goodput_rows(g: dict[str, Any] | None, c: dict[str, Any]) -> list[list[str]
     ]
 
 
-def format_plan(out: dict[str, Any]) -> str:
-    """A readable summary of estimate() output for a person at a terminal."""
-    s, r = out["scenario"], out["result"]
-    c, m = r["compute"], r.get("model", {})
+def _headline_rows(s: dict[str, Any], r: dict[str, Any]) -> list[list[str]]:
+    """The headline table: compute, cards, time (with failures), throughput, power and cost."""
+    c = r["compute"]
     cur = r.get("cost", {}).get("currency", "USD")
-    lines = [f"ClusterPlan {out.get('engine_version', '')} (catalog {out.get('catalog_version', '')})"]
-    if s.get("name"):
-        lines.append(f"Scenario: {s['name']}")
-    lines.append(
-        f"Model: {m.get('name', '?')}: {si(m.get('total_params'))} params, {si(m.get('active_params'))} active"
-    )
-    lines.append("")
     rows = [
         [
             "training compute",
@@ -133,30 +125,33 @@ def format_plan(out: dict[str, Any]) -> str:
         rows.append(
             ["run cost owned / cloud", f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}", ""]
         )
-    lines.append(_table(["headline", "value", "why"], rows))
-    if r.get("budget"):
-        lines.append(_budget(r["budget"]))
-    p = r.get("parallelism")
-    if p:
+    return rows
+
+
+def _layout_lines(p: dict[str, Any]) -> list[str]:
+    """The chosen layout, its step time by term, MoE folding and the pipeline's end stages."""
+    lines = [
+        f"Layout: TP {p['tp']} x PP {p['pp']} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
+        f"recompute {p['recompute']}, micro-batch {p['micro_batch_size']} x {p['micro_batches']}, "
+        f"bubble {p['bubble_fraction']:.1%}, step {p['step_time_s']:.2f} s, predicted MFU {p['predicted_mfu']:.1%}",
+        "Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items()),
+    ]
+    if "expert_tp" in p:
         lines.append(
-            f"Layout: TP {p['tp']} x PP {p['pp']} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
-            f"recompute {p['recompute']}, micro-batch {p['micro_batch_size']} x {p['micro_batches']}, "
-            f"bubble {p['bubble_fraction']:.1%}, step {p['step_time_s']:.2f} s, predicted MFU {p['predicted_mfu']:.1%}"
+            f"MoE folding: EP {p['ep']} x expert TP {p['expert_tp']} x expert DP {p['expert_dp']} over "
+            f"TP x CP x DP = {p['tp'] * p['cp'] * p['dp']} ranks per stage"
         )
-        lines.append("Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items()))
-        if "expert_tp" in p:
-            lines.append(
-                f"MoE folding: EP {p['ep']} x expert TP {p['expert_tp']} x expert DP {p['expert_dp']} over "
-                f"TP x CP x DP = {p['tp'] * p['cp'] * p['dp']} ranks per stage"
-            )
-        if p["pp"] > 1:
-            lines.append(
-                f"Pipeline devices: {p['first_stage_layers']} layers on the first, "
-                f"{p['last_stage_layers']} on the last"
-            )
-    stack = r.get("stack")
-    if stack:
-        lines.append(_stack_line(stack))
+    if p["pp"] > 1:
+        lines.append(
+            f"Pipeline devices: {p['first_stage_layers']} layers on the first, "
+            f"{p['last_stage_layers']} on the last"
+        )
+    return lines
+
+
+def _machine_lines(r: dict[str, Any]) -> list[str]:
+    """Memory per card, the network and the storage, one line each where the result has them."""
+    lines = []
     mem = r.get("memory")
     if mem:
         pc = mem["per_card_bytes"]
@@ -177,6 +172,29 @@ def format_plan(out: dict[str, Any]) -> str:
             f"Storage: checkpoint {si(st['checkpoint_bytes'], 'B')}, hot {si(st['hot']['capacity_bytes'], 'B')} "
             f"writing {si(st['hot']['write_bytes_per_s'], 'B/s')}, warm {si(st['warm']['capacity_bytes'], 'B')}"
         )
+    return lines
+
+
+def format_plan(out: dict[str, Any]) -> str:
+    """A readable summary of estimate() output for a person at a terminal."""
+    s, r = out["scenario"], out["result"]
+    m = r.get("model", {})
+    lines = [f"ClusterPlan {out.get('engine_version', '')} (catalog {out.get('catalog_version', '')})"]
+    if s.get("name"):
+        lines.append(f"Scenario: {s['name']}")
+    lines.append(
+        f"Model: {m.get('name', '?')}: {si(m.get('total_params'))} params, {si(m.get('active_params'))} active"
+    )
+    lines.append("")
+    lines.append(_table(["headline", "value", "why"], _headline_rows(s, r)))
+    if r.get("budget"):
+        lines.append(_budget(r["budget"]))
+    if r.get("parallelism"):
+        lines.extend(_layout_lines(r["parallelism"]))
+    stack = r.get("stack")
+    if stack:
+        lines.append(_stack_line(stack))
+    lines.extend(_machine_lines(r))
     if r.get("calibration"):
         lines.append(format_calibration(r["calibration"]))
     for w in r.get("warnings", []):

@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike, NDArray
 from estimator.errors import FieldError, ScenarioError
 
 # The storage network's fabric (scenario `network.storage_network`), the one rule for the scalar
-# (design_fabric(frontend=True)) and the vectorized (storage_fabric_counts) paths: a separate
+# (design_fabric(frontend=Frontend())) and the vectorized (storage_fabric_counts) paths: a separate
 # converged N/S fabric of 2 ports per node (NVIDIA DGX SuperPOD / Enterprise RA: 2x200GbE per node,
 # docs/sources.md#nvidia-superpod-ra), top-of-rack (not rail-optimized), 1:1, copper DAC to the server.
 STORAGE_PORTS_PER_NODE = 2
@@ -186,6 +186,56 @@ def tier_limits(
     return k, (k // per_group) * group_ports, (k * (k // 2) // per_group) * group_ports
 
 
+@dataclass(frozen=True)
+class Frontend:
+    """A separate converged north-south (storage) fabric: `ports_per_node` ports per node (NVIDIA
+    Enterprise RA: 2x200GbE), on switches of `switch_ports` ports (None: the compute fabric's) at
+    `port_gbps` Gbit/s (None: the compute fabric's), ToR-style, 1:1."""
+
+    ports_per_node: int = STORAGE_PORTS_PER_NODE
+    switch_ports: int | None = None
+    port_gbps: float | None = None
+
+
+@dataclass(frozen=True)
+class _Tiers:
+    """The switch layers of a fat-tree: counts of switches and switch-to-switch links."""
+
+    tiers: int
+    leaves: int
+    spines: int
+    cores: int
+    pods: int
+    switch_links: int
+    uplinks: int
+
+
+def _tiers(
+    ports: int, e: int, k: int, u: int, leaves: int, limits: tuple[int, int, int], spine_rule: str
+) -> _Tiers:
+    """1, 2 or 3 tiers for `ports` (docs/sources.md#clos): the fewest whose limit holds them."""
+    lim1, lim2, _ = limits
+    if ports <= lim1:
+        return _Tiers(1, 1, 0, 0, 1, 0, e)
+    if ports <= lim2:
+        return _Tiers(2, leaves, _spread(leaves * u, u, k, spine_rule), 0, 1, leaves * u, leaves * u)
+    pods = _ceil_div(leaves, k // 2)
+    cores = u * _spread(leaves, k // 2, k, spine_rule)
+    return _Tiers(3, leaves, pods * u, cores, pods, 2 * leaves * u, leaves * u)
+
+
+def _frontend(nodes: int, k: int, port_gbps: float, fe: Frontend) -> Fabric:
+    return design_fabric(
+        nodes * fe.ports_per_node,
+        fe.switch_ports or k,
+        STORAGE_OVERSUBSCRIPTION,
+        STORAGE_RAIL_OPTIMIZED,
+        fe.ports_per_node,
+        fe.port_gbps or port_gbps,
+        server_cable=STORAGE_SERVER_CABLE,
+    )
+
+
 def design_fabric(
     endpoints: int,
     switch_ports: int,
@@ -197,19 +247,15 @@ def design_fabric(
     management_ports: int = 0,
     server_cable: str | None = None,
     spine_rule: str = "even",
-    frontend: bool = False,
-    frontend_ports_per_node: int = STORAGE_PORTS_PER_NODE,
-    frontend_switch_ports: int | None = None,
-    frontend_port_gbps: float | None = None,
+    frontend: Frontend | None = None,
 ) -> Fabric:
     """Size the compute fabric for `endpoints` NIC ports on switches of `switch_ports` ports.
 
     Sources: docs/sources.md#clos (Clos formulas); docs/sources.md#al-fares-2008 (fat-tree); NVIDIA DGX SuperPOD H100
     RA Table 4 (rail-optimized SU, spine layer); the source article §3.2 (leaf example, 1:1 advice).
-    `management_ports` adds fabric ports for appliances (the SuperPOD's UFM takes 4). `frontend=True`
-    adds a separate converged N/S fabric of `frontend_ports_per_node` ports per node (NVIDIA Enterprise
-    RA: 2x200GbE per node), ToR-style, 1:1, returned in `Fabric.frontend`; its switches are not in the
-    compute fabric's totals. Units: port_gbps in Gbit/s, bisection bandwidth in bit/s.
+    `management_ports` adds fabric ports for appliances (the SuperPOD's UFM takes 4). `frontend`
+    adds a separate converged N/S fabric (`Frontend`), returned in `Fabric.frontend`; its switches
+    are not in the compute fabric's totals. Units: port_gbps in Gbit/s, bisection bandwidth in bit/s.
     """
     _check(
         endpoints,
@@ -224,45 +270,22 @@ def design_fabric(
     k, e, rails, mgmt = int(switch_ports), int(endpoints), int(nics_per_node), int(management_ports)
     ports = e + mgmt
     d, u = leaf_ports(k, oversubscription)
-    lim1, lim2, lim3 = tier_limits(k, oversubscription, rails, rail_optimized)
-    if ports > lim3:
+    limits = tier_limits(k, oversubscription, rails, rail_optimized)
+    if ports > limits[2]:
         raise ScenarioError(
             f"{ports} ports exceed a 3-tier fat-tree of {k}-port switches at "
-            f"{oversubscription}:1 (max {lim3}); use larger switches.",
+            f"{oversubscription}:1 (max {limits[2]}); use larger switches.",
             "network.switch_ports",
         )
     per_group, group_ports = (rails, d * rails) if rail_optimized else (1, d)
-    leaves = per_group * _ceil_div(ports, group_ports)
-    pods, spines, cores = 1, 0, 0
-    if ports <= lim1:
-        tiers, leaves, switch_links, uplinks = 1, 1, 0, e
-    elif ports <= lim2:
-        tiers, switch_links, uplinks = 2, leaves * u, leaves * u
-        spines = _spread(leaves * u, u, k, spine_rule)
-    else:
-        tiers, uplinks = 3, leaves * u
-        pods = _ceil_div(leaves, k // 2)
-        spines = pods * u
-        cores = u * _spread(leaves, k // 2, k, spine_rule)
-        switch_links = 2 * leaves * u
+    t = _tiers(ports, e, k, u, per_group * _ceil_div(ports, group_ports), limits, spine_rule)
     kind = server_cable or ("fiber" if rail_optimized else "dac")
-    cables = {"dac": 0, "aoc": 0, "fiber": switch_links}
+    cables = {"dac": 0, "aoc": 0, "fiber": t.switch_links}
     cables[kind] += ports
     nodes = _ceil_div(e, rails)
-    group = nodes if tiers == 1 else min(nodes, d if rail_optimized else max(1, d // rails))
-    fe = None
-    if frontend:
-        fe = design_fabric(
-            nodes * frontend_ports_per_node,
-            frontend_switch_ports or k,
-            STORAGE_OVERSUBSCRIPTION,
-            STORAGE_RAIL_OPTIMIZED,
-            frontend_ports_per_node,
-            frontend_port_gbps or port_gbps,
-            server_cable=STORAGE_SERVER_CABLE,
-        )
+    group = nodes if t.tiers == 1 else min(nodes, d if rail_optimized else max(1, d // rails))
     return Fabric(
-        tiers=tiers,
+        tiers=t.tiers,
         endpoints=e,
         nodes=nodes,
         nics_per_node=rails,
@@ -273,23 +296,23 @@ def design_fabric(
         effective_oversubscription=d / u,
         leaf_down_ports=d,
         leaf_up_ports=u,
-        leaf_switches=leaves,
-        spine_switches=spines,
-        core_switches=cores,
-        total_switches=leaves + spines + cores,
-        pods=pods,
+        leaf_switches=t.leaves,
+        spine_switches=t.spines,
+        core_switches=t.cores,
+        total_switches=t.leaves + t.spines + t.cores,
+        pods=t.pods,
         server_links=ports,
-        switch_links=switch_links,
+        switch_links=t.switch_links,
         dac_cables=cables["dac"],
         aoc_cables=cables["aoc"],
         fiber_cables=cables["fiber"],
         transceivers=2 * cables["fiber"],
-        bisection_bandwidth_bps=min(e, uplinks) * float(port_gbps) * 1e9 / 2.0,
-        max_endpoints=(lim1, lim2, lim3)[tiers - 1],
+        bisection_bandwidth_bps=min(e, t.uplinks) * float(port_gbps) * 1e9 / 2.0,
+        max_endpoints=limits[t.tiers - 1],
         nodes_per_leaf_group=group,
-        cross_leaf_bandwidth_factor=1.0 if tiers == 1 else max(1.0, d / u),
+        cross_leaf_bandwidth_factor=1.0 if t.tiers == 1 else max(1.0, d / u),
         management_ports=mgmt,
-        frontend=fe,
+        frontend=None if frontend is None else _frontend(nodes, k, port_gbps, frontend),
     )
 
 
@@ -358,7 +381,7 @@ def fabric_counts(
 
 def storage_fabric_counts(nodes: ArrayLike, switch_ports: int) -> dict[str, NDArray[Any]]:
     """Vectorized counts (as `fabric_counts`) of the storage network for an array of node counts:
-    the same rule as `design_fabric(..., frontend=True)` with its default frontend arguments."""
+    the same rule as `design_fabric(..., frontend=Frontend())` with its default frontend arguments."""
     return fabric_counts(
         np.asarray(nodes, dtype=np.int64) * STORAGE_PORTS_PER_NODE,
         switch_ports,

@@ -118,24 +118,28 @@ class Power:
         }
 
 
-def power(
-    cards: ArrayLike,
-    card_tdp_w: ArrayLike,
-    nodes: ArrayLike = 0,
-    host_power_w: ArrayLike = 0.0,
-    switches: ArrayLike = 0,
-    switch_power_w: ArrayLike = 0.0,
-    transceivers: ArrayLike = 0,
-    transceiver_power_w: ArrayLike = 0.0,
-    storage_nodes: ArrayLike = 0,
-    storage_node_power_w: ArrayLike = 0.0,
-    pue: ArrayLike = DEFAULT_PUE,
-    hours: ArrayLike = 0.0,
-    scaleup_w: ArrayLike = 0.0,
-) -> Power:
+@dataclass(frozen=True)
+class ItLoad:
+    """What draws power: whole-item counts and their unit powers (W per item; breakdown_w), and the
+    scale-up plane outside the nodes as one figure in W (scaleup.plane_totals); all broadcastable."""
+
+    cards: ArrayLike
+    card_tdp_w: ArrayLike
+    nodes: ArrayLike = 0
+    host_power_w: ArrayLike = 0.0
+    switches: ArrayLike = 0
+    switch_power_w: ArrayLike = 0.0
+    transceivers: ArrayLike = 0
+    transceiver_power_w: ArrayLike = 0.0
+    storage_nodes: ArrayLike = 0
+    storage_node_power_w: ArrayLike = 0.0
+    scaleup_w: ArrayLike = 0.0
+
+
+def power(load: ItLoad, pue: ArrayLike = DEFAULT_PUE, hours: ArrayLike = 0.0) -> Power:
     """Power (W) and energy (Wh) of the cluster over a run of `hours`; broadcasts over arrays.
 
-    `scaleup_w` is the whole scale-up plane outside the nodes in W (scaleup.plane_totals), added
+    `load.scaleup_w` is the whole scale-up plane outside the nodes in W (scaleup.plane_totals), added
     to the IT load as its own part of the breakdown.
 
     Raises ScenarioError (field `cost.pue`) when PUE < 1, and (field `power`) for negative inputs.
@@ -143,19 +147,20 @@ def power(
     pue_arr = np.asarray(pue, dtype=np.float64)
     if np.any(pue_arr < 1.0):
         raise ScenarioError("PUE must be at least 1 (facility power includes the IT load).", "cost.pue")
+    x = load
     parts = breakdown_w(
-        cards,
-        card_tdp_w,
-        nodes,
-        host_power_w,
-        switches,
-        switch_power_w,
-        transceivers,
-        transceiver_power_w,
-        storage_nodes,
-        storage_node_power_w,
+        x.cards,
+        x.card_tdp_w,
+        x.nodes,
+        x.host_power_w,
+        x.switches,
+        x.switch_power_w,
+        x.transceivers,
+        x.transceiver_power_w,
+        x.storage_nodes,
+        x.storage_node_power_w,
     )
-    parts["scaleup"] = np.asarray(scaleup_w, dtype=np.float64)
+    parts["scaleup"] = np.asarray(x.scaleup_w, dtype=np.float64)
     if any(np.any(v < 0) for v in parts.values()) or np.any(np.asarray(hours, dtype=np.float64) < 0):
         raise ScenarioError("Counts, powers and hours must not be negative.", "power")
     it = parts["accelerators"] + parts["hosts"] + parts["network"] + parts["storage"] + parts["scaleup"]

@@ -136,6 +136,83 @@ class Storage:
         return out
 
 
+@dataclass(frozen=True)
+class StorageInputs:
+    """What sizes the tiers besides the model, the data and the cluster: the checkpoint policy, the
+    drives and storage nodes (catalog Drive figures), deratings, protection overheads and fill.
+    Units: s, bytes, bytes/s, counts, fractions. The defaults are [U] "typical" values
+    (module docstring); `plan` fills every field it knows from the scenario and the catalog
+    (money.pricing.storage_inputs)."""
+
+    checkpoint_interval_s: float = 3600.0
+    checkpoint_write_s: float = 120.0
+    checkpoints_kept: int = 5
+    checkpoints_archived: int | None = None  # None: as many as kept
+    bytes_per_param_checkpoint: float = 12.0
+    raw_bytes_per_token: float = 4.0
+    nvme_capacity_bytes: float = 15.36e12
+    nvme_read_bytes_per_s: float = 7e9
+    nvme_write_bytes_per_s: float = 4e9
+    hdd_capacity_bytes: float = 24e12
+    hdd_read_bytes_per_s: float = 270e6
+    hdd_write_bytes_per_s: float = 270e6
+    hot_drives_per_node: int = 24
+    warm_drives_per_node: int = 60
+    hot_node_bytes_per_s: float | None = None
+    nvme_derating: float = 0.5
+    hdd_derating: float = 0.5
+    hot_overhead: float = 1.25
+    warm_overhead: float = 1.25
+    max_fill: float = 0.8
+    hot_dataset_fraction: float = 1.0
+    cache_dataset_fraction: float = 1.0
+    local_checkpoint_copies: int = 1
+    local_nvme_bytes: float | None = None
+    restart_target_s: float | None = None
+
+    @property
+    def archived(self) -> int:
+        """Checkpoints kept in the warm archive (as many as kept on the hot tier unless given)."""
+        return self.checkpoints_kept if self.checkpoints_archived is None else self.checkpoints_archived
+
+
+DEFAULT_INPUTS = StorageInputs()
+
+_POSITIVE = (
+    "params_total",
+    "tokens",
+    "vocab_size",
+    "tokens_per_s",
+    "nodes",
+    "checkpoint_interval_s",
+    "checkpoint_write_s",
+    "bytes_per_param_checkpoint",
+    "nvme_capacity_bytes",
+    "nvme_read_bytes_per_s",
+    "nvme_write_bytes_per_s",
+    "hdd_capacity_bytes",
+    "hdd_read_bytes_per_s",
+    "hdd_write_bytes_per_s",
+    "hot_drives_per_node",
+    "warm_drives_per_node",
+    "hot_node_bytes_per_s",
+    "nvme_derating",
+    "hdd_derating",
+    "hot_overhead",
+    "warm_overhead",
+    "max_fill",
+    "restart_target_s",
+)
+_NONNEG = (
+    "checkpoints_kept",
+    "checkpoints_archived",
+    "raw_bytes_per_token",
+    "hot_dataset_fraction",
+    "cache_dataset_fraction",
+    "local_checkpoint_copies",
+)
+
+
 def _validate(values: dict[str, Any], positive: tuple[str, ...], nonneg: tuple[str, ...]) -> None:
     errs = []
     for name in positive:
@@ -154,67 +231,29 @@ def _gb(x: float) -> str:
     return f"{x / 1e9:.3g} GB/s"
 
 
-def storage_counts(
-    ckpt_bytes: ArrayLike,
-    data_bytes: ArrayLike,
-    raw_bytes: ArrayLike,
-    tokens_per_s: ArrayLike,
-    bytes_per_token: ArrayLike,
-    *,
-    checkpoint_interval_s: ArrayLike,
-    checkpoint_write_s: ArrayLike,
-    checkpoints_kept: ArrayLike,
-    checkpoints_archived: ArrayLike,
-    nvme_capacity_bytes: float,
-    nvme_read_bytes_per_s: float,
-    nvme_write_bytes_per_s: float,
-    hdd_capacity_bytes: float,
-    hdd_write_bytes_per_s: float,
-    hot_drives_per_node: int,
-    warm_drives_per_node: int,
-    hot_node_bytes_per_s: float | None,
-    nvme_derating: float,
-    hdd_derating: float,
-    hot_overhead: float,
-    warm_overhead: ArrayLike,
-    max_fill: float,
-    hot_dataset_fraction: float,
-    restart_target_s: float | None,
+def _hot_counts(
+    ckpt: FloatArray, data: FloatArray, data_read: FloatArray, inputs: StorageInputs
 ) -> dict[str, NDArray[Any]]:
-    """Drive and node counts of the hot and warm tiers, numpy-vectorized over every argument.
-
-    The arithmetic of `design_storage` (see its docstring for formulas and sources), kept in one
-    place so a sweep over millions of scenarios and a single plan count the same drives.
-    Units: bytes, bytes/s, seconds; counts are int64 arrays.
-    """
-    f = np.asarray
-    ckpt, data = f(ckpt_bytes, dtype=np.float64), f(data_bytes, dtype=np.float64)
-    data_read = data_read_bytes_per_s(tokens_per_s, bytes_per_token)
-    read_req = np.maximum(data_read, ckpt / restart_target_s) if restart_target_s else data_read
-    write_req = checkpoint_write_bytes_per_s(ckpt, checkpoint_write_s)
-    hot_cap = hot_dataset_fraction * data + f(checkpoints_kept, dtype=np.float64) * ckpt
-    nvme_read_eff = nvme_read_bytes_per_s * nvme_derating
-    nvme_write_eff = nvme_write_bytes_per_s * nvme_derating / hot_overhead
-    by_cap = f(drives_needed(hot_cap * hot_overhead, nvme_capacity_bytes * max_fill))
+    """Hot-tier requirements, drives (max of the capacity, read and write bounds) and nodes."""
+    s, f = inputs, np.asarray
+    read_req = np.maximum(data_read, ckpt / s.restart_target_s) if s.restart_target_s else data_read
+    write_req = checkpoint_write_bytes_per_s(ckpt, s.checkpoint_write_s)
+    hot_cap = s.hot_dataset_fraction * data + f(s.checkpoints_kept, dtype=np.float64) * ckpt
+    nvme_read_eff = s.nvme_read_bytes_per_s * s.nvme_derating
+    nvme_write_eff = s.nvme_write_bytes_per_s * s.nvme_derating / s.hot_overhead
+    by_cap = f(drives_needed(hot_cap * s.hot_overhead, s.nvme_capacity_bytes * s.max_fill))
     by_read = f(drives_needed(read_req, nvme_read_eff))
     by_write = f(drives_needed(write_req, nvme_write_eff))
     hot_drives = np.maximum(np.maximum(by_cap, by_read), np.maximum(by_write, 1))
-    hot_nodes = f(drives_needed(hot_drives, hot_drives_per_node))
+    hot_nodes = f(drives_needed(hot_drives, s.hot_drives_per_node))
     read_cap, write_cap = hot_drives * nvme_read_eff, hot_drives * nvme_write_eff
-    if hot_node_bytes_per_s:
+    if s.hot_node_bytes_per_s:
         hot_nodes = np.maximum(
-            hot_nodes, drives_needed(np.maximum(read_req, write_req), hot_node_bytes_per_s)
+            hot_nodes, drives_needed(np.maximum(read_req, write_req), s.hot_node_bytes_per_s)
         )
-        read_cap = np.minimum(read_cap, hot_nodes * hot_node_bytes_per_s)
-        write_cap = np.minimum(write_cap, hot_nodes * hot_node_bytes_per_s)
-    warm_cap = f(raw_bytes, dtype=np.float64) + data + f(checkpoints_archived, dtype=np.float64) * ckpt
-    warm_write = ckpt / f(checkpoint_interval_s, dtype=np.float64)
-    overhead = f(warm_overhead, dtype=np.float64)
-    w_cap = f(drives_needed(warm_cap * overhead, hdd_capacity_bytes * max_fill))
-    w_write = f(drives_needed(warm_write * overhead, hdd_write_bytes_per_s * hdd_derating))
-    warm_drives = np.maximum(np.maximum(w_cap, w_write), 1)
+        read_cap = np.minimum(read_cap, hot_nodes * s.hot_node_bytes_per_s)
+        write_cap = np.minimum(write_cap, hot_nodes * s.hot_node_bytes_per_s)
     return {
-        "data_read": data_read,
         "read_req": read_req,
         "write_req": write_req,
         "hot_cap": hot_cap,
@@ -225,13 +264,154 @@ def storage_counts(
         "hot_nodes": hot_nodes,
         "read_cap": read_cap,
         "write_cap": write_cap,
+    }
+
+
+def _warm_counts(
+    ckpt: FloatArray, data: FloatArray, raw_bytes: ArrayLike, inputs: StorageInputs
+) -> dict[str, NDArray[Any]]:
+    """Warm-tier capacity, archiving write, drives (capacity- or write-bound) and nodes."""
+    s, f = inputs, np.asarray
+    warm_cap = f(raw_bytes, dtype=np.float64) + data + f(s.archived, dtype=np.float64) * ckpt
+    warm_write = ckpt / f(s.checkpoint_interval_s, dtype=np.float64)
+    overhead = f(s.warm_overhead, dtype=np.float64)
+    w_cap = f(drives_needed(warm_cap * overhead, s.hdd_capacity_bytes * s.max_fill))
+    w_write = f(drives_needed(warm_write * overhead, s.hdd_write_bytes_per_s * s.hdd_derating))
+    warm_drives = np.maximum(np.maximum(w_cap, w_write), 1)
+    return {
         "warm_cap": warm_cap,
         "warm_write": warm_write,
         "warm_by_cap": w_cap,
         "warm_by_write": w_write,
         "warm_drives": warm_drives,
-        "warm_nodes": f(drives_needed(warm_drives, warm_drives_per_node)),
+        "warm_nodes": f(drives_needed(warm_drives, s.warm_drives_per_node)),
     }
+
+
+@dataclass(frozen=True)
+class Volumes:
+    """What the tiers store, in bytes (floats or arrays): one checkpoint, the tokenized data set,
+    the raw corpus; and the stored bytes per token (2 or 4)."""
+
+    checkpoint_bytes: Any
+    dataset_bytes: Any
+    raw_dataset_bytes: Any
+    bytes_per_token: Any
+
+
+def volumes(
+    params_total: ArrayLike, tokens: ArrayLike, vocab_size: ArrayLike, inputs: StorageInputs
+) -> Volumes:
+    """checkpoint = params x bytes_per_param_checkpoint; tokenized set = tokens x (2 or 4 by the
+    vocabulary); raw corpus = tokens x raw_bytes_per_token (design_storage's docstring). Array-friendly:
+    the one computation of the plan's storage and the vectorized counts."""
+    return Volumes(
+        checkpoint_bytes=checkpoint_bytes(params_total, inputs.bytes_per_param_checkpoint),
+        dataset_bytes=dataset_bytes(tokens, vocab_size),
+        raw_dataset_bytes=np.asarray(tokens, dtype=np.float64) * inputs.raw_bytes_per_token,
+        bytes_per_token=tokenized_bytes_per_token(vocab_size),
+    )
+
+
+def storage_counts(vol: Volumes, tokens_per_s: ArrayLike, inputs: StorageInputs) -> dict[str, NDArray[Any]]:
+    """Drive and node counts of the hot and warm tiers, numpy-vectorized over the volumes and tokens/s.
+
+    The arithmetic of `design_storage` (see its docstring for formulas and sources), kept in one
+    place so a sweep over millions of scenarios and a single plan count the same drives.
+    Units: bytes, bytes/s, seconds; counts are int64 arrays. `tokens_per_s` must be finite (a
+    scenario without a time has no read demand to size: the caller leaves it out).
+    """
+    ckpt = np.asarray(vol.checkpoint_bytes, dtype=np.float64)
+    data = np.asarray(vol.dataset_bytes, dtype=np.float64)
+    data_read = data_read_bytes_per_s(tokens_per_s, vol.bytes_per_token)
+    return {
+        "data_read": data_read,
+        **_hot_counts(ckpt, data, data_read, inputs),
+        **_warm_counts(ckpt, data, vol.raw_dataset_bytes, inputs),
+    }
+
+
+def _hot_tier(x: dict[str, float], n: dict[str, int], ckpt: float, inputs: StorageInputs) -> HotTier:
+    return HotTier(
+        capacity_bytes=x["hot_cap"],
+        raw_bytes=x["hot_cap"] * inputs.hot_overhead,
+        read_bytes_per_s=x["read_req"],
+        write_bytes_per_s=x["write_req"],
+        read_capability_bytes_per_s=x["read_cap"],
+        write_capability_bytes_per_s=x["write_cap"],
+        drives=n["hot_drives"],
+        drives_for_capacity=n["hot_by_cap"],
+        drives_for_read=n["hot_by_read"],
+        drives_for_write=n["hot_by_write"],
+        nodes=n["hot_nodes"],
+        restart_read_s=ckpt / x["read_cap"],
+    )
+
+
+def _warm_tier(x: dict[str, float], n: dict[str, int], inputs: StorageInputs) -> WarmTier:
+    return WarmTier(
+        capacity_bytes=x["warm_cap"],
+        raw_bytes=x["warm_cap"] * inputs.warm_overhead,
+        overhead=inputs.warm_overhead,
+        write_bytes_per_s=x["warm_write"],
+        drives=n["warm_drives"],
+        drives_for_capacity=n["warm_by_cap"],
+        drives_for_write=n["warm_by_write"],
+        nodes=n["warm_nodes"],
+    )
+
+
+def _cache_tier(data: float, ckpt: float, nodes: int, inputs: StorageInputs) -> CacheTier:
+    prefetch = inputs.cache_dataset_fraction * data / nodes
+    staging = inputs.local_checkpoint_copies * ckpt / nodes
+    per_node = prefetch + staging
+    fits = None if inputs.local_nvme_bytes is None else per_node <= inputs.local_nvme_bytes
+    return CacheTier(
+        per_node_bytes=per_node, prefetch_bytes=prefetch, checkpoint_staging_bytes=staging, fits=fits
+    )
+
+
+def _notes(
+    hot: HotTier,
+    cache: CacheTier,
+    data_read: float,
+    tokens_per_s: float,
+    bpt: int,
+    ckpt: float,
+    inputs: StorageInputs,
+) -> tuple[str, ...]:
+    """What sets each tier, in words (English defaults)."""
+    s, notes = inputs, []
+    if hot.write_bytes_per_s > data_read:
+        notes.append(
+            f"Text data needs little read bandwidth: {_gb(data_read)} ({tokens_per_s:.3g} tokens/s x {bpt} B); "
+            f"checkpoint writes dominate at {_gb(hot.write_bytes_per_s)} ({ckpt / 1e12:.3g} TB in {s.checkpoint_write_s:g} s)."
+        )
+    by_cap, by_read, by_write = hot.drives_for_capacity, hot.drives_for_read, hot.drives_for_write
+    bound = max((by_cap, "capacity"), (by_read, "read bandwidth"), (by_write, "write bandwidth"))[1]
+    notes.append(
+        f"Hot tier: {hot.drives} NVMe drives in {hot.nodes} nodes, set by {bound} "
+        f"(capacity {by_cap}, read {by_read}, write {by_write})."
+    )
+    if s.checkpoint_write_s >= s.checkpoint_interval_s:
+        notes.append(
+            f"The checkpoint write window ({s.checkpoint_write_s:g} s) is not shorter than the interval "
+            f"({s.checkpoint_interval_s:g} s): checkpoints would never finish between saves."
+        )
+    else:
+        notes.append(
+            f"Synchronous checkpoints stall training {100 * s.checkpoint_write_s / s.checkpoint_interval_s:.2g}% "
+            "of the time; local NVMe staging (two-stage, asynchronous) can hide most of it."
+        )
+    notes.append(
+        f"Restart reads one checkpoint back in {hot.restart_read_s:.3g} s at {_gb(hot.read_capability_bytes_per_s)}."
+    )
+    if cache.fits is False and s.local_nvme_bytes is not None:
+        notes.append(
+            f"Cache needs {cache.per_node_bytes / 1e12:.3g} TB per node but the node has "
+            f"{s.local_nvme_bytes / 1e12:.3g} TB of local NVMe; lower cache_dataset_fraction."
+        )
+    return tuple(notes)
 
 
 def design_storage(
@@ -240,37 +420,12 @@ def design_storage(
     vocab_size: int,
     tokens_per_s: float,
     nodes: int,
-    *,
-    checkpoint_interval_s: float = 3600.0,
-    checkpoint_write_s: float = 120.0,
-    checkpoints_kept: int = 5,
-    checkpoints_archived: int | None = None,
-    bytes_per_param_checkpoint: float = 12.0,
-    raw_bytes_per_token: float = 4.0,
-    nvme_capacity_bytes: float = 15.36e12,
-    nvme_read_bytes_per_s: float = 7e9,
-    nvme_write_bytes_per_s: float = 4e9,
-    hdd_capacity_bytes: float = 24e12,
-    hdd_read_bytes_per_s: float = 270e6,
-    hdd_write_bytes_per_s: float = 270e6,
-    hot_drives_per_node: int = 24,
-    warm_drives_per_node: int = 60,
-    hot_node_bytes_per_s: float | None = None,
-    nvme_derating: float = 0.5,
-    hdd_derating: float = 0.5,
-    hot_overhead: float = 1.25,
-    warm_overhead: float = 1.25,
-    max_fill: float = 0.8,
-    hot_dataset_fraction: float = 1.0,
-    cache_dataset_fraction: float = 1.0,
-    local_checkpoint_copies: int = 1,
-    local_nvme_bytes: float | None = None,
-    restart_target_s: float | None = None,
+    inputs: StorageInputs = DEFAULT_INPUTS,
 ) -> Storage:
     """Size the hot, warm and cache tiers of a training cluster (docs/sources.md#source-article §3.4; docs/architecture.md#formulas).
 
-    Inputs: parameters (count), tokens (count), tokens_per_s (tokens/s), nodes (training servers),
-    times in s, capacities in bytes, bandwidths in bytes/s. Formulas:
+    Inputs: parameters (count), tokens (count), tokens_per_s (tokens/s), nodes (training servers);
+    in `inputs` times in s, capacities in bytes, bandwidths in bytes/s. Formulas:
     - checkpoint = params x bytes_per_param_checkpoint (12: fp32 master + Adam m, v; 14 with bf16 weights).
     - tokenized set = tokens x (2 if vocab <= 65,536 else 4); raw corpus = tokens x raw_bytes_per_token
       (~4 B/token of English text, [U], docs/sources.md#storage-sizing).
@@ -287,150 +442,25 @@ def design_storage(
       checkpoint / nodes.
     - restart_read_s = checkpoint / delivered hot read bandwidth.
     """
-    archived = checkpoints_kept if checkpoints_archived is None else checkpoints_archived
-    _validate(
-        {**locals(), "checkpoints_archived": archived},
-        positive=(
-            "params_total",
-            "tokens",
-            "vocab_size",
-            "tokens_per_s",
-            "nodes",
-            "checkpoint_interval_s",
-            "checkpoint_write_s",
-            "bytes_per_param_checkpoint",
-            "nvme_capacity_bytes",
-            "nvme_read_bytes_per_s",
-            "nvme_write_bytes_per_s",
-            "hdd_capacity_bytes",
-            "hdd_read_bytes_per_s",
-            "hdd_write_bytes_per_s",
-            "hot_drives_per_node",
-            "warm_drives_per_node",
-            "hot_node_bytes_per_s",
-            "nvme_derating",
-            "hdd_derating",
-            "hot_overhead",
-            "warm_overhead",
-            "max_fill",
-            "restart_target_s",
-        ),
-        nonneg=(
-            "checkpoints_kept",
-            "checkpoints_archived",
-            "raw_bytes_per_token",
-            "hot_dataset_fraction",
-            "cache_dataset_fraction",
-            "local_checkpoint_copies",
-        ),
-    )
-    ckpt = float(checkpoint_bytes(params_total, bytes_per_param_checkpoint))
-    bpt = tokenized_bytes_per_token(vocab_size)
-    data = float(dataset_bytes(tokens, vocab_size))
-    raw = float(tokens) * raw_bytes_per_token
-
-    c = storage_counts(
-        ckpt,
-        data,
-        raw,
-        tokens_per_s,
-        bpt,
-        checkpoint_interval_s=checkpoint_interval_s,
-        checkpoint_write_s=checkpoint_write_s,
-        checkpoints_kept=checkpoints_kept,
-        checkpoints_archived=archived,
-        nvme_capacity_bytes=nvme_capacity_bytes,
-        nvme_read_bytes_per_s=nvme_read_bytes_per_s,
-        nvme_write_bytes_per_s=nvme_write_bytes_per_s,
-        hdd_capacity_bytes=hdd_capacity_bytes,
-        hdd_write_bytes_per_s=hdd_write_bytes_per_s,
-        hot_drives_per_node=hot_drives_per_node,
-        warm_drives_per_node=warm_drives_per_node,
-        hot_node_bytes_per_s=hot_node_bytes_per_s,
-        nvme_derating=nvme_derating,
-        hdd_derating=hdd_derating,
-        hot_overhead=hot_overhead,
-        warm_overhead=warm_overhead,
-        max_fill=max_fill,
-        hot_dataset_fraction=hot_dataset_fraction,
-        restart_target_s=restart_target_s,
-    )
+    given = {"params_total": params_total, "tokens": tokens, "vocab_size": vocab_size}
+    given |= {"tokens_per_s": tokens_per_s, "nodes": nodes}
+    _validate({**asdict(inputs), "checkpoints_archived": inputs.archived, **given}, _POSITIVE, _NONNEG)
+    vol = volumes(params_total, tokens, vocab_size, inputs)
+    ckpt, data, raw = float(vol.checkpoint_bytes), float(vol.dataset_bytes), float(vol.raw_dataset_bytes)
+    bpt = int(vol.bytes_per_token)
+    c = storage_counts(vol, tokens_per_s, inputs)
     x = {k: float(v) for k, v in c.items()}  # one scenario: 0-d arrays -> plain numbers
     n = {k: int(v) for k, v in c.items() if v.dtype.kind == "i"}
-    data_read, write_req = x["data_read"], x["write_req"]
-    by_cap, by_read, by_write = n["hot_by_cap"], n["hot_by_read"], n["hot_by_write"]
-    hot_drives, hot_nodes, read_cap = n["hot_drives"], n["hot_nodes"], x["read_cap"]
-    hot_cap = x["hot_cap"]
-    hot = HotTier(
-        capacity_bytes=hot_cap,
-        raw_bytes=hot_cap * hot_overhead,
-        read_bytes_per_s=x["read_req"],
-        write_bytes_per_s=write_req,
-        read_capability_bytes_per_s=read_cap,
-        write_capability_bytes_per_s=x["write_cap"],
-        drives=hot_drives,
-        drives_for_capacity=by_cap,
-        drives_for_read=by_read,
-        drives_for_write=by_write,
-        nodes=hot_nodes,
-        restart_read_s=ckpt / read_cap,
-    )
-    warm_cap = x["warm_cap"]
-    warm = WarmTier(
-        capacity_bytes=warm_cap,
-        raw_bytes=warm_cap * warm_overhead,
-        overhead=warm_overhead,
-        write_bytes_per_s=x["warm_write"],
-        drives=n["warm_drives"],
-        drives_for_capacity=n["warm_by_cap"],
-        drives_for_write=n["warm_by_write"],
-        nodes=n["warm_nodes"],
-    )
-
-    # cache tier
-    prefetch = cache_dataset_fraction * data / nodes
-    staging = local_checkpoint_copies * ckpt / nodes
-    per_node = prefetch + staging
-    fits = None if local_nvme_bytes is None else per_node <= local_nvme_bytes
-    cache = CacheTier(
-        per_node_bytes=per_node, prefetch_bytes=prefetch, checkpoint_staging_bytes=staging, fits=fits
-    )
-
-    notes = []
-    if write_req > data_read:
-        notes.append(
-            f"Text data needs little read bandwidth: {_gb(data_read)} ({tokens_per_s:.3g} tokens/s x {bpt} B); "
-            f"checkpoint writes dominate at {_gb(write_req)} ({ckpt / 1e12:.3g} TB in {checkpoint_write_s:g} s)."
-        )
-    bound = max((by_cap, "capacity"), (by_read, "read bandwidth"), (by_write, "write bandwidth"))[1]
-    notes.append(
-        f"Hot tier: {hot_drives} NVMe drives in {hot_nodes} nodes, set by {bound} "
-        f"(capacity {by_cap}, read {by_read}, write {by_write})."
-    )
-    if checkpoint_write_s >= checkpoint_interval_s:
-        notes.append(
-            f"The checkpoint write window ({checkpoint_write_s:g} s) is not shorter than the interval "
-            f"({checkpoint_interval_s:g} s): checkpoints would never finish between saves."
-        )
-    else:
-        notes.append(
-            f"Synchronous checkpoints stall training {100 * checkpoint_write_s / checkpoint_interval_s:.2g}% "
-            "of the time; local NVMe staging (two-stage, asynchronous) can hide most of it."
-        )
-    notes.append(f"Restart reads one checkpoint back in {hot.restart_read_s:.3g} s at {_gb(read_cap)}.")
-    if fits is False and local_nvme_bytes is not None:
-        notes.append(
-            f"Cache needs {per_node / 1e12:.3g} TB per node but the node has "
-            f"{local_nvme_bytes / 1e12:.3g} TB of local NVMe; lower cache_dataset_fraction."
-        )
+    hot = _hot_tier(x, n, ckpt, inputs)
+    cache = _cache_tier(data, ckpt, nodes, inputs)
     return Storage(
         checkpoint_bytes=ckpt,
         dataset_bytes=data,
         raw_dataset_bytes=raw,
-        bytes_per_token=int(bpt),
-        bytes_per_param_checkpoint=float(bytes_per_param_checkpoint),
+        bytes_per_token=bpt,
+        bytes_per_param_checkpoint=float(inputs.bytes_per_param_checkpoint),
         hot=hot,
-        warm=warm,
+        warm=_warm_tier(x, n, inputs),
         cache=cache,
-        notes=tuple(notes),
+        notes=_notes(hot, cache, x["data_read"], tokens_per_s, bpt, ckpt, inputs),
     )

@@ -28,7 +28,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_
 
 from estimator import catalog
 from estimator.catalog.entries import Source
-from estimator.contract.scenario import PRICE_BOOK_REFERENCE, _message, _number, _path
+from estimator.contract.fields import PRICE_BOOK_REFERENCE, _message, _number, _path
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
 

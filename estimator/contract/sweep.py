@@ -245,30 +245,9 @@ def _sample_values(values: tuple[Any, ...], limit: int) -> list[Any]:
     return list(values)
 
 
-def validate_sweep(
-    request: Any,
-    max_scenarios: int = MAX_SCENARIOS,
-    shape: Callable[[Any], Any] | None = None,
-    resolve: Callable[[Any], Any] | None = None,
-) -> tuple[str, dict[str, Any], list[Axis]]:
-    """Validate a whole sweep request -> (name, effective base, axes).
-
-    The base is checked with every axis at its first value, then again with one axis at a time
-    changed to each of its values (all values of string and boolean axes; the extremes and an even
-    sample of numeric ones):
-
-    - shape errors (type, range, unknown field; `estimator.contract.scenario.validate_shape`) are refused:
-      `axes.<field>` when an axis value causes them, `base.<field>` otherwise;
-    - catalog errors on an axis field itself (an unknown accelerator or preset id) are refused;
-    - cross-field errors (say a fixed layout that does not divide some card counts) are left to the
-      rows they concern: the core flags those rows (`ok` false, with the message). A cross-field
-      error that no axis value removes is a fault of the base and is refused as `base.<field>`.
-    """
-    from estimator.contract.resolve import resolve as resolve_scenario
-    from estimator.contract.scenario import validate_shape
-
-    shape_of: Callable[[Any], Any] = shape or validate_shape
-    resolve_of: Callable[[Any], Any] = resolve or resolve_scenario
+def _request(request: Any, max_scenarios: int) -> tuple[str, dict[str, Any], list[Axis]]:
+    """The request's own rules: its keys, the name, the base object, the axes (parse_axes) and
+    the effective base; budget sizing is refused on an axis and in the base."""
     if not isinstance(request, dict):
         raise _err("", "the body must be a JSON object {name, base, axes}")
     unknown = set(request) - {"name", "base", "axes"}
@@ -293,19 +272,15 @@ def validate_sweep(
             raise _err("axes.cluster.budget", BUDGET_SIZING_NOT_IN_SWEEPS)
     if get_path(doc, "cluster.budget") is not None:
         raise _err("base.cluster.budget", BUDGET_SIZING_NOT_IN_SWEEPS)
+    return name, doc, axes
 
-    def check(scenario: dict[str, Any], focus: Axis | None) -> list[FieldError]:
-        """Shape errors raise (mapped); catalog and cross-field errors are returned."""
-        try:
-            parsed = shape_of(scenario)
-        except ScenarioError as exc:
-            raise _mapped(exc, axes, focus) from None
-        try:
-            resolve_of(parsed)
-        except ScenarioError as exc:
-            return exc.errors
-        return []
 
+Check = Callable[[dict[str, Any], Axis | None], list[FieldError]]
+
+
+def _trial_errors(doc: dict[str, Any], axes: list[Axis], check: Check) -> list[FieldError]:
+    """Every axis at its first value, then one axis at a time at each sampled value: the errors an
+    axis value causes (`axes.<field>`) and those no axis value removes (`base.<field>`)."""
     first = copy.deepcopy(doc)
     for a in axes:
         set_path(first, a.field, a.values[0])
@@ -329,6 +304,48 @@ def validate_sweep(
     for e in first_errors:
         if e.field in persistent and _axis_for(e.field, axes) is None:
             errors.append(FieldError(f"base.{e.field}" if e.field else "base", e.message))
+    return errors
+
+
+def validate_sweep(
+    request: Any,
+    max_scenarios: int = MAX_SCENARIOS,
+    shape: Callable[[Any], Any] | None = None,
+    resolve: Callable[[Any], Any] | None = None,
+) -> tuple[str, dict[str, Any], list[Axis]]:
+    """Validate a whole sweep request -> (name, effective base, axes).
+
+    The base is checked with every axis at its first value, then again with one axis at a time
+    changed to each of its values (all values of string and boolean axes; the extremes and an even
+    sample of numeric ones):
+
+    - shape errors (type, range, unknown field; `estimator.contract.scenario.validate_shape`) are refused:
+      `axes.<field>` when an axis value causes them, `base.<field>` otherwise;
+    - catalog errors on an axis field itself (an unknown accelerator or preset id) are refused;
+    - cross-field errors (say a fixed layout that does not divide some card counts) are left to the
+      rows they concern: the core flags those rows (`ok` false, with the message). A cross-field
+      error that no axis value removes is a fault of the base and is refused as `base.<field>`.
+    """
+    from estimator.contract.resolve import resolve as resolve_scenario
+    from estimator.contract.scenario import validate_shape
+
+    shape_of: Callable[[Any], Any] = shape or validate_shape
+    resolve_of: Callable[[Any], Any] = resolve or resolve_scenario
+    name, doc, axes = _request(request, max_scenarios)
+
+    def check(scenario: dict[str, Any], focus: Axis | None) -> list[FieldError]:
+        """Shape errors raise (mapped); catalog and cross-field errors are returned."""
+        try:
+            parsed = shape_of(scenario)
+        except ScenarioError as exc:
+            raise _mapped(exc, axes, focus) from None
+        try:
+            resolve_of(parsed)
+        except ScenarioError as exc:
+            return exc.errors
+        return []
+
+    errors = _trial_errors(doc, axes, check)
     if errors:
         raise ScenarioError(errors)
     return name.strip(), doc, axes

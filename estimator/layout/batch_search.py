@@ -68,6 +68,7 @@ from estimator.layout.search import (
 
 Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 SIZE_FIELDS = ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
 
 
@@ -113,76 +114,17 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     runs on the rows it concerns and the columns are gathered once at the end."""
     big = max(problems, key=lambda p: p.cards)
     vals = axis_values(big)
-    arch = big.arch
-    fx = big.fixed_normalized
-    L = arch.num_hidden_layers
-    kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
-    gbs = big.global_batch_seqs
-    experts = max(arch.num_experts, 1)
-    cards_of = np.array([p.cards for p in problems], dtype=np.int64)
-
-    # level A: (size, tp, pp, cp); pp's range is the size's own
-    pp_lists = [axis_values(p)["pp"] if "pp" not in fx else vals["pp"] for p in problems]
-    size_pp = np.repeat(np.arange(len(problems)), [len(x) for x in pp_lists])
-    pp_cat = np.concatenate(pp_lists).astype(np.int64)
-    tp_v, cp_v = vals["tp"], vals["cp"]
-    k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
-    A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
-    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
-    A = {key: v[order] for key, v in A.items()}
-    model = A["tp"] * A["pp"] * A["cp"]
-    cards = cards_of[A["size"]]
-    ok = (
-        (A["tp"] <= big.domain_cards)
-        & (arch.num_attention_heads % A["tp"] == 0)
-        & (kv % A["tp"] == 0)
-        & (big.seq_len % A["cp"] == 0)
-        & (A["pp"] <= L)
-        & (cards % model == 0)
-    )
-    A = {key: v[ok] for key, v in A.items()}
-    A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
-    if "dp" in fx:
-        A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
-    # level B: ep and the expert tensor-parallel size (the search's order: ep, then etp)
-    ep_g, etp_g = (g.ravel() for g in np.meshgrid(vals["ep"], vals["etp"], indexing="ij"))
-    a, j = _expand(A["size"].size, np.arange(ep_g.size))
-    ep, etp = ep_g[j], etp_g[j]
-    ta, ca, da = A["tp"][a], A["cp"][a], A["dp"][a]
-    ok = (
-        ~etp_not_searched(ta, ep, etp, "expert_tp" in fx, arch.is_moe)
-        & (experts % ep == 0)
-        & ((ep <= 1) | arch.is_moe)
-        & (etp <= big.domain_cards)
-        & ~ep_not_folding(ta, ca, da, ep, etp)
-    )
-    a, ep, etp = a[ok], ep[ok], etp[ok]
-    # levels C, D: mbs, v and the micro-batch count m they decide with dp and pp
-    mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
-    b, j = _expand(a.size, np.arange(mbs_g.size))
-    mbs, v, ab = mbs_g[j], v_g[j], a[b]
-    pp, dp = A["pp"][ab], A["dp"][ab]
-    split = big.stage_split
-    ok = (
-        (pp * v <= L)
-        & ~stage_split_fails(L, pp, split)
-        & ~((v > 1) & (pp == 1))
-        & ~auto_split_fails(L, pp, v, split)
-    )
-    b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
-    step = np.where(v > 1, pp, 1)
-    m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
-    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
-    b, mbs, v, m, pp = b[ok], mbs[ok], v[ok], m[ok], pp[ok]
-    # levels E, F: sp, zero
+    A = _level_model(problems, big, vals)
+    a, ep, etp = _level_experts(big, vals, A)
+    b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
     tp = A["tp"][a[b]]
     if prune and vals["sp"].size > 1 and big.flash_attention:  # SEQUENCE_PARALLEL_DOMINATES
         d, sp = np.arange(b.size), tp > 1
-    else:
+    else:  # level E: sp
         d, sp = _expand(b.size, vals["sp"])
         ok = ~(sp & (tp[d] == 1))
         d, sp = d[ok], sp[ok]
-    e, zero = _expand(d.size, vals["zero"])
+    e, zero = _expand(d.size, vals["zero"])  # level F: zero
     ok = ~((zero >= 2) & (pp[d[e]] > 1) & (not big.sharded_with_pp))
     e, zero = e[ok], zero[ok]
     de = d[e]
@@ -203,6 +145,81 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
         "sp": sp[e],
         "zero": zero,
     }
+
+
+def _level_model(problems: Sequence[LayoutProblem], big: LayoutProblem, vals: dict[str, IntArray]) -> Columns:
+    """Level A: (size, tp, pp, cp) and the dp they leave; pp's range is the size's own."""
+    arch, fx = big.arch, big.fixed_normalized
+    kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
+    cards_of = np.array([p.cards for p in problems], dtype=np.int64)
+    pp_lists = [axis_values(p)["pp"] if "pp" not in fx else vals["pp"] for p in problems]
+    size_pp = np.repeat(np.arange(len(problems)), [len(x) for x in pp_lists])
+    pp_cat = np.concatenate(pp_lists).astype(np.int64)
+    tp_v, cp_v = vals["tp"], vals["cp"]
+    k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
+    A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
+    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
+    A = {key: v[order] for key, v in A.items()}
+    model = A["tp"] * A["pp"] * A["cp"]
+    cards = cards_of[A["size"]]
+    ok = (
+        (A["tp"] <= big.domain_cards)
+        & (arch.num_attention_heads % A["tp"] == 0)
+        & (kv % A["tp"] == 0)
+        & (big.seq_len % A["cp"] == 0)
+        & (A["pp"] <= arch.num_hidden_layers)
+        & (cards % model == 0)
+    )
+    A = {key: v[ok] for key, v in A.items()}
+    A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
+    if "dp" in fx:
+        A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
+    return A
+
+
+def _level_experts(
+    big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Level B: ep and the expert tensor-parallel size (the search's order: ep, then etp) of the
+    level-A rows: (parent row, ep, etp)."""
+    arch = big.arch
+    experts = max(arch.num_experts, 1)
+    ep_g, etp_g = (g.ravel() for g in np.meshgrid(vals["ep"], vals["etp"], indexing="ij"))
+    a, j = _expand(rows_a["size"].size, np.arange(ep_g.size))
+    ep, etp = ep_g[j], etp_g[j]
+    ta, ca, da = rows_a["tp"][a], rows_a["cp"][a], rows_a["dp"][a]
+    ok = (
+        ~etp_not_searched(ta, ep, etp, "expert_tp" in big.fixed_normalized, arch.is_moe)
+        & (experts % ep == 0)
+        & ((ep <= 1) | arch.is_moe)
+        & (etp <= big.domain_cards)
+        & ~ep_not_folding(ta, ca, da, ep, etp)
+    )
+    return a[ok], ep[ok], etp[ok]
+
+
+def _level_micro_batches(
+    big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns, a: IntArray
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """Levels C, D: mbs, v and the micro-batch count m they decide with dp and pp, of the level-B
+    rows: (parent row, mbs, v, m, pp)."""
+    L, gbs = big.arch.num_hidden_layers, big.global_batch_seqs
+    mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
+    b, j = _expand(a.size, np.arange(mbs_g.size))
+    mbs, v, ab = mbs_g[j], v_g[j], a[b]
+    pp, dp = rows_a["pp"][ab], rows_a["dp"][ab]
+    split = big.stage_split
+    ok = (
+        (pp * v <= L)
+        & ~stage_split_fails(L, pp, split)
+        & ~((v > 1) & (pp == 1))
+        & ~auto_split_fails(L, pp, v, split)
+    )
+    b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
+    step = np.where(v > 1, pp, 1)
+    m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
+    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
+    return b[ok], mbs[ok], v[ok], m[ok], pp[ok]
 
 
 def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
@@ -233,6 +250,13 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     return _best_layouts(problems, False)
 
 
+def best_in(problem: LayoutProblem, families: dict[tuple[Any, ...], _Family]) -> LayoutEval | None:
+    """search(problem).best by the batched search of one size; `families` (the caller's, e.g. one
+    plan's stack profiles at its size) keeps the enumeration and the accelerator-independent memory
+    for the next problem with the same _family key."""
+    return _best_layouts([problem], False, families)[0]
+
+
 ANSWER_CACHE = 20_000  # best layouts remembered for sweeps (a few kB each)
 _answers: dict[tuple[Any, ...], LayoutEval | None] = {}
 
@@ -240,6 +264,7 @@ _answers: dict[tuple[Any, ...], LayoutEval | None] = {}
 def clear_caches() -> None:
     """Forget the remembered answers and families (benchmarks time cold searches)."""
     _answers.clear()
+    _fits.clear()
     _families.clear()
 
 
@@ -250,27 +275,22 @@ def _problem_key(p: LayoutProblem) -> tuple[Any, ...]:
     )
 
 
-def _best_layouts(problems: Sequence[LayoutProblem], reuse: bool) -> list[LayoutEval | None]:
+def _best_layouts(
+    problems: Sequence[LayoutProblem], reuse: bool, families: dict[tuple[Any, ...], _Family] | None = None
+) -> list[LayoutEval | None]:
+    """best_layouts; families: where to keep the enumerations (None: the module's cache with
+    reuse, none without)."""
     if len(problems) > SIZES_PER_BLOCK:  # bounded memory: a block of sizes at a time
         return [
             b
             for start in range(0, len(problems), SIZES_PER_BLOCK)
-            for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse)
+            for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse, families)
         ]
     best: list[LayoutEval | None] = [None] * len(problems)
-    if not problems:
-        return best
-    _check_shared(problems)
-    base = problems[0]
-    family = _family(problems) if reuse else _Family(base, enumerate_layouts(problems))
-    rc_values = axis_values(base)["rc"]
-    per = max(1, SLICE_ROWS // rc_values.size)
-    parts = [
-        _fitting(base, family, start, min(start + per, family.size), rc_values)
-        for start in range(0, family.size, per)
-    ]
+    parts = _fitting_parts(problems, reuse, families)
     if not parts:
         return best
+    base = problems[0]
     c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
     if c["size"].size == 0:
         return best
@@ -293,13 +313,112 @@ def _best_layouts(problems: Sequence[LayoutProblem], reuse: bool) -> list[Layout
     return best
 
 
+def _fitting_parts(
+    problems: Sequence[LayoutProblem], reuse: bool, families: dict[tuple[Any, ...], _Family] | None
+) -> list[Fitting]:
+    """The candidates of these sizes left for the step-time model (_fitting), slice by slice."""
+    if not problems:
+        return []
+    _check_shared(problems)
+    base = problems[0]
+    if families is None and reuse:
+        families = _families
+    family = (
+        _family(problems, families) if families is not None else _Family(base, enumerate_layouts(problems))
+    )
+    # a caller's own memo (one plan's stack profiles) keeps the fitted candidates too: they depend
+    # on nothing the family key leaves out but the HBM; the module's cache (sweeps) does not
+    keep = families is not None and families is not _families
+    hbm = float(base.accelerator.hbm_bytes)
+    if keep and hbm in family.fitted:
+        return family.fitted[hbm]
+    rc_values = axis_values(base)["rc"]
+    per = max(1, SLICE_ROWS // rc_values.size)
+    parts = [
+        _fitting(base, family, start, min(start + per, family.size), rc_values)
+        for start in range(0, family.size, per)
+    ]
+    if keep:
+        family.fitted[hbm] = parts
+    return parts
+
+
+def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[bool]:
+    """Whether search(p) finds a layout at all (one passes the rules and fits in HBM), for each p:
+    best_layouts(problems)[i] is not None, from the enumeration and the memory alone (no step-time
+    model: what a sweep row with its MFU given needs to know, no figure without a plan). reuse: as
+    best_layouts (a problem whose best layout is remembered is answered from it)."""
+    if reuse:
+        keys = [_problem_key(p) for p in problems]
+        todo = [i for i, k in enumerate(keys) if k not in _answers and k not in _fits]
+        for i, ok in zip(todo, _any_fits([problems[i] for i in todo], True), strict=True):
+            _fits[keys[i]] = ok
+        while len(_fits) > ANSWER_CACHE:
+            _fits.pop(next(iter(_fits)))
+        return [_answers[k] is not None if k in _answers else _fits[k] for k in keys]
+    return _any_fits(problems, False)
+
+
+def _any_fits(problems: Sequence[LayoutProblem], reuse: bool) -> list[bool]:
+    """any_fits without the answers' cache: per block of sizes, what _fitting would keep, stopping
+    early. With the recompute axis free, a size has a layout iff one of its layouts fits without
+    recompute or with selective or full recompute (partial recompute lies between no recompute and
+    full, so it fits only where full does, and then full or partial is kept): the full-recompute
+    memory is computed only for the sizes no lighter candidate has answered."""
+    out: list[bool] = []
+    for first in range(0, len(problems), SIZES_PER_BLOCK):  # bounded memory, as best_layouts
+        block = problems[first : first + SIZES_PER_BLOCK]
+        _check_shared(block)
+        base = block[0]
+        rc_values = axis_values(base)["rc"]
+        pos = {int(code) for code in rc_values}
+        if "recompute" in base.fixed or not {0, 2, 3} <= pos:
+            seen = np.zeros(len(block), dtype=bool)
+            for c, _, _ in _fitting_parts(block, reuse, None):
+                seen[c["size"]] = True
+            out.extend(bool(x) for x in seen)
+            continue
+        family = _family(block, _families) if reuse else _Family(base, enumerate_layouts(block))
+        out.extend(bool(x) for x in _sizes_fitting(base, family, len(block), rc_values))
+    return out
+
+
+def _sizes_fitting(base: LayoutProblem, fam: _Family, n_sizes: int, rc_values: IntArray) -> BoolArray:
+    """Per size of the family: a layout fits (the recompute axis free, see _any_fits)."""
+    hbm = base.accelerator.hbm_bytes
+    seen = np.zeros(n_sizes, dtype=bool)
+    per = max(1, SLICE_ROWS // rc_values.size)
+    width = rc_values.size
+    pos = {int(code): i for i, code in enumerate(rc_values)}
+    for start in range(0, fam.size, per):
+        stop = min(start + per, fam.size)
+        size = fam.layouts["size"][start:stop]
+        every = np.arange(stop - start)
+        light = [RECOMPUTE_CODES["none"]] + [RECOMPUTE_CODES["selective"]] * (
+            RECOMPUTE_CODES["selective"] in pos
+        )
+        for code in light:
+            c = fam.rows(start, stop, every, code, (width, pos[code]))
+            seen[size[np.asarray(fam.light_memory(start, stop, code, c).total <= hbm)]] = True
+        left = np.flatnonzero(~seen[size])
+        if left.size:
+            full = fam.rows(start, stop, left, RECOMPUTE_CODES["full"], (width, pos[RECOMPUTE_CODES["full"]]))
+            seen[size[left[np.asarray(card_memory(base, full, full["rc"]).total <= hbm)]]] = True
+    return seen
+
+
+_fits: dict[tuple[Any, ...], bool] = {}  # any_fits' answers (sweeps)
+
+
 def _time_by_stem(
     problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
 ) -> tuple[FloatArray, list[dict[str, FloatArray]], tuple[IntArray, IntArray, IntArray]]:
     """Step times of the candidates c, computed once per (layout without its ZeRO stage, recompute
     share) with the stages left for it as a broadcast column: the per-layer terms do not depend on
     the stage, so evaluate_step computes them once per row (numpy broadcasting: the same element-wise
-    numbers). Rows are grouped by the set of stages they need, so no column is computed in vain.
+    numbers). Rows are grouped by the set of stages they need, so no column is computed in vain;
+    groups too small to pay for a step-time call of their own (GRID_MIN elements) are timed
+    together, a candidate per row (the per-call overhead of the model is what they would cost).
 
     Returns (throughput bin per candidate, the slices' time dicts of shape (rows, stages), and per
     candidate its (slice, row in slice, column))."""
@@ -325,9 +444,13 @@ def _time_by_stem(
     slice_of = np.empty(heads.size, dtype=np.int64)  # per row: its slice and its row there
     local = np.empty(heads.size, dtype=np.int64)
     ranks = np.full((heads.size, stages.size), -1, dtype=np.int64)  # per row: column of each stage
+    loose = np.zeros(heads.size, dtype=bool)  # rows of the small groups
     for mask in np.unique(needs):
         cols = np.flatnonzero((int(mask) >> np.arange(stages.size)) & 1)
         group = np.flatnonzero(needs == mask)
+        if group.size * cols.size < GRID_MIN:
+            loose[group] = True
+            continue
         ranks[np.ix_(group, cols)] = np.arange(cols.size)
         per = max(1, SLICE_ROWS // cols.size)
         for start in range(0, group.size, per):
@@ -337,7 +460,14 @@ def _time_by_stem(
             grid["zero"] = stages[None, cols]
             slice_of[rows], local[rows] = len(times), np.arange(rows.size)
             times.append(evaluate_time(sized, grid, rf[heads[rows], None]))  # type: ignore[arg-type]
-    j, r, z = slice_of[row], local[row], ranks[row, col]
+    j, r, z = slice_of[row], local[row], ranks[row, col]  # per candidate: slice, row, column
+    single = np.flatnonzero(loose[row])  # candidates of the small groups, timed one per row
+    for start in range(0, single.size, SLICE_ROWS):
+        idx = single[start : start + SLICE_ROWS]
+        sized = _SizedProblem(base, *(v[row[idx], None] for v in per_size.values()))
+        grid = {k: c[k][idx, None] for k in (*STEP_KEYS, "zero")}
+        j[idx], r[idx], z[idx] = len(times), np.arange(idx.size), 0
+        times.append(evaluate_time(sized, grid, rf[idx, None]))  # type: ignore[arg-type]
     offsets = np.cumsum([0] + [t["tokens_per_s"].size for t in times])
     flat = np.concatenate([t["tokens_per_s"].ravel() for t in times])
     widths = np.array([t["tokens_per_s"].shape[1] for t in times])
@@ -346,6 +476,7 @@ def _time_by_stem(
 
 
 SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
+GRID_MIN = 4_096  # a group of fewer (rows x stages) is timed with the other small ones (one call)
 SIZES_PER_BLOCK = 256  # sizes searched together (peak memory about 200 MB for a 30B MoE over 200 sizes)
 STEP_KEYS = ("tp", "pp", "dp", "ep", "etp", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
 FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
@@ -361,6 +492,7 @@ class _Family:
         self.layouts = layouts
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
+        self.fitted: dict[float, list[Fitting]] = {}  # by HBM bytes (kept for a caller's memo only)
 
     def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
         """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
@@ -383,8 +515,8 @@ class _Family:
 _families: dict[tuple[Any, ...], _Family] = {}
 
 
-def _family(problems: Sequence[LayoutProblem]) -> _Family:
-    """The cached _Family of these sizes: keyed by everything enumeration and memory read."""
+def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Family]) -> _Family:
+    """The _Family of these sizes kept in `store`: keyed by everything enumeration and memory read."""
     p = problems[0]
     key = (
         p.arch,
@@ -401,12 +533,12 @@ def _family(problems: Sequence[LayoutProblem]) -> _Family:
         fp8_activations(p),
         tuple(q.cards for q in problems),
     )
-    found = _families.pop(key, None)
+    found = store.pop(key, None)
     if found is None:
         found = _Family(p, enumerate_layouts(problems))
-    _families[key] = found  # most recently used last
-    while len(_families) > FAMILY_CACHE:
-        _families.pop(next(iter(_families)))
+    store[key] = found  # most recently used last
+    while len(store) > FAMILY_CACHE:
+        store.pop(next(iter(store)))
     return found
 
 

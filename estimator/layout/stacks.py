@@ -29,6 +29,8 @@ RECOMPUTE_MODULES = ("core_attn", "layernorm", "moe_act", "mlp", "shared_experts
 SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpointing (torchtitan)
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliability.checkpoint_times
+# estimator.layout.steptime.context_parallel.CP_COMM_TYPES / CP_MERGES (kept here: no import cycle)
+_CHOICES = {"cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"), "cp_merge": ("fused", "eager-fp32")}
 RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
 
 
@@ -91,6 +93,21 @@ class StackProfile:
       profile defaults to "sync", as their configurations do (Megatron-Bridge CheckpointConfig
       async_save = False, torchtitan async_mode "disabled", MindSpore CheckpointConfig async_save =
       False; docs/sources.md#checkpoint-modes).
+    cp_comm_type: how context parallelism exchanges K/V (steptime.context_parallel): "p2p" (ring;
+      Megatron-Core/TE cp_comm_type default, MindSpeed megatron_cp_algo), "allgather" (torch
+      context_parallel's default rotate method, which torchtitan keeps), "a2a" (DeepSpeed-Ulysses,
+      Megatron a2a) or "a2a+p2p" (Megatron's hierarchical CP). Scenarios override it where the
+      stack offers several.
+    cp_load_balance: the causal sequence is split into 2·cp chunks, rank r holding r and 2cp-1-r
+      (Megatron-Core get_batch_on_this_cp_rank; torch _RoundRobinLoadBalancer, on by default).
+    cp_merge: how the ring's per-step partial outputs are merged: "fused" (Transformer Engine's
+      correction kernels) or "eager-fp32" (torch's _SDPAMerger: eager fp32 ops, fp32 gradients).
+    cp_repeat_kv: the model code expands grouped K/V heads to every query head before attention, so
+      the ring moves query-sized K/V (torchtitan's Llama: repeat_kv before SDPA).
+    cp_comm_types: the CP comm types the stack offers (an override must be one of them):
+      Megatron-Core all four (--cp-comm-type); torch context_parallel "allgather" and "alltoall"
+      (= p2p, set_rotate_method); MindSpeed megatron_cp_algo (p2p), ulysses_cp_algo (a2a),
+      hybrid_cp_algo (a2a+p2p); Megatron-DeepSpeed DeepSpeed-Ulysses (a2a) only.
     reshard_after_forward: when ZeRO-3 (FSDP) frees the gathered weights of a layer: "always" after
       its forward (gathered again for the backward: two all-gathers per micro-batch; FSDP1
       FULL_SHARD, DeepSpeed ZeRO-3), "never" (kept until the step's last backward: one all-gather
@@ -127,6 +144,11 @@ class StackProfile:
     needs_fp8_hardware: bool = False
     summary: str = ""
     checkpoint_mode: str = "sync"
+    cp_comm_type: str = "p2p"
+    cp_load_balance: bool = True
+    cp_merge: str = "fused"
+    cp_repeat_kv: bool = False
+    cp_comm_types: tuple[str, ...] = ("p2p", "allgather", "a2a", "a2a+p2p")
     reshard_after_forward: str = "always"
     fsdp_fp32_shards: bool = False
 
@@ -163,6 +185,10 @@ MECHANISMS = (
     "fp8_weight_cache",
     "sharded_with_pp",
     "checkpoint_mode",
+    "cp_comm_type",
+    "cp_load_balance",
+    "cp_merge",
+    "cp_repeat_kv",
     "reshard_after_forward",
     "fsdp_fp32_shards",
 )
@@ -229,6 +255,8 @@ STACKS: dict[str, StackProfile] = {
             overlap_param_gather=False,
             vendors=("NVIDIA", "AMD"),
             summary="DeepSpeed ZeRO with Megatron layers: FlashAttention-2, gradients overlapped, TP not.",
+            cp_comm_type="a2a",
+            cp_comm_types=("a2a",),
         ),
         StackProfile(
             id="pytorch-fsdp2",
@@ -242,6 +270,10 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="PyTorch-native FSDP2 (torchtitan): sharding combines with pipelines, no TP overlap.",
+            cp_comm_type="allgather",
+            cp_merge="eager-fp32",
+            cp_repeat_kv=True,
+            cp_comm_types=("allgather", "p2p"),
             reshard_after_forward="default",
             fsdp_fp32_shards=True,
         ),
@@ -268,6 +300,7 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             vendors=("Huawei",),
             summary="Huawei Ascend: CANN FlashAttention, MC2 fused TP communication, one grouped expert kernel.",
+            cp_comm_types=("p2p", "a2a", "a2a+p2p"),
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -330,6 +363,14 @@ def resolve_stack(
         for k, v in changes.items()
         if _override_problem(k, v)
     ]
+    cp_type = changes.get("cp_comm_type")
+    if cp_type is not None and cp_type not in profile.cp_comm_types:
+        offered = ", ".join(profile.cp_comm_types) or "none"
+        errors.append(
+            FieldError(
+                "training.stack_overrides.cp_comm_type", f"{profile.id} offers {offered}, not {cp_type!r}"
+            )
+        )
     if errors:
         raise ScenarioError(errors)
     if "selective_recompute" in changes:
@@ -367,6 +408,8 @@ def _override_problem(key: str, value: Any) -> str:
         return _recompute_problem(value)
     if key == "checkpoint_mode":
         return "" if value in CHECKPOINT_MODES else f"must be one of {', '.join(CHECKPOINT_MODES)}"
+    if key in _CHOICES:
+        return "" if value in _CHOICES[key] else f"must be one of {', '.join(_CHOICES[key])}"
     if key == "reshard_after_forward":
         return "" if value in RESHARD_POLICIES else f"must be one of {', '.join(RESHARD_POLICIES)}"
     if key == "fp8_recipe":

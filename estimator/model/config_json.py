@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from estimator.model.transformer import Architecture, mlp_matrices
@@ -74,6 +74,42 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
     act = str(get("hidden_act", "silu")).lower()
     matrices = mlp_matrices(act)  # validates hidden_act
 
+    moe = _moe_fields(mapping, get, hidden, matrices)
+    head_dim, mla = _attention_fields(get, hidden, heads)
+    tie = get("tie_word_embeddings", mapping.get("model_type") == "gpt2")
+    window, window_layers = _sliding_window(mapping, get, layers)
+    return Architecture(
+        num_hidden_layers=layers,
+        hidden_size=hidden,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        head_dim=head_dim,
+        intermediate_size=moe["ffn"],
+        vocab_size=vocab,
+        tie_word_embeddings=bool(tie),
+        hidden_act=act,
+        num_experts=moe["experts"],
+        num_experts_per_tok=moe["top_k"] if moe["experts"] else 0,
+        n_shared_experts=moe["shared"] if moe["experts"] else 0,
+        moe_intermediate_size=moe["moe_ffn"] if moe["experts"] else 0,
+        first_k_dense_replace=min(moe["first_dense"], layers) if moe["experts"] else 0,
+        max_position_embeddings=_int_field(
+            "max_position_embeddings", get("max_position_embeddings", 4096), 1
+        ),
+        hidden_dropout=_probability("hidden_dropout", get("hidden_dropout", 0.0)),
+        attention_dropout=_probability("attention_dropout", get("attention_dropout", 0.0)),
+        sliding_window=window,
+        sliding_window_layers=window_layers,
+        **mla,
+    )
+
+
+Getter = Callable[..., Any]  # a config.json field by name (aliases, then `base`), with a default
+
+
+def _moe_fields(mapping: Mapping[str, Any], get: Getter, hidden: int, matrices: int) -> dict[str, int]:
+    """The MLP widths and the mixture of experts: experts, top_k, dense and expert widths, shared
+    experts (Qwen2-MoE's shared width / expert width), first dense layers; validated."""
     experts = _int_field("num_experts", get("num_experts", 0))
     top_k = _int_field("num_experts_per_tok", get("num_experts_per_tok", 0))
     default_ffn = 4 * hidden if matrices == 2 else None
@@ -98,6 +134,18 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
         shared = round(mapping["shared_expert_intermediate_size"] / moe_ffn)
     shared = _int_field("n_shared_experts", shared or 0)
 
+    return {
+        "experts": experts,
+        "top_k": top_k,
+        "moe_ffn": moe_ffn,
+        "first_dense": first_dense,
+        "ffn": ffn,
+        "shared": shared,
+    }
+
+
+def _attention_fields(get: Getter, hidden: int, heads: int) -> tuple[int, dict[str, Any]]:
+    """(head_dim, the MLA fields): MLA's head dim is qk_nope + qk_rope, else hidden / heads."""
     kv_lora = get("kv_lora_rank")
     mla: dict[str, Any] = {}
     if kv_lora is not None:
@@ -116,32 +164,7 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
             raise ValueError("head_dim is required when hidden_size is not a multiple of the heads")
         default_head_dim = hidden // heads
     head_dim = _int_field("head_dim", get("head_dim", default_head_dim), 1)
-    tie = get("tie_word_embeddings", mapping.get("model_type") == "gpt2")
-    window, window_layers = _sliding_window(mapping, get, layers)
-    return Architecture(
-        num_hidden_layers=layers,
-        hidden_size=hidden,
-        num_attention_heads=heads,
-        num_key_value_heads=kv_heads,
-        head_dim=head_dim,
-        intermediate_size=ffn,
-        vocab_size=vocab,
-        tie_word_embeddings=bool(tie),
-        hidden_act=act,
-        num_experts=experts,
-        num_experts_per_tok=top_k if experts else 0,
-        n_shared_experts=shared if experts else 0,
-        moe_intermediate_size=moe_ffn if experts else 0,
-        first_k_dense_replace=min(first_dense, layers) if experts else 0,
-        max_position_embeddings=_int_field(
-            "max_position_embeddings", get("max_position_embeddings", 4096), 1
-        ),
-        hidden_dropout=_probability("hidden_dropout", get("hidden_dropout", 0.0)),
-        attention_dropout=_probability("attention_dropout", get("attention_dropout", 0.0)),
-        sliding_window=window,
-        sliding_window_layers=window_layers,
-        **mla,
-    )
+    return head_dim, mla
 
 
 def _sliding_window(mapping: Mapping[str, Any], get: Any, layers: int) -> tuple[int | None, int]:

@@ -71,43 +71,73 @@ def exchange_rate(currency: str = "USD", usd_to_cny: float | None = None) -> flo
     return rate
 
 
-def capex_usd(
-    nodes: ArrayLike,
-    server_price_usd: ArrayLike,
-    cards: ArrayLike = 0,
-    card_price_usd: ArrayLike = 0.0,
-    switches: ArrayLike = 0,
-    switch_price_usd: ArrayLike = 0.0,
-    transceivers: ArrayLike = 0,
-    transceiver_price_usd: ArrayLike = 0.0,
-    cables: ArrayLike = 0,
-    cable_price_usd: ArrayLike = 0.0,
-    nic_ports: ArrayLike = 0,
-    nic_port_price_usd: ArrayLike = 0.0,
-    drives: ArrayLike = 0,
-    drive_price_usd: ArrayLike = 0.0,
-    storage_nodes: ArrayLike = 0,
-    storage_node_price_usd: ArrayLike = 0.0,
-    scaleup_usd: ArrayLike = 0.0,
-) -> dict[str, np.ndarray]:
-    """Capital cost in USD by category {compute, network, storage, scaleup, total}; broadcasts.
+@dataclass(frozen=True)
+class CapexBill:
+    """What is bought: whole-item counts and their unit prices (USD per item); all broadcastable.
 
     `server_price_usd` is per compute node with its cards (catalog `Server.price_usd`); to price cards
-    separately pass the bare server price and `card_price_usd`. Counts are whole items, prices USD/item.
-    """
+    separately pass the bare server price and `card_price_usd`. `scaleup_usd` is the whole scale-up
+    plane outside the nodes (scaleup.py), in USD."""
+
+    nodes: ArrayLike
+    server_price_usd: ArrayLike
+    cards: ArrayLike = 0
+    card_price_usd: ArrayLike = 0.0
+    switches: ArrayLike = 0
+    switch_price_usd: ArrayLike = 0.0
+    transceivers: ArrayLike = 0
+    transceiver_price_usd: ArrayLike = 0.0
+    cables: ArrayLike = 0
+    cable_price_usd: ArrayLike = 0.0
+    nic_ports: ArrayLike = 0
+    nic_port_price_usd: ArrayLike = 0.0
+    drives: ArrayLike = 0
+    drive_price_usd: ArrayLike = 0.0
+    storage_nodes: ArrayLike = 0
+    storage_node_price_usd: ArrayLike = 0.0
+    scaleup_usd: ArrayLike = 0.0
+
+
+@dataclass(frozen=True)
+class RunningPrices:
+    """What running and renting cost: electricity (USD/kWh), cloud prices (USD per card-hour, None =
+    not given), straight-line depreciation (years), fleet utilization (0-1], colo (USD per IT
+    kW-month), maintenance (fraction of capex per year) and the reporting currency (module
+    docstring); all broadcastable."""
+
+    electricity_usd_per_kwh: ArrayLike = DEFAULT_ELECTRICITY_USD_PER_KWH
+    cloud_usd_per_card_hour: ArrayLike | None = None
+    cloud_reserved_usd_per_card_hour: ArrayLike | None = None
+    depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS
+    utilization: ArrayLike = 1.0
+    colo_usd_per_kw_month: ArrayLike = 0.0
+    maintenance_fraction_per_year: ArrayLike = 0.0
+    currency: str = "USD"
+    usd_to_cny: float | None = None
+
+
+DEFAULT_RUNNING = RunningPrices()
+
+
+def capex_usd(bill: CapexBill) -> dict[str, np.ndarray]:
+    """Capital cost in USD by category {compute, network, storage, scaleup, total}; broadcasts.
+
+    compute = nodes x server price + cards x card price; network = switches, optics, cables and NIC
+    ports x their prices; storage = drives and storage nodes x theirs (module docstring)."""
 
     def m(n: ArrayLike, p: ArrayLike) -> np.ndarray:
         return np.asarray(n, dtype=np.float64) * np.asarray(p, dtype=np.float64)
 
-    compute = m(nodes, server_price_usd) + m(cards, card_price_usd)
+    b = bill
+    compute = m(b.nodes, b.server_price_usd) + m(b.cards, b.card_price_usd)
     network = (
-        m(switches, switch_price_usd)
-        + m(transceivers, transceiver_price_usd)
-        + m(cables, cable_price_usd)
-        + m(nic_ports, nic_port_price_usd)
+        m(b.switches, b.switch_price_usd)
+        + m(b.transceivers, b.transceiver_price_usd)
+        + m(b.cables, b.cable_price_usd)
+        + m(b.nic_ports, b.nic_port_price_usd)
     )
-    storage = m(drives, drive_price_usd) + m(storage_nodes, storage_node_price_usd)
-    scaleup = np.asarray(scaleup_usd, dtype=float)
+    storage = m(b.drives, b.drive_price_usd) + m(b.storage_nodes, b.storage_node_price_usd)
+    scaleup = np.asarray(b.scaleup_usd, dtype=float)
     return {
         "compute": compute,
         "network": network,
@@ -285,116 +315,103 @@ def _check(
         raise ScenarioError(message, field)
 
 
-def cost(
-    *,
-    cards: ArrayLike,
-    nodes: ArrayLike,
-    hours: ArrayLike,
-    it_w: ArrayLike,
-    facility_w: ArrayLike,
-    server_price_usd: ArrayLike,
-    card_price_usd: ArrayLike = 0.0,
-    switches: ArrayLike = 0,
-    switch_price_usd: ArrayLike = 0.0,
-    transceivers: ArrayLike = 0,
-    transceiver_price_usd: ArrayLike = 0.0,
-    cables: ArrayLike = 0,
-    cable_price_usd: ArrayLike = 0.0,
-    nic_ports: ArrayLike = 0,
-    nic_port_price_usd: ArrayLike = 0.0,
-    drives: ArrayLike = 0,
-    drive_price_usd: ArrayLike = 0.0,
-    storage_nodes: ArrayLike = 0,
-    storage_node_price_usd: ArrayLike = 0.0,
-    scaleup_usd: ArrayLike = 0.0,
-    electricity_usd_per_kwh: ArrayLike = DEFAULT_ELECTRICITY_USD_PER_KWH,
-    cloud_usd_per_card_hour: ArrayLike | None = None,
-    cloud_reserved_usd_per_card_hour: ArrayLike | None = None,
-    depreciation_years: ArrayLike = DEFAULT_DEPRECIATION_YEARS,
-    utilization: ArrayLike = 1.0,
-    colo_usd_per_kw_month: ArrayLike = 0.0,
-    maintenance_fraction_per_year: ArrayLike = 0.0,
-    currency: str = "USD",
-    usd_to_cny: float | None = None,
-) -> Cost:
-    """Capex, the run's owned and cloud cost and break-even for `cards` over `hours` of wall clock.
-
-    `it_w`/`facility_w` come from `estimator.cluster.power.power()`; card-hours = cards x hours. All
-    arguments broadcast. Raises ScenarioError (with the `cost.*` field) for invalid inputs.
-    """
-    rate = exchange_rate(currency, usd_to_cny)
+def _check_inputs(cards: ArrayLike, running: RunningPrices) -> None:
+    p = running
     _check(
-        depreciation_years,
+        p.depreciation_years,
         "cost.depreciation_years",
         "Depreciation must be a positive number of years.",
         lambda a: a > 0,
     )
-    _check(utilization, "cost.utilization", "Utilization must be in (0, 1].", lambda a: (a > 0) & (a <= 1))
+    _check(p.utilization, "cost.utilization", "Utilization must be in (0, 1].", lambda a: (a > 0) & (a <= 1))
     _check(cards, "cluster.cards", "The number of cards must be positive.", lambda a: a > 0)
     _check(
-        electricity_usd_per_kwh,
+        p.electricity_usd_per_kwh,
         "cost.electricity_per_kwh",
         "The electricity price must not be negative.",
         lambda a: a >= 0,
     )
 
-    capex = capex_usd(
-        nodes,
-        server_price_usd,
-        cards,
-        card_price_usd,
-        switches,
-        switch_price_usd,
-        transceivers,
-        transceiver_price_usd,
-        cables,
-        cable_price_usd,
-        nic_ports,
-        nic_port_price_usd,
-        drives,
-        drive_price_usd,
-        storage_nodes,
-        storage_node_price_usd,
-        scaleup_usd,
-    )
-    cards_f = np.asarray(cards, dtype=np.float64)
-    card_hours = cards_f * np.asarray(hours, dtype=np.float64)
-    util = np.asarray(utilization, dtype=np.float64)
 
-    dep_per_h = capex["total"] / (np.asarray(depreciation_years, dtype=np.float64) * HOURS_PER_YEAR)
+def _owned(
+    capex_total: np.ndarray,
+    card_hours: np.ndarray,
+    cards: np.ndarray,
+    it_w: ArrayLike,
+    facility_w: ArrayLike,
+    p: RunningPrices,
+) -> dict[str, np.ndarray]:
+    """The run's owned cost by part (depreciation, facility = colo + maintenance, energy), the
+    owned cost per busy card-hour and the owned opex per month (module docstring), USD."""
+    util = np.asarray(p.utilization, dtype=np.float64)
+    dep_per_h = capex_total / (np.asarray(p.depreciation_years, dtype=np.float64) * HOURS_PER_YEAR)
     fac_per_h = (
         fixed_usd_per_hour(
-            capex["total"], depreciation_years, it_w, colo_usd_per_kw_month, maintenance_fraction_per_year
+            capex_total, p.depreciation_years, it_w, p.colo_usd_per_kw_month, p.maintenance_fraction_per_year
         )
         - dep_per_h
     )
-    en_per_h = energy_usd_per_hour(facility_w, electricity_usd_per_kwh)
+    en_per_h = energy_usd_per_hour(facility_w, p.electricity_usd_per_kwh)
     # per busy card-hour, then x card-hours of the run
-    run_dep = card_hours * dep_per_h / (cards_f * util)
-    run_fac = card_hours * fac_per_h / (cards_f * util)
-    run_en = card_hours * en_per_h / cards_f
-    owned_pch = (dep_per_h + fac_per_h) / (cards_f * util) + en_per_h / cards_f
-    opex_month = monthly_owned_opex_usd(
-        facility_w,
-        electricity_usd_per_kwh,
-        it_w,
-        colo_usd_per_kw_month,
-        capex["total"],
-        maintenance_fraction_per_year,
+    return {
+        "depreciation": card_hours * dep_per_h / (cards * util),
+        "facility": card_hours * fac_per_h / (cards * util),
+        "energy": card_hours * en_per_h / cards,
+        "per_card_hour": (dep_per_h + fac_per_h) / (cards * util) + en_per_h / cards,
+        "opex_month": monthly_owned_opex_usd(
+            facility_w,
+            p.electricity_usd_per_kwh,
+            it_w,
+            p.colo_usd_per_kw_month,
+            capex_total,
+            p.maintenance_fraction_per_year,
+        ),
+    }
+
+
+def _cloud(
+    price: ArrayLike | None,
+    card_hours: np.ndarray,
+    capex_total: np.ndarray,
+    cards: np.ndarray,
+    opex_month: np.ndarray,
+) -> tuple[Any, Any, Any]:
+    """(price, the run's cloud bill, break-even months) at one cloud price; Nones when not given."""
+    if price is None:
+        return None, None, None
+    p = np.asarray(price, dtype=np.float64)
+    if np.any(p < 0):
+        raise ScenarioError("Cloud prices must not be negative.", "cost.cloud_price_per_card_hour")
+    return p, cloud_cost_usd(card_hours, p), break_even_months(capex_total, cards, p, opex_month)
+
+
+def cost(
+    bill: CapexBill,
+    hours: ArrayLike,
+    it_w: ArrayLike,
+    facility_w: ArrayLike,
+    running: RunningPrices = DEFAULT_RUNNING,
+) -> Cost:
+    """Capex, the run's owned and cloud cost and break-even for `bill.cards` over `hours` of wall clock.
+
+    `it_w`/`facility_w` come from `estimator.cluster.power.power()`; card-hours = cards x hours. All
+    arguments broadcast. Raises ScenarioError (with the `cost.*` field) for invalid inputs.
+    """
+    p = running
+    rate = exchange_rate(p.currency, p.usd_to_cny)
+    _check_inputs(bill.cards, p)
+    capex = capex_usd(bill)
+    cards_f = np.asarray(bill.cards, dtype=np.float64)
+    card_hours = cards_f * np.asarray(hours, dtype=np.float64)
+    own = _owned(capex["total"], card_hours, cards_f, it_w, facility_w, p)
+    od_price, od_run, od_be = _cloud(
+        p.cloud_usd_per_card_hour, card_hours, capex["total"], cards_f, own["opex_month"]
     )
-
-    def cloud(price: ArrayLike | None) -> tuple[Any, Any, Any]:
-        if price is None:
-            return None, None, None
-        p = np.asarray(price, dtype=np.float64)
-        if np.any(p < 0):
-            raise ScenarioError("Cloud prices must not be negative.", "cost.cloud_price_per_card_hour")
-        return p, cloud_cost_usd(card_hours, p), break_even_months(capex["total"], cards_f, p, opex_month)
-
-    od_price, od_run, od_be = cloud(cloud_usd_per_card_hour)
-    rs_price, rs_run, rs_be = cloud(cloud_reserved_usd_per_card_hour)
+    rs_price, rs_run, rs_be = _cloud(
+        p.cloud_reserved_usd_per_card_hour, card_hours, capex["total"], cards_f, own["opex_month"]
+    )
     return Cost(
-        currency=currency,
+        currency=p.currency,
         exchange_rate=rate,
         capex_compute_usd=capex["compute"],
         capex_network_usd=capex["network"],
@@ -402,19 +419,19 @@ def cost(
         capex_scaleup_usd=capex["scaleup"],
         capex_total_usd=capex["total"],
         card_hours=card_hours,
-        run_owned_usd=run_dep + run_fac + run_en,
-        run_owned_depreciation_usd=run_dep,
-        run_owned_energy_usd=run_en,
-        run_owned_facility_usd=run_fac,
+        run_owned_usd=own["depreciation"] + own["facility"] + own["energy"],
+        run_owned_depreciation_usd=own["depreciation"],
+        run_owned_energy_usd=own["energy"],
+        run_owned_facility_usd=own["facility"],
         run_cloud_usd=od_run,
         run_cloud_reserved_usd=rs_run,
-        owned_usd_per_card_hour=owned_pch,
+        owned_usd_per_card_hour=own["per_card_hour"],
         cloud_usd_per_card_hour=od_price,
         cloud_reserved_usd_per_card_hour=rs_price,
-        monthly_owned_opex_usd=opex_month,
+        monthly_owned_opex_usd=own["opex_month"],
         cloud_break_even_months=od_be,
         cloud_reserved_break_even_months=rs_be,
-        depreciation_years=np.asarray(depreciation_years, dtype=np.float64),
-        utilization=util,
-        electricity_usd_per_kwh=np.asarray(electricity_usd_per_kwh, dtype=np.float64),
+        depreciation_years=np.asarray(p.depreciation_years, dtype=np.float64),
+        utilization=np.asarray(p.utilization, dtype=np.float64),
+        electricity_usd_per_kwh=np.asarray(p.electricity_usd_per_kwh, dtype=np.float64),
     )

@@ -6,9 +6,7 @@ them imports another (docs/architecture.md#layers).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,23 +14,17 @@ import numpy as np
 from estimator import catalog
 from estimator.catalog.entries import Drive
 from estimator.cluster.network import fabric_counts, storage_fabric_counts
-from estimator.cluster.storage import dataset_bytes, design_storage, storage_counts, tokenized_bytes_per_token
+from estimator.cluster.storage import StorageInputs, storage_counts, volumes
 from estimator.cluster.supernode import facility_fields
 from estimator.contract.price_book import book_note, priced
 from estimator.contract.resolve import Resolved, electricity_usd_per_kwh
 from estimator.errors import ScenarioError
 from estimator.model.transformer import flops_per_token_terms
-from estimator.money.rollup import Counts, Facility
+from estimator.money.cost import RunningPrices
+from estimator.money.rollup import Counts, Equipment, Facility
 
 HOT_DRIVE = "nvme-15.36tb"  # catalog drives used for the hot (PFS) and warm (HDD) tiers
 WARM_DRIVE = "hdd-24tb"
-
-# design_storage's own defaults, so the vectorized sizing here cannot drift from plan._storage
-_STORAGE_DEFAULTS = {
-    name: p.default
-    for name, p in inspect.signature(design_storage).parameters.items()
-    if p.default is not p.empty
-}
 
 
 def model_flops(r: Resolved) -> dict[str, float]:
@@ -57,25 +49,6 @@ def _pick_by_speed(entries: dict[str, Any], gbps: float, attr: str) -> Any:
         if getattr(e, attr) >= gbps:
             return e
     return ranked[-1]
-
-
-@dataclass(frozen=True)
-class Equipment:
-    """Unit prices (USD) and powers (W) of what the bill counts, with where each came from."""
-
-    server_price_usd: float
-    switch_price_usd: float
-    switch_power_w: float
-    transceiver_price_usd: float
-    transceiver_power_w: float
-    dac_cable_price_usd: float
-    fiber_cable_price_usd: float
-    nvme_price_usd: float
-    hdd_price_usd: float
-    hot_node_price_usd: float
-    warm_node_price_usd: float
-    storage_node_power_w: float
-    sources: dict[str, str]
 
 
 def equipment(r: Resolved) -> Equipment:
@@ -150,6 +123,34 @@ def drives(r: Resolved) -> tuple[Drive, Drive]:
     )
 
 
+def storage_inputs(r: Resolved) -> StorageInputs:
+    """The storage tiers' inputs of a scenario: its `storage` section, the catalog's hot and warm
+    drives, the storage nodes' bays and bandwidth and the training server's local NVMe; the
+    remaining fields keep StorageInputs' defaults. The one builder for the plan's design
+    (plan.compose._storage) and the vectorized counts (vectorized_counts), so they cannot drift."""
+    st, d = r.scenario.storage, r.defaults
+    nvme, hdd = drives(r)
+    return StorageInputs(
+        checkpoint_interval_s=st.checkpoint_interval_s,
+        checkpoint_write_s=st.checkpoint_write_s,
+        checkpoints_kept=st.checkpoints_kept,
+        checkpoints_archived=st.archive_checkpoints,
+        bytes_per_param_checkpoint=st.checkpoint_bytes_per_param,
+        raw_bytes_per_token=st.raw_bytes_per_token,
+        nvme_capacity_bytes=nvme.capacity_bytes,
+        nvme_read_bytes_per_s=nvme.read_bytes_per_s,
+        nvme_write_bytes_per_s=nvme.write_bytes_per_s,
+        hdd_capacity_bytes=hdd.capacity_bytes,
+        hdd_read_bytes_per_s=hdd.read_bytes_per_s,
+        hdd_write_bytes_per_s=hdd.write_bytes_per_s,
+        warm_overhead=st.warm_redundancy,
+        hot_drives_per_node=int(d["storage_node_nvme_bays"]),
+        warm_drives_per_node=int(d["storage_node_hdd_bays"]),
+        hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"],
+        local_nvme_bytes=r.server.local_nvme_bytes,
+    )
+
+
 def prices(r: Resolved) -> dict[str, float]:
     """Running-cost inputs in USD: electricity, PUE, cloud prices, depreciation, utilization."""
     c, d, acc = r.scenario.cost, r.defaults, r.accelerator
@@ -177,26 +178,17 @@ def facility(r: Resolved, eq: Equipment, pr: dict[str, float]) -> Facility:
     return Facility(
         card_tdp_w=r.accelerator.tdp_w,
         host_power_w=r.server.host_power_w,
-        server_price_usd=eq.server_price_usd,
-        switch_power_w=eq.switch_power_w,
-        switch_price_usd=eq.switch_price_usd,
-        transceiver_power_w=eq.transceiver_power_w,
-        transceiver_price_usd=eq.transceiver_price_usd,
-        dac_cable_price_usd=eq.dac_cable_price_usd,
-        fiber_cable_price_usd=eq.fiber_cable_price_usd,
-        nvme_price_usd=eq.nvme_price_usd,
-        hdd_price_usd=eq.hdd_price_usd,
-        hot_node_price_usd=eq.hot_node_price_usd,
-        warm_node_price_usd=eq.warm_node_price_usd,
-        storage_node_power_w=eq.storage_node_power_w,
+        equipment=eq,
         pue=pr["pue"],
-        electricity_usd_per_kwh=pr["electricity_usd_per_kwh"],
-        cloud_usd_per_card_hour=pr["cloud_usd_per_card_hour"],
-        cloud_reserved_usd_per_card_hour=pr["cloud_reserved_usd_per_card_hour"],
-        depreciation_years=pr["depreciation_years"],
-        utilization=pr["utilization"],
-        currency=r.scenario.cost.currency,
-        usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        running=RunningPrices(
+            electricity_usd_per_kwh=pr["electricity_usd_per_kwh"],
+            cloud_usd_per_card_hour=pr["cloud_usd_per_card_hour"],
+            cloud_reserved_usd_per_card_hour=pr["cloud_reserved_usd_per_card_hour"],
+            depreciation_years=pr["depreciation_years"],
+            utilization=pr["utilization"],
+            currency=r.scenario.cost.currency,
+            usd_to_cny=r.usd_to_currency if r.scenario.cost.currency == "CNY" else None,
+        ),
         spare_nodes=r.scenario.reliability.spare_nodes,
         **facility_fields(r),
     )
@@ -207,14 +199,9 @@ def vectorized_counts(
 ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], Counts]:
     """Network and storage counts as arrays over card counts: the vectorized twins of plan._fabric and
     plan._storage (the batch path and budget sizing use them)."""
-    s, d = r.scenario, r.defaults
-
-    nvme, hdd = drives(r)
-    st = s.storage
-    ckpt = r.counts.total * st.checkpoint_bytes_per_param
-    data = dataset_bytes(tokens, r.arch.vocab_size)
-    raw = np.asarray(tokens, dtype=float) * st.raw_bytes_per_token
-    bpt = tokenized_bytes_per_token(r.arch.vocab_size)
+    s = r.scenario
+    inputs = storage_inputs(r)
+    vol = volumes(r.counts.total, tokens, r.arch.vocab_size, inputs)
 
     def counts_for(_cards: np.ndarray, nodes: np.ndarray, tokens_per_s: np.ndarray) -> Counts:
         net = s.network
@@ -237,37 +224,10 @@ def vectorized_counts(
                 links + fe["links"],
                 fiber + fe["fiber_links"],
             )
-        sc = storage_counts(
-            ckpt,
-            data,
-            raw,
-            tokens_per_s,
-            bpt,
-            checkpoint_interval_s=st.checkpoint_interval_s,
-            checkpoint_write_s=st.checkpoint_write_s,
-            checkpoints_kept=st.checkpoints_kept,
-            checkpoints_archived=st.archive_checkpoints,
-            nvme_capacity_bytes=nvme.capacity_bytes,
-            nvme_read_bytes_per_s=nvme.read_bytes_per_s,
-            nvme_write_bytes_per_s=nvme.write_bytes_per_s,
-            hdd_capacity_bytes=hdd.capacity_bytes,
-            hdd_write_bytes_per_s=hdd.write_bytes_per_s,
-            hot_drives_per_node=int(d["storage_node_nvme_bays"]),
-            warm_drives_per_node=int(d["storage_node_hdd_bays"]),
-            hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"],
-            warm_overhead=st.warm_redundancy,
-            **{
-                k: _STORAGE_DEFAULTS[k]
-                for k in (
-                    "nvme_derating",
-                    "hdd_derating",
-                    "hot_overhead",
-                    "max_fill",
-                    "hot_dataset_fraction",
-                    "restart_target_s",
-                )
-            },
-        )
+        # a row without a time (no MFU, no layout) has no read demand: sized without it, as the
+        # row carries no figures (NaN would reach an integer cast in drives_needed)
+        tps = np.where(np.isfinite(tokens_per_s), tokens_per_s, 0.0)
+        sc = storage_counts(vol, tps, inputs)
         state["hot_write_bytes_per_s"], state["hot_read_bytes_per_s"] = sc["write_cap"], sc["read_cap"]
         return Counts(
             switches=switches,

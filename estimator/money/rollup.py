@@ -9,15 +9,17 @@ out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from estimator.cluster.power import ItLoad, Power
 from estimator.cluster.power import power as power_of
 from estimator.cluster.scaleup import racks as racks_of
 from estimator.cluster.scaleup import supernodes_for
 from estimator.model.compute import SECONDS_PER_DAY, accelerator_hours, training_time_s
+from estimator.money.cost import CapexBill, Cost, RunningPrices
 from estimator.money.cost import cost as cost_of
 
 ArrayLike = Any
@@ -68,16 +70,15 @@ def cards_and_time(s: Sizing) -> dict[str, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class Facility:
-    """Per-unit power and prices (USD) of everything the bill counts; all broadcastable."""
+class Equipment:
+    """Unit prices (USD) and powers (W) of what the bill counts beyond the cards, with where each
+    came from (money.pricing.equipment fills it from the catalog and the scenario); broadcastable."""
 
-    card_tdp_w: ArrayLike
-    host_power_w: ArrayLike  # per node, without the accelerators
     server_price_usd: ArrayLike  # per node, cards included
-    switch_power_w: ArrayLike
     switch_price_usd: ArrayLike
-    transceiver_power_w: ArrayLike
+    switch_power_w: ArrayLike
     transceiver_price_usd: ArrayLike
+    transceiver_power_w: ArrayLike
     dac_cable_price_usd: ArrayLike
     fiber_cable_price_usd: ArrayLike  # optical cables (fibre trunks, AOC)
     nvme_price_usd: ArrayLike  # hot-tier drive
@@ -85,14 +86,18 @@ class Facility:
     hot_node_price_usd: ArrayLike  # storage server without drives
     warm_node_price_usd: ArrayLike
     storage_node_power_w: ArrayLike
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Facility:
+    """Per-unit power and prices (USD) of everything the bill counts; all broadcastable."""
+
+    card_tdp_w: ArrayLike
+    host_power_w: ArrayLike  # per node, without the accelerators
+    equipment: Equipment  # unit prices and powers of nodes, network and storage
     pue: ArrayLike
-    electricity_usd_per_kwh: ArrayLike
-    cloud_usd_per_card_hour: ArrayLike
-    cloud_reserved_usd_per_card_hour: ArrayLike
-    depreciation_years: ArrayLike
-    utilization: ArrayLike
-    currency: str = "USD"
-    usd_to_cny: float | None = None
+    running: RunningPrices  # electricity, cloud prices, depreciation, utilization, currency
     # the unit cards are bought in (scaleup.py, supernode.facility_fields): a supernode, or 0 = none;
     # its scale-up plane's power (W) and price (USD), and racks per unit
     unit_cards: ArrayLike = 0
@@ -131,75 +136,62 @@ def _mean_price(n1: ArrayLike, p1: ArrayLike, n2: ArrayLike, p2: ArrayLike) -> n
         )
 
 
-def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.ndarray]:
-    """Everything in SUMMARY_FIELDS for the scenarios described by the (broadcast) inputs.
-
-    `counts_for(cards, nodes, tokens_per_s) -> Counts` sizes network and storage for the derived
-    cluster (a closure, so the sweep can vectorize it and the plan can use the detailed designs).
-    Returns a dict of numpy arrays keyed by SUMMARY_FIELDS; money in `facility.currency`.
-    """
-    ct = cards_and_time(sizing)
-    cards, nodes, seconds = ct["cards"], ct["nodes"], ct["seconds"]
-    hours = seconds / 3600.0
-    tokens_per_s = np.asarray(sizing.tokens, dtype=np.float64) / seconds
-    counts: Counts = counts_for(cards, nodes, tokens_per_s)
-    f = facility
-    cables = np.asarray(counts.dac_cables) + np.asarray(counts.optical_cables)
-    drives = np.asarray(counts.hot_drives) + np.asarray(counts.warm_drives)
+def _power(cards: Any, nodes: Any, hours: Any, counts: Counts, scaleup_w: Any, f: Facility) -> Power:
+    eq = f.equipment
     storage_nodes = np.asarray(counts.hot_nodes) + np.asarray(counts.warm_nodes)
-    units = supernodes_for(cards, f.unit_cards)
-    scaleup_w = units * np.asarray(f.unit_power_w, dtype=float)
-    scaleup_usd = units * np.asarray(f.unit_price_usd, dtype=float)
-    # a supernode is bought whole: its idle nodes are paid for (not powered: they can be switched off)
-    unit_nodes = np.asarray(f.unit_cards, dtype=np.int64) // np.asarray(sizing.cards_per_node, dtype=np.int64)
-    nodes_bought = np.maximum(nodes, units * unit_nodes) + np.asarray(f.spare_nodes, dtype=np.int64)
-    pw = power_of(
+    load = ItLoad(
         cards=cards,
-        card_tdp_w=facility.card_tdp_w,
+        card_tdp_w=f.card_tdp_w,
         nodes=nodes,
-        host_power_w=facility.host_power_w,
+        host_power_w=f.host_power_w,
         switches=counts.switches,
-        switch_power_w=facility.switch_power_w,
+        switch_power_w=eq.switch_power_w,
         transceivers=counts.transceivers,
-        transceiver_power_w=facility.transceiver_power_w,
+        transceiver_power_w=eq.transceiver_power_w,
         storage_nodes=storage_nodes,
-        storage_node_power_w=facility.storage_node_power_w,
+        storage_node_power_w=eq.storage_node_power_w,
         scaleup_w=scaleup_w,
-        pue=facility.pue,
-        hours=hours,
     )
-    money = cost_of(
+    return power_of(load, pue=f.pue, hours=hours)
+
+
+def _bill(cards: Any, nodes_bought: Any, counts: Counts, scaleup_usd: Any, eq: Equipment) -> CapexBill:
+    """What is bought at what unit price; cables, drives and storage nodes of two kinds each at their
+    count-weighted mean price."""
+    c = counts
+    return CapexBill(
         cards=cards,
         nodes=nodes_bought,
-        hours=hours,
-        it_w=pw.it_w,
-        facility_w=pw.facility_w,
-        server_price_usd=facility.server_price_usd,
-        switches=counts.switches,
-        switch_price_usd=facility.switch_price_usd,
-        transceivers=counts.transceivers,
-        transceiver_price_usd=facility.transceiver_price_usd,
-        cables=cables,
+        server_price_usd=eq.server_price_usd,
+        switches=c.switches,
+        switch_price_usd=eq.switch_price_usd,
+        transceivers=c.transceivers,
+        transceiver_price_usd=eq.transceiver_price_usd,
+        cables=np.asarray(c.dac_cables) + np.asarray(c.optical_cables),
         cable_price_usd=_mean_price(
-            counts.dac_cables, f.dac_cable_price_usd, counts.optical_cables, f.fiber_cable_price_usd
+            c.dac_cables, eq.dac_cable_price_usd, c.optical_cables, eq.fiber_cable_price_usd
         ),
-        drives=drives,
-        drive_price_usd=_mean_price(counts.hot_drives, f.nvme_price_usd, counts.warm_drives, f.hdd_price_usd),
-        storage_nodes=storage_nodes,
+        drives=np.asarray(c.hot_drives) + np.asarray(c.warm_drives),
+        drive_price_usd=_mean_price(c.hot_drives, eq.nvme_price_usd, c.warm_drives, eq.hdd_price_usd),
+        storage_nodes=np.asarray(c.hot_nodes) + np.asarray(c.warm_nodes),
         storage_node_price_usd=_mean_price(
-            counts.hot_nodes, f.hot_node_price_usd, counts.warm_nodes, f.warm_node_price_usd
+            c.hot_nodes, eq.hot_node_price_usd, c.warm_nodes, eq.warm_node_price_usd
         ),
         scaleup_usd=scaleup_usd,
-        electricity_usd_per_kwh=facility.electricity_usd_per_kwh,
-        cloud_usd_per_card_hour=facility.cloud_usd_per_card_hour,
-        cloud_reserved_usd_per_card_hour=facility.cloud_reserved_usd_per_card_hour,
-        depreciation_years=facility.depreciation_years,
-        utilization=facility.utilization,
-        currency=facility.currency,
-        usd_to_cny=facility.usd_to_cny,
     )
+
+
+def _summary(
+    sizing: Sizing, ct: dict[str, np.ndarray], tokens_per_s: Any, pw: Power, money: Cost
+) -> dict[str, np.ndarray]:
+    """SUMMARY_FIELDS from the sized cluster, its power and its cost (money in the cost's currency)."""
+    cards, nodes, seconds = ct["cards"], ct["nodes"], ct["seconds"]
     fx = money.exchange_rate
-    out = {
+
+    def cur(x: Any) -> np.ndarray:
+        return np.asarray(x, dtype=np.float64) * fx
+
+    return {
         "compute.training_flop": np.asarray(sizing.training_flop, dtype=np.float64),
         "compute.cards": cards,
         "compute.nodes": nodes,
@@ -210,17 +202,43 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, np.
         "power.it_w": np.asarray(pw.it_w, dtype=np.float64),
         "power.facility_w": np.asarray(pw.facility_w, dtype=np.float64),
         "power.energy_wh": np.asarray(pw.energy_wh, dtype=np.float64),
-        "cost.capex.compute": np.asarray(money.capex_compute_usd, dtype=np.float64) * fx,
-        "cost.capex.network": np.asarray(money.capex_network_usd, dtype=np.float64) * fx,
-        "cost.capex.storage": np.asarray(money.capex_storage_usd, dtype=np.float64) * fx,
-        "cost.capex.scaleup": np.asarray(money.capex_scaleup_usd, dtype=np.float64) * fx,
-        "cost.capex.total": np.asarray(money.capex_total_usd, dtype=np.float64) * fx,
-        "cost.run.owned": np.asarray(money.run_owned_usd, dtype=np.float64) * fx,
-        "cost.run.cloud": np.asarray(money.run_cloud_usd, dtype=np.float64) * fx,
-        "cost.run.cloud_reserved": np.asarray(money.run_cloud_reserved_usd, dtype=np.float64) * fx,
-        "cost.owned_per_card_hour": np.asarray(money.owned_usd_per_card_hour, dtype=np.float64) * fx,
+        "cost.capex.compute": cur(money.capex_compute_usd),
+        "cost.capex.network": cur(money.capex_network_usd),
+        "cost.capex.storage": cur(money.capex_storage_usd),
+        "cost.capex.scaleup": cur(money.capex_scaleup_usd),
+        "cost.capex.total": cur(money.capex_total_usd),
+        "cost.run.owned": cur(money.run_owned_usd),
+        "cost.run.cloud": cur(money.run_cloud_usd),
+        "cost.run.cloud_reserved": cur(money.run_cloud_reserved_usd),
+        "cost.owned_per_card_hour": cur(money.owned_usd_per_card_hour),
         "cost.cloud_break_even_months": np.asarray(money.cloud_break_even_months, dtype=np.float64),
     }
+
+
+def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, Any]:
+    """Everything in SUMMARY_FIELDS for the scenarios described by the (broadcast) inputs.
+
+    `counts_for(cards, nodes, tokens_per_s) -> Counts` sizes network and storage for the derived
+    cluster (a closure, so the sweep can vectorize it and the plan can use the detailed designs).
+    Returns a dict of numpy arrays keyed by SUMMARY_FIELDS; money in `facility.running.currency`; and the
+    Power, the Cost and the scale-up plane under "_power", "_cost", "_scaleup".
+    """
+    ct = cards_and_time(sizing)
+    cards, nodes, seconds = ct["cards"], ct["nodes"], ct["seconds"]
+    hours = seconds / 3600.0
+    tokens_per_s = np.asarray(sizing.tokens, dtype=np.float64) / seconds
+    counts: Counts = counts_for(cards, nodes, tokens_per_s)
+    f = facility
+    units = supernodes_for(cards, f.unit_cards)
+    scaleup_w = units * np.asarray(f.unit_power_w, dtype=float)
+    scaleup_usd = units * np.asarray(f.unit_price_usd, dtype=float)
+    # a supernode is bought whole: its idle nodes are paid for (not powered: they can be switched off)
+    unit_nodes = np.asarray(f.unit_cards, dtype=np.int64) // np.asarray(sizing.cards_per_node, dtype=np.int64)
+    nodes_bought = np.maximum(nodes, units * unit_nodes) + np.asarray(f.spare_nodes, dtype=np.int64)
+    pw = _power(cards, nodes, hours, counts, scaleup_w, f)
+    bill = _bill(cards, nodes_bought, counts, scaleup_usd, f.equipment)
+    money = cost_of(bill, hours, pw.it_w, pw.facility_w, f.running)
+    out: dict[str, Any] = dict(_summary(sizing, ct, tokens_per_s, pw, money))
     out["_power"] = pw
     out["_cost"] = money
     out["_scaleup"] = {

@@ -122,7 +122,7 @@ def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
     """Per-row prices: the group's catalog values, replaced by the swept cost fields where given
     (NaN in a swept column means "not given": the catalog value)."""
     base = plan_facility(r, equipment(r), prices(r))
-    fx = r.usd_to_currency
+    run, fx = base.running, r.usd_to_currency
 
     def swept(field: str, default: Any, money: bool) -> Any:
         v = cols.get(field)
@@ -132,15 +132,22 @@ def _facility(r: Resolved, cols: dict[str, Any]) -> Facility:
 
     return dataclasses.replace(
         base,
-        server_price_usd=swept("cost.server_price", base.server_price_usd, True),
-        pue=swept("cost.pue", base.pue, False),
-        electricity_usd_per_kwh=swept("cost.electricity_per_kwh", base.electricity_usd_per_kwh, True),
-        cloud_usd_per_card_hour=swept("cost.cloud_price_per_card_hour", base.cloud_usd_per_card_hour, True),
-        cloud_reserved_usd_per_card_hour=swept(
-            "cost.cloud_reserved_price_per_card_hour", base.cloud_reserved_usd_per_card_hour, True
+        equipment=dataclasses.replace(
+            base.equipment, server_price_usd=swept("cost.server_price", base.equipment.server_price_usd, True)
         ),
-        depreciation_years=swept("cost.depreciation_years", base.depreciation_years, False),
-        utilization=swept("cost.utilization", base.utilization, False),
+        pue=swept("cost.pue", base.pue, False),
+        running=dataclasses.replace(
+            run,
+            electricity_usd_per_kwh=swept("cost.electricity_per_kwh", run.electricity_usd_per_kwh, True),
+            cloud_usd_per_card_hour=swept(
+                "cost.cloud_price_per_card_hour", run.cloud_usd_per_card_hour, True
+            ),
+            cloud_reserved_usd_per_card_hour=swept(
+                "cost.cloud_reserved_price_per_card_hour", run.cloud_reserved_usd_per_card_hour, True
+            ),
+            depreciation_years=swept("cost.depreciation_years", run.depreciation_years, False),
+            utilization=swept("cost.utilization", run.utilization, False),
+        ),
     )
 
 
@@ -257,8 +264,13 @@ def _predicted(
         for key in dict.fromkeys(keys):
             flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
 
-            def need(mfu: float, flop: float = flop, seconds: float = seconds, tok: float = key[0]) -> int:
-                return int(cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok))
+            def need(
+                mfu: npt.NDArray[np.float64],
+                flop: float = flop,
+                seconds: float = seconds,
+                tok: float = key[0],
+            ) -> npt.NDArray[np.int64]:
+                return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok)
 
             chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
             picks[key] = (chosen, best)
@@ -273,9 +285,11 @@ def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
     """Rows (an MFU given) whose cards admit no layout that passes the rules and fits: the plan
     refuses those (plan.compose._choice) whatever the MFU, so the row has no figures either."""
     memo = SizeMemo(r, reuse=True)
-    distinct = [c for c in sorted({int(c) for c in cards}) if memo.fabric(c) is not None]
-    has = {c: b is not None for c, b in zip(distinct, memo.best(distinct), strict=True)}
-    return np.array([not has.get(int(c), True) for c in cards], dtype=bool)
+    values, where = np.unique(np.asarray(cards, dtype=np.int64), return_inverse=True)
+    distinct = [c for c in values.tolist() if memo.fabric(c) is not None]
+    has = dict(zip(distinct, memo.fits(distinct), strict=True))  # memory only, no step time
+    without = np.array([not has.get(c, True) for c in values.tolist()], dtype=bool)
+    return without[where.reshape(-1)]
 
 
 IntArray = npt.NDArray[np.int64]

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator import ENGINE_VERSION, catalog
-from estimator.cluster.network import Fabric, design_fabric
+from estimator.cluster.network import Fabric, Frontend, design_fabric
 from estimator.cluster.storage import Storage, design_storage
 from estimator.cluster.supernode import cards_quantum
 from estimator.contract.price_book import PriceBook
@@ -27,7 +27,7 @@ from estimator.contract.resolve import Resolved, normalized, resolve
 from estimator.contract.scenario import Cluster, validate_shape
 from estimator.errors import ScenarioError
 from estimator.jsonio import to_jsonable
-from estimator.layout.batch_search import best_layouts
+from estimator.layout.batch_search import any_fits, best_layouts
 from estimator.layout.memory import Buffers
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, search
 from estimator.layout.stacks import StackProfile, resolve_stack
@@ -37,7 +37,7 @@ from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.budget import cards_for_budget
-from estimator.money.pricing import HOT_DRIVE, WARM_DRIVE, equipment, facility, model_flops, prices
+from estimator.money.pricing import equipment, facility, model_flops, prices, storage_inputs
 from estimator.money.rollup import Counts, Sizing, rollup
 from estimator.plan import goodput
 from estimator.plan.goodput import cards_for_deadline_with_failures
@@ -68,7 +68,7 @@ def fabric_for(r: Resolved, cards: int) -> Fabric:
         rail_optimized=net.rail_optimized,
         nics_per_node=r.nics_per_node,
         port_gbps=net.port_gbps or r.nic_gbps,
-        frontend=net.storage_network,
+        frontend=Frontend() if net.storage_network else None,
     )
 
 
@@ -152,11 +152,11 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 
-    def need(mfu: float) -> int:  # with interruptions, checkpoints and restarts (plan.goodput)
-        return int(cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple))
+    def need(mfu: npt.ArrayLike) -> npt.NDArray[np.int64]:  # with failures (plan.goodput)
+        return cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple)
 
     if given_mfu is not None:
-        cards = need(given_mfu)
+        cards = int(need(given_mfu))
         return _choice(r, cards, *_evaluate(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
@@ -213,19 +213,28 @@ class SizeMemo:
             self._best[c] = best
         return [self._best[c] for c in cards_list]
 
+    def fits(self, cards_list: list[int]) -> list[bool]:
+        """Whether any layout fits at these sizes (each with a fabric): best(...) is not None,
+        from memory alone (layout_batch.any_fits)."""
+        known = {c: self._best[c] is not None for c in cards_list if c in self._best}
+        todo = [c for c in dict.fromkeys(cards_list) if c not in known]
+        known.update(zip(todo, any_fits([self._problems[c] for c in todo], self.reuse), strict=True))
+        return [known[c] for c in cards_list]
 
-SIZING_BLOCK = 8  # sizes evaluated together while scanning for a deadline
+
+SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline (then 16, 32, ...)
 
 
 def size_for_deadline(
     r: Resolved,
     sizes: npt.NDArray[np.int64],
-    need: Callable[[float], int],
+    need: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.int64]],
     memo: SizeMemo,
     ettr: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
-    (cards, fabric, best layout). need(mfu) -> cards the deadline needs at that MFU.
+    (cards, fabric, best layout). need(mfus) -> cards the deadline needs at each MFU (an array in,
+    an array out: one vectorized fixed point per block of sizes, not one per size).
 
     Scan the round sizes upward from what a record MFU would need and keep the first whose best
     layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
@@ -234,9 +243,13 @@ def size_for_deadline(
     at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
     keeps the size of highest throughput, failures counted when `ettr(cards, mfu)` (arrays) gives the
     share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
-    SIZING_BLOCK at a time in one vectorized pass (layout_batch.best_layouts)."""
-    first = min(int(np.searchsorted(sizes, need(MAX_PLAUSIBLE_MFU))), len(sizes) - 1)
-    last = need(MIN_PLAUSIBLE_MFU)
+    in blocks, SIZING_BLOCK first and each next block twice as wide (one vectorized pass each,
+    layout_batch.best_layouts: a pass's fixed cost is most of a small block's), so a long scan
+    costs few passes and a short one little more than its sizes; the first size that meets wins
+    whatever the blocks."""
+    bounds = need(np.array([MAX_PLAUSIBLE_MFU, MIN_PLAUSIBLE_MFU]))
+    first = min(int(np.searchsorted(sizes, int(bounds[0]))), len(sizes) - 1)
+    last = int(bounds[1])
     scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
     for i in range(first, len(sizes)):
         cards = int(sizes[i])
@@ -248,11 +261,15 @@ def size_for_deadline(
             continue
         scan.append(cards)
     tried: dict[int, LayoutEval | None] = {}
-    for start in range(0, len(scan), SIZING_BLOCK):
-        block = scan[start : start + SIZING_BLOCK]
-        for cards, best in zip(block, memo.best(block), strict=True):
+    start, width = 0, SIZING_BLOCK
+    while start < len(scan):
+        block = scan[start : start + width]
+        start, width = start + width, 2 * width  # a long scan: fewer, larger vectorized passes
+        bests = memo.best(block)
+        meets = _meets(block, bests, need)
+        for cards, best, ok in zip(block, bests, meets, strict=True):
             tried[cards] = best
-            if best is not None and need(float(best.predicted_mfu)) <= cards:
+            if ok:
                 return cards, memo.built(cards), best
     if not tried:
         cards = int(sizes[first])
@@ -264,6 +281,22 @@ def size_for_deadline(
     share = ettr(sized, np.where(mfus > 0, mfus, 1.0)) if ettr is not None else np.ones(len(sized))
     cards = int(sized[int(np.argmax(sized * mfus * share))])  # the first of equals, as max() kept
     return cards, memo.built(cards), tried[cards]
+
+
+def _meets(
+    block: list[int],
+    found: list[LayoutEval | None],
+    need: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.int64]],
+) -> list[bool]:
+    """Per size of the block: its best layout meets the deadline (need(its MFU) <= its cards), the
+    needs of the whole block computed in one call."""
+    has = [i for i, b in enumerate(found) if b is not None]
+    ok = [False] * len(block)
+    if has:
+        mfus = np.array([float(found[i].predicted_mfu) for i in has])  # type: ignore[union-attr]
+        for i, n in zip(has, np.asarray(need(mfus)).reshape(-1).tolist(), strict=True):
+            ok[i] = n <= block[i]
+    return ok
 
 
 def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
@@ -308,31 +341,8 @@ def _choice(
 
 
 def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:
-    st, d = r.scenario.storage, r.defaults
-    nvme, hdd = catalog.drive(HOT_DRIVE), catalog.drive(WARM_DRIVE)
     return design_storage(
-        params_total=r.counts.total,
-        tokens=r.scenario.training.tokens,
-        vocab_size=r.arch.vocab_size,
-        tokens_per_s=tokens_per_s,
-        nodes=nodes,
-        checkpoint_interval_s=st.checkpoint_interval_s,
-        checkpoint_write_s=st.checkpoint_write_s,
-        checkpoints_kept=st.checkpoints_kept,
-        checkpoints_archived=st.archive_checkpoints,
-        bytes_per_param_checkpoint=st.checkpoint_bytes_per_param,
-        raw_bytes_per_token=st.raw_bytes_per_token,
-        nvme_capacity_bytes=nvme.capacity_bytes,
-        nvme_read_bytes_per_s=nvme.read_bytes_per_s,
-        nvme_write_bytes_per_s=nvme.write_bytes_per_s,
-        hdd_capacity_bytes=hdd.capacity_bytes,
-        hdd_read_bytes_per_s=hdd.read_bytes_per_s,
-        hdd_write_bytes_per_s=hdd.write_bytes_per_s,
-        warm_overhead=st.warm_redundancy,
-        hot_drives_per_node=int(d["storage_node_nvme_bays"]),
-        warm_drives_per_node=int(d["storage_node_hdd_bays"]),
-        hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"],
-        local_nvme_bytes=r.server.local_nvme_bytes,
+        r.counts.total, r.scenario.training.tokens, r.arch.vocab_size, tokens_per_s, nodes, storage_inputs(r)
     )
 
 

@@ -26,9 +26,10 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from estimator import ENGINE_VERSION
+from estimator.contract.fields import Num, _Section
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import resolve
-from estimator.contract.scenario import Num, _Section, validate_shape
+from estimator.contract.scenario import validate_shape
 from estimator.errors import FieldError, ScenarioError
 from estimator.layout.search import LayoutEval, search
 from estimator.plan.advice import COMM_WAIT_LIMIT
@@ -125,13 +126,11 @@ def _finding(code: str, severity: str, message: str, **params: Any) -> dict[str,
     return {"code": code, "severity": severity, "message": message, "params": params}
 
 
-def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
-    """What differs and what to do about it (codes under `diagnose.`), most severe first."""
-    model = model_parts(ev)
-    step = m.step_time_s
+def _communication(m: Measurement, model: dict[str, float]) -> list[dict[str, Any]]:
+    """The network (a wait share above NETWORK_WAIT_SHARE) or a slower-than-modelled communication."""
     out: list[dict[str, Any]] = []
     if m.communication_s is not None:
-        share = m.communication_s / step
+        share = m.communication_s / m.step_time_s
         ratio = m.communication_s / model["communication"] if model["communication"] > 0 else None
         params = {
             "share": share,
@@ -164,17 +163,29 @@ def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
                     **params,
                 )
             )
-    if m.data_loading_s is not None and m.data_loading_s / step > DATA_LOADING_SHARE:
+    return out
+
+
+def _data_loading(m: Measurement) -> list[dict[str, Any]]:
+    """A loader the prefetch does not hide."""
+    out: list[dict[str, Any]] = []
+    if m.data_loading_s is not None and m.data_loading_s / m.step_time_s > DATA_LOADING_SHARE:
         out.append(
             _finding(
                 "diagnose.data-loading",
                 "warning",
-                f"Data loading takes {m.data_loading_s / step:.0%} of the step; the model assumes the loader's "
+                f"Data loading takes {m.data_loading_s / m.step_time_s:.0%} of the step; the model assumes the loader's "
                 "prefetch hides it. Tokenise and shuffle offline and prefetch to local NVMe (article section 3.4).",
-                share=m.data_loading_s / step,
+                share=m.data_loading_s / m.step_time_s,
                 measured_s=m.data_loading_s,
             )
         )
+    return out
+
+
+def _compute(m: Measurement, model: dict[str, float]) -> list[dict[str, Any]]:
+    """Compute slower or faster than modelled."""
+    out: list[dict[str, Any]] = []
     if m.compute_s is not None and model["compute"] > 0:
         ratio = m.compute_s / model["compute"]
         params = {"times_model": ratio, "measured_s": m.compute_s, "model_s": model["compute"]}
@@ -199,6 +210,12 @@ def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
                     **params,
                 )
             )
+    return out
+
+
+def _layout(ev: LayoutEval) -> list[dict[str, Any]]:
+    """What the layout itself costs: a large pipeline bubble, HBM near its limit."""
+    out: list[dict[str, Any]] = []
     if ev.bubble_fraction > BUBBLE_SHARE:
         out.append(
             _finding(
@@ -223,8 +240,14 @@ def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
                 share=used,
             )
         )
+    return out
+
+
+def _unexplained(m: Measurement, model: dict[str, float]) -> list[dict[str, Any]]:
+    """Step time that no measured part explains."""
+    out: list[dict[str, Any]] = []
     other = _measured_parts(m)["other"]
-    if other is not None and other - model["other"] > UNEXPLAINED_SHARE * step:
+    if other is not None and other - model["other"] > UNEXPLAINED_SHARE * m.step_time_s:
         out.append(
             _finding(
                 "diagnose.unexplained",
@@ -236,6 +259,20 @@ def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
                 model_s=model["other"],
             )
         )
+    return out
+
+
+def findings(m: Measurement, ev: LayoutEval) -> list[dict[str, Any]]:
+    """What differs and what to do about it (codes under `diagnose.`), most severe first."""
+    model = model_parts(ev)
+    step = m.step_time_s
+    out = [
+        *_communication(m, model),
+        *_data_loading(m),
+        *_compute(m, model),
+        *_layout(ev),
+        *_unexplained(m, model),
+    ]
     ratio = step / ev.step_time_s
     if not out:
         out.append(

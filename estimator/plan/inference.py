@@ -207,42 +207,64 @@ class Serving:
         }
 
 
+@dataclass(frozen=True)
+class Deployment:
+    """How the model is served: `cards` cards in replicas of `tp` (None: one replica on all cards),
+    `context_len` tokens per sequence, `concurrency` sequences per replica for the throughput bound
+    (None: the most that fit), the KV-cache and weights dtypes, the HBM fraction reserved for
+    activations and runtime, and the fraction of HBM bandwidth a decode step reaches (module
+    docstring). The scenario's `serving` section."""
+
+    cards: int
+    context_len: int
+    concurrency: int | None = None
+    kv_dtype: str = "bf16"
+    weights_dtype: str = "bf16"
+    tp: int | None = None
+    reserve_fraction: float = DEFAULT_RESERVE_FRACTION
+    bandwidth_efficiency: float = DEFAULT_BANDWIDTH_EFFICIENCY
+
+    def check(self) -> int:
+        """The tensor-parallel size, after refusing what cannot be served (ScenarioError on `serving.*`)."""
+        tp_ = int(self.cards if self.tp is None else self.tp)
+        if self.cards < 1 or tp_ < 1 or self.cards % tp_:
+            raise ScenarioError(
+                "Cards must be a positive multiple of the tensor-parallel size.", "serving.tp"
+            )
+        if self.context_len < 1:
+            raise ScenarioError("Context length must be at least one token.", "serving.context_len")
+        if not 0 <= self.reserve_fraction < 1:
+            raise ScenarioError("The reserve fraction must be in [0, 1).", "serving.reserve_fraction")
+        if not 0 < self.bandwidth_efficiency <= 1:
+            raise ScenarioError("Bandwidth efficiency must be in (0, 1].", "serving.bandwidth_efficiency")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ScenarioError("Concurrency must be at least 1.", "serving.concurrency")
+        return tp_
+
+
 def serving(
     arch: Architecture,
+    deployment: Deployment,
     *,
     params_total: float,
     hbm_bytes_per_card: float,
     hbm_bandwidth_bytes_per_s: float,
-    cards: int,
-    context_len: int,
     params_active: float | None = None,
-    concurrency: int | None = None,
-    kv_dtype: str = "bf16",
-    weights_dtype: str = "bf16",
-    tp: int | None = None,
-    reserve_fraction: float = DEFAULT_RESERVE_FRACTION,
-    bandwidth_efficiency: float = DEFAULT_BANDWIDTH_EFFICIENCY,
     peak_flops: float | None = None,
 ) -> Serving:
-    """Size serving of `arch` on `cards` cards (module docstring for every formula).
+    """Size serving of `arch` as `deployment` says (module docstring for every formula).
 
     `params_total`/`params_active` come from `estimator.model.transformer` (parameters, not bytes);
-    `concurrency` is the batch for the throughput bound (default: the maximum that fits; the bound
-    is 0 when the weights do not fit);
+    `deployment.concurrency` is the batch for the throughput bound (default: the maximum that fits;
+    the bound is 0 when the weights do not fit);
     `peak_flops` (FLOP/s per card at the weights dtype), when given, adds the compute bound
     cards x peak / (2 x active parameters) tokens/s (attention FLOPs ignored).
     """
-    tp_ = int(cards if tp is None else tp)
-    if cards < 1 or tp_ < 1 or cards % tp_:
-        raise ScenarioError("Cards must be a positive multiple of the tensor-parallel size.", "serving.tp")
-    if context_len < 1:
-        raise ScenarioError("Context length must be at least one token.", "serving.context_len")
-    if not 0 <= reserve_fraction < 1:
-        raise ScenarioError("The reserve fraction must be in [0, 1).", "serving.reserve_fraction")
-    if not 0 < bandwidth_efficiency <= 1:
-        raise ScenarioError("Bandwidth efficiency must be in (0, 1].", "serving.bandwidth_efficiency")
-    if concurrency is not None and concurrency < 1:
-        raise ScenarioError("Concurrency must be at least 1.", "serving.concurrency")
+    tp_ = deployment.check()
+    dp = deployment
+    cards, context_len, concurrency = dp.cards, dp.context_len, dp.concurrency
+    kv_dtype, weights_dtype = dp.kv_dtype, dp.weights_dtype
+    reserve_fraction, bandwidth_efficiency = dp.reserve_fraction, dp.bandwidth_efficiency
     replicas = cards // tp_
     kv = kv_cache_bytes_per_token(arch, kv_dtype)
     repl = kv_replication(arch, tp_)

@@ -22,10 +22,11 @@ from estimator.plan import evidence
 from estimator.plan.advice import advise
 from estimator.plan.goodput import advice as goodput_advice
 from estimator.plan.goodput import assumptions as goodput_assumptions
+from estimator.plan.inference import Deployment
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
-from estimator.plan.uncertainty import monte_carlo, triangle_from_quantiles
+from estimator.plan.uncertainty import UncertainPrices, monte_carlo, triangle_from_quantiles
 
 
 class Choice(Protocol):
@@ -210,17 +211,19 @@ def _uncertainty(
         cards=int(roll["compute.cards"]),
         peak_flops=peak,
         mfu=mfu_triangle,
-        cloud_usd_per_card_hour=(cloud * (1 - spread), cloud, cloud * (1 + spread)),
-        capex_total_usd=(capex * (1 - spread), capex, capex * (1 + spread)),
-        facility_w=float(roll["power.facility_w"]),
-        electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
-        depreciation_years=pr["depreciation_years"],
-        utilization=pr["utilization"],
-        it_w=float(roll["power.it_w"]),
+        prices=UncertainPrices(
+            cloud_usd_per_card_hour=(cloud * (1 - spread), cloud, cloud * (1 + spread)),
+            capex_total_usd=(capex * (1 - spread), capex, capex * (1 + spread)),
+            facility_w=float(roll["power.facility_w"]),
+            electricity_usd_per_kwh=(elec * (1 - spread), elec, elec * (1 + spread)),
+            depreciation_years=pr["depreciation_years"],
+            utilization=pr["utilization"],
+            it_w=float(roll["power.it_w"]),
+            currency=s.cost.currency,
+            usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
+        ),
         draws=u.samples,
         seed=u.seed,
-        currency=s.cost.currency,
-        usd_to_cny=r.usd_to_currency if s.cost.currency == "CNY" else None,
     )
     return result.to_dict() | {"mfu_band": band}
 
@@ -232,15 +235,11 @@ def _serving(r: Resolved, peak: float) -> dict[str, Any] | None:
     cards = sv.cards or r.cards_per_node
     return size_serving(
         r.arch,
+        Deployment(cards, sv.context_len, sv.concurrency, sv.kv_dtype, sv.weights_dtype),
         params_total=r.counts.total,
         params_active=r.counts.active,
         hbm_bytes_per_card=r.accelerator.hbm_bytes,
         hbm_bandwidth_bytes_per_s=r.accelerator.hbm_bandwidth_bytes_per_s,
-        cards=cards,
-        context_len=sv.context_len,
-        concurrency=sv.concurrency,
-        kv_dtype=sv.kv_dtype,
-        weights_dtype=sv.weights_dtype,
         peak_flops=peak,
     ).to_dict()
 

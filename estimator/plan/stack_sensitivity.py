@@ -2,12 +2,14 @@
 moves its answer (the result's `stack` section).
 
 `stack_section` re-runs the layout search of the chosen cluster size once per profile that runs on
-the accelerator (`estimator.layout.stacks.profiles_for`), with the same fixed fields, and scales the
+the accelerator (`estimator.layout.stacks.profiles_for`), with the same fixed fields (the batched
+search, layout.batch_search.best_in: the best layout only, the profiles sharing one enumeration
+and the memory that does not depend on the stack where they can), and scales the
 plan's wall-clock days by the throughput ratio: days(p) = days · tokens_per_s(chosen) /
 tokens_per_s(p). The ratio keeps whatever the roll-up adds to the step time (the same for every
 stack) and makes the chosen profile's entry equal the plan's days exactly. A profile under which no
-layout fits gets None. Each search has its own wall-clock budget (limits.SEARCH_SECONDS); the
-profiles share SENSITIVITY_SECONDS and those left when it runs out get None too (`timed_out`).
+layout fits gets None. The profiles share SENSITIVITY_SECONDS and those left when it runs out get
+None too (`timed_out`).
 Units: days; tokens/s.
 """
 
@@ -17,7 +19,8 @@ import dataclasses
 import time
 from typing import Any
 
-from estimator.layout.search import LayoutEval, LayoutProblem, search
+from estimator.layout.batch_search import best_in
+from estimator.layout.search import LayoutEval, LayoutProblem
 from estimator.layout.stacks import StackProfile, profiles_for
 
 SENSITIVITY_SECONDS = 3.0  # wall clock all the profiles' searches of one plan may take together
@@ -36,6 +39,7 @@ def stack_section(
     sensitivity: dict[str, float | None] = {}
     seen: dict[tuple[Any, ...], float | None] = {}  # a dense model's answer per relevant mechanisms
     timed_out = False
+    families: dict[tuple[Any, ...], Any] = {}  # the profiles' shared enumerations (best_layouts)
     for profile in profiles_for(vendor, fp8_hardware):
         if profile.id == chosen_id:
             sensitivity[profile.id] = days if best is not None else None
@@ -48,7 +52,7 @@ def stack_section(
             timed_out = True
             sensitivity[profile.id] = None
             continue
-        sensitivity[profile.id] = seen[key] = _days_under(problem, profile, best, days)
+        sensitivity[profile.id] = seen[key] = _days_under(problem, profile, best, days, families)
     return {
         "id": chosen_id,
         "name": problem.stack.name,
@@ -64,12 +68,18 @@ def _relevant(profile: StackProfile, moe: bool) -> tuple[Any, ...]:
 
 
 def _days_under(
-    problem: LayoutProblem, profile: StackProfile, best: LayoutEval | None, days: float
+    problem: LayoutProblem,
+    profile: StackProfile,
+    best: LayoutEval | None,
+    days: float,
+    families: dict[tuple[Any, ...], Any],
 ) -> float | None:
-    """Wall-clock days of the plan under `profile` (its defaults, no overrides), None if no layout fits."""
+    """Wall-clock days of the plan under `profile` (its defaults, no overrides), None if no layout
+    fits. The profile's best layout is layout.search's (batch_search.best_layouts of the one size,
+    which times only what can win); `families` keeps the enumeration the profiles share."""
     if best is None:
         return None
-    other = search(dataclasses.replace(problem, stack=profile)).best
+    other = best_in(dataclasses.replace(problem, stack=profile), families)
     if other is None:
         return None
     return days * best.tokens_per_s / other.tokens_per_s

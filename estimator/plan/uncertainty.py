@@ -170,65 +170,57 @@ def _drivers(
     return table, main
 
 
-def monte_carlo(
-    *,
-    training_flop: float,
-    cards: float,
-    peak_flops: float,
-    mfu: Range,
-    cloud_usd_per_card_hour: Range | None = None,
-    cloud_reserved_usd_per_card_hour: Range | None = None,
-    capex_total_usd: Range | None = None,
-    facility_w: Range = 0.0,
-    electricity_usd_per_kwh: Range = DEFAULT_ELECTRICITY_USD_PER_KWH,
-    depreciation_years: float = DEFAULT_DEPRECIATION_YEARS,
-    utilization: float = 1.0,
-    it_w: float = 0.0,
-    colo_usd_per_kw_month: Range = 0.0,
-    draws: int = DEFAULT_DRAWS,
-    seed: int = DEFAULT_SEED,
-    currency: str = "USD",
-    usd_to_cny: float | None = None,
-) -> Uncertainty:
-    """P10/P50/P90 of run days and cost for uncertain MFU and prices (see module docstring).
+@dataclass(frozen=True)
+class UncertainPrices:
+    """The cost side of the Monte Carlo: ranges (Range: a value or a (low, mode, high) triangle) of
+    the cloud prices (USD per card-hour; None = no cloud cost), the capex (USD; None = no owned
+    cost), the facility power (W), electricity (USD/kWh) and colo (USD per IT kW-month), the fixed
+    depreciation (years), utilization (0-1] and IT power (W), and the reporting currency."""
 
-    Units: `training_flop` FLOP, `peak_flops` FLOP/s per card, `mfu` fraction, prices USD
-    (per card-hour, per kWh, per IT kW-month), `capex_total_usd` USD, powers W. The owned cost is
-    computed only when `capex_total_usd` is given, each cloud cost only when its price is.
-    """
-    if not (training_flop > 0 and cards > 0 and peak_flops > 0):
-        raise ScenarioError("Training FLOP, cards and peak FLOP/s must be positive.", "uncertainty")
-    if not 1 <= int(draws) <= limits.MAX_MC_SAMPLES:
-        raise ScenarioError(f"Draws must be between 1 and {limits.MAX_MC_SAMPLES:,}.", "uncertainty.samples")
-    rate = exchange_rate(currency, usd_to_cny)
+    cloud_usd_per_card_hour: Range | None = None
+    cloud_reserved_usd_per_card_hour: Range | None = None
+    capex_total_usd: Range | None = None
+    facility_w: Range = 0.0
+    electricity_usd_per_kwh: Range = DEFAULT_ELECTRICITY_USD_PER_KWH
+    depreciation_years: float = DEFAULT_DEPRECIATION_YEARS
+    utilization: float = 1.0
+    it_w: float = 0.0
+    colo_usd_per_kw_month: Range = 0.0
+    currency: str = "USD"
+    usd_to_cny: float | None = None
+
+
+NO_PRICES = UncertainPrices()
+
+
+def _ranges(mfu: Range, p: UncertainPrices) -> dict[str, tuple[float, float, float]]:
+    """The triangles drawn, by input name, in the fixed order of the draws; validated."""
     ranges: dict[str, tuple[float, float, float]] = {"mfu": as_range(mfu, "efficiency.mfu")}
     if not (ranges["mfu"][0] > 0 and ranges["mfu"][2] <= 1):
         raise ScenarioError("MFU must lie in (0, 1].", "efficiency.mfu")
-    if cloud_usd_per_card_hour is not None:
+    if p.cloud_usd_per_card_hour is not None:
         ranges["cloud_price_per_card_hour"] = as_range(
-            cloud_usd_per_card_hour, "cost.cloud_price_per_card_hour"
+            p.cloud_usd_per_card_hour, "cost.cloud_price_per_card_hour"
         )
-    if cloud_reserved_usd_per_card_hour is not None:
+    if p.cloud_reserved_usd_per_card_hour is not None:
         ranges["cloud_reserved_price_per_card_hour"] = as_range(
-            cloud_reserved_usd_per_card_hour, "cost.cloud_reserved_price_per_card_hour"
+            p.cloud_reserved_usd_per_card_hour, "cost.cloud_reserved_price_per_card_hour"
         )
-    if capex_total_usd is not None:
-        ranges["capex"] = as_range(capex_total_usd, "cost.capex")
-        ranges["facility_w"] = as_range(facility_w, "power.facility_w")
-        ranges["electricity_per_kwh"] = as_range(electricity_usd_per_kwh, "cost.electricity_per_kwh")
-        ranges["colo_per_kw_month"] = as_range(colo_usd_per_kw_month, "cost.colo_per_kw_month")
+    if p.capex_total_usd is not None:
+        ranges["capex"] = as_range(p.capex_total_usd, "cost.capex")
+        ranges["facility_w"] = as_range(p.facility_w, "power.facility_w")
+        ranges["electricity_per_kwh"] = as_range(p.electricity_usd_per_kwh, "cost.electricity_per_kwh")
+        ranges["colo_per_kw_month"] = as_range(p.colo_usd_per_kw_month, "cost.colo_per_kw_month")
     if any(r[0] < 0 for r in ranges.values()):
         raise ScenarioError("Ranges must not be negative.", "uncertainty")
+    return ranges
 
-    n = int(draws)
-    rng = np.random.default_rng(seed)
-    u = rng.random((len(ranges), n))  # one draw for every input, in a fixed order
-    samples = {name: triangular(u[i], *r) for i, (name, r) in enumerate(ranges.items())}
 
-    seconds = training_flop / (cards * peak_flops * samples["mfu"])
-    days = seconds / SECONDS_PER_DAY
-    card_hours = cards * seconds / 3600.0
-    outputs: dict[str, np.ndarray] = {"days": days}
+def _costs(
+    samples: dict[str, np.ndarray], card_hours: np.ndarray, cards: float, p: UncertainPrices, rate: float
+) -> dict[str, np.ndarray]:
+    """The run's cloud and owned cost per draw (in the currency), where their prices were given."""
+    outputs: dict[str, np.ndarray] = {}
     if "cloud_price_per_card_hour" in samples:
         outputs["cost_cloud"] = card_hours * samples["cloud_price_per_card_hour"] * rate
     if "cloud_reserved_price_per_card_hour" in samples:
@@ -239,12 +231,47 @@ def monte_carlo(
             cards,
             samples["facility_w"],
             samples["electricity_per_kwh"],
-            depreciation_years,
-            utilization,
-            it_w,
+            p.depreciation_years,
+            p.utilization,
+            p.it_w,
             samples["colo_per_kw_month"],
         )
         outputs["cost_owned"] = card_hours * per_card_hour * rate
+    return outputs
+
+
+def monte_carlo(
+    *,
+    training_flop: float,
+    cards: float,
+    peak_flops: float,
+    mfu: Range,
+    prices: UncertainPrices = NO_PRICES,
+    draws: int = DEFAULT_DRAWS,
+    seed: int = DEFAULT_SEED,
+) -> Uncertainty:
+    """P10/P50/P90 of run days and cost for uncertain MFU and prices (see module docstring).
+
+    Units: `training_flop` FLOP, `peak_flops` FLOP/s per card, `mfu` fraction; `prices` in USD
+    (per card-hour, per kWh, per IT kW-month), capex USD, powers W. The owned cost is computed
+    only when `prices.capex_total_usd` is given, each cloud cost only when its price is.
+    """
+    if not (training_flop > 0 and cards > 0 and peak_flops > 0):
+        raise ScenarioError("Training FLOP, cards and peak FLOP/s must be positive.", "uncertainty")
+    if not 1 <= int(draws) <= limits.MAX_MC_SAMPLES:
+        raise ScenarioError(f"Draws must be between 1 and {limits.MAX_MC_SAMPLES:,}.", "uncertainty.samples")
+    rate = exchange_rate(prices.currency, prices.usd_to_cny)
+    ranges = _ranges(mfu, prices)
+
+    n = int(draws)
+    rng = np.random.default_rng(seed)
+    u = rng.random((len(ranges), n))  # one draw for every input, in a fixed order
+    samples = {name: triangular(u[i], *r) for i, (name, r) in enumerate(ranges.items())}
+
+    seconds = training_flop / (cards * peak_flops * samples["mfu"])
+    days = seconds / SECONDS_PER_DAY
+    card_hours = cards * seconds / 3600.0
+    outputs: dict[str, np.ndarray] = {"days": days, **_costs(samples, card_hours, cards, prices, rate)}
 
     drivers: dict[str, dict[str, dict[str, float]]] = {}
     main: dict[str, str | None] = {}
@@ -254,7 +281,7 @@ def monte_carlo(
     return Uncertainty(
         seed=int(seed),
         draws=n,
-        currency=currency,
+        currency=prices.currency,
         days=_percentiles(days),
         cost_owned=_percentiles(outputs["cost_owned"]) if "cost_owned" in outputs else None,
         cost_cloud=_percentiles(outputs["cost_cloud"]) if "cost_cloud" in outputs else None,

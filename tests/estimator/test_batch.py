@@ -95,6 +95,17 @@ def test_bad_rows_are_flagged_not_raised():
     assert "fixed layout does not divide the cards" in errors[1]
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_a_row_without_a_time_sends_no_nan_to_the_drive_counts():
+    """The row that cannot be planned has no time, so no tokens/s: its storage is counted without a
+    read demand instead of casting NaN to an integer drive count (numpy's "invalid value
+    encountered in cast"), and the planned rows are as before."""
+    base = {**BASE, "cluster": {"cards": 64}, "parallelism": {"tp": 8, "pp": 4}}
+    out = evaluate_columns(base, {"cluster.cards": np.array([64.0, 80.0, 128.0])})
+    assert out["ok"].tolist() == [True, False, True]
+    assert np.isnan(out["cost.capex.storage"][1]) and out["cost.capex.storage"][0] > 0
+
+
 def _layout_matches(out, i, result):
     """The row's layout columns are estimate()'s parallelism section (NaN where nothing fits)."""
     par = result["parallelism"]

@@ -7,6 +7,8 @@ from estimator.errors import ScenarioError
 from estimator.money.cost import (
     DEFAULT_DEPRECIATION_YEARS,
     HOURS_PER_MONTH,
+    CapexBill,
+    RunningPrices,
     break_even_months,
     capex_usd,
     cost,
@@ -15,33 +17,34 @@ from estimator.money.cost import (
 
 # One HGX/DGX-class H100 node, Freakonomics-sheet price (reference section 4, Aug 2024): $310,000
 # with 8 GPUs and 8 x 400G NICs; 6.2 kW IT, PUE 1.2 -> 7.44 kW facility; $0.10/kWh; 4-year life.
-NODE = {
-    "cards": 8,
-    "nodes": 1,
-    "it_w": 6200.0,
-    "facility_w": 7440.0,
-    "server_price_usd": 310_000.0,
-    "electricity_usd_per_kwh": 0.10,
-    "depreciation_years": 4,
-}
+NODE_BILL = CapexBill(cards=8, nodes=1, server_price_usd=310_000.0)
+NODE_RUNNING = {"electricity_usd_per_kwh": 0.10, "depreciation_years": 4}
+
+
+def node_cost(hours, **running):
+    """The node above over `hours`, with its running prices changed by `running`."""
+    prices = RunningPrices(**{**NODE_RUNNING, **running})
+    return cost(NODE_BILL, hours, it_w=6200.0, facility_w=7440.0, running=prices)
 
 
 def test_capex_by_category_hand_computed():
     c = capex_usd(
-        nodes=4,
-        server_price_usd=310_000,
-        switches=2,
-        switch_price_usd=36_000,
-        transceivers=64,
-        transceiver_price_usd=700,
-        cables=32,
-        cable_price_usd=100,
-        nic_ports=0,
-        nic_port_price_usd=1_000,
-        drives=10,
-        drive_price_usd=2_000,
-        storage_nodes=2,
-        storage_node_price_usd=20_000,
+        CapexBill(
+            nodes=4,
+            server_price_usd=310_000,
+            switches=2,
+            switch_price_usd=36_000,
+            transceivers=64,
+            transceiver_price_usd=700,
+            cables=32,
+            cable_price_usd=100,
+            nic_ports=0,
+            nic_port_price_usd=1_000,
+            drives=10,
+            drive_price_usd=2_000,
+            storage_nodes=2,
+            storage_node_price_usd=20_000,
+        )
     )
     assert c["compute"] == 1_240_000
     assert c["network"] == 72_000 + 44_800 + 3_200
@@ -50,12 +53,12 @@ def test_capex_by_category_hand_computed():
 
 
 def test_cards_priced_separately():
-    c = capex_usd(nodes=2, server_price_usd=50_000, cards=16, card_price_usd=25_000)
+    c = capex_usd(CapexBill(nodes=2, server_price_usd=50_000, cards=16, card_price_usd=25_000))
     assert c["compute"] == 2 * 50_000 + 16 * 25_000
 
 
 def test_owned_per_card_hour_and_run_hand_computed():
-    r = cost(hours=720, cloud_usd_per_card_hour=2.5, cloud_reserved_usd_per_card_hour=1.8, **NODE)
+    r = node_cost(720, cloud_usd_per_card_hour=2.5, cloud_reserved_usd_per_card_hour=1.8)
     dep_h = 310_000 / (4 * 8760)  # 8.847 USD/h
     energy_h = 7.44 * 0.10  # 0.744 USD/h
     per_card_hour = (dep_h + energy_h) / 8
@@ -71,7 +74,7 @@ def test_owned_per_card_hour_and_run_hand_computed():
 
 
 def test_break_even_months_hand_computed():
-    r = cost(hours=720, cloud_usd_per_card_hour=2.5, **NODE)
+    r = node_cost(720, cloud_usd_per_card_hour=2.5)
     monthly_cloud = 8 * HOURS_PER_MONTH * 2.5  # 14,600
     monthly_opex = 7.44 * 0.10 * HOURS_PER_MONTH  # 543.12
     expected = 310_000 / (monthly_cloud - monthly_opex)  # ~22 months
@@ -80,19 +83,19 @@ def test_break_even_months_hand_computed():
 
 
 def test_break_even_never_when_cloud_is_cheaper_than_running():
-    r = cost(hours=10, cloud_usd_per_card_hour=0.05, **NODE)
+    r = node_cost(10, cloud_usd_per_card_hour=0.05)
     assert r.to_dict()["cloud_break_even_months"] is None
     assert np.isinf(break_even_months(1e6, 8, 0.0, 100.0))
 
 
 def test_no_cloud_price_gives_none():
-    d = cost(hours=10, **NODE).to_dict()
+    d = node_cost(10).to_dict()
     assert d["run"]["cloud"] is None and d["cloud_break_even_months"] is None
 
 
 def test_cny_converts_money_not_months():
-    usd = cost(hours=720, cloud_usd_per_card_hour=2.5, **NODE).to_dict()
-    cny = cost(hours=720, cloud_usd_per_card_hour=2.5, currency="CNY", usd_to_cny=7.0, **NODE).to_dict()
+    usd = node_cost(720, cloud_usd_per_card_hour=2.5).to_dict()
+    cny = node_cost(720, cloud_usd_per_card_hour=2.5, currency="CNY", usd_to_cny=7.0).to_dict()
     assert cny["currency"] == "CNY"
     assert cny["capex"]["total"] == pytest.approx(7.0 * usd["capex"]["total"])
     assert cny["run"]["owned"] == pytest.approx(7.0 * usd["run"]["owned"])
@@ -101,9 +104,9 @@ def test_cny_converts_money_not_months():
 
 
 def test_lower_utilization_raises_owned_cost_and_colo_counts():
-    base = cost(hours=100, **NODE).to_dict()["owned_per_card_hour"]
-    half = cost(hours=100, utilization=0.5, **NODE).to_dict()["owned_per_card_hour"]
-    colo = cost(hours=100, colo_usd_per_kw_month=200, **NODE).to_dict()
+    base = node_cost(100).to_dict()["owned_per_card_hour"]
+    half = node_cost(100, utilization=0.5).to_dict()["owned_per_card_hour"]
+    colo = node_cost(100, colo_usd_per_kw_month=200).to_dict()
     assert half > base
     assert colo["owned_per_card_hour"] == pytest.approx(base + 6.2 * 200 / HOURS_PER_MONTH / 8)
     assert colo["run"]["owned_breakdown"]["facility"] == pytest.approx(100 * 6.2 * 200 / HOURS_PER_MONTH)
@@ -121,28 +124,30 @@ def test_broadcasts_over_sweep_sized_arrays():
     rng = np.random.default_rng(0)
     cards = rng.integers(1, 2000, n) * 8
     r = cost(
-        cards=cards,
-        nodes=cards / 8,
+        CapexBill(
+            cards=cards,
+            nodes=cards / 8,
+            server_price_usd=250_000,
+            switches=cards / 32,
+            switch_price_usd=36_000,
+            transceivers=cards * 2,
+            transceiver_price_usd=700,
+        ),
         hours=rng.uniform(10, 2000, n),
         it_w=cards * 800.0,
         facility_w=cards * 1040.0,
-        server_price_usd=250_000,
-        switches=cards / 32,
-        switch_price_usd=36_000,
-        transceivers=cards * 2,
-        transceiver_price_usd=700,
-        electricity_usd_per_kwh=rng.uniform(0.05, 0.2, n),
-        cloud_usd_per_card_hour=rng.uniform(1.5, 4.0, n),
+        running=RunningPrices(
+            electricity_usd_per_kwh=rng.uniform(0.05, 0.2, n),
+            cloud_usd_per_card_hour=rng.uniform(1.5, 4.0, n),
+        ),
     )
     assert r.run_owned_usd.shape == (n,) and r.cloud_break_even_months.shape == (n,)
     small = cost(
-        cards=np.array([8, 16]),
-        nodes=np.array([1, 2]),
+        CapexBill(cards=np.array([8, 16]), nodes=np.array([1, 2]), server_price_usd=310_000),
         hours=10,
         it_w=np.array([6e3, 12e3]),
         facility_w=np.array([7e3, 14e3]),
-        server_price_usd=310_000,
-        cloud_usd_per_card_hour=0.01,
+        running=RunningPrices(cloud_usd_per_card_hour=0.01),
     )
     assert small.to_dict()["cloud_break_even_months"] == [None, None]
 
@@ -158,7 +163,6 @@ def test_broadcasts_over_sweep_sized_arrays():
     ],
 )
 def test_invalid_inputs_name_the_field(kwargs, field):
-    args = {**NODE, **kwargs}
     with pytest.raises(ScenarioError) as e:
-        cost(hours=10, **args)
+        node_cost(10, **kwargs)
     assert e.value.errors[0].field == field

@@ -5,12 +5,22 @@ import pytest
 from estimator.errors import ScenarioError
 from estimator.model.transformer import Architecture
 from estimator.plan.inference import (
+    Deployment,
     decode_tokens_per_s_bound,
     kv_cache_bytes_per_token,
     kv_replication,
     max_concurrent_sequences,
-    serving,
 )
+from estimator.plan.inference import serving as size
+
+DEPLOYMENT_FIELDS = set(Deployment.__dataclass_fields__)
+
+
+def serving(arch, **kw):
+    """serving with the deployment's fields given flat, as the tests below read."""
+    deployment = Deployment(**{k: v for k, v in kw.items() if k in DEPLOYMENT_FIELDS})
+    return size(arch, deployment, **{k: v for k, v in kw.items() if k not in DEPLOYMENT_FIELDS})
+
 
 # Qwen3-8B config.json: 36 layers, hidden 4096, 32 heads, 8 KV heads, head_dim 128, MLP 12288,
 # vocab 151,936, untied embeddings.

@@ -107,6 +107,22 @@ def test_batched_search_picks_the_one_at_a_time_layout(seed, count, presets, max
     assert checked >= 6 * count
 
 
+def test_any_fits_says_whether_the_search_finds_a_layout():
+    """any_fits (memory only, no step time) is search(p).best is not None, with and without reuse,
+    on sizes from one node (where a 175B model or DeepSeek-V3 cannot fit) to 1,024 nodes."""
+    layout_batch.clear_caches()
+    seen = set()
+    rng = random.Random(7)
+    for doc, problems in _random_cases(7, 10, ["gpt3-175b", "llama-3.1-70b", "deepseek-v3"], 64):
+        extra = _problems(doc, [8, 16, 8 * rng.randint(65, 1024)])
+        problems = problems + [p for p in extra if p.cards not in {q.cards for q in problems}]
+        expected = [search(p).best is not None for p in problems]
+        assert layout_batch.any_fits(problems) == expected, doc
+        assert layout_batch.any_fits(problems, reuse=True) == expected, doc
+        seen.update(expected)
+    assert seen == {True, False}  # both answers were checked
+
+
 def test_reuse_across_accelerators_gives_the_same_layouts():
     """The enumeration and memory kept for the next group and the remembered answers (reuse=True)
     change nothing."""

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from estimator.cluster.network import (
+    Frontend,
     design_fabric,
     fabric_counts,
     leaf_ports,
@@ -159,7 +160,7 @@ def test_bisection_and_oversubscription_fields():
 
 
 def test_frontend_fabric_adds_two_ports_per_node():
-    fab = design_fabric(1024, 64, frontend=True, frontend_port_gbps=200)
+    fab = design_fabric(1024, 64, frontend=Frontend(port_gbps=200))
     fe = fab.frontend
     assert fe is not None and fe.endpoints == 2 * 128
     assert fe.port_gbps == 200 and not fe.rail_optimized

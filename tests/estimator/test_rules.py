@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from estimator.cluster.network import design_fabric, storage_fabric_counts
+from estimator.cluster.network import Frontend, design_fabric, storage_fabric_counts
 from estimator.contract.scenario import Parallelism
 from estimator.dotted import get_path, pop_path, set_path
 from estimator.layout.search import LayoutProblem, evaluate_layout
@@ -238,7 +238,7 @@ def test_fixed_layout_rule_defined_once():
 
 @pytest.mark.parametrize("nodes", [1, 16, 40, 300])
 def test_storage_fabric_scalar_and_vector_agree(nodes):
-    fe = design_fabric(nodes * 8, 64, 1.0, True, 8, 400, frontend=True).frontend
+    fe = design_fabric(nodes * 8, 64, 1.0, True, 8, 400, frontend=Frontend()).frontend
     assert fe is not None and fe.endpoints == 2 * nodes and not fe.rail_optimized
     assert fe.dac_cables == 2 * nodes  # copper to the server
     vec = storage_fabric_counts(np.array([nodes]), 64)

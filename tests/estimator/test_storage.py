@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from estimator.cluster.storage import (
+    StorageInputs,
     checkpoint_bytes,
     checkpoint_write_bytes_per_s,
     dataset_bytes,
@@ -34,7 +35,7 @@ def test_405b_checkpoint_is_about_4_9_tb():
 
 def test_hot_write_bandwidth_for_a_120_s_window():
     assert checkpoint_write_bytes_per_s(4.86e12, 120) == pytest.approx(40.5e9)
-    st = design_storage(**LLAMA3_405B, checkpoint_write_s=120)
+    st = design_storage(**LLAMA3_405B, inputs=StorageInputs(checkpoint_write_s=120))
     assert st.hot.write_bytes_per_s == pytest.approx(40.5e9)
     assert st.hot.write_capability_bytes_per_s >= st.hot.write_bytes_per_s
 
@@ -64,7 +65,10 @@ def test_bytes_per_token_boundary_and_arrays():
 @pytest.mark.parametrize("overhead", [1.25, 3.0])  # 8+2 erasure coding, 3x replication
 def test_warm_capacity_with_protection_overhead(overhead):
     st = design_storage(
-        **LLAMA3_405B, checkpoints_archived=10, warm_overhead=overhead, hdd_capacity_bytes=24e12, max_fill=0.8
+        **LLAMA3_405B,
+        inputs=StorageInputs(
+            checkpoints_archived=10, warm_overhead=overhead, hdd_capacity_bytes=24e12, max_fill=0.8
+        ),
     )
     usable = 15.6e12 * 4.0 + 62.4e12 + 10 * 4.86e12  # raw corpus + tokenized + archive
     assert st.warm.capacity_bytes == pytest.approx(usable)
@@ -91,11 +95,13 @@ def test_no_dominate_note_when_reads_outweigh_checkpoints():
 def test_hot_drives_are_max_of_capacity_and_bandwidth_bounds():
     st = design_storage(
         **LLAMA3_405B,
-        nvme_capacity_bytes=15.36e12,
-        nvme_write_bytes_per_s=4e9,
-        nvme_derating=0.5,
-        hot_overhead=1.25,
-        max_fill=0.8,
+        inputs=StorageInputs(
+            nvme_capacity_bytes=15.36e12,
+            nvme_write_bytes_per_s=4e9,
+            nvme_derating=0.5,
+            hot_overhead=1.25,
+            max_fill=0.8,
+        ),
     )
     hot_cap = 62.4e12 + 5 * 4.86e12
     assert st.hot.capacity_bytes == pytest.approx(hot_cap)
@@ -111,30 +117,32 @@ def test_hot_drives_are_max_of_capacity_and_bandwidth_bounds():
 def test_restart_time_and_restart_target():
     st = design_storage(**LLAMA3_405B)
     assert st.hot.restart_read_s == pytest.approx(4.86e12 / st.hot.read_capability_bytes_per_s)
-    fast = design_storage(**LLAMA3_405B, restart_target_s=10)
+    fast = design_storage(**LLAMA3_405B, inputs=StorageInputs(restart_target_s=10))
     assert fast.hot.read_bytes_per_s == pytest.approx(486e9)
     assert fast.hot.restart_read_s <= 10
 
 
 def test_hot_node_network_bound():
-    st = design_storage(**LLAMA3_405B, hot_node_bytes_per_s=10e9)
+    st = design_storage(**LLAMA3_405B, inputs=StorageInputs(hot_node_bytes_per_s=10e9))
     assert st.hot.nodes >= 5  # 40.5 GB/s over 10 GB/s per storage node
     assert st.hot.write_capability_bytes_per_s >= 40.5e9
 
 
 def test_cache_per_node_prefetch_plus_checkpoint_staging():
-    st = design_storage(**LLAMA3_405B, local_nvme_bytes=30.72e12)
+    st = design_storage(**LLAMA3_405B, inputs=StorageInputs(local_nvme_bytes=30.72e12))
     assert st.cache.prefetch_bytes == pytest.approx(62.4e12 / 2048)
     assert st.cache.checkpoint_staging_bytes == pytest.approx(4.86e12 / 2048)
     assert st.cache.per_node_bytes == pytest.approx((62.4e12 + 4.86e12) / 2048)
     assert st.cache.fits is True
-    small = design_storage(**{**LLAMA3_405B, "nodes": 2}, local_nvme_bytes=3.84e12)
+    small = design_storage(**{**LLAMA3_405B, "nodes": 2}, inputs=StorageInputs(local_nvme_bytes=3.84e12))
     assert small.cache.fits is False
     assert any("lower cache_dataset_fraction" in n for n in small.notes)
 
 
 def test_write_window_longer_than_interval_is_noted():
-    st = design_storage(**LLAMA3_405B, checkpoint_interval_s=100, checkpoint_write_s=120)
+    st = design_storage(
+        **LLAMA3_405B, inputs=StorageInputs(checkpoint_interval_s=100, checkpoint_write_s=120)
+    )
     assert any("never finish" in n for n in st.notes)
 
 
@@ -165,6 +173,10 @@ def test_to_dict_has_contract_fields():
     ],
 )
 def test_bad_inputs_raise_scenario_error(field, value):
+    if field in LLAMA3_405B:
+        args = {**LLAMA3_405B, field: value}
+    else:
+        args = {**LLAMA3_405B, "inputs": StorageInputs(**{field: value})}
     with pytest.raises(ScenarioError) as err:
-        design_storage(**{**LLAMA3_405B, field: value})
+        design_storage(**args)
     assert err.value.errors[0].field == f"storage.{field}"

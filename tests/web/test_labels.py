@@ -21,7 +21,7 @@ from estimator.contract.scenario import Scenario
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
 from estimator.layout.stacks import CHECKPOINT_MODES
 from estimator.layout.steptime.step import BREAKDOWN_KEYS, COMPUTE_TERMS
-from estimator.money.cost import capex_usd
+from estimator.money.cost import CapexBill, capex_usd
 from estimator.plan import advice, diagnose, goodput, starting_config
 from estimator.plan.compose import estimate
 from reports import labels, messages
@@ -69,7 +69,7 @@ def scenario_fields(model=Scenario, prefix: str = "") -> list[str]:
 REGISTRIES = {
     "step terms": (labels.STEP_TERMS, set(BREAKDOWN_KEYS) | set(COMPUTE_TERMS)),
     "memory terms": (labels.MEMORY_TERMS, {f.name for f in dataclasses.fields(MemoryBreakdown)} - {"total"}),
-    "capex parts": (labels.CAPEX_PARTS, set(capex_usd(0, 0)) - {"total"}),
+    "capex parts": (labels.CAPEX_PARTS, set(capex_usd(CapexBill(0, 0))) - {"total"}),
     "settings": (labels.SETTINGS, set(starting_config.TRAINING_SETTINGS)),
     "setting values": (labels.SETTING_VALUES, set(RECOMPUTE_CODES)),
     "sweep axes": (labels.AXES, set(scenario_fields()) - set(labels.NOT_AXES)),

@@ -5,6 +5,7 @@ arrays of candidate layouts (`Candidates`). Submodules, one concern each:
 - gemm: GEMM roofline by shape and dtype, FP8 casts;
 - attention: attention-core FLOPs and fused-kernel efficiency;
 - moe: grouped expert GEMMs, routing and permutation, the dispatch/combine all-to-all;
+- context_parallel: the CP K/V exchange (ring, all-gather, a2a), its overlap, load balance, merges;
 - collectives: ring and hierarchical collectives on the two-level fabric;
 - pipeline: bubble (1F1B interleaved, DualPipe) and point-to-point;
 - step: the composition, with overlap and the slowdown overlapped communication inflicts.

@@ -12,8 +12,12 @@ sequences, head dimension 128), by kernel and chip generation (docs/sources.md#f
   50-60% typical); on Hopper 0.35 (FA2 does not use wgmma/TMA: ~35% of H100 peak).
 - fa3 / cuDNN fused attention on Hopper 0.58 (FlashAttention-3 paper: forward up to 740 TFLOP/s,
   75%; backward 1.5-1.75x FA2's: ~0.55; combined 1:2.5).
-- Blackwell and CDNA3: no published kernel measurement we could verify; assumed as Hopper's FA3
-  (Blackwell) and FA2 on Hopper (CDNA3 CK kernels).
+- fa3 / cuDNN fused attention on Blackwell 0.44: the FlashAttention-4 paper (Zadouri, Dao et al.
+  2026; Together AI blog) reaches 1,605-1,613 TFLOP/s forward on B200 in BF16 (71% of 2.25 PF) and
+  is "up to 1.3x" cuDNN 9.13: cuDNN's forward about 1,235 TFLOP/s, 0.55 of peak. Its backward is
+  bound by shared-memory traffic; taken at Hopper's backward/forward ratio (0.55/0.75): 0.40.
+  Combined 1:2.5: 3.5/(1/0.55 + 2.5/0.40) = 0.44. (Derived, not a direct measurement.)
+- CDNA3: no published kernel measurement we could verify; assumed as FA2 on Hopper (CK kernels).
 - fa-triton, the experimental Triton FlashAttention with an additive bias (ALiBi) that MosaicML's
   MPT models ran (flash_attn_triton.py): FA2 / 1.9 on every chip (FlashAttention-2 paper,
   section 4.1: FA2 is 1.3-2.5x faster than FlashAttention in Triton; the middle of that range).
@@ -21,8 +25,13 @@ sequences, head dimension 128), by kernel and chip generation (docs/sources.md#f
   units as the GEMMs, so it is assumed to reach the chip's GEMM rate (matmul efficiency x training
   fraction): `kernel_efficiency` returns None and the caller uses the GEMM rate.
 The efficiency falls at short sequences (fixed per-tile work and launch): s/(s + ATTENTION_SEQ_HALF)
-(FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K) and with small heads, by kernel
-generation (`head_factor`):
+for causal calls (FA2 paper's sequence sweeps: seq 512 runs at ~0.6 of seq 16K; the FA3 paper's
+H100 forward sweeps at head dimension 128, 512-16K tokens, fit FA2 causal with a half-length of
+390). Non-causal calls (the later steps of a context-parallel ring, whose key chunk lies wholly
+before the queries) lose less: the same sweeps fit s/(s + h) with h = 108 for FA2 (309-370
+TFLOP/s) and 170 / 178 for FA3 / cuDNN (497-648 / 467-595), mean |error| 1-3.5%
+(`NONCAUSAL_SEQ_HALF`, by kernel generation). And with small heads, by kernel generation
+(`head_factor`):
 - FA2-era kernels (fa2, fa-triton): (d/(d+32))/(128/160), head dimension 64 at ~0.83 of 128 in
   the FA2 paper's sweeps;
 - Hopper-generation kernels (fa3: FlashAttention-3 and cuDNN fused attention): the FA3 paper's
@@ -47,7 +56,10 @@ from estimator.arrays import FloatArray, Num, arr
 from estimator.catalog.entries import ASCEND_FAMILIES
 from estimator.model.transformer import Architecture, attended_keys, causal_window_keys
 
-ATTENTION_SEQ_HALF = 384.0  # tokens
+ATTENTION_SEQ_HALF = 384.0  # tokens, causal calls
+# tokens, non-causal calls: FA3 paper H100 hd128 forward sweeps (FA2 108; FA3 170 and cuDNN 178: 174)
+NONCAUSAL_SEQ_HALF = {"fa3": 174.0}
+NONCAUSAL_SEQ_HALF_DEFAULT = 108.0
 BACKWARD_TO_FORWARD_FUSED = 2.5
 BACKWARD_TO_FORWARD_UNFUSED = 2.0
 
@@ -61,25 +73,27 @@ _KERNEL_EFFICIENCY = {
     **{("fa2", family): eff for family, eff in _FA2.items()},
     ("fa3", "ampere"): 0.60,
     ("fa3", "hopper"): 0.58,
-    ("fa3", "blackwell"): 0.58,
+    ("fa3", "blackwell"): 0.44,  # FA4 paper's cuDNN 9.13 forward 0.55 x Hopper's bwd/fwd ratio
     ("fa3", "cdna3"): 0.35,
     **{("fa-triton", family): eff / FA2_OVER_TRITON for family, eff in _FA2.items()},
 }
 
 
 def kernel_efficiency(
-    kernel: str, family: str, seq_kv: Num, head_dim: float, gemm_efficiency: float
+    kernel: str, family: str, seq_kv: Num, head_dim: float, gemm_efficiency: float, causal: bool = True
 ) -> FloatArray:
     """Fraction of 16-bit peak a fused attention kernel reaches (forward + backward combined).
 
     family: the accelerator's catalog `chip_family` (catalog.entries.CHIP_FAMILIES).
     gemm_efficiency: the chip's achievable GEMM fraction of peak, used where the kernel has no
-    measurement of its own (the Ascend generations)."""
+    measurement of its own (the Ascend generations). causal: the call applies the causal mask
+    (False for a ring step over an earlier key chunk: a shorter half-length)."""
     ascend = family in ASCEND_FAMILIES
     if kernel == "ascend-fa" and not ascend:
         kernel = "fa2"
     base = gemm_efficiency if ascend else _KERNEL_EFFICIENCY[kernel, family]
-    seq_factor = arr(seq_kv) / (arr(seq_kv) + ATTENTION_SEQ_HALF)
+    half = ATTENTION_SEQ_HALF if causal else NONCAUSAL_SEQ_HALF.get(kernel, NONCAUSAL_SEQ_HALF_DEFAULT)
+    seq_factor = arr(seq_kv) / (arr(seq_kv) + half)
     padding = head_dim / padded_head_dim(kernel, head_dim)
     return arr(base * seq_factor * head_factor(kernel, family, head_dim) * padding)
 

@@ -26,8 +26,10 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
   the same bytes as all-gathers and reduce-scatters; Korthikanti et al. 2022), 2 more per recomputed
   forward; each moves 2(t-1)/t of the T·h 16-bit activation. Hidden behind the layer's GEMMs when
   the stack pipelines them (tp_comm_overlap).
-- cp_comm: ring context parallel moves (cp-1)/cp of the sequence's K and V per layer forward, twice
-  in backward, once more per recomputed forward; it hides behind the attention core.
+- cp_comm: `context_parallel`: the K/V ring, all-gather or all-to-all of the stack's cp_comm_type,
+  each ring step hidden only behind that step's attention compute; the attention term adds the
+  merge of the ring's partial outputs, runs the kernel at the chunk lengths of the ring's calls and
+  pays the causal load imbalance where the stack does not balance the chunks.
 - ep_comm: hidden behind the other micro-batch's layer compute with ep_comm_overlap or DualPipe.
 - pp_comm: `pipeline`; hidden behind the stage's compute with the interleaved schedule and
   overlap_p2p_comm, or DualPipe.
@@ -48,6 +50,7 @@ from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
 from estimator.layout.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
 from estimator.layout.steptime import attention as att
+from estimator.layout.steptime import context_parallel as cpx
 from estimator.layout.steptime.ascend import (
     ascend_score_dims,
     is_ascend,
@@ -142,35 +145,85 @@ def _fabric(problem: LayoutProblem) -> Fabric:
     )
 
 
+def _attention_passes(problem: LayoutProblem, c: Candidates) -> tuple[FloatArray, FloatArray]:
+    """(forward passes, backward-to-forward ratio) of the attention core per layer and micro-batch:
+    the forward, the recomputed forward (full recompute, or selective where the stack's modules
+    re-run the core) and the backward."""
+    stack = problem.stack
+    if stack.flash_attention:
+        again = (c.rc == 1) * ("core_attn" in stack.selective_recompute)
+        return arr(c.forward_passes + again), arr(att.backward_ratio(True) + 0.0 * c.tp)
+    again = (c.rc == 1).astype(float) * recomputes_scores(stack.selective_recompute)
+    return arr(c.forward_passes + again), arr(att.backward_ratio(False) + 0.0 * c.tp)
+
+
 def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rates) -> FloatArray:
-    """Time of the attention core of one layer and micro-batch on one card (s)."""
-    arch, s = problem.arch, float(problem.seq_len)
-    fused = problem.stack.flash_attention
-    fwd = att.forward_flop_per_token(arch, s, fused) * tokens / c.tp
-    if fused:
-        again = (c.rc == 1) * ("core_attn" in problem.stack.selective_recompute)
-        passes = c.forward_passes + again + att.backward_ratio(True)
+    """Time of the attention core of one layer and micro-batch on one card (s).
+
+    Under context parallelism a fused kernel runs on the chunk lengths of the ring's steps
+    (context_parallel.kernel_lengths) and the busiest rank's causal work is the load-balance factor
+    of the mean."""
+    arch, s, stack = problem.arch, float(problem.seq_len), problem.stack
+    fwd = att.forward_flop_per_token(arch, s, stack.flash_attention) * tokens / c.tp
+    n_fwd, bwd = _attention_passes(problem, c)
+    if stack.flash_attention:
+        passes = n_fwd + bwd
+        ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
+        balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
         dims = att.score_dims(arch)
-        if problem.stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family):
+        if stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family):
             dims = ascend_score_dims(*dims)  # MLA: the value padded to the query's head size
         # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
         total = arr(0.0)
         for share, span, keys in att.layer_kinds(arch, s):
-            eff = att.kernel_efficiency(
-                problem.stack.attention_kernel,
-                problem.accelerator.chip_family,
-                np.minimum(s / c.cp, span),
-                arch.head_dim,
-                r.bf16 / r.peak16,
-            )
+            inverse = arr(0.0)
+            for work, length, causal in cpx.kernel_lengths(s, ring, stack.cp_load_balance):
+                eff = att.kernel_efficiency(
+                    stack.attention_kernel,
+                    problem.accelerator.chip_family,
+                    np.minimum(length, span),
+                    arch.head_dim,
+                    r.bf16 / r.peak16,
+                    causal,
+                )
+                inverse = inverse + work / eff
             flop = 2.0 * keys * arch.num_attention_heads * sum(dims) * tokens / c.tp
-            total = total + share * flop * passes / (r.peak16 * eff)
+            total = total + share * flop * passes * balance * inverse / r.peak16
         return total
-    # selective recompute re-runs the scores where the stack's modules include them
-    selective = (c.rc == 1).astype(float) * recomputes_scores(problem.stack.selective_recompute)
-    flop = fwd * (c.forward_passes + att.backward_ratio(False) + selective)
+    flop = fwd * (n_fwd + bwd)
     softmax = tokens * SOFTMAX_SCORE_BYTES * arch.num_attention_heads * s / c.tp
+    selective = n_fwd - c.forward_passes
     return arr(flop / r.bf16 + softmax * (c.passes + selective) / r.hbm)
+
+
+def _cp_terms(
+    problem: LayoutProblem, c: Candidates, tokens: Num, t_att: FloatArray, fab: Fabric, r: _Rates
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(raw, exposed, merge) seconds of one layer's context-parallel exchange and partial-result
+    merge per micro-batch on one card (steptime.context_parallel)."""
+    arch, stack = problem.arch, problem.stack
+    d_qk, d_v = att.score_dims(arch)
+    if arch.is_mla:
+        kv_elems = arch.num_attention_heads * (d_qk + d_v)
+    else:
+        kv_heads = arch.num_attention_heads if stack.cp_repeat_kv else arch.num_key_value_heads
+        kv_elems = 2.0 * kv_heads * arch.head_dim
+    n_fwd, bwd = _attention_passes(problem, c)
+    per_pass = t_att / (n_fwd + bwd)
+    shape = cpx.CpShape(
+        cp=c.cp,
+        tp=c.tp,
+        tokens=arr(tokens / c.tp),  # TP splits the heads: each card exchanges its heads' share
+        kv_elems=float(kv_elems),
+        q_elems=float(arch.num_attention_heads * d_v),
+        t_fwd=per_pass,
+        t_bwd=arr(per_pass * bwd),
+        ring=cpx.ring_size(c.cp, stack.cp_comm_type, fab.domain, c.tp),
+    )
+    raw, exposed = cpx.exchange_s(shape, fab, stack.cp_comm_type, stack.cp_merge, n_fwd)
+    merge = cpx.merge_s(shape, stack.cp_merge, n_fwd, r.hbm)
+    on = c.cp > 1
+    return arr(np.where(on, raw, 0.0)), arr(np.where(on, exposed, 0.0)), arr(np.where(on, merge, 0.0))
 
 
 def _weight_casts(c: Candidates, stack: StackProfile, passes: Num) -> FloatArray:
@@ -287,16 +340,9 @@ def _layer_terms(
     raw_tp = raw_tp_attention + raw_tp_mlp
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
     ascend_mc2 = stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family)
-    # context parallel: K and V of the whole sequence, hidden behind the attention core
-    if arch.is_mla:
-        kv_dim = arch.num_attention_heads * sum(att.score_dims(arch))
-    else:
-        kv_dim = 2.0 * arch.num_key_value_heads * arch.head_dim
-    cp_bytes = (c.cp - 1.0) / c.cp * s * c.mbs * kv_dim * 2.0 / c.tp * (3.0 + c.rf)
-    cp_bw = (
-        np.where(c.tp * c.cp <= fab.domain, group_bandwidth(fab, 2.0), fab.nic) * fab.eta
-    )  # ring: one peer
-    raw_cp = np.where(c.cp > 1, cp_bytes / cp_bw, 0.0)
+    # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
+    raw_cp, exposed_cp, t_merge = _cp_terms(problem, c, tokens, t_att, fab, r)
+    terms["attention"] = t_att + t_merge
     # expert parallel all-to-all, hidden behind the other micro-batch's compute of this layer
     if moe:
         raw_ep = all_to_all_s(
@@ -336,7 +382,7 @@ def _layer_terms(
     hidden: dict[str, Num] = {}
     for name, raw, window in (
         ("tp_comm", raw_tp, tp_window),
-        ("cp_comm", raw_cp, t_att),
+        ("cp_comm", raw_cp, raw_cp - exposed_cp),
         ("ep_comm", raw_ep, ep_window),
     ):
         exposed = arr(np.maximum(raw - window, 0.0))

@@ -1,0 +1,71 @@
+"""The scenario contract's building blocks (docs/architecture.md#scenario-contract): strict JSON
+numbers (`Num`, `Int`: no strings, booleans, NaN or Infinity), the frozen section base (`_Section`,
+unknown keys refused), the price-book reference pattern, and the mapping of a pydantic error onto
+a dotted field path and one sentence (`_path`, `_message`). Used by `scenario` and its sections and
+by `price_book`; pydantic only, nothing of the core.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Final
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic_core import ErrorDetails
+
+# "<team slug>/<book slug>" with an optional "@<version>": a price book (estimator.contract.price_book)
+PRICE_BOOK_REFERENCE: Final = r"[a-z0-9][a-z0-9_-]{0,49}/[a-z0-9][a-z0-9_-]{0,49}(@[1-9][0-9]{0,8})?"
+
+
+def _number(value: Any) -> Any:
+    """JSON numbers only: refuse strings and booleans that lax parsing would coerce."""
+    if isinstance(value, (bool, str)):
+        raise ValueError("must be a JSON number, not a string or boolean")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("must be a finite number (NaN and Infinity are not allowed)")
+    return value
+
+
+def _integer(value: Any) -> Any:
+    value = _number(value)
+    if isinstance(value, float):
+        if value != int(value):
+            raise ValueError("must be a whole number")
+        return int(value)
+    return value
+
+
+def _book_reference(value: str) -> str:
+    if re.fullmatch(PRICE_BOOK_REFERENCE, value) is None:
+        raise ValueError("must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase slugs)")
+    return value
+
+
+Num = Annotated[float, BeforeValidator(_number)]
+Int = Annotated[int, BeforeValidator(_integer)]
+
+
+def _pos(le: float, **kw: Any) -> Any:
+    return Field(gt=0, le=le, **kw)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+def _path(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if not (isinstance(p, str) and p in {"str", "InlineAccelerator"})]
+    return ".".join(parts)
+
+
+def _message(err: ErrorDetails) -> str:
+    msg = str(err.get("msg", "is invalid"))
+    for prefix in ("Value error, ", "Assertion failed, "):
+        if msg.startswith(prefix):
+            msg = msg[len(prefix) :]
+    if err.get("type") == "extra_forbidden":
+        return "is not a field of the scenario contract"
+    if err.get("type") == "missing":
+        return "is required"
+    return msg[0].lower() + msg[1:] if msg else msg
