@@ -21,6 +21,7 @@ from estimator.layout.memory import (
     selective_saves_memory,
 )
 from estimator.layout.stacks import STACKS, StackProfile
+from estimator.layout.steptime.ascend import ASCEND_MC2_EXPOSED_FRACTION, ASCEND_TRAINING_GEMM_FRACTION
 from estimator.layout.steptime.constants import (
     EXPERT_GEMM_OVERHEAD_S,
     EXPERT_HOST_S,
@@ -52,6 +53,9 @@ class LayoutProblem:
     estimator.layout.steptime (override for what-if studies and calibration only).
     compute_factor: a pilot run's compute-efficiency factor (estimator.plan.calibration), scaling
     every compute rate of the step (GEMM, attention, HBM streaming); 1.0 = the model as published.
+    mc2_exposed_fraction: share of the MC2-pipelined tensor-parallel collectives that stays exposed
+    on Ascend; ascend_gemm_fraction: gemm_fraction's Ascend counterpart (both
+    estimator.layout.steptime.ascend; override for calibration only).
     """
 
     arch: Architecture
@@ -78,6 +82,8 @@ class LayoutProblem:
     model_flop_per_token: float | None = None
     compute_factor: float = 1.0
     expert_host_s: float = EXPERT_HOST_S
+    mc2_exposed_fraction: float = ASCEND_MC2_EXPOSED_FRACTION
+    ascend_gemm_fraction: float = ASCEND_TRAINING_GEMM_FRACTION
 
     def __post_init__(self) -> None:
         errors = []

@@ -24,6 +24,7 @@ from typing import Any
 from estimator.errors import ScenarioError
 from estimator.layout.search import LayoutEval, LayoutProblem, search
 from estimator.layout.steptime import LINK_EFFICIENCY
+from estimator.layout.steptime.ascend import training_gemm_fraction
 from estimator.plan.evidence import observations
 
 #: Exposed communication terms of the breakdown: what a profiler reports as communication wait.
@@ -144,7 +145,9 @@ def evaluate_pinned(problem: LayoutProblem) -> LayoutEval:
 def compute_factor_max(problem: LayoutProblem) -> float:
     """The compute factor at which the calibrated GEMM rate reaches the chip's peak:
     1 / (matmul efficiency · GEMM fraction) (estimator.layout.steptime.gemm.gemm_rate)."""
-    return 1.0 / (problem.accelerator.matmul_efficiency * problem.gemm_fraction)
+    acc = problem.accelerator
+    g = training_gemm_fraction(acc.chip_family, problem.gemm_fraction, problem.ascend_gemm_fraction)
+    return 1.0 / (acc.matmul_efficiency * g)
 
 
 def fit_factors(problem: LayoutProblem, layout: LayoutEval, measured: Measured, path: str) -> Factors:

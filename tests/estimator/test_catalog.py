@@ -173,8 +173,10 @@ def test_named_figures():
 
 
 def test_matmul_efficiency_is_physical():
+    # at most 0.95: the 910B's measured MAMF is 322.5 of its 354 TFLOP/s (0.91; mamf-finder on a
+    # 910B2C), the highest measured fraction in the catalog
     for aid, acc in catalog.accelerators().items():
-        assert 0.4 < acc.matmul_efficiency <= 0.9, aid
+        assert 0.4 < acc.matmul_efficiency <= 0.95, aid
     for aid in ("a100-sxm-80gb", "h100-sxm", "h200-sxm"):
         assert 0.75 <= catalog.accelerator(aid).matmul_efficiency <= 0.85
 

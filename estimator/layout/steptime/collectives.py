@@ -5,6 +5,11 @@ direction), nic (scale-out bytes/s per card), cross (cross-leaf oversubscription
 leaf_cards (cards whose NICs share a leaf or rail group). Ring algorithms (NCCL/HCCL): an
 all-reduce moves 2(n-1)/n of the buffer per card, a reduce-scatter or all-gather half that
 (Patarasuk & Yuan 2009; nccl-tests' bus-bandwidth convention). Seconds, bytes.
+
+mesh_links: the scale-up domain is a full mesh of point-to-point links instead of a switch (Ascend
+910B's HCCS: 8 NPUs, 7 links each; estimator.layout.steptime.ascend.mesh_links); 0 = switched. In a
+full mesh a card reaches its g-1 peers over g-1 dedicated links, each 1/mesh_links of its scale-up
+bandwidth (`group_bandwidth`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,18 @@ class Fabric:
     cross: float
     leaf_cards: float
     eta: float
+    mesh_links: float = 0.0
+
+
+def group_bandwidth(fab: Fabric, peers: Num) -> FloatArray:
+    """Scale-up bytes/s per card and direction for a collective among `peers` cards of one domain
+    (nominal, before link efficiency): all of bw_up behind a switch; in a full mesh of mesh_links
+    links per card, min(peers - 1, mesh_links) of them (HCCL's mesh algorithms send to every peer
+    at once over its own link; a ring or a point-to-point send uses one)."""
+    if fab.mesh_links <= 0:
+        return arr(fab.bw_up + 0.0 * arr(peers))
+    used = np.clip(arr(peers) - 1.0, 1.0, fab.mesh_links)
+    return arr(fab.bw_up * used / fab.mesh_links)
 
 
 def latency_s(n: Num, stride: Num, fab: Fabric, kind: str) -> FloatArray:
@@ -53,7 +70,7 @@ def hierarchical_allreduce_s(nbytes: Num, n: Num, stride: Num, fab: Fabric) -> F
     stride = np.asarray(stride, dtype=float)
     n_in = np.clip(np.floor(fab.domain / stride), 1.0, n)
     n_out = n / n_in
-    t_in = 2.0 * (n_in - 1.0) / n_in * nbytes / (fab.bw_up * fab.eta)
+    t_in = 2.0 * (n_in - 1.0) / n_in * nbytes / (group_bandwidth(fab, n_in) * fab.eta)
     shard = nbytes / n_in
     n_groups = np.clip(np.ceil(n * stride / fab.leaf_cards), 1.0, n_out)
     n_leaf = n_out / n_groups

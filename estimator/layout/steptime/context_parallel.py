@@ -61,7 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.steptime.collectives import Fabric
+from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.constants import ALPHA_NIC_S, ALPHA_SCALEUP_S
 
 CP_COMM_TYPES = ("p2p", "allgather", "a2a", "a2a+p2p")
@@ -126,11 +126,13 @@ def ring_size(cp: Num, comm_type: str, domain: float, tp: Num) -> FloatArray:
     return cp_a
 
 
-def _link(shape: CpShape, fab: Fabric) -> tuple[FloatArray, FloatArray]:
+def _link(shape: CpShape, fab: Fabric, peers: Num = 2.0) -> tuple[FloatArray, FloatArray]:
     """(bytes/s, latency s) of one CP transfer: the scale-up link while the tp·cp ranks fit one
-    domain, else the NIC (the ring's cross-domain hops set each step)."""
+    domain, else the NIC (the ring's cross-domain hops set each step). In a full-mesh domain (910B
+    HCCS) a transfer to `peers` - 1 ranks uses that many links (collectives.group_bandwidth): one
+    for a ring step."""
     inside = shape.tp * shape.cp <= fab.domain
-    return arr(np.where(inside, fab.bw_up, fab.nic) * fab.eta), arr(
+    return arr(np.where(inside, group_bandwidth(fab, peers), fab.nic) * fab.eta), arr(
         np.where(inside, ALPHA_SCALEUP_S, ALPHA_NIC_S)
     )
 
@@ -154,7 +156,7 @@ def _exchange_overlapped_s(
     shape: CpShape, fab: Fabric, comm_type: str, merge: str, forward_passes: Num
 ) -> tuple[FloatArray, FloatArray]:
     """(raw, exposed) of `exchange_s` with each transfer hidden behind its ring step (s)."""
-    bw, alpha = _link(shape, fab)
+    bw, alpha = _link(shape, fab, shape.cp if comm_type == "a2a" else 2.0)
     n_f = arr(forward_passes)
     if comm_type == "a2a":
         raw = n_f * _a2a_s(shape, bw, alpha) + _a2a_s(shape, bw, alpha)
@@ -176,7 +178,7 @@ def _exchange_overlapped_s(
         bwd_exp = (n - 1.0) * np.maximum(x + x_d - step_b, 0.0) + x_d
         fwd_raw, bwd_raw = (n - 1.0) * x, (n - 1.0) * (x + x_d) + x_d
     # the hierarchical a2a stage stays inside the scale-up domain (g = domain/tp ranks)
-    up = arr(fab.bw_up * fab.eta + 0.0 * bw)
+    up = arr(group_bandwidth(fab, group) * fab.eta + 0.0 * bw)
     a2a = np.where(group > 1, _a2a_s(shape, up, arr(ALPHA_SCALEUP_S + 0.0 * bw), group), 0.0)
     raw = n_f * (fwd_raw + a2a) + bwd_raw + a2a
     exposed = n_f * (fwd_exp + a2a) + bwd_exp + a2a

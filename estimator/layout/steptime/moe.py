@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.steptime.collectives import Fabric
+from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.constants import (
     ALPHA_NIC_S,
     ALPHA_SCALEUP_S,
@@ -174,7 +174,7 @@ def all_to_all_s(
     else:
         remote = k * (ep - ep_in) / ep
     cross_frac = np.clip(1.0 - fab.leaf_cards / (ep * stride), 0.0, 1.0)
-    t_in = sent * in_copies * h * bytes_per / (fab.bw_up * fab.eta)
+    t_in = sent * in_copies * h * bytes_per / (group_bandwidth(fab, ep_in) * fab.eta)
     t_out = sent * remote * h * bytes_per / (fab.nic * fab.eta) * np.maximum(1.0, cross_frac * fab.cross)
     latency = (ep_in - 1.0) * ALPHA_SCALEUP_S + np.where(nodes > 1, ALPHA_NIC_S, 0.0)
     return arr(np.where(ep > 1, arr(n_a2a) * (np.maximum(t_in, t_out) + latency), 0.0))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.steptime.collectives import Fabric
+from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 
 
 def bubble_s(pp: Num, v: Num, t_stage: Num, dualpipe: bool) -> FloatArray:
@@ -42,7 +42,7 @@ def p2p_s(tokens: Num, hidden: float, tp: Num, cp: Num, dp: Num, pp: Num, v: Num
     bw = (
         np.where(
             2.0 * neighbour <= fab.domain,
-            fab.bw_up,
+            group_bandwidth(fab, 2.0),  # one peer: a single link of a full mesh
             fab.nic / np.where(np.asarray(pp) * neighbour > fab.leaf_cards, fab.cross, 1.0),
         )
         * fab.eta

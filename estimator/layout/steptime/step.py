@@ -52,8 +52,15 @@ from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
 from estimator.layout.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
 from estimator.layout.steptime import attention as att
 from estimator.layout.steptime import context_parallel as cpx
+from estimator.layout.steptime.ascend import (
+    ascend_score_dims,
+    is_ascend,
+    mc2_tp_exposed_s,
+    mesh_links,
+    training_gemm_fraction,
+)
 from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.collectives import Fabric
+from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.constants import (
     COMM_SM_FRACTION,
     ELEMENTWISE_H_BYTES,
@@ -118,7 +125,8 @@ def _rates(problem: LayoutProblem) -> _Rates:
     acc = problem.accelerator
     fp8 = problem.precision == "fp8" and bool(acc.peak_flops_fp8)
     peak16 = acc.peak_flops("fp32") if problem.precision == "fp32" else acc.peak_flops_bf16
-    eff, g = acc.matmul_efficiency, problem.gemm_fraction
+    eff = acc.matmul_efficiency
+    g = training_gemm_fraction(acc.chip_family, problem.gemm_fraction, problem.ascend_gemm_fraction)
     # a pilot run's calibration (estimator.plan.calibration) scales every compute rate alike; the
     # fused-attention efficiency reads the ratio bf16 / peak16, which it leaves unchanged
     k = problem.compute_factor
@@ -140,6 +148,7 @@ def _fabric(problem: LayoutProblem) -> Fabric:
         cross=problem.cross_leaf_bandwidth_factor,
         leaf_cards=problem.nodes_per_leaf_group * problem.cards_per_node,
         eta=problem.link_efficiency,
+        mesh_links=mesh_links(problem.accelerator.chip_family, float(problem.domain_cards)),
     )
 
 
@@ -168,6 +177,9 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
         passes = n_fwd + bwd
         ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
         balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
+        dims = att.score_dims(arch)
+        if stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family):
+            dims = ascend_score_dims(*dims)  # MLA: the value padded to the query's head size
         # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
         total = arr(0.0)
         for share, span, keys in att.layer_kinds(arch, s):
@@ -182,7 +194,7 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
                     causal,
                 )
                 inverse = inverse + work / eff
-            flop = 2.0 * keys * arch.num_attention_heads * sum(att.score_dims(arch)) * tokens / c.tp
+            flop = 2.0 * keys * arch.num_attention_heads * sum(dims) * tokens / c.tp
             total = total + share * flop * passes * balance * inverse / r.peak16
         return total
     flop = fwd * (n_fwd + bwd)
@@ -330,11 +342,11 @@ def _layer_terms(
     # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
     n_coll = 4.0 + 2.0 * c.rf
     mlp_group = c.etp if moe and not arch.n_shared_experts else c.tp
-    raw_tp = 0.5 * (
-        _tp_collectives_s(c.tp, tokens, h, n_coll, fab)
-        + _tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
-    )
+    raw_tp_attention = 0.5 * _tp_collectives_s(c.tp, tokens, h, n_coll, fab)
+    raw_tp_mlp = 0.5 * _tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
+    raw_tp = raw_tp_attention + raw_tp_mlp
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
+    ascend_mc2 = stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family)
     # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
     raw_cp, exposed_cp, t_merge = _cp_terms(problem, c, tokens, t_att, fab, r)
     terms["attention"] = t_att + t_merge
@@ -383,6 +395,10 @@ def _layer_terms(
         exposed = arr(np.maximum(raw - window, 0.0))
         terms[name] = exposed
         hidden[name] = arr(raw - exposed)
+    if ascend_mc2:
+        terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
+            raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
+        )
     floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
     terms["host_floor"] = _host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
     return terms, hidden
@@ -404,7 +420,7 @@ def _tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabri
     """n_coll ring all-reduces (or all-gather + reduce-scatter pairs) of tokens·h 16-bit values over a
     tensor-parallel group, 2(g-1)/g of the bytes per card, plus 2 us per ring step (s)."""
     g = arr(group)
-    bw = np.where(g <= fab.domain, fab.bw_up, fab.nic) * fab.eta
+    bw = np.where(g <= fab.domain, group_bandwidth(fab, g), fab.nic) * fab.eta
     raw = n_coll * (2.0 * (g - 1.0) / g * tokens * h * 2.0 / bw) + n_coll * 2.0 * (g - 1.0) * 2e-6
     return arr(np.where(g > 1, raw, 0.0))
 
