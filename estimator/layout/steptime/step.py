@@ -81,6 +81,7 @@ from estimator.layout.steptime.moe import (
     host_issue_s,
     routing_time_s,
 )
+from estimator.layout.steptime.moe_core06 import core06_experts_s
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.model.transformer import mlp_matrices, stage_param_counts
 
@@ -330,7 +331,9 @@ def _layer_terms(
             per_gemm_s=per_gemm,
             weight_casts=_weight_casts(c, stack, c.passes),
         )
-        terms["moe_experts"] = expert_time_s(gemm, arch)
+        terms["moe_experts"] = core06_experts_s(
+            expert_time_s(gemm, arch), stack.moe_core06, problem.core06_expert_factor
+        )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
             host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
