@@ -34,7 +34,10 @@ def test_the_fit_uses_the_four_gpu_reference_rows_and_reproduces_the_constant() 
 def test_the_factor_slows_an_ascend_moe_row_and_leaves_its_dense_rows() -> None:
     models, runs = published_runs()
     by_id = {r["id"]: r for r in runs}
-    for rid, moves in (("mixtral-8x7b-64x910b-32k-mindspeed", True), ("llama2-7b-8x910b-4k-mindspeed", False)):
+    for rid, moves in (
+        ("mixtral-8x7b-64x910b-32k-mindspeed", True),
+        ("llama2-7b-8x910b-4k-mindspeed", False),
+    ):
         run = by_id[rid]
         off = copy.deepcopy(run)
         off["stack_overrides"] = {**run.get("stack_overrides", {}), "moe_core06": False}
