@@ -57,6 +57,7 @@ from estimator.layout.steptime.ascend import (
     is_ascend,
     mc2_tp_exposed_s,
     mesh_links,
+    mla_layout_s,
     training_gemm_fraction,
 )
 from estimator.layout.steptime.candidates import Candidates
@@ -82,6 +83,7 @@ from estimator.layout.steptime.moe import (
     host_issue_s,
     routing_time_s,
 )
+from estimator.layout.steptime.moe_core06 import core06_experts_s
 from estimator.layout.steptime.mtp import mtp_hidden, with_mtp
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.model.transformer import mlp_matrices, stage_param_counts
@@ -166,6 +168,11 @@ def _attention_passes(problem: LayoutProblem, c: Candidates) -> tuple[FloatArray
     return arr(c.forward_passes + again), arr(att.backward_ratio(False) + 0.0 * c.tp)
 
 
+def _ascend_fa(problem: LayoutProblem) -> bool:
+    """The stack runs CANN FlashAttention on an Ascend chip."""
+    return problem.stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family)
+
+
 def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rates) -> FloatArray:
     """Time of the attention core of one layer and micro-batch on one card (s).
 
@@ -180,7 +187,7 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
         ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
         balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
         dims = att.score_dims(arch)
-        if stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family):
+        if _ascend_fa(problem):
             dims = ascend_score_dims(*dims)  # MLA: the value padded to the query's head size
         # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
         total = arr(0.0)
@@ -305,6 +312,7 @@ def _layer_terms(
     act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
     rep = np.where(c.sp, c.tp, 1.0)
     t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
+    t_elem = t_elem + mla_layout_s(arch, _ascend_fa(problem), tokens, c.tp, c.passes, r.hbm)
     gemm_again, elem_again = _selective_extras(problem, c, r, moe, tokens, act_coeff)
     terms: dict[str, Num] = {
         "gemm": t_gemm + selective * gemm_again,
@@ -332,7 +340,9 @@ def _layer_terms(
             per_gemm_s=per_gemm,
             weight_casts=_weight_casts(c, stack, c.passes),
         )
-        terms["moe_experts"] = expert_time_s(gemm, arch)
+        terms["moe_experts"] = core06_experts_s(
+            expert_time_s(gemm, arch), stack.moe_core06, problem.core06_expert_factor
+        )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
             host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
