@@ -21,7 +21,7 @@ class ModelSpec(BaseModel):
     fields, the config.json aliases in CONFIG_EXTRA_KEYS are accepted (with the same ranges as the
     field they stand for); any other key is refused."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False, defer_build=True)
 
     preset: str | None = Field(None, max_length=100)
     params: Num | None = Field(None, gt=0, le=1e14, description="Total parameters of a dense model")
