@@ -68,7 +68,7 @@ CONFIG_EXTRA_KEYS: dict[str, str] = {
 }
 _AliasCheck = create_model(  # type: ignore[call-overload]
     "_AliasCheck",
-    __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+    __config__=ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True),
     model_type=(str | None, Field(None, max_length=60)),
     shared_expert_intermediate_size=(Int | None, Field(None, ge=0, le=10_000_000)),
     **{
