@@ -55,6 +55,9 @@ class ModelSpec(BaseModel):
         None, ge=0, le=limits.MAX_LAYERS, description="Layers with the window; default all (or layer_types)"
     )
     use_sliding_window: bool | None = None
+    num_nextn_predict_layers: Int | None = Field(
+        None, ge=0, le=limits.MAX_LAYERS, description="Multi-token-prediction modules (DeepSeek-V3: 1)"
+    )
     sliding_window_pattern: Int | None = Field(None, ge=1, le=limits.MAX_LAYERS)
     layer_types: list[Literal["sliding_attention", "full_attention"]] | None = Field(
         None, max_length=limits.MAX_LAYERS

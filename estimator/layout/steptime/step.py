@@ -73,6 +73,7 @@ from estimator.layout.steptime.constants import (
     SOFTMAX_SCORE_BYTES,
 )
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
+from estimator.layout.steptime.dualpipe import dualpipe_ranks
 from estimator.layout.steptime.gemm import gemm_rate, linear_elements, linear_time_s
 from estimator.layout.steptime.moe import (
     ExpertGemm,
@@ -81,6 +82,7 @@ from estimator.layout.steptime.moe import (
     host_issue_s,
     routing_time_s,
 )
+from estimator.layout.steptime.mtp import mtp_hidden, with_mtp
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.model.transformer import mlp_matrices, stage_param_counts
 
@@ -458,7 +460,9 @@ def _stage_pick(
             for n_layers, n_dense, with_head in shapes
         ]
 
-    exposed = stages(*per_layer)
+    dense_t, moe_t, head_t = per_layer
+    head_t = with_mtp(arch, problem.seq_len, c, _rates(problem).linear, head_t, moe_t)  # steptime.mtp
+    exposed = dualpipe_ranks(stages(dense_t, moe_t, head_t), st.single, problem.stack.dualpipe)
     valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
     totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(exposed, valid, strict=True)]
     best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
@@ -468,7 +472,11 @@ def _stage_pick(
             k: np.choose(best, [np.broadcast_to(d[k], best.shape) for d in per_stage]) for k in per_stage[0]
         }
 
-    return st, pick(exposed), pick(stages(*hidden, {}))
+    return (
+        st,
+        pick(exposed),
+        pick(dualpipe_ranks(stages(*hidden, mtp_hidden(arch, hidden[1])), st.single, problem.stack.dualpipe)),
+    )
 
 
 def _head_terms(problem: LayoutProblem, c: Candidates, r: _Rates) -> dict[str, Num]:
