@@ -21,7 +21,7 @@ class ModelSpec(BaseModel):
     fields, the config.json aliases in CONFIG_EXTRA_KEYS are accepted (with the same ranges as the
     field they stand for); any other key is refused."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False, defer_build=True)
 
     preset: str | None = Field(None, max_length=100)
     params: Num | None = Field(None, gt=0, le=1e14, description="Total parameters of a dense model")
@@ -71,7 +71,7 @@ CONFIG_EXTRA_KEYS: dict[str, str] = {
 }
 _AliasCheck = create_model(  # type: ignore[call-overload]
     "_AliasCheck",
-    __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+    __config__=ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True),
     model_type=(str | None, Field(None, max_length=60)),
     shared_expert_intermediate_size=(Int | None, Field(None, ge=0, le=10_000_000)),
     **{
