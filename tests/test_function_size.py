@@ -22,7 +22,6 @@ MAX_PARAMS = 12
 
 # "module path without .py, from estimator/" + "." + function name -> why it is still allowed
 ALLOWED: dict[str, str] = {
-    "layout/steptime/step._layer_terms": "being split by its owner (issue 19 item 2, step time)",
 }
 
 

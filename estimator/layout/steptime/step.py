@@ -276,11 +276,25 @@ def _selective_extras(
 def _layer_terms(
     problem: LayoutProblem, c: Candidates, r: _Rates, fab: Fabric, moe: bool
 ) -> tuple[dict[str, Num], dict[str, Num]]:
-    """Per-layer terms (exposed) and hidden communication of one dense or MoE layer, one micro-batch."""
+    """Per-layer terms (exposed) and hidden communication of one dense or MoE layer, one micro-batch:
+    the compute (_compute_terms), the MoE experts and the host (_moe_and_host_terms), then the
+    communication split into exposed and hidden parts (_comm_terms)."""
+    tokens = float(problem.seq_len) / c.cp * c.mbs
+    n_mat = float(mlp_matrices(problem.arch.hidden_act))
+    terms, t_gemm, t_att, t_elem = _compute_terms(problem, c, r, moe, tokens, n_mat)
+    _moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
+    hidden = _comm_terms(problem, c, r, fab, moe, tokens, (t_gemm, t_att, t_elem), terms)
+    return terms, hidden
+
+
+def _compute_terms(
+    problem: LayoutProblem, c: Candidates, r: _Rates, moe: bool, tokens: Num, n_mat: float
+) -> tuple[dict[str, Num], FloatArray, FloatArray, Num]:
+    """gemm, attention (core, before the context-parallel merge) and elementwise terms of one layer
+    and micro-batch (s), with the linears' time t_gemm, the attention core t_att and the element-wise
+    time t_elem without selective recompute (the overlap windows). Sources: the module docstring."""
     arch, counts, stack = problem.arch, problem.counts, problem.stack
-    s, h = float(problem.seq_len), float(arch.hidden_size)
-    tokens = s / c.cp * c.mbs
-    n_mat = float(mlp_matrices(arch.hidden_act))
+    h = float(arch.hidden_size)
     if moe:
         params = counts.attention_per_layer + counts.moe_shared_per_layer
         n_lin = 3.0 + (n_mat if arch.n_shared_experts else 0.0)
@@ -309,6 +323,22 @@ def _layer_terms(
         "attention": t_att,
         "elementwise": arr(t_elem + selective * elem_again),
     }
+    return terms, t_gemm, t_att, t_elem
+
+
+def _moe_and_host_terms(
+    problem: LayoutProblem,
+    c: Candidates,
+    r: _Rates,
+    moe: bool,
+    tokens: Num,
+    n_mat: float,
+    terms: dict[str, Num],
+) -> None:
+    """Adds moe_experts, moe_routing (`moe`) and host_overhead (KERNEL_GAP_S per kernel launched,
+    MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward behind the dropless dispatcher's sync) to
+    terms (s per layer and micro-batch)."""
+    arch, stack = problem.arch, problem.stack
     kernels = KERNELS_PER_LAYER_PASS + (KERNELS_PER_MOE_PASS if moe else 0.0)
     host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
     if moe:
@@ -338,6 +368,23 @@ def _layer_terms(
         terms["moe_experts"] = terms["moe_routing"] = 0.0
     terms["host_overhead"] = host + 0.0 * c.tp
 
+
+def _comm_terms(
+    problem: LayoutProblem,
+    c: Candidates,
+    r: _Rates,
+    fab: Fabric,
+    moe: bool,
+    tokens: Num,
+    compute: tuple[FloatArray, FloatArray, Num],
+    terms: dict[str, Num],
+) -> dict[str, Num]:
+    """Adds the exposed tp_comm, cp_comm, ep_comm and host_floor to terms (and the context-parallel
+    merge to attention); returns the hidden communication (s per layer and micro-batch).
+    compute: (t_gemm, t_att, t_elem) of _compute_terms, the overlap windows."""
+    arch, stack = problem.arch, problem.stack
+    t_gemm, t_att, t_elem = compute
+    h = float(arch.hidden_size)
     # tensor parallel: half of the collectives belong to the attention, half to the MLP; a MoE
     # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
     n_coll = 4.0 + 2.0 * c.rf
@@ -346,10 +393,41 @@ def _layer_terms(
     raw_tp_mlp = 0.5 * _tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
     raw_tp = raw_tp_attention + raw_tp_mlp
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
-    ascend_mc2 = stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family)
     # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
     raw_cp, exposed_cp, t_merge = _cp_terms(problem, c, tokens, t_att, fab, r)
     terms["attention"] = t_att + t_merge
+    raw_ep, ep_window = _ep_comm(problem, c, fab, moe, tokens, r, terms, (t_att, t_elem))
+    hidden: dict[str, Num] = {}
+    for name, raw, window in (
+        ("tp_comm", raw_tp, tp_window),
+        ("cp_comm", raw_cp, raw_cp - exposed_cp),
+        ("ep_comm", raw_ep, ep_window),
+    ):
+        exposed = arr(np.maximum(raw - window, 0.0))
+        terms[name] = exposed
+        hidden[name] = arr(raw - exposed)
+    if stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family):  # MC2
+        terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
+            raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
+        )
+    floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
+    terms["host_floor"] = _host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
+    return hidden
+
+
+def _ep_comm(
+    problem: LayoutProblem,
+    c: Candidates,
+    fab: Fabric,
+    moe: bool,
+    tokens: Num,
+    r: _Rates,
+    terms: dict[str, Num],
+    att_elem: tuple[FloatArray, Num],
+) -> tuple[Num, Num]:
+    """(raw expert-parallel all-to-all time, the part of it hidden) of one layer and micro-batch (s);
+    att_elem: the layer's attention core and element-wise time (without selective recompute)."""
+    arch, stack = problem.arch, problem.stack
     # expert parallel all-to-all, hidden behind the other micro-batch's compute of this layer
     if moe:
         raw_ep = all_to_all_s(
@@ -371,37 +449,20 @@ def _layer_terms(
     # micro-batch runs beside a backward chunk of another; each all-to-all hides behind one compute
     # segment of the other direction: combine_b | attention_f, dispatch_f | experts_b,
     # dispatch_b | experts_f, combine_f | attention_b.
-    if stack.ep_comm_overlap or stack.dualpipe:
-        dense_part = terms["gemm"] + t_att + t_elem
-        expert_part = terms["moe_experts"] + terms["moe_routing"]
-        one = raw_ep / (4.0 + 2.0 * c.rf)
-        fwd_share = c.forward_passes / c.passes
-        bwd_share = 2.0 / c.passes
-        hidden_ep = (
-            np.minimum(one, dense_part * fwd_share)
-            + np.minimum(one, expert_part * bwd_share)
-            + np.minimum(one, expert_part * fwd_share)
-            + np.minimum(one, dense_part * bwd_share)
-        )
-        ep_window = np.minimum(hidden_ep, raw_ep)
-    else:
-        ep_window = 0.0
-    hidden: dict[str, Num] = {}
-    for name, raw, window in (
-        ("tp_comm", raw_tp, tp_window),
-        ("cp_comm", raw_cp, raw_cp - exposed_cp),
-        ("ep_comm", raw_ep, ep_window),
-    ):
-        exposed = arr(np.maximum(raw - window, 0.0))
-        terms[name] = exposed
-        hidden[name] = arr(raw - exposed)
-    if ascend_mc2:
-        terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
-            raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
-        )
-    floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
-    terms["host_floor"] = _host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
-    return terms, hidden
+    if not (stack.ep_comm_overlap or stack.dualpipe):
+        return raw_ep, 0.0
+    dense_part = terms["gemm"] + att_elem[0] + att_elem[1]
+    expert_part = terms["moe_experts"] + terms["moe_routing"]
+    one = raw_ep / (4.0 + 2.0 * c.rf)
+    fwd_share = c.forward_passes / c.passes
+    bwd_share = 2.0 / c.passes
+    hidden_ep = (
+        np.minimum(one, dense_part * fwd_share)
+        + np.minimum(one, expert_part * bwd_share)
+        + np.minimum(one, expert_part * fwd_share)
+        + np.minimum(one, dense_part * bwd_share)
+    )
+    return raw_ep, np.minimum(hidden_ep, raw_ep)
 
 
 def _host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> FloatArray:
