@@ -524,9 +524,13 @@ def _stage_pick(
     totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(exposed, valid, strict=True)]
     best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
 
+    first, mid = best == 0, best == 1
+
     def pick(per_stage: list[dict[str, FloatArray]]) -> dict[str, FloatArray]:
+        # np.choose(best, ...) as two np.where (the same elements; choose broadcasts slowly)
         return {
-            k: np.choose(best, [np.broadcast_to(d[k], best.shape) for d in per_stage]) for k in per_stage[0]
+            k: np.where(first, per_stage[0][k], np.where(mid, per_stage[1][k], per_stage[2][k]))
+            for k in per_stage[0]
         }
 
     return st, pick(exposed), pick(stages(*hidden, {}))
@@ -559,9 +563,10 @@ def _stage_params(problem: LayoutProblem, c: Candidates, st: StageLayers) -> tup
     valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
     sizes = [np.where(ok, d + e, -1.0) for (d, e), ok in zip(cand, valid, strict=True)]
     which = np.argmax(np.stack(np.broadcast_arrays(*sizes)), axis=0)
-    dense = np.choose(which, [np.broadcast_to(x[0], which.shape) for x in cand])
-    expert = np.choose(which, [np.broadcast_to(x[1], which.shape) for x in cand])
-    return dense, expert
+    first, mid = which == 0, which == 1
+    dense = np.where(first, cand[0][0], np.where(mid, cand[1][0], cand[2][0]))
+    expert = np.where(first, cand[0][1], np.where(mid, cand[1][1], cand[2][1]))
+    return arr(dense), arr(expert)
 
 
 def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatArray]:
