@@ -503,20 +503,17 @@ def _stage_pick(
     )
     single = st.single.astype(float)
     shapes = ((st.first, st.dense_first, single), (st.full, st.dense_mid, 0.0), (st.last, st.dense_last, 1.0))
+    moe_shapes = [(n_layers - n_dense, n_dense, with_head) for n_layers, n_dense, with_head in shapes]
 
     def stages(
         dense: dict[str, Num], moe: dict[str, Num], head: dict[str, Num]
     ) -> list[dict[str, FloatArray]]:
         return [
             {
-                k: arr(
-                    n_dense * arr(dense[k])
-                    + (n_layers - n_dense) * arr(moe[k])
-                    + with_head * arr(head.get(k, 0.0))
-                )
+                k: arr(n_dense * arr(dense[k]) + n_moe * arr(moe[k]) + with_head * arr(head.get(k, 0.0)))
                 for k in dense
             }
-            for n_layers, n_dense, with_head in shapes
+            for n_moe, n_dense, with_head in moe_shapes
         ]
 
     exposed = stages(*per_layer)
