@@ -235,26 +235,38 @@ def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Co
 def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[LayoutEval | None]:
     """The best layout of each problem (None where nothing fits): search(p).best for each p.
 
-    reuse (sweeps): answer a problem searched before from memory (every field of LayoutProblem is
-    the key: model, accelerator, stack, sequence, batch, precision, cards, fabric...), and keep the
-    enumeration and the accelerator-independent memory of these sizes for the next call with the
-    same model, batch and sizes (a sweep's groups, one per accelerator)."""
-    if reuse:
-        keys = [_problem_key(p) for p in problems]
-        todo = [i for i, k in enumerate(keys) if k not in _answers]
-        for i, b in zip(todo, _best_layouts([problems[i] for i in todo], True), strict=True):
-            _answers[keys[i]] = b
-        while len(_answers) > ANSWER_CACHE:
-            _answers.pop(next(iter(_answers)))
-        return [_answers[k] for k in keys]
-    return _best_layouts(problems, False)
+    A problem searched before is answered from memory (every field of LayoutProblem is the key:
+    model, accelerator, stack, sequence, batch, precision, cards, fabric...; the answer is a pure
+    function of them), so a plan asked again (a report, a sweep row, the stack sensitivity of the
+    same scenario) costs no search. reuse (sweeps): also keep the enumeration and the
+    accelerator-independent memory of these sizes for the next call with the same model, batch and
+    sizes (a sweep's groups, one per accelerator)."""
+    if problems:
+        _check_shared(problems)
+    keys = [_problem_key(p) for p in problems]
+    firsts = {k: i for i, k in reversed(list(enumerate(keys)))}
+    todo = [firsts[k] for k in dict.fromkeys(keys) if k not in _answers]
+    for i, b in zip(todo, _best_layouts([problems[i] for i in todo], reuse), strict=True):
+        _remember(keys[i], b)
+    return [_answers[k] for k in keys]
 
 
 def best_in(problem: LayoutProblem, families: dict[tuple[Any, ...], _Family]) -> LayoutEval | None:
-    """search(problem).best by the batched search of one size; `families` (the caller's, e.g. one
-    plan's stack profiles at its size) keeps the enumeration and the accelerator-independent memory
-    for the next problem with the same _family key."""
-    return _best_layouts([problem], False, families)[0]
+    """search(problem).best by the batched search of one size (remembered as best_layouts'
+    answers); `families` (the caller's, e.g. one plan's stack profiles at its size) keeps the
+    enumeration and the accelerator-independent memory for the next problem with the same
+    _family key."""
+    key = _problem_key(problem)
+    if key not in _answers:
+        _remember(key, _best_layouts([problem], False, families)[0])
+    return _answers[key]
+
+
+def _remember(key: tuple[Any, ...], best: LayoutEval | None) -> None:
+    """Keep an answer, the oldest forgotten beyond ANSWER_CACHE."""
+    _answers[key] = best
+    while len(_answers) > ANSWER_CACHE:
+        _answers.pop(next(iter(_answers)))
 
 
 ANSWER_CACHE = 20_000  # best layouts remembered for sweeps (a few kB each)
