@@ -587,7 +587,7 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
             mem = fam.light_memory(start, stop, code, c)
             fits = np.asarray(mem.total <= hbm)
             if code == RECOMPUTE_CODES["none"]:
-                none_fits = fits
+                none_fits, none_mem = fits, mem
             out.append(_kept(c, mem, np.zeros(n), fits))
     heavy = np.flatnonzero(~none_fits)
     full = rows(heavy, RECOMPUTE_CODES["full"])
@@ -597,7 +597,13 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
     # fits, partial does not either
     some = np.flatnonzero(full_fits)
     partial = rows(heavy[some], RECOMPUTE_CODES["partial"])
-    none_like = card_memory(base, partial, partial["rc"])
+    # partial recompute's layers that are not recomputed store what no recompute stores, except the
+    # attention scores of unfused kernels (memory.layer_activation_bytes keeps them at code 0 only):
+    # with fused attention the no-recompute memory already computed is the same array of floats
+    if base.flash_attention:
+        none_like = _take(none_mem, heavy[some])
+    else:
+        none_like = card_memory(base, partial, partial["rc"])
     mixed, f = _partial_recompute(
         base, partial, np.ones(some.size, dtype=bool), none_like, _take(full_mem, some), np.zeros(some.size)
     )
