@@ -58,6 +58,7 @@ from estimator.layout.search import (
     _make_eval,
     _partial_recompute,
     _take,
+    card_memories,
     card_memory,
     evaluate_memory,
     evaluate_time,
@@ -414,8 +415,11 @@ def _sizes_fitting(base: LayoutProblem, fam: _Family, n_sizes: int, rc_values: I
             seen[size[np.asarray(fam.light_memory(start, stop, code, c).total <= hbm)]] = True
         left = np.flatnonzero(~seen[size])
         if left.size:
-            full = fam.rows(start, stop, left, RECOMPUTE_CODES["full"], (width, pos[RECOMPUTE_CODES["full"]]))
-            seen[size[left[np.asarray(card_memory(base, full, full["rc"]).total <= hbm)]]] = True
+            full_code = RECOMPUTE_CODES["full"]
+            full = fam.light_memory(
+                start, stop, full_code, fam.rows(start, stop, every, full_code, (width, pos[full_code]))
+            )
+            seen[size[left[np.asarray(full.total)[left] <= hbm]]] = True
     return seen
 
 
@@ -518,9 +522,21 @@ class _Family:
         return out
 
     def light_memory(self, start: int, stop: int, code: int, c: Columns) -> MemoryBreakdown:
+        """Memory of layouts [start, stop) (columns c) with recompute code `code`; the first call
+        of a slice computes it for no, selective (where searched) and full recompute at once
+        (layout.card_memories: the stages and model states once)."""
         key = (start, stop, code)
         if key not in self.light:
-            self.light[key] = card_memory(self.base, c, c["rc"])
+            searched = {int(k) for k in axis_values(self.base)["rc"]}
+            codes = [code] + [
+                k
+                for k in (RECOMPUTE_CODES["none"], RECOMPUTE_CODES["selective"], RECOMPUTE_CODES["full"])
+                if k != code and k in searched
+            ]
+            n = stop - start
+            mems = card_memories(self.base, c, [np.full(n, k, dtype=np.int64) for k in codes])
+            for k, mem in zip(codes, mems, strict=True):
+                self.light[(start, stop, k)] = mem
         return self.light[key]
 
 
@@ -591,7 +607,10 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
             out.append(_kept(c, mem, np.zeros(n), fits))
     heavy = np.flatnonzero(~none_fits)
     full = rows(heavy, RECOMPUTE_CODES["full"])
-    full_mem = card_memory(base, full, full["rc"])
+    # the slice's full-recompute memory came with its no-recompute memory (_Family.light_memory)
+    full_mem = _take(
+        fam.light_memory(start, stop, RECOMPUTE_CODES["full"], rows(every, RECOMPUTE_CODES["full"])), heavy
+    )
     full_fits = np.asarray(full_mem.total <= hbm)
     # partial memory lies between no recompute and full (a convex combination): where neither
     # fits, partial does not either

@@ -33,6 +33,8 @@ ZeRO stage (`model_state`), activations per layer (`activations`), layers per pi
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,6 +88,7 @@ __all__ = [
     "layer_coefficients",
     "model_state_bytes",
     "per_card_memory",
+    "per_card_memory_codes",
     "recompute_code",
     "selective_saves_memory",
     "stage_layers",
@@ -332,25 +335,45 @@ def per_card_memory(
 
     Returns a MemoryBreakdown of the stage with the largest total (bytes).
     """
+    return per_card_memory_codes(arch, counts, seq_len, layout, [layout.recompute], policy)[0]
+
+
+def per_card_memory_codes(
+    arch: Architecture,
+    counts: ParamCounts,
+    seq_len: npt.ArrayLike,
+    layout: CardLayout,
+    recompute: Sequence[npt.ArrayLike],
+    policy: MemoryPolicy | None = None,
+) -> list[MemoryBreakdown]:
+    """per_card_memory of `layout` with each recompute setting of `recompute` in its place: the
+    stages, parameters and model states (which recompute does not change) computed once, the
+    activations per setting; the same operations as one per_card_memory call each (same floats)."""
     policy = policy or MemoryPolicy()
     buffers = policy.buffers
     st = stage_layers(
         arch.num_hidden_layers, counts.n_dense_layers, layout.pp, layout.virtual_stages, layout.stage_split
     )
-    acts = _stage_activations(arch, seq_len, st, layout, policy)
-    parts = []
     states = _StageStates(counts, layout, policy)
-    for params, act in zip(_stage_params(counts, st, layout), acts, strict=True):
-        w, g, o, prefetch = states.of(params)
-        fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch
-        rest = w + g + o + act + fixed
-        frag = buffers.fragmentation_fraction * rest
-        parts.append((w, g, o, act, fixed + frag, rest + frag))
-    first, mid, last = parts
-    t_first = first[5]
-    t_mid = np.where(st.has_mid, mid[5], -1.0)
-    t_last = np.where(~st.single, last[5], -1.0)
-    pick_mid = (t_mid > t_first) & (t_mid >= t_last)
-    pick_last = (t_last > t_first) & (t_last > t_mid)
-    out = [np.where(pick_last, last[i], np.where(pick_mid, mid[i], first[i])) for i in range(6)]
-    return MemoryBreakdown(*out)
+    held = [states.of(params) for params in _stage_params(counts, st, layout)]
+    out = []
+    for rc in recompute:
+        acts = _stage_activations(arch, seq_len, st, dataclasses.replace(layout, recompute=rc), policy)
+        parts = []
+        for (w, g, o, prefetch), act in zip(held, acts, strict=True):
+            fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch
+            rest = w + g + o + act + fixed
+            frag = buffers.fragmentation_fraction * rest
+            parts.append((w, g, o, act, fixed + frag, rest + frag))
+        first, mid, last = parts
+        t_first = first[5]
+        t_mid = np.where(st.has_mid, mid[5], -1.0)
+        t_last = np.where(~st.single, last[5], -1.0)
+        pick_mid = (t_mid > t_first) & (t_mid >= t_last)
+        pick_last = (t_last > t_first) & (t_last > t_mid)
+        out.append(
+            MemoryBreakdown(
+                *[np.where(pick_last, last[i], np.where(pick_mid, mid[i], first[i])) for i in range(6)]
+            )
+        )
+    return out
