@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray
+from estimator.arrays import FloatArray, arr
 from estimator.layout.enumeration import (
     BATCH_TOLERANCE,
     auto_split_fails,
@@ -66,6 +66,8 @@ from estimator.layout.search import (
     partial_redundant,
     speed_bin,
 )
+from estimator.layout.steptime.candidates import Candidates
+from estimator.layout.steptime.step import step_time_lower_bound
 
 Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
 IntArray = npt.NDArray[np.int64]
@@ -309,6 +311,9 @@ def _best_layouts(
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
+    if c["size"].size >= PRUNE_MIN:  # drop what cannot reach its size's top throughput bin
+        kept = np.flatnonzero(_can_win(problems, base, c, rf))
+        c, mem, rf = {k: v[kept] for k, v in c.items()}, _take(mem, kept), rf[kept]
     speed, times, at = _time_by_stem(problems, base, c, rf)
     # per size, only the candidates in its top throughput bin can win: rank those, ties to the
     # search's enumeration order (the row number)
@@ -324,6 +329,63 @@ def _best_layouts(
         t = {k: v[r : r + 1, z] for k, v in times[j].items()}
         best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
     return best
+
+
+def _can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray) -> BoolArray:
+    """Per candidate: it may be in its size's top throughput bin (the only ones _best_layouts ranks).
+
+    An upper bound of each candidate's tokens/s from steptime.step_time_lower_bound (its compute
+    alone), raised by PRUNE_MARGIN against rounding; the step-time model times the PRUNE_PROBE
+    candidates of highest bound per size, and a candidate whose bound's bin lies below the best bin
+    found at its size cannot reach the top bin (bins are monotone in throughput): dropped. Exact: the
+    candidates of the top bin are all kept, so the ranking among them, and the best layout, are
+    unchanged (tests/estimator/test_layout_batch.py asserts the bound and the equality)."""
+    size = c["size"]
+    n = size.size
+    ub = np.concatenate(
+        [
+            tokens_upper_bound(
+                problems, base, {k: v[i : i + SLICE_ROWS] for k, v in c.items()}, rf[i : i + SLICE_ROWS]
+            )
+            for i in range(0, n, SLICE_ROWS)
+        ]
+    )
+    # per size, the PRUNE_PROBE candidates of highest bound (a round per probe: no sort of all)
+    left = np.where(np.isnan(ub), -np.inf, ub)
+    picked = []
+    for _ in range(PRUNE_PROBE):
+        top = np.full(len(problems), -np.inf)
+        np.maximum.at(top, size, left)
+        hit = np.flatnonzero((left == top[size]) & (left > -np.inf))
+        _, first = np.unique(size[hit], return_index=True)
+        picked.append(hit[first])
+        left[hit[first]] = -np.inf
+    probe = np.sort(np.concatenate(picked))
+    if probe.size == 0:  # no finite bound: nothing to compare against
+        return np.ones(n, dtype=bool)
+    speed, _, _ = _time_by_stem(problems, base, {k: v[probe] for k, v in c.items()}, rf[probe])
+    best = np.full(len(problems), -np.inf)
+    np.maximum.at(best, size[probe], speed)
+    return ~(speed_bin(ub) < best[size])  # NaN bounds kept
+
+
+def tokens_upper_bound(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+) -> FloatArray:
+    """An upper bound of evaluate_time(...)["tokens_per_s"] of each candidate (tokens/s): the step's
+    tokens over steptime.step_time_lower_bound, times 1 + PRUNE_MARGIN."""
+    sized = _SizedProblem(
+        base, *(np.array([getattr(p, f) for p in problems], dtype=float)[c["size"]] for f in SIZE_FIELDS)
+    )
+    cand = Candidates.from_mapping({**{k: c[k] for k in (*STEP_KEYS, "zero")}, "rf": rf})
+    lb = step_time_lower_bound(sized, cand)  # type: ignore[arg-type]
+    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * base.seq_len
+    return arr(step_tokens / lb * (1.0 + PRUNE_MARGIN))
+
+
+PRUNE_MIN = 256  # candidates below which timing them all costs less than the bound and the probe
+PRUNE_PROBE = 4  # candidates per size timed first (highest bound) to set the bar
+PRUNE_MARGIN = 1e-6  # relative slack of the bound against rounding (the bins are 2% wide)
 
 
 def _fitting_parts(

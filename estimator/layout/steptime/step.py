@@ -657,3 +657,50 @@ def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
         c.rf + selective * scores
     )
     return arr(per_token * c.m * c.dp * c.mbs * s / problem.cards)
+
+
+def step_time_lower_bound(problem: LayoutProblem, cand: Candidates) -> FloatArray:
+    """A lower bound of evaluate_step(problem, cand)["step_time_s"] from the layers' compute alone
+    (s): the search drops, before the full model, candidates that cannot reach the top throughput bin.
+
+    Why it bounds: every term of a stage's per-micro-batch total is >= 0 (compute, host, and exposed
+    communication, each max(raw - window, 0)); the busiest device is the valid stage of the largest
+    total, so t_stage >= the gemm + attention core + elementwise + expert + host terms of any valid
+    stage (the context-parallel merge, the output head and all communication left out); the step is
+    m·t_stage + bubble + terms >= 0, and the bubble is a non-negative multiple of t_stage
+    (pipeline.bubble_s). The same per-layer expressions as _layer_terms, so the bound is the model's
+    own arithmetic up to rounding (the caller keeps a margin)."""
+    c = cand
+    r = _rates(problem)
+    n_mat = float(mlp_matrices(problem.arch.hidden_act))
+    tokens = float(problem.seq_len) / c.cp * c.mbs
+
+    def layer(moe: bool) -> FloatArray:
+        terms = _compute_terms(problem, c, r, moe, tokens, n_mat)[0]
+        _moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
+        return arr(sum(arr(v) for v in terms.values()))
+
+    dense = layer(False)
+    moe = layer(True) if problem.arch.is_moe else dense
+    arch, counts = problem.arch, problem.counts
+    st = stage_layers(
+        arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int), problem.stage_split
+    )
+    per_stage = [
+        n_dense * dense + (n_layers - n_dense) * moe
+        for n_layers, n_dense in (
+            (st.first, st.dense_first),
+            (st.full, st.dense_mid),
+            (st.last, st.dense_last),
+        )
+    ]
+    stage_lb = np.maximum(
+        per_stage[0],
+        np.maximum(np.where(st.has_mid, per_stage[1], 0.0), np.where(~st.single, per_stage[2], 0.0)),
+    )
+    pp = np.asarray(c.pp, dtype=float)
+    if problem.stack.dualpipe:
+        bubble_per_stage = np.maximum(pp / 2.0 - 1.0, 0.0) * (2.0 / 3.0)
+    else:
+        bubble_per_stage = (pp - 1.0) / arr(c.v)
+    return arr((c.m + bubble_per_stage) * stage_lb)
