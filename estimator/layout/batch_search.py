@@ -26,6 +26,12 @@ How it saves the per-search work (the search itself is layout.py; these are its 
   moves the same bytes and divides the replicated activations and their element-wise kernels by
   tp: never slower, strictly less memory, so the sp = false twin never wins. (With unfused
   attention, partial recompute stores like selective recompute and the rule does not hold.)
+- Bounded before timed (_can_win, exact): an upper bound of each candidate's throughput from its
+  layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each size
+  are timed first and whatever's bound falls below the best bin found cannot be in the top bin, so
+  only the rest gets the full model (tests/estimator/test_layout_prune.py).
+- Answers remembered: best_layouts and best_in keep every answer by the full problem key, so a
+  scenario planned again (a report, its stack sensitivity, a sweep row) costs no search.
 - One step-time call for all sizes: evaluate_step broadcasts, so `cards` and the two fabric
   factors go in as per-candidate arrays (see _SizedProblem).
 - Slices of SLICE_ROWS candidates keep numpy's temporaries in the CPU caches.

@@ -59,7 +59,7 @@ def test_pruning_drops_most_candidates_of_a_large_model():
         c = enumerate_valid(problems)
         rf = (c["rc"] == 2).astype(float)
         base = problems[0]
-        c = {k: v for k, v in c.items()}
+        c = dict(c)
         c["stem"] = np.arange(c["size"].size)
         c["row"] = np.arange(c["size"].size)
         keep = layout_batch._can_win(problems, base, c, rf)
