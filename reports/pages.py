@@ -154,21 +154,18 @@ def _budget_block(result: dict, cur: str) -> dict | None:
     }
 
 
-def _report_context(request, estimate: Estimate) -> dict:
-    scenario, result = estimate.scenario, estimate.result
+def build_derived(scenario: dict, result: dict) -> dict:
+    """The parts of the report page that follow from the stored scenario and result alone, in the
+    active language: headline, tables, story, messages (no request, no user)."""
     cur = summary.currency(result)
     layout = result.get("layout") or {}
     runners = [r for r in layout.get("runners_up") or [] if isinstance(r, dict)]
     columns, rows = summary.table(runners, RUNNER_UP_COLUMNS)
     return {
-        "estimate": estimate,
-        "scenario": scenario,
-        "result": result,
         "currency": cur,
         "headline": summary.headline(scenario, result),
         "budget": _budget_block(result, cur),
         "calibration": calibration_block.block(result),
-        "figures": report_figures(estimate),
         "story": working.story(result),
         "runner_columns": [working.column_label(c) for c in columns],
         "runner_rows": [[working.cell(c, v, cur) for c, v in zip(columns, row, strict=True)] for row in rows],
@@ -182,8 +179,28 @@ def _report_context(request, estimate: Estimate) -> dict:
         "sections": working.tables(result, cur),
         "step_rows": working.step_rows(result),
         "goodput_levers": goodput.levers(result, cur),
-        "share_url": _share_url(request, estimate),
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
+    }
+
+
+def report_derived(estimate: Estimate) -> dict:
+    """build_derived of a stored estimate, cached like its figures (report_figures: same key parts,
+    same reasons): formatting its few hundred numbers and labels was about half of the report
+    page's server time once the figures were cached (issue 27)."""
+    key = f"report-derived:{estimate.share_token}:{ENGINE_VERSION}:{translation.get_language()}"
+    return _cached(
+        key, lambda: build_derived(estimate.scenario, estimate.result), FIGURES_TTL_S, "report tables"
+    )
+
+
+def _report_context(request, estimate: Estimate) -> dict:
+    return {
+        **report_derived(estimate),
+        "estimate": estimate,
+        "scenario": estimate.scenario,
+        "result": estimate.result,
+        "figures": report_figures(estimate),
+        "share_url": _share_url(request, estimate),
         "glossary": glossary.items(),
     }
 

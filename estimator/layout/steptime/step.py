@@ -57,6 +57,7 @@ from estimator.layout.steptime.ascend import (
     is_ascend,
     mc2_tp_exposed_s,
     mesh_links,
+    mla_layout_s,
     training_gemm_fraction,
 )
 from estimator.layout.steptime.candidates import Candidates
@@ -73,6 +74,7 @@ from estimator.layout.steptime.constants import (
     SOFTMAX_SCORE_BYTES,
 )
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
+from estimator.layout.steptime.dualpipe import dualpipe_ranks
 from estimator.layout.steptime.gemm import gemm_rate, linear_elements, linear_time_s
 from estimator.layout.steptime.moe import (
     ExpertGemm,
@@ -81,6 +83,8 @@ from estimator.layout.steptime.moe import (
     host_issue_s,
     routing_time_s,
 )
+from estimator.layout.steptime.moe_core06 import core06_experts_s
+from estimator.layout.steptime.mtp import mtp_hidden, with_mtp
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.model.transformer import mlp_matrices, stage_param_counts
 
@@ -164,6 +168,11 @@ def _attention_passes(problem: LayoutProblem, c: Candidates) -> tuple[FloatArray
     return arr(c.forward_passes + again), arr(att.backward_ratio(False) + 0.0 * c.tp)
 
 
+def _ascend_fa(problem: LayoutProblem) -> bool:
+    """The stack runs CANN FlashAttention on an Ascend chip."""
+    return problem.stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family)
+
+
 def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rates) -> FloatArray:
     """Time of the attention core of one layer and micro-batch on one card (s).
 
@@ -178,7 +187,7 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
         ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
         balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
         dims = att.score_dims(arch)
-        if stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family):
+        if _ascend_fa(problem):
             dims = ascend_score_dims(*dims)  # MLA: the value padded to the query's head size
         # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
         total = arr(0.0)
@@ -317,6 +326,7 @@ def _compute_terms(
     act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
     rep = np.where(c.sp, c.tp, 1.0)
     t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
+    t_elem = t_elem + mla_layout_s(arch, _ascend_fa(problem), tokens, c.tp, c.passes, r.hbm)
     gemm_again, elem_again = _selective_extras(problem, c, r, moe, tokens, act_coeff)
     terms: dict[str, Num] = {
         "gemm": t_gemm + selective * gemm_again,
@@ -360,7 +370,9 @@ def _moe_and_host_terms(
             per_gemm_s=per_gemm,
             weight_casts=_weight_casts(c, stack, c.passes),
         )
-        terms["moe_experts"] = expert_time_s(gemm, arch)
+        terms["moe_experts"] = core06_experts_s(
+            expert_time_s(gemm, arch), stack.moe_core06, problem.core06_expert_factor
+        )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
             host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
@@ -516,7 +528,9 @@ def _stage_pick(
             for n_moe, n_dense, with_head in moe_shapes
         ]
 
-    exposed = stages(*per_layer)
+    dense_t, moe_t, head_t = per_layer
+    head_t = with_mtp(arch, problem.seq_len, c, _rates(problem).linear, head_t, moe_t)  # steptime.mtp
+    exposed = dualpipe_ranks(stages(dense_t, moe_t, head_t), st.single, problem.stack.dualpipe)
     valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
     totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(exposed, valid, strict=True)]
     best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
@@ -530,7 +544,11 @@ def _stage_pick(
             for k in per_stage[0]
         }
 
-    return st, pick(exposed), pick(stages(*hidden, {}))
+    return (
+        st,
+        pick(exposed),
+        pick(dualpipe_ranks(stages(*hidden, mtp_hidden(arch, hidden[1])), st.single, problem.stack.dualpipe)),
+    )
 
 
 def _head_terms(problem: LayoutProblem, c: Candidates, r: _Rates) -> dict[str, Num]:
