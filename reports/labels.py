@@ -253,6 +253,7 @@ VALIDATION_SUITES = {
     "blackwell": _("Blackwell runs"),
     "blackwell-releases": _("Blackwell MoE runs of other releases"),
     "moe-layouts": _("MoE layouts (parallel folding)"),
+    "ascend-gpu-reference": _("MindSpeed-LLM's GPU reference runs"),
     "reliability": _("Failures and effective training time"),
 }
 VALIDATION_METRICS = {

@@ -156,8 +156,9 @@ def test_deadline_sizing_rounds_to_whole_supernodes():
 def test_910b_nodes_against_910c_supernodes_explained_by_domain():
     """Same model, 2,304 cards: 910B in 8-card nodes against 910C in 6 CloudMatrix 384. The ratio
     of speeds is chip x domain; the 'same chip as nodes' leg equals an independent plan of the 910C
-    with its domain cut to 8 cards (hardware.overrides), and only the supernode's layout puts more
-    than 8 cards of TP x EP on scale-up links."""
+    with its domain cut to 8 cards (hardware.overrides), and the supernode's layout keeps a TP x EP
+    group of more than 8 cards on scale-up links (inside its 384). On 8-card nodes such a group
+    crosses RoCE; whether the node plan takes one depends on what its all-to-all costs there."""
     b = _plan("ascend-910b2")
     c = _plan("ascend-910c")
     c8 = _plan("ascend-910c", overrides={"scaleup_domain_cards": 8})
@@ -168,7 +169,7 @@ def test_910b_nodes_against_910c_supernodes_explained_by_domain():
     assert p["same_chip_as_nodes_step_time_s"] == pytest.approx(c8["parallelism"]["step_time_s"])
     assert p["same_chip_as_nodes_tokens_per_s"] == pytest.approx(c8["parallelism"]["tokens_per_s"])
     assert p["domain_cards"] == 384 and p["node_cards"] == 8
-    assert p["tp"] * p["ep"] > 8 >= p["node_tp"] * p["node_ep"]
+    assert 8 < p["tp"] * p["ep"] <= 384
     assert p["domain_factor"] > 1 and p["chip_factor"] > 1
     assert explain_step_time(c, b)["params"] == p  # order does not matter
     assert explain_step_time(b, c8) is None  # no supernode on either side

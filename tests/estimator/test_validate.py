@@ -21,6 +21,7 @@ def test_every_suite_is_reported():
         "blackwell",
         "blackwell-releases",
         "moe-layouts",
+        "ascend-gpu-reference",
         "reliability",
     }
 
