@@ -22,7 +22,10 @@ from estimator import ENGINE_VERSION, catalog
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import Resolved, normalized, resolve
 from estimator.contract.scenario import validate_shape
+from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
+from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
 from estimator.money.pricing import model_flops
+from estimator.plan import goodput
 from estimator.plan.choose import choose_cluster
 from estimator.plan.deadline import (
     MAX_SIZING_EVALS,
@@ -47,7 +50,9 @@ from estimator.plan.serialise import to_json_dict
 from estimator.plan.sizing import budget_affords, goodput_of, size_plan
 
 __all__ = [
+    "MAX_PLAUSIBLE_MFU",
     "MAX_SIZING_EVALS",
+    "MIN_PLAUSIBLE_MFU",
     "SIZING_BLOCK",
     "SizeMemo",
     "budget_affords",
@@ -57,6 +62,7 @@ __all__ = [
     "choose_cluster",
     "estimate",
     "fabric_for",
+    "goodput",
     "goodput_of",
     "layout_problem",
     "plan",

@@ -23,10 +23,13 @@ from numpy.typing import ArrayLike
 
 from estimator.catalog.failures import failures
 from estimator.cluster import reliability as rel
+from estimator.cluster.storage import Storage
 from estimator.contract.resolve import Resolved
 from estimator.layout.stacks import resolve_stack
 from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money.pricing import equipment, model_flops, vectorized_counts
+from estimator.plan.result import AdviceItem
+from estimator.plan.result_goodput import FailureAssumption, GoodputSection, Lever, LostDays, Spares
 
 NODE_CAUSES = ("accelerator", "hbm", "host", "host_maintenance")  # a node is swapped out
 ADVICE_SHARE = 0.03  # checkpoints or restarts costing more than this share of the wall time get advice
@@ -264,8 +267,15 @@ def suggested_spares(nodes_down_mean: float) -> int:
 
 
 def section(
-    r: Resolved, *, cards: int, nodes: int, switches: int, solve_s: float, storage: Any, cost_per_day: float
-) -> dict[str, Any]:
+    r: Resolved,
+    *,
+    cards: int,
+    nodes: int,
+    switches: int,
+    solve_s: float,
+    storage: Storage,
+    cost_per_day: float,
+) -> GoodputSection:
     """result.goodput: named fields with their units, where the time goes, and the levers (what a
     faster hot tier, asynchronous or in-memory checkpoints or hot spares would save, with their cost)."""
     st = settings(r)
@@ -273,64 +283,60 @@ def section(
     write, read = storage.hot.write_capability_bytes_per_s, storage.hot.read_capability_bytes_per_s
     g = evaluate(r, write_bytes_per_s=write, read_bytes_per_s=read, st=st, **kw)
     day = SECONDS_PER_DAY
-    out: dict[str, Any] = {
-        "failures_counted": st.on,
-        "checkpoint_mode": st.mode,
-        "expected_interruptions": float(g["unexpected"] + g["planned"]),
-        "expected_unexpected_interruptions": float(g["unexpected"]),
-        "expected_planned_interruptions": float(g["planned"]),
-        "interruptions_by_cause": {
-            c: float(v * g["wall_s"]) if st.on else 0.0 for c, v in g["rates"].items()
-        },
-        "mean_time_between_interruptions_h": float(g["mtbi_s"]) / rel.SECONDS_PER_HOUR,
-        "checkpoint_interval_s": float(g["interval_s"]),
-        "checkpoint_interval_rule": "given" if st.interval_s is not None else "daly-2006",
-        "checkpoint_write_s": float(g["write_s"]),
-        "checkpoint_stall_s": float(g["stall_s"]),
-        "checkpoint_durable_after_s": float(g["lag_s"]),
-        "restart_s": float(g["restart_s"]),
-        "detection_s": st.detection_s,
-        "rescheduling_s": st.rescheduling_s,
-        "reload_s": float(g["reload_s"]),
-        "rework_per_interruption_s": float(g["rework_s"]),
-        "compute_days": solve_s / day,
-        "lost_days": {
-            "checkpoints": float(g["checkpoints_s"]) / day,
-            "rework": float(g["rework_total_s"]) / day,
-            "restarts": float(g["restarts_total_s"]) / day,
-            "planned": float(g["planned_total_s"]) / day,
-        },
-        "wall_clock_days": float(g["wall_s"]) / day,
-        "wall_clock_days_p10": float(g["wall_p10_s"]) / day,
-        "wall_clock_days_p90": float(g["wall_p90_s"]) / day,
-        "effective_training_time_ratio": float(g["ettr"]),
-        "spares": {
-            "nodes": st.spare_nodes,
-            "coverage": float(g["spare_coverage"]),
-            "nodes_down_mean": float(g["nodes_down"]),
-            "suggested": suggested_spares(float(g["nodes_down"])),
-            "capex": _lever_costs(r, 0, 0, st.spare_nodes)["spare-nodes"],
-        },
-        "rate_scale": st.scale,
-        "rates_per_unit_hour": dict(st.rates),
-        "rates_scale_with": dict(st.per),
-        "source": st.source,
-    }
-    if st.on:
-        out["levers"] = _levers(r, st, kw, storage, g, cost_per_day)
-    return out
+    return GoodputSection(
+        failures_counted=st.on,
+        checkpoint_mode=st.mode,
+        expected_interruptions_count=float(g["unexpected"] + g["planned"]),
+        expected_unexpected_interruptions_count=float(g["unexpected"]),
+        expected_planned_interruptions_count=float(g["planned"]),
+        interruptions_by_cause={c: float(v * g["wall_s"]) if st.on else 0.0 for c, v in g["rates"].items()},
+        mean_time_between_interruptions_h=float(g["mtbi_s"]) / rel.SECONDS_PER_HOUR,
+        checkpoint_interval_s=float(g["interval_s"]),
+        checkpoint_interval_rule="given" if st.interval_s is not None else "daly-2006",
+        checkpoint_write_s=float(g["write_s"]),
+        checkpoint_stall_s=float(g["stall_s"]),
+        checkpoint_durable_after_s=float(g["lag_s"]),
+        restart_s=float(g["restart_s"]),
+        detection_s=st.detection_s,
+        rescheduling_s=st.rescheduling_s,
+        reload_s=float(g["reload_s"]),
+        rework_s_per_interruption=float(g["rework_s"]),
+        compute_days=solve_s / day,
+        lost_days=LostDays(
+            checkpoints_days=float(g["checkpoints_s"]) / day,
+            rework_days=float(g["rework_total_s"]) / day,
+            restarts_days=float(g["restarts_total_s"]) / day,
+            planned_days=float(g["planned_total_s"]) / day,
+        ),
+        wall_clock_days=float(g["wall_s"]) / day,
+        wall_clock_p10_days=float(g["wall_p10_s"]) / day,
+        wall_clock_p90_days=float(g["wall_p90_s"]) / day,
+        effective_training_time_share=float(g["ettr"]),
+        spares=Spares(
+            nodes=st.spare_nodes,
+            coverage_probability=float(g["spare_coverage"]),
+            mean_nodes_down_count=float(g["nodes_down"]),
+            suggested=suggested_spares(float(g["nodes_down"])),
+            capex_in_currency=_lever_costs(r, 0, 0, st.spare_nodes)["spare-nodes"],
+        ),
+        rate_scale_value=st.scale,
+        rates_per_unit_hour=dict(st.rates),
+        rates_scale_with=dict(st.per),
+        source=st.source,
+        levers=_levers(r, st, kw, storage, g, cost_per_day) if st.on else None,
+    )
 
 
 def _levers(
-    r: Resolved, st: Settings, kw: dict[str, Any], storage: Any, g: dict[str, Any], cost_per_day: float
-) -> list[dict[str, Any]]:
+    r: Resolved, st: Settings, kw: dict[str, Any], storage: Storage, g: dict[str, Any], cost_per_day: float
+) -> tuple[Lever, ...]:
     """Days each lever saves against this plan (and its cost, where it has one), most days first:
     a hot tier twice as fast, asynchronous or in-memory checkpoints, the suggested hot spares."""
     hot = storage.hot
     bw = (hot.write_capability_bytes_per_s, hot.read_capability_bytes_per_s)
     spares = suggested_spares(float(g["nodes_down"]))
     costs = _lever_costs(r, hot.drives, hot.nodes, spares)
-    variants: list[tuple[str, Settings, tuple[float, float], dict[str, Any]]] = [
+    variants: list[tuple[str, Settings, tuple[float, float], dict[str, int]]] = [
         ("faster-hot-tier", st, (2 * bw[0], 2 * bw[1]), {"factor": 2})
     ]
     variants += [
@@ -345,24 +351,24 @@ def _levers(
         saved = (wall_s - alt) / SECONDS_PER_DAY
         cost = costs.get(code)
         out.append(
-            {
-                "lever": code,
-                "days_saved": saved,
-                "wall_clock_days": alt / SECONDS_PER_DAY,
-                "cost": cost,
-                "value_of_days_saved": saved * cost_per_day,
-                "pays": cost is None or saved * cost_per_day > cost,
+            Lever(
+                lever=code,
+                saved_days=saved,
+                wall_clock_days=alt / SECONDS_PER_DAY,
+                cost_in_currency=cost,
+                value_of_saved_days_in_currency=saved * cost_per_day,
+                pays=cost is None or saved * cost_per_day > cost,
                 **extra,
-            }
+            )
         )
-    return sorted(out, key=lambda x: -x["days_saved"])
+    return tuple(sorted(out, key=lambda x: -x.saved_days))
 
 
 def _with(st: Settings, **changes: Any) -> Settings:
     return dataclasses.replace(st, **changes)
 
 
-def assumptions(r: Resolved) -> list[dict[str, Any]]:
+def assumptions(r: Resolved) -> list[FailureAssumption]:
     """The failure rates (per card-, node- and switch-hour, the vendor's scale applied) and the restart
     figures behind result.goodput, as rows of result.assumptions (code, value, unit, source)."""
     st, cat = settings(r), failures()
@@ -375,14 +381,14 @@ def assumptions(r: Resolved) -> list[dict[str, Any]]:
         rate = sum(v for c, v in st.rates.items() if st.per[c] == unit) * st.scale
         causes = ", ".join(c for c in st.rates if st.per[c] == unit)
         out.append(
-            {
-                "name": f"interruptions per {unit}-hour ({causes})",
-                "code": f"assumption.failure-rate-{unit}",
-                "params": {"causes": causes},
-                "value": rate,
-                "unit": f"per {unit}-hour",
-                "source": f"{st.source}; x{st.scale:g}: {scale_src}",
-            }
+            FailureAssumption(
+                name=f"interruptions per {unit}-hour ({causes})",
+                code=f"assumption.failure-rate-{unit}",
+                params={"causes": causes},
+                value=rate,
+                unit=f"per {unit}-hour",
+                source=f"{st.source}; x{st.scale:g}: {scale_src}",
+            )
         )
     rec = cat.recovery_sources
     rs = r.scenario.reliability
@@ -392,57 +398,57 @@ def assumptions(r: Resolved) -> list[dict[str, Any]]:
     ):
         src = rec[f"{key}_s"]
         out.append(
-            {
-                "name": f"{key} time of an interruption",
-                "code": f"assumption.{key}",
-                "params": {},
-                "value": value,
-                "unit": "s",
-                "source": f"scenario reliability.{key}_s"
+            FailureAssumption(
+                name=f"{key} time of an interruption",
+                code=f"assumption.{key}",
+                params={},
+                value=value,
+                unit="s",
+                source=f"scenario reliability.{key}_s"
                 if given is not None
                 else f"{src.source} ({src.as_of})",
-            }
+            )
         )
     return out
 
 
-def advice(g: dict[str, Any], currency: str) -> list[dict[str, Any]]:
+def advice(g: GoodputSection, currency: str) -> list[AdviceItem]:
     """Advice when checkpoints or restarts (with the work they re-do) cost more than ADVICE_SHARE of
     the wall time, or when a lever without hardware (a checkpoint mode) would save more than
     FREE_LEVER_SHARE of it: the lever that saves the most and pays, with its days and cost
     ({code, severity, message, params}; message_code `<code>.free` when it needs no hardware)."""
-    if not g.get("failures_counted") or not g.get("levers"):
+    if not g.failures_counted or not g.levers:
         return []
-    wall = g["wall_clock_days"]
-    lost = g["lost_days"]
+    wall = g.wall_clock_days
+    lost = g.lost_days
     shares = {
-        "checkpoints": lost["checkpoints"] / wall,
-        "restarts": (lost["restarts"] + lost["rework"]) / wall,
+        "checkpoints": lost.checkpoints_days / wall,
+        "restarts": (lost.restarts_days + lost.rework_days) / wall,
     }
     kind, share = max(shares.items(), key=lambda kv: kv[1])
-    paying = [lv for lv in g["levers"] if lv["pays"] and lv["days_saved"] > 0]
-    free = [lv for lv in paying if lv["cost"] is None and lv["days_saved"] > FREE_LEVER_SHARE * wall]
+    paying = [lv for lv in g.levers if lv.pays and lv.saved_days > 0]
+    free = [lv for lv in paying if lv.cost_in_currency is None and lv.saved_days > FREE_LEVER_SHARE * wall]
     if not paying or (share <= ADVICE_SHARE and not free):
         return []
     best = paying[0] if share > ADVICE_SHARE else free[0]
-    cost, lever = best["cost"], LEVER_NAMES[best["lever"]]
+    cost, lever = best.cost_in_currency, LEVER_NAMES[best.lever]
     what = "Checkpoints take" if kind == "checkpoints" else "Restarts and re-done work take"
     tail = f" (cost: {cost:,.0f} {currency})" if cost is not None else " with no new hardware"
-    out: dict[str, Any] = {
-        "code": f"goodput-{kind}",
-        "severity": "info",
-        "message": f"{what} {share:.0%} of the {wall:.1f} days; {lever} would save "
-        f"{best['days_saved']:.1f} days{tail}.",
-        "suggestion": f"Switch on {lever}.",
-        "params": {
-            "share": share,
-            "days": wall,
-            "lever": best["lever"],
-            "days_saved": best["days_saved"],
-            "cost": cost,
-            "currency": currency,
-        },
-    }
-    if cost is None:
-        out["message_code"] = f"goodput-{kind}.free"
-    return [out]
+    return [
+        AdviceItem(
+            code=f"goodput-{kind}",
+            severity="info",
+            message=f"{what} {share:.0%} of the {wall:.1f} days; {lever} would save "
+            f"{best.saved_days:.1f} days{tail}.",
+            suggestion=f"Switch on {lever}.",
+            params={
+                "share": share,
+                "days": wall,
+                "lever": best.lever,
+                "days_saved": best.saved_days,
+                "cost": cost,
+                "currency": currency,
+            },
+            message_code=f"goodput-{kind}.free" if cost is None else None,
+        )
+    ]

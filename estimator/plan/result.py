@@ -32,6 +32,7 @@ from estimator.plan.evidence import Band
 from estimator.plan.inference import Serving
 from estimator.plan.result_calibration import CalibrationSection
 from estimator.plan.result_fields import OMIT, json_key, omitted
+from estimator.plan.result_goodput import FailureAssumption, GoodputSection
 from estimator.plan.uncertainty import Uncertainty
 
 # float fields without a unit, and why they have none: the name, or its last word (`predicted_mfu`,
@@ -41,6 +42,7 @@ DIMENSIONLESS = {
     "share": "a part of a whole (capex / budget, a term's share of the step)",
     "fraction": "a part of a whole (a band's half width relative to its centre)",
     "probability": "a probability",
+    "count": "an expected count of events or units (interruptions, nodes down), not whole",
     "value": "an assumption's value (its unit is the row's `unit`), a setting's, a factor's (a "
     "multiplier) or a change's (in the unit its code names)",
 }
@@ -270,19 +272,19 @@ class Result:
     power: Power
     cost: CostSection
     uncertainty: UncertaintySection
-    # scaleup, stack and goodput are still built as dicts by the modules that own them
-    # (cluster.supernode, plan.stack_sensitivity, plan.goodput); they are the contract's JSON
-    # already and are kept as given
+    # scaleup and stack are still built as dicts by the modules that own them
+    # (cluster.supernode, plan.stack_sensitivity); they are the contract's JSON already and are
+    # kept as given
     scaleup: Mapping[str, Any]
     stack: Mapping[str, Any]
-    goodput: Mapping[str, Any] | None = omitted()
+    goodput: GoodputSection | None = dataclasses.field(default=None, metadata=OMIT)
     budget: BudgetSection | None = dataclasses.field(default=None, metadata=OMIT)
     serving: Serving | None = dataclasses.field(default=None, metadata=OMIT)
     advice: tuple[AdviceItem, ...]
     starting_configuration: tuple[Setting, ...]
     warnings: tuple[PlanWarning, ...]
-    # the plan's own rows typed; plan.goodput's rows keep their own key order (contract JSON)
-    assumptions: tuple[Assumption | Mapping[str, Any], ...]
+    # the plan's own rows, then plan.goodput's (their own key order, the contract's JSON)
+    assumptions: tuple[Assumption | FailureAssumption, ...]
     calibration: CalibrationSection | None = dataclasses.field(default=None, metadata=OMIT)
 
 

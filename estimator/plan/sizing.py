@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
-from typing import Any
 
 from estimator.cluster.network import Fabric
 from estimator.cluster.storage import Storage, design_storage
@@ -21,6 +19,7 @@ from estimator.plan import goodput
 from estimator.plan.choose import choose_cluster
 from estimator.plan.chosen import Sized
 from estimator.plan.result import Affords
+from estimator.plan.result_goodput import GoodputSection
 
 
 def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:
@@ -91,7 +90,7 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
     compute_days = None
     if s.reliability.failures:  # the days it needs with interruptions, checkpoints and restarts
         try:
-            days, compute_days = goodput_of(r, own)["wall_clock_days"], days
+            days, compute_days = goodput_of(r, own).wall_clock_days, days
         except ScenarioError:  # that cluster never finishes between its interruptions
             days, compute_days = float("inf"), days
     return Affords(
@@ -105,7 +104,7 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
     )
 
 
-def goodput_of(r: Resolved, z: Sized) -> Mapping[str, Any]:
+def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
     """result.goodput of a sized plan; a run that never finishes is refused with its reason."""
     cards = z.choice.cards
     out = goodput.section(
@@ -117,12 +116,12 @@ def goodput_of(r: Resolved, z: Sized) -> Mapping[str, Any]:
         storage=z.storage,
         cost_per_day=float(z.roll["cost.owned_per_card_hour"]) * cards * 24.0,
     )
-    if not math.isfinite(out["wall_clock_days"]):
+    if not math.isfinite(out.wall_clock_days):
         field = "cluster.cards" if r.scenario.cluster.cards is not None else "reliability"
         raise ScenarioError(
             f"the run never finishes: {cards:,} cards are interrupted every "
-            f"{out['mean_time_between_interruptions_h'] * 60:.0f} minutes and each interruption costs "
-            f"{(out['restart_s'] + out['rework_per_interruption_s']) / 60:.0f} minutes; use fewer cards, "
+            f"{out.mean_time_between_interruptions_h * 60:.0f} minutes and each interruption costs "
+            f"{(out.restart_s + out.rework_s_per_interruption) / 60:.0f} minutes; use fewer cards, "
             "faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints",
             field,
         )

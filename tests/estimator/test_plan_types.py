@@ -12,7 +12,7 @@ import typing
 import pytest
 
 from estimator.plan import result as result_types
-from estimator.plan import result_calibration
+from estimator.plan import result_calibration, result_goodput
 from estimator.plan.compose import estimate, plan
 from estimator.plan.serialise import to_json_dict
 from tests import golden
@@ -38,11 +38,11 @@ UNITS = {
     "w",
     "kw",
 }
-PER = UNITS | {"token", "card", "node", "hour", "kwh"}
+PER = UNITS | {"token", "card", "node", "hour", "kwh", "interruption"}
 
 RESULT_CLASSES = [
     cls
-    for module in (result_types, result_calibration)
+    for module in (result_types, result_calibration, result_goodput)
     for _, cls in inspect.getmembers(module, inspect.isclass)
     if dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
 ]
