@@ -33,6 +33,7 @@ from estimator.plan.inference import Serving
 from estimator.plan.result_calibration import CalibrationSection
 from estimator.plan.result_fields import OMIT, json_key, omitted
 from estimator.plan.result_goodput import FailureAssumption, GoodputSection
+from estimator.plan.stack_sensitivity import StackSection
 from estimator.plan.uncertainty import Uncertainty
 
 # float fields without a unit, and why they have none: the name, or its last word (`predicted_mfu`,
@@ -272,11 +273,10 @@ class Result:
     power: Power
     cost: CostSection
     uncertainty: UncertaintySection
-    # scaleup and stack are still built as dicts by the modules that own them
-    # (cluster.supernode, plan.stack_sensitivity); they are the contract's JSON already and are
-    # kept as given
+    # scaleup is still built as a dict by the module that owns it (cluster.supernode); it is the
+    # contract's JSON already and is kept as given
     scaleup: Mapping[str, Any]
-    stack: Mapping[str, Any]
+    stack: StackSection
     goodput: GoodputSection | None = dataclasses.field(default=None, metadata=OMIT)
     budget: BudgetSection | None = dataclasses.field(default=None, metadata=OMIT)
     serving: Serving | None = dataclasses.field(default=None, metadata=OMIT)

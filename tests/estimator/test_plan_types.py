@@ -12,7 +12,7 @@ import typing
 import pytest
 
 from estimator.plan import result as result_types
-from estimator.plan import result_calibration, result_goodput
+from estimator.plan import result_calibration, result_goodput, stack_sensitivity
 from estimator.plan.compose import estimate, plan
 from estimator.plan.serialise import to_json_dict
 from tests import golden
@@ -42,7 +42,7 @@ PER = UNITS | {"token", "card", "node", "hour", "kwh", "interruption"}
 
 RESULT_CLASSES = [
     cls
-    for module in (result_types, result_calibration, result_goodput)
+    for module in (result_types, result_calibration, result_goodput, stack_sensitivity)
     for _, cls in inspect.getmembers(module, inspect.isclass)
     if dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
 ]
