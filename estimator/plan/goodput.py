@@ -319,7 +319,7 @@ def section(
             suggested=suggested_spares(float(g["nodes_down"])),
             capex_in_currency=_lever_costs(r, 0, 0, st.spare_nodes)["spare-nodes"],
         ),
-        rate_scale_value=st.scale,
+        rate_scale_factor=st.scale,
         rates_per_unit_hour=dict(st.rates),
         rates_scale_with=dict(st.per),
         source=st.source,

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from estimator.cluster.network import Fabric
+from estimator.cluster.planes import ScaleupSection
 from estimator.cluster.power import Power
 from estimator.cluster.storage import Storage
 from estimator.layout.search import LayoutEval
@@ -31,10 +32,10 @@ from estimator.money.cost import Cost
 from estimator.plan.evidence import Band
 from estimator.plan.inference import Serving
 from estimator.plan.result_calibration import CalibrationSection
-from estimator.plan.result_fields import OMIT, json_key, omitted
 from estimator.plan.result_goodput import FailureAssumption, GoodputSection
 from estimator.plan.stack_sensitivity import StackSection
 from estimator.plan.uncertainty import Uncertainty
+from estimator.result_fields import OMIT, json_key, omitted
 
 # float fields without a unit, and why they have none: the name, or its last word (`predicted_mfu`,
 # `measured_comm_wait_share`)
@@ -43,7 +44,10 @@ DIMENSIONLESS = {
     "share": "a part of a whole (capex / budget, a term's share of the step)",
     "fraction": "a part of a whole (a band's half width relative to its centre)",
     "probability": "a probability",
-    "count": "an expected count of events or units (interruptions, nodes down), not whole",
+    "count": "a count held as a float: an expected one (interruptions, nodes down), not whole, or a "
+    "total summed as floats (racks, switch chips)",
+    "factor": "a ratio of like quantities (a speed-up, capex with / without a plane, a rate scale, an "
+    "oversubscription)",
     "value": "an assumption's value (its unit is the row's `unit`), a setting's, a factor's (a "
     "multiplier) or a change's (in the unit its code names)",
 }
@@ -273,9 +277,7 @@ class Result:
     power: Power
     cost: CostSection
     uncertainty: UncertaintySection
-    # scaleup is still built as a dict by the module that owns it (cluster.supernode); it is the
-    # contract's JSON already and is kept as given
-    scaleup: Mapping[str, Any]
+    scaleup: ScaleupSection
     stack: StackSection
     goodput: GoodputSection | None = dataclasses.field(default=None, metadata=OMIT)
     budget: BudgetSection | None = dataclasses.field(default=None, metadata=OMIT)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from estimator.plan.result_fields import json_key, omitted
+from estimator.result_fields import json_key, omitted
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,7 +79,7 @@ class GoodputSection:
     wall_clock_p90_days: float = json_key("wall_clock_days_p90")
     effective_training_time_share: float = json_key("effective_training_time_ratio")  # ETTR
     spares: Spares
-    rate_scale_value: float = json_key("rate_scale")  # the vendor's multiplier of the fleet's rates
+    rate_scale_factor: float = json_key("rate_scale")  # the vendor's multiplier of the fleet's rates
     rates_per_unit_hour: Mapping[str, float]  # cause -> interruptions per unit-hour
     rates_scale_with: Mapping[str, str]  # cause -> the unit its rate counts (card, node, switch)
     source: str

@@ -24,7 +24,7 @@ from typing import Any
 from estimator.layout.batch_search import best_in
 from estimator.layout.search import LayoutEval, LayoutProblem
 from estimator.layout.stacks import StackProfile, profiles_for
-from estimator.plan.result_fields import json_key
+from estimator.result_fields import json_key
 
 SENSITIVITY_SECONDS = 3.0  # wall clock all the profiles' searches of one plan may take together
 # mechanisms that only MoE layers use: profiles that differ only in these plan a dense model alike

@@ -11,6 +11,7 @@ import typing
 
 import pytest
 
+from estimator.cluster import planes
 from estimator.plan import result as result_types
 from estimator.plan import result_calibration, result_goodput, stack_sensitivity
 from estimator.plan.compose import estimate, plan
@@ -35,6 +36,7 @@ UNITS = {
     "params",
     "usd",
     "in_currency",
+    "gbps",
     "w",
     "kw",
 }
@@ -42,7 +44,7 @@ PER = UNITS | {"token", "card", "node", "hour", "kwh", "interruption"}
 
 RESULT_CLASSES = [
     cls
-    for module in (result_types, result_calibration, result_goodput, stack_sensitivity)
+    for module in (result_types, result_calibration, result_goodput, stack_sensitivity, planes)
     for _, cls in inspect.getmembers(module, inspect.isclass)
     if dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
 ]
@@ -98,7 +100,7 @@ def test_the_unit_rule_accepts_units_and_refuses_bare_names():
 
 def test_every_float_field_carries_its_unit_or_is_listed_as_dimensionless():
     assert len(RESULT_CLASSES) >= 10
-    assert len(result_types.DIMENSIONLESS) <= 6  # a short list, each with its reason
+    assert len(result_types.DIMENSIONLESS) <= 7  # a short list, each with its reason
     assert all(reason for reason in result_types.DIMENSIONLESS.values())
     bare = [
         f"{cls.__name__}.{name}"
