@@ -19,7 +19,7 @@ from estimator.plan.goodput import advice as goodput_advice
 from estimator.plan.goodput import assumptions as goodput_assumptions
 from estimator.plan.inference import Deployment, Serving
 from estimator.plan.inference import serving as size_serving
-from estimator.plan.result import AdviceItem, Assumption, CostSection, Result, Setting
+from estimator.plan.result import Assumption, CostSection, Result
 from estimator.plan.result_goodput import FailureAssumption, GoodputSection
 from estimator.plan.sections.assumptions import assumptions
 from estimator.plan.sections.compute import compute_section, model_section, with_deadline_risk
@@ -87,7 +87,7 @@ def _advised(
     scenario_dict = r.scenario.normalized()
     scenario_dict["hardware"]["cards_per_node"] = r.cards_per_node
     sections = _without_trailing(result_dict(result))
-    items = tuple(AdviceItem(**a) for a in advise(scenario_dict, sections))
+    items = tuple(advise(scenario_dict, sections))
     items += tuple(goodput_advice(goodput, r.scenario.cost.currency)) if goodput is not None else ()
     sections["advice"] = encode(items)
     start = starting_configuration(scenario_dict, sections)
@@ -99,7 +99,7 @@ def _advised(
     return dataclasses.replace(
         result,
         advice=items,
-        starting_configuration=tuple(Setting(**row) for row in start),
+        starting_configuration=tuple(start),
         warnings=tuple(warnings(r, z.choice.layouts, result.compute, result.cost, items, good_days)),
         assumptions=tuple(rows),
     )
