@@ -11,6 +11,7 @@ step-time difference is the domain size alone. Units: s, W, USD, counts.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from estimator import catalog
@@ -152,7 +153,7 @@ def planes_section(
     r: Resolved,
     fabric: Fabric,
     found: LayoutSearch,
-    roll: dict[str, Any],
+    roll: Mapping[str, Any],  # money.rollup.rollup's flat result (plan.chosen.Roll)
     problem: LayoutProblem,
 ) -> ScaleupSection:
     """The result's `scaleup` section: the unit, its plane's whole-cluster totals, racks, the

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -328,7 +328,12 @@ def section(
 
 
 def _levers(
-    r: Resolved, st: Settings, kw: dict[str, Any], storage: Storage, g: dict[str, Any], cost_per_day: float
+    r: Resolved,
+    st: Settings,
+    kw: Mapping[str, Any],
+    storage: Storage,
+    g: Mapping[str, Any],
+    cost_per_day: float,
 ) -> tuple[Lever, ...]:
     """Days each lever saves against this plan (and its cost, where it has one), most days first:
     a hot tier twice as fast, asynchronous or in-memory checkpoints, the suggested hot spares."""

@@ -44,7 +44,7 @@ def _setting(
     value: Any,
     reason: str,
     code: str,
-    params: dict[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
     value_code: str | None = None,
 ) -> Setting:
     """One row: `setting` and `value` (identifiers and numbers, shown as they are unless
