@@ -45,7 +45,7 @@ def _budget(b: Mapping[str, Any]) -> str:
     else:
         text = f"Budget {b['budget']:,.0f} {cur}: OVER by {b['over_by']:,.0f} {cur}."
     a = b.get("affords")
-    if a:  # the budget-sized plan (plan.compose.budget_affords): the same figure in every report
+    if a:  # the budget-sized plan (plan.sizing.budget_affords): the same figure in every report
         text += (
             f" It buys {a['cards']:,} cards ({a['nodes']:,} nodes, {a['capex']:,.0f} {cur}):"
             f" {a['days']:.1f} days as a budget-sized plan."

@@ -184,7 +184,7 @@ class UncertaintySection:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Affords:
-    """result.budget.affords: the budget-sized plan of the same scenario (plan.compose.budget_affords)."""
+    """result.budget.affords: the budget-sized plan of the same scenario (plan.sizing.budget_affords)."""
 
     cards: int
     nodes: int

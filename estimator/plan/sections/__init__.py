@@ -34,7 +34,7 @@ __all__ = ["assemble"]
 
 
 def assemble(r: Resolved, z: Sized, problem: LayoutProblem, goodput: GoodputSection | None = None) -> Result:
-    """The result for the plan's choices `z` (plan.compose.size_plan); `problem` is the layout
+    """The result for the plan's choices `z` (plan.sizing.size_plan); `problem` is the layout
     search's input at the chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes),
     `goodput` plan.goodput's section (the deadline is met or missed with failures counted). The
     budget's `affords` is left None for plan.compose to fill in."""
