@@ -3,7 +3,7 @@ the catalog, the validation table."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 _SI = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
@@ -270,7 +270,7 @@ def format_catalog(listing: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def format_validation(rows: list[Mapping[str, Any]]) -> str:
+def format_validation(rows: Sequence[Mapping[str, Any]]) -> str:
     body = [
         [
             r["suite"],
@@ -293,7 +293,7 @@ def format_validation(rows: list[Mapping[str, Any]]) -> str:
     return text
 
 
-def format_holdout(rows: list[Mapping[str, Any]]) -> str:
+def format_holdout(rows: Sequence[Mapping[str, Any]]) -> str:
     """The held-out check of calibration.pilot (estimator.validation.pilot_holdout) as a table."""
     body = [
         [
