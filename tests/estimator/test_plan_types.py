@@ -110,6 +110,15 @@ def test_every_float_field_carries_its_unit_or_is_listed_as_dimensionless():
     ]
     assert bare == []
     assert "wall_clock_days" in float_fields(result_types.ComputeSection)  # the check sees floats
+    # the sections built outside plan.result are checked too (goodput, stack, scaleup and their parts)
+    assert {
+        result_goodput.GoodputSection,
+        result_goodput.Lever,
+        stack_sensitivity.StackSection,
+        planes.ScaleupSection,
+        planes.VersusNodes,
+    } <= set(RESULT_CLASSES)
+    assert "effective_training_time_share" in float_fields(result_goodput.GoodputSection)
 
 
 def test_every_result_class_is_frozen_slotted_and_keyword_only():
