@@ -1,4 +1,4 @@
-"""result.goodput typed (estimator.plan.goodput.section builds it): the interruptions, checkpoints and
+"""result.goodput typed (estimator.plan.goodput_section.section builds it): the interruptions, checkpoints and
 restarts of a plan, the wall-clock days with them, the hot spares and the levers; and the failure
 figures it adds to result.assumptions. Field names carry their unit as in estimator.plan.result
 (`_count` for an expected count, not whole); the contract's JSON keys, where they differ, are in
@@ -26,7 +26,7 @@ class LostDays:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Spares:
     """result.goodput.spares: the hot standby nodes, the share of node failures they cover and the
-    count that would cover 95% of them (plan.goodput.suggested_spares)."""
+    count that would cover 95% of them (plan.goodput_section.suggested_spares)."""
 
     nodes: int
     coverage_probability: float = json_key("coverage")  # P(a node failure finds a spare)

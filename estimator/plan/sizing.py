@@ -15,7 +15,7 @@ from estimator.errors import ScenarioError
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.pricing import equipment, facility, model_flops, prices, storage_inputs
 from estimator.money.rollup import Counts, Sizing, rollup
-from estimator.plan import goodput
+from estimator.plan import goodput_section
 from estimator.plan.choose import choose_cluster
 from estimator.plan.chosen import Sized
 from estimator.plan.result import Affords
@@ -107,7 +107,7 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
 def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
     """result.goodput of a sized plan; a run that never finishes is refused with its reason."""
     cards = z.choice.cards
-    out = goodput.section(
+    out = goodput_section.section(
         r,
         cards=cards,
         nodes=-(-cards // r.cards_per_node),

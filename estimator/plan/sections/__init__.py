@@ -15,8 +15,8 @@ from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutProblem
 from estimator.plan.advice import advise
 from estimator.plan.chosen import Sized
-from estimator.plan.goodput import advice as goodput_advice
-from estimator.plan.goodput import assumptions as goodput_assumptions
+from estimator.plan.goodput_section import advice as goodput_advice
+from estimator.plan.goodput_section import assumptions as goodput_assumptions
 from estimator.plan.inference import Deployment, Serving
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.result import Assumption, CostSection, Result
