@@ -7,8 +7,10 @@ and the Llama 3.1 405B 60-day deadline plan, then the import time of the plan co
 Each process is new (cold); by default with the bytecode caches an installed package has (one
 untimed run writes them), --no-bytecode without (every module compiled, PYTHONDONTWRITEBYTECODE).
 Prints wall and CPU time (user + system of the child, less sensitive to a shared machine's load).
+--against DIR also times the same commands in another checkout (the old path, e.g. /work/main),
+its runs interleaved with this one's so both see the same load, and prints the ratio of CPU medians.
 
-    .venv/bin/python bench/cli_plan.py [-n 10] [--no-bytecode]
+    .venv/bin/python bench/cli_plan.py [-n 10] [--no-bytecode] [--against DIR]
 """
 
 from __future__ import annotations
@@ -60,18 +62,23 @@ def child_env(bytecode: bool) -> dict[str, str]:
     return env
 
 
-def run_times(cmd: list[str], n: int, env: dict[str, str]) -> tuple[list[float], list[float]]:
-    """(wall seconds, CPU seconds of the child: user + system) of n runs."""
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)  # caches written
-    walls, cpus = [], []
+def run_times(
+    cmd: list[str], n: int, env: dict[str, str], roots: list[Path]
+) -> list[tuple[list[float], list[float]]]:
+    """(wall seconds, CPU seconds of the child: user + system) of n runs in each checkout of
+    `roots`, interleaved run by run."""
+    for root in roots:
+        subprocess.run(cmd, cwd=root, check=True, stdout=subprocess.DEVNULL, env=env)  # caches written
+    out: list[tuple[list[float], list[float]]] = [([], []) for _ in roots]
     for _ in range(n):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, env=env)
-        walls.append(time.perf_counter() - t0)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return walls, cpus
+        for (walls, cpus), root in zip(out, roots, strict=True):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            subprocess.run(cmd, cwd=root, check=True, stdout=subprocess.DEVNULL, env=env)
+            walls.append(time.perf_counter() - t0)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return out
 
 
 def import_profile(cmd: list[str], top: int, env: dict[str, str]) -> None:
@@ -91,7 +98,11 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=10, help="runs per plan")
     ap.add_argument("--top", type=int, default=12, help="modules listed by their own import time")
     ap.add_argument("--no-bytecode", action="store_true", help="time runs that compile every module")
+    ap.add_argument("--against", type=Path, help="another checkout to time too (the old path)")
     args = ap.parse_args()
+    if args.against and args.no_bytecode:
+        ap.error("--no-bytecode removes this checkout's caches only; it cannot be compared --against another")
+    roots = [ROOT] + ([args.against.resolve()] if args.against else [])
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
     env = child_env(not args.no_bytecode)
     mode = "no bytecode caches" if args.no_bytecode else "bytecode cached, as installed"
@@ -99,12 +110,17 @@ def main() -> int:
         path = tmp / (re.sub(r"\W+", "-", label) + ".json")
         path.write_text(json.dumps(scenario))
         cmd = [sys.executable, "-m", "estimator", "plan", str(path)]
-        times, cpus = run_times(cmd, args.n, env)
-        print(
-            f"python -m estimator plan ({label}): median {statistics.median(times) * 1e3:.0f} ms wall "
-            f"({statistics.median(cpus) * 1e3:.0f} ms CPU), min {min(times) * 1e3:.0f} ms "
-            f"({args.n} cold processes, {mode})"
-        )
+        results = run_times(cmd, args.n, env, roots)
+        for root, (times, cpus) in zip(roots, results, strict=True):
+            where = "" if root == ROOT else f" in {root}"
+            print(
+                f"python -m estimator plan ({label}){where}: median {statistics.median(times) * 1e3:.0f} ms wall "
+                f"({statistics.median(cpus) * 1e3:.0f} ms CPU), min {min(times) * 1e3:.0f} ms "
+                f"({args.n} cold processes, {mode})"
+            )
+        if len(results) == 2:
+            ratio = statistics.median(results[0][1]) / statistics.median(results[1][1])
+            print(f"  ratio of CPU medians, this checkout / {roots[1]}: {ratio:.2f}")
     import_profile(cmd, args.top, env)
     return 0
 

@@ -11,6 +11,11 @@
    latency of estimate() in process, new and old path, and the ratio.
 
     .venv/bin/python bench/plan_speed.py [--repeat 3] [--sample 60] [--old-every 1] [--part all|sweep|deadline]
+        [--compare DIR]
+
+The deadline plan is timed cold (the remembered best layouts cleared before each plan) and asked
+again (remembered). --compare DIR first runs the same bench on another checkout (the code before
+a change) in a child process: before and after in one run, under the same load.
 
 --old-every K times the old sweep path on every K-th card count only (it is slow) and scales its
 rate from those rows. The machine's load average is printed: other processes share the cores.
@@ -23,6 +28,7 @@ import copy
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -140,13 +146,21 @@ def deadline_bench(args) -> None:
     estimate(DEADLINE_405B)  # imports, catalog
     new, new_cpu = [], []
     for _ in range(args.plans):
+        layout_batch.clear_caches()  # cold: no answer remembered from the previous plan
         _, wall, cpu = timed(lambda: estimate(DEADLINE_405B))
         new.append(wall)
         new_cpu.append(cpu)
+    warm, warm_cpu = [], []
+    for _ in range(args.plans):  # the same scenario asked again: best layouts remembered
+        _, wall, cpu = timed(lambda: estimate(DEADLINE_405B))
+        warm.append(wall)
+        warm_cpu.append(cpu)
     with legacy_paths():
+        layout_batch.clear_caches()
         old_result = estimate(DEADLINE_405B)["result"]
         old, old_cpu = [], []
         for _ in range(max(3, args.plans // 4)):
+            layout_batch.clear_caches()
             _, wall, cpu = timed(lambda: estimate(DEADLINE_405B))
             old.append(wall)
             old_cpu.append(cpu)
@@ -160,15 +174,32 @@ def deadline_bench(args) -> None:
         f"  plan: {result['compute']['cards']:,} cards, TP {par['tp']} PP {par['pp']} DP {par['dp']}, "
         f"MFU {result['compute']['mfu']:.3f}; same plan as the old path: {same}"
     )
-    for name, wall, cpu in (("new", new, new_cpu), ("old", old, old_cpu)):
+    for name, wall, cpu in (
+        ("new, cold", new, new_cpu),
+        ("new, asked again", warm, warm_cpu),
+        ("old", old, old_cpu),
+    ):
         print(
             f"  {name}: median {statistics.median(wall) * 1e3:.1f} ms wall "
             f"({statistics.median(cpu) * 1e3:.1f} ms CPU), min {min(wall) * 1e3:.1f} ms ({len(wall)} plans)"
         )
     print(
-        f"  ratio old/new (median): {statistics.median(old) / statistics.median(new):.1f}x wall, "
+        f"  ratio old/new cold (median): {statistics.median(old) / statistics.median(new):.1f}x wall, "
         f"{statistics.median(old_cpu) / statistics.median(new_cpu):.1f}x CPU"
     )
+
+
+def compare(args) -> None:
+    """The same bench on another checkout (e.g. the code at the start of a change), in a child
+    process, so before and after print in one run under the same load."""
+    script = Path(args.compare).resolve() / "bench" / "plan_speed.py"
+    argv = [sys.executable, str(script), "--part", args.part, "--plans", str(args.plans)]
+    argv += ["--repeat", str(args.repeat), "--sample", str(args.sample), "--old-every", str(args.old_every)]
+    print(f"--- baseline: {script.parent.parent}")
+    sys.stdout.flush()
+    subprocess.run(argv, check=True)
+    print("--- this checkout")
+    sys.stdout.flush()
 
 
 def main() -> None:
@@ -181,7 +212,10 @@ def main() -> None:
     parser.add_argument(
         "--part", choices=("all", "sweep", "deadline"), default="all", help="which half to run"
     )
+    parser.add_argument("--compare", metavar="DIR", help="first run the same bench on the checkout DIR")
     args = parser.parse_args()
+    if args.compare:
+        compare(args)
     if args.part in ("all", "sweep"):
         sweep_bench(args)
     if args.part in ("all", "deadline"):

@@ -110,6 +110,7 @@ AXES = {
     "model.sliding_window_layers": _("Sliding-window layers"),
     "model.use_sliding_window": _("Sliding-window attention"),
     "model.sliding_window_pattern": _("Sliding-window pattern"),
+    "model.num_nextn_predict_layers": _("Multi-token-prediction modules"),
     "model.layer_types": _("Layer types"),
     "training.tokens": _("Training tokens"),
     "training.seq_len": _("Sequence length"),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import logging
 import statistics
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -154,21 +156,18 @@ def _budget_block(result: dict, cur: str) -> dict | None:
     }
 
 
-def _report_context(request, estimate: Estimate) -> dict:
-    scenario, result = estimate.scenario, estimate.result
+def build_derived(scenario: dict, result: dict) -> dict:
+    """The parts of the report page that follow from the stored scenario and result alone, in the
+    active language: headline, tables, story, messages (no request, no user)."""
     cur = summary.currency(result)
     layout = result.get("layout") or {}
     runners = [r for r in layout.get("runners_up") or [] if isinstance(r, dict)]
     columns, rows = summary.table(runners, RUNNER_UP_COLUMNS)
     return {
-        "estimate": estimate,
-        "scenario": scenario,
-        "result": result,
         "currency": cur,
         "headline": summary.headline(scenario, result),
         "budget": _budget_block(result, cur),
         "calibration": calibration_block.block(result),
-        "figures": report_figures(estimate),
         "story": working.story(result),
         "runner_columns": [working.column_label(c) for c in columns],
         "runner_rows": [[working.cell(c, v, cur) for c, v in zip(columns, row, strict=True)] for row in rows],
@@ -182,8 +181,28 @@ def _report_context(request, estimate: Estimate) -> dict:
         "sections": working.tables(result, cur),
         "step_rows": working.step_rows(result),
         "goodput_levers": goodput.levers(result, cur),
-        "share_url": _share_url(request, estimate),
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
+    }
+
+
+def report_derived(estimate: Estimate) -> dict:
+    """build_derived of a stored estimate, cached like its figures (report_figures: same key parts,
+    same reasons): formatting its few hundred numbers and labels was about half of the report
+    page's server time once the figures were cached (issue 27)."""
+    key = f"report-derived:{estimate.share_token}:{ENGINE_VERSION}:{PAGE_BUILD}:{translation.get_language()}"
+    return _cached(
+        key, lambda: build_derived(estimate.scenario, estimate.result), FIGURES_TTL_S, "report tables"
+    )
+
+
+def _report_context(request, estimate: Estimate) -> dict:
+    return {
+        **report_derived(estimate),
+        "estimate": estimate,
+        "scenario": estimate.scenario,
+        "result": estimate.result,
+        "figures": report_figures(estimate),
+        "share_url": _share_url(request, estimate),
         "glossary": glossary.items(),
     }
 
@@ -199,12 +218,26 @@ def build_figures(result: dict) -> list[dict]:
 FIGURES_TTL_S = 7 * 24 * 3600
 
 
+def _page_build() -> str:
+    """A digest of what the cached text is made of besides the result: the compiled translations
+    and the report modules' source. A label or translation fix deployed without an engine bump then
+    draws anew instead of showing last week's words (the caches below key on it)."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in sorted([*root.glob("*.py"), *(root.parent / "locale").glob("*/LC_MESSAGES/*.mo")]):
+        digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+PAGE_BUILD = _page_build()
+
+
 def report_figures(estimate: Estimate) -> list[dict]:
     """The figures of a stored estimate, cached: a stored estimate never changes (recompute stores
     nothing), and building the Plotly figures was about 70% of the report page's server time. The
     key holds the share token, this code's engine version (a new release draws anew) and the
     language (titles and axis labels are translated)."""
-    key = f"report-figures:{estimate.share_token}:{ENGINE_VERSION}:{translation.get_language()}"
+    key = f"report-figures:{estimate.share_token}:{ENGINE_VERSION}:{PAGE_BUILD}:{translation.get_language()}"
     return _cached(key, lambda: build_figures(estimate.result), FIGURES_TTL_S, "report figures")
 
 

@@ -21,9 +21,7 @@ MAX_LINES = 80
 MAX_PARAMS = 12
 
 # "module path without .py, from estimator/" + "." + function name -> why it is still allowed
-ALLOWED: dict[str, str] = {
-    "layout/steptime/step._layer_terms": "being split by its owner (issue 19 item 2, step time)",
-}
+ALLOWED: dict[str, str] = {}
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

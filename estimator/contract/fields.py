@@ -51,7 +51,9 @@ def _pos(le: float, **kw: Any) -> Any:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # defer_build: a model's validator is built when it first validates, not when its module is
+    # imported: the CLI and a worker pay only for the models they use (issue 27, cold start)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 def _path(loc: tuple[Any, ...]) -> str:

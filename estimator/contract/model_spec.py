@@ -21,7 +21,7 @@ class ModelSpec(BaseModel):
     fields, the config.json aliases in CONFIG_EXTRA_KEYS are accepted (with the same ranges as the
     field they stand for); any other key is refused."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False, defer_build=True)
 
     preset: str | None = Field(None, max_length=100)
     params: Num | None = Field(None, gt=0, le=1e14, description="Total parameters of a dense model")
@@ -55,6 +55,9 @@ class ModelSpec(BaseModel):
         None, ge=0, le=limits.MAX_LAYERS, description="Layers with the window; default all (or layer_types)"
     )
     use_sliding_window: bool | None = None
+    num_nextn_predict_layers: Int | None = Field(
+        None, ge=0, le=limits.MAX_LAYERS, description="Multi-token-prediction modules (DeepSeek-V3: 1)"
+    )
     sliding_window_pattern: Int | None = Field(None, ge=1, le=limits.MAX_LAYERS)
     layer_types: list[Literal["sliding_attention", "full_attention"]] | None = Field(
         None, max_length=limits.MAX_LAYERS
@@ -68,7 +71,7 @@ CONFIG_EXTRA_KEYS: dict[str, str] = {
 }
 _AliasCheck = create_model(  # type: ignore[call-overload]
     "_AliasCheck",
-    __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+    __config__=ConfigDict(extra="forbid", allow_inf_nan=False, defer_build=True),
     model_type=(str | None, Field(None, max_length=60)),
     shared_expert_intermediate_size=(Int | None, Field(None, ge=0, le=10_000_000)),
     **{

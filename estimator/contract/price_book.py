@@ -40,7 +40,7 @@ KINDS = ("accelerators", "servers", "switches", "transceivers", "drives")
 
 
 class _Frozen(_Base):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class CloudRates(_Frozen):

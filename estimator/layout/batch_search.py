@@ -26,6 +26,12 @@ How it saves the per-search work (the search itself is layout.py; these are its 
   moves the same bytes and divides the replicated activations and their element-wise kernels by
   tp: never slower, strictly less memory, so the sp = false twin never wins. (With unfused
   attention, partial recompute stores like selective recompute and the rule does not hold.)
+- Bounded before timed (_can_win, exact): an upper bound of each candidate's throughput from its
+  layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each size
+  are timed first and whatever's bound falls below the best bin found cannot be in the top bin, so
+  only the rest gets the full model (tests/estimator/test_layout_prune.py).
+- Answers remembered: best_layouts and best_in keep every answer by the full problem key, so a
+  scenario planned again (a report, its stack sensitivity, a sweep row) costs no search.
 - One step-time call for all sizes: evaluate_step broadcasts, so `cards` and the two fabric
   factors go in as per-candidate arrays (see _SizedProblem).
 - Slices of SLICE_ROWS candidates keep numpy's temporaries in the CPU caches.
@@ -41,7 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray
+from estimator.arrays import FloatArray, arr
 from estimator.layout.enumeration import (
     BATCH_TOLERANCE,
     auto_split_fails,
@@ -58,6 +64,7 @@ from estimator.layout.search import (
     _make_eval,
     _partial_recompute,
     _take,
+    card_memories,
     card_memory,
     evaluate_memory,
     evaluate_time,
@@ -65,6 +72,8 @@ from estimator.layout.search import (
     partial_redundant,
     speed_bin,
 )
+from estimator.layout.steptime.candidates import Candidates
+from estimator.layout.steptime.step import step_time_lower_bound
 
 Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
 IntArray = npt.NDArray[np.int64]
@@ -235,26 +244,38 @@ def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Co
 def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[LayoutEval | None]:
     """The best layout of each problem (None where nothing fits): search(p).best for each p.
 
-    reuse (sweeps): answer a problem searched before from memory (every field of LayoutProblem is
-    the key: model, accelerator, stack, sequence, batch, precision, cards, fabric...), and keep the
-    enumeration and the accelerator-independent memory of these sizes for the next call with the
-    same model, batch and sizes (a sweep's groups, one per accelerator)."""
-    if reuse:
-        keys = [_problem_key(p) for p in problems]
-        todo = [i for i, k in enumerate(keys) if k not in _answers]
-        for i, b in zip(todo, _best_layouts([problems[i] for i in todo], True), strict=True):
-            _answers[keys[i]] = b
-        while len(_answers) > ANSWER_CACHE:
-            _answers.pop(next(iter(_answers)))
-        return [_answers[k] for k in keys]
-    return _best_layouts(problems, False)
+    A problem searched before is answered from memory (every field of LayoutProblem is the key:
+    model, accelerator, stack, sequence, batch, precision, cards, fabric...; the answer is a pure
+    function of them), so a plan asked again (a report, a sweep row, the stack sensitivity of the
+    same scenario) costs no search. reuse (sweeps): also keep the enumeration and the
+    accelerator-independent memory of these sizes for the next call with the same model, batch and
+    sizes (a sweep's groups, one per accelerator)."""
+    if problems:
+        _check_shared(problems)
+    keys = [_problem_key(p) for p in problems]
+    firsts = {k: i for i, k in reversed(list(enumerate(keys)))}
+    todo = [firsts[k] for k in dict.fromkeys(keys) if k not in _answers]
+    for i, b in zip(todo, _best_layouts([problems[i] for i in todo], reuse), strict=True):
+        _remember(keys[i], b)
+    return [_answers[k] for k in keys]
 
 
 def best_in(problem: LayoutProblem, families: dict[tuple[Any, ...], _Family]) -> LayoutEval | None:
-    """search(problem).best by the batched search of one size; `families` (the caller's, e.g. one
-    plan's stack profiles at its size) keeps the enumeration and the accelerator-independent memory
-    for the next problem with the same _family key."""
-    return _best_layouts([problem], False, families)[0]
+    """search(problem).best by the batched search of one size (remembered as best_layouts'
+    answers); `families` (the caller's, e.g. one plan's stack profiles at its size) keeps the
+    enumeration and the accelerator-independent memory for the next problem with the same
+    _family key."""
+    key = _problem_key(problem)
+    if key not in _answers:
+        _remember(key, _best_layouts([problem], False, families)[0])
+    return _answers[key]
+
+
+def _remember(key: tuple[Any, ...], best: LayoutEval | None) -> None:
+    """Keep an answer, the oldest forgotten beyond ANSWER_CACHE."""
+    _answers[key] = best
+    while len(_answers) > ANSWER_CACHE:
+        _answers.pop(next(iter(_answers)))
 
 
 ANSWER_CACHE = 20_000  # best layouts remembered for sweeps (a few kB each)
@@ -296,6 +317,9 @@ def _best_layouts(
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
+    if c["size"].size >= PRUNE_MIN:  # drop what cannot reach its size's top throughput bin
+        kept = np.flatnonzero(_can_win(problems, base, c, rf))
+        c, mem, rf = {k: v[kept] for k, v in c.items()}, _take(mem, kept), rf[kept]
     speed, times, at = _time_by_stem(problems, base, c, rf)
     # per size, only the candidates in its top throughput bin can win: rank those, ties to the
     # search's enumeration order (the row number)
@@ -311,6 +335,63 @@ def _best_layouts(
         t = {k: v[r : r + 1, z] for k, v in times[j].items()}
         best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
     return best
+
+
+def _can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray) -> BoolArray:
+    """Per candidate: it may be in its size's top throughput bin (the only ones _best_layouts ranks).
+
+    An upper bound of each candidate's tokens/s from steptime.step_time_lower_bound (its compute
+    alone), raised by PRUNE_MARGIN against rounding; the step-time model times the PRUNE_PROBE
+    candidates of highest bound per size, and a candidate whose bound's bin lies below the best bin
+    found at its size cannot reach the top bin (bins are monotone in throughput): dropped. Exact: the
+    candidates of the top bin are all kept, so the ranking among them, and the best layout, are
+    unchanged (tests/estimator/test_layout_batch.py asserts the bound and the equality)."""
+    size = c["size"]
+    n = size.size
+    ub = np.concatenate(
+        [
+            tokens_upper_bound(
+                problems, base, {k: v[i : i + SLICE_ROWS] for k, v in c.items()}, rf[i : i + SLICE_ROWS]
+            )
+            for i in range(0, n, SLICE_ROWS)
+        ]
+    )
+    # per size, the PRUNE_PROBE candidates of highest bound (a round per probe: no sort of all)
+    left = np.where(np.isnan(ub), -np.inf, ub)
+    picked = []
+    for _ in range(PRUNE_PROBE):
+        top = np.full(len(problems), -np.inf)
+        np.maximum.at(top, size, left)
+        hit = np.flatnonzero((left == top[size]) & (left > -np.inf))
+        _, first = np.unique(size[hit], return_index=True)
+        picked.append(hit[first])
+        left[hit[first]] = -np.inf
+    probe = np.sort(np.concatenate(picked))
+    if probe.size == 0:  # no finite bound: nothing to compare against
+        return np.ones(n, dtype=bool)
+    speed, _, _ = _time_by_stem(problems, base, {k: v[probe] for k, v in c.items()}, rf[probe])
+    best = np.full(len(problems), -np.inf)
+    np.maximum.at(best, size[probe], speed)
+    return ~(speed_bin(ub) < best[size])  # NaN bounds kept
+
+
+def tokens_upper_bound(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+) -> FloatArray:
+    """An upper bound of evaluate_time(...)["tokens_per_s"] of each candidate (tokens/s): the step's
+    tokens over steptime.step_time_lower_bound, times 1 + PRUNE_MARGIN."""
+    sized = _SizedProblem(
+        base, *(np.array([getattr(p, f) for p in problems], dtype=float)[c["size"]] for f in SIZE_FIELDS)
+    )
+    cand = Candidates.from_mapping({**{k: c[k] for k in (*STEP_KEYS, "zero")}, "rf": rf})
+    lb = step_time_lower_bound(sized, cand)  # type: ignore[arg-type]
+    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * base.seq_len
+    return arr(step_tokens / lb * (1.0 + PRUNE_MARGIN))
+
+
+PRUNE_MIN = 256  # candidates below which timing them all costs less than the bound and the probe
+PRUNE_PROBE = 4  # candidates per size timed first (highest bound) to set the bar
+PRUNE_MARGIN = 1e-6  # relative slack of the bound against rounding (the bins are 2% wide)
 
 
 def _fitting_parts(
@@ -402,8 +483,11 @@ def _sizes_fitting(base: LayoutProblem, fam: _Family, n_sizes: int, rc_values: I
             seen[size[np.asarray(fam.light_memory(start, stop, code, c).total <= hbm)]] = True
         left = np.flatnonzero(~seen[size])
         if left.size:
-            full = fam.rows(start, stop, left, RECOMPUTE_CODES["full"], (width, pos[RECOMPUTE_CODES["full"]]))
-            seen[size[left[np.asarray(card_memory(base, full, full["rc"]).total <= hbm)]]] = True
+            full_code = RECOMPUTE_CODES["full"]
+            full = fam.light_memory(
+                start, stop, full_code, fam.rows(start, stop, every, full_code, (width, pos[full_code]))
+            )
+            seen[size[left[np.asarray(full.total)[left] <= hbm]]] = True
     return seen
 
 
@@ -506,9 +590,21 @@ class _Family:
         return out
 
     def light_memory(self, start: int, stop: int, code: int, c: Columns) -> MemoryBreakdown:
+        """Memory of layouts [start, stop) (columns c) with recompute code `code`; the first call
+        of a slice computes it for no, selective (where searched) and full recompute at once
+        (layout.card_memories: the stages and model states once)."""
         key = (start, stop, code)
         if key not in self.light:
-            self.light[key] = card_memory(self.base, c, c["rc"])
+            searched = {int(k) for k in axis_values(self.base)["rc"]}
+            codes = [code] + [
+                k
+                for k in (RECOMPUTE_CODES["none"], RECOMPUTE_CODES["selective"], RECOMPUTE_CODES["full"])
+                if k != code and k in searched
+            ]
+            n = stop - start
+            mems = card_memories(self.base, c, [np.full(n, k, dtype=np.int64) for k in codes])
+            for k, mem in zip(codes, mems, strict=True):
+                self.light[(start, stop, k)] = mem
         return self.light[key]
 
 
@@ -575,17 +671,26 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
             mem = fam.light_memory(start, stop, code, c)
             fits = np.asarray(mem.total <= hbm)
             if code == RECOMPUTE_CODES["none"]:
-                none_fits = fits
+                none_fits, none_mem = fits, mem
             out.append(_kept(c, mem, np.zeros(n), fits))
     heavy = np.flatnonzero(~none_fits)
     full = rows(heavy, RECOMPUTE_CODES["full"])
-    full_mem = card_memory(base, full, full["rc"])
+    # the slice's full-recompute memory came with its no-recompute memory (_Family.light_memory)
+    full_mem = _take(
+        fam.light_memory(start, stop, RECOMPUTE_CODES["full"], rows(every, RECOMPUTE_CODES["full"])), heavy
+    )
     full_fits = np.asarray(full_mem.total <= hbm)
     # partial memory lies between no recompute and full (a convex combination): where neither
     # fits, partial does not either
     some = np.flatnonzero(full_fits)
     partial = rows(heavy[some], RECOMPUTE_CODES["partial"])
-    none_like = card_memory(base, partial, partial["rc"])
+    # partial recompute's layers that are not recomputed store what no recompute stores, except the
+    # attention scores of unfused kernels (memory.layer_activation_bytes keeps them at code 0 only):
+    # with fused attention the no-recompute memory already computed is the same array of floats
+    if base.flash_attention:
+        none_like = _take(none_mem, heavy[some])
+    else:
+        none_like = card_memory(base, partial, partial["rc"])
     mixed, f = _partial_recompute(
         base, partial, np.ones(some.size, dtype=bool), none_like, _take(full_mem, some), np.zeros(some.size)
     )

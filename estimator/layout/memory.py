@@ -33,6 +33,8 @@ ZeRO stage (`model_state`), activations per layer (`activations`), layers per pi
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -86,6 +88,7 @@ __all__ = [
     "layer_coefficients",
     "model_state_bytes",
     "per_card_memory",
+    "per_card_memory_codes",
     "recompute_code",
     "selective_saves_memory",
     "stage_layers",
@@ -224,28 +227,52 @@ def _stage_states(
     counts: ParamCounts, params: Pair, lay: CardLayout, policy: MemoryPolicy
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
     """(weights, gradients, optimizer, prefetch) bytes of one device holding `params` (dense, expert)."""
-    tp = np.asarray(lay.tp, dtype=float)
-    etp = tp if lay.expert_tp is None else np.asarray(lay.expert_tp, dtype=float)
-    dense_n, expert_n = weight_replicas(
-        np.asarray(lay.dp, dtype=float),
-        np.asarray(lay.cp, dtype=float),
-        np.asarray(lay.ep, dtype=float),
-        tp,
-        etp,
-    )
-    args = (
-        lay.zero_stage,
-        policy.grad_dtype,
-        lay.distributed_optimizer,
-        OPTIMIZER_BYTES,
-        policy.fsdp_fp32_shards,
-    )
-    w1, g1, o1 = model_state_bytes(params[0], dense_n, *args)
-    w2, g2, o2 = model_state_bytes(params[1], expert_n, *args)
-    gw, gg, prefetch = gathered_bytes(counts, params, lay, policy)
-    # unsharded gradients accumulated across micro-batches replace the shards during the step
-    grads = np.where(gg > 0, gg, g1 + g2)
-    return arr(w1 + w2 + gw), arr(grads), arr(o1 + o2), prefetch
+    return _StageStates(counts, lay, policy).of(params)
+
+
+class _StageStates:
+    """_stage_states of one layout (array) for several devices' params: what depends on the layout
+    alone (replica groups, ZeRO divisors, gathering rules, ZeRO-3 prefetch) computed once; per device
+    the same operations as model_state_bytes and gathered_bytes, in the same order (the same floats)."""
+
+    def __init__(self, counts: ParamCounts, lay: CardLayout, policy: MemoryPolicy):
+        tp = np.asarray(lay.tp, dtype=float)
+        etp = tp if lay.expert_tp is None else np.asarray(lay.expert_tp, dtype=float)
+        groups = weight_replicas(
+            np.asarray(lay.dp, dtype=float),
+            np.asarray(lay.cp, dtype=float),
+            np.asarray(lay.ep, dtype=float),
+            tp,
+            etp,
+        )
+        # model_state_bytes(params, dp, zero_stage, grad_dtype, distributed_optimizer, OPTIMIZER_BYTES, fsdp)
+        stage = np.maximum(np.asarray(lay.zero_stage), np.where(np.asarray(lay.distributed_optimizer), 1, 0))
+        self.g = grad_bytes(policy.grad_dtype)
+        self.no_weights = (stage >= 3) & policy.fsdp_fp32_shards
+        self.divisors = [
+            tuple(np.where(stage >= k, np.asarray(dp, dtype=float), 1.0) for k in (3, 2, 1)) for dp in groups
+        ]
+        # gathered_bytes
+        _, _, self.prefetch = gathered_bytes(counts, (np.zeros(1), np.zeros(1)), lay, policy)
+        zero = lay.zero_effective()
+        self.pipelined = policy.fsdp_fp32_shards & (np.asarray(lay.pp) > 1) & (zero >= 2)
+        self.held = (zero >= 3) & (
+            self.pipelined | (policy.fsdp_fp32_shards and policy.reshard_after_forward == "never")
+        )
+
+    def of(self, params: Pair) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        states = []
+        for p, (d_w, d_g, d_o) in zip(params, self.divisors, strict=True):
+            p = np.asarray(p, dtype=float)
+            weights = np.where(self.no_weights, 0.0, p * WEIGHT_BYTES / d_w)
+            states.append((weights, p * self.g / d_g, p * OPTIMIZER_BYTES / d_o))
+        (w1, g1, o1), (w2, g2, o2) = states
+        total = params[0] + params[1]
+        gw = np.where(self.held, total * WEIGHT_BYTES, 0.0)
+        gg = np.where(self.pipelined, total * self.g, 0.0)
+        # unsharded gradients accumulated across micro-batches replace the shards during the step
+        grads = np.where(gg > 0, gg, g1 + g2)
+        return arr(w1 + w2 + gw), arr(grads), arr(o1 + o2), self.prefetch
 
 
 def _stage_activations(
@@ -308,24 +335,45 @@ def per_card_memory(
 
     Returns a MemoryBreakdown of the stage with the largest total (bytes).
     """
+    return per_card_memory_codes(arch, counts, seq_len, layout, [layout.recompute], policy)[0]
+
+
+def per_card_memory_codes(
+    arch: Architecture,
+    counts: ParamCounts,
+    seq_len: npt.ArrayLike,
+    layout: CardLayout,
+    recompute: Sequence[npt.ArrayLike],
+    policy: MemoryPolicy | None = None,
+) -> list[MemoryBreakdown]:
+    """per_card_memory of `layout` with each recompute setting of `recompute` in its place: the
+    stages, parameters and model states (which recompute does not change) computed once, the
+    activations per setting; the same operations as one per_card_memory call each (same floats)."""
     policy = policy or MemoryPolicy()
     buffers = policy.buffers
     st = stage_layers(
         arch.num_hidden_layers, counts.n_dense_layers, layout.pp, layout.virtual_stages, layout.stage_split
     )
-    acts = _stage_activations(arch, seq_len, st, layout, policy)
-    parts = []
-    for params, act in zip(_stage_params(counts, st, layout), acts, strict=True):
-        w, g, o, prefetch = _stage_states(counts, params, layout, policy)
-        fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch
-        rest = w + g + o + act + fixed
-        frag = buffers.fragmentation_fraction * rest
-        parts.append((w, g, o, act, fixed + frag, rest + frag))
-    first, mid, last = parts
-    t_first = first[5]
-    t_mid = np.where(st.has_mid, mid[5], -1.0)
-    t_last = np.where(~st.single, last[5], -1.0)
-    pick_mid = (t_mid > t_first) & (t_mid >= t_last)
-    pick_last = (t_last > t_first) & (t_last > t_mid)
-    out = [np.where(pick_last, last[i], np.where(pick_mid, mid[i], first[i])) for i in range(6)]
-    return MemoryBreakdown(*out)
+    states = _StageStates(counts, layout, policy)
+    held = [states.of(params) for params in _stage_params(counts, st, layout)]
+    out = []
+    for rc in recompute:
+        acts = _stage_activations(arch, seq_len, st, dataclasses.replace(layout, recompute=rc), policy)
+        parts = []
+        for (w, g, o, prefetch), act in zip(held, acts, strict=True):
+            fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch
+            rest = w + g + o + act + fixed
+            frag = buffers.fragmentation_fraction * rest
+            parts.append((w, g, o, act, fixed + frag, rest + frag))
+        first, mid, last = parts
+        t_first = first[5]
+        t_mid = np.where(st.has_mid, mid[5], -1.0)
+        t_last = np.where(~st.single, last[5], -1.0)
+        pick_mid = (t_mid > t_first) & (t_mid >= t_last)
+        pick_last = (t_last > t_first) & (t_last > t_mid)
+        out.append(
+            MemoryBreakdown(
+                *[np.where(pick_last, last[i], np.where(pick_mid, mid[i], first[i])) for i in range(6)]
+            )
+        )
+    return out

@@ -28,6 +28,7 @@ from estimator.layout.steptime.constants import (
     LINK_EFFICIENCY,
     TRAINING_GEMM_FRACTION,
 )
+from estimator.layout.steptime.moe_core06 import MCORE06_EXPERT_TIME_FACTOR
 from estimator.model.transformer import Architecture, ParamCounts, flops_per_token
 
 _INT_FIELDS = ("tp", "pp", "dp", "ep", "cp", "expert_tp", "micro_batch_size", "virtual_stages", "top_n")
@@ -55,7 +56,8 @@ class LayoutProblem:
     every compute rate of the step (GEMM, attention, HBM streaming); 1.0 = the model as published.
     mc2_exposed_fraction: share of the MC2-pipelined tensor-parallel collectives that stays exposed
     on Ascend; ascend_gemm_fraction: gemm_fraction's Ascend counterpart (both
-    estimator.layout.steptime.ascend; override for calibration only).
+    estimator.layout.steptime.ascend; override for calibration only). core06_expert_factor: the
+    expert block's time factor under Megatron-Core 0.6's MoE layer (steptime.moe_core06).
     """
 
     arch: Architecture
@@ -84,6 +86,7 @@ class LayoutProblem:
     expert_host_s: float = EXPERT_HOST_S
     mc2_exposed_fraction: float = ASCEND_MC2_EXPOSED_FRACTION
     ascend_gemm_fraction: float = ASCEND_TRAINING_GEMM_FRACTION
+    core06_expert_factor: float = MCORE06_EXPERT_TIME_FACTOR
 
     def __post_init__(self) -> None:
         errors = []

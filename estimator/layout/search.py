@@ -22,7 +22,7 @@ fit is `estimator.layout.fit`; many sizes or scenarios at once are `estimator.la
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,7 @@ from estimator.layout.memory import (
     CardLayout,
     MemoryBreakdown,
     MemoryPolicy,
-    per_card_memory,
+    per_card_memory_codes,
     stage_layers,
 )
 from estimator.layout.problem import FIXABLE as FIXABLE
@@ -176,6 +176,14 @@ def evaluate_memory(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[Memor
 def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> MemoryBreakdown:
     """memory.per_card_memory of candidate arrays c with recompute codes rc (partial as stored by
     the layers it does not recompute). Bytes."""
+    return card_memories(problem, c, [rc])[0]
+
+
+def card_memories(
+    problem: LayoutProblem, c: Mapping[str, Any], codes: Sequence[Num]
+) -> list[MemoryBreakdown]:
+    """card_memory of candidate arrays c with each of the recompute codes `codes` (one
+    memory.per_card_memory_codes call: what recompute does not change is computed once). Bytes."""
     layout = CardLayout(
         c["tp"],
         c["pp"],
@@ -184,7 +192,7 @@ def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> Memory
         c["cp"],
         c["zero"],
         c["mbs"],
-        rc,
+        codes[0],
         c["sp"],
         c["v"],
         False,
@@ -201,7 +209,7 @@ def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> Memory
         problem.stack.fsdp_fp32_shards,
         problem.stack.reshard_after_forward,
     )
-    return per_card_memory(problem.arch, problem.counts, problem.seq_len, layout, policy)
+    return per_card_memory_codes(problem.arch, problem.counts, problem.seq_len, layout, codes, policy)
 
 
 def fp8_activations(problem: LayoutProblem) -> bool:

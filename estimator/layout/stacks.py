@@ -72,6 +72,9 @@ class StackProfile:
       network once per destination node, not once per chosen expert.
     moe_max_nodes: node-limited routing (DeepSeek-V3: each token to at most 4 nodes); None = none.
     moe_host_sync: the dropless token dispatcher copies token counts to the host every MoE layer.
+    moe_core06: the MoE layers run Megatron-Core 0.6's MoE layer (allgather dispatcher, unfused
+      permutation, GroupedMLP / SequentialMLP), as MindSpeed-LLM 1.0.RC3 does: its expert block takes
+      steptime.moe_core06's calibrated factor of its priced time.
     per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
       grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
       expert loop), each paying a fixed overhead; False for one grouped kernel (DeepGEMM,
@@ -182,6 +185,7 @@ class StackProfile:
     release: str = ""
     release_spread: tuple[tuple[str, float, float], ...] = ()
     release_spread_source: str = ""
+    moe_core06: bool = False
 
     def spread_for(self, family: str, workload: str) -> tuple[float, float]:
         """(low, high): throughput of the same published layout on the other releases the profile
@@ -230,6 +234,7 @@ MECHANISMS = (
     "reshard_after_forward",
     "fsdp_fp32_shards",
     "cp_overlap",
+    "moe_core06",
 )
 
 
@@ -353,6 +358,7 @@ STACKS: dict[str, StackProfile] = {
             summary="Huawei Ascend: CANN FlashAttention, MC2 fused TP communication, one grouped expert kernel.",
             cp_comm_types=("p2p", "a2a", "a2a+p2p"),
             release="MindSpeed-LLM 1.0.RC3 with CANN 8.0.RC3",
+            moe_core06=True,
         ),
         StackProfile(
             id="deepseek-dualpipe",

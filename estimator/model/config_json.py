@@ -18,6 +18,7 @@ CONFIG_ALIASES: dict[str, tuple[str, ...]] = {
     "num_experts": ("n_routed_experts", "num_routed_experts", "num_local_experts"),
     "n_shared_experts": ("num_shared_experts",),
     "first_k_dense_replace": ("num_dense_layers",),
+    "num_nextn_predict_layers": ("mtp_num_layers",),
     "q_lora_rank": ("attention_q_lora_dim",),
     "kv_lora_rank": ("attention_kv_lora_dim",),
     "qk_nope_head_dim": ("attention_qk_dim",),
@@ -100,6 +101,9 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
         attention_dropout=_probability("attention_dropout", get("attention_dropout", 0.0)),
         sliding_window=window,
         sliding_window_layers=window_layers,
+        num_nextn_predict_layers=_int_field(
+            "num_nextn_predict_layers", get("num_nextn_predict_layers", 0), 0
+        ),
         **mla,
     )
 

@@ -46,6 +46,10 @@ class Architecture:
     # Gemma 3: five of six); the others attend to the whole sequence.
     sliding_window: int | None = None
     sliding_window_layers: int = 0
+    # Multi-token prediction (DeepSeek-V3 report section 2.2; config.json `num_nextn_predict_layers`):
+    # D sequential modules, each a projection of [RMSNorm(h); RMSNorm(emb)] (2h -> h), one transformer
+    # block of the model's last-layer kind, and the shared output head with its own cross-entropy.
+    num_nextn_predict_layers: int = 0
 
     @property
     def is_moe(self) -> bool:

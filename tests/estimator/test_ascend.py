@@ -14,9 +14,12 @@ from estimator.layout.steptime.ascend import (
     is_ascend,
     mc2_tp_exposed_s,
     mesh_links,
+    mla_layout_bytes_per_head,
+    mla_layout_s,
 )
 from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.constants import LINK_EFFICIENCY
+from estimator.model.transformer import Architecture
 from estimator.validation.ascend import calibrate_ascend
 from estimator.validation.published_runs import predicted_tokens_per_s_per_gpu, published_runs, run_scenario
 
@@ -128,3 +131,27 @@ def test_mesh_bandwidth_matches_the_measured_910b_all_gather() -> None:
     )
     for peers, measured in ((4.0, 64e9), (8.0, 149e9)):
         assert float(group_bandwidth(mesh, peers)) * mesh.eta == pytest.approx(measured, rel=0.06)
+
+
+def _mla_arch() -> Architecture:
+    return Architecture(
+        num_hidden_layers=2, hidden_size=5120, num_attention_heads=128, num_key_value_heads=128,
+        head_dim=128, intermediate_size=12288, vocab_size=102400, q_lora_rank=1536, kv_lora_rank=512,
+        qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
+    )  # fmt: skip
+
+
+def test_mla_layout_copies_move_6400_bytes_per_head_and_token() -> None:
+    # DeepSeek-V2 heads (d_n 128, d_r 64, d_v 128; d_q 192), elements: interleave + rope 4·64 = 256,
+    # two concatenations 2·(128 + 64 + 192) = 768, rope key repeat 64, value pad 128 + 192 = 320,
+    # three BNSD transposes 6·192 = 1152, output back 2·192 = 384 and sliced 2·128 = 256:
+    # 3,200 elements = 6,400 bytes
+    assert mla_layout_bytes_per_head(128.0, 64.0, 128.0) == pytest.approx(6400.0)
+
+
+def test_mla_layout_time_counts_forward_and_backward_once_each() -> None:
+    arch = _mla_arch()
+    # 8,192 tokens x 128 heads (TP 1) x 6,400 B x (forward + backward) at 1e12 B/s = 13.42 ms
+    t = mla_layout_s(arch, True, 8192.0, 1.0, 3.0, 1e12)
+    assert float(t) == pytest.approx(8192 * 128 * 6400 * 2 / 1e12)
+    assert float(mla_layout_s(arch, False, 8192.0, 1.0, 3.0, 1e12)) == 0.0

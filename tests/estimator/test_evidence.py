@@ -93,11 +93,12 @@ def test_an_ascend_moe_plan_has_a_wider_band_than_an_h100_dense_plan_and_says_wh
     assert dense["mfu_band"]["source"] == moe["mfu_band"]["source"] == "evidence"
     assert dense["mfu_band"]["key"].startswith("hopper/dense/")
     assert moe["mfu_band"]["key"].startswith("ascend-910b/moe/")
-    # the Ascend MoE class has its own rows (three MindSpeed-LLM MoE runs, all far slower than the
-    # model: published / predicted below 1) and is widened by the 910B's catalog peak range
+    # the Ascend MoE class has its own rows (five MindSpeed-LLM MoE runs; DeepSeek-V2's still far
+    # slower than the model, published / predicted about 0.6-0.65) and is widened by the 910B's
+    # catalog peak range
     band = moe["mfu_band"]
     assert band["own_rows"] >= 3 or "few-rows" in band["widened_by"]
-    assert band["p90_ratio"] < 1.0
+    assert band["p10_ratio"] < 0.7
     assert band["widened_by"]
 
     def width(u):

@@ -61,3 +61,48 @@ def test_report_figures_survive_an_unreachable_cache(client, make_estimate, buil
         assert response.status_code == 200
         assert step_figure(response.content.decode())["data"]
     assert len(builds) == 2  # built on every request while the cache is down
+
+
+@pytest.fixture
+def table_builds(monkeypatch):
+    """How many times the report's tables (reports.working.tables) were formatted."""
+    from reports import working
+
+    calls = []
+    real = working.tables
+
+    def counting(result, currency):
+        calls.append(1)
+        return real(result, currency)
+
+    monkeypatch.setattr(working, "tables", counting)
+    return calls
+
+
+def test_tables_are_formatted_once_per_estimate_and_language(client, make_estimate, table_builds):
+    est = make_estimate()
+    first = client.get(f"/r/{est.share_token}/").content.decode()
+    second = client.get(f"/r/{est.share_token}/").content.decode()
+    assert len(table_builds) == 1
+    assert "Memory per card" in first and "Memory per card" in second
+    chinese = client.get(f"/zh-hans/r/{est.share_token}/").content.decode()
+    assert len(table_builds) == 2  # its own entry: the labels are translated
+    assert "每卡显存" in chinese and "Memory per card" not in chinese
+    client.get(f"/r/{make_estimate().share_token}/")
+    assert len(table_builds) == 3  # another estimate never gets these tables
+
+
+def test_report_tables_survive_an_unreachable_cache(client, make_estimate, table_builds, monkeypatch):
+    class Down:
+        def get(self, *args, **kwargs):
+            raise ConnectionError("cache unreachable")
+
+        set = get
+
+    monkeypatch.setattr(pages, "cache", Down())
+    est = make_estimate()
+    for _ in range(2):
+        response = client.get(f"/r/{est.share_token}/")
+        assert response.status_code == 200
+        assert "Memory per card" in response.content.decode()
+    assert len(table_builds) == 2  # formatted on every request while the cache is down

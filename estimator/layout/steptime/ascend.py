@@ -24,6 +24,16 @@ the fused kernel needs one head size for queries, keys and values, so with d_qk 
 padded to d_qk in the BNSD layout (DeepSeek-V2 192 / 128: the scripts set --shape-order BNSD), and
 all three are padded to 256 in the other layouts; the kernel computes the padding
 (`ascend_score_dims`).
+
+MLA's tensor layout work on the CANN FlashAttention path (`mla_layout_s`; MindSpeed-LLM 1.0.RC3
+multi_head_latent_attention.py and MindSpeed's BNSD flash-attention adapter): per token, layer and
+head, the forward copies, in 16-bit elements read + written, the rotary half's interleave (2·d_r)
+and rope (2·d_r), the query concatenation (d_n + d_r read, d_q written), the shared rope key
+repeated to every head (d_r), the key concatenation (as the query's), the value padded to d_q
+(d_v + d_q), the three inputs transposed from SBND to BNSD (3 x 2·d_q), the output back to SBND
+(2·d_q) and sliced to d_v (2·d_v); with d_n 128, d_r 64, d_q 192, d_v 128 that is 3,200 elements,
+6,400 bytes per head. The backward moves the same bytes once (slices, pads and transposes of the
+gradients). Memory-bound at the HBM streaming rate; no constant fitted.
 Units: seconds.
 """
 
@@ -33,6 +43,7 @@ import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.catalog.entries import ASCEND_FAMILIES
+from estimator.model.transformer import Architecture
 
 # Scale-up domains wired as a full mesh of point-to-point HCCS links: the 8 NPUs of an Atlas 800T A2
 # / 900 A2 node (910B), each linked to the 7 others (npu-smi topo; MindSpeed auto_settings'
@@ -82,6 +93,29 @@ def ascend_score_dims(d_qk: float, d_v: float, shape_order: str = "BNSD") -> tup
     if shape_order == "BNSD":
         return d_qk, max(d_qk, d_v)
     return max(d_qk, 256.0), max(d_v, 256.0)
+
+
+def mla_layout_bytes_per_head(d_nope: float, d_rope: float, d_v: float) -> float:
+    """Bytes the forward's MLA layout copies move per token, layer and head on the CANN FlashAttention
+    path (module docstring): 2 bytes x (4·d_r + 2·(d_n + d_r + d_q) + d_r + d_v + d_q + 8·d_q + 2·d_v)."""
+    d_q = d_nope + d_rope
+    elements = 4.0 * d_rope + 2.0 * (d_nope + d_rope + d_q) + d_rope + d_v + d_q + 8.0 * d_q + 2.0 * d_v
+    return 2.0 * elements
+
+
+def mla_layout_s(
+    arch: Architecture, on: bool, tokens: Num, tp: Num, passes: Num, hbm_rate: float
+) -> FloatArray:
+    """MLA's layout copies of one layer and micro-batch on one card (s): the forward's bytes per
+    head x heads per TP rank x tokens, once per forward pass and once for the backward (passes counts
+    the backward as 2), at the HBM streaming rate; 0 unless `on` (Ascend FlashAttention) and MLA."""
+    if not (on and arch.is_mla):
+        return arr(0.0 * arr(tp))
+    per_head = mla_layout_bytes_per_head(
+        float(arch.qk_nope_head_dim or 0), float(arch.qk_rope_head_dim or 0), float(arch.v_head_dim or 0)
+    )
+    heads = float(arch.num_attention_heads) / arr(tp)
+    return arr(arr(tokens) * heads * per_head * (arr(passes) - 1.0) / hbm_rate)
 
 
 def mesh_links(chip_family: str, domain_cards: float) -> float:

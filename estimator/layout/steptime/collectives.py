@@ -66,14 +66,39 @@ def hierarchical_allreduce_s(nbytes: Num, n: Num, stride: Num, fab: Fabric) -> F
     1/n_in shard across domains: 2(n_l-1)/n_l over the NIC inside a leaf group and 2(n_g-1)/n_g
     across n_g leaf groups at NIC / cross-leaf factor.
     """
+    return allreduce_with(allreduce_geometry(n, stride, fab), nbytes, fab)
+
+
+AllreduceGeometry = tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, float]
+
+
+def allreduce_geometry(n: Num, stride: Num, fab: Fabric) -> AllreduceGeometry:
+    """What hierarchical_allreduce_s computes from the group alone (n cards `stride` apart), for
+    several buffers over one group: (n_in, n_leaf, in-domain ring factor 2(n_in-1)/n_in, its
+    bandwidth·eta, leaf ring factor 2(n_l-1)/n_l, cross-leaf ring factor 2(n_g-1)/n_g, NIC·eta)."""
     n = np.asarray(n, dtype=float)
     stride = np.asarray(stride, dtype=float)
     n_in = np.clip(np.floor(fab.domain / stride), 1.0, n)
     n_out = n / n_in
-    t_in = 2.0 * (n_in - 1.0) / n_in * nbytes / (group_bandwidth(fab, n_in) * fab.eta)
-    shard = nbytes / n_in
     n_groups = np.clip(np.ceil(n * stride / fab.leaf_cards), 1.0, n_out)
     n_leaf = n_out / n_groups
-    t_leaf = 2.0 * (n_leaf - 1.0) / n_leaf * shard / (fab.nic * fab.eta)
-    t_cross = 2.0 * (n_groups - 1.0) / n_groups * (shard / n_leaf) * fab.cross / (fab.nic * fab.eta)
+    return (
+        n_in,
+        n_leaf,
+        2.0 * (n_in - 1.0) / n_in,
+        group_bandwidth(fab, n_in) * fab.eta,
+        2.0 * (n_leaf - 1.0) / n_leaf,
+        2.0 * (n_groups - 1.0) / n_groups,
+        fab.nic * fab.eta,
+    )
+
+
+def allreduce_with(geo: AllreduceGeometry, nbytes: Num, fab: Fabric) -> FloatArray:
+    """hierarchical_allreduce_s of `nbytes` per card over the group of `geo` (allreduce_geometry);
+    the same operations in the same order, so the same floats."""
+    n_in, n_leaf, ring_in, bw_in, ring_leaf, ring_cross, nic = geo
+    t_in = ring_in * nbytes / bw_in
+    shard = nbytes / n_in
+    t_leaf = ring_leaf * shard / nic
+    t_cross = ring_cross * (shard / n_leaf) * fab.cross / nic
     return arr(t_in + t_leaf + t_cross)

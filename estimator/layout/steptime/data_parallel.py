@@ -21,7 +21,7 @@ from estimator.arrays import FloatArray, arr
 from estimator.layout.memory import StageLayers, grad_bytes
 from estimator.layout.stacks import holds_gathered_weights
 from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.collectives import Fabric, hierarchical_allreduce_s, latency_s
+from estimator.layout.steptime.collectives import Fabric, allreduce_geometry, allreduce_with, latency_s
 from estimator.layout.steptime.constants import ADAM_BYTES, DP_BUCKET_PARAMS, WEIGHT_BYTES
 
 if TYPE_CHECKING:
@@ -47,15 +47,24 @@ def data_parallel_s(
     # the dense group's members sit tp apart (Megatron's tp-cp-dp rank order); the expert-data-parallel
     # group's ep·etp apart (the MoE layers' own etp-ep-edp order under parallel folding)
     groups = ((dense_p, replicas[0], c.tp), (expert_p, replicas[1], c.etp * c.ep))
+    # what depends on the group alone, computed once for the collectives below
+    geometry = [allreduce_geometry(n, stride, fab) for _, n, stride in groups]
+    latency = {
+        (i, kind): latency_s(n, stride, fab, kind)
+        for i, (_, n, stride) in enumerate(groups)
+        for kind in ("ar", "half")
+    }
+    buckets = [np.ceil(p / DP_BUCKET_PARAMS) for p, _, _ in groups]
+    layer_calls = [np.where(p > 0, 1.0, 0.0) * st.full for p, _, _ in groups]
 
     def coll(bytes_per_param: float, kind: str, per_layer: bool = False) -> FloatArray:
         total = arr(0.0)
-        for p, n, stride in groups:
-            bw = hierarchical_allreduce_s(p * bytes_per_param, n, stride, fab)
+        for i, (p, _, _) in enumerate(groups):
+            bw = allreduce_with(geometry[i], p * bytes_per_param, fab)  # hierarchical_allreduce_s
             if kind == "half":  # reduce-scatter or all-gather: half an all-reduce's traffic
                 bw = 0.5 * bw
-            calls = np.where(p > 0, 1.0, 0.0) * st.full if per_layer else np.ceil(p / DP_BUCKET_PARAMS)
-            total = total + bw + calls * latency_s(n, stride, fab, kind)
+            calls = layer_calls[i] if per_layer else buckets[i]
+            total = total + bw + calls * latency[i, kind]
         return total
 
     z = c.zero

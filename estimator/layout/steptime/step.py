@@ -57,6 +57,7 @@ from estimator.layout.steptime.ascend import (
     is_ascend,
     mc2_tp_exposed_s,
     mesh_links,
+    mla_layout_s,
     training_gemm_fraction,
 )
 from estimator.layout.steptime.candidates import Candidates
@@ -73,6 +74,7 @@ from estimator.layout.steptime.constants import (
     SOFTMAX_SCORE_BYTES,
 )
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
+from estimator.layout.steptime.dualpipe import dualpipe_ranks
 from estimator.layout.steptime.gemm import gemm_rate, linear_elements, linear_time_s
 from estimator.layout.steptime.moe import (
     ExpertGemm,
@@ -81,6 +83,8 @@ from estimator.layout.steptime.moe import (
     host_issue_s,
     routing_time_s,
 )
+from estimator.layout.steptime.moe_core06 import core06_experts_s
+from estimator.layout.steptime.mtp import mtp_hidden, with_mtp
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.model.transformer import mlp_matrices, stage_param_counts
 
@@ -164,6 +168,11 @@ def _attention_passes(problem: LayoutProblem, c: Candidates) -> tuple[FloatArray
     return arr(c.forward_passes + again), arr(att.backward_ratio(False) + 0.0 * c.tp)
 
 
+def _ascend_fa(problem: LayoutProblem) -> bool:
+    """The stack runs CANN FlashAttention on an Ascend chip."""
+    return problem.stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family)
+
+
 def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rates) -> FloatArray:
     """Time of the attention core of one layer and micro-batch on one card (s).
 
@@ -178,7 +187,7 @@ def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rate
         ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
         balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
         dims = att.score_dims(arch)
-        if stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family):
+        if _ascend_fa(problem):
             dims = ascend_score_dims(*dims)  # MLA: the value padded to the query's head size
         # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
         total = arr(0.0)
@@ -276,11 +285,25 @@ def _selective_extras(
 def _layer_terms(
     problem: LayoutProblem, c: Candidates, r: _Rates, fab: Fabric, moe: bool
 ) -> tuple[dict[str, Num], dict[str, Num]]:
-    """Per-layer terms (exposed) and hidden communication of one dense or MoE layer, one micro-batch."""
+    """Per-layer terms (exposed) and hidden communication of one dense or MoE layer, one micro-batch:
+    the compute (_compute_terms), the MoE experts and the host (_moe_and_host_terms), then the
+    communication split into exposed and hidden parts (_comm_terms)."""
+    tokens = float(problem.seq_len) / c.cp * c.mbs
+    n_mat = float(mlp_matrices(problem.arch.hidden_act))
+    terms, t_gemm, t_att, t_elem = _compute_terms(problem, c, r, moe, tokens, n_mat)
+    _moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
+    hidden = _comm_terms(problem, c, r, fab, moe, tokens, (t_gemm, t_att, t_elem), terms)
+    return terms, hidden
+
+
+def _compute_terms(
+    problem: LayoutProblem, c: Candidates, r: _Rates, moe: bool, tokens: Num, n_mat: float
+) -> tuple[dict[str, Num], FloatArray, FloatArray, Num]:
+    """gemm, attention (core, before the context-parallel merge) and elementwise terms of one layer
+    and micro-batch (s), with the linears' time t_gemm, the attention core t_att and the element-wise
+    time t_elem without selective recompute (the overlap windows). Sources: the module docstring."""
     arch, counts, stack = problem.arch, problem.counts, problem.stack
-    s, h = float(problem.seq_len), float(arch.hidden_size)
-    tokens = s / c.cp * c.mbs
-    n_mat = float(mlp_matrices(arch.hidden_act))
+    h = float(arch.hidden_size)
     if moe:
         params = counts.attention_per_layer + counts.moe_shared_per_layer
         n_lin = 3.0 + (n_mat if arch.n_shared_experts else 0.0)
@@ -303,12 +326,29 @@ def _layer_terms(
     act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
     rep = np.where(c.sp, c.tp, 1.0)
     t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
+    t_elem = t_elem + mla_layout_s(arch, _ascend_fa(problem), tokens, c.tp, c.passes, r.hbm)
     gemm_again, elem_again = _selective_extras(problem, c, r, moe, tokens, act_coeff)
     terms: dict[str, Num] = {
         "gemm": t_gemm + selective * gemm_again,
         "attention": t_att,
         "elementwise": arr(t_elem + selective * elem_again),
     }
+    return terms, t_gemm, t_att, t_elem
+
+
+def _moe_and_host_terms(
+    problem: LayoutProblem,
+    c: Candidates,
+    r: _Rates,
+    moe: bool,
+    tokens: Num,
+    n_mat: float,
+    terms: dict[str, Num],
+) -> None:
+    """Adds moe_experts, moe_routing (`moe`) and host_overhead (KERNEL_GAP_S per kernel launched,
+    MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward behind the dropless dispatcher's sync) to
+    terms (s per layer and micro-batch)."""
+    arch, stack = problem.arch, problem.stack
     kernels = KERNELS_PER_LAYER_PASS + (KERNELS_PER_MOE_PASS if moe else 0.0)
     host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
     if moe:
@@ -330,7 +370,9 @@ def _layer_terms(
             per_gemm_s=per_gemm,
             weight_casts=_weight_casts(c, stack, c.passes),
         )
-        terms["moe_experts"] = expert_time_s(gemm, arch)
+        terms["moe_experts"] = core06_experts_s(
+            expert_time_s(gemm, arch), stack.moe_core06, problem.core06_expert_factor
+        )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
             host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
@@ -338,6 +380,23 @@ def _layer_terms(
         terms["moe_experts"] = terms["moe_routing"] = 0.0
     terms["host_overhead"] = host + 0.0 * c.tp
 
+
+def _comm_terms(
+    problem: LayoutProblem,
+    c: Candidates,
+    r: _Rates,
+    fab: Fabric,
+    moe: bool,
+    tokens: Num,
+    compute: tuple[FloatArray, FloatArray, Num],
+    terms: dict[str, Num],
+) -> dict[str, Num]:
+    """Adds the exposed tp_comm, cp_comm, ep_comm and host_floor to terms (and the context-parallel
+    merge to attention); returns the hidden communication (s per layer and micro-batch).
+    compute: (t_gemm, t_att, t_elem) of _compute_terms, the overlap windows."""
+    arch, stack = problem.arch, problem.stack
+    t_gemm, t_att, t_elem = compute
+    h = float(arch.hidden_size)
     # tensor parallel: half of the collectives belong to the attention, half to the MLP; a MoE
     # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
     n_coll = 4.0 + 2.0 * c.rf
@@ -346,10 +405,41 @@ def _layer_terms(
     raw_tp_mlp = 0.5 * _tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
     raw_tp = raw_tp_attention + raw_tp_mlp
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
-    ascend_mc2 = stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family)
     # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
     raw_cp, exposed_cp, t_merge = _cp_terms(problem, c, tokens, t_att, fab, r)
     terms["attention"] = t_att + t_merge
+    raw_ep, ep_window = _ep_comm(problem, c, fab, moe, tokens, r, terms, (t_att, t_elem))
+    hidden: dict[str, Num] = {}
+    for name, raw, window in (
+        ("tp_comm", raw_tp, tp_window),
+        ("cp_comm", raw_cp, raw_cp - exposed_cp),
+        ("ep_comm", raw_ep, ep_window),
+    ):
+        exposed = arr(np.maximum(raw - window, 0.0))
+        terms[name] = exposed
+        hidden[name] = arr(raw - exposed)
+    if stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family):  # MC2
+        terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
+            raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
+        )
+    floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
+    terms["host_floor"] = _host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
+    return hidden
+
+
+def _ep_comm(
+    problem: LayoutProblem,
+    c: Candidates,
+    fab: Fabric,
+    moe: bool,
+    tokens: Num,
+    r: _Rates,
+    terms: dict[str, Num],
+    att_elem: tuple[FloatArray, Num],
+) -> tuple[Num, Num]:
+    """(raw expert-parallel all-to-all time, the part of it hidden) of one layer and micro-batch (s);
+    att_elem: the layer's attention core and element-wise time (without selective recompute)."""
+    arch, stack = problem.arch, problem.stack
     # expert parallel all-to-all, hidden behind the other micro-batch's compute of this layer
     if moe:
         raw_ep = all_to_all_s(
@@ -371,37 +461,20 @@ def _layer_terms(
     # micro-batch runs beside a backward chunk of another; each all-to-all hides behind one compute
     # segment of the other direction: combine_b | attention_f, dispatch_f | experts_b,
     # dispatch_b | experts_f, combine_f | attention_b.
-    if stack.ep_comm_overlap or stack.dualpipe:
-        dense_part = terms["gemm"] + t_att + t_elem
-        expert_part = terms["moe_experts"] + terms["moe_routing"]
-        one = raw_ep / (4.0 + 2.0 * c.rf)
-        fwd_share = c.forward_passes / c.passes
-        bwd_share = 2.0 / c.passes
-        hidden_ep = (
-            np.minimum(one, dense_part * fwd_share)
-            + np.minimum(one, expert_part * bwd_share)
-            + np.minimum(one, expert_part * fwd_share)
-            + np.minimum(one, dense_part * bwd_share)
-        )
-        ep_window = np.minimum(hidden_ep, raw_ep)
-    else:
-        ep_window = 0.0
-    hidden: dict[str, Num] = {}
-    for name, raw, window in (
-        ("tp_comm", raw_tp, tp_window),
-        ("cp_comm", raw_cp, raw_cp - exposed_cp),
-        ("ep_comm", raw_ep, ep_window),
-    ):
-        exposed = arr(np.maximum(raw - window, 0.0))
-        terms[name] = exposed
-        hidden[name] = arr(raw - exposed)
-    if ascend_mc2:
-        terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
-            raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
-        )
-    floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
-    terms["host_floor"] = _host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
-    return terms, hidden
+    if not (stack.ep_comm_overlap or stack.dualpipe):
+        return raw_ep, 0.0
+    dense_part = terms["gemm"] + att_elem[0] + att_elem[1]
+    expert_part = terms["moe_experts"] + terms["moe_routing"]
+    one = raw_ep / (4.0 + 2.0 * c.rf)
+    fwd_share = c.forward_passes / c.passes
+    bwd_share = 2.0 / c.passes
+    hidden_ep = (
+        np.minimum(one, dense_part * fwd_share)
+        + np.minimum(one, expert_part * bwd_share)
+        + np.minimum(one, expert_part * fwd_share)
+        + np.minimum(one, dense_part * bwd_share)
+    )
+    return raw_ep, np.minimum(hidden_ep, raw_ep)
 
 
 def _host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> FloatArray:
@@ -442,33 +515,40 @@ def _stage_pick(
     )
     single = st.single.astype(float)
     shapes = ((st.first, st.dense_first, single), (st.full, st.dense_mid, 0.0), (st.last, st.dense_last, 1.0))
+    moe_shapes = [(n_layers - n_dense, n_dense, with_head) for n_layers, n_dense, with_head in shapes]
 
     def stages(
         dense: dict[str, Num], moe: dict[str, Num], head: dict[str, Num]
     ) -> list[dict[str, FloatArray]]:
         return [
             {
-                k: arr(
-                    n_dense * arr(dense[k])
-                    + (n_layers - n_dense) * arr(moe[k])
-                    + with_head * arr(head.get(k, 0.0))
-                )
+                k: arr(n_dense * arr(dense[k]) + n_moe * arr(moe[k]) + with_head * arr(head.get(k, 0.0)))
                 for k in dense
             }
-            for n_layers, n_dense, with_head in shapes
+            for n_moe, n_dense, with_head in moe_shapes
         ]
 
-    exposed = stages(*per_layer)
+    dense_t, moe_t, head_t = per_layer
+    head_t = with_mtp(arch, problem.seq_len, c, _rates(problem).linear, head_t, moe_t)  # steptime.mtp
+    exposed = dualpipe_ranks(stages(dense_t, moe_t, head_t), st.single, problem.stack.dualpipe)
     valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
     totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(exposed, valid, strict=True)]
     best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
 
+    first, mid = best == 0, best == 1
+
     def pick(per_stage: list[dict[str, FloatArray]]) -> dict[str, FloatArray]:
+        # np.choose(best, ...) as two np.where (the same elements; choose broadcasts slowly)
         return {
-            k: np.choose(best, [np.broadcast_to(d[k], best.shape) for d in per_stage]) for k in per_stage[0]
+            k: np.where(first, per_stage[0][k], np.where(mid, per_stage[1][k], per_stage[2][k]))
+            for k in per_stage[0]
         }
 
-    return st, pick(exposed), pick(stages(*hidden, {}))
+    return (
+        st,
+        pick(exposed),
+        pick(dualpipe_ranks(stages(*hidden, mtp_hidden(arch, hidden[1])), st.single, problem.stack.dualpipe)),
+    )
 
 
 def _head_terms(problem: LayoutProblem, c: Candidates, r: _Rates) -> dict[str, Num]:
@@ -498,9 +578,10 @@ def _stage_params(problem: LayoutProblem, c: Candidates, st: StageLayers) -> tup
     valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
     sizes = [np.where(ok, d + e, -1.0) for (d, e), ok in zip(cand, valid, strict=True)]
     which = np.argmax(np.stack(np.broadcast_arrays(*sizes)), axis=0)
-    dense = np.choose(which, [np.broadcast_to(x[0], which.shape) for x in cand])
-    expert = np.choose(which, [np.broadcast_to(x[1], which.shape) for x in cand])
-    return dense, expert
+    first, mid = which == 0, which == 1
+    dense = np.where(first, cand[0][0], np.where(mid, cand[1][0], cand[2][0]))
+    expert = np.where(first, cand[0][1], np.where(mid, cand[1][1], cand[2][1]))
+    return arr(dense), arr(expert)
 
 
 def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatArray]:
@@ -594,3 +675,50 @@ def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
         c.rf + selective * scores
     )
     return arr(per_token * c.m * c.dp * c.mbs * s / problem.cards)
+
+
+def step_time_lower_bound(problem: LayoutProblem, cand: Candidates) -> FloatArray:
+    """A lower bound of evaluate_step(problem, cand)["step_time_s"] from the layers' compute alone
+    (s): the search drops, before the full model, candidates that cannot reach the top throughput bin.
+
+    Why it bounds: every term of a stage's per-micro-batch total is >= 0 (compute, host, and exposed
+    communication, each max(raw - window, 0)); the busiest device is the valid stage of the largest
+    total, so t_stage >= the gemm + attention core + elementwise + expert + host terms of any valid
+    stage (the context-parallel merge, the output head and all communication left out); the step is
+    m·t_stage + bubble + terms >= 0, and the bubble is a non-negative multiple of t_stage
+    (pipeline.bubble_s). The same per-layer expressions as _layer_terms, so the bound is the model's
+    own arithmetic up to rounding (the caller keeps a margin)."""
+    c = cand
+    r = _rates(problem)
+    n_mat = float(mlp_matrices(problem.arch.hidden_act))
+    tokens = float(problem.seq_len) / c.cp * c.mbs
+
+    def layer(moe: bool) -> FloatArray:
+        terms = _compute_terms(problem, c, r, moe, tokens, n_mat)[0]
+        _moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
+        return arr(sum(arr(v) for v in terms.values()))
+
+    dense = layer(False)
+    moe = layer(True) if problem.arch.is_moe else dense
+    arch, counts = problem.arch, problem.counts
+    st = stage_layers(
+        arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int), problem.stage_split
+    )
+    per_stage = [
+        n_dense * dense + (n_layers - n_dense) * moe
+        for n_layers, n_dense in (
+            (st.first, st.dense_first),
+            (st.full, st.dense_mid),
+            (st.last, st.dense_last),
+        )
+    ]
+    stage_lb = np.maximum(
+        per_stage[0],
+        np.maximum(np.where(st.has_mid, per_stage[1], 0.0), np.where(~st.single, per_stage[2], 0.0)),
+    )
+    pp = np.asarray(c.pp, dtype=float)
+    if problem.stack.dualpipe:
+        bubble_per_stage = np.maximum(pp / 2.0 - 1.0, 0.0) * (2.0 / 3.0)
+    else:
+        bubble_per_stage = (pp - 1.0) / arr(c.v)
+    return arr((c.m + bubble_per_stage) * stage_lb)

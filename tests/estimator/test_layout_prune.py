@@ -1,0 +1,68 @@
+"""The exact pruning of batch_search._can_win: steptime.step_time_lower_bound never exceeds the
+step time the full model computes (random dense and MoE scenarios, every structurally valid
+candidate, any recompute share), and the best layouts with pruning at its harshest (every batch
+pruned, one probe per size) are those without pruning, field for field."""
+
+import random
+
+import numpy as np
+import pytest
+
+from estimator.layout import batch_search as layout_batch
+from estimator.layout.batch_search import best_layouts, enumerate_valid
+from estimator.layout.search import evaluate_time
+from estimator.layout.steptime.candidates import Candidates
+from estimator.layout.steptime.step import step_time_lower_bound
+from tests.estimator.test_layout_batch import DENSE, MOE, _random_cases
+
+
+@pytest.mark.parametrize(("seed", "presets"), [(11, DENSE), (12, MOE)], ids=["dense", "moe"])
+def test_the_bound_never_exceeds_the_step_time(seed, presets):
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _, problems in _random_cases(seed, 6, presets, 512):
+        p = problems[-1]
+        c = enumerate_valid([p])
+        if c["size"].size == 0:
+            continue
+        pick = rng.choice(c["size"].size, size=min(3000, c["size"].size), replace=False)
+        sub = {k: v[pick] for k, v in c.items() if k != "size"}
+        rf = np.where(sub["rc"] == 2, 1.0, np.where(sub["rc"] == 3, rng.random(pick.size), 0.0))
+        step = evaluate_time(p, sub, rf)["step_time_s"]
+        lb = step_time_lower_bound(p, Candidates.from_mapping({**sub, "rf": rf}))
+        assert np.all(lb > 0)
+        assert np.all(lb <= step * (1.0 + 1e-9)), (p.arch, p.cards, float(np.max(lb / step)))
+        checked += pick.size
+    assert checked > 1000
+
+
+@pytest.mark.parametrize(("seed", "presets"), [(13, DENSE), (14, MOE)], ids=["dense", "moe"])
+def test_pruning_never_changes_the_best_layout(seed, presets, monkeypatch):
+    for doc, problems in _random_cases(seed, 6, presets, 1024):
+        layout_batch.clear_caches()
+        monkeypatch.setattr(layout_batch, "PRUNE_MIN", 10**12)
+        unpruned = best_layouts(problems)
+        layout_batch.clear_caches()
+        monkeypatch.setattr(layout_batch, "PRUNE_MIN", 1)
+        monkeypatch.setattr(layout_batch, "PRUNE_PROBE", 1)
+        pruned = best_layouts(problems)
+        assert pruned == unpruned, doc
+    layout_batch.clear_caches()
+
+
+def test_pruning_drops_most_candidates_of_a_large_model():
+    """Llama 3.1 405B-like dense scenarios: the bound is tight enough to matter (the top bin is a
+    small share of what fits), else the pruning would only cost."""
+    rng = random.Random(5)
+    kept = total = 0
+    for _, problems in _random_cases(rng.randint(0, 999), 4, ["gpt3-175b"], 1024):
+        c = enumerate_valid(problems)
+        rf = (c["rc"] == 2).astype(float)
+        base = problems[0]
+        c = dict(c)
+        c["stem"] = np.arange(c["size"].size)
+        c["row"] = np.arange(c["size"].size)
+        keep = layout_batch._can_win(problems, base, c, rf)
+        kept += int(keep.sum())
+        total += keep.size
+    assert total > 0 and kept < 0.5 * total
