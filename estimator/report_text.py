@@ -3,6 +3,7 @@ the catalog, the validation table."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 _SI = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
@@ -31,12 +32,12 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _deadline(c: dict[str, Any]) -> str:
+def _deadline(c: Mapping[str, Any]) -> str:
     p = c.get("deadline_miss_probability")
     return "" if p is None else f"; {p:.0%} chance of missing the {c['target_days']:g}-day deadline"
 
 
-def _budget(b: dict[str, Any]) -> str:
+def _budget(b: Mapping[str, Any]) -> str:
     """One line: within the budget or over it by how much, and what the budget buys."""
     cur = b.get("currency", "")
     if b["within"]:
@@ -44,7 +45,7 @@ def _budget(b: dict[str, Any]) -> str:
     else:
         text = f"Budget {b['budget']:,.0f} {cur}: OVER by {b['over_by']:,.0f} {cur}."
     a = b.get("affords")
-    if a:  # the budget-sized plan (plan.compose.budget_affords): the same figure in every report
+    if a:  # the budget-sized plan (plan.sizing.budget_affords): the same figure in every report
         text += (
             f" It buys {a['cards']:,} cards ({a['nodes']:,} nodes, {a['capex']:,.0f} {cur}):"
             f" {a['days']:.1f} days as a budget-sized plan."
@@ -52,7 +53,7 @@ def _budget(b: dict[str, Any]) -> str:
     return text
 
 
-def _stack_line(stack: dict[str, Any]) -> str:
+def _stack_line(stack: Mapping[str, Any]) -> str:
     """The stack the plan assumed and the wall-clock days under each profile that runs on the card."""
     default = " (default)" if stack.get("default") else ""
     days = ", ".join(
@@ -62,7 +63,7 @@ def _stack_line(stack: dict[str, Any]) -> str:
     return f"Software stack: {stack['id']}{default}; days by stack (before failures): {days}"
 
 
-def _goodput_rows(g: dict[str, Any] | None, c: dict[str, Any]) -> list[list[str]]:
+def _goodput_rows(g: Mapping[str, Any] | None, c: Mapping[str, Any]) -> list[list[str]]:
     """The days with failures (the headline), their P10-P90, ETTR, interruptions and checkpoints."""
     if not g:
         return []
@@ -95,7 +96,7 @@ def _goodput_rows(g: dict[str, Any] | None, c: dict[str, Any]) -> list[list[str]
     ]
 
 
-def _headline_rows(s: dict[str, Any], r: dict[str, Any]) -> list[list[str]]:
+def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]]:
     """The headline table: compute, cards, time (with failures), throughput, power and cost."""
     c = r["compute"]
     cur = r.get("cost", {}).get("currency", "USD")
@@ -128,7 +129,7 @@ def _headline_rows(s: dict[str, Any], r: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def _layout_lines(p: dict[str, Any]) -> list[str]:
+def _layout_lines(p: Mapping[str, Any]) -> list[str]:
     """The chosen layout, its step time by term, MoE folding and the pipeline's end stages."""
     lines = [
         f"Layout: TP {p['tp']} x PP {p['pp']} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
@@ -149,7 +150,7 @@ def _layout_lines(p: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _machine_lines(r: dict[str, Any]) -> list[str]:
+def _machine_lines(r: Mapping[str, Any]) -> list[str]:
     """Memory per card, the network and the storage, one line each where the result has them."""
     lines = []
     mem = r.get("memory")
@@ -175,7 +176,7 @@ def _machine_lines(r: dict[str, Any]) -> list[str]:
     return lines
 
 
-def format_plan(out: dict[str, Any]) -> str:
+def format_plan(out: Mapping[str, Any]) -> str:
     """A readable summary of estimate() output for a person at a terminal."""
     s, r = out["scenario"], out["result"]
     m = r.get("model", {})
@@ -202,7 +203,7 @@ def format_plan(out: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_calibration(cal: dict[str, Any]) -> str:
+def format_calibration(cal: Mapping[str, Any]) -> str:
     """The result's calibration section: the pilot, the factors, before and after, the band."""
     p, before, after, band = cal["pilot"], cal["before"], cal["after"], cal["band"]
     lines = [
@@ -230,7 +231,7 @@ def format_calibration(cal: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_diagnosis(out: dict[str, Any]) -> str:
+def format_diagnosis(out: Mapping[str, Any]) -> str:
     """A diagnosis (estimator.plan.diagnose) for a person at a terminal."""
     run, model = out["run"], out["model"]
     lines = [
@@ -252,7 +253,7 @@ def format_diagnosis(out: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_catalog(listing: dict[str, Any]) -> str:
+def format_catalog(listing: Mapping[str, Any]) -> str:
     out = []
     for kind, entries in listing.items():
         out.append(f"== {kind} ==")
@@ -269,7 +270,7 @@ def format_catalog(listing: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def format_validation(rows: list[dict[str, Any]]) -> str:
+def format_validation(rows: Sequence[Mapping[str, Any]]) -> str:
     body = [
         [
             r["suite"],
@@ -292,7 +293,7 @@ def format_validation(rows: list[dict[str, Any]]) -> str:
     return text
 
 
-def format_holdout(rows: list[dict[str, Any]]) -> str:
+def format_holdout(rows: Sequence[Mapping[str, Any]]) -> str:
     """The held-out check of calibration.pilot (estimator.validation.pilot_holdout) as a table."""
     body = [
         [

@@ -29,7 +29,7 @@ MESSAGES: dict[str, str] = {
         "TP=%(tp)s spans more than the %(domain)s cards of one HCCS/NVLink domain: its per-layer all-reduces would run over RoCE/InfiniBand."
     ),
     "bubble-over-20pct": gettext_noop("The pipeline bubble is %(bubble)s of the step."),
-    # estimator.plan.goodput.advice
+    # estimator.plan.goodput_section.advice
     "goodput-checkpoints": gettext_noop(
         "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
     ),

@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -158,7 +159,7 @@ def _convert(where: str, annotation: str, value: Any) -> str | int | float | Non
     return float(value)
 
 
-def build_entry(cls: type[T], entry_id: str, raw: dict[str, Any], table: str) -> T:
+def build_entry(cls: type[T], entry_id: str, raw: Mapping[str, Any], table: str) -> T:
     """Build one Accelerator/Server/Switch/Transceiver/Drive from its TOML table."""
     specs = {f.name: f for f in dataclasses.fields(cls) if f.name not in ("id", "sources")}
     unknown = set(raw) - set(specs)
@@ -197,7 +198,7 @@ _PRESET_META = (
 )
 
 
-def build_preset(preset_id: str, raw: dict[str, Any]) -> Preset:
+def build_preset(preset_id: str, raw: Mapping[str, Any]) -> Preset:
     where = f"models.{preset_id}"
     missing = [k for k in _PRESET_META if k not in raw]
     if missing:
@@ -233,7 +234,7 @@ COOLING = ("liquid", "hybrid", "air")
 
 
 def _check_supernodes(
-    supernodes: dict[str, Any], servers: dict[str, Any], accelerators: dict[str, Any]
+    supernodes: Mapping[str, Any], servers: Mapping[str, Any], accelerators: Mapping[str, Any]
 ) -> None:
     """Cross-check supernodes.toml: references, media, and nodes x cards per node = cards."""
     for nid, sn in supernodes.items():

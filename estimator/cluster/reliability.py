@@ -30,6 +30,7 @@ Sources: docs/sources.md#young-1974, #daly-2006, #llama3 (Table 5), #kokolis-202
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -197,6 +198,6 @@ def rate_shape(rates: dict[str, FloatArray], counts: dict[str, float], scale_rel
     return np.asarray(1.0 / (rel_var + scale_rel_sd**2))
 
 
-def summary(parts: dict[str, Any]) -> dict[str, Any]:
+def summary(parts: Mapping[str, Any]) -> dict[str, Any]:
     """Plain floats from 0-d arrays (one plan) for the result section."""
     return {k: (float(v) if isinstance(v, np.ndarray) and v.ndim == 0 else v) for k, v in parts.items()}

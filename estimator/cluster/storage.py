@@ -17,6 +17,7 @@ figures (estimator/catalog Drive: capacity_bytes, read/write_bytes_per_s) instea
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from numbers import Real
 from typing import Any
@@ -213,7 +214,7 @@ _NONNEG = (
 )
 
 
-def _validate(values: dict[str, Any], positive: tuple[str, ...], nonneg: tuple[str, ...]) -> None:
+def _validate(values: Mapping[str, Any], positive: tuple[str, ...], nonneg: tuple[str, ...]) -> None:
     errs = []
     for name in positive:
         v = values[name]

@@ -11,11 +11,13 @@ step-time difference is the domain size alone. Units: s, W, USD, counts.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from estimator import catalog
 from estimator.catalog.entries import Supernode
 from estimator.cluster.network import Fabric
+from estimator.cluster.planes import LayoutBrief, PlaneTotals, Racks, ScaleOut, ScaleupSection, VersusNodes
 from estimator.cluster.scaleup import (
     UnitBill,
     plane_totals,
@@ -83,22 +85,22 @@ def facility_fields(r: Resolved) -> dict[str, float]:
     }
 
 
-def _layout_brief(best: LayoutEval | None, domain: int) -> dict[str, Any] | None:
+def _layout_brief(best: LayoutEval | None, domain: int) -> LayoutBrief | None:
     if best is None:
         return None
-    return {
-        "domain_cards": domain,
-        "step_time_s": float(best.step_time_s),
-        "tp": best.tp,
-        "pp": best.pp,
-        "dp": best.dp,
-        "ep": best.ep,
-        "cp": best.cp,
-        "predicted_mfu": float(best.predicted_mfu),
-        "tokens_per_s": float(best.tokens_per_s),
-        "tp_ep_inside_domain": best.tp * best.ep <= domain,
-        "breakdown_s": {k: float(v) for k, v in best.breakdown_s.items()},
-    }
+    return LayoutBrief(
+        domain_cards=domain,
+        step_time_s=float(best.step_time_s),
+        tp=best.tp,
+        pp=best.pp,
+        dp=best.dp,
+        ep=best.ep,
+        cp=best.cp,
+        predicted_mfu=float(best.predicted_mfu),
+        tokens_per_s=float(best.tokens_per_s),
+        tp_ep_inside_domain=best.tp * best.ep <= domain,
+        breakdown_s={k: float(v) for k, v in best.breakdown_s.items()},
+    )
 
 
 def versus_nodes(
@@ -107,7 +109,8 @@ def versus_nodes(
     bill: UnitBill,
     capex_usd: float,
     it_w: float,
-) -> dict[str, Any] | None:
+    usd_to_currency: float = 1.0,
+) -> VersusNodes | None:
     """The same cards as `problem.cards_per_node`-card nodes (domain = one node) against the plan.
 
     speedup = tokens/s on supernodes / tokens/s as nodes (> 1: the supernode is faster; tokens/s,
@@ -126,75 +129,88 @@ def versus_nodes(
     plane_usd, plane_w = n * bill.price_usd, n * bill.power_w
     capex_ratio = capex_usd / max(capex_usd - plane_usd, 1e-9)
     power_ratio = it_w / max(it_w - plane_w, 1e-9)
-    out: dict[str, Any] = {
-        "supernode": _layout_brief(sn_best, domain),
-        "nodes": _layout_brief(nd_best, node),
-        "plane_capex": plane_usd,
-        "plane_power_w": plane_w,
-        "capex_ratio": capex_ratio,
-        "power_ratio": power_ratio,
-        "speedup": None,
-        "energy_per_token_ratio": None,
-        "pays": None,
-    }
+    speedup: float | None = None
+    pays: bool | None = None
     if sn_best is not None and nd_best is not None:
         speedup = float(sn_best.tokens_per_s) / float(nd_best.tokens_per_s)
-        out["speedup"] = speedup
-        out["energy_per_token_ratio"] = power_ratio / speedup
-        out["pays"] = speedup >= capex_ratio
+        pays = speedup >= capex_ratio
     elif sn_best is not None:
-        out["pays"] = True  # only the supernode's domain admits a layout that fits
-    return out
+        pays = True  # only the supernode's domain admits a layout that fits
+    return VersusNodes(
+        supernode=_layout_brief(sn_best, domain),
+        nodes=_layout_brief(nd_best, node),
+        plane_capex_in_currency=plane_usd * usd_to_currency,
+        plane_power_w=plane_w,
+        capex_factor=capex_ratio,
+        power_factor=power_ratio,
+        speedup_factor=speedup,
+        energy_per_token_factor=None if speedup is None else power_ratio / speedup,
+        pays=pays,
+    )
 
 
 def planes_section(
     r: Resolved,
     fabric: Fabric,
     found: LayoutSearch,
-    roll: dict[str, Any],
+    roll: Mapping[str, Any],  # money.rollup.rollup's flat result (plan.chosen.Roll)
     problem: LayoutProblem,
-) -> dict[str, Any]:
+) -> ScaleupSection:
     """The result's `scaleup` section: the unit, its plane's whole-cluster totals, racks, the
-    scale-out plane it hangs off, and the comparison against 8-card nodes (money in USD)."""
+    scale-out plane it hangs off, and the comparison against 8-card nodes (money in the report's
+    currency, the unit's own bill in USD)."""
     bill = unit(r)
     scale = roll.get("_scaleup", {})
     cards = int(roll["compute.cards"])
     n = int(scale.get("supernodes", -(-cards // bill.cards)))
-    totals = {k: float(v) for k, v in plane_totals(n, bill).items()}
-    totals["price"] = totals.pop("price_usd") * r.usd_to_currency
-    rk = racks(
-        n,
-        bill.compute_racks,
-        bill.network_racks,
-        fabric.total_switches + (fabric.frontend.total_switches if fabric.frontend else 0),
-        r.defaults["scaleout_switches_per_rack"],
-    )
-    idle = n * bill.cards - cards
-    fx = r.usd_to_currency
-    versus = versus_nodes(
-        problem, found, bill, float(roll["_cost"].capex_total_usd), float(roll["power.it_w"])
-    )
-    if versus is not None:
-        versus["plane_capex"] *= fx
-    return {
-        "unit": bill.to_dict(),
-        "supernodes": n,
-        "idle_cards": idle,
-        "totals": totals,
-        "racks": {k: float(v) for k, v in rk.items()},
-        "power_per_rack_w": rack_power_w(bill, r.accelerator.tdp_w, r.server.host_power_w),
-        "scaleout": {
-            "nodes": fabric.nodes,
-            "nodes_per_supernode": bill.nodes,
-            "endpoints": fabric.endpoints,
-            "port_gbps": fabric.port_gbps,
-            "tiers": fabric.tiers,
-            "leaf_switches": fabric.leaf_switches,
-            "spine_switches": fabric.spine_switches,
-            "core_switches": fabric.core_switches,
-            "transceivers": fabric.transceivers,
-            "oversubscription": fabric.effective_oversubscription,
-            "rail_optimized": fabric.rail_optimized,
-        },
-        "versus_nodes": versus,
+    t = {k: float(v) for k, v in plane_totals(n, bill).items()}
+    rk = {
+        k: float(v)
+        for k, v in racks(
+            n,
+            bill.compute_racks,
+            bill.network_racks,
+            fabric.total_switches + (fabric.frontend.total_switches if fabric.frontend else 0),
+            r.defaults["scaleout_switches_per_rack"],
+        ).items()
     }
+    capex_usd, it_w = float(roll["_cost"].capex_total_usd), float(roll["power.it_w"])
+    return ScaleupSection(
+        unit=bill,
+        supernodes=n,
+        idle_cards=n * bill.cards - cards,
+        totals=PlaneTotals(
+            supernodes_count=t["supernodes"],
+            node_switch_chips_count=t["node_switch_chips"],
+            rack_switches_count=t["rack_switches"],
+            rack_switch_chips_count=t["rack_switch_chips"],
+            links_count=t["links"],
+            cables_count=t["cables"],
+            transceivers_count=t["transceivers"],
+            vpc_leaves_count=t["vpc_leaves"],
+            vpc_transceivers_count=t["vpc_transceivers"],
+            power_w=t["power_w"],
+            price_in_currency=t["price_usd"] * r.usd_to_currency,
+        ),
+        racks=Racks(
+            compute_count=rk["compute"],
+            scaleup_count=rk["scaleup"],
+            scaleout_count=rk["scaleout"],
+            total_count=rk["total"],
+        ),
+        power_per_rack_w=rack_power_w(bill, r.accelerator.tdp_w, r.server.host_power_w),
+        scaleout=ScaleOut(
+            nodes=fabric.nodes,
+            nodes_per_supernode=bill.nodes,
+            endpoints=fabric.endpoints,
+            port_gbps=fabric.port_gbps,
+            tiers=fabric.tiers,
+            leaf_switches=fabric.leaf_switches,
+            spine_switches=fabric.spine_switches,
+            core_switches=fabric.core_switches,
+            transceivers=fabric.transceivers,
+            oversubscription_factor=fabric.effective_oversubscription,
+            rail_optimized=fabric.rail_optimized,
+        ),
+        versus_nodes=versus_nodes(problem, found, bill, capex_usd, it_w, r.usd_to_currency),
+    )

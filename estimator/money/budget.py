@@ -11,7 +11,7 @@ storage; `cost.capex.total`, docs/architecture.md#formulas). Money is in the sce
   sweep path's counts, estimator.plan.batch), so sizing by budget prices exactly like a plan.
 - `cards_for_budget(r, mfu)`: the sizing rule behind `cluster.budget`.
 - `status(capex, budget)`: the report's budget block (within / over by how much); what the budget
-  buys is the budget-sized plan itself (estimator.plan.compose.budget_affords).
+  buys is the budget-sized plan itself (estimator.plan.sizing.budget_affords).
 - `deadline_miss_probability(days, target_days, mfu_low, mfu_likely, mfu_high)`: exact probability
   that the run is late when MFU is triangular (the Monte Carlo's distribution, estimator.plan.uncertainty).
 """

@@ -127,7 +127,7 @@ def storage_inputs(r: Resolved) -> StorageInputs:
     """The storage tiers' inputs of a scenario: its `storage` section, the catalog's hot and warm
     drives, the storage nodes' bays and bandwidth and the training server's local NVMe; the
     remaining fields keep StorageInputs' defaults. The one builder for the plan's design
-    (plan.compose._storage) and the vectorized counts (vectorized_counts), so they cannot drift."""
+    (plan.sizing._storage) and the vectorized counts (vectorized_counts), so they cannot drift."""
     st, d = r.scenario.storage, r.defaults
     nvme, hdd = drives(r)
     return StorageInputs(

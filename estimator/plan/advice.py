@@ -5,8 +5,8 @@ Works on the CONTRACT dicts only (the normalized scenario and the result section
 docs/architecture.md#scenario-contract), so it is coupled to no other module's classes. A missing
 or malformed key skips the rule; it never raises.
 
-`advise(scenario, result)` -> list of {code, severity, message, suggestion, params, suggestion_code}
-(and `message_code` where the sentence has variants); severity is "error"
+`advise(scenario, result)` -> list of AdviceItem (estimator.plan.result: code, severity, message,
+suggestion, params, suggestion_code, and `message_code` where the sentence has variants); severity is "error"
 (the plan cannot run), "warning" (it runs, slowly or wastefully) or "info". Codes are public API:
 
     memory-does-not-fit      memory.fits is false
@@ -28,6 +28,7 @@ The article's starting configuration (section 7.1) is estimator.plan.starting_co
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -35,6 +36,7 @@ from typing import Any
 from estimator.contract.readings import bubble_fraction, first_of, is_ascend, number_at, scaleup_domain
 from estimator.dotted import get_path
 from estimator.model.compute import MFU_PLAUSIBLE_MAX
+from estimator.plan.result import AdviceItem
 from estimator.plan.starting_config import HCCL_BUFFSIZE_START_MB
 from estimator.plan.supernode_rules import supernode_does_not_pay, supernode_partly_used, supernode_pays
 
@@ -44,7 +46,7 @@ COMM_WAIT_LIMIT = 0.30  # article 5.1
 FLAT_NETWORK_MAX_NODES = 16  # article 3.2: flat up to ~10 servers, leaf-spine beyond ~16 nodes
 HCCL_BUFFSIZE_MAX_SANE_MB = 1024  # each communicator reserves 2 x this (CANN env-var reference)
 
-Advice = dict[str, Any]
+Advice = AdviceItem  # one row of result.advice (estimator.plan.result)
 Doc = Mapping[str, Any]  # the contract's JSON (the normalized scenario, the result so far), read only
 
 
@@ -59,14 +61,14 @@ def _advice(
     """One piece of advice: `code` and `params` for the reader's language (the web layer renders
     them), `message`/`suggestion` the English default; `suggestion_code` names the variant of the
     suggestion (defaults to `code`)."""
-    return {
-        "code": code,
-        "severity": severity,
-        "message": message,
-        "suggestion": suggestion,
-        "params": dict(params or {}),
-        "suggestion_code": suggestion_code or code,
-    }
+    return AdviceItem(
+        code=code,
+        severity=severity,
+        message=message,
+        suggestion=suggestion,
+        params=dict(params or {}),
+        suggestion_code=suggestion_code or code,
+    )
 
 
 # --- rules ------------------------------------------------------------------------------------
@@ -262,8 +264,9 @@ def _hccl_buffer(s: Doc, r: Doc) -> Advice | None:
         f"Start with export HCCL_BUFFSIZE={start} (MB) and tune one variable at a time.",
         {"current_mb": None if current is None else int(current), "start_mb": start},
     )
-    out["message_code"] = "hccl-buffer.set" if current is not None else "hccl-buffer.unset"
-    return out
+    return dataclasses.replace(
+        out, message_code="hccl-buffer.set" if current is not None else "hccl-buffer.unset"
+    )
 
 
 def _ep_crosses_node(s: Doc, r: Doc) -> Advice | None:
@@ -289,9 +292,7 @@ def _ep_crosses_node(s: Doc, r: Doc) -> Advice | None:
         {"ep": int(ep), "tp": int(tp), "domain": int(domain)}
         | ({} if etp is None else {"expert_tp": int(etp)}),
     )
-    if etp is not None:
-        out["message_code"] = "ep-crosses-node.folded"
-    return out
+    return out if etp is None else dataclasses.replace(out, message_code="ep-crosses-node.folded")
 
 
 def _mfu_optimistic(s: Doc, r: Doc) -> Advice | None:
@@ -326,7 +327,7 @@ RULES: dict[str, Callable[[Doc, Doc], Advice | None]] = {
 
 
 def advise(scenario: Doc, result: Doc) -> list[Advice]:
-    """Every rule that fires, in RULES order: [{code, severity, message, suggestion}]."""
+    """Every rule that fires, in RULES order (AdviceItem rows)."""
     s = scenario if isinstance(scenario, dict) else {}
     r = result if isinstance(result, dict) else {}
     out = []

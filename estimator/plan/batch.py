@@ -283,7 +283,7 @@ def _predicted(
 
 def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
     """Rows (an MFU given) whose cards admit no layout that passes the rules and fits: the plan
-    refuses those (plan.compose._choice) whatever the MFU, so the row has no figures either."""
+    refuses those (plan.choose._choice) whatever the MFU, so the row has no figures either."""
     memo = SizeMemo(r, reuse=True)
     values, where = np.unique(np.asarray(cards, dtype=np.int64), return_inverse=True)
     distinct = [c for c in values.tolist() if memo.fabric(c) is not None]

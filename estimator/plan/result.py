@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from estimator.cluster.network import Fabric
+from estimator.cluster.planes import ScaleupSection
 from estimator.cluster.power import Power
 from estimator.cluster.storage import Storage
 from estimator.layout.search import LayoutEval
@@ -31,8 +32,10 @@ from estimator.money.cost import Cost
 from estimator.plan.evidence import Band
 from estimator.plan.inference import Serving
 from estimator.plan.result_calibration import CalibrationSection
-from estimator.plan.result_fields import OMIT, json_key, omitted
+from estimator.plan.result_goodput import FailureAssumption, GoodputSection
+from estimator.plan.stack_sensitivity import StackSection
 from estimator.plan.uncertainty import Uncertainty
+from estimator.result_fields import OMIT, json_key, omitted
 
 # float fields without a unit, and why they have none: the name, or its last word (`predicted_mfu`,
 # `measured_comm_wait_share`)
@@ -41,6 +44,10 @@ DIMENSIONLESS = {
     "share": "a part of a whole (capex / budget, a term's share of the step)",
     "fraction": "a part of a whole (a band's half width relative to its centre)",
     "probability": "a probability",
+    "count": "a count held as a float: an expected one (interruptions, nodes down), not whole, or a "
+    "total summed as floats (racks, switch chips)",
+    "factor": "a ratio of like quantities (a speed-up, capex with / without a plane, a rate scale, an "
+    "oversubscription)",
     "value": "an assumption's value (its unit is the row's `unit`), a setting's, a factor's (a "
     "multiplier) or a change's (in the unit its code names)",
 }
@@ -177,7 +184,7 @@ class UncertaintySection:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Affords:
-    """result.budget.affords: the budget-sized plan of the same scenario (plan.compose.budget_affords)."""
+    """result.budget.affords: the budget-sized plan of the same scenario (plan.sizing.budget_affords)."""
 
     cards: int
     nodes: int
@@ -270,19 +277,16 @@ class Result:
     power: Power
     cost: CostSection
     uncertainty: UncertaintySection
-    # scaleup, stack and goodput are still built as dicts by the modules that own them
-    # (cluster.supernode, plan.stack_sensitivity, plan.goodput); they are the contract's JSON
-    # already and are kept as given
-    scaleup: Mapping[str, Any]
-    stack: Mapping[str, Any]
-    goodput: Mapping[str, Any] | None = omitted()
+    scaleup: ScaleupSection
+    stack: StackSection
+    goodput: GoodputSection | None = dataclasses.field(default=None, metadata=OMIT)
     budget: BudgetSection | None = dataclasses.field(default=None, metadata=OMIT)
     serving: Serving | None = dataclasses.field(default=None, metadata=OMIT)
     advice: tuple[AdviceItem, ...]
     starting_configuration: tuple[Setting, ...]
     warnings: tuple[PlanWarning, ...]
-    # the plan's own rows typed; plan.goodput's rows keep their own key order (contract JSON)
-    assumptions: tuple[Assumption | Mapping[str, Any], ...]
+    # the plan's own rows, then plan.goodput's (their own key order, the contract's JSON)
+    assumptions: tuple[Assumption | FailureAssumption, ...]
     calibration: CalibrationSection | None = dataclasses.field(default=None, metadata=OMIT)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from estimator.plan.result_fields import json_key
+from estimator.result_fields import json_key
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

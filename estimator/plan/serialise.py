@@ -5,7 +5,7 @@ do not change with the types.
 The walk is generic: a result dataclass becomes an object of its fields in declaration order, under
 the field's `json` key where the metadata names one, a None left out where the field is `omit_none`;
 tuples become lists, mappings are copied. The lower stages' own types are written by their own
-`to_dict` (Fabric, Storage, Power, Serving) or by the few encoders below where the plan adds to them."""
+`to_dict` (Fabric, Storage, Power, Serving, the scale-up UnitBill) or by the few encoders below where the plan adds to them."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from typing import Any
 
 from estimator.cluster.network import Fabric
 from estimator.cluster.power import Power
+from estimator.cluster.scaleup import UnitBill
 from estimator.cluster.storage import Storage
 from estimator.jsonio import to_jsonable
 from estimator.model.transformer import Architecture
@@ -104,7 +105,7 @@ def _mfu_band(b: types.MfuBand) -> dict[str, Any]:
     return {"source": b.source, **(b.evidence.to_dict() if b.evidence is not None else {}), **release}
 
 
-def _to_dict(obj: Fabric | Storage | Power | Serving) -> dict[str, Any]:
+def _to_dict(obj: Fabric | Storage | Power | Serving | UnitBill) -> dict[str, Any]:
     return obj.to_dict()
 
 
@@ -119,4 +120,5 @@ _ENCODERS: dict[type, Callable[[Any], Any]] = {
     Storage: _to_dict,
     Power: _to_dict,
     Serving: _to_dict,
+    UnitBill: _to_dict,
 }

@@ -17,21 +17,37 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from estimator.layout.batch_search import best_in
 from estimator.layout.search import LayoutEval, LayoutProblem
 from estimator.layout.stacks import StackProfile, profiles_for
+from estimator.result_fields import json_key
 
 SENSITIVITY_SECONDS = 3.0  # wall clock all the profiles' searches of one plan may take together
 # mechanisms that only MoE layers use: profiles that differ only in these plan a dense model alike
 MOE_ONLY = ("ep_comm_overlap", "moe_dispatch_dedup", "moe_max_nodes", "moe_host_sync", "per_expert_gemms")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StackSection:
+    """result.stack: the profile the plan assumed and the plan's wall-clock days under each profile
+    that runs on the accelerator (None: no layout fits, or the time ran out)."""
+
+    id: str  # the chosen profile (layout.stacks)
+    name: str
+    release: str  # the stack release the profile stands for (StackProfile.release)
+    default: bool  # the scenario named no stack: the vendor's default was assumed
+    sensitivity_days: Mapping[str, float | None] = json_key("sensitivity")  # profile id -> days
+    timed_out: bool  # SENSITIVITY_SECONDS ran out before every profile was searched
+
+
 def stack_section(
     problem: LayoutProblem, best: LayoutEval | None, days: float, vendor: str, chosen_id: str, default: bool
-) -> dict[str, Any]:
-    """{id, name, default, sensitivity: {profile id: days or None}, timed_out} for the plan whose
+) -> StackSection:
+    """result.stack (StackSection: id, name, release, default, days per profile, timed_out) for the plan whose
     layout problem is `problem` (its stack is the chosen profile with any overrides) and whose best
     layout `best` takes `days` of wall clock."""
     started = time.monotonic()
@@ -53,14 +69,14 @@ def stack_section(
             sensitivity[profile.id] = None
             continue
         sensitivity[profile.id] = seen[key] = _days_under(problem, profile, best, days, families)
-    return {
-        "id": chosen_id,
-        "name": problem.stack.name,
-        "release": problem.stack.release,
-        "default": default,
-        "sensitivity": sensitivity,
-        "timed_out": timed_out,
-    }
+    return StackSection(
+        id=chosen_id,
+        name=problem.stack.name,
+        release=problem.stack.release,
+        default=default,
+        sensitivity_days=sensitivity,
+        timed_out=timed_out,
+    )
 
 
 def _relevant(profile: StackProfile, moe: bool) -> tuple[Any, ...]:

@@ -1,6 +1,6 @@
 """The source article's starting configuration (section 7.1; docs/sources.md#source-article) filled
-in for a plan: `starting_configuration(scenario, result)` -> list of {setting, value, reason, code,
-params}, on the contract dicts only, telling the same story as the chosen layout."""
+in for a plan: `starting_configuration(scenario, result)` -> list of Setting rows (estimator.plan.result: setting,
+value, reason, code, params, value_code), read from the contract dicts only, telling the same story as the chosen layout."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from estimator.contract.readings import bubble_fraction, is_ascend, number_at
 from estimator.dotted import get_path
+from estimator.plan.result import Setting
 
 HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
 
@@ -43,16 +44,20 @@ def _setting(
     value: Any,
     reason: str,
     code: str,
-    params: dict[str, Any] | None = None,
+    params: Mapping[str, Any] | None = None,
     value_code: str | None = None,
-) -> dict[str, Any]:
+) -> Setting:
     """One row: `setting` and `value` (identifiers and numbers, shown as they are unless
     `value_code` names a wording for the reader's language), the English `reason`, and the `code`
     and `params` that render the reason in the reader's language."""
-    row = {"setting": setting, "value": value, "reason": reason, "code": code, "params": dict(params or {})}
-    if value_code:
-        row["value_code"] = value_code
-    return row
+    return Setting(
+        setting=setting,
+        value=value,
+        reason=reason,
+        code=code,
+        params=dict(params or {}),
+        value_code=value_code or None,
+    )
 
 
 _RECOMPUTE_REASONS = {
@@ -68,7 +73,7 @@ _RECOMPUTE_REASONS = {
 }
 
 
-def _recompute_row(r: Doc, fits: Any) -> dict[str, Any]:
+def _recompute_row(r: Doc, fits: Any) -> Setting:
     """Recomputation as the chosen layout has it (one story with 'the layout'), full when nothing fits."""
     chosen = get_path(r, "parallelism.recompute")
     if fits is False:
@@ -80,7 +85,7 @@ def _recompute_row(r: Doc, fits: Any) -> dict[str, Any]:
     return _setting("recompute", chosen, _RECOMPUTE_REASONS[chosen], f"start.recompute.{chosen}")
 
 
-def _micro_batches_row(r: Doc, pp: float) -> dict[str, Any]:
+def _micro_batches_row(r: Doc, pp: float) -> Setting:
     m = number_at(r, "parallelism.micro_batches")
     if pp <= 1:
         return _setting(
@@ -115,7 +120,7 @@ def _micro_batches_row(r: Doc, pp: float) -> dict[str, Any]:
     return _setting("micro_batches", f"{lo}-{hi}", reason, "start.micro_batches.range", params)
 
 
-def _zero_row(r: Doc, pp: float, fits_z2: Any) -> dict[str, Any]:
+def _zero_row(r: Doc, pp: float, fits_z2: Any) -> Setting:
     """The chosen layout's ZeRO stage when there is one; else the article's rule."""
     chosen = number_at(r, "parallelism.zero_stage")
     fits = get_path(r, "memory.fits")
@@ -153,7 +158,7 @@ def _zero_row(r: Doc, pp: float, fits_z2: Any) -> dict[str, Any]:
     )
 
 
-def _folding_rows(r: Doc) -> list[dict[str, Any]]:
+def _folding_rows(r: Doc) -> list[Setting]:
     """The chosen layout's MoE folding and uneven pipeline split as Megatron-Core flags."""
     out = []
     ep, etp = number_at(r, "parallelism.ep"), number_at(r, "parallelism.expert_tp")
@@ -194,7 +199,7 @@ def _folding_rows(r: Doc) -> list[dict[str, Any]]:
     return out
 
 
-def _vendor_rows(s: Doc, r: Doc) -> list[dict[str, Any]]:
+def _vendor_rows(s: Doc, r: Doc) -> list[Setting]:
     if is_ascend(s, r):
         nodes = number_at(r, "compute.nodes") or 1
         return [
@@ -242,7 +247,7 @@ def _vendor_rows(s: Doc, r: Doc) -> list[dict[str, Any]]:
 LAYOUT_FIELDS = ("tp", "pp", "virtual_stages", "dp", "ep", "cp", "micro_batch_size", "sequence_parallel")
 
 
-def _layout_row(r: Doc) -> dict[str, Any]:
+def _layout_row(r: Doc) -> Setting:
     """The chosen layout as planned, interleaved (virtual) stages, EP, CP, micro-batch and sequence
     parallelism included; `params` holds its fields so the row is the layout, not a summary of it."""
     par = get_path(r, "parallelism") or {}
@@ -266,9 +271,9 @@ def _layout_row(r: Doc) -> dict[str, Any]:
     )
 
 
-def starting_configuration(scenario: Doc, result: Doc) -> list[dict[str, Any]]:
+def starting_configuration(scenario: Doc, result: Doc) -> list[Setting]:
     """The article's 7.1 table filled in for this plan, consistent with the chosen layout (its
-    recomputation, ZeRO stage and micro-batches): [{setting, value, reason, code, params}]."""
+    recomputation, ZeRO stage and micro-batches): Setting rows."""
     s = scenario if isinstance(scenario, dict) else {}
     r = result if isinstance(result, dict) else {}
     pp = number_at(r, "parallelism.pp") or 1.0

@@ -24,7 +24,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-Advice = dict[str, Any]
+from estimator.plan.result import AdviceItem
+
+Advice = AdviceItem  # one row of result.advice
+Explanation = dict[str, Any]  # explain_step_time's {code, severity, message, params} (reports' compare)
 Doc = Mapping[str, Any]  # the contract's JSON (the normalized scenario, the result so far), read only
 
 
@@ -36,13 +39,13 @@ def _section(r: Doc) -> Doc | None:
 def supernode_pays(s: Doc, r: Doc) -> Advice | None:
     """supernode-pays (module docstring)."""
     item = _value(r)
-    return item if item is not None and item["code"] == "supernode-pays" else None
+    return item if item is not None and item.code == "supernode-pays" else None
 
 
 def supernode_does_not_pay(s: Doc, r: Doc) -> Advice | None:
     """supernode-does-not-pay (module docstring)."""
     item = _value(r)
-    return item if item is not None and item["code"] == "supernode-does-not-pay" else None
+    return item if item is not None and item.code == "supernode-does-not-pay" else None
 
 
 def _value(r: Doc) -> Advice | None:
@@ -77,22 +80,22 @@ def _value(r: Doc) -> Advice | None:
         f"capex and {vs['power_ratio'] - 1:+.0%} IT power."
     )
     if vs["pays"]:
-        return {
-            "code": "supernode-pays",
-            "severity": "info",
-            "message": facts,
-            "suggestion": "The scale-up plane pays for itself in tokens per capex dollar; keep TP and EP "
+        return AdviceItem(
+            code="supernode-pays",
+            severity="info",
+            message=facts,
+            suggestion="The scale-up plane pays for itself in tokens per capex dollar; keep TP and EP "
             "inside the supernode.",
-            "params": params,
-        }
-    return {
-        "code": "supernode-does-not-pay",
-        "severity": "warning",
-        "message": facts,
-        "suggestion": f"For this model the same cards as {nd['domain_cards']}-card nodes give more tokens "
+            params=params,
+        )
+    return AdviceItem(
+        code="supernode-does-not-pay",
+        severity="warning",
+        message=facts,
+        suggestion=f"For this model the same cards as {nd['domain_cards']}-card nodes give more tokens "
         "per capex dollar; the supernode pays only for models whose TP/EP traffic needs the larger domain.",
-        "params": params,
-    }
+        params=params,
+    )
 
 
 def supernode_partly_used(s: Doc, r: Doc) -> Advice | None:
@@ -101,19 +104,19 @@ def supernode_partly_used(s: Doc, r: Doc) -> Advice | None:
     if sec is None or not sec.get("idle_cards") or sec["unit"].get("degenerate", True):
         return None
     unit, idle = sec["unit"], int(sec["idle_cards"])
-    return {
-        "code": "supernode-partly-used",
-        "severity": "warning",
-        "message": f"{sec['supernodes']} x {unit['name']} are bought whole; {idle} of their "
+    return AdviceItem(
+        code="supernode-partly-used",
+        severity="warning",
+        message=f"{sec['supernodes']} x {unit['name']} are bought whole; {idle} of their "
         f"{sec['supernodes'] * unit['cards']} cards stay idle in this plan.",
-        "suggestion": f"Plan a multiple of {unit['cards']} cards.",
-        "params": {
+        suggestion=f"Plan a multiple of {unit['cards']} cards.",
+        params={
             "supernode": unit["supernode_id"],
             "supernodes": sec["supernodes"],
             "cards_per_supernode": unit["cards"],
             "idle_cards": idle,
         },
-    }
+    )
 
 
 def _num(d: Any, key: str) -> float | None:
@@ -121,7 +124,7 @@ def _num(d: Any, key: str) -> float | None:
     return float(v) if isinstance(v, int | float) and not isinstance(v, bool) and v > 0 else None
 
 
-def explain_step_time(a: Doc, b: Doc) -> Advice | None:
+def explain_step_time(a: Doc, b: Doc) -> Explanation | None:
     """Why two plans of the same model and cards differ in speed when one of them is on supernodes:
     code `step-time-by-domain` with params.
 

@@ -6,6 +6,7 @@ docs/sources.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from estimator.errors import ScenarioError
@@ -39,7 +40,7 @@ FAMILIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-def pilot_block(run: dict[str, Any], models: dict[str, Any]) -> dict[str, Any]:
+def pilot_block(run: Mapping[str, Any], models: Mapping[str, Any]) -> dict[str, Any]:
     """calibration.pilot of a published run: its cards, layout, batch, model and measured tokens/s."""
     scenario = run_scenario(run, models)
     return {

@@ -5,6 +5,7 @@ calibrated on them."""
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from typing import Any
 
 from estimator.contract.resolve import Resolved, resolve
@@ -22,7 +23,7 @@ def published_runs() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return data["models"], data["runs"]
 
 
-def run_scenario(run: dict[str, Any], models: dict[str, Any], **training: object) -> dict[str, Any]:
+def run_scenario(run: Mapping[str, Any], models: Mapping[str, Any], **training: object) -> dict[str, Any]:
     """The scenario of one published run (its layout fixed as published); `training` overrides."""
     layout = dict(run["layout"])
     model_parallel = layout["tp"] * layout["pp"] * layout["cp"]

@@ -77,7 +77,7 @@ def _plan(**changes):
 
 
 def codes(s, r):
-    return [a["code"] for a in advise(s, r)]
+    return [a.code for a in advise(s, r)]
 
 
 def test_healthy_plan_has_no_advice():
@@ -140,11 +140,11 @@ def test_every_rule_has_a_case():
 @pytest.mark.parametrize("code", sorted(CASES))
 def test_rule_triggers(code):
     s, r = _plan(**CASES[code][0])
-    found = [a for a in advise(s, r) if a["code"] == code]
+    found = [a for a in advise(s, r) if a.code == code]
     assert len(found) == 1
     a = found[0]
-    assert a["severity"] in ("error", "warning", "info")
-    assert a["message"] and a["suggestion"]
+    assert a.severity in ("error", "warning", "info")
+    assert a.message and a.suggestion
 
 
 @pytest.mark.parametrize("code", sorted(CASES))
@@ -155,11 +155,11 @@ def test_rule_stays_quiet(code):
 
 def test_bubble_suggests_four_to_eight_times_pp():
     s, r = _plan(r_parallelism__bubble_fraction=0.43, r_parallelism__micro_batches=4)
-    a = next(a for a in advise(s, r) if a["code"] == "bubble-over-20pct")
-    assert "16-32 micro-batches" in a["suggestion"]
+    a = next(a for a in advise(s, r) if a.code == "bubble-over-20pct")
+    assert "16-32 micro-batches" in a.suggestion
     s, r = _plan(r_parallelism__bubble_fraction=0.25, r_parallelism__micro_batches=32)
-    a = next(a for a in advise(s, r) if a["code"] == "bubble-over-20pct")
-    assert "virtual_stages" in a["suggestion"]
+    a = next(a for a in advise(s, r) if a.code == "bubble-over-20pct")
+    assert "virtual_stages" in a.suggestion
 
 
 def test_hccl_buffer_mentions_256_and_flags_the_erratum_value():
@@ -168,8 +168,8 @@ def test_hccl_buffer_mentions_256_and_flags_the_erratum_value():
         r_compute__chip_family="ascend-910b",
         s_network__hccl_buffsize_mb=8000,
     )
-    a = next(a for a in advise(s, r) if a["code"] == "hccl-buffer")
-    assert "HCCL_BUFFSIZE=256" in a["suggestion"] and "erratum" in a["message"]
+    a = next(a for a in advise(s, r) if a.code == "hccl-buffer")
+    assert "HCCL_BUFFSIZE=256" in a.suggestion and "erratum" in a.message
     assert "hccl-buffer" not in codes(SCENARIO, RESULT)  # NVIDIA plan
 
 
@@ -205,7 +205,7 @@ def test_missing_or_malformed_keys_skip_rules(scenario, result):
 
 
 def _settings(s, r):
-    return {row["setting"]: row["value"] for row in starting_configuration(s, r)}
+    return {row.setting: row.value for row in starting_configuration(s, r)}
 
 
 def test_starting_configuration_for_a_pipelined_nvidia_plan():
@@ -217,17 +217,17 @@ def test_starting_configuration_for_a_pipelined_nvidia_plan():
     assert cfg["zero_stage"] == 1  # DeepSpeed allows only stage 1 with pipeline parallelism
     assert cfg["gradient_compression"] == "bf16 gradients"
     assert "HCCL_BUFFSIZE" not in cfg and cfg["CUDA_DEVICE_MAX_CONNECTIONS"] == 1
-    assert all(row["reason"] for row in starting_configuration(SCENARIO, RESULT))
+    assert all(row.reason for row in starting_configuration(SCENARIO, RESULT))
 
 
 def test_starting_configuration_repeats_the_interleaved_layout_it_relies_on():
     """Issue 20: the plan relied on 4 virtual stages the starting configuration left out."""
     s, r = _plan(r_parallelism__virtual_stages=4, r_parallelism__ep=8, r_parallelism__sequence_parallel=True)
-    row = next(x for x in starting_configuration(s, r) if x["setting"] == "layout")
-    assert row["value"] == (
+    row = next(x for x in starting_configuration(s, r) if x.setting == "layout")
+    assert row.value == (
         "TP 8 x PP 4 (4 virtual stages per rank, interleaved 1F1B) x DP 16, EP 8, micro-batch 1, sequence parallel"
     )
-    assert {k: row["params"][k] for k in ("tp", "pp", "virtual_stages", "dp", "ep")} == {
+    assert {k: row.params[k] for k in ("tp", "pp", "virtual_stages", "dp", "ep")} == {
         "tp": 8,
         "pp": 4,
         "virtual_stages": 4,
@@ -251,26 +251,26 @@ def test_starting_configuration_tells_the_layouts_story(chosen):
     """One story: the starting configuration recomputes exactly as the chosen layout does (the
     report once said 'recompute none' in the layout and 'selective' below it), and runs its ZeRO stage."""
     s, r = _plan(r_parallelism__recompute=chosen, r_parallelism__zero_stage=1)
-    rows = {row["setting"]: row for row in starting_configuration(s, r)}
-    assert rows["recompute"]["value"] == chosen
-    assert rows["recompute"]["code"] == f"start.recompute.{chosen}"
-    assert rows["zero_stage"]["value"] == 1
+    rows = {row.setting: row for row in starting_configuration(s, r)}
+    assert rows["recompute"].value == chosen
+    assert rows["recompute"].code == f"start.recompute.{chosen}"
+    assert rows["zero_stage"].value == 1
 
 
 def test_every_item_carries_a_code_and_params():
     s, r = _plan(r_memory__fits=False, r_parallelism__bubble_fraction=0.43, r_parallelism__micro_batches=4)
     items = advise(s, r)
-    assert {a["code"] for a in items} >= {"memory-does-not-fit", "bubble-over-20pct"}
+    assert {a.code for a in items} >= {"memory-does-not-fit", "bubble-over-20pct"}
     for a in items:
-        assert isinstance(a["params"], dict) and a["suggestion_code"].startswith(a["code"])
-    bubble = next(a for a in items if a["code"] == "bubble-over-20pct")
+        assert isinstance(a.params, dict) and a.suggestion_code.startswith(a.code)
+    bubble = next(a for a in items if a.code == "bubble-over-20pct")
     # PP=4, 4 micro-batches (< 4 x PP): suggest 16-32, bubble (P-1)/(M+P-1) = 3/19 and 3/35
-    assert bubble["suggestion_code"] == "bubble-over-20pct.micro-batches"
-    assert bubble["params"]["low"] == 16 and bubble["params"]["high"] == 32
-    assert bubble["params"]["bubble_low"] == pytest.approx(3 / 19)
-    assert bubble["params"]["bubble_high"] == pytest.approx(3 / 35)
+    assert bubble.suggestion_code == "bubble-over-20pct.micro-batches"
+    assert bubble.params["low"] == 16 and bubble.params["high"] == 32
+    assert bubble.params["bubble_low"] == pytest.approx(3 / 19)
+    assert bubble.params["bubble_high"] == pytest.approx(3 / 35)
     for row in starting_configuration(s, r):
-        assert row["code"].startswith("start.") and isinstance(row["params"], dict)
+        assert row.code.startswith("start.") and isinstance(row.params, dict)
 
 
 def test_starting_configuration_for_ascend():

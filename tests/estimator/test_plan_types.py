@@ -11,8 +11,9 @@ import typing
 
 import pytest
 
+from estimator.cluster import planes
 from estimator.plan import result as result_types
-from estimator.plan import result_calibration
+from estimator.plan import result_calibration, result_goodput, stack_sensitivity
 from estimator.plan.compose import estimate, plan
 from estimator.plan.serialise import to_json_dict
 from tests import golden
@@ -35,14 +36,15 @@ UNITS = {
     "params",
     "usd",
     "in_currency",
+    "gbps",
     "w",
     "kw",
 }
-PER = UNITS | {"token", "card", "node", "hour", "kwh"}
+PER = UNITS | {"token", "card", "node", "hour", "kwh", "interruption"}
 
 RESULT_CLASSES = [
     cls
-    for module in (result_types, result_calibration)
+    for module in (result_types, result_calibration, result_goodput, stack_sensitivity, planes)
     for _, cls in inspect.getmembers(module, inspect.isclass)
     if dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
 ]
@@ -98,7 +100,7 @@ def test_the_unit_rule_accepts_units_and_refuses_bare_names():
 
 def test_every_float_field_carries_its_unit_or_is_listed_as_dimensionless():
     assert len(RESULT_CLASSES) >= 10
-    assert len(result_types.DIMENSIONLESS) <= 6  # a short list, each with its reason
+    assert len(result_types.DIMENSIONLESS) <= 7  # a short list, each with its reason
     assert all(reason for reason in result_types.DIMENSIONLESS.values())
     bare = [
         f"{cls.__name__}.{name}"
@@ -108,6 +110,15 @@ def test_every_float_field_carries_its_unit_or_is_listed_as_dimensionless():
     ]
     assert bare == []
     assert "wall_clock_days" in float_fields(result_types.ComputeSection)  # the check sees floats
+    # the sections built outside plan.result are checked too (goodput, stack, scaleup and their parts)
+    assert {
+        result_goodput.GoodputSection,
+        result_goodput.Lever,
+        stack_sensitivity.StackSection,
+        planes.ScaleupSection,
+        planes.VersusNodes,
+    } <= set(RESULT_CLASSES)
+    assert "effective_training_time_share" in float_fields(result_goodput.GoodputSection)
 
 
 def test_every_result_class_is_frozen_slotted_and_keyword_only():

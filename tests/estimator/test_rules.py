@@ -159,7 +159,7 @@ def test_one_plausible_mfu_bound():
 
 @pytest.mark.parametrize(("mfu", "flagged"), [(0.64, False), (0.65, False), (0.66, True)])
 def test_advice_flags_mfu_above_the_bound(mfu, flagged):
-    codes = [a["code"] for a in advice.advise({"efficiency": {"mfu": mfu}}, {})]
+    codes = [a.code for a in advice.advise({"efficiency": {"mfu": mfu}}, {})]
     assert ("mfu-optimistic" in codes) is flagged
 
 

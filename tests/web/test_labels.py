@@ -105,7 +105,8 @@ def _string(node) -> str | None:
 
 
 def _literal_codes() -> set[str]:
-    """Every string literal the core's plan modules write as a code: {"code": "..."}, _advice("...")."""
+    """Every string literal the core's plan modules write as a code: {"code": "..."}, _advice("..."),
+    AdviceItem(code="...", message_code="...")."""
     out: set[str | None] = set()
     for path in [*(ROOT / "estimator/plan").glob("*.py"), ROOT / "estimator/contract/price_book.py"]:
         for node in ast.walk(ast.parse(path.read_text())):
@@ -117,7 +118,12 @@ def _literal_codes() -> set[str]:
                 }
             if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "_advice" and node.args:
                 out.add(_string(node.args[0]))
-            if isinstance(node, ast.keyword) and node.arg in ("suggestion_code", "value_code"):
+            if isinstance(node, ast.keyword) and node.arg in (
+                "code",
+                "message_code",
+                "suggestion_code",
+                "value_code",
+            ):
                 out.add(_string(node.value))
     return {c for c in out if c}
 

@@ -8,7 +8,6 @@ the starting configuration (which read the contract's dicts, plan.serialise.resu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from typing import Any
 
 from estimator.cluster.supernode import planes_section
@@ -16,32 +15,31 @@ from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutProblem
 from estimator.plan.advice import advise
 from estimator.plan.chosen import Sized
-from estimator.plan.goodput import advice as goodput_advice
-from estimator.plan.goodput import assumptions as goodput_assumptions
+from estimator.plan.goodput_section import advice as goodput_advice
+from estimator.plan.goodput_section import assumptions as goodput_assumptions
 from estimator.plan.inference import Deployment, Serving
 from estimator.plan.inference import serving as size_serving
-from estimator.plan.result import AdviceItem, CostSection, Result, Setting
+from estimator.plan.result import Assumption, CostSection, Result
+from estimator.plan.result_goodput import FailureAssumption, GoodputSection
 from estimator.plan.sections.assumptions import assumptions
 from estimator.plan.sections.compute import compute_section, model_section, with_deadline_risk
 from estimator.plan.sections.layout import layout_sections
 from estimator.plan.sections.risk import uncertainty_section
 from estimator.plan.sections.warnings import budget_of, budget_section, warnings
-from estimator.plan.serialise import result_dict
+from estimator.plan.serialise import encode, result_dict
 from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
 
 __all__ = ["assemble"]
 
 
-def assemble(
-    r: Resolved, z: Sized, problem: LayoutProblem, goodput: Mapping[str, Any] | None = None
-) -> Result:
-    """The result for the plan's choices `z` (plan.compose.size_plan); `problem` is the layout
+def assemble(r: Resolved, z: Sized, problem: LayoutProblem, goodput: GoodputSection | None = None) -> Result:
+    """The result for the plan's choices `z` (plan.sizing.size_plan); `problem` is the layout
     search's input at the chosen cards and fabric (for the ZeRO-2 what-if, the stack and the planes),
     `goodput` plan.goodput's section (the deadline is met or missed with failures counted). The
     budget's `affords` is left None for plan.compose to fill in."""
     choice, roll = z.choice, z.roll
-    good_days = goodput["wall_clock_days"] if goodput is not None else None
+    good_days = goodput.wall_clock_days if goodput is not None else None
     compute = compute_section(r, z.flops, z.peak, choice, roll, good_days)
     uncertainty = uncertainty_section(
         r, z.flops["training_flop"], z.peak, choice, roll, z.prices, problem.stack
@@ -82,25 +80,26 @@ def assemble(
 
 
 def _advised(
-    r: Resolved, result: Result, z: Sized, problem: LayoutProblem, goodput: Mapping[str, Any] | None
+    r: Resolved, result: Result, z: Sized, problem: LayoutProblem, goodput: GoodputSection | None
 ) -> Result:
     """The result with its advice and starting configuration (plan.advice and plan.starting_config
     read the contract's dicts of the sections so far), warnings and assumptions."""
     scenario_dict = r.scenario.normalized()
     scenario_dict["hardware"]["cards_per_node"] = r.cards_per_node
     sections = _without_trailing(result_dict(result))
-    advice = [dict(a) for a in advise(scenario_dict, sections)]
-    advice += goodput_advice(dict(goodput), r.scenario.cost.currency) if goodput is not None else []
-    sections["advice"] = advice
+    items = tuple(advise(scenario_dict, sections))
+    items += tuple(goodput_advice(goodput, r.scenario.cost.currency)) if goodput is not None else ()
+    sections["advice"] = encode(items)
     start = starting_configuration(scenario_dict, sections)
-    items = tuple(AdviceItem(**a) for a in advice)
-    rows: list[Any] = list(assumptions(r, z.choice, z.equipment, z.prices, problem.stack))
+    rows: list[Assumption | FailureAssumption] = list(
+        assumptions(r, z.choice, z.equipment, z.prices, problem.stack)
+    )
     rows += goodput_assumptions(r) if goodput is not None else []
-    good_days = goodput["wall_clock_days"] if goodput is not None else None
+    good_days = goodput.wall_clock_days if goodput is not None else None
     return dataclasses.replace(
         result,
         advice=items,
-        starting_configuration=tuple(Setting(**row) for row in start),
+        starting_configuration=tuple(start),
         warnings=tuple(warnings(r, z.choice.layouts, result.compute, result.cost, items, good_days)),
         assumptions=tuple(rows),
     )

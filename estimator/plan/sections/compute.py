@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
 from estimator.contract.resolve import Resolved
 from estimator.money import budget as budget_rules
 from estimator.plan.chosen import ClusterChoice, Roll
 from estimator.plan.result import ComputeSection, ModelSection, UncertaintySection
+from estimator.plan.result_goodput import GoodputSection
 
 DEADLINE_SLACK = 1e-9  # relative: a plan that meets its target to rounding meets it
 
@@ -76,13 +76,13 @@ def compute_section(
 
 
 def with_deadline_risk(
-    compute: ComputeSection, uncertainty: UncertaintySection, goodput: Mapping[str, Any] | None
+    compute: ComputeSection, uncertainty: UncertaintySection, goodput: GoodputSection | None
 ) -> ComputeSection:
     """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range, the
     days with failures counted (goodput.wall_clock_days) when there are any."""
     mfu = uncertainty.mfu_triangle
     if compute.target_days is None or mfu is None:
         return compute
-    days = goodput["wall_clock_days"] if goodput is not None else compute.wall_clock_days
+    days = goodput.wall_clock_days if goodput is not None else compute.wall_clock_days
     p = budget_rules.deadline_miss_probability(days, compute.target_days, *mfu)
     return dataclasses.replace(compute, deadline_miss_probability=p)

@@ -110,7 +110,7 @@ def budget_of(r: Resolved) -> float | None:
 
 def budget_section(r: Resolved, cost: CostSection) -> BudgetSection | None:
     """Budget status (within / over by how much); what the budget buys (`affords`) is the
-    budget-sized plan, added by plan.compose.budget_affords (the same search as a budget-sized plan)."""
+    budget-sized plan, added by plan.sizing.budget_affords (the same search as a budget-sized plan)."""
     budget = budget_of(r)
     if budget is None:
         return None

@@ -1,0 +1,62 @@
+"""Choosing the plan's cluster: the given cards, the cards a budget buys (money.budget) or the cards
+a deadline needs (with failures counted, plan.goodput; without a given MFU by the scan of
+plan.deadline), and the refusal when no layout plans on it (plan.refusal)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.cluster.network import Fabric
+from estimator.contract.resolve import Resolved
+from estimator.layout.search import LayoutSearch
+from estimator.model.compute import SECONDS_PER_DAY
+from estimator.money.budget import cards_for_budget
+from estimator.plan import goodput
+from estimator.plan.chosen import ClusterChoice
+from estimator.plan.deadline import SizeMemo, candidate_sizes, size_for_deadline
+from estimator.plan.goodput import cards_for_deadline_with_failures
+from estimator.plan.problem import cards_multiple, evaluate_at, layout_problem, layouts_at
+from estimator.plan.refusal import refusal
+
+
+def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterChoice:
+    """Cards, MFU and layout: the given cards; or, for a deadline with an MFU given, the fewest whole
+    nodes (and whole replicas of a fixed layout) that meet it; without an MFU, the smallest round
+    cluster size (see candidate_sizes) whose best layout's predicted MFU meets it."""
+    s = r.scenario
+    given_mfu = s.efficiency.mfu
+    if s.cluster.cards is not None:
+        cards = s.cluster.cards
+        fabric, found = evaluate_at(r, cards)
+        return _choice(r, cards, fabric, found, given_mfu)
+    if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/money/budget.py ---
+        cards = cards_for_budget(r, cards_multiple(r), given_mfu)
+        return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
+    assert s.cluster.target_days is not None  # the scenario requires one way of sizing
+    seconds = s.cluster.target_days * SECONDS_PER_DAY
+    multiple = cards_multiple(r)
+
+    def need(mfu: npt.ArrayLike) -> npt.NDArray[np.int64]:  # with failures (plan.goodput)
+        return cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple)
+
+    if given_mfu is not None:
+        cards = int(need(given_mfu))
+        return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
+
+    sizes = candidate_sizes(r, multiple)
+    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r), goodput.ettr_at(r))
+    return _choice(r, cards, fabric, layouts_at(r, cards, fabric), None)
+
+
+def _choice(
+    r: Resolved, cards: int, fabric: Fabric, found: LayoutSearch, given_mfu: float | None
+) -> ClusterChoice:
+    """The plan's cluster; refused (plan.refusal: ScenarioError with the rules and the nearest
+    accepted layouts) when no layout passes the rules and fits, whether or not an MFU was given:
+    no figure without a plan."""
+    if found.best is None:
+        raise refusal(r, cards, found, layout_problem(r, cards, fabric))
+    if given_mfu is not None:
+        return ClusterChoice(cards, given_mfu, "given", fabric, found)
+    return ClusterChoice(cards, float(found.best.predicted_mfu), "predicted", fabric, found)

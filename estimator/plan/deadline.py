@@ -1,0 +1,187 @@
+"""Sizing for a deadline without a given MFU: the round cluster sizes it considers
+(candidate_sizes), the best layouts at many sizes computed in batches (SizeMemo) and the scan that
+keeps the smallest size whose predicted MFU meets the deadline (size_for_deadline). Units: cards,
+seconds, MFU (a share of peak)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.cluster.network import Fabric
+from estimator.contract.resolve import Resolved
+from estimator.errors import ScenarioError
+from estimator.layout.batch_search import any_fits, best_layouts
+from estimator.layout.search import LayoutEval, LayoutProblem
+from estimator.limits import MAX_CARDS
+from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
+from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
+from estimator.plan.problem import evaluate_at, fabric_for, layout_problem
+
+MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
+
+
+class SizeMemo:
+    """Best layouts of one resolved scenario at many cluster sizes, computed in batches
+    (layout_batch.best_layouts: one vectorized search for all of them) and remembered, so deadline
+    sizing costs about one search and a sweep's rows share what they ask for."""
+
+    def __init__(self, r: Resolved, reuse: bool = False):
+        self.r = r
+        self.reuse = reuse  # layout_batch.best_layouts' reuse (sweeps)
+        self._fabrics: dict[int, Fabric | None] = {}  # None: the fabric cannot be built
+        self._problems: dict[int, LayoutProblem] = {}
+        self._best: dict[int, LayoutEval | None] = {}
+
+    def fabric(self, cards: int) -> Fabric | None:
+        """The fabric of `cards`, or None where design_fabric (or the layout problem) refuses it."""
+        if cards not in self._fabrics:
+            try:
+                fabric = fabric_for(self.r, cards)
+                self._problems[cards] = self._problem(cards, fabric)
+            except ScenarioError:
+                fabric = None
+            self._fabrics[cards] = fabric
+        return self._fabrics[cards]
+
+    def built(self, cards: int) -> Fabric:
+        """The fabric `fabric(cards)` built (KeyError if it could not be)."""
+        fabric = self._fabrics[cards]
+        if fabric is None:
+            raise KeyError(cards)
+        return fabric
+
+    def _problem(self, cards: int, fabric: Fabric) -> LayoutProblem:
+        """layout_problem(r, cards, fabric): the first built in full, the others by replacing what
+        the size decides (the rest resolves the stack and the model's FLOPs again otherwise)."""
+        if not self._problems:
+            return layout_problem(self.r, cards, fabric)
+        return dataclasses.replace(
+            next(iter(self._problems.values())),
+            cards=cards,
+            cross_leaf_bandwidth_factor=fabric.cross_leaf_bandwidth_factor,
+            nodes_per_leaf_group=fabric.nodes_per_leaf_group,
+        )
+
+    def best(self, cards_list: list[int]) -> list[LayoutEval | None]:
+        """Best layouts at these sizes (each with a fabric), one batch for all not yet known."""
+        todo = [c for c in dict.fromkeys(cards_list) if c not in self._best]
+        for c, best in zip(todo, best_layouts([self._problems[c] for c in todo], self.reuse), strict=True):
+            self._best[c] = best
+        return [self._best[c] for c in cards_list]
+
+    def fits(self, cards_list: list[int]) -> list[bool]:
+        """Whether any layout fits at these sizes (each with a fabric): best(...) is not None,
+        from memory alone (layout_batch.any_fits)."""
+        known = {c: self._best[c] is not None for c in cards_list if c in self._best}
+        todo = [c for c in dict.fromkeys(cards_list) if c not in known]
+        known.update(zip(todo, any_fits([self._problems[c] for c in todo], self.reuse), strict=True))
+        return [known[c] for c in cards_list]
+
+
+SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline (then 16, 32, ...)
+
+
+def size_for_deadline(
+    r: Resolved,
+    sizes: npt.NDArray[np.int64],
+    need: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.int64]],
+    memo: SizeMemo,
+    ettr: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
+) -> tuple[int, Fabric, LayoutEval | None]:
+    """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
+    (cards, fabric, best layout). need(mfus) -> cards the deadline needs at each MFU (an array in,
+    an array out: one vectorized fixed point per block of sizes, not one per size).
+
+    Scan the round sizes upward from what a record MFU would need and keep the first whose best
+    layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
+    splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
+    size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
+    at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
+    keeps the size of highest throughput, failures counted when `ettr(cards, mfu)` (arrays) gives the
+    share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
+    in blocks, SIZING_BLOCK first and each next block twice as wide (one vectorized pass each,
+    layout_batch.best_layouts: a pass's fixed cost is most of a small block's), so a long scan
+    costs few passes and a short one little more than its sizes; the first size that meets wins
+    whatever the blocks."""
+    bounds = need(np.array([MAX_PLAUSIBLE_MFU, MIN_PLAUSIBLE_MFU]))
+    first = min(int(np.searchsorted(sizes, int(bounds[0]))), len(sizes) - 1)
+    last = int(bounds[1])
+    scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
+    for i in range(first, len(sizes)):
+        cards = int(sizes[i])
+        if (cards > last and scan) or len(scan) >= MAX_SIZING_EVALS:
+            break
+        if memo.fabric(cards) is None:
+            if scan:
+                break  # the fabric cannot grow that far
+            continue
+        scan.append(cards)
+    tried: dict[int, LayoutEval | None] = {}
+    start, width = 0, SIZING_BLOCK
+    while start < len(scan):
+        block = scan[start : start + width]
+        start, width = start + width, 2 * width  # a long scan: fewer, larger vectorized passes
+        bests = memo.best(block)
+        meets = _meets(block, bests, need)
+        for cards, best, ok in zip(block, bests, meets, strict=True):
+            tried[cards] = best
+            if ok:
+                return cards, memo.built(cards), best
+    if not tried:
+        cards = int(sizes[first])
+        fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
+        return cards, fabric, found.best
+
+    sized = np.array(list(tried), dtype=np.int64)
+    mfus = np.array([0.0 if b is None else float(b.predicted_mfu) for b in tried.values()])
+    share = ettr(sized, np.where(mfus > 0, mfus, 1.0)) if ettr is not None else np.ones(len(sized))
+    cards = int(sized[int(np.argmax(sized * mfus * share))])  # the first of equals, as max() kept
+    return cards, memo.built(cards), tried[cards]
+
+
+def _meets(
+    block: list[int],
+    found: list[LayoutEval | None],
+    need: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.int64]],
+) -> list[bool]:
+    """Per size of the block: its best layout meets the deadline (need(its MFU) <= its cards), the
+    needs of the whole block computed in one call."""
+    has = [i for i, b in enumerate(found) if b is not None]
+    ok = [False] * len(block)
+    if has:
+        mfus = np.array([float(found[i].predicted_mfu) for i in has])  # type: ignore[union-attr]
+        for i, n in zip(has, np.asarray(need(mfus)).reshape(-1).tolist(), strict=True):
+            ok[i] = n <= block[i]
+    return ok
+
+
+def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
+    """Card counts the deadline sizing considers: whole replicas of nodes, with node counts of the
+    form 2^a·3^b·5^c (consecutive ones at most ~8% apart above 100 nodes). Counts with a large prime
+    factor admit no efficient tp·pp·dp split of the batch, so real clusters are not sized that way."""
+    per_node = r.cards_per_node
+    nodes = _SMOOTH[_SMOOTH * per_node <= MAX_CARDS]
+    cards = nodes * per_node
+    return np.unique(-(-cards // multiple) * multiple)
+
+
+def _smooth_numbers(limit: int) -> np.ndarray:
+    out = []
+    a = 1
+    while a <= limit:
+        b = a
+        while b <= limit:
+            c = b
+            while c <= limit:
+                out.append(c)
+                c *= 5
+            b *= 3
+        a *= 2
+    return np.array(sorted(out), dtype=np.int64)
+
+
+_SMOOTH = _smooth_numbers(MAX_CARDS)

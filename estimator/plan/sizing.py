@@ -1,0 +1,128 @@
+"""A chosen cluster rolled up (size_plan: storage, counts, time, power, cost), its goodput section
+(goodput_of: refused when the run never finishes) and what the budget buys (budget_affords: the
+budget-sized plan of the same scenario). Units: days, seconds, FLOP, money in the report's currency."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from estimator.cluster.network import Fabric
+from estimator.cluster.storage import Storage, design_storage
+from estimator.contract.resolve import Resolved
+from estimator.contract.scenario import Cluster
+from estimator.errors import ScenarioError
+from estimator.model.compute import SECONDS_PER_DAY
+from estimator.money.pricing import equipment, facility, model_flops, prices, storage_inputs
+from estimator.money.rollup import Counts, Sizing, rollup
+from estimator.plan import goodput_section
+from estimator.plan.choose import choose_cluster
+from estimator.plan.chosen import Sized
+from estimator.plan.result import Affords
+from estimator.plan.result_goodput import GoodputSection
+
+
+def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:
+    return design_storage(
+        r.counts.total, r.scenario.training.tokens, r.arch.vocab_size, tokens_per_s, nodes, storage_inputs(r)
+    )
+
+
+def _counts_from_designs(fabric: Fabric, storage: Storage) -> Counts:
+    parts = [fabric] + ([fabric.frontend] if fabric.frontend else [])
+    return Counts(
+        switches=sum(f.total_switches for f in parts),
+        transceivers=sum(f.transceivers for f in parts),
+        dac_cables=sum(f.dac_cables for f in parts),
+        optical_cables=sum(f.fiber_cables + f.aoc_cables for f in parts),
+        hot_drives=storage.hot.drives,
+        warm_drives=storage.warm.drives,
+        hot_nodes=storage.hot.nodes,
+        warm_nodes=storage.warm.nodes,
+    )
+
+
+def size_plan(r: Resolved) -> Sized:
+    """Choose the cluster (choose_cluster: cards, deadline or budget) and roll up its time, power
+    and cost; raises the refusal when no layout passes the rules and fits (plan.refusal)."""
+    s = r.scenario
+    flops = model_flops(r)
+    peak = r.accelerator.peak_flops(s.training.precision)
+    choice = choose_cluster(r, flops["training_flop"], peak)
+    nodes = -(-choice.cards // r.cards_per_node)
+    tokens_per_s = choice.cards * peak * choice.mfu / flops["flop_per_token"]
+    storage = _storage(r, nodes, tokens_per_s)
+    eq, pr = equipment(r), prices(r)
+    counts = _counts_from_designs(choice.fabric, storage)
+    roll = rollup(
+        Sizing(
+            training_flop=flops["training_flop"],
+            tokens=s.training.tokens,
+            peak_flops=peak,
+            mfu=choice.mfu,
+            cards_per_node=r.cards_per_node,
+            cards=choice.cards,
+        ),
+        lambda cards, nodes_, tps: counts,
+        facility(r, eq, pr),
+    )
+    return Sized(flops, peak, choice, storage, eq, pr, roll)
+
+
+def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
+    """What the budget buys: the budget-sized plan of the same scenario, with the same search
+    (size_plan with cluster.budget, as a scenario sized by budget plans), so every report that says
+    what a budget buys gives the same cards, capex and days (CHANGELOG 2.15.0). `own`: the plan's
+    own sizing when the scenario is itself sized by its budget. None when the budget buys no
+    cluster or no layout plans on the cluster it buys."""
+    s = r.scenario
+    budget = s.cost.budget if s.cost.budget is not None else s.cluster.budget
+    if budget is None:
+        return None
+    if own is None or s.cluster.budget is None:
+        by_budget = s.model_copy(update={"cluster": Cluster(budget=budget)})
+        try:
+            own = size_plan(dataclasses.replace(r, scenario=by_budget))
+        except ScenarioError:
+            return None
+    roll = own.roll
+    days = float(roll["compute.wall_clock_days"])
+    compute_days = None
+    if s.reliability.failures:  # the days it needs with interruptions, checkpoints and restarts
+        try:
+            days, compute_days = goodput_of(r, own).wall_clock_days, days
+        except ScenarioError:  # that cluster never finishes between its interruptions
+            days, compute_days = float("inf"), days
+    return Affords(
+        cards=int(roll["compute.cards"]),
+        nodes=int(roll["compute.nodes"]),
+        capex_in_currency=float(roll["cost.capex.total"]),
+        wall_clock_days=days,
+        mfu=own.choice.mfu,
+        mfu_source=own.choice.mfu_source,
+        compute_days=compute_days,
+    )
+
+
+def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
+    """result.goodput of a sized plan; a run that never finishes is refused with its reason."""
+    cards = z.choice.cards
+    out = goodput_section.section(
+        r,
+        cards=cards,
+        nodes=-(-cards // r.cards_per_node),
+        switches=z.choice.fabric.total_switches,
+        solve_s=float(z.roll["compute.wall_clock_days"]) * SECONDS_PER_DAY,
+        storage=z.storage,
+        cost_per_day=float(z.roll["cost.owned_per_card_hour"]) * cards * 24.0,
+    )
+    if not math.isfinite(out.wall_clock_days):
+        field = "cluster.cards" if r.scenario.cluster.cards is not None else "reliability"
+        raise ScenarioError(
+            f"the run never finishes: {cards:,} cards are interrupted every "
+            f"{out.mean_time_between_interruptions_h * 60:.0f} minutes and each interruption costs "
+            f"{(out.restart_s + out.rework_s_per_interruption) / 60:.0f} minutes; use fewer cards, "
+            "faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints",
+            field,
+        )
+    return out
