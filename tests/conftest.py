@@ -18,6 +18,40 @@ def _fast_password_hashing(request):
         yield
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_redis(request):
+    """Where the settings put the cache on Redis (REDIS_URL or CACHE_URL, as under CI), the tests'
+    cache lives on a redis-server of the session's own on a free port instead: the tests clear the
+    cache between them (throttle counters), and clearing is a FLUSHDB that must never reach the
+    Redis the machine shares. Worker subprocesses inherit it through CACHE_URL."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        yield  # `make test-core` runs without Django
+        return
+    import os
+
+    from django.conf import settings
+    from django.test import override_settings
+
+    cache = dict(settings.CACHES["default"])
+    if "RedisCache" not in cache["BACKEND"]:
+        yield  # the database cache lives in the test database
+        return
+    from scripts.own_redis import OwnRedis
+
+    server = OwnRedis().start()
+    before = os.environ.get("CACHE_URL")
+    os.environ["CACHE_URL"] = server.url
+    try:
+        with override_settings(CACHES={"default": {**cache, "LOCATION": server.url}}):
+            yield
+    finally:
+        if before is None:
+            os.environ.pop("CACHE_URL", None)
+        else:
+            os.environ["CACHE_URL"] = before
+        server.close()
+
+
 @pytest.fixture
 def api_client():
     from rest_framework.test import APIClient

@@ -1,10 +1,11 @@
-"""Fixtures of the sweep tests: a base scenario, a real Celery worker subprocess on real Redis
-(a dedicated Redis database number), and the test database handed to that worker.
+"""Fixtures of the sweep tests: a base scenario, a real Celery worker subprocess on real Redis,
+and the test database handed to that worker.
 
-Integration tests need Redis at REDIS_URL's host (default 127.0.0.1:6379); they use database
-SWEEP_TEST_REDIS_DB (15) and flush only that one. Tests that stop or restart Redis start their own
-redis-server on a free port (`own_redis`, `own_workers`) and never touch the shared one. Under
-CI=true a missing Redis fails instead of skipping.
+Integration tests run their brokers on redis-servers of their own on free ports (scripts.own_redis):
+one for the session (`redis_broker`, `workers`; emptied before each test) and one per test for
+tests that stop or restart Redis (`own_redis`, `own_workers`). The shared Redis at REDIS_URL is
+never written to, flushed or stopped. Under CI=true a missing redis-server fails instead of
+skipping.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote
 
 import pytest
 
@@ -44,46 +45,15 @@ def base() -> dict:
     return copy.deepcopy(BASE)
 
 
-def redis_test_url() -> str:
-    if os.environ.get("SWEEP_TEST_REDIS_URL"):
-        return os.environ["SWEEP_TEST_REDIS_URL"]
-    parts = urlsplit(os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
-    db = os.environ.get("SWEEP_TEST_REDIS_DB", "15")
-    return urlunsplit((parts.scheme, parts.netloc, f"/{db}", "", ""))
-
-
-def redis_client(url: str | None = None):
+def redis_client(url: str):
     import redis
 
-    return redis.Redis.from_url(url or redis_test_url(), socket_connect_timeout=1, socket_timeout=2)
+    return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=2)
 
 
-def redis_up() -> bool:
-    try:
-        return bool(redis_client().ping())
-    except Exception:
-        return False
-
-
-@pytest.fixture
-def redis_broker(settings):
-    """The in-process Celery app publishes to the test Redis database, emptied first."""
-    if not redis_up():
-        if os.environ.get("CI"):
-            pytest.fail(f"Redis is not reachable at {redis_test_url()} (CI must provide it)")
-        pytest.skip(f"Redis is not reachable at {redis_test_url()}")
-    url = redis_test_url()
-    redis_client(url).flushdb()
-    with _broker_at(url):
-        yield url
-    with contextlib.suppress(Exception):
-        redis_client(url).flushdb()
-
-
-@pytest.fixture
-def own_redis():
-    """A redis-server of this test's own on a free port (scripts.own_redis), for tests that stop
-    or restart Redis: the shared one at REDIS_URL is never touched."""
+def _private_redis():
+    """A started redis-server of this test run's own (scripts.own_redis), or a skip (a fail under CI)
+    where redis-server is not installed."""
     import shutil
 
     from scripts.own_redis import OwnRedis
@@ -92,7 +62,32 @@ def own_redis():
         if os.environ.get("CI"):
             pytest.fail("redis-server is not installed (CI must provide it)")
         pytest.skip("redis-server is not installed")
-    server = OwnRedis().start()
+    return OwnRedis().start()
+
+
+@pytest.fixture(scope="session")
+def session_redis():
+    """One private redis-server for the session's worker tests: starting one costs ~0.1 s, and a
+    test empties it before use (redis_broker), so the tests stay independent."""
+    server = _private_redis()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def redis_broker(settings, session_redis):
+    """The in-process Celery app publishes to the session's own Redis, emptied first."""
+    url = session_redis.url
+    redis_client(url).flushdb()
+    with _broker_at(url):
+        yield url
+
+
+@pytest.fixture
+def own_redis():
+    """A redis-server of this test's own on a free port (scripts.own_redis), for tests that stop
+    or restart Redis."""
+    server = _private_redis()
     yield server
     server.close()
 
@@ -262,8 +257,7 @@ def _worker_factory(worker_env: dict, broker_url: str, tmp_path: Path):
 
 @pytest.fixture
 def workers(worker_env, redis_broker, tmp_path):
-    """Factory of real worker subprocesses on the test Redis; all stopped at the end (before the
-    test database is flushed, since this fixture depends on it)."""
+    """Factory of real worker subprocesses on the session's own Redis; all stopped at the end."""
     start, started = _worker_factory(worker_env, redis_broker, tmp_path)
     yield start
     for w in started:
