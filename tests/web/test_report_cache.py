@@ -47,7 +47,10 @@ def test_figures_are_built_once_per_estimate_and_language(client, make_estimate,
     assert len(builds) == 3  # another estimate never gets these figures
 
 
-def test_report_figures_survive_an_unreachable_cache(client, make_estimate, builds, monkeypatch):
+@pytest.fixture
+def cache_down(monkeypatch):
+    """The report pages' cache raises on every call, as an unreachable Redis does."""
+
     class Down:
         def get(self, *args, **kwargs):
             raise ConnectionError("cache unreachable")
@@ -55,6 +58,9 @@ def test_report_figures_survive_an_unreachable_cache(client, make_estimate, buil
         set = get
 
     monkeypatch.setattr(pages, "cache", Down())
+
+
+def test_report_figures_survive_an_unreachable_cache(client, make_estimate, builds, cache_down):
     est = make_estimate()
     for _ in range(2):
         response = client.get(f"/r/{est.share_token}/")
@@ -92,14 +98,7 @@ def test_tables_are_formatted_once_per_estimate_and_language(client, make_estima
     assert len(table_builds) == 3  # another estimate never gets these tables
 
 
-def test_report_tables_survive_an_unreachable_cache(client, make_estimate, table_builds, monkeypatch):
-    class Down:
-        def get(self, *args, **kwargs):
-            raise ConnectionError("cache unreachable")
-
-        set = get
-
-    monkeypatch.setattr(pages, "cache", Down())
+def test_report_tables_survive_an_unreachable_cache(client, make_estimate, table_builds, cache_down):
     est = make_estimate()
     for _ in range(2):
         response = client.get(f"/r/{est.share_token}/")
