@@ -17,6 +17,7 @@ from tests.sweeps.conftest import (  # noqa: F401 - fixtures
     own_redis,
     own_workers,
     redis_broker,
+    session_redis,
     worker_env,
     workers,
 )
