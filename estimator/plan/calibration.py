@@ -2,7 +2,7 @@
 
 A measured step time (or tokens/s per card) of a pilot layout identifies one number: the
 compute-efficiency factor k that scales every compute rate of the step (`LayoutProblem.
-compute_factor`, applied in estimator.layout.steptime.step._rates: GEMMs, attention, memory-bound
+compute_factor`, applied in estimator.layout.steptime.rates.rates: GEMMs, attention, memory-bound
 kernels and the optimizer alike). A measured communication-wait share (a profiler's exposed
 communication / step) identifies a second: the communication factor c that scales the links'
 achieved bandwidth (`LayoutProblem.link_efficiency` = LINK_EFFICIENCY·c) of every collective. Both

@@ -4,7 +4,7 @@ blackwell and blackwell-releases of reference_data/throughput_runs.toml):
 
 - EXPERT_GEMM_OVERHEAD_S: GPU-side time of each per-expert GEMM (moe.expert_time_s);
 - EXPERT_HOST_S: host time to issue each per-expert GEMM, which shows only where the layer's GPU work
-  is shorter behind the dropless dispatcher's host sync (moe.host_issue_s, step._host_floor).
+  is shorter behind the dropless dispatcher's host sync (moe.host_issue_s, layer_comm.host_floor).
 
 The fit minimises the mean absolute error of tokens/s per GPU over a grid of both. Each published
 layout is timed as it ran (validation: the memory model's refusal does not drop a row).

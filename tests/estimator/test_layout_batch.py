@@ -218,7 +218,7 @@ def test_sequence_parallel_dominates_where_tp_is_above_one(preset, accelerator):
     for code, rf in ((0, 0.0), (2, 1.0)):
         on = {**lay, "sp": np.ones(n, dtype=bool), "rc": np.full(n, code)}
         off = {**lay, "sp": np.zeros(n, dtype=bool), "rc": np.full(n, code)}
-        # (1 - 1e-12): where both are host-bound MoE layers (step._host_floor) they last the same
+        # (1 - 1e-12): where both are host-bound MoE layers (layer_comm.host_floor) they last the same
         # issue time, summed in a different order
         assert np.all(
             evaluate_time(p, on, np.full(n, rf))["tokens_per_s"]

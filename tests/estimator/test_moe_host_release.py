@@ -1,4 +1,4 @@
-"""MoE host-issue floor (estimator/layout/steptime/moe.host_issue_s, step._host_floor) and the stack
+"""MoE host-issue floor (estimator/layout/steptime/moe.host_issue_s, layer_comm.host_floor) and the stack
 profiles' releases and release spread (estimator/layout/stacks.py, estimator/plan/evidence.py).
 Expected values computed by hand or taken from Megatron-Bridge's published performance archive."""
 

@@ -8,6 +8,9 @@ arrays of candidate layouts (`Candidates`). Submodules, one concern each:
 - context_parallel: the CP K/V exchange (ring, all-gather, a2a), its overlap, load balance, merges;
 - collectives: ring and hierarchical collectives on the two-level fabric;
 - pipeline: bubble (1F1B interleaved, DualPipe) and point-to-point;
+- rates: the compute and HBM rates and the fabric one evaluation reads;
+- layer_compute: a layer's compute terms (linears, attention core, element-wise, experts, host);
+- layer_comm: a layer's communication terms (TP, CP, EP) split into exposed and hidden, host floor;
 - step: the composition, with overlap and the slowdown overlapped communication inflicts.
 """
 

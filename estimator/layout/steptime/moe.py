@@ -60,7 +60,7 @@ class ExpertGemm:
     forward, backward = 2); rate, hbm_rate: the GEMM FLOP/s and streaming bytes/s; fp8, recipe: the
     scaling of FP8 GEMMs; imbalance: max/mean routed tokens per EP rank; per_gemm_s: the fixed time of
     each per-expert GEMM where the stack launches one per local expert (0 for one grouped kernel);
-    weight_casts: FP8 casts of each expert weight per micro-batch (step._weight_casts)."""
+    weight_casts: FP8 casts of each expert weight per micro-batch (layer_compute.weight_casts)."""
 
     tokens: Num
     etp: Num
@@ -121,7 +121,7 @@ def host_issue_s(arch: Architecture, ep: Num, passes: Num, per_expert_host_s: fl
     expert GEMMs + host overhead" as MoE's compute-efficiency wall and "increase MBS" as its fix,
     docs/sources.md#megatron-bridge). The dropless dispatcher synchronises with the host every MoE
     layer (moe_host_sync), so the host cannot queue work beyond the layer: the layer takes at least
-    this long whatever its GPU time (step._host_floor)."""
+    this long whatever its GPU time (layer_comm.host_floor)."""
     kernels = (KERNELS_PER_LAYER_PASS + KERNELS_PER_MOE_PASS) * HOST_OP_S * arr(passes)
     return arr(kernels + per_expert_host_s * expert_launches(arch, ep, passes))
 

@@ -35,57 +35,33 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
   overlap_p2p_comm, or DualPipe.
 - host_overhead: KERNEL_GAP_S per kernel launched (none with CUDA graphs) and, for the dropless
   dispatcher's host synchronisation, MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward; behind
-  that sync a MoE layer lasts at least the host's issue time (`moe.host_issue_s`, _host_floor).
+  that sync a MoE layer lasts at least the host's issue time (`moe.host_issue_s`, host_floor).
 - dp_comm, optimizer: `data_parallel` (the replica group's collectives by ZeRO stage and their
   overlap; Adam's memory-bound update of the card's shard).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
-from estimator.layout.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
+from estimator.layout.stacks import SAC_MATMUL_HALF, recomputes_scores
 from estimator.layout.steptime import attention as att
-from estimator.layout.steptime import context_parallel as cpx
-from estimator.layout.steptime.ascend import (
-    ascend_score_dims,
-    is_ascend,
-    mc2_tp_exposed_s,
-    mesh_links,
-    mla_layout_s,
-    training_gemm_fraction,
-)
 from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.collectives import Fabric, group_bandwidth
+from estimator.layout.steptime.collectives import Fabric
 from estimator.layout.steptime.constants import (
     COMM_SM_FRACTION,
-    ELEMENTWISE_H_BYTES,
-    HBM_EFFICIENCY,
-    HOST_OP_S,
-    KERNEL_GAP_S,
-    KERNELS_PER_LAYER_PASS,
-    KERNELS_PER_MOE_PASS,
-    MOE_OPS_AFTER_SYNC,
-    SOFTMAX_SCORE_BYTES,
 )
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
 from estimator.layout.steptime.dualpipe import dualpipe_ranks
-from estimator.layout.steptime.gemm import gemm_rate, linear_elements, linear_time_s
-from estimator.layout.steptime.moe import (
-    ExpertGemm,
-    all_to_all_s,
-    expert_time_s,
-    host_issue_s,
-    routing_time_s,
-)
-from estimator.layout.steptime.moe_core06 import core06_experts_s
+from estimator.layout.steptime.layer_comm import comm_terms
+from estimator.layout.steptime.layer_compute import compute_terms, moe_and_host_terms
 from estimator.layout.steptime.mtp import mtp_hidden, with_mtp
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
+from estimator.layout.steptime.rates import Rates, fabric, rates
 from estimator.model.transformer import mlp_matrices, stage_param_counts
 
 if TYPE_CHECKING:
@@ -115,387 +91,18 @@ BREAKDOWN_KEYS = (
 )
 
 
-@dataclass(frozen=True)
-class _Rates:
-    linear: float  # FLOP/s of the transformer linears (FP8 when trained in FP8)
-    bf16: float  # FLOP/s of 16-bit GEMMs (router, output layer, unfused attention)
-    hbm: float  # bytes/s of streaming kernels
-    peak16: float  # 16-bit peak FLOP/s (fused attention efficiency refers to it)
-    fp8: bool
-    recipe: str
-
-
-def _rates(problem: LayoutProblem) -> _Rates:
-    acc = problem.accelerator
-    fp8 = problem.precision == "fp8" and bool(acc.peak_flops_fp8)
-    peak16 = acc.peak_flops("fp32") if problem.precision == "fp32" else acc.peak_flops_bf16
-    eff = acc.matmul_efficiency
-    g = training_gemm_fraction(acc.chip_family, problem.gemm_fraction, problem.ascend_gemm_fraction)
-    # a pilot run's calibration (estimator.plan.calibration) scales every compute rate alike; the
-    # fused-attention efficiency reads the ratio bf16 / peak16, which it leaves unchanged
-    k = problem.compute_factor
-    return _Rates(
-        linear=gemm_rate(peak16, acc.peak_flops_fp8, eff, g, fp8) * k,
-        bf16=peak16 * eff * g * k,
-        hbm=acc.hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY * k,
-        peak16=peak16 * k,
-        fp8=fp8,
-        recipe=problem.stack.fp8_recipe,
-    )
-
-
-def _fabric(problem: LayoutProblem) -> Fabric:
-    return Fabric(
-        domain=float(problem.domain_cards),
-        bw_up=problem.accelerator.scaleup_bandwidth_bytes_per_s,
-        nic=problem.nic_bytes_per_s_per_card,
-        cross=problem.cross_leaf_bandwidth_factor,
-        leaf_cards=problem.nodes_per_leaf_group * problem.cards_per_node,
-        eta=problem.link_efficiency,
-        mesh_links=mesh_links(problem.accelerator.chip_family, float(problem.domain_cards)),
-    )
-
-
-def _attention_passes(problem: LayoutProblem, c: Candidates) -> tuple[FloatArray, FloatArray]:
-    """(forward passes, backward-to-forward ratio) of the attention core per layer and micro-batch:
-    the forward, the recomputed forward (full recompute, or selective where the stack's modules
-    re-run the core) and the backward."""
-    stack = problem.stack
-    if stack.flash_attention:
-        again = (c.rc == 1) * ("core_attn" in stack.selective_recompute)
-        return arr(c.forward_passes + again), arr(att.backward_ratio(True) + 0.0 * c.tp)
-    again = (c.rc == 1).astype(float) * recomputes_scores(stack.selective_recompute)
-    return arr(c.forward_passes + again), arr(att.backward_ratio(False) + 0.0 * c.tp)
-
-
-def _ascend_fa(problem: LayoutProblem) -> bool:
-    """The stack runs CANN FlashAttention on an Ascend chip."""
-    return problem.stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family)
-
-
-def _attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: _Rates) -> FloatArray:
-    """Time of the attention core of one layer and micro-batch on one card (s).
-
-    Under context parallelism a fused kernel runs on the chunk lengths of the ring's steps
-    (context_parallel.kernel_lengths) and the busiest rank's causal work is the load-balance factor
-    of the mean."""
-    arch, s, stack = problem.arch, float(problem.seq_len), problem.stack
-    fwd = att.forward_flop_per_token(arch, s, stack.flash_attention) * tokens / c.tp
-    n_fwd, bwd = _attention_passes(problem, c)
-    if stack.flash_attention:
-        passes = n_fwd + bwd
-        ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
-        balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
-        dims = att.score_dims(arch)
-        if _ascend_fa(problem):
-            dims = ascend_score_dims(*dims)  # MLA: the value padded to the query's head size
-        # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
-        total = arr(0.0)
-        for share, span, keys in att.layer_kinds(arch, s):
-            inverse = arr(0.0)
-            for work, length, causal in cpx.kernel_lengths(s, ring, stack.cp_load_balance):
-                eff = att.kernel_efficiency(
-                    stack.attention_kernel,
-                    problem.accelerator.chip_family,
-                    np.minimum(length, span),
-                    arch.head_dim,
-                    r.bf16 / r.peak16,
-                    causal,
-                )
-                inverse = inverse + work / eff
-            flop = 2.0 * keys * arch.num_attention_heads * sum(dims) * tokens / c.tp
-            total = total + share * flop * passes * balance * inverse / r.peak16
-        return total
-    flop = fwd * (n_fwd + bwd)
-    softmax = tokens * SOFTMAX_SCORE_BYTES * arch.num_attention_heads * s / c.tp
-    selective = n_fwd - c.forward_passes
-    return arr(flop / r.bf16 + softmax * (c.passes + selective) / r.hbm)
-
-
-def _cp_terms(
-    problem: LayoutProblem, c: Candidates, tokens: Num, t_att: FloatArray, fab: Fabric, r: _Rates
-) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """(raw, exposed, merge) seconds of one layer's context-parallel exchange and partial-result
-    merge per micro-batch on one card (steptime.context_parallel)."""
-    arch, stack = problem.arch, problem.stack
-    d_qk, d_v = att.score_dims(arch)
-    if arch.is_mla:
-        kv_elems = arch.num_attention_heads * (d_qk + d_v)
-    else:
-        kv_heads = arch.num_attention_heads if stack.cp_repeat_kv else arch.num_key_value_heads
-        kv_elems = 2.0 * kv_heads * arch.head_dim
-    n_fwd, bwd = _attention_passes(problem, c)
-    per_pass = t_att / (n_fwd + bwd)
-    shape = cpx.CpShape(
-        cp=c.cp,
-        tp=c.tp,
-        tokens=arr(tokens / c.tp),  # TP splits the heads: each card exchanges its heads' share
-        kv_elems=float(kv_elems),
-        q_elems=float(arch.num_attention_heads * d_v),
-        t_fwd=per_pass,
-        t_bwd=arr(per_pass * bwd),
-        ring=cpx.ring_size(c.cp, stack.cp_comm_type, fab.domain, c.tp),
-    )
-    raw, exposed = cpx.exchange_s(shape, fab, stack.cp_comm_type, stack.cp_merge, n_fwd, stack.cp_overlap)
-    merge = cpx.merge_s(shape, stack.cp_merge, n_fwd, r.hbm)
-    on = c.cp > 1
-    return arr(np.where(on, raw, 0.0)), arr(np.where(on, exposed, 0.0)), arr(np.where(on, merge, 0.0))
-
-
-def _weight_casts(c: Candidates, stack: StackProfile, passes: Num) -> FloatArray:
-    """FP8 casts of each weight per micro-batch: once per forward (and recomputed forward), or once
-    per step shared by the m micro-batches where the stack caches the FP8 weights."""
-    return arr(1.0 / c.m if stack.fp8_weight_cache else arr(passes) - 2.0)
-
-
-def _selective_extras(
-    problem: LayoutProblem, c: Candidates, r: _Rates, moe: bool, tokens: Num, act_coeff: float
-) -> tuple[FloatArray, FloatArray]:
-    """(linear, element-wise) seconds that selective recompute adds to one layer and micro-batch for
-    the stack's recompute modules beyond the attention core (Megatron-Core recompute_modules; what
-    each leaves unstored is in memory.layer_coefficients): one more forward of
-    - layernorm (MoE layers): the pre-MLP norm, read 2h and write 2h bytes per token;
-    - moe_act (MoE layers): the routed experts' activation, act_coeff·k·f_e bytes per token;
-    - mlp (dense layers): the MLP's linears and activation;
-    - shared_experts (MoE layers): the shared experts' linears and activation.
-    Recomputed linears cast their inputs to FP8 again, and their weights unless the stack caches them."""
-    arch, counts, stack = problem.arch, problem.counts, problem.stack
-    mods = stack.selective_recompute
-    h, fe = float(arch.hidden_size), float(arch.moe_intermediate_size)
-    rep = np.where(c.sp, c.tp, 1.0)
-    params, width, elem = 0.0, 0.0, arr(0.0 * c.tp)
-    if moe:
-        if "layernorm" in mods:
-            elem = elem + 4.0 * h / rep
-        if "moe_act" in mods:
-            elem = elem + act_coeff * arch.num_experts_per_tok * fe / c.tp
-        if "shared_experts" in mods and arch.n_shared_experts:
-            params, width = float(counts.moe_shared_per_layer), arch.n_shared_experts * fe
-    elif "mlp" in mods:
-        params, width = float(counts.dense_mlp_per_layer), float(arch.intermediate_size)
-    elem = elem + act_coeff * width / c.tp
-    n_mat = float(mlp_matrices(arch.hidden_act))
-    per_pass = linear_elements(tokens, params, n_mat, h, c.tp)
-    weights = params / c.tp
-    casts = per_pass - (weights if stack.fp8_weight_cache else 0.0)
-    gemm = linear_time_s(2.0 * tokens * weights, per_pass, r.linear, r.hbm, r.fp8, r.recipe, casts)
-    return arr(np.where(params > 0, gemm, 0.0)), arr(tokens * elem / r.hbm)
-
-
 def _layer_terms(
-    problem: LayoutProblem, c: Candidates, r: _Rates, fab: Fabric, moe: bool
+    problem: LayoutProblem, c: Candidates, r: Rates, fab: Fabric, moe: bool
 ) -> tuple[dict[str, Num], dict[str, Num]]:
     """Per-layer terms (exposed) and hidden communication of one dense or MoE layer, one micro-batch:
-    the compute (_compute_terms), the MoE experts and the host (_moe_and_host_terms), then the
-    communication split into exposed and hidden parts (_comm_terms)."""
+    the compute (compute_terms), the MoE experts and the host (moe_and_host_terms), then the
+    communication split into exposed and hidden parts (comm_terms)."""
     tokens = float(problem.seq_len) / c.cp * c.mbs
     n_mat = float(mlp_matrices(problem.arch.hidden_act))
-    terms, t_gemm, t_att, t_elem = _compute_terms(problem, c, r, moe, tokens, n_mat)
-    _moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
-    hidden = _comm_terms(problem, c, r, fab, moe, tokens, (t_gemm, t_att, t_elem), terms)
+    terms, t_gemm, t_att, t_elem = compute_terms(problem, c, r, moe, tokens, n_mat)
+    moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
+    hidden = comm_terms(problem, c, r, fab, moe, tokens, (t_gemm, t_att, t_elem), terms)
     return terms, hidden
-
-
-def _compute_terms(
-    problem: LayoutProblem, c: Candidates, r: _Rates, moe: bool, tokens: Num, n_mat: float
-) -> tuple[dict[str, Num], FloatArray, FloatArray, Num]:
-    """gemm, attention (core, before the context-parallel merge) and elementwise terms of one layer
-    and micro-batch (s), with the linears' time t_gemm, the attention core t_att and the element-wise
-    time t_elem without selective recompute (the overlap windows). Sources: the module docstring."""
-    arch, counts, stack = problem.arch, problem.counts, problem.stack
-    h = float(arch.hidden_size)
-    if moe:
-        params = counts.attention_per_layer + counts.moe_shared_per_layer
-        n_lin = 3.0 + (n_mat if arch.n_shared_experts else 0.0)
-        ffn = float((arch.num_experts_per_tok + arch.n_shared_experts) * arch.moe_intermediate_size)
-    else:
-        params = counts.attention_per_layer + counts.dense_mlp_per_layer
-        n_lin = 2.0 + n_mat
-        ffn = float(arch.intermediate_size)
-    # selective recompute per the stack: Megatron re-runs its recompute modules (the attention core
-    # in _attention_core, the rest in _selective_extras), PyTorch per-op SAC every other forward matmul
-    selective = (c.rc == 1).astype(float)
-    sac = SAC_MATMUL_HALF in stack.selective_recompute
-    lin_passes = c.passes + (0.5 * selective if sac else 0.0)
-    lin_flop = 2.0 * tokens * params / c.tp * lin_passes
-    per_pass = linear_elements(tokens, params, n_lin, h, c.tp)
-    weights = params / c.tp
-    casts = (per_pass - weights) * (lin_passes - 2.0) + weights * _weight_casts(c, stack, lin_passes)
-    t_gemm = linear_time_s(lin_flop, per_pass * lin_passes, r.linear, r.hbm, r.fp8, r.recipe, casts)
-    t_att = _attention_core(problem, c, tokens, r)
-    act_coeff = 6.0 if n_mat == 3 else 4.0  # activation: read 2f (gated) or f, write f; 2 bytes
-    rep = np.where(c.sp, c.tp, 1.0)
-    t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
-    t_elem = t_elem + mla_layout_s(arch, _ascend_fa(problem), tokens, c.tp, c.passes, r.hbm)
-    gemm_again, elem_again = _selective_extras(problem, c, r, moe, tokens, act_coeff)
-    terms: dict[str, Num] = {
-        "gemm": t_gemm + selective * gemm_again,
-        "attention": t_att,
-        "elementwise": arr(t_elem + selective * elem_again),
-    }
-    return terms, t_gemm, t_att, t_elem
-
-
-def _moe_and_host_terms(
-    problem: LayoutProblem,
-    c: Candidates,
-    r: _Rates,
-    moe: bool,
-    tokens: Num,
-    n_mat: float,
-    terms: dict[str, Num],
-) -> None:
-    """Adds moe_experts, moe_routing (`moe`) and host_overhead (KERNEL_GAP_S per kernel launched,
-    MOE_OPS_AFTER_SYNC·HOST_OP_S per MoE layer forward behind the dropless dispatcher's sync) to
-    terms (s per layer and micro-batch)."""
-    arch, stack = problem.arch, problem.stack
-    kernels = KERNELS_PER_LAYER_PASS + (KERNELS_PER_MOE_PASS if moe else 0.0)
-    host = 0.0 if stack.cuda_graphs else kernels * KERNEL_GAP_S * (c.forward_passes + 2.0)
-    if moe:
-        imb = problem.moe_imbalance
-        per_gemm = problem.expert_gemm_overhead_s if stack.per_expert_gemms else 0.0
-        # MoE parallel folding: each card brings its T/tp tokens (sequence parallel), the etp ranks of
-        # an expert-TP group pool theirs and each runs the local experts on 1/etp of their width
-        gemm = ExpertGemm(
-            tokens=tokens * c.etp / c.tp,
-            etp=c.etp,
-            ep=c.ep,
-            n_mat=n_mat,
-            passes=c.passes,
-            rate=r.linear,
-            hbm_rate=r.hbm,
-            fp8=r.fp8,
-            recipe=r.recipe,
-            imbalance=imb,
-            per_gemm_s=per_gemm,
-            weight_casts=_weight_casts(c, stack, c.passes),
-        )
-        terms["moe_experts"] = core06_experts_s(
-            expert_time_s(gemm, arch), stack.moe_core06, problem.core06_expert_factor
-        )
-        terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
-        if stack.moe_host_sync and not stack.cuda_graphs:
-            host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
-    else:
-        terms["moe_experts"] = terms["moe_routing"] = 0.0
-    terms["host_overhead"] = host + 0.0 * c.tp
-
-
-def _comm_terms(
-    problem: LayoutProblem,
-    c: Candidates,
-    r: _Rates,
-    fab: Fabric,
-    moe: bool,
-    tokens: Num,
-    compute: tuple[FloatArray, FloatArray, Num],
-    terms: dict[str, Num],
-) -> dict[str, Num]:
-    """Adds the exposed tp_comm, cp_comm, ep_comm and host_floor to terms (and the context-parallel
-    merge to attention); returns the hidden communication (s per layer and micro-batch).
-    compute: (t_gemm, t_att, t_elem) of _compute_terms, the overlap windows."""
-    arch, stack = problem.arch, problem.stack
-    t_gemm, t_att, t_elem = compute
-    h = float(arch.hidden_size)
-    # tensor parallel: half of the collectives belong to the attention, half to the MLP; a MoE
-    # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
-    n_coll = 4.0 + 2.0 * c.rf
-    mlp_group = c.etp if moe and not arch.n_shared_experts else c.tp
-    raw_tp_attention = 0.5 * _tp_collectives_s(c.tp, tokens, h, n_coll, fab)
-    raw_tp_mlp = 0.5 * _tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
-    raw_tp = raw_tp_attention + raw_tp_mlp
-    tp_window = t_gemm if stack.tp_comm_overlap else 0.0
-    # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
-    raw_cp, exposed_cp, t_merge = _cp_terms(problem, c, tokens, t_att, fab, r)
-    terms["attention"] = t_att + t_merge
-    raw_ep, ep_window = _ep_comm(problem, c, fab, moe, tokens, r, terms, (t_att, t_elem))
-    hidden: dict[str, Num] = {}
-    for name, raw, window in (
-        ("tp_comm", raw_tp, tp_window),
-        ("cp_comm", raw_cp, raw_cp - exposed_cp),
-        ("ep_comm", raw_ep, ep_window),
-    ):
-        exposed = arr(np.maximum(raw - window, 0.0))
-        terms[name] = exposed
-        hidden[name] = arr(raw - exposed)
-    if stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family):  # MC2
-        terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
-            raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
-        )
-    floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
-    terms["host_floor"] = _host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
-    return hidden
-
-
-def _ep_comm(
-    problem: LayoutProblem,
-    c: Candidates,
-    fab: Fabric,
-    moe: bool,
-    tokens: Num,
-    r: _Rates,
-    terms: dict[str, Num],
-    att_elem: tuple[FloatArray, Num],
-) -> tuple[Num, Num]:
-    """(raw expert-parallel all-to-all time, the part of it hidden) of one layer and micro-batch (s);
-    att_elem: the layer's attention core and element-wise time (without selective recompute)."""
-    arch, stack = problem.arch, problem.stack
-    # expert parallel all-to-all, hidden behind the other micro-batch's compute of this layer
-    if moe:
-        raw_ep = all_to_all_s(
-            tokens,
-            c.tp,
-            c.etp,
-            c.ep,
-            arch,
-            4.0 + 2.0 * c.rf,
-            fab,
-            stack.moe_dispatch_dedup,
-            stack.moe_max_nodes,
-            r.fp8 and stack.moe_dispatch_dedup,
-            problem.moe_imbalance,
-        )
-    else:
-        raw_ep = 0.0 * c.tp
-    # EP overlap (DeepSeek-V3 section 3.2.1, Megatron-Core 1F1B A2A overlap): a forward chunk of one
-    # micro-batch runs beside a backward chunk of another; each all-to-all hides behind one compute
-    # segment of the other direction: combine_b | attention_f, dispatch_f | experts_b,
-    # dispatch_b | experts_f, combine_f | attention_b.
-    if not (stack.ep_comm_overlap or stack.dualpipe):
-        return raw_ep, 0.0
-    dense_part = terms["gemm"] + att_elem[0] + att_elem[1]
-    expert_part = terms["moe_experts"] + terms["moe_routing"]
-    one = raw_ep / (4.0 + 2.0 * c.rf)
-    fwd_share = c.forward_passes / c.passes
-    bwd_share = 2.0 / c.passes
-    hidden_ep = (
-        np.minimum(one, dense_part * fwd_share)
-        + np.minimum(one, expert_part * bwd_share)
-        + np.minimum(one, expert_part * fwd_share)
-        + np.minimum(one, dense_part * bwd_share)
-    )
-    return raw_ep, np.minimum(hidden_ep, raw_ep)
-
-
-def _host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> FloatArray:
-    """The host time of a MoE layer that its GPU time does not cover (s per micro-batch).
-
-    Behind the dropless dispatcher's per-layer host synchronisation the host cannot queue work
-    beyond the layer, so the layer lasts max(GPU time, host issue time) (moe.host_issue_s): small
-    micro-batches of many small experts on a fast GPU wait for the host."""
-    per_expert = problem.expert_host_s if problem.stack.per_expert_gemms else 0.0
-    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert)
-    gpu = sum(arr(v) for v in terms.values())
-    return arr(np.maximum(host - gpu, 0.0))
-
-
-def _tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
-    """n_coll ring all-reduces (or all-gather + reduce-scatter pairs) of tokens·h 16-bit values over a
-    tensor-parallel group, 2(g-1)/g of the bytes per card, plus 2 us per ring step (s)."""
-    g = arr(group)
-    bw = np.where(g <= fab.domain, group_bandwidth(fab, g), fab.nic) * fab.eta
-    raw = n_coll * (2.0 * (g - 1.0) / g * tokens * h * 2.0 / bw) + n_coll * 2.0 * (g - 1.0) * 2e-6
-    return arr(np.where(g > 1, raw, 0.0))
 
 
 def _stage_pick(
@@ -529,7 +136,7 @@ def _stage_pick(
         ]
 
     dense_t, moe_t, head_t = per_layer
-    head_t = with_mtp(arch, problem.seq_len, c, _rates(problem).linear, head_t, moe_t)  # steptime.mtp
+    head_t = with_mtp(arch, problem.seq_len, c, rates(problem).linear, head_t, moe_t)  # steptime.mtp
     exposed = dualpipe_ranks(stages(dense_t, moe_t, head_t), st.single, problem.stack.dualpipe)
     valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
     totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(exposed, valid, strict=True)]
@@ -551,7 +158,7 @@ def _stage_pick(
     )
 
 
-def _head_terms(problem: LayoutProblem, c: Candidates, r: _Rates) -> dict[str, Num]:
+def _head_terms(problem: LayoutProblem, c: Candidates, r: Rates) -> dict[str, Num]:
     """Output layer (16-bit GEMM, forward + backward) and the fp32 cross-entropy, one micro-batch."""
     counts, arch = problem.counts, problem.arch
     tokens = float(problem.seq_len) / c.cp * c.mbs
@@ -591,8 +198,8 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
     COMPUTE_TERMS (parts of compute), bubble_fraction and recomputed_flop_per_card.
     """
     c = cand
-    r = _rates(problem)
-    fab = _fabric(problem)
+    r = rates(problem)
+    fab = fabric(problem)
     dense, dense_hidden = _layer_terms(problem, c, r, fab, moe=False)
     if problem.arch.is_moe:
         moe, moe_hidden = _layer_terms(problem, c, r, fab, moe=True)
@@ -654,8 +261,8 @@ def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
     section 6: HFU includes the recomputed forward; PaLM appendix B), so HFU >= MFU always.
     Full or partial recompute repeats the forward of its share `rf` of the layers (linears 2 FLOP
     per parameter and token, and the attention core's forward). Selective recompute repeats what the
-    step time above re-runs for the stack's modules: the attention core (_attention_core), every other
-    forward matmul under PyTorch's per-op SAC, the dense MLP or the shared experts (_selective_extras)."""
+    step time above re-runs for the stack's modules: the attention core (attention_core), every other
+    forward matmul under PyTorch's per-op SAC, the dense MLP or the shared experts (selective_extras)."""
     arch, counts, stack = problem.arch, problem.counts, problem.stack
     s, mods = float(problem.seq_len), stack.selective_recompute
     fused = stack.flash_attention
@@ -689,13 +296,13 @@ def step_time_lower_bound(problem: LayoutProblem, cand: Candidates) -> FloatArra
     (pipeline.bubble_s). The same per-layer expressions as _layer_terms, so the bound is the model's
     own arithmetic up to rounding (the caller keeps a margin)."""
     c = cand
-    r = _rates(problem)
+    r = rates(problem)
     n_mat = float(mlp_matrices(problem.arch.hidden_act))
     tokens = float(problem.seq_len) / c.cp * c.mbs
 
     def layer(moe: bool) -> FloatArray:
-        terms = _compute_terms(problem, c, r, moe, tokens, n_mat)[0]
-        _moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
+        terms = compute_terms(problem, c, r, moe, tokens, n_mat)[0]
+        moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
         return arr(sum(arr(v) for v in terms.values()))
 
     dense = layer(False)

@@ -1,0 +1,176 @@
+"""Communication terms of one transformer layer and micro-batch on one card (s), vectorized over
+candidate layouts: tensor-parallel collectives (tp_comm), the context-parallel exchange and merge
+(cp_comm), the expert-parallel all-to-all (ep_comm), each split into an exposed and a hidden part,
+and the MoE host-issue floor. The composition and the sources are in `step`'s docstring."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from estimator.arrays import FloatArray, Num, arr
+from estimator.layout.steptime import attention as att
+from estimator.layout.steptime import context_parallel as cpx
+from estimator.layout.steptime.ascend import (
+    is_ascend,
+    mc2_tp_exposed_s,
+)
+from estimator.layout.steptime.candidates import Candidates
+from estimator.layout.steptime.collectives import Fabric, group_bandwidth
+from estimator.layout.steptime.layer_compute import attention_passes
+from estimator.layout.steptime.moe import (
+    all_to_all_s,
+    host_issue_s,
+)
+from estimator.layout.steptime.rates import Rates
+
+if TYPE_CHECKING:
+    from estimator.layout.problem import LayoutProblem
+
+
+def cp_terms(
+    problem: LayoutProblem, c: Candidates, tokens: Num, t_att: FloatArray, fab: Fabric, r: Rates
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(raw, exposed, merge) seconds of one layer's context-parallel exchange and partial-result
+    merge per micro-batch on one card (steptime.context_parallel)."""
+    arch, stack = problem.arch, problem.stack
+    d_qk, d_v = att.score_dims(arch)
+    if arch.is_mla:
+        kv_elems = arch.num_attention_heads * (d_qk + d_v)
+    else:
+        kv_heads = arch.num_attention_heads if stack.cp_repeat_kv else arch.num_key_value_heads
+        kv_elems = 2.0 * kv_heads * arch.head_dim
+    n_fwd, bwd = attention_passes(problem, c)
+    per_pass = t_att / (n_fwd + bwd)
+    shape = cpx.CpShape(
+        cp=c.cp,
+        tp=c.tp,
+        tokens=arr(tokens / c.tp),  # TP splits the heads: each card exchanges its heads' share
+        kv_elems=float(kv_elems),
+        q_elems=float(arch.num_attention_heads * d_v),
+        t_fwd=per_pass,
+        t_bwd=arr(per_pass * bwd),
+        ring=cpx.ring_size(c.cp, stack.cp_comm_type, fab.domain, c.tp),
+    )
+    raw, exposed = cpx.exchange_s(shape, fab, stack.cp_comm_type, stack.cp_merge, n_fwd, stack.cp_overlap)
+    merge = cpx.merge_s(shape, stack.cp_merge, n_fwd, r.hbm)
+    on = c.cp > 1
+    return arr(np.where(on, raw, 0.0)), arr(np.where(on, exposed, 0.0)), arr(np.where(on, merge, 0.0))
+
+
+def comm_terms(
+    problem: LayoutProblem,
+    c: Candidates,
+    r: Rates,
+    fab: Fabric,
+    moe: bool,
+    tokens: Num,
+    compute: tuple[FloatArray, FloatArray, Num],
+    terms: dict[str, Num],
+) -> dict[str, Num]:
+    """Adds the exposed tp_comm, cp_comm, ep_comm and host_floor to terms (and the context-parallel
+    merge to attention); returns the hidden communication (s per layer and micro-batch).
+    compute: (t_gemm, t_att, t_elem) of compute_terms, the overlap windows."""
+    arch, stack = problem.arch, problem.stack
+    t_gemm, t_att, t_elem = compute
+    h = float(arch.hidden_size)
+    # tensor parallel: half of the collectives belong to the attention, half to the MLP; a MoE
+    # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
+    n_coll = 4.0 + 2.0 * c.rf
+    mlp_group = c.etp if moe and not arch.n_shared_experts else c.tp
+    raw_tp_attention = 0.5 * tp_collectives_s(c.tp, tokens, h, n_coll, fab)
+    raw_tp_mlp = 0.5 * tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
+    raw_tp = raw_tp_attention + raw_tp_mlp
+    tp_window = t_gemm if stack.tp_comm_overlap else 0.0
+    # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
+    raw_cp, exposed_cp, t_merge = cp_terms(problem, c, tokens, t_att, fab, r)
+    terms["attention"] = t_att + t_merge
+    raw_ep, ep_window = ep_comm(problem, c, fab, moe, tokens, r, terms, (t_att, t_elem))
+    hidden: dict[str, Num] = {}
+    for name, raw, window in (
+        ("tp_comm", raw_tp, tp_window),
+        ("cp_comm", raw_cp, raw_cp - exposed_cp),
+        ("ep_comm", raw_ep, ep_window),
+    ):
+        exposed = arr(np.maximum(raw - window, 0.0))
+        terms[name] = exposed
+        hidden[name] = arr(raw - exposed)
+    if stack.tp_comm_overlap and is_ascend(problem.accelerator.chip_family):  # MC2
+        terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
+            raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
+        )
+    floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
+    terms["host_floor"] = host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
+    return hidden
+
+
+def ep_comm(
+    problem: LayoutProblem,
+    c: Candidates,
+    fab: Fabric,
+    moe: bool,
+    tokens: Num,
+    r: Rates,
+    terms: dict[str, Num],
+    att_elem: tuple[FloatArray, Num],
+) -> tuple[Num, Num]:
+    """(raw expert-parallel all-to-all time, the part of it hidden) of one layer and micro-batch (s);
+    att_elem: the layer's attention core and element-wise time (without selective recompute)."""
+    arch, stack = problem.arch, problem.stack
+    # expert parallel all-to-all, hidden behind the other micro-batch's compute of this layer
+    if moe:
+        raw_ep = all_to_all_s(
+            tokens,
+            c.tp,
+            c.etp,
+            c.ep,
+            arch,
+            4.0 + 2.0 * c.rf,
+            fab,
+            stack.moe_dispatch_dedup,
+            stack.moe_max_nodes,
+            r.fp8 and stack.moe_dispatch_dedup,
+            problem.moe_imbalance,
+        )
+    else:
+        raw_ep = 0.0 * c.tp
+    # EP overlap (DeepSeek-V3 section 3.2.1, Megatron-Core 1F1B A2A overlap): a forward chunk of one
+    # micro-batch runs beside a backward chunk of another; each all-to-all hides behind one compute
+    # segment of the other direction: combine_b | attention_f, dispatch_f | experts_b,
+    # dispatch_b | experts_f, combine_f | attention_b.
+    if not (stack.ep_comm_overlap or stack.dualpipe):
+        return raw_ep, 0.0
+    dense_part = terms["gemm"] + att_elem[0] + att_elem[1]
+    expert_part = terms["moe_experts"] + terms["moe_routing"]
+    one = raw_ep / (4.0 + 2.0 * c.rf)
+    fwd_share = c.forward_passes / c.passes
+    bwd_share = 2.0 / c.passes
+    hidden_ep = (
+        np.minimum(one, dense_part * fwd_share)
+        + np.minimum(one, expert_part * bwd_share)
+        + np.minimum(one, expert_part * fwd_share)
+        + np.minimum(one, dense_part * bwd_share)
+    )
+    return raw_ep, np.minimum(hidden_ep, raw_ep)
+
+
+def host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> FloatArray:
+    """The host time of a MoE layer that its GPU time does not cover (s per micro-batch).
+
+    Behind the dropless dispatcher's per-layer host synchronisation the host cannot queue work
+    beyond the layer, so the layer lasts max(GPU time, host issue time) (moe.host_issue_s): small
+    micro-batches of many small experts on a fast GPU wait for the host."""
+    per_expert = problem.expert_host_s if problem.stack.per_expert_gemms else 0.0
+    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert)
+    gpu = sum(arr(v) for v in terms.values())
+    return arr(np.maximum(host - gpu, 0.0))
+
+
+def tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
+    """n_coll ring all-reduces (or all-gather + reduce-scatter pairs) of tokens·h 16-bit values over a
+    tensor-parallel group, 2(g-1)/g of the bytes per card, plus 2 us per ring step (s)."""
+    g = arr(group)
+    bw = np.where(g <= fab.domain, group_bandwidth(fab, g), fab.nic) * fab.eta
+    raw = n_coll * (2.0 * (g - 1.0) / g * tokens * h * 2.0 / bw) + n_coll * 2.0 * (g - 1.0) * 2e-6
+    return arr(np.where(g > 1, raw, 0.0))
