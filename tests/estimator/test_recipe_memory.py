@@ -174,6 +174,12 @@ def test_reshard_policy_override_is_checked():
     assert info.value.errors[0].field == "training.stack_overrides.reshard_after_forward"
     with pytest.raises(ScenarioError):
         resolve_stack("pytorch-fsdp2", "NVIDIA", {"fsdp_fp32_shards": "yes"})
+    for bad in ({"always_recompute": ["mlp"]}, {"logits_dtype": "fp16"}, {"adam_moments": "fp8"}):
+        with pytest.raises(ScenarioError) as info:
+            resolve_stack("deepseek-dualpipe", "NVIDIA", bad)
+        assert info.value.errors[0].field == f"training.stack_overrides.{next(iter(bad))}"
+    ok = resolve_stack("deepseek-dualpipe", "NVIDIA", {"always_recompute": ["norms"], "adam_moments": "fp32"})
+    assert ok.always_recompute == ("norms",) and ok.adam_moments == "fp32"
 
 
 DS_H, DS_FE, DS_K = 7168, 2048, 8  # DeepSeek-V3: hidden, expert width, routed experts per token
