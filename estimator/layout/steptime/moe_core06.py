@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from estimator.arrays import FloatArray, Num, arr
 
-# Fitted (module docstring; docs/steptime.md "Calibrated"): 1.80 at mean |error| 11.6% over the 4 GPU reference rows (2.27.0)
+# Fitted (module docstring; docs/steptime.md "Calibrated"): 1.80 at mean |error| 11.6% over the 4 GPU reference rows (2.28.0)
 MCORE06_EXPERT_TIME_FACTOR = 1.80
 
 
