@@ -33,6 +33,7 @@ CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliabili
 _CHOICES = {
     "cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"),
     "cp_merge": ("fused", "eager-fp32"),
+    "cross_entropy": ("fused", "mcore06"),
     "logits_dtype": ("fp32", "bf16"),
     "adam_moments": ("fp32", "bf16"),
 }
@@ -82,6 +83,10 @@ class StackProfile:
     moe_core06: the MoE layers run Megatron-Core 0.6's MoE layer (allgather dispatcher, unfused
       permutation, GroupedMLP / SequentialMLP), as MindSpeed-LLM 1.0.RC3 does: its expert block takes
       steptime.moe_core06's calibrated factor of its priced time.
+    cross_entropy: the vocabulary cross-entropy's kernels (steptime.step.LOGIT_BYTES): "fused" (40
+      bytes per logit: the row max taken in the upcast pass, exp, sum and normalise in place) or
+      "mcore06" (52: Megatron-Core 0.6's vocab_parallel_cross_entropy on logits.float(), as
+      MindSpeed-LLM 1.0.RC3 runs it, with a separate row max and an out-of-place subtraction of it).
     per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
       grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
       expert loop), each paying a fixed overhead; False for one grouped kernel (DeepGEMM,
@@ -213,6 +218,7 @@ class StackProfile:
     release_spread: tuple[tuple[str, float, float], ...] = ()
     release_spread_source: str = ""
     moe_core06: bool = False
+    cross_entropy: str = "fused"
     logits_dtype: str = "fp32"
     always_recompute: tuple[str, ...] = ()
     low_precision_cache: bool = False
@@ -271,6 +277,7 @@ MECHANISMS = (
     "fsdp_fp32_shards",
     "cp_overlap",
     "moe_core06",
+    "cross_entropy",
     "logits_dtype",
     "always_recompute",
     "low_precision_cache",
@@ -412,6 +419,7 @@ STACKS: dict[str, StackProfile] = {
             cp_comm_types=("p2p", "a2a", "a2a+p2p"),
             release="MindSpeed-LLM 1.0.RC3 with CANN 8.0.RC3",
             moe_core06=True,
+            cross_entropy="mcore06",
         ),
         StackProfile(
             id="deepseek-dualpipe",
