@@ -162,7 +162,7 @@ def holdout():
 
 def test_holdout_calibrated_on_the_smallest_run_predicts_the_larger_rows_within_20_percent(holdout):
     """Five published families (Megatron-Bridge and NeMo FP8 on H100, llm-foundry BF16), 11 targets,
-    all with a plan: NeMo GPT-3 20B on 64 and 175B on 512 fit since engine 2.28 (the launcher's bf16
+    all with a plan: NeMo GPT-3 20B on 64 and 175B on 512 fit since engine 2.29 (the launcher's bf16
     gradients, docs/steptime.md "Published layouts over HBM"), MPT-30B on 8 since engine 2.18 (FSDP
     shards the fp32 master weights: no sharded 16-bit copy)."""
     assert len(holdout) == 11
