@@ -9,9 +9,13 @@ recompute keeps only the layer input 2·s·b·h (divided by t with sequence para
 generalises the 34 to the architecture (grouped-query attention, gated MLP, MoE) and reduces exactly
 to Korthikanti's numbers for a GPT layer (MHA, ffn = 4h, GeLU). A routed MoE MLP stores, per token
 and per chosen expert (top-k), the dispatched token copy (2h), the expert's gated fc1 output (4·f_e),
-its activation output (2·f_e) and the expert output kept for the combine (2h); shared experts count
-as a dense gated MLP of width n_shared·f_e; with balanced routing each EP rank processes s·b·k token
-copies.
+its activation output (2·f_e) and the expert output kept for the combine (2h), which multiplies it by
+the routing probability and needs it for that product's gradient. Where the stack applies the
+probability inside the experts' activation instead (Megatron-Core 0.13+: experts.py passes
+permuted_probs to the weighted activation, token_dispatcher.py unpermutes without probs;
+docs/sources.md#megatron-core), the combine is a pure gather and the expert output is not kept:
+2h per copy less. Shared experts count as a dense gated MLP of width n_shared·f_e; with balanced
+routing each EP rank processes s·b·k token copies.
 """
 
 from __future__ import annotations
@@ -72,7 +76,10 @@ def gpt_layer_coefficients(hidden: int, heads: int) -> LayerCoefficients:
 
 
 def layer_coefficients(
-    arch: Architecture, fp8: bool = False, selective: tuple[str, ...] = ("core_attn",)
+    arch: Architecture,
+    fp8: bool = False,
+    selective: tuple[str, ...] = ("core_attn",),
+    probs_in_activation: bool = False,
 ) -> tuple[LayerCoefficients, LayerCoefficients]:
     """(dense layer, MoE layer) activation coefficients for an architecture.
 
@@ -87,6 +94,9 @@ def layer_coefficients(
     backward pass instead of the 16-bit tensor: the two normalised layer inputs (QKV and fc1
     inputs, 2h of the replicated 8h), the attention context (out-projection input, o) and the
     activation output (fc2 input, f; k·f_e for routed experts) take 1 byte instead of 2.
+
+    probs_in_activation: the routing probabilities multiply the experts' activation output
+    (stacks.StackProfile.moe_probs_in_activation), so no routed copy keeps its expert output (2h).
 
     Generalises Korthikanti's 34·h: replicated = LayerNorm inputs 4h + attention and MLP inputs 4h
     + two 1-byte dropout masks 2h = 10h (8h for a model trained without dropout: no masks); split = Q, K, V and the attention context (2 bytes each per
@@ -118,7 +128,8 @@ def layer_coefficients(
     fe = arch.moe_intermediate_size
     k = arch.num_experts_per_tok
     act_out = 2.0 - fc2_saving  # bytes per element of the activation output (fc2's saved input)
-    routed = k * (4.0 * h + (mlp_coeff - fc2_saving) * fe)
+    kept_tokens = 2.0 * h if probs_in_activation else 4.0 * h  # dispatched copy (+ expert output)
+    routed = k * (kept_tokens + (mlp_coeff - fc2_saving) * fe)
     shared = (mlp_coeff - fc2_saving) * arch.n_shared_experts * fe
     router = 4.0 * arch.num_experts  # fp32 router logits
     moe = LayerCoefficients(

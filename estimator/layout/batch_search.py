@@ -623,6 +623,7 @@ def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Fam
         p.domain_cards,
         p.flash_attention,
         p.stack.selective_recompute,
+        p.stack.moe_probs_in_activation,
         p.sharded_with_pp,
         p.grad_dtype,
         p.buffers,

@@ -150,7 +150,8 @@ class MemoryPolicy:
     allowances; fp8: linear-layer inputs saved as FP8 (activations.layer_coefficients); selective:
     the modules selective recompute re-runs; fsdp_fp32_shards: PyTorch FSDP (the shard is the fp32
     master weight; under PP the gathered weights and unsharded gradients stay for the step);
-    reshard_after_forward: the stack's ZeRO-3 policy (stacks.StackProfile).
+    reshard_after_forward: the stack's ZeRO-3 policy (stacks.StackProfile); probs_in_activation: the
+    MoE routing probabilities are applied in the experts' activation (no expert output kept).
     """
 
     grad_dtype: str = DEFAULT_GRAD_DTYPE
@@ -160,6 +161,7 @@ class MemoryPolicy:
     selective: tuple[str, ...] = ("core_attn",)
     fsdp_fp32_shards: bool = False
     reshard_after_forward: str = "always"
+    probs_in_activation: bool = False
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,7 @@ def _stage_activations(
 ) -> Stages:
     """Activation bytes of the first, a middle and the last pipeline device (1F1B in flight)."""
     rc = recompute_code(lay.recompute)
-    c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective)
+    c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective, policy.probs_in_activation)
     act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
     a_moe = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention)

@@ -208,6 +208,7 @@ def card_memories(
         problem.stack.selective_recompute,
         problem.stack.fsdp_fp32_shards,
         problem.stack.reshard_after_forward,
+        problem.stack.moe_probs_in_activation,
     )
     return per_card_memory_codes(problem.arch, problem.counts, problem.seq_len, layout, codes, policy)
 

@@ -75,6 +75,12 @@ class StackProfile:
     moe_core06: the MoE layers run Megatron-Core 0.6's MoE layer (allgather dispatcher, unfused
       permutation, GroupedMLP / SequentialMLP), as MindSpeed-LLM 1.0.RC3 does: its expert block takes
       steptime.moe_core06's calibrated factor of its priced time.
+    moe_probs_in_activation: the routing probabilities multiply the routed experts' activation output
+      (Megatron-Core 0.13+: TEGroupedMLP passes permuted_probs to the weighted activation and the
+      token dispatcher unpermutes without probs, docs/sources.md#megatron-core), so the combine keeps
+      no expert output for its backward (activations.layer_coefficients: 2h per routed copy less);
+      False where the combine weights the expert outputs (Megatron-Core up to 0.12, MindSpeed-LLM's
+      Megatron-Core 0.6 MoE layer).
     per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
       grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
       expert loop), each paying a fixed overhead; False for one grouped kernel (DeepGEMM,
@@ -186,6 +192,7 @@ class StackProfile:
     release_spread: tuple[tuple[str, float, float], ...] = ()
     release_spread_source: str = ""
     moe_core06: bool = False
+    moe_probs_in_activation: bool = False
 
     def spread_for(self, family: str, workload: str) -> tuple[float, float]:
         """(low, high): throughput of the same published layout on the other releases the profile
@@ -250,6 +257,7 @@ STACKS: dict[str, StackProfile] = {
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
+            moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
             vendors=("NVIDIA", "AMD"),
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
             "MoE tokens sent by the plain all-to-all.",
@@ -267,6 +275,7 @@ STACKS: dict[str, StackProfile] = {
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
+            moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
             moe_dispatch_dedup=True,
             needs_fp8_hardware=True,
             summary="Current NVIDIA MoE recipes (Hopper and newer): as Megatron-Core, and a token crosses "
