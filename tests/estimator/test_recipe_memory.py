@@ -171,7 +171,7 @@ KNOWN_OVER_HBM = {
     "nemo-gpt3-20b-64xh100-fp8",
     "nemo-gpt3-175b-512xh100-fp8",
     "nemo-llama-3-8b-8xh100-fp8",
-    # the three Megatron-Bridge B200 MoE rows of 25.11 / 26.04 left the set in engines 2.27.0-2.28.0: the
+    # the three Megatron-Bridge B200 MoE rows of 25.11 / 26.04 left the set in engines 2.29.0-2.30.0: the
     # recipe's VP4 (Qwen3-235B-A22B) and Megatron-Core 0.13+'s probabilities in the experts'
     # activation (stacks.StackProfile.moe_probs_in_activation: no expert output kept for the combine)
 }
