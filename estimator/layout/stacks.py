@@ -83,6 +83,12 @@ class StackProfile:
     moe_core06: the MoE layers run Megatron-Core 0.6's MoE layer (allgather dispatcher, unfused
       permutation, GroupedMLP / SequentialMLP), as MindSpeed-LLM 1.0.RC3 does: its expert block takes
       steptime.moe_core06's calibrated factor of its priced time.
+    moe_probs_in_activation: the routing probabilities multiply the routed experts' activation output
+      (Megatron-Core 0.13+: TEGroupedMLP passes permuted_probs to the weighted activation and the
+      token dispatcher unpermutes without probs, docs/sources.md#megatron-core), so the combine keeps
+      no expert output for its backward (activations.layer_coefficients: 2h per routed copy less);
+      False where the combine weights the expert outputs (Megatron-Core up to 0.12, MindSpeed-LLM's
+      Megatron-Core 0.6 MoE layer).
     cross_entropy: the vocabulary cross-entropy's kernels (steptime.step.LOGIT_BYTES): "fused" (40
       bytes per logit: the row max taken in the upcast pass, exp, sum and normalise in place) or
       "mcore06" (52: Megatron-Core 0.6's vocab_parallel_cross_entropy on logits.float(), as
@@ -170,10 +176,6 @@ class StackProfile:
     adam_moments: the dtype of Adam's first and second moments: "fp32" (8 bytes, K = 12 with the
       fp32 master weight) or "bf16" (DeepSeek-V3 section 3.3.3: 4 bytes, K = 8; the master weights
       and the gradients stay fp32).
-    moe_probs_in_activation: the router's probabilities multiply the routed experts' activation
-      output before fc2 (Megatron-Core's TEGroupedMLP bias_act_func with permuted_probs,
-      weighted_bias_swiglu_impl), so no expert output is kept for the combine's backward; False
-      where the weighted sum runs after fc2 (the expert outputs, 2h per routed copy, stored).
     release: the software release the profile stands for (its recipes' container or version); the
       published rows of that release are what its mechanisms were checked against.
     release_spread: ("chip family/workload", low, high) entries: throughput of the same published
@@ -218,12 +220,12 @@ class StackProfile:
     release_spread: tuple[tuple[str, float, float], ...] = ()
     release_spread_source: str = ""
     moe_core06: bool = False
+    moe_probs_in_activation: bool = False
     cross_entropy: str = "fused"
     logits_dtype: str = "fp32"
     always_recompute: tuple[str, ...] = ()
     low_precision_cache: bool = False
     adam_moments: str = "fp32"
-    moe_probs_in_activation: bool = False
 
     def memory_key(self) -> tuple[Any, ...]:
         """The profile's mechanisms that change per-card memory (a cache key of the layout search)."""
@@ -309,6 +311,7 @@ STACKS: dict[str, StackProfile] = {
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
+            moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
             vendors=("NVIDIA", "AMD"),
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
             "MoE tokens sent by the plain all-to-all.",
@@ -326,6 +329,7 @@ STACKS: dict[str, StackProfile] = {
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
+            moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
             moe_dispatch_dedup=True,
             needs_fp8_hardware=True,
             summary="Current NVIDIA MoE recipes (Hopper and newer): as Megatron-Core, and a token crosses "
