@@ -85,7 +85,7 @@ class Storage:
     probs_in_activation: bool = False
 
 
-E5M6_BYTES = 1.5  # DeepSeek-V3 section 3.3.2: 1 sign + 5 exponent + 6 mantissa bits
+E5M6_BYTES = 1.5  # DeepSeek-V3 section 3.3.3: 1 sign + 5 exponent + 6 mantissa bits
 
 
 def _attention_split(arch: Architecture, fp8: bool, storage: Storage) -> float:

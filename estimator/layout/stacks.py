@@ -168,8 +168,8 @@ class StackProfile:
       recompute setting (DeepSeek-V3 report section 3.2.3, docs/sources.md#deepseek-v3): "norms"
       (every RMSNorm: their outputs, the inputs of the following linears, are not stored),
       "mla_up_proj" (MLA's up-projections: Q, K, V are re-made from the stored latents), "moe_act"
-      (the MoE SwiGLU output is re-made from its stored input, section 3.3.2).
-    low_precision_cache: DeepSeek-V3's low-precision activation cache (section 3.3.2 and 3.3.4): the
+      (the MoE SwiGLU output is re-made from its stored input, section 3.3.3, "Low-Precision Storage and Communication").
+    low_precision_cache: DeepSeek-V3's low-precision activation cache (section 3.3.3): the
       MoE SwiGLU inputs (the experts' fc1 outputs) stored in FP8, the attention output (the input
       of the linear after attention, also used by the attention backward) in E5M6 (1.5 bytes), and
       the tokens dispatched to the experts in FP8 (quantised before the dispatch).
