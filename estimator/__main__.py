@@ -15,6 +15,11 @@ from typing import Any
 # The CLI uses no pydantic plugin; looking for them scans every installed distribution's metadata
 # (importlib.metadata) when the first model is built, a tenth of a cold start.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+# The CLI calls no BLAS routine (the core's arrays are elementwise). numpy's OpenBLAS starts one
+# thread per core when numpy is imported, and the idle ones spin before they sleep: CPU a plan never
+# uses, taken from the one thread that works on a shared machine (numpy/numpy#29193). Set before
+# numpy is first imported; a caller's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict, to_jsonable
