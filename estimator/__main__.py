@@ -6,6 +6,7 @@ Bad input exits 2 with `field: sentence` lines on stderr and no traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
@@ -25,6 +26,32 @@ from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict, to_jsonable
 
 EXIT_BAD_INPUT = 2
+
+
+# Run as `python -m estimator` the process does one command and ends: the cyclic collector is
+# paused while the command's modules are imported (classes, functions, the catalog: objects that
+# live until the process ends), then they are moved out of its sight (gc.freeze) and it runs
+# again, so no collection walks them: the pattern the gc module's documentation gives for
+# long-lived start-up objects (disable early, freeze, enable). main(argv) called in-process (the
+# tests) leaves the collector alone.
+_GC_PAUSED = False
+
+
+def _pause_gc() -> None:
+    global _GC_PAUSED
+    if gc.isenabled():
+        gc.disable()
+        _GC_PAUSED = True
+
+
+def _imports_done() -> None:
+    """A command's modules are in: freeze what they made and let the collector run again, if
+    _pause_gc paused it."""
+    global _GC_PAUSED
+    if _GC_PAUSED:
+        _GC_PAUSED = False
+        gc.freeze()
+        gc.enable()
 
 
 def _read(path: str, what: str = "scenario", field: str = "") -> Any:
@@ -66,6 +93,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from estimator.plan.work_budget import check_work_budget
     from estimator.report_text import format_plan
 
+    _imports_done()
     data = _read(args.scenario)
     books = _books(data, args.price_book)
     check_work_budget(data, books)  # estimator.limits: refused before any search runs
@@ -84,6 +112,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from estimator.plan.work_budget import check_work_budget
     from estimator.report_text import format_diagnosis
 
+    _imports_done()
     data = _read(args.run, "run")
     books = _books(data, args.price_book)
     if isinstance(data, dict):
@@ -99,6 +128,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 def cmd_schema(_args: argparse.Namespace) -> int:
     from estimator.contract.scenario import scenario_json_schema
 
+    _imports_done()
     _print_json(scenario_json_schema())
     return 0
 
@@ -107,6 +137,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     from estimator import catalog
     from estimator.report_text import format_catalog
 
+    _imports_done()
     listing = catalog.catalog_listing()
     if args.kind:
         if args.kind not in listing:
@@ -125,6 +156,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from estimator.report_text import format_holdout, format_validation
     from estimator.validation import validation_rows
 
+    _imports_done()
     if args.pilot_holdout:  # calibration.pilot's held-out check (estimator.validation.pilot_holdout)
         from estimator.validation.pilot_holdout import holdout_table
 
@@ -206,4 +238,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    _pause_gc()
     sys.exit(main())

@@ -2,6 +2,7 @@
 validator (each model is built when it first validates, `defer_build`), so a command pays only for
 the models it uses. Checked in a new interpreter: this test process has built them already."""
 
+import gc
 import json
 import os
 import subprocess
@@ -54,14 +55,15 @@ NOT_ON_THE_PLAN_PATH = (
 )
 
 CLI_PROBE = """
-import json, os, runpy, sys
+import gc, json, os, runpy, sys
 sys.argv = ["python -m estimator", "plan", sys.argv[1]]
 try:
     runpy.run_module("estimator", run_name="__main__", alter_sys=True)
 except SystemExit as exc:
     code = exc.code
 threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None
-sys.stderr.write("PROBE " + json.dumps({"code": code, "modules": sorted(sys.modules), "threads": threads}))
+sys.stderr.write("PROBE " + json.dumps({"code": code, "modules": sorted(sys.modules), "threads": threads,
+    "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}))
 """
 
 
@@ -106,5 +108,16 @@ def test_the_plan_command_imports_only_what_planning_needs(tmp_path):
     ]
     if len(parses) >= 10:  # the nine catalog files and the evidence bands (else a read-only tree)
         assert "tomllib" not in modules
+    # the collector was paused for the imports and runs again, their objects frozen (estimator.__main__)
+    assert probe["gc_enabled"] and probe["frozen"] > 0
     if probe["threads"] is not None:  # Linux: OpenBLAS started no idle threads beside the one that plans
         assert probe["threads"] == 1
+
+
+def test_the_cli_called_in_process_leaves_the_collector_alone(capsys):
+    from estimator.__main__ import main
+
+    frozen = gc.get_freeze_count()
+    assert main(["schema"]) == 0
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    assert json.loads(capsys.readouterr().out)["title"] == "ClusterPlan scenario v1"
