@@ -91,7 +91,6 @@ def _print_json(data: Any) -> None:
 def cmd_plan(args: argparse.Namespace) -> int:
     from estimator.plan.compose import estimate
     from estimator.plan.work_budget import check_work_budget
-    from estimator.report_text import format_plan
 
     _imports_done()
     data = _read(args.scenario)
@@ -99,6 +98,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     check_work_budget(data, books)  # estimator.limits: refused before any search runs
     out = estimate(data, books)
     if args.format == "table":
+        from estimator.report_text import format_plan  # the table only
+
         text = format_plan(out)
         text.encode(sys.stdout.encoding or "utf-8")
         sys.stdout.write(text)

@@ -47,6 +47,7 @@ NOT_ON_THE_PLAN_PATH = (
     "estimator.plan.pilot",
     "estimator.plan.calibration",
     "estimator.plan.pilot_section",
+    "estimator.report_text",  # the --format table text only
     "django",
     "celery",
     "plotly",
