@@ -132,8 +132,7 @@ def observations() -> dict[str, list[float]]:
 def gap_observations() -> dict[str, list[float]]:
     """Known-gap id -> ratios of the rows in that gap (their `gap` field in
     reference_data/evidence_bands.toml; estimator.layout.steptime.context_parallel.known_gap)."""
-    with BANDS_FILE.open("rb") as fh:
-        data = tomllib.load(fh)
+    data = read_toml(BANDS_FILE)
     out: dict[str, list[float]] = {}
     for row in data.get("rows", []):
         if row.get("gap"):
