@@ -9,8 +9,12 @@ untimed run writes them), --no-bytecode without (every module compiled, PYTHONDO
 Prints wall and CPU time (user + system of the child, less sensitive to a shared machine's load).
 --against DIR also times the same commands in another checkout (the old path, e.g. /work/main),
 its runs interleaved with this one's so both see the same load, and prints the ratio of CPU medians.
+--instructions also counts the instructions of one run of each plan in each checkout under
+`valgrind --tool=callgrind` (the same count whatever the machine's load; slow: about 30 s a run).
+The count leaves out what the load does to a process (another thread's spinning, cache misses),
+so it complements the CPU times rather than replacing them.
 
-    .venv/bin/python bench/cli_plan.py [-n 10] [--no-bytecode] [--against DIR]
+    .venv/bin/python bench/cli_plan.py [-n 10] [--no-bytecode] [--against DIR] [--instructions]
 """
 
 from __future__ import annotations
@@ -81,6 +85,32 @@ def run_times(
     return out
 
 
+def instructions(cmd: list[str], env: dict[str, str], root: Path) -> int:
+    """Instructions of one run of `cmd` in `root` (callgrind's total, every thread)."""
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd],
+        cwd=root,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count from callgrind: {done.stderr[-300:]}")
+    return int(found.group(1))
+
+
+def print_instructions(cmd: list[str], env: dict[str, str], roots: list[Path]) -> None:
+    counts = [instructions(cmd, env, root) for root in roots]
+    for root, count in zip(roots, counts, strict=True):
+        where = "" if root == ROOT else f" in {root}"
+        print(f"  instructions{where}: {count / 1e6:,.0f} M (callgrind, one run)")
+    if len(counts) == 2:
+        print(f"  ratio of instructions, this checkout / {roots[1]}: {counts[0] / counts[1]:.3f}")
+
+
 def import_profile(cmd: list[str], top: int, env: dict[str, str]) -> None:
     """The plan command's own imports: total and the modules costing most by themselves."""
     err = subprocess.run(
@@ -99,9 +129,14 @@ def main() -> int:
     ap.add_argument("--top", type=int, default=12, help="modules listed by their own import time")
     ap.add_argument("--no-bytecode", action="store_true", help="time runs that compile every module")
     ap.add_argument("--against", type=Path, help="another checkout to time too (the old path)")
+    ap.add_argument(
+        "--instructions", action="store_true", help="also count instructions under callgrind (load-free)"
+    )
     args = ap.parse_args()
     if args.against and args.no_bytecode:
         ap.error("--no-bytecode removes this checkout's caches only; it cannot be compared --against another")
+    if args.instructions and shutil.which("valgrind") is None:
+        ap.error("--instructions needs valgrind on PATH")
     roots = [ROOT] + ([args.against.resolve()] if args.against else [])
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
     env = child_env(not args.no_bytecode)
@@ -121,6 +156,8 @@ def main() -> int:
         if len(results) == 2:
             ratio = statistics.median(results[0][1]) / statistics.median(results[1][1])
             print(f"  ratio of CPU medians, this checkout / {roots[1]}: {ratio:.2f}")
+        if args.instructions:
+            print_instructions(cmd, env, roots)
     import_profile(cmd, args.top, env)
     return 0
 

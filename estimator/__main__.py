@@ -6,20 +6,72 @@ Bad input exits 2 with `field: sentence` lines on stderr and no traceback.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
+import types
 from pathlib import Path
 from typing import Any
 
 # The CLI uses no pydantic plugin; looking for them scans every installed distribution's metadata
-# (importlib.metadata) when the first model is built, a tenth of a cold start.
+# (importlib.metadata) when the first model is built, a tenth of a cold start (and see
+# _skip_plugin_discovery).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+# The CLI calls no BLAS routine (the core's arrays are elementwise). numpy's OpenBLAS starts one
+# thread per core when numpy is imported, and the idle ones spin before they sleep: CPU a plan never
+# uses, taken from the one thread that works on a shared machine (numpy/numpy#29193). Set before
+# numpy is first imported; a caller's own setting wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict, to_jsonable
 
 EXIT_BAD_INPUT = 2
+
+
+# Run as `python -m estimator` the process does one command and ends: the cyclic collector is
+# paused while the command's modules are imported (classes, functions, the catalog: objects that
+# live until the process ends), then they are moved out of its sight (gc.freeze) and it runs
+# again, so no collection walks them: the pattern the gc module's documentation gives for
+# long-lived start-up objects (disable early, freeze, enable). main(argv) called in-process (the
+# tests) leaves the collector alone.
+_GC_PAUSED = False
+
+
+def _pause_gc() -> None:
+    global _GC_PAUSED
+    if gc.isenabled():
+        gc.disable()
+        _GC_PAUSED = True
+
+
+def _imports_done() -> None:
+    """A command's modules are in: freeze what they made and let the collector run again, if
+    _pause_gc paused it."""
+    global _GC_PAUSED
+    if _GC_PAUSED:
+        _GC_PAUSED = False
+        gc.freeze()
+        gc.enable()
+
+
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+def _skip_plugin_discovery() -> None:
+    """With every pydantic plugin disabled (PYDANTIC_DISABLE_PLUGINS, above) pydantic's
+    `pydantic.plugin._loader.get_plugins()` returns () without looking for any, but importing that
+    module imports importlib.metadata (email, zipfile, csv, socket: 2.4% of the instructions of a
+    cold 405B plan, callgrind) for the entry points it then does not read. Run as
+    `python -m estimator` with all plugins disabled, the CLI registers a module of that name whose
+    get_plugins() gives the same answer; pydantic imports only get_plugins from it
+    (pydantic/plugin/_schema_validator.py). A caller who enables plugins gets pydantic's loader."""
+    disabled = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
+    if disabled in ("__all__", "1", "true") and _PLUGIN_LOADER not in sys.modules:
+        loader = types.ModuleType(_PLUGIN_LOADER, "pydantic's plugin loader with every plugin disabled")
+        loader.get_plugins = tuple  # type: ignore[attr-defined]  # () as pydantic's own answer
+        sys.modules[_PLUGIN_LOADER] = loader
 
 
 def _read(path: str, what: str = "scenario", field: str = "") -> Any:
@@ -59,13 +111,15 @@ def _print_json(data: Any) -> None:
 def cmd_plan(args: argparse.Namespace) -> int:
     from estimator.plan.compose import estimate
     from estimator.plan.work_budget import check_work_budget
-    from estimator.report_text import format_plan
 
+    _imports_done()
     data = _read(args.scenario)
     books = _books(data, args.price_book)
     check_work_budget(data, books)  # estimator.limits: refused before any search runs
     out = estimate(data, books)
     if args.format == "table":
+        from estimator.report_text import format_plan  # the table only
+
         text = format_plan(out)
         text.encode(sys.stdout.encoding or "utf-8")
         sys.stdout.write(text)
@@ -79,6 +133,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from estimator.plan.work_budget import check_work_budget
     from estimator.report_text import format_diagnosis
 
+    _imports_done()
     data = _read(args.run, "run")
     books = _books(data, args.price_book)
     if isinstance(data, dict):
@@ -94,6 +149,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 def cmd_schema(_args: argparse.Namespace) -> int:
     from estimator.contract.scenario import scenario_json_schema
 
+    _imports_done()
     _print_json(scenario_json_schema())
     return 0
 
@@ -102,6 +158,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     from estimator import catalog
     from estimator.report_text import format_catalog
 
+    _imports_done()
     listing = catalog.catalog_listing()
     if args.kind:
         if args.kind not in listing:
@@ -120,6 +177,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from estimator.report_text import format_holdout, format_validation
     from estimator.validation import validation_rows
 
+    _imports_done()
     if args.pilot_holdout:  # calibration.pilot's held-out check (estimator.validation.pilot_holdout)
         from estimator.validation.pilot_holdout import holdout_table
 
@@ -201,4 +259,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    _pause_gc()
+    _skip_plugin_discovery()
     sys.exit(main())

@@ -9,6 +9,7 @@ Public API:
     transceiver(id) / transceivers()      drive(id) / drives()        preset(id) / presets()
     supernode(id) / supernodes()
     defaults() / default_sources()        catalog_listing()           CATALOG_VERSION
+    read_toml(path): a TOML file parsed, its parse kept as JSON beside the bytecode (reference data)
     ACCELERATOR_IDS, SERVER_IDS, SWITCH_IDS, TRANSCEIVER_IDS, DRIVE_IDS, PRESET_IDS
 """
 
@@ -18,7 +19,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from estimator.catalog._load import Catalog, CatalogDataError, Preset, load_catalog
+from estimator.catalog._load import Catalog, CatalogDataError, Preset, load_catalog, read_toml
 from estimator.catalog.entries import Accelerator, Drive, Server, Source, Supernode, Switch, Transceiver
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "drives",
     "preset",
     "presets",
+    "read_toml",
     "server",
     "servers",
     "supernode",

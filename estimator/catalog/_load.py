@@ -12,7 +12,6 @@ import hashlib
 import json
 import os
 import sys
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,17 +92,26 @@ T = TypeVar("T", bound="DataclassInstance")
 
 
 def _read(name: str) -> dict[str, Any]:
-    """The parsed data file. tomllib is pure Python (a tenth of a cold CLI start for the nine
-    files), so the parse is kept beside the bytecode as JSON keyed by the file's SHA-256 (the data
-    are strings, numbers, booleans, lists and tables: JSON gives them back exactly) and written,
-    like bytecode, unless Python was told not to (sys.dont_write_bytecode)."""
-    raw = (DATA_DIR / name).read_bytes()
-    cached = DATA_DIR / "__pycache__" / f"{name}.{hashlib.sha256(raw).hexdigest()[:16]}.json"
+    """The parsed catalog data file `name` (read_toml)."""
+    return read_toml(DATA_DIR / name)
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """The parsed TOML file at `path`. tomllib is pure Python (a tenth of a cold CLI start for the
+    catalog's nine files), so the parse is kept beside the bytecode as JSON keyed by the file's
+    SHA-256 (the data are strings, numbers, booleans, lists and tables: JSON gives them back exactly)
+    and written, like bytecode, unless Python was told not to (sys.dont_write_bytecode). tomllib is
+    imported only when a file has no such parse yet (issue 27, cold start)."""
+    raw = path.read_bytes()
+    name = path.name
+    cached = path.parent / "__pycache__" / f"{name}.{hashlib.sha256(raw).hexdigest()[:16]}.json"
     try:
         data: dict[str, Any] = json.loads(cached.read_bytes())
         return data
     except (OSError, ValueError):
         pass
+    import tomllib
+
     data = tomllib.loads(raw.decode("utf-8"))
     if not sys.dont_write_bytecode:
         try:

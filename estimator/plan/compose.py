@@ -34,8 +34,6 @@ from estimator.plan.deadline import (
     candidate_sizes,
     size_for_deadline,
 )
-from estimator.plan.pilot import calibrated, fit_pilot
-from estimator.plan.pilot_section import section
 from estimator.plan.problem import (
     cards_multiple,
     fabric_for,
@@ -103,7 +101,12 @@ def build_result(r: Resolved) -> Result:
 
     With calibration.pilot (estimator.plan.pilot) the plan uses the pilot's fitted factors and keeps
     the cluster it would have chosen before, for the report's before/after."""
-    fit = fit_pilot(r, problem_at) if r.scenario.calibration is not None else None
+    fit = None
+    if r.scenario.calibration is not None:  # imported here: a plan without a pilot never needs them
+        from estimator.plan.pilot import calibrated, fit_pilot
+        from estimator.plan.pilot_section import section
+
+        fit = fit_pilot(r, problem_at)
     before = None
     if fit is not None:
         flops = model_flops(r)

@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from estimator.catalog import read_toml
 
 LONG_CONTEXT_TOKENS = 32_768  # from this sequence length a plan is of the long-context family
 MIN_ROWS = 3  # the fewest rows a class needs for a band of its own
@@ -120,8 +121,7 @@ class Band:
 @cache
 def observations() -> dict[str, list[float]]:
     """Class key -> ratios of its rows, as committed in reference_data/evidence_bands.toml."""
-    with BANDS_FILE.open("rb") as fh:
-        data = tomllib.load(fh)
+    data = read_toml(BANDS_FILE)  # the parse kept beside the bytecode, as the catalog's
     out: dict[str, list[float]] = {}
     for row in data.get("rows", []):
         out.setdefault(str(row["key"]), []).append(float(row["ratio"]))
@@ -132,8 +132,7 @@ def observations() -> dict[str, list[float]]:
 def gap_observations() -> dict[str, list[float]]:
     """Known-gap id -> ratios of the rows in that gap (their `gap` field in
     reference_data/evidence_bands.toml; estimator.layout.steptime.context_parallel.known_gap)."""
-    with BANDS_FILE.open("rb") as fh:
-        data = tomllib.load(fh)
+    data = read_toml(BANDS_FILE)
     out: dict[str, list[float]] = {}
     for row in data.get("rows", []):
         if row.get("gap"):

@@ -22,7 +22,6 @@ from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
 from estimator.layout.enumeration import candidate_count
 from estimator.plan.compose import layout_problem
-from estimator.plan.pilot import pilot_document
 
 # The fabric changes bandwidths, not how many layouts there are: any one serves for counting.
 _ANY_FABRIC = SimpleNamespace(cross_leaf_bandwidth_factor=1.0, nodes_per_leaf_group=math.inf)
@@ -44,6 +43,8 @@ def check_work_budget(data: Any, books: Mapping[str, PriceBook] | None = None) -
         _check_cards(resolved, cards, "cluster.cards")
     calibration = resolved.scenario.calibration
     if calibration is not None:  # the pilot's own layout search (estimator.plan.pilot)
+        from estimator.plan.pilot import pilot_document  # only a scenario with a pilot needs it
+
         try:
             pilot = resolve(validate_shape(pilot_document(resolved.scenario)), None)
         except ScenarioError:

@@ -2,6 +2,9 @@
 validator (each model is built when it first validates, `defer_build`), so a command pays only for
 the models it uses. Checked in a new interpreter: this test process has built them already."""
 
+import gc
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,3 +33,110 @@ def test_importing_the_contract_builds_no_validator():
     ).stdout.splitlines()
     assert int(out[0]) >= 10  # Scenario, its sections, the price book: the probe sees them
     assert out[1:] == [""], f"built on import: {out[1]}"
+
+
+# What `python -m estimator plan` must not import (issue 27, cold start): the other commands' and
+# paths' modules (validation, diagnose, sweeps, a pilot's calibration), the web stack, and tomllib
+# once the catalog's and the evidence bands' parses are kept beside the bytecode
+# (estimator.catalog.read_toml).
+NOT_ON_THE_PLAN_PATH = (
+    "estimator.validation",
+    "estimator.plan.diagnose",
+    "estimator.plan.batch",
+    "estimator.contract.sweep",
+    "estimator.plan.pilot",
+    "estimator.plan.calibration",
+    "estimator.plan.pilot_section",
+    "estimator.report_text",  # the --format table text only
+    "importlib.metadata",  # pydantic's plugin discovery, every plugin disabled (_skip_plugin_discovery)
+    "django",
+    "celery",
+    "plotly",
+    "scipy",
+    "pandas",
+)
+
+CLI_PROBE = """
+import gc, json, os, runpy, sys
+sys.argv = ["python -m estimator", "plan", sys.argv[1]]
+try:
+    runpy.run_module("estimator", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None
+sys.stderr.write("PROBE " + json.dumps({"code": code, "modules": sorted(sys.modules), "threads": threads,
+    "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
+    "plugin_loader_file": getattr(sys.modules.get("pydantic.plugin._loader"), "__file__", None)}))
+"""
+
+
+def _plan_cli_probe(tmp_path: Path, scenario: dict, **env_vars: str) -> dict:
+    """The modules and OS threads of a new `python -m estimator plan` process after it planned;
+    run twice so the first writes the bytecode and the data files' parses (as an install has them)."""
+    path = tmp_path / "scenario.json"
+    path.write_text(json.dumps(scenario))
+    unset = ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS", "PYDANTIC_DISABLE_PLUGINS")
+    env = {k: v for k, v in os.environ.items() if k not in unset} | env_vars
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", CLI_PROBE, str(path)], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+    probe: dict = json.loads(done.stderr.rsplit("PROBE ", 1)[1])
+    assert probe["code"] == 0, done.stderr
+    assert json.loads(done.stdout)["result"]["compute"]["cards"] > 0  # it planned
+    return probe
+
+
+def _imported(modules: list[str], name: str) -> bool:
+    return any(m == name or m.startswith(name + ".") for m in modules)
+
+
+LLAMA_405B_60_DAYS = {  # bench/cli_plan.py's 405B plan
+    "model": {"preset": "llama-3.1-405b"},
+    "training": {"tokens": 15e12, "seq_len": 8192, "global_batch_tokens": 16 * 1024 * 1024},
+    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+    "cluster": {"target_days": 60},
+}
+SMALL_PLAN = {"model": {"preset": "llama-3.1-8b"}, "training": {"tokens": 2e11}, "cluster": {"cards": 64}}
+
+
+def test_the_plan_command_imports_only_what_planning_needs(tmp_path):
+    probe = _plan_cli_probe(tmp_path, LLAMA_405B_60_DAYS)
+    modules = probe["modules"]
+    assert "estimator.plan.compose" in modules  # the probe ran the plan command
+    heavy = [name for name in NOT_ON_THE_PLAN_PATH if _imported(modules, name)]
+    assert heavy == []
+    parses = [
+        p
+        for d in ("catalog", "reference_data")
+        for p in (ROOT / "estimator" / d / "__pycache__").glob("*.toml.*.json")
+    ]
+    if len(parses) >= 10:  # the nine catalog files and the evidence bands (else a read-only tree)
+        assert "tomllib" not in modules
+    # the collector was paused for the imports and runs again, their objects frozen (estimator.__main__)
+    assert probe["gc_enabled"] and probe["frozen"] > 0
+    if probe["threads"] is not None:  # Linux: OpenBLAS started no idle threads beside the one that plans
+        assert probe["threads"] == 1
+
+
+def test_the_cli_called_in_process_leaves_the_collector_alone(capsys):
+    from estimator.__main__ import main
+
+    frozen = gc.get_freeze_count()
+    assert main(["schema"]) == 0
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    assert json.loads(capsys.readouterr().out)["title"] == "ClusterPlan scenario v1"
+
+
+def test_a_caller_who_enables_pydantic_plugins_gets_pydantics_loader(tmp_path):
+    probe = _plan_cli_probe(tmp_path, SMALL_PLAN, PYDANTIC_DISABLE_PLUGINS="some-plugin")
+    assert probe["plugin_loader_file"] is not None  # the real module, not the CLI's
+    assert "importlib.metadata" in probe["modules"]  # which does look for plugins
+
+
+def test_with_every_plugin_disabled_pydantics_loader_finds_none():
+    """The CLI's stand-in answers () (estimator.__main__._skip_plugin_discovery): so does pydantic."""
+    code = "from pydantic.plugin._loader import get_plugins; print(repr(tuple(get_plugins())))"
+    env = os.environ | {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "()"
