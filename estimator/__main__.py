@@ -10,13 +10,11 @@ import gc
 import json
 import os
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
 # The CLI uses no pydantic plugin; looking for them scans every installed distribution's metadata
-# (importlib.metadata) when the first model is built, a tenth of a cold start (and see
-# _skip_plugin_discovery).
+# (importlib.metadata) when the first model is built, a tenth of a cold start.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 # The CLI calls no BLAS routine (the core's arrays are elementwise). numpy's OpenBLAS starts one
 # thread per core when numpy is imported, and the idle ones spin before they sleep: CPU a plan never
@@ -54,24 +52,6 @@ def _imports_done() -> None:
         _GC_PAUSED = False
         gc.freeze()
         gc.enable()
-
-
-_PLUGIN_LOADER = "pydantic.plugin._loader"
-
-
-def _skip_plugin_discovery() -> None:
-    """With every pydantic plugin disabled (PYDANTIC_DISABLE_PLUGINS, above) pydantic's
-    `pydantic.plugin._loader.get_plugins()` returns () without looking for any, but importing that
-    module imports importlib.metadata (email, zipfile, csv, socket: 2.4% of the instructions of a
-    cold 405B plan, callgrind) for the entry points it then does not read. Run as
-    `python -m estimator` with all plugins disabled, the CLI registers a module of that name whose
-    get_plugins() gives the same answer; pydantic imports only get_plugins from it
-    (pydantic/plugin/_schema_validator.py). A caller who enables plugins gets pydantic's loader."""
-    disabled = os.environ.get("PYDANTIC_DISABLE_PLUGINS")
-    if disabled in ("__all__", "1", "true") and _PLUGIN_LOADER not in sys.modules:
-        loader = types.ModuleType(_PLUGIN_LOADER, "pydantic's plugin loader with every plugin disabled")
-        loader.get_plugins = tuple  # type: ignore[attr-defined]  # () as pydantic's own answer
-        sys.modules[_PLUGIN_LOADER] = loader
 
 
 def _read(path: str, what: str = "scenario", field: str = "") -> Any:
@@ -260,5 +240,4 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     _pause_gc()
-    _skip_plugin_discovery()
     sys.exit(main())

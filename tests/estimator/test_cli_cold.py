@@ -48,7 +48,6 @@ NOT_ON_THE_PLAN_PATH = (
     "estimator.plan.calibration",
     "estimator.plan.pilot_section",
     "estimator.report_text",  # the --format table text only
-    "importlib.metadata",  # pydantic's plugin discovery, every plugin disabled (_skip_plugin_discovery)
     "django",
     "celery",
     "plotly",
@@ -65,18 +64,18 @@ except SystemExit as exc:
     code = exc.code
 threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None
 sys.stderr.write("PROBE " + json.dumps({"code": code, "modules": sorted(sys.modules), "threads": threads,
-    "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
-    "plugin_loader_file": getattr(sys.modules.get("pydantic.plugin._loader"), "__file__", None)}))
+    "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}))
 """
 
 
-def _plan_cli_probe(tmp_path: Path, scenario: dict, **env_vars: str) -> dict:
+def _plan_cli_probe(tmp_path: Path, scenario: dict) -> dict:
     """The modules and OS threads of a new `python -m estimator plan` process after it planned;
     run twice so the first writes the bytecode and the data files' parses (as an install has them)."""
     path = tmp_path / "scenario.json"
     path.write_text(json.dumps(scenario))
-    unset = ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS", "PYDANTIC_DISABLE_PLUGINS")
-    env = {k: v for k, v in os.environ.items() if k not in unset} | env_vars
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS")
+    }
     for _ in range(2):
         done = subprocess.run(
             [sys.executable, "-c", CLI_PROBE, str(path)], cwd=ROOT, env=env, capture_output=True, text=True
@@ -91,17 +90,14 @@ def _imported(modules: list[str], name: str) -> bool:
     return any(m == name or m.startswith(name + ".") for m in modules)
 
 
-LLAMA_405B_60_DAYS = {  # bench/cli_plan.py's 405B plan
-    "model": {"preset": "llama-3.1-405b"},
-    "training": {"tokens": 15e12, "seq_len": 8192, "global_batch_tokens": 16 * 1024 * 1024},
-    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
-    "cluster": {"target_days": 60},
-}
-SMALL_PLAN = {"model": {"preset": "llama-3.1-8b"}, "training": {"tokens": 2e11}, "cluster": {"cards": 64}}
-
-
 def test_the_plan_command_imports_only_what_planning_needs(tmp_path):
-    probe = _plan_cli_probe(tmp_path, LLAMA_405B_60_DAYS)
+    scenario = {
+        "model": {"preset": "llama-3.1-405b"},
+        "training": {"tokens": 15e12, "seq_len": 8192, "global_batch_tokens": 16 * 1024 * 1024},
+        "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+        "cluster": {"target_days": 60},
+    }
+    probe = _plan_cli_probe(tmp_path, scenario)
     modules = probe["modules"]
     assert "estimator.plan.compose" in modules  # the probe ran the plan command
     heavy = [name for name in NOT_ON_THE_PLAN_PATH if _imported(modules, name)]
@@ -126,17 +122,3 @@ def test_the_cli_called_in_process_leaves_the_collector_alone(capsys):
     assert main(["schema"]) == 0
     assert gc.isenabled() and gc.get_freeze_count() == frozen
     assert json.loads(capsys.readouterr().out)["title"] == "ClusterPlan scenario v1"
-
-
-def test_a_caller_who_enables_pydantic_plugins_gets_pydantics_loader(tmp_path):
-    probe = _plan_cli_probe(tmp_path, SMALL_PLAN, PYDANTIC_DISABLE_PLUGINS="some-plugin")
-    assert probe["plugin_loader_file"] is not None  # the real module, not the CLI's
-    assert "importlib.metadata" in probe["modules"]  # which does look for plugins
-
-
-def test_with_every_plugin_disabled_pydantics_loader_finds_none():
-    """The CLI's stand-in answers () (estimator.__main__._skip_plugin_discovery): so does pydantic."""
-    code = "from pydantic.plugin._loader import get_plugins; print(repr(tuple(get_plugins())))"
-    env = os.environ | {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
-    assert out.stdout.strip() == "()"
