@@ -26,14 +26,15 @@ How it saves the per-search work (the search itself is layout.py; these are its 
   moves the same bytes and divides the replicated activations and their element-wise kernels by
   tp: never slower, strictly less memory, so the sp = false twin never wins. (With unfused
   attention, partial recompute stores like selective recompute and the rule does not hold.)
-- Bounded before timed (_can_win, exact): an upper bound of each candidate's throughput from its
-  layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each size
-  are timed first and whatever's bound falls below the best bin found cannot be in the top bin, so
-  only the rest gets the full model (tests/estimator/test_layout_prune.py).
-- Answers remembered: best_layouts and best_in keep every answer by the full problem key, so a
-  scenario planned again (a report, its stack sensitivity, a sweep row) costs no search.
-- One step-time call for all sizes: evaluate_step broadcasts, so `cards` and the two fabric
-  factors go in as per-candidate arrays (see _SizedProblem).
+- Bounded before timed (layout.prune, exact): an upper bound of each candidate's throughput from
+  its layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each
+  size are timed first and whatever's bound falls below the best bin found cannot be in the top
+  bin, so only the rest gets the full model (tests/estimator/test_layout_prune.py).
+- Answers remembered (layout.answers): best_layouts and best_in keep every answer by the full
+  problem key, so a scenario planned again (a report, its stack sensitivity, a sweep row) costs no
+  search.
+- One step-time call for all sizes (layout.batch_timing): evaluate_step broadcasts, so `cards` and
+  the two fabric factors go in as per-candidate arrays (SizedProblem).
 - Slices of SLICE_ROWS candidates keep numpy's temporaries in the CPU caches.
 - The same ranking (layout.rank_order: throughput bin, ZeRO stage, recompute share, memory) with
   the size most significant and the search's enumeration position least, so ties resolve the same.
@@ -47,7 +48,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray, arr
+from estimator.arrays import FloatArray
+from estimator.layout import answers, prune
+from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, Columns, IntArray, time_by_stem
 from estimator.layout.enumeration import (
     BATCH_TOLERANCE,
     auto_split_fails,
@@ -67,36 +70,11 @@ from estimator.layout.search import (
     card_memories,
     card_memory,
     evaluate_memory,
-    evaluate_time,
     fp8_activations,
     partial_redundant,
-    speed_bin,
 )
-from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.step import step_time_lower_bound
 
-Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
-IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-SIZE_FIELDS = ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
-
-
-class _SizedProblem:
-    """A LayoutProblem whose cards and fabric factors are per-candidate arrays.
-
-    evaluate_step and layout.evaluate_time use problem.cards (HFU, MFU: FLOP/s over cards · peak),
-    problem.cross_leaf_bandwidth_factor and problem.nodes_per_leaf_group (collective and
-    point-to-point bandwidths) only in numpy expressions, so arrays broadcast against the candidate
-    arrays; every other attribute is the shared problem's."""
-
-    def __init__(self, base: LayoutProblem, cards: FloatArray, cross: FloatArray, leaf_nodes: FloatArray):
-        self._base = base
-        self.cards = cards
-        self.cross_leaf_bandwidth_factor = cross
-        self.nodes_per_leaf_group = leaf_nodes
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._base, name)
 
 
 def _check_shared(problems: Sequence[LayoutProblem]) -> None:
@@ -252,12 +230,12 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     sizes (a sweep's groups, one per accelerator)."""
     if problems:
         _check_shared(problems)
-    keys = [_problem_key(p) for p in problems]
+    keys = [answers.problem_key(p) for p in problems]
     firsts = {k: i for i, k in reversed(list(enumerate(keys)))}
-    todo = [firsts[k] for k in dict.fromkeys(keys) if k not in _answers]
+    todo = [firsts[k] for k in dict.fromkeys(keys) if k not in answers.answers]
     for i, b in zip(todo, _best_layouts([problems[i] for i in todo], reuse), strict=True):
-        _remember(keys[i], b)
-    return [_answers[k] for k in keys]
+        answers.remember(keys[i], b)
+    return [answers.answers[k] for k in keys]
 
 
 def best_in(problem: LayoutProblem, families: dict[tuple[Any, ...], _Family]) -> LayoutEval | None:
@@ -265,35 +243,16 @@ def best_in(problem: LayoutProblem, families: dict[tuple[Any, ...], _Family]) ->
     answers); `families` (the caller's, e.g. one plan's stack profiles at its size) keeps the
     enumeration and the accelerator-independent memory for the next problem with the same
     _family key."""
-    key = _problem_key(problem)
-    if key not in _answers:
-        _remember(key, _best_layouts([problem], False, families)[0])
-    return _answers[key]
-
-
-def _remember(key: tuple[Any, ...], best: LayoutEval | None) -> None:
-    """Keep an answer, the oldest forgotten beyond ANSWER_CACHE."""
-    _answers[key] = best
-    while len(_answers) > ANSWER_CACHE:
-        _answers.pop(next(iter(_answers)))
-
-
-ANSWER_CACHE = 20_000  # best layouts remembered for sweeps (a few kB each)
-_answers: dict[tuple[Any, ...], LayoutEval | None] = {}
+    key = answers.problem_key(problem)
+    if key not in answers.answers:
+        answers.remember(key, _best_layouts([problem], False, families)[0])
+    return answers.answers[key]
 
 
 def clear_caches() -> None:
     """Forget the remembered answers and families (benchmarks time cold searches)."""
-    _answers.clear()
-    _fits.clear()
+    answers.clear()
     _families.clear()
-
-
-def _problem_key(p: LayoutProblem) -> tuple[Any, ...]:
-    """Every field of the problem, hashable (the fixed fields as sorted pairs)."""
-    return tuple(
-        tuple(sorted(p.fixed.items())) if f == "fixed" else getattr(p, f) for f in p.__dataclass_fields__
-    )
 
 
 def _best_layouts(
@@ -317,10 +276,10 @@ def _best_layouts(
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
-    if c["size"].size >= PRUNE_MIN:  # drop what cannot reach its size's top throughput bin
-        kept = np.flatnonzero(_can_win(problems, base, c, rf))
+    kept = prune.winners(problems, base, c, rf)  # drop what cannot reach its size's top bin
+    if kept is not None:
         c, mem, rf = {k: v[kept] for k, v in c.items()}, _take(mem, kept), rf[kept]
-    speed, times, at = _time_by_stem(problems, base, c, rf)
+    speed, times, at = time_by_stem(problems, base, c, rf)
     # per size, only the candidates in its top throughput bin can win: rank those, ties to the
     # search's enumeration order (the row number)
     size = c["size"]
@@ -335,63 +294,6 @@ def _best_layouts(
         t = {k: v[r : r + 1, z] for k, v in times[j].items()}
         best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
     return best
-
-
-def _can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray) -> BoolArray:
-    """Per candidate: it may be in its size's top throughput bin (the only ones _best_layouts ranks).
-
-    An upper bound of each candidate's tokens/s from steptime.step_time_lower_bound (its compute
-    alone), raised by PRUNE_MARGIN against rounding; the step-time model times the PRUNE_PROBE
-    candidates of highest bound per size, and a candidate whose bound's bin lies below the best bin
-    found at its size cannot reach the top bin (bins are monotone in throughput): dropped. Exact: the
-    candidates of the top bin are all kept, so the ranking among them, and the best layout, are
-    unchanged (tests/estimator/test_layout_batch.py asserts the bound and the equality)."""
-    size = c["size"]
-    n = size.size
-    ub = np.concatenate(
-        [
-            tokens_upper_bound(
-                problems, base, {k: v[i : i + SLICE_ROWS] for k, v in c.items()}, rf[i : i + SLICE_ROWS]
-            )
-            for i in range(0, n, SLICE_ROWS)
-        ]
-    )
-    # per size, the PRUNE_PROBE candidates of highest bound (a round per probe: no sort of all)
-    left = np.where(np.isnan(ub), -np.inf, ub)
-    picked = []
-    for _ in range(PRUNE_PROBE):
-        top = np.full(len(problems), -np.inf)
-        np.maximum.at(top, size, left)
-        hit = np.flatnonzero((left == top[size]) & (left > -np.inf))
-        _, first = np.unique(size[hit], return_index=True)
-        picked.append(hit[first])
-        left[hit[first]] = -np.inf
-    probe = np.sort(np.concatenate(picked))
-    if probe.size == 0:  # no finite bound: nothing to compare against
-        return np.ones(n, dtype=bool)
-    speed, _, _ = _time_by_stem(problems, base, {k: v[probe] for k, v in c.items()}, rf[probe])
-    best = np.full(len(problems), -np.inf)
-    np.maximum.at(best, size[probe], speed)
-    return ~(speed_bin(ub) < best[size])  # NaN bounds kept
-
-
-def tokens_upper_bound(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
-) -> FloatArray:
-    """An upper bound of evaluate_time(...)["tokens_per_s"] of each candidate (tokens/s): the step's
-    tokens over steptime.step_time_lower_bound, times 1 + PRUNE_MARGIN."""
-    sized = _SizedProblem(
-        base, *(np.array([getattr(p, f) for p in problems], dtype=float)[c["size"]] for f in SIZE_FIELDS)
-    )
-    cand = Candidates.from_mapping({**{k: c[k] for k in (*STEP_KEYS, "zero")}, "rf": rf})
-    lb = step_time_lower_bound(sized, cand)  # type: ignore[arg-type]
-    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * base.seq_len
-    return arr(step_tokens / lb * (1.0 + PRUNE_MARGIN))
-
-
-PRUNE_MIN = 256  # candidates below which timing them all costs less than the bound and the probe
-PRUNE_PROBE = 4  # candidates per size timed first (highest bound) to set the bar
-PRUNE_MARGIN = 1e-6  # relative slack of the bound against rounding (the bins are 2% wide)
 
 
 def _fitting_parts(
@@ -430,13 +332,11 @@ def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[boo
     model: what a sweep row with its MFU given needs to know, no figure without a plan). reuse: as
     best_layouts (a problem whose best layout is remembered is answered from it)."""
     if reuse:
-        keys = [_problem_key(p) for p in problems]
-        todo = [i for i, k in enumerate(keys) if k not in _answers and k not in _fits]
+        keys = [answers.problem_key(p) for p in problems]
+        todo = [i for i, k in enumerate(keys) if k not in answers.answers and k not in answers.fits]
         for i, ok in zip(todo, _any_fits([problems[i] for i in todo], True), strict=True):
-            _fits[keys[i]] = ok
-        while len(_fits) > ANSWER_CACHE:
-            _fits.pop(next(iter(_fits)))
-        return [_answers[k] is not None if k in _answers else _fits[k] for k in keys]
+            answers.remember_fit(keys[i], ok)
+        return [answers.answers[k] is not None if k in answers.answers else answers.fits[k] for k in keys]
     return _any_fits(problems, False)
 
 
@@ -491,78 +391,7 @@ def _sizes_fitting(base: LayoutProblem, fam: _Family, n_sizes: int, rc_values: I
     return seen
 
 
-_fits: dict[tuple[Any, ...], bool] = {}  # any_fits' answers (sweeps)
-
-
-def _time_by_stem(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
-) -> tuple[FloatArray, list[dict[str, FloatArray]], tuple[IntArray, IntArray, IntArray]]:
-    """Step times of the candidates c, computed once per (layout without its ZeRO stage, recompute
-    share) with the stages left for it as a broadcast column: the per-layer terms do not depend on
-    the stage, so evaluate_step computes them once per row (numpy broadcasting: the same element-wise
-    numbers). Rows are grouped by the set of stages they need, so no column is computed in vain;
-    groups too small to pay for a step-time call of their own (GRID_MIN elements) are timed
-    together, a candidate per row (the per-call overhead of the model is what they would cost).
-
-    Returns (throughput bin per candidate, the slices' time dicts of shape (rows, stages), and per
-    candidate its (slice, row in slice, column))."""
-    stages = axis_values(base)["zero"]
-    col = np.searchsorted(stages, c["zero"])
-    # a row per (stem, recompute code); partial recompute's share differs per stage: a row each
-    n = c["stem"].size
-    key = c["stem"] * 4 + c["rc"]
-    partial = c["rc"] == RECOMPUTE_CODES["partial"]
-    key = np.where(partial, 4 * (int(c["stem"].max(initial=0)) + 1) + np.arange(n), key)
-    order = np.argsort(key, kind="stable")
-    ordered = key[order]
-    new = np.r_[True, ordered[1:] != ordered[:-1]]
-    row = np.empty(order.size, dtype=np.int64)
-    row[order] = np.cumsum(new) - 1
-    heads = order[new]
-    needs = np.bitwise_or.reduceat(np.left_shift(1, col[order]), np.flatnonzero(new))  # bit z: stage z
-    per_size = {
-        f: np.array([getattr(p, f) for p in problems], dtype=float)[c["size"][heads]]
-        for f in ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
-    }
-    times: list[dict[str, FloatArray]] = []
-    slice_of = np.empty(heads.size, dtype=np.int64)  # per row: its slice and its row there
-    local = np.empty(heads.size, dtype=np.int64)
-    ranks = np.full((heads.size, stages.size), -1, dtype=np.int64)  # per row: column of each stage
-    loose = np.zeros(heads.size, dtype=bool)  # rows of the small groups
-    for mask in np.unique(needs):
-        cols = np.flatnonzero((int(mask) >> np.arange(stages.size)) & 1)
-        group = np.flatnonzero(needs == mask)
-        if group.size * cols.size < GRID_MIN:
-            loose[group] = True
-            continue
-        ranks[np.ix_(group, cols)] = np.arange(cols.size)
-        per = max(1, SLICE_ROWS // cols.size)
-        for start in range(0, group.size, per):
-            rows = group[start : start + per]
-            sized = _SizedProblem(base, *(v[rows, None] for v in per_size.values()))
-            grid = {k: c[k][heads[rows], None] for k in STEP_KEYS}
-            grid["zero"] = stages[None, cols]
-            slice_of[rows], local[rows] = len(times), np.arange(rows.size)
-            times.append(evaluate_time(sized, grid, rf[heads[rows], None]))  # type: ignore[arg-type]
-    j, r, z = slice_of[row], local[row], ranks[row, col]  # per candidate: slice, row, column
-    single = np.flatnonzero(loose[row])  # candidates of the small groups, timed one per row
-    for start in range(0, single.size, SLICE_ROWS):
-        idx = single[start : start + SLICE_ROWS]
-        sized = _SizedProblem(base, *(v[row[idx], None] for v in per_size.values()))
-        grid = {k: c[k][idx, None] for k in (*STEP_KEYS, "zero")}
-        j[idx], r[idx], z[idx] = len(times), np.arange(idx.size), 0
-        times.append(evaluate_time(sized, grid, rf[idx, None]))  # type: ignore[arg-type]
-    offsets = np.cumsum([0] + [t["tokens_per_s"].size for t in times])
-    flat = np.concatenate([t["tokens_per_s"].ravel() for t in times])
-    widths = np.array([t["tokens_per_s"].shape[1] for t in times])
-    tokens = flat[offsets[j] + r * widths[j] + z]
-    return speed_bin(tokens), times, (j, r, z)
-
-
-SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
-GRID_MIN = 4_096  # a group of fewer (rows x stages) is timed with the other small ones (one call)
 SIZES_PER_BLOCK = 256  # sizes searched together (peak memory about 200 MB for a 30B MoE over 200 sizes)
-STEP_KEYS = ("tp", "pp", "dp", "ep", "etp", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
 FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
 
 

@@ -1,4 +1,4 @@
-"""The exact pruning of batch_search._can_win: steptime.step_time_lower_bound never exceeds the
+"""The exact pruning of layout.prune.can_win: steptime.step_time_lower_bound never exceeds the
 step time the full model computes (random dense and MoE scenarios, every structurally valid
 candidate, any recompute share), and the best layouts with pruning at its harshest (every batch
 pruned, one probe per size) are those without pruning, field for field."""
@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from estimator.layout import batch_search as layout_batch
+from estimator.layout import prune
 from estimator.layout.batch_search import best_layouts, enumerate_valid
 from estimator.layout.search import evaluate_time
 from estimator.layout.steptime.candidates import Candidates
@@ -40,11 +41,11 @@ def test_the_bound_never_exceeds_the_step_time(seed, presets):
 def test_pruning_never_changes_the_best_layout(seed, presets, monkeypatch):
     for doc, problems in _random_cases(seed, 6, presets, 1024):
         layout_batch.clear_caches()
-        monkeypatch.setattr(layout_batch, "PRUNE_MIN", 10**12)
+        monkeypatch.setattr(prune, "PRUNE_MIN", 10**12)
         unpruned = best_layouts(problems)
         layout_batch.clear_caches()
-        monkeypatch.setattr(layout_batch, "PRUNE_MIN", 1)
-        monkeypatch.setattr(layout_batch, "PRUNE_PROBE", 1)
+        monkeypatch.setattr(prune, "PRUNE_MIN", 1)
+        monkeypatch.setattr(prune, "PRUNE_PROBE", 1)
         pruned = best_layouts(problems)
         assert pruned == unpruned, doc
     layout_batch.clear_caches()
@@ -62,7 +63,7 @@ def test_pruning_drops_most_candidates_of_a_large_model():
         c = dict(c)
         c["stem"] = np.arange(c["size"].size)
         c["row"] = np.arange(c["size"].size)
-        keep = layout_batch._can_win(problems, base, c, rf)
+        keep = prune.can_win(problems, base, c, rf)
         kept += int(keep.sum())
         total += keep.size
     assert total > 0 and kept < 0.5 * total

@@ -1,0 +1,95 @@
+"""Exact pruning of the batched layout search (layout.batch_search): an upper bound of each
+candidate's throughput from its layers' compute alone (steptime.step_time_lower_bound); the few
+best-bound candidates of each size are timed first, and a candidate whose bound's throughput bin
+lies below the best bin found at its size cannot be in the top bin, so only the rest gets the full
+step-time model (tests/estimator/test_layout_prune.py). Units: tokens/s."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.arrays import FloatArray, arr
+from estimator.layout.batch_timing import (
+    SIZE_FIELDS,
+    SLICE_ROWS,
+    STEP_KEYS,
+    Columns,
+    SizedProblem,
+    time_by_stem,
+)
+from estimator.layout.search import LayoutProblem, speed_bin
+from estimator.layout.steptime.candidates import Candidates
+from estimator.layout.steptime.step import step_time_lower_bound
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+
+
+def winners(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+) -> IntArray | None:
+    """The candidates (indices into c) that may reach their size's top throughput bin (can_win), or
+    None (keep all) below PRUNE_MIN candidates, where timing them all costs less than the bound."""
+    if c["size"].size < PRUNE_MIN:
+        return None
+    return np.flatnonzero(can_win(problems, base, c, rf))
+
+
+def can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray) -> BoolArray:
+    """Per candidate: it may be in its size's top throughput bin (the only ones _best_layouts ranks).
+
+    An upper bound of each candidate's tokens/s from steptime.step_time_lower_bound (its compute
+    alone), raised by PRUNE_MARGIN against rounding; the step-time model times the PRUNE_PROBE
+    candidates of highest bound per size, and a candidate whose bound's bin lies below the best bin
+    found at its size cannot reach the top bin (bins are monotone in throughput): dropped. Exact: the
+    candidates of the top bin are all kept, so the ranking among them, and the best layout, are
+    unchanged (tests/estimator/test_layout_prune.py asserts the bound and the equality)."""
+    size = c["size"]
+    n = size.size
+    ub = np.concatenate(
+        [
+            tokens_upper_bound(
+                problems, base, {k: v[i : i + SLICE_ROWS] for k, v in c.items()}, rf[i : i + SLICE_ROWS]
+            )
+            for i in range(0, n, SLICE_ROWS)
+        ]
+    )
+    # per size, the PRUNE_PROBE candidates of highest bound (a round per probe: no sort of all)
+    left = np.where(np.isnan(ub), -np.inf, ub)
+    picked = []
+    for _ in range(PRUNE_PROBE):
+        top = np.full(len(problems), -np.inf)
+        np.maximum.at(top, size, left)
+        hit = np.flatnonzero((left == top[size]) & (left > -np.inf))
+        _, first = np.unique(size[hit], return_index=True)
+        picked.append(hit[first])
+        left[hit[first]] = -np.inf
+    probe = np.sort(np.concatenate(picked))
+    if probe.size == 0:  # no finite bound: nothing to compare against
+        return np.ones(n, dtype=bool)
+    speed, _, _ = time_by_stem(problems, base, {k: v[probe] for k, v in c.items()}, rf[probe])
+    best = np.full(len(problems), -np.inf)
+    np.maximum.at(best, size[probe], speed)
+    return ~(speed_bin(ub) < best[size])  # NaN bounds kept
+
+
+def tokens_upper_bound(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+) -> FloatArray:
+    """An upper bound of evaluate_time(...)["tokens_per_s"] of each candidate (tokens/s): the step's
+    tokens over steptime.step_time_lower_bound, times 1 + PRUNE_MARGIN."""
+    sized = SizedProblem(
+        base, *(np.array([getattr(p, f) for p in problems], dtype=float)[c["size"]] for f in SIZE_FIELDS)
+    )
+    cand = Candidates.from_mapping({**{k: c[k] for k in (*STEP_KEYS, "zero")}, "rf": rf})
+    lb = step_time_lower_bound(sized, cand)  # type: ignore[arg-type]
+    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * base.seq_len
+    return arr(step_tokens / lb * (1.0 + PRUNE_MARGIN))
+
+
+PRUNE_MIN = 256  # candidates below which timing them all costs less than the bound and the probe
+PRUNE_PROBE = 4  # candidates per size timed first (highest bound) to set the bar
+PRUNE_MARGIN = 1e-6  # relative slack of the bound against rounding (the bins are 2% wide)
