@@ -189,12 +189,17 @@ def _level_micro_batches(
     big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns, a: IntArray
 ) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
     """Levels C, D: mbs, v and the micro-batch count m they decide with dp and pp, of the level-B
-    rows: (parent row, mbs, v, m, pp)."""
+    rows: (parent row, mbs, v, m, pp). The rules involve only (pp, dp, mbs, v), so they run once
+    per distinct (pp, dp) of the rows (a table of those pairs times every (mbs, v)) and each row
+    takes its pair's valid (mbs, v) in order."""
     L, gbs = big.arch.num_hidden_layers, big.global_batch_seqs
     mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
-    b, j = _expand(a.size, np.arange(mbs_g.size))
-    mbs, v, ab = mbs_g[j], v_g[j], a[b]
-    pp, dp = rows_a["pp"][ab], rows_a["dp"][ab]
+    pp_b, dp_b = rows_a["pp"][a], rows_a["dp"][a]
+    pairs, inv = np.unique(pp_b * (int(dp_b.max(initial=0)) + 1) + dp_b, return_inverse=True)
+    first = np.zeros(pairs.size, dtype=np.int64)
+    first[inv[::-1]] = np.arange(inv.size)[::-1]  # a row of each pair
+    pp, dp = pp_b[first][:, None], dp_b[first][:, None]  # (pairs, 1) against (1, mbs x v)
+    mbs, v = mbs_g[None, :], v_g[None, :]
     split = big.stage_split
     ok = (
         (pp * v <= L)
@@ -202,11 +207,17 @@ def _level_micro_batches(
         & ~((v > 1) & (pp == 1))
         & ~auto_split_fails(L, pp, v, split)
     )
-    b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
     step = np.where(v > 1, pp, 1)
     m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
-    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
-    return b[ok], mbs[ok], v[ok], m[ok], pp[ok]
+    ok &= (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
+    pair_of, combo = np.nonzero(ok)  # by pair, then in (mbs, v) order
+    per_pair = np.bincount(pair_of, minlength=pairs.size)
+    starts = np.cumsum(per_pair) - per_pair
+    n_row = per_pair[inv]
+    b = np.repeat(np.arange(a.size), n_row)
+    k = np.arange(b.size) - np.repeat(np.cumsum(n_row) - n_row, n_row)  # position in its row
+    g = combo[starts[inv[b]] + k]
+    return b, mbs_g[g], v_g[g], m[inv[b], g], pp_b[b]
 
 
 def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
