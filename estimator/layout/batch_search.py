@@ -29,7 +29,10 @@ How it saves the per-search work (the search itself is layout.py; these are its 
 - Bounded before timed (layout.prune, exact): an upper bound of each candidate's throughput from
   its layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each
   size are timed first and whatever's bound falls below the best bin found cannot be in the top
-  bin, so only the rest gets the full model (tests/estimator/test_layout_prune.py).
+  bin, so only the rest gets the full model (tests/estimator/test_layout_prune.py). A search
+  whose enumeration is its own (deadline sizing: no family shared with a next call) bounds the
+  layouts before their memory too (_can_win_family): memory only for the PREMEMORY_PROBE layouts of
+  highest bound per size and for those whose bound reaches the best bin those probes find.
 - Answers remembered (layout.answers): best_layouts and best_in keep every answer by the full
   problem key, so a scenario planned again (a report, its stack sensitivity, a sweep row) costs no
   search.
@@ -72,6 +75,7 @@ from estimator.layout.search import (
     evaluate_memory,
     fp8_activations,
     partial_redundant,
+    speed_bin,
 )
 
 BoolArray = npt.NDArray[np.bool_]
@@ -327,14 +331,46 @@ def _fitting_parts(
     if keep and hbm in family.fitted:
         return family.fitted[hbm]
     rc_values = axis_values(base)["rc"]
-    per = max(1, SLICE_ROWS // rc_values.size)
-    parts = [
-        _fitting(base, family, start, min(start + per, family.size), rc_values)
-        for start in range(0, family.size, per)
-    ]
+    if families is None and not reuse:  # one call's own enumeration: bound it before its memory
+        family = _can_win_family(problems, base, family, rc_values)
+    parts = _slices(base, family, rc_values)
     if keep:
         family.fitted[hbm] = parts
     return parts
+
+
+def _slices(base: LayoutProblem, family: _Family, rc_values: IntArray) -> list[Fitting]:
+    """_fitting of the family's layouts, SLICE_ROWS candidates at a time."""
+    per = max(1, SLICE_ROWS // rc_values.size)
+    return [
+        _fitting(base, family, start, min(start + per, family.size), rc_values)
+        for start in range(0, family.size, per)
+    ]
+
+
+def _can_win_family(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, family: _Family, rc_values: IntArray
+) -> _Family:
+    """The layouts of the family that may reach their size's top throughput bin, found before any
+    memory but theirs is computed (exact, as prune.can_win): each layout's throughput bound over its
+    recompute codes (prune.layout_bound); the PREMEMORY_PROBE layouts of highest bound per size get
+    their memory and the candidates of them that fit are timed; a layout whose bound's bin lies
+    below the best bin found at its size cannot be in the top bin. A size whose probe finds nothing
+    that fits keeps all its layouts."""
+    if family.size < PREMEMORY_MIN:
+        return family
+    ub = prune.layout_bound(problems, base, family.layouts, rc_values)
+    probe = family.subset(prune.top_per_size(family.layouts["size"], ub, PREMEMORY_PROBE))
+    parts = _slices(base, probe, rc_values)
+    if not parts:
+        return family
+    c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+    bar = prune.best_bins(problems, base, c, np.concatenate([p[2] for p in parts]))
+    return family.subset(np.flatnonzero(~(speed_bin(ub) < bar[family.layouts["size"]])))
+
+
+PREMEMORY_MIN = 2_048  # layouts below which their memory costs less than bounding them first
+PREMEMORY_PROBE = 48  # layouts per size whose memory is computed first, to set the bar
 
 
 def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[bool]:
@@ -411,9 +447,10 @@ class _Family:
     with selective recompute: what does not depend on the accelerator (a sweep over accelerators
     with one model reuses it). Memory is computed lazily, slice by slice."""
 
-    def __init__(self, base: LayoutProblem, layouts: Columns):
+    def __init__(self, base: LayoutProblem, layouts: Columns, index: IntArray | None = None):
         self.base = base
         self.layouts = layouts
+        self.index = index  # a subset's layouts: their positions in the whole enumeration
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
         self.fitted: dict[float, list[Fitting]] = {}  # by HBM bytes (kept for a caller's memo only)
@@ -426,8 +463,14 @@ class _Family:
         else:
             out = {k: v[start:stop][idx] for k, v in self.layouts.items()}
         out["rc"] = np.full(idx.size, code, dtype=np.int64)
-        out["row"] = (start + idx) * width + pos
+        at = start + idx if self.index is None else self.index[start + idx]
+        out["row"] = at * width + pos
         return out
+
+    def subset(self, idx: IntArray) -> _Family:
+        """The family of the layouts idx (ascending) only, their rows numbered as in this one."""
+        index = idx if self.index is None else self.index[idx]
+        return _Family(self.base, {k: v[idx] for k, v in self.layouts.items()}, index)
 
     def light_memory(self, start: int, stop: int, code: int, c: Columns) -> MemoryBreakdown:
         """Memory of layouts [start, stop) (columns c) with recompute code `code`; the first call

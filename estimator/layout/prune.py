@@ -20,6 +20,7 @@ from estimator.layout.batch_timing import (
     SizedProblem,
     time_by_stem,
 )
+from estimator.layout.memory import RECOMPUTE_CODES
 from estimator.layout.search import LayoutProblem, speed_bin
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.step import step_time_lower_bound
@@ -88,6 +89,48 @@ def tokens_upper_bound(
     lb = step_time_lower_bound(sized, cand)  # type: ignore[arg-type]
     step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * base.seq_len
     return arr(step_tokens / lb * (1.0 + PRUNE_MARGIN))
+
+
+def layout_bound(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, layouts: Columns, rc_values: IntArray
+) -> FloatArray:
+    """Per layout (no recompute axis yet), an upper bound of the throughput of every candidate it
+    becomes (tokens/s), before its memory is known: tokens_upper_bound with no recompute (rf = 0)
+    and, where the search tries it, with selective recompute. The recompute code enters the step
+    time only as selective or not and through the share rf of layers recomputed, and the bound never
+    falls as rf falls (a recomputed forward adds non-negative compute terms: Candidates.passes,
+    tests/estimator/test_layout_prune.py), so the rf = 0 bound covers full and partial recompute."""
+    n = layouts["size"].size
+    codes = [RECOMPUTE_CODES["none"]] + [RECOMPUTE_CODES["selective"]] * (
+        RECOMPUTE_CODES["selective"] in {int(k) for k in rc_values}
+    )
+    out = np.full(n, -np.inf)
+    for code in codes:
+        for i in range(0, n, SLICE_ROWS):
+            c = {k: v[i : i + SLICE_ROWS] for k, v in layouts.items()}
+            c["rc"] = np.full(c["size"].size, code, dtype=np.int64)
+            ub = tokens_upper_bound(problems, base, c, np.zeros(c["size"].size))
+            out[i : i + SLICE_ROWS] = np.fmax(out[i : i + SLICE_ROWS], np.where(np.isnan(ub), np.inf, ub))
+    return out
+
+
+def top_per_size(size: IntArray, score: FloatArray, k: int) -> IntArray:
+    """Indices (ascending) of the k entries of highest score of each size (ties: the earlier)."""
+    order = np.lexsort((-score, size))
+    ordered = size[order]
+    first = np.searchsorted(ordered, ordered)  # where each size's run starts
+    return np.sort(order[np.arange(order.size) - first < k])
+
+
+def best_bins(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+) -> FloatArray:
+    """Per size, the best throughput bin among the candidates c (-inf for a size without one)."""
+    best = np.full(len(problems), -np.inf)
+    if c["size"].size:
+        speed, _, _ = time_by_stem(problems, base, c, rf)
+        np.maximum.at(best, c["size"], speed)
+    return best
 
 
 PRUNE_MIN = 256  # candidates below which timing them all costs less than the bound and the probe

@@ -1,7 +1,8 @@
 """The exact pruning of layout.prune.can_win: steptime.step_time_lower_bound never exceeds the
 step time the full model computes (random dense and MoE scenarios, every structurally valid
-candidate, any recompute share), and the best layouts with pruning at its harshest (every batch
-pruned, one probe per size) are those without pruning, field for field."""
+candidate, any recompute share) and never falls as less is recomputed, and the best layouts with
+pruning at its harshest (every batch pruned, one probe per size; before memory too) are those
+without pruning, field for field."""
 
 import random
 
@@ -37,17 +38,46 @@ def test_the_bound_never_exceeds_the_step_time(seed, presets):
     assert checked > 1000
 
 
+@pytest.mark.parametrize(("seed", "presets"), [(15, DENSE), (16, MOE)], ids=["dense", "moe"])
+def test_the_bound_never_falls_as_less_is_recomputed(seed, presets):
+    """prune.layout_bound bounds a layout's full and partial recompute candidates by its bound
+    without recompute: the step-time lower bound of a candidate that is not selective recompute
+    (codes 0 none, 2 full, 3 partial) with any share rf is at least the same layout's with rf = 0."""
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _, problems in _random_cases(seed, 6, presets, 512):
+        p = problems[-1]
+        c = enumerate_valid([p])
+        keep = np.flatnonzero(c["rc"] != 1)
+        if keep.size == 0:
+            continue
+        pick = rng.choice(keep, size=min(3000, keep.size), replace=False)
+        sub = {k: v[pick] for k, v in c.items() if k != "size"}
+        rf = np.where(sub["rc"] == 2, 1.0, np.where(sub["rc"] == 3, rng.random(pick.size), 0.0))
+        lb = step_time_lower_bound(p, Candidates.from_mapping({**sub, "rf": rf}))
+        none = step_time_lower_bound(p, Candidates.from_mapping({**sub, "rc": 0 * sub["rc"], "rf": 0 * rf}))
+        assert np.all(lb >= none * (1.0 - 1e-12)), (p.arch, p.cards)
+        checked += pick.size
+    assert checked > 1000
+
+
 @pytest.mark.parametrize(("seed", "presets"), [(13, DENSE), (14, MOE)], ids=["dense", "moe"])
 def test_pruning_never_changes_the_best_layout(seed, presets, monkeypatch):
     for doc, problems in _random_cases(seed, 6, presets, 1024):
         layout_batch.clear_caches()
         monkeypatch.setattr(prune, "PRUNE_MIN", 10**12)
+        monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 10**12)
         unpruned = best_layouts(problems)
         layout_batch.clear_caches()
         monkeypatch.setattr(prune, "PRUNE_MIN", 1)
         monkeypatch.setattr(prune, "PRUNE_PROBE", 1)
         pruned = best_layouts(problems)
         assert pruned == unpruned, doc
+        for probe in (1, 8):  # bounded before memory too, with a bar from 1 or 8 layouts per size
+            layout_batch.clear_caches()
+            monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 1)
+            monkeypatch.setattr(layout_batch, "PREMEMORY_PROBE", probe)
+            assert best_layouts(problems) == unpruned, (doc, probe)
     layout_batch.clear_caches()
 
 
