@@ -1,20 +1,23 @@
-"""The remembered answers of the layout search (layout.batch_search): the best layout of every
-problem searched (best_layouts, best_in) and whether any layout fits (any_fits), keyed by every
-field of the LayoutProblem (the answer is a pure function of them), the oldest forgotten beyond
-ANSWER_CACHE. A scenario planned again (a report, its stack sensitivity, a sweep row) costs no
-search."""
+"""The remembered answers of the layout search: the best layout of every problem searched by
+layout.batch_search (best_layouts, best_in), whether any layout fits (any_fits) and the whole
+search of a plan's chosen size (searched: layout.search.search), keyed by every field of the
+LayoutProblem (the answer is a pure function of them), the oldest forgotten beyond ANSWER_CACHE
+(SEARCH_CACHE for whole searches). A scenario planned again (a report, its stack sensitivity, a
+sweep row, the same POST) costs no search."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from estimator.layout.problem import LayoutProblem
-from estimator.layout.search import LayoutEval
+from estimator.layout.search import LayoutEval, LayoutSearch, search
 
 ANSWER_CACHE = 20_000  # answers remembered per kind, for sweeps (a best layout: a few kB)
 Key = tuple[Any, ...]
 answers: dict[Key, LayoutEval | None] = {}  # best layouts
 fits: dict[Key, bool] = {}  # any_fits' answers (sweeps)
+SEARCH_CACHE = 256  # whole searches remembered (a plan's chosen size: a few best layouts each)
+searches: dict[Key, LayoutSearch] = {}
 
 
 def problem_key(p: LayoutProblem) -> Key:
@@ -36,8 +39,20 @@ def remember_fit(key: Key, ok: bool) -> None:
     _bound(fits)
 
 
-def _bound(store: dict[Key, Any]) -> None:
-    while len(store) > ANSWER_CACHE:
+def searched(problem: LayoutProblem) -> LayoutSearch:
+    """search(problem), remembered unless it ran out of time (then it depends on the clock)."""
+    key = problem_key(problem)
+    found = searches.get(key)
+    if found is None:
+        found = search(problem)
+        if not found.timed_out:
+            searches[key] = found
+            _bound(searches, SEARCH_CACHE)
+    return found
+
+
+def _bound(store: dict[Key, Any], limit: int = ANSWER_CACHE) -> None:
+    while len(store) > limit:
         store.pop(next(iter(store)))
 
 
@@ -45,3 +60,4 @@ def clear() -> None:
     """Forget every answer."""
     answers.clear()
     fits.clear()
+    searches.clear()

@@ -282,7 +282,7 @@ def _best_layouts(
             for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse, families)
         ]
     best: list[LayoutEval | None] = [None] * len(problems)
-    parts = _fitting_parts(problems, reuse, families)
+    parts, bar = _fitting_parts(problems, reuse, families)
     if not parts:
         return best
     base = problems[0]
@@ -291,7 +291,8 @@ def _best_layouts(
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
-    kept = prune.winners(problems, base, c, rf)  # drop what cannot reach its size's top bin
+    # drop what cannot reach its size's top bin (against the bar found before memory, if any)
+    kept = prune.winners(problems, base, c, rf) if bar is None else prune.reaching(problems, base, c, rf, bar)
     if kept is not None:
         c, mem, rf = {k: v[kept] for k, v in c.items()}, _take(mem, kept), rf[kept]
     speed, times, at = time_by_stem(problems, base, c, rf)
@@ -313,10 +314,11 @@ def _best_layouts(
 
 def _fitting_parts(
     problems: Sequence[LayoutProblem], reuse: bool, families: dict[tuple[Any, ...], _Family] | None
-) -> list[Fitting]:
-    """The candidates of these sizes left for the step-time model (_fitting), slice by slice."""
+) -> tuple[list[Fitting], FloatArray | None]:
+    """The candidates of these sizes left for the step-time model (_fitting), slice by slice, and
+    the bar per size (a throughput bin reached) when the layouts were bounded before memory."""
     if not problems:
-        return []
+        return [], None
     _check_shared(problems)
     base = problems[0]
     if families is None and reuse:
@@ -329,14 +331,15 @@ def _fitting_parts(
     keep = families is not None and families is not _families
     hbm = float(base.accelerator.hbm_bytes)
     if keep and hbm in family.fitted:
-        return family.fitted[hbm]
+        return family.fitted[hbm], None
     rc_values = axis_values(base)["rc"]
+    bar = None
     if families is None and not reuse:  # one call's own enumeration: bound it before its memory
-        family = _can_win_family(problems, base, family, rc_values)
+        family, bar = _can_win_family(problems, base, family, rc_values)
     parts = _slices(base, family, rc_values)
     if keep:
         family.fitted[hbm] = parts
-    return parts
+    return parts, bar
 
 
 def _slices(base: LayoutProblem, family: _Family, rc_values: IntArray) -> list[Fitting]:
@@ -350,23 +353,24 @@ def _slices(base: LayoutProblem, family: _Family, rc_values: IntArray) -> list[F
 
 def _can_win_family(
     problems: Sequence[LayoutProblem], base: LayoutProblem, family: _Family, rc_values: IntArray
-) -> _Family:
+) -> tuple[_Family, FloatArray | None]:
     """The layouts of the family that may reach their size's top throughput bin, found before any
     memory but theirs is computed (exact, as prune.can_win): each layout's throughput bound over its
     recompute codes (prune.layout_bound); the PREMEMORY_PROBE layouts of highest bound per size get
     their memory and the candidates of them that fit are timed; a layout whose bound's bin lies
     below the best bin found at its size cannot be in the top bin. A size whose probe finds nothing
-    that fits keeps all its layouts."""
+    that fits keeps all its layouts. Returns (those layouts, the best bin found per size: the bar,
+    or None when the family was too small to bound)."""
     if family.size < PREMEMORY_MIN:
-        return family
+        return family, None
     ub = prune.layout_bound(problems, base, family.layouts, rc_values)
     probe = family.subset(prune.top_per_size(family.layouts["size"], ub, PREMEMORY_PROBE))
     parts = _slices(base, probe, rc_values)
     if not parts:
-        return family
+        return family, None
     c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
     bar = prune.best_bins(problems, base, c, np.concatenate([p[2] for p in parts]))
-    return family.subset(np.flatnonzero(~(speed_bin(ub) < bar[family.layouts["size"]])))
+    return family.subset(np.flatnonzero(~(speed_bin(ub) < bar[family.layouts["size"]]))), bar
 
 
 PREMEMORY_MIN = 2_048  # layouts below which their memory costs less than bounding them first
@@ -402,7 +406,7 @@ def _any_fits(problems: Sequence[LayoutProblem], reuse: bool) -> list[bool]:
         pos = {int(code) for code in rc_values}
         if "recompute" in base.fixed or not {0, 2, 3} <= pos:
             seen = np.zeros(len(block), dtype=bool)
-            for c, _, _ in _fitting_parts(block, reuse, None):
+            for c, _, _ in _fitting_parts(block, reuse, None)[0]:
                 seen[c["size"]] = True
             out.extend(bool(x) for x in seen)
             continue

@@ -50,14 +50,7 @@ def can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, 
     unchanged (tests/estimator/test_layout_prune.py asserts the bound and the equality)."""
     size = c["size"]
     n = size.size
-    ub = np.concatenate(
-        [
-            tokens_upper_bound(
-                problems, base, {k: v[i : i + SLICE_ROWS] for k, v in c.items()}, rf[i : i + SLICE_ROWS]
-            )
-            for i in range(0, n, SLICE_ROWS)
-        ]
-    )
+    ub = _bounds(problems, base, c, rf)
     # per size, the PRUNE_PROBE candidates of highest bound (a round per probe: no sort of all)
     left = np.where(np.isnan(ub), -np.inf, ub)
     picked = []
@@ -89,6 +82,27 @@ def tokens_upper_bound(
     lb = step_time_lower_bound(sized, cand)  # type: ignore[arg-type]
     step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * base.seq_len
     return arr(step_tokens / lb * (1.0 + PRUNE_MARGIN))
+
+
+def reaching(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray, bar: FloatArray
+) -> IntArray:
+    """The candidates (indices into c) whose bound's bin reaches `bar` of their size (a throughput
+    bin that a fitting candidate of that size reaches, e.g. best_bins'); NaN bounds kept."""
+    ub = _bounds(problems, base, c, rf)
+    return np.flatnonzero(~(speed_bin(ub) < bar[c["size"]]))
+
+
+def _bounds(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray) -> FloatArray:
+    """tokens_upper_bound of the candidates c, SLICE_ROWS at a time."""
+    return np.concatenate(
+        [
+            tokens_upper_bound(
+                problems, base, {k: v[i : i + SLICE_ROWS] for k, v in c.items()}, rf[i : i + SLICE_ROWS]
+            )
+            for i in range(0, c["size"].size, SLICE_ROWS)
+        ]
+    )
 
 
 def layout_bound(
@@ -133,6 +147,6 @@ def best_bins(
     return best
 
 
-PRUNE_MIN = 256  # candidates below which timing them all costs less than the bound and the probe
+PRUNE_MIN = 2_048  # candidates below which timing them all costs less than the bound and the probe
 PRUNE_PROBE = 4  # candidates per size timed first (highest bound) to set the bar
 PRUNE_MARGIN = 1e-6  # relative slack of the bound against rounding (the bins are 2% wide)
