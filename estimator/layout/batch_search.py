@@ -30,9 +30,9 @@ How it saves the per-search work (the search itself is layout.py; these are its 
   its layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each
   size are timed first and whatever's bound falls below the best bin found cannot be in the top
   bin, so only the rest gets the full model (tests/estimator/test_layout_prune.py). A search
-  whose enumeration is its own (deadline sizing: no family shared with a next call) bounds the
-  layouts before their memory too (_can_win_family): memory only for the PREMEMORY_PROBE layouts of
-  highest bound per size and for those whose bound reaches the best bin those probes find.
+  whose fitted candidates are not kept for a next stack profile (deadline sizing, sweeps) bounds
+  the layouts before their memory too (_can_win_family): memory only for the PREMEMORY_PROBE
+  layouts of highest bound per size and for those whose bound reaches the best bin they find.
 - Answers remembered (layout.answers): best_layouts and best_in keep every answer by the full
   problem key, so a scenario planned again (a report, its stack sensitivity, a sweep row) costs no
   search.
@@ -334,7 +334,7 @@ def _fitting_parts(
         return family.fitted[hbm], None
     rc_values = axis_values(base)["rc"]
     bar = None
-    if families is None and not reuse:  # one call's own enumeration: bound it before its memory
+    if not keep:  # memory not kept for a next profile: bound the layouts before their memory
         family, bar = _can_win_family(problems, base, family, rc_values)
     parts = _slices(base, family, rc_values)
     if keep:

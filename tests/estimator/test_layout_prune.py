@@ -78,6 +78,8 @@ def test_pruning_never_changes_the_best_layout(seed, presets, monkeypatch):
             monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 1)
             monkeypatch.setattr(layout_batch, "PREMEMORY_PROBE", probe)
             assert best_layouts(problems) == unpruned, (doc, probe)
+            layout_batch.clear_caches()
+            assert best_layouts(problems, reuse=True) == unpruned, (doc, probe)  # a sweep's family
     layout_batch.clear_caches()
 
 
