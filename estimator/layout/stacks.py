@@ -30,7 +30,11 @@ SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpoin
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliability.checkpoint_times
 # estimator.layout.steptime.context_parallel.CP_COMM_TYPES / CP_MERGES (kept here: no import cycle)
-_CHOICES = {"cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"), "cp_merge": ("fused", "eager-fp32")}
+_CHOICES = {
+    "cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"),
+    "cp_merge": ("fused", "eager-fp32"),
+    "cross_entropy": ("fused", "mcore06"),
+}
 RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
 # Megatron-Bridge releases 25.11-26.06 against 26.02 on the same published layouts (performance-summary-
 # archive.md, docs/sources.md#megatron-bridge; read 2026-12-02), by chip family and workload family:
@@ -75,6 +79,10 @@ class StackProfile:
     moe_core06: the MoE layers run Megatron-Core 0.6's MoE layer (allgather dispatcher, unfused
       permutation, GroupedMLP / SequentialMLP), as MindSpeed-LLM 1.0.RC3 does: its expert block takes
       steptime.moe_core06's calibrated factor of its priced time.
+    cross_entropy: the vocabulary cross-entropy's kernels (steptime.step.LOGIT_BYTES): "fused" (40
+      bytes per logit: the row max taken in the upcast pass, exp, sum and normalise in place) or
+      "mcore06" (52: Megatron-Core 0.6's vocab_parallel_cross_entropy on logits.float(), as
+      MindSpeed-LLM 1.0.RC3 runs it, with a separate row max and an out-of-place subtraction of it).
     per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
       grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
       expert loop), each paying a fixed overhead; False for one grouped kernel (DeepGEMM,
@@ -186,6 +194,7 @@ class StackProfile:
     release_spread: tuple[tuple[str, float, float], ...] = ()
     release_spread_source: str = ""
     moe_core06: bool = False
+    cross_entropy: str = "fused"
 
     def spread_for(self, family: str, workload: str) -> tuple[float, float]:
         """(low, high): throughput of the same published layout on the other releases the profile
@@ -235,6 +244,7 @@ MECHANISMS = (
     "fsdp_fp32_shards",
     "cp_overlap",
     "moe_core06",
+    "cross_entropy",
 )
 
 
@@ -359,6 +369,7 @@ STACKS: dict[str, StackProfile] = {
             cp_comm_types=("p2p", "a2a", "a2a+p2p"),
             release="MindSpeed-LLM 1.0.RC3 with CANN 8.0.RC3",
             moe_core06=True,
+            cross_entropy="mcore06",
         ),
         StackProfile(
             id="deepseek-dualpipe",
