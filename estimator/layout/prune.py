@@ -129,11 +129,23 @@ def layout_bound(
 
 
 def top_per_size(size: IntArray, score: FloatArray, k: int) -> IntArray:
-    """Indices (ascending) of the k entries of highest score of each size (ties: the earlier)."""
-    order = np.lexsort((-score, size))
-    ordered = size[order]
-    first = np.searchsorted(ordered, ordered)  # where each size's run starts
-    return np.sort(order[np.arange(order.size) - first < k])
+    """Indices (ascending) of k entries of highest score of each size (which of equal scores is
+    left to numpy: any choice is exact for the pruning). Entries grouped by size (a family's
+    layouts are: ordered by size) take one partial sort per size; otherwise one sort of all."""
+    n = size.size
+    if n and not np.all(size[1:] >= size[:-1]):
+        order = np.lexsort((-score, size))
+        ordered = size[order]
+        first = np.searchsorted(ordered, ordered)  # where each size's run starts
+        return np.sort(order[np.arange(n) - first < k])
+    edges = np.flatnonzero(np.r_[True, size[1:] != size[:-1], True]) if n else np.zeros(1, dtype=np.int64)
+    picked = []
+    for a, b in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
+        if b - a <= k:
+            picked.append(np.arange(a, b))
+        else:
+            picked.append(a + np.argpartition(-score[a:b], k - 1)[:k])
+    return np.sort(np.concatenate(picked)) if picked else np.zeros(0, dtype=np.int64)
 
 
 def best_bins(

@@ -99,3 +99,13 @@ def test_pruning_drops_most_candidates_of_a_large_model():
         kept += int(keep.sum())
         total += keep.size
     assert total > 0 and kept < 0.5 * total
+
+
+def test_top_per_size_keeps_the_best_scores_of_each_size():
+    """Sizes 0, 1, 2 with scores (1, 5, 3), (2, 2), (9, 1, 8, 7): the two best of each are entries
+    1, 2 | 3, 4 | 5, 7, grouped by size or not."""
+    size = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    score = np.array([1.0, 5, 3, 2, 2, 9, 1, 8, 7])
+    assert prune.top_per_size(size, score, 2).tolist() == [1, 2, 3, 4, 5, 7]
+    assert prune.top_per_size(size[::-1].copy(), score[::-1].copy(), 2).tolist() == [1, 3, 4, 5, 6, 7]
+    assert prune.top_per_size(size, score, 5).tolist() == list(range(9))
