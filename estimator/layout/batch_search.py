@@ -64,16 +64,17 @@ from estimator.layout.enumeration import (
 )
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
 from estimator.layout.search import (
+    EVAL_TIME_KEYS,
     MEMORY_KEYS,
     LayoutEval,
     LayoutProblem,
-    _make_eval,
     _partial_recompute,
     _take,
     card_memories,
     card_memory,
     evaluate_memory,
     fp8_activations,
+    make_evals,
     partial_redundant,
     speed_bin,
 )
@@ -304,11 +305,16 @@ def _best_layouts(
     hit = np.flatnonzero(speed == top[size])
     order = hit[np.lexsort((c["row"][hit], mem.total[hit], rf[hit], c["zero"][hit], -speed[hit], size[hit]))]
     sizes = size[order]
-    for i in order[np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])]:
-        j, r, z = at[0][i], at[1][i], at[2][i]
-        one = {k: v[i : i + 1] for k, v in c.items()}
-        t = {k: v[r : r + 1, z] for k, v in times[j].items()}
-        best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
+    win = order[np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])]  # each size's best candidate
+    j, r, z = (a[win] for a in at)
+    t = {k: np.empty(win.size) for k in EVAL_TIME_KEYS}
+    for part in np.unique(j).tolist():  # the winners' times, gathered from the slices they are in
+        sel = np.flatnonzero(j == part)
+        for k in EVAL_TIME_KEYS:
+            t[k][sel] = np.asarray(times[part][k])[r[sel], z[sel]]
+    evals = make_evals(base, {k: v[win] for k, v in c.items()}, _take(mem, win), t)
+    for s, e in zip(size[win].tolist(), evals, strict=True):
+        best[s] = e
     return best
 
 
