@@ -113,19 +113,26 @@ def layout_bound(
     and, where the search tries it, with selective recompute. The recompute code enters the step
     time only as selective or not and through the share rf of layers recomputed, and the bound never
     falls as rf falls (a recomputed forward adds non-negative compute terms: Candidates.passes,
-    tests/estimator/test_layout_prune.py), so the rf = 0 bound covers full and partial recompute."""
-    n = layouts["size"].size
+    tests/estimator/test_layout_prune.py), so the rf = 0 bound covers full and partial recompute.
+    The bound reads no ZeRO stage (compute terms only; tested), so it is computed once per run of
+    layouts with one stem (the layout without its stage) and shared by the run."""
+    stem = layouts["stem"]
+    n = stem.size
+    new = np.r_[True, stem[1:] != stem[:-1]] if n else np.zeros(0, dtype=bool)
+    heads = np.flatnonzero(new)
+    run = np.cumsum(new) - 1
     codes = [RECOMPUTE_CODES["none"]] + [RECOMPUTE_CODES["selective"]] * (
         RECOMPUTE_CODES["selective"] in {int(k) for k in rc_values}
     )
-    out = np.full(n, -np.inf)
+    out = np.full(heads.size, -np.inf)
     for code in codes:
-        for i in range(0, n, SLICE_ROWS):
-            c = {k: v[i : i + SLICE_ROWS] for k, v in layouts.items()}
-            c["rc"] = np.full(c["size"].size, code, dtype=np.int64)
-            ub = tokens_upper_bound(problems, base, c, np.zeros(c["size"].size))
+        for i in range(0, heads.size, SLICE_ROWS):
+            rows = heads[i : i + SLICE_ROWS]
+            c = {k: v[rows] for k, v in layouts.items()}
+            c["rc"] = np.full(rows.size, code, dtype=np.int64)
+            ub = tokens_upper_bound(problems, base, c, np.zeros(rows.size))
             out[i : i + SLICE_ROWS] = np.fmax(out[i : i + SLICE_ROWS], np.where(np.isnan(ub), np.inf, ub))
-    return out
+    return arr(out[run])
 
 
 def top_per_size(size: IntArray, score: FloatArray, k: int) -> IntArray:

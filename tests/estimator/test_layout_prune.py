@@ -61,6 +61,27 @@ def test_the_bound_never_falls_as_less_is_recomputed(seed, presets):
     assert checked > 1000
 
 
+@pytest.mark.parametrize(("seed", "presets"), [(17, DENSE), (18, MOE)], ids=["dense", "moe"])
+def test_the_bound_reads_no_zero_stage(seed, presets):
+    """prune.layout_bound computes the bound once per stem (a layout without its ZeRO stage): the
+    step-time lower bound of a candidate is the same at every stage."""
+    checked = 0
+    for _, problems in _random_cases(seed, 6, presets, 512):
+        p = problems[-1]
+        c = enumerate_valid([p])
+        if c["size"].size == 0:
+            continue
+        sub = {k: v[:3000] for k, v in c.items() if k != "size"}
+        rf = (sub["rc"] == 2).astype(float)
+        bounds = [
+            step_time_lower_bound(p, Candidates.from_mapping({**sub, "zero": 0 * sub["zero"] + z, "rf": rf}))
+            for z in range(4)
+        ]
+        assert all(np.array_equal(b, bounds[0]) for b in bounds[1:]), (p.arch, p.cards)
+        checked += rf.size
+    assert checked > 1000
+
+
 @pytest.mark.parametrize(("seed", "presets"), [(13, DENSE), (14, MOE)], ids=["dense", "moe"])
 def test_pruning_never_changes_the_best_layout(seed, presets, monkeypatch):
     for doc, problems in _random_cases(seed, 6, presets, 1024):
