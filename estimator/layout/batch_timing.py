@@ -50,14 +50,24 @@ def time_by_stem(
     the stage, so evaluate_step computes them once per row (numpy broadcasting: the same element-wise
     numbers). Rows are grouped by the set of stages they need, so no column is computed in vain;
     groups too small to pay for a step-time call of their own (GRID_MIN elements) are timed
-    together, a candidate per row (the per-call overhead of the model is what they would cost).
+    together, a candidate per row (the per-call overhead of the model is what they would cost);
+    fewer than GRID_MIN candidates in all make only small groups, so they go straight to that call.
 
     Returns (throughput bin per candidate, the slices' time dicts of shape (rows, stages), and per
     candidate its (slice, row in slice, column))."""
+    n = c["stem"].size
+    if n < GRID_MIN:  # every group is small: all timed together, a candidate per row, in order
+        sized = SizedProblem(
+            base,
+            *(np.array([getattr(p, f) for p in problems], dtype=float)[c["size"], None] for f in SIZE_FIELDS),
+        )
+        grid = {k: c[k][:, None] for k in (*STEP_KEYS, "zero")}
+        t = evaluate_time(sized, grid, rf[:, None])  # type: ignore[arg-type]
+        every = np.arange(n)
+        return speed_bin(t["tokens_per_s"][:, 0]), [t], (np.zeros(n, dtype=np.int64), every, 0 * every)
     stages = axis_values(base)["zero"]
     col = np.searchsorted(stages, c["zero"])
     # a row per (stem, recompute code); partial recompute's share differs per stage: a row each
-    n = c["stem"].size
     key = c["stem"] * 4 + c["rc"]
     partial = c["rc"] == RECOMPUTE_CODES["partial"]
     key = np.where(partial, 4 * (int(c["stem"].max(initial=0)) + 1) + np.arange(n), key)
