@@ -85,7 +85,7 @@ class SizeMemo:
         return [known[c] for c in cards_list]
 
 
-SIZING_BLOCK = 16  # sizes evaluated together first while scanning for a deadline (then 32, 64, ...)
+SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline (then 16, 32, ...)
 
 
 def size_for_deadline(
