@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from estimator.layout import search as layout_search
 from estimator.layout.problem import LayoutProblem
-from estimator.layout.search import LayoutEval, LayoutSearch, search
+from estimator.layout.search import LayoutEval, LayoutSearch
 
 ANSWER_CACHE = 20_000  # answers remembered per kind, for sweeps (a best layout: a few kB)
 Key = tuple[Any, ...]
@@ -40,11 +41,12 @@ def remember_fit(key: Key, ok: bool) -> None:
 
 
 def searched(problem: LayoutProblem) -> LayoutSearch:
-    """search(problem), remembered unless it ran out of time (then it depends on the clock)."""
-    key = problem_key(problem)
+    """search(problem), remembered unless it ran out of time (then it depends on the clock); the
+    search's budget and chunk are part of the key, as a search under another budget may stop."""
+    key = (problem_key(problem), layout_search.SEARCH_SECONDS, layout_search.SEARCH_CHUNK)
     found = searches.get(key)
     if found is None:
-        found = search(problem)
+        found = layout_search.search(problem)
         if not found.timed_out:
             searches[key] = found
             _bound(searches, SEARCH_CACHE)

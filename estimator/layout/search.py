@@ -48,7 +48,7 @@ from estimator.layout.steptime import (
     Candidates,
     evaluate_step,
 )
-from estimator.limits import SEARCH_SECONDS
+from estimator.limits import SEARCH_SECONDS as SEARCH_SECONDS
 
 
 @dataclass(frozen=True)
