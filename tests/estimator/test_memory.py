@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from estimator.errors import ScenarioError
+from estimator.layout.activations import Storage
 from estimator.layout.memory import (
     GIB,
     Buffers,
@@ -139,6 +140,43 @@ def test_moe_activations_scale_with_top_k():
     _, k2 = layer_coefficients(Architecture(**base, num_experts_per_tok=2))
     _, k4 = layer_coefficients(Architecture(**base, num_experts_per_tok=4))
     assert k4.split - k2.split == pytest.approx(2 * (4 * 1024 + 6 * 512))
+
+
+def test_moe_combine_keeps_no_expert_output_when_the_activation_applies_the_probabilities():
+    """Megatron-Core 0.13+ multiplies the routing probabilities into the experts' activation
+    (experts.py: permuted_probs into the weighted GeGLU/SwiGLU) and unpermutes without them
+    (token_dispatcher.py), so a routed copy keeps its fc1 input (2h), fc1 output (4·f_e) and
+    activation output (2·f_e) but not its expert output (2h). GPT-OSS-120B (h = f_e = 2,880, top-4,
+    64 query heads and 8 KV heads of 64, 128 experts, no dropout) with the recipes' recompute modules
+    layernorm and moe_act, per token and MoE layer in bytes, by hand:
+    replicated 8h = 23,040 less the recomputed pre-MLP norm 2h = 5,760 -> 17,280;
+    split: Q, K, V, context 2·(4,096 + 512 + 512 + 4,096) = 18,432, routed 4·(2·2,880 + 6·2,880)
+    = 92,160, fp32 router logits 4·128 = 512, less the recomputed activation 2·4·2,880 = 23,040
+    -> 88,064; without the mechanism 4·2h = 23,040 more."""
+    from estimator.layout.activations import layer_activation_bytes
+    from estimator.layout.stacks import STACKS
+
+    arch = Architecture(
+        num_hidden_layers=36,
+        hidden_size=2880,
+        num_attention_heads=64,
+        num_key_value_heads=8,
+        head_dim=64,
+        intermediate_size=2880,
+        moe_intermediate_size=2880,
+        num_experts=128,
+        num_experts_per_tok=4,
+        vocab_size=201088,
+    )
+    mods = ("layernorm", "moe_act")
+    _, weighted_combine = layer_coefficients(arch, False, mods)
+    _, weighted_act = layer_coefficients(arch, False, mods, Storage(probs_in_activation=True))
+    per_token = layer_activation_bytes(weighted_act, 4096, 1, recompute="selective") / 4096
+    assert float(per_token) == pytest.approx(17280 + 88064)
+    assert weighted_combine.split - weighted_act.split == pytest.approx(4 * 2 * 2880)
+    assert STACKS["megatron-core-2025"].moe_probs_in_activation
+    assert STACKS["megatron-core-moe-2025"].moe_probs_in_activation
+    assert not STACKS["megatron-core-2024"].moe_probs_in_activation  # Megatron-Core 0.5-0.9
 
 
 def test_uneven_pipeline_split_like_llama3():

@@ -1,7 +1,8 @@
 """Compute terms of one transformer layer and micro-batch on one card (s), vectorized over candidate
 layouts: the linears (gemm), the attention core (attention), the memory-bound element-wise kernels
 (elementwise), the routed experts and routing (moe_experts, moe_routing) and the host's launch cost
-(host_overhead). The composition and the sources are in `step`'s docstring."""
+(host_overhead), with what selective recompute (selective_extras) and the stack's always_recompute
+(always_extras) run again. The composition and the sources are in `step`'s docstring."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from estimator.layout.steptime.moe import (
 )
 from estimator.layout.steptime.moe_core06 import core06_experts_s
 from estimator.layout.steptime.rates import Rates
-from estimator.model.transformer import mlp_matrices
+from estimator.model.transformer import Architecture, mlp_matrices
 
 if TYPE_CHECKING:
     from estimator.layout.problem import LayoutProblem
@@ -114,16 +115,18 @@ def selective_extras(
     - moe_act (MoE layers): the routed experts' activation, act_coeff·k·f_e bytes per token;
     - mlp (dense layers): the MLP's linears and activation;
     - shared_experts (MoE layers): the shared experts' linears and activation.
-    Recomputed linears cast their inputs to FP8 again, and their weights unless the stack caches them."""
+    Recomputed linears cast their inputs to FP8 again, and their weights unless the stack caches them.
+    A module the stack always recomputes (always_extras: "norms" covers layernorm) is not counted twice."""
     arch, counts, stack = problem.arch, problem.counts, problem.stack
     mods = stack.selective_recompute
+    always = stack.always_recompute
     h, fe = float(arch.hidden_size), float(arch.moe_intermediate_size)
     rep = np.where(c.sp, c.tp, 1.0)
     params, width, elem = 0.0, 0.0, arr(0.0 * c.tp)
     if moe:
-        if "layernorm" in mods:
+        if "layernorm" in mods and "norms" not in always:
             elem = elem + 4.0 * h / rep
-        if "moe_act" in mods:
+        if "moe_act" in mods and "moe_act" not in always:
             elem = elem + act_coeff * arch.num_experts_per_tok * fe / c.tp
         if "shared_experts" in mods and arch.n_shared_experts:
             params, width = float(counts.moe_shared_per_layer), arch.n_shared_experts * fe
@@ -138,12 +141,71 @@ def selective_extras(
     return arr(np.where(params > 0, gemm, 0.0)), arr(tokens * elem / r.hbm)
 
 
+def mla_up_projection(arch: Architecture) -> tuple[float, float, float]:
+    """(parameters, input width, output width) of MLA's up-projections in one layer (elements):
+    q_lora_rank -> heads·(qk_nope + qk_rope) where the model has a query latent (without one, Q is
+    projected from h and stored: not an up-projection) and kv_lora_rank -> heads·(qk_nope + v)
+    (DeepSeek-V2/V3 modeling code q_b_proj and kv_b_proj, as counted in transformer._attention_params);
+    zeros without MLA."""
+    if not arch.is_mla:
+        return 0.0, 0.0, 0.0
+    heads = float(arch.num_attention_heads)
+    nope, rope, v = (float(d or 0) for d in (arch.qk_nope_head_dim, arch.qk_rope_head_dim, arch.v_head_dim))
+    q_in, kv_in = float(arch.q_lora_rank or 0), float(arch.kv_lora_rank or 0)
+    q_out = heads * (nope + rope) if q_in else 0.0
+    kv_out = heads * (nope + v)
+    return q_in * q_out + kv_in * kv_out, q_in + kv_in, q_out + kv_out
+
+
+def always_extras(
+    problem: LayoutProblem, c: Candidates, r: Rates, moe: bool, tokens: Num, act_coeff: float
+) -> tuple[FloatArray, FloatArray]:
+    """(linear, element-wise) seconds that the stack's always_recompute adds to one layer and
+    micro-batch: what the memory model leaves unstored in every layout (activations.Storage) runs
+    its forward once more in the backward (DeepSeek-V3 report section 3.2.3 for the norms and the
+    MLA up-projections, section 3.3 for the MoE SwiGLU output; docs/sources.md#deepseek-v3):
+    - norms: every RMSNorm of the layer, the two of width h and MLA's query and key-value latent
+      norms (q_lora_rank, kv_lora_rank): read 2 and write 2 bytes per element and token, divided by t
+      with sequence parallel as the norms in compute_terms (the latent norms taken to run in the same
+      sequence-parallel layout: an assumption; the DeepSeek-V3 stack runs without TP);
+    - mla_up_proj: MLA's up-projection GEMMs (mla_up_projection), 2 FLOP per parameter and token at
+      the linears' rate (FP8 where the scenario trains in FP8), column-parallel (the latent input whole
+      on every TP rank, output and weights split by t), with the FP8 cast of their latent input and of
+      their weights unless the stack caches FP8 weights (fp8_weight_cache);
+    - moe_act (MoE layers): the routed experts' SwiGLU, read 2·f_e and write f_e 16-bit values per
+      routed token copy (act_coeff·k·f_e bytes, k·T/t copies per card as in selective_extras).
+    Only the layers not recomputed in full pay it (1 - rf): a full recompute re-runs their whole
+    forward (Candidates.passes). low_precision_cache adds no term (no source says its copies are made
+    outside the kernels that produce or consume those tensors): the FP8 dispatched tokens are the FP8
+    operand of the experts' up-projection, priced as that GEMM's cast, whose second layout is the
+    backward 1x128 -> 128x1 re-quantisation the report describes (section 3.5.2,
+    CAST_BYTES_PER_ELEMENT); the FP8 SwiGLU input and the E5M6 attention output are extra copies of
+    tensors their kernels read or write anyway, whose backward read replaces a 16-bit one (section
+    3.3, "Low-Precision Storage and Communication"; the bound is in docs/steptime.md)."""
+    arch, stack = problem.arch, problem.stack
+    always = stack.always_recompute
+    rep = np.where(c.sp, c.tp, 1.0)
+    elem = arr(0.0 * c.tp)
+    if "norms" in always:
+        widths = 2.0 * arch.hidden_size + float(arch.q_lora_rank or 0) + float(arch.kv_lora_rank or 0)
+        elem = elem + 4.0 * widths / rep
+    if moe and "moe_act" in always:
+        elem = elem + act_coeff * arch.num_experts_per_tok * arch.moe_intermediate_size / c.tp
+    params, width_in, width_out = mla_up_projection(arch) if "mla_up_proj" in always else (0.0, 0.0, 0.0)
+    weights = params / c.tp
+    elements = weights + tokens * (width_in + width_out / c.tp)
+    casts = tokens * width_in + (0.0 if stack.fp8_weight_cache else weights)
+    gemm = linear_time_s(2.0 * tokens * weights, elements, r.linear, r.hbm, r.fp8, r.recipe, casts)
+    again = 1.0 - c.rf
+    return arr(again * np.where(params > 0, gemm, 0.0)), arr(again * tokens * elem / r.hbm)
+
+
 def compute_terms(
     problem: LayoutProblem, c: Candidates, r: Rates, moe: bool, tokens: Num, n_mat: float
 ) -> tuple[dict[str, Num], FloatArray, FloatArray, Num]:
     """gemm, attention (core, before the context-parallel merge) and elementwise terms of one layer
     and micro-batch (s), with the linears' time t_gemm, the attention core t_att and the element-wise
-    time t_elem without selective recompute (the overlap windows). Sources: the module docstring."""
+    time t_elem without what selective or always recompute runs again (the overlap windows). Sources: the module docstring."""
     arch, counts, stack = problem.arch, problem.counts, problem.stack
     h = float(arch.hidden_size)
     if moe:
@@ -170,10 +232,11 @@ def compute_terms(
     t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
     t_elem = t_elem + mla_layout_s(arch, ascend_fa(problem), tokens, c.tp, c.passes, r.hbm)
     gemm_again, elem_again = selective_extras(problem, c, r, moe, tokens, act_coeff)
+    gemm_always, elem_always = always_extras(problem, c, r, moe, tokens, act_coeff)
     terms: dict[str, Num] = {
-        "gemm": t_gemm + selective * gemm_again,
+        "gemm": t_gemm + selective * gemm_again + gemm_always,
         "attention": t_att,
-        "elementwise": arr(t_elem + selective * elem_again),
+        "elementwise": arr(t_elem + selective * elem_again + elem_always),
     }
     return terms, t_gemm, t_att, t_elem
 

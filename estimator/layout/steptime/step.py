@@ -58,7 +58,7 @@ from estimator.layout.steptime.constants import (
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
 from estimator.layout.steptime.dualpipe import dualpipe_ranks
 from estimator.layout.steptime.layer_comm import comm_terms
-from estimator.layout.steptime.layer_compute import compute_terms, moe_and_host_terms
+from estimator.layout.steptime.layer_compute import compute_terms, mla_up_projection, moe_and_host_terms
 from estimator.layout.steptime.mtp import mtp_hidden, with_mtp
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.layout.steptime.rates import Rates, fabric, rates
@@ -268,7 +268,10 @@ def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
     Full or partial recompute repeats the forward of its share `rf` of the layers (linears 2 FLOP
     per parameter and token, and the attention core's forward). Selective recompute repeats what the
     step time above re-runs for the stack's modules: the attention core (attention_core), every other
-    forward matmul under PyTorch's per-op SAC, the dense MLP or the shared experts (selective_extras)."""
+    forward matmul under PyTorch's per-op SAC, the dense MLP or the shared experts (selective_extras).
+    The stack's always_recompute "mla_up_proj" repeats MLA's up-projections (2 FLOP per parameter and
+    token, layer_compute.mla_up_projection) in every layer not recomputed in full (always_extras);
+    its norms and SwiGLU are memory-bound and count no FLOPs, as in MFU."""
     arch, counts, stack = problem.arch, problem.counts, problem.stack
     s, mods = float(problem.seq_len), stack.selective_recompute
     fused = stack.flash_attention
@@ -282,9 +285,11 @@ def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
     extra += n_moe * counts.moe_shared_per_layer * ("shared_experts" in mods and arch.n_shared_experts > 0)
     if SAC_MATMUL_HALF in mods:
         extra += 0.5 * (n_dense * dense_lin + n_moe * moe_lin)
+    up_proj = mla_up_projection(arch)[0] if "mla_up_proj" in stack.always_recompute else 0.0
+    always = arch.num_hidden_layers * up_proj * (1.0 - c.rf)
     scores = ("core_attn" in mods) if fused else recomputes_scores(mods)
     att_fwd = att.forward_flop_per_token(arch, s, fused)
-    per_token = 2.0 * (lin * c.rf + extra * selective) + arch.num_hidden_layers * att_fwd * (
+    per_token = 2.0 * (lin * c.rf + extra * selective + always) + arch.num_hidden_layers * att_fwd * (
         c.rf + selective * scores
     )
     return arr(per_token * c.m * c.dp * c.mbs * s / problem.cards)
