@@ -367,7 +367,9 @@ def _can_win_family(
     below the best bin found at its size cannot be in the top bin. A size whose probe finds nothing
     that fits keeps all its layouts. Returns (those layouts, the best bin found per size: the bar,
     or None when the family was too small to bound)."""
-    if family.size < PREMEMORY_MIN:
+    if family.size < PREMEMORY_MIN or base.stack.always_recompute:
+        # a stack that always recomputes some modules adds (1 - rf) of their forward: the bound
+        # may then fall as less is recomputed, and only each candidate's own rf bounds it (can_win)
         return family, None
     ub = prune.layout_bound(problems, base, family.layouts, rc_values)
     probe = family.subset(prune.top_per_size(family.layouts["size"], ub, PREMEMORY_PROBE))

@@ -114,6 +114,8 @@ def layout_bound(
     time only as selective or not and through the share rf of layers recomputed, and the bound never
     falls as rf falls (a recomputed forward adds non-negative compute terms: Candidates.passes,
     tests/estimator/test_layout_prune.py), so the rf = 0 bound covers full and partial recompute.
+    Not for a stack with always_recompute (its modules run again in the (1 - rf) of the layers not
+    recomputed in full): the caller does not bound those before memory.
     The bound reads no ZeRO stage (compute terms only; tested), so it is computed once per run of
     layouts with one stem (the layout without its stage) and shared by the run."""
     stem = layouts["stem"]

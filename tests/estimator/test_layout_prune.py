@@ -47,6 +47,8 @@ def test_the_bound_never_falls_as_less_is_recomputed(seed, presets):
     checked = 0
     for _, problems in _random_cases(seed, 6, presets, 512):
         p = problems[-1]
+        if p.stack.always_recompute:  # (1 - rf) of those modules again: not claimed, not bounded early
+            continue
         c = enumerate_valid([p])
         keep = np.flatnonzero(c["rc"] != 1)
         if keep.size == 0:
@@ -130,3 +132,27 @@ def test_top_per_size_keeps_the_best_scores_of_each_size():
     assert prune.top_per_size(size, score, 2).tolist() == [1, 2, 3, 4, 5, 7]
     assert prune.top_per_size(size[::-1].copy(), score[::-1].copy(), 2).tolist() == [1, 3, 4, 5, 6, 7]
     assert prune.top_per_size(size, score, 5).tolist() == list(range(9))
+
+
+def test_a_stack_that_always_recomputes_keeps_its_best_layouts(monkeypatch):
+    """DeepSeek-V3 on its own stack (always_recompute: norms, MLA up-projections, SwiGLU) is not
+    bounded before memory; with every other pruning at its harshest the best layouts are search()'s."""
+    from estimator.layout.search import search
+    from tests.estimator.test_layout_batch import _problems
+
+    doc = {
+        "model": {"preset": "deepseek-v3"},
+        "training": {"tokens": 1e12, "seq_len": 4096, "stack": "deepseek-dualpipe"},
+        "hardware": {"accelerator": "h800-sxm"},
+        "cluster": {"cards": 64},
+    }
+    problems = _problems(doc, [512, 1024, 2048])
+    assert problems[0].stack.always_recompute
+    monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 1)
+    monkeypatch.setattr(prune, "PRUNE_MIN", 1)
+    monkeypatch.setattr(prune, "PRUNE_PROBE", 1)
+    layout_batch.clear_caches()
+    expected = [search(p).best for p in problems]
+    assert any(b is not None for b in expected)
+    assert best_layouts(problems) == expected
+    layout_batch.clear_caches()
