@@ -30,8 +30,9 @@ from estimator.layout.search import (
 )
 from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money import pricing
-from estimator.plan import batch
+from estimator.plan import batch, sizing
 from estimator.plan import compose as plan
+from estimator.plan.choose import _choice
 
 
 def search_legacy(problem: LayoutProblem) -> LayoutSearch:
@@ -69,13 +70,13 @@ def _evaluate(r, cards):
     return fabric, search_legacy(plan.layout_problem(r, cards, fabric))
 
 
-def choose_cluster_legacy(r, training_flop: float, peak: float) -> plan.ClusterChoice:
+def choose_cluster_legacy(r, training_flop: float, peak: float):
     """plan.choose_cluster before batching: one full search per scanned size."""
     s = r.scenario
     given_mfu = s.efficiency.mfu
     if s.cluster.cards is not None:
         cards = s.cluster.cards
-        return plan._choice(r, cards, *_evaluate(r, cards), given_mfu)
+        return _choice(r, cards, *_evaluate(r, cards), given_mfu)
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = plan.cards_multiple(r)
 
@@ -84,7 +85,7 @@ def choose_cluster_legacy(r, training_flop: float, peak: float) -> plan.ClusterC
 
     if given_mfu is not None:
         cards = need(given_mfu)
-        return plan._choice(r, cards, *_evaluate(r, cards), given_mfu)
+        return _choice(r, cards, *_evaluate(r, cards), given_mfu)
     sizes = plan.candidate_sizes(r, multiple)
     tried: dict = {}
 
@@ -123,7 +124,7 @@ def choose_cluster_legacy(r, training_flop: float, peak: float) -> plan.ClusterC
             tried[cards] = _evaluate(r, cards)
         cards = max(tried, key=throughput)
     fabric, found = tried[cards]
-    return plan._choice(r, cards, fabric, found, None)
+    return _choice(r, cards, fabric, found, None)
 
 
 def _predicted_legacy(r, tokens, size, given_cards, rows):
@@ -156,6 +157,7 @@ def legacy_paths():
     """Route plan.estimate() and batch.evaluate_columns() through the pre-batching code."""
     with (
         mock.patch.object(plan, "choose_cluster", choose_cluster_legacy),
+        mock.patch.object(sizing, "choose_cluster", choose_cluster_legacy),  # what plan() calls
         mock.patch.object(batch, "_predicted", _predicted_legacy),
     ):
         yield

@@ -26,14 +26,18 @@ How it saves the per-search work (the search itself is layout.py; these are its 
   moves the same bytes and divides the replicated activations and their element-wise kernels by
   tp: never slower, strictly less memory, so the sp = false twin never wins. (With unfused
   attention, partial recompute stores like selective recompute and the rule does not hold.)
-- Bounded before timed (_can_win, exact): an upper bound of each candidate's throughput from its
-  layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each size
-  are timed first and whatever's bound falls below the best bin found cannot be in the top bin, so
-  only the rest gets the full model (tests/estimator/test_layout_prune.py).
-- Answers remembered: best_layouts and best_in keep every answer by the full problem key, so a
-  scenario planned again (a report, its stack sensitivity, a sweep row) costs no search.
-- One step-time call for all sizes: evaluate_step broadcasts, so `cards` and the two fabric
-  factors go in as per-candidate arrays (see _SizedProblem).
+- Bounded before timed (layout.prune, exact): an upper bound of each candidate's throughput from
+  its layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each
+  size are timed first and whatever's bound falls below the best bin found cannot be in the top
+  bin, so only the rest gets the full model (tests/estimator/test_layout_prune.py). A search
+  whose fitted candidates are not kept for a next stack profile (deadline sizing, sweeps) bounds
+  the layouts before their memory too (_can_win_family): memory only for the PREMEMORY_PROBE
+  layouts of highest bound per size and for those whose bound reaches the best bin they find.
+- Answers remembered (layout.answers): best_layouts and best_in keep every answer by the full
+  problem key, so a scenario planned again (a report, its stack sensitivity, a sweep row) costs no
+  search.
+- One step-time call for all sizes (layout.batch_timing): evaluate_step broadcasts, so `cards` and
+  the two fabric factors go in as per-candidate arrays (SizedProblem).
 - Slices of SLICE_ROWS candidates keep numpy's temporaries in the CPU caches.
 - The same ranking (layout.rank_order: throughput bin, ZeRO stage, recompute share, memory) with
   the size most significant and the search's enumeration position least, so ties resolve the same.
@@ -47,7 +51,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray, arr
+from estimator.arrays import FloatArray
+from estimator.layout import answers, prune
+from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, Columns, IntArray, time_by_stem
 from estimator.layout.enumeration import (
     BATCH_TOLERANCE,
     auto_split_fails,
@@ -58,45 +64,22 @@ from estimator.layout.enumeration import (
 )
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
 from estimator.layout.search import (
+    EVAL_TIME_KEYS,
     MEMORY_KEYS,
     LayoutEval,
     LayoutProblem,
-    _make_eval,
     _partial_recompute,
     _take,
     card_memories,
     card_memory,
     evaluate_memory,
-    evaluate_time,
     fp8_activations,
+    make_evals,
     partial_redundant,
     speed_bin,
 )
-from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.step import step_time_lower_bound
 
-Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
-IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
-SIZE_FIELDS = ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
-
-
-class _SizedProblem:
-    """A LayoutProblem whose cards and fabric factors are per-candidate arrays.
-
-    evaluate_step and layout.evaluate_time use problem.cards (HFU, MFU: FLOP/s over cards · peak),
-    problem.cross_leaf_bandwidth_factor and problem.nodes_per_leaf_group (collective and
-    point-to-point bandwidths) only in numpy expressions, so arrays broadcast against the candidate
-    arrays; every other attribute is the shared problem's."""
-
-    def __init__(self, base: LayoutProblem, cards: FloatArray, cross: FloatArray, leaf_nodes: FloatArray):
-        self._base = base
-        self.cards = cards
-        self.cross_leaf_bandwidth_factor = cross
-        self.nodes_per_leaf_group = leaf_nodes
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._base, name)
 
 
 def _check_shared(problems: Sequence[LayoutProblem]) -> None:
@@ -211,12 +194,17 @@ def _level_micro_batches(
     big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns, a: IntArray
 ) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
     """Levels C, D: mbs, v and the micro-batch count m they decide with dp and pp, of the level-B
-    rows: (parent row, mbs, v, m, pp)."""
+    rows: (parent row, mbs, v, m, pp). The rules involve only (pp, dp, mbs, v), so they run once
+    per distinct (pp, dp) of the rows (a table of those pairs times every (mbs, v)) and each row
+    takes its pair's valid (mbs, v) in order."""
     L, gbs = big.arch.num_hidden_layers, big.global_batch_seqs
     mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
-    b, j = _expand(a.size, np.arange(mbs_g.size))
-    mbs, v, ab = mbs_g[j], v_g[j], a[b]
-    pp, dp = rows_a["pp"][ab], rows_a["dp"][ab]
+    pp_b, dp_b = rows_a["pp"][a], rows_a["dp"][a]
+    pairs, inv = np.unique(pp_b * (int(dp_b.max(initial=0)) + 1) + dp_b, return_inverse=True)
+    first = np.zeros(pairs.size, dtype=np.int64)
+    first[inv[::-1]] = np.arange(inv.size)[::-1]  # a row of each pair
+    pp, dp = pp_b[first][:, None], dp_b[first][:, None]  # (pairs, 1) against (1, mbs x v)
+    mbs, v = mbs_g[None, :], v_g[None, :]
     split = big.stage_split
     ok = (
         (pp * v <= L)
@@ -224,11 +212,17 @@ def _level_micro_batches(
         & ~((v > 1) & (pp == 1))
         & ~auto_split_fails(L, pp, v, split)
     )
-    b, mbs, v, pp, dp = b[ok], mbs[ok], v[ok], pp[ok], dp[ok]
     step = np.where(v > 1, pp, 1)
     m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
-    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
-    return b[ok], mbs[ok], v[ok], m[ok], pp[ok]
+    ok &= (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
+    pair_of, combo = np.nonzero(ok)  # by pair, then in (mbs, v) order
+    per_pair = np.bincount(pair_of, minlength=pairs.size)
+    starts = np.cumsum(per_pair) - per_pair
+    n_row = per_pair[inv]
+    b = np.repeat(np.arange(a.size), n_row)
+    k = np.arange(b.size) - np.repeat(np.cumsum(n_row) - n_row, n_row)  # position in its row
+    g = combo[starts[inv[b]] + k]
+    return b, mbs_g[g], v_g[g], m[inv[b], g], pp_b[b]
 
 
 def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
@@ -252,12 +246,12 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     sizes (a sweep's groups, one per accelerator)."""
     if problems:
         _check_shared(problems)
-    keys = [_problem_key(p) for p in problems]
+    keys = [answers.problem_key(p) for p in problems]
     firsts = {k: i for i, k in reversed(list(enumerate(keys)))}
-    todo = [firsts[k] for k in dict.fromkeys(keys) if k not in _answers]
+    todo = [firsts[k] for k in dict.fromkeys(keys) if k not in answers.answers]
     for i, b in zip(todo, _best_layouts([problems[i] for i in todo], reuse), strict=True):
-        _remember(keys[i], b)
-    return [_answers[k] for k in keys]
+        answers.remember(keys[i], b)
+    return [answers.answers[k] for k in keys]
 
 
 def best_in(problem: LayoutProblem, families: dict[tuple[Any, ...], _Family]) -> LayoutEval | None:
@@ -265,35 +259,16 @@ def best_in(problem: LayoutProblem, families: dict[tuple[Any, ...], _Family]) ->
     answers); `families` (the caller's, e.g. one plan's stack profiles at its size) keeps the
     enumeration and the accelerator-independent memory for the next problem with the same
     _family key."""
-    key = _problem_key(problem)
-    if key not in _answers:
-        _remember(key, _best_layouts([problem], False, families)[0])
-    return _answers[key]
-
-
-def _remember(key: tuple[Any, ...], best: LayoutEval | None) -> None:
-    """Keep an answer, the oldest forgotten beyond ANSWER_CACHE."""
-    _answers[key] = best
-    while len(_answers) > ANSWER_CACHE:
-        _answers.pop(next(iter(_answers)))
-
-
-ANSWER_CACHE = 20_000  # best layouts remembered for sweeps (a few kB each)
-_answers: dict[tuple[Any, ...], LayoutEval | None] = {}
+    key = answers.problem_key(problem)
+    if key not in answers.answers:
+        answers.remember(key, _best_layouts([problem], False, families)[0])
+    return answers.answers[key]
 
 
 def clear_caches() -> None:
     """Forget the remembered answers and families (benchmarks time cold searches)."""
-    _answers.clear()
-    _fits.clear()
+    answers.clear()
     _families.clear()
-
-
-def _problem_key(p: LayoutProblem) -> tuple[Any, ...]:
-    """Every field of the problem, hashable (the fixed fields as sorted pairs)."""
-    return tuple(
-        tuple(sorted(p.fixed.items())) if f == "fixed" else getattr(p, f) for f in p.__dataclass_fields__
-    )
 
 
 def _best_layouts(
@@ -308,7 +283,7 @@ def _best_layouts(
             for b in _best_layouts(problems[start : start + SIZES_PER_BLOCK], reuse, families)
         ]
     best: list[LayoutEval | None] = [None] * len(problems)
-    parts = _fitting_parts(problems, reuse, families)
+    parts, bar = _fitting_parts(problems, reuse, families)
     if not parts:
         return best
     base = problems[0]
@@ -317,10 +292,11 @@ def _best_layouts(
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
-    if c["size"].size >= PRUNE_MIN:  # drop what cannot reach its size's top throughput bin
-        kept = np.flatnonzero(_can_win(problems, base, c, rf))
+    # drop what cannot reach its size's top bin (against the bar found before memory, if any)
+    kept = prune.winners(problems, base, c, rf) if bar is None else prune.reaching(problems, base, c, rf, bar)
+    if kept is not None:
         c, mem, rf = {k: v[kept] for k, v in c.items()}, _take(mem, kept), rf[kept]
-    speed, times, at = _time_by_stem(problems, base, c, rf)
+    speed, times, at = time_by_stem(problems, base, c, rf)
     # per size, only the candidates in its top throughput bin can win: rank those, ties to the
     # search's enumeration order (the row number)
     size = c["size"]
@@ -329,77 +305,26 @@ def _best_layouts(
     hit = np.flatnonzero(speed == top[size])
     order = hit[np.lexsort((c["row"][hit], mem.total[hit], rf[hit], c["zero"][hit], -speed[hit], size[hit]))]
     sizes = size[order]
-    for i in order[np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])]:
-        j, r, z = at[0][i], at[1][i], at[2][i]
-        one = {k: v[i : i + 1] for k, v in c.items()}
-        t = {k: v[r : r + 1, z] for k, v in times[j].items()}
-        best[int(size[i])] = _make_eval(problems[int(size[i])], one, _take(mem, [i]), t, 0)
+    win = order[np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])]  # each size's best candidate
+    j, r, z = (a[win] for a in at)
+    t = {k: np.empty(win.size) for k in EVAL_TIME_KEYS}
+    for part in np.unique(j).tolist():  # the winners' times, gathered from the slices they are in
+        sel = np.flatnonzero(j == part)
+        for k in EVAL_TIME_KEYS:
+            t[k][sel] = np.asarray(times[part][k])[r[sel], z[sel]]
+    evals = make_evals(base, {k: v[win] for k, v in c.items()}, _take(mem, win), t)
+    for s, e in zip(size[win].tolist(), evals, strict=True):
+        best[s] = e
     return best
-
-
-def _can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray) -> BoolArray:
-    """Per candidate: it may be in its size's top throughput bin (the only ones _best_layouts ranks).
-
-    An upper bound of each candidate's tokens/s from steptime.step_time_lower_bound (its compute
-    alone), raised by PRUNE_MARGIN against rounding; the step-time model times the PRUNE_PROBE
-    candidates of highest bound per size, and a candidate whose bound's bin lies below the best bin
-    found at its size cannot reach the top bin (bins are monotone in throughput): dropped. Exact: the
-    candidates of the top bin are all kept, so the ranking among them, and the best layout, are
-    unchanged (tests/estimator/test_layout_batch.py asserts the bound and the equality)."""
-    size = c["size"]
-    n = size.size
-    ub = np.concatenate(
-        [
-            tokens_upper_bound(
-                problems, base, {k: v[i : i + SLICE_ROWS] for k, v in c.items()}, rf[i : i + SLICE_ROWS]
-            )
-            for i in range(0, n, SLICE_ROWS)
-        ]
-    )
-    # per size, the PRUNE_PROBE candidates of highest bound (a round per probe: no sort of all)
-    left = np.where(np.isnan(ub), -np.inf, ub)
-    picked = []
-    for _ in range(PRUNE_PROBE):
-        top = np.full(len(problems), -np.inf)
-        np.maximum.at(top, size, left)
-        hit = np.flatnonzero((left == top[size]) & (left > -np.inf))
-        _, first = np.unique(size[hit], return_index=True)
-        picked.append(hit[first])
-        left[hit[first]] = -np.inf
-    probe = np.sort(np.concatenate(picked))
-    if probe.size == 0:  # no finite bound: nothing to compare against
-        return np.ones(n, dtype=bool)
-    speed, _, _ = _time_by_stem(problems, base, {k: v[probe] for k, v in c.items()}, rf[probe])
-    best = np.full(len(problems), -np.inf)
-    np.maximum.at(best, size[probe], speed)
-    return ~(speed_bin(ub) < best[size])  # NaN bounds kept
-
-
-def tokens_upper_bound(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
-) -> FloatArray:
-    """An upper bound of evaluate_time(...)["tokens_per_s"] of each candidate (tokens/s): the step's
-    tokens over steptime.step_time_lower_bound, times 1 + PRUNE_MARGIN."""
-    sized = _SizedProblem(
-        base, *(np.array([getattr(p, f) for p in problems], dtype=float)[c["size"]] for f in SIZE_FIELDS)
-    )
-    cand = Candidates.from_mapping({**{k: c[k] for k in (*STEP_KEYS, "zero")}, "rf": rf})
-    lb = step_time_lower_bound(sized, cand)  # type: ignore[arg-type]
-    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * base.seq_len
-    return arr(step_tokens / lb * (1.0 + PRUNE_MARGIN))
-
-
-PRUNE_MIN = 256  # candidates below which timing them all costs less than the bound and the probe
-PRUNE_PROBE = 4  # candidates per size timed first (highest bound) to set the bar
-PRUNE_MARGIN = 1e-6  # relative slack of the bound against rounding (the bins are 2% wide)
 
 
 def _fitting_parts(
     problems: Sequence[LayoutProblem], reuse: bool, families: dict[tuple[Any, ...], _Family] | None
-) -> list[Fitting]:
-    """The candidates of these sizes left for the step-time model (_fitting), slice by slice."""
+) -> tuple[list[Fitting], FloatArray | None]:
+    """The candidates of these sizes left for the step-time model (_fitting), slice by slice, and
+    the bar per size (a throughput bin reached) when the layouts were bounded before memory."""
     if not problems:
-        return []
+        return [], None
     _check_shared(problems)
     base = problems[0]
     if families is None and reuse:
@@ -412,16 +337,52 @@ def _fitting_parts(
     keep = families is not None and families is not _families
     hbm = float(base.accelerator.hbm_bytes)
     if keep and hbm in family.fitted:
-        return family.fitted[hbm]
+        return family.fitted[hbm], None
     rc_values = axis_values(base)["rc"]
+    bar = None
+    if not keep:  # memory not kept for a next profile: bound the layouts before their memory
+        family, bar = _can_win_family(problems, base, family, rc_values)
+    parts = _slices(base, family, rc_values)
+    if keep:
+        family.fitted[hbm] = parts
+    return parts, bar
+
+
+def _slices(base: LayoutProblem, family: _Family, rc_values: IntArray) -> list[Fitting]:
+    """_fitting of the family's layouts, SLICE_ROWS candidates at a time."""
     per = max(1, SLICE_ROWS // rc_values.size)
-    parts = [
+    return [
         _fitting(base, family, start, min(start + per, family.size), rc_values)
         for start in range(0, family.size, per)
     ]
-    if keep:
-        family.fitted[hbm] = parts
-    return parts
+
+
+def _can_win_family(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, family: _Family, rc_values: IntArray
+) -> tuple[_Family, FloatArray | None]:
+    """The layouts of the family that may reach their size's top throughput bin, found before any
+    memory but theirs is computed (exact, as prune.can_win): each layout's throughput bound over its
+    recompute codes (prune.layout_bound); the PREMEMORY_PROBE layouts of highest bound per size get
+    their memory and the candidates of them that fit are timed; a layout whose bound's bin lies
+    below the best bin found at its size cannot be in the top bin. A size whose probe finds nothing
+    that fits keeps all its layouts. Returns (those layouts, the best bin found per size: the bar,
+    or None when the family was too small to bound)."""
+    if family.size < PREMEMORY_MIN or base.stack.always_recompute:
+        # a stack that always recomputes some modules adds (1 - rf) of their forward: the bound
+        # may then fall as less is recomputed, and only each candidate's own rf bounds it (can_win)
+        return family, None
+    ub = prune.layout_bound(problems, base, family.layouts, rc_values)
+    probe = family.subset(prune.top_per_size(family.layouts["size"], ub, PREMEMORY_PROBE))
+    parts = _slices(base, probe, rc_values)
+    if not parts:
+        return family, None
+    c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
+    bar = prune.best_bins(problems, base, c, np.concatenate([p[2] for p in parts]))
+    return family.subset(np.flatnonzero(~(speed_bin(ub) < bar[family.layouts["size"]]))), bar
+
+
+PREMEMORY_MIN = 2_048  # layouts below which their memory costs less than bounding them first
+PREMEMORY_PROBE = 48  # layouts per size whose memory is computed first, to set the bar
 
 
 def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[bool]:
@@ -430,13 +391,11 @@ def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[boo
     model: what a sweep row with its MFU given needs to know, no figure without a plan). reuse: as
     best_layouts (a problem whose best layout is remembered is answered from it)."""
     if reuse:
-        keys = [_problem_key(p) for p in problems]
-        todo = [i for i, k in enumerate(keys) if k not in _answers and k not in _fits]
+        keys = [answers.problem_key(p) for p in problems]
+        todo = [i for i, k in enumerate(keys) if k not in answers.answers and k not in answers.fits]
         for i, ok in zip(todo, _any_fits([problems[i] for i in todo], True), strict=True):
-            _fits[keys[i]] = ok
-        while len(_fits) > ANSWER_CACHE:
-            _fits.pop(next(iter(_fits)))
-        return [_answers[k] is not None if k in _answers else _fits[k] for k in keys]
+            answers.remember_fit(keys[i], ok)
+        return [answers.answers[k] is not None if k in answers.answers else answers.fits[k] for k in keys]
     return _any_fits(problems, False)
 
 
@@ -455,7 +414,7 @@ def _any_fits(problems: Sequence[LayoutProblem], reuse: bool) -> list[bool]:
         pos = {int(code) for code in rc_values}
         if "recompute" in base.fixed or not {0, 2, 3} <= pos:
             seen = np.zeros(len(block), dtype=bool)
-            for c, _, _ in _fitting_parts(block, reuse, None):
+            for c, _, _ in _fitting_parts(block, reuse, None)[0]:
                 seen[c["size"]] = True
             out.extend(bool(x) for x in seen)
             continue
@@ -491,78 +450,7 @@ def _sizes_fitting(base: LayoutProblem, fam: _Family, n_sizes: int, rc_values: I
     return seen
 
 
-_fits: dict[tuple[Any, ...], bool] = {}  # any_fits' answers (sweeps)
-
-
-def _time_by_stem(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
-) -> tuple[FloatArray, list[dict[str, FloatArray]], tuple[IntArray, IntArray, IntArray]]:
-    """Step times of the candidates c, computed once per (layout without its ZeRO stage, recompute
-    share) with the stages left for it as a broadcast column: the per-layer terms do not depend on
-    the stage, so evaluate_step computes them once per row (numpy broadcasting: the same element-wise
-    numbers). Rows are grouped by the set of stages they need, so no column is computed in vain;
-    groups too small to pay for a step-time call of their own (GRID_MIN elements) are timed
-    together, a candidate per row (the per-call overhead of the model is what they would cost).
-
-    Returns (throughput bin per candidate, the slices' time dicts of shape (rows, stages), and per
-    candidate its (slice, row in slice, column))."""
-    stages = axis_values(base)["zero"]
-    col = np.searchsorted(stages, c["zero"])
-    # a row per (stem, recompute code); partial recompute's share differs per stage: a row each
-    n = c["stem"].size
-    key = c["stem"] * 4 + c["rc"]
-    partial = c["rc"] == RECOMPUTE_CODES["partial"]
-    key = np.where(partial, 4 * (int(c["stem"].max(initial=0)) + 1) + np.arange(n), key)
-    order = np.argsort(key, kind="stable")
-    ordered = key[order]
-    new = np.r_[True, ordered[1:] != ordered[:-1]]
-    row = np.empty(order.size, dtype=np.int64)
-    row[order] = np.cumsum(new) - 1
-    heads = order[new]
-    needs = np.bitwise_or.reduceat(np.left_shift(1, col[order]), np.flatnonzero(new))  # bit z: stage z
-    per_size = {
-        f: np.array([getattr(p, f) for p in problems], dtype=float)[c["size"][heads]]
-        for f in ("cards", "cross_leaf_bandwidth_factor", "nodes_per_leaf_group")
-    }
-    times: list[dict[str, FloatArray]] = []
-    slice_of = np.empty(heads.size, dtype=np.int64)  # per row: its slice and its row there
-    local = np.empty(heads.size, dtype=np.int64)
-    ranks = np.full((heads.size, stages.size), -1, dtype=np.int64)  # per row: column of each stage
-    loose = np.zeros(heads.size, dtype=bool)  # rows of the small groups
-    for mask in np.unique(needs):
-        cols = np.flatnonzero((int(mask) >> np.arange(stages.size)) & 1)
-        group = np.flatnonzero(needs == mask)
-        if group.size * cols.size < GRID_MIN:
-            loose[group] = True
-            continue
-        ranks[np.ix_(group, cols)] = np.arange(cols.size)
-        per = max(1, SLICE_ROWS // cols.size)
-        for start in range(0, group.size, per):
-            rows = group[start : start + per]
-            sized = _SizedProblem(base, *(v[rows, None] for v in per_size.values()))
-            grid = {k: c[k][heads[rows], None] for k in STEP_KEYS}
-            grid["zero"] = stages[None, cols]
-            slice_of[rows], local[rows] = len(times), np.arange(rows.size)
-            times.append(evaluate_time(sized, grid, rf[heads[rows], None]))  # type: ignore[arg-type]
-    j, r, z = slice_of[row], local[row], ranks[row, col]  # per candidate: slice, row, column
-    single = np.flatnonzero(loose[row])  # candidates of the small groups, timed one per row
-    for start in range(0, single.size, SLICE_ROWS):
-        idx = single[start : start + SLICE_ROWS]
-        sized = _SizedProblem(base, *(v[row[idx], None] for v in per_size.values()))
-        grid = {k: c[k][idx, None] for k in (*STEP_KEYS, "zero")}
-        j[idx], r[idx], z[idx] = len(times), np.arange(idx.size), 0
-        times.append(evaluate_time(sized, grid, rf[idx, None]))  # type: ignore[arg-type]
-    offsets = np.cumsum([0] + [t["tokens_per_s"].size for t in times])
-    flat = np.concatenate([t["tokens_per_s"].ravel() for t in times])
-    widths = np.array([t["tokens_per_s"].shape[1] for t in times])
-    tokens = flat[offsets[j] + r * widths[j] + z]
-    return speed_bin(tokens), times, (j, r, z)
-
-
-SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
-GRID_MIN = 4_096  # a group of fewer (rows x stages) is timed with the other small ones (one call)
 SIZES_PER_BLOCK = 256  # sizes searched together (peak memory about 200 MB for a 30B MoE over 200 sizes)
-STEP_KEYS = ("tp", "pp", "dp", "ep", "etp", "cp", "mbs", "v", "m", "sp", "rc")  # what evaluate_time reads
 FAMILY_CACHE = 6  # families kept (a sweep group per accelerator shares its model's family)
 
 
@@ -571,9 +459,10 @@ class _Family:
     with selective recompute: what does not depend on the accelerator (a sweep over accelerators
     with one model reuses it). Memory is computed lazily, slice by slice."""
 
-    def __init__(self, base: LayoutProblem, layouts: Columns):
+    def __init__(self, base: LayoutProblem, layouts: Columns, index: IntArray | None = None):
         self.base = base
         self.layouts = layouts
+        self.index = index  # a subset's layouts: their positions in the whole enumeration
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
         self.fitted: dict[float, list[Fitting]] = {}  # by HBM bytes (kept for a caller's memo only)
@@ -586,8 +475,14 @@ class _Family:
         else:
             out = {k: v[start:stop][idx] for k, v in self.layouts.items()}
         out["rc"] = np.full(idx.size, code, dtype=np.int64)
-        out["row"] = (start + idx) * width + pos
+        at = start + idx if self.index is None else self.index[start + idx]
+        out["row"] = at * width + pos
         return out
+
+    def subset(self, idx: IntArray) -> _Family:
+        """The family of the layouts idx (ascending) only, their rows numbered as in this one."""
+        index = idx if self.index is None else self.index[idx]
+        return _Family(self.base, {k: v[idx] for k, v in self.layouts.items()}, index)
 
     def light_memory(self, start: int, stop: int, code: int, c: Columns) -> MemoryBreakdown:
         """Memory of layouts [start, stop) (columns c) with recompute code `code`; the first call

@@ -49,7 +49,7 @@ from estimator.layout.steptime import (
     Candidates,
     evaluate_step,
 )
-from estimator.limits import SEARCH_SECONDS
+from estimator.limits import SEARCH_SECONDS as SEARCH_SECONDS
 
 
 @dataclass(frozen=True)
@@ -320,6 +320,74 @@ def _make_eval(
         last_stage_layers=int(st.last),
         moe=problem.arch.is_moe,
     )
+
+
+EVAL_TIME_KEYS = (
+    "bubble_fraction",
+    "step_time_s",
+    "predicted_mfu",
+    "predicted_hfu",
+    "tokens_per_s",
+    "recompute_fraction",
+    *BREAKDOWN_KEYS,
+    *COMPUTE_TERMS,
+)  # what _make_eval reads of the times
+
+
+def make_evals(
+    problem: LayoutProblem, c: Mapping[str, Any], mem: MemoryBreakdown, t: Mapping[str, Any]
+) -> list[LayoutEval]:
+    """[_make_eval(problem, c, mem, t, i) for every i] of 1-d candidate arrays (one per layout, a
+    batch's best layouts), the fields read from Python lists (the same numbers) and the stage
+    layers computed once for all: what differs per size (cards, fabric) is not read."""
+    n = int(np.asarray(c["tp"]).size)
+    if n == 0:
+        return []
+    hbm = float(problem.accelerator.hbm_bytes)
+    col = {k: np.asarray(c[k]).tolist() for k in ("tp", "pp", "dp", "ep", "cp", "zero", "rc", "mbs", "m")}
+    col.update({k: np.asarray(c[k]).tolist() for k in ("v", "sp", "etp")})
+    tim = {k: np.asarray(t[k], dtype=float).tolist() for k in EVAL_TIME_KEYS}
+    memory = {k: np.asarray(getattr(mem, k), dtype=float).tolist() for k in MEMORY_KEYS}
+    st = stage_layers(
+        problem.arch.num_hidden_layers,
+        problem.counts.n_dense_layers,
+        np.asarray(c["pp"]),
+        np.asarray(c["v"]),
+        problem.stage_split,
+    )
+    first, last = np.asarray(st.first).tolist(), np.asarray(st.last).tolist()
+    return [
+        LayoutEval(
+            tp=int(col["tp"][i]),
+            pp=int(col["pp"][i]),
+            dp=int(col["dp"][i]),
+            ep=int(col["ep"][i]),
+            cp=int(col["cp"][i]),
+            zero_stage=int(col["zero"][i]),
+            recompute=RECOMPUTE_NAMES[int(col["rc"][i])],
+            micro_batch_size=int(col["mbs"][i]),
+            micro_batches=int(col["m"][i]),
+            virtual_stages=int(col["v"][i]),
+            sequence_parallel=bool(col["sp"][i]),
+            distributed_optimizer=int(col["zero"][i]) >= 1,
+            bubble_fraction=tim["bubble_fraction"][i],
+            step_time_s=tim["step_time_s"][i],
+            breakdown_s={k: tim[k][i] for k in BREAKDOWN_KEYS},
+            predicted_mfu=tim["predicted_mfu"][i],
+            predicted_hfu=tim["predicted_hfu"][i],
+            tokens_per_s=tim["tokens_per_s"][i],
+            per_card_bytes={k: memory[k][i] for k in MEMORY_KEYS},
+            hbm_bytes=hbm,
+            fits=memory["total"][i] <= hbm,
+            recompute_fraction=tim["recompute_fraction"][i],
+            compute_detail_s={k: tim[k][i] for k in COMPUTE_TERMS},
+            expert_tp=int(col["etp"][i]),
+            first_stage_layers=int(first[i]),
+            last_stage_layers=int(last[i]),
+            moe=problem.arch.is_moe,
+        )
+        for i in range(n)
+    ]
 
 
 def evaluate_layout(

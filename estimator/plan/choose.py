@@ -37,8 +37,9 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 
-    def need(mfu: npt.ArrayLike) -> npt.NDArray[np.int64]:  # with failures (plan.goodput)
-        return cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple)
+    def need(mfu: npt.ArrayLike, limit: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
+        """With failures (plan.goodput); limit: deadline.Need."""
+        return cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple, limit=limit)
 
     if given_mfu is not None:
         cards = int(need(given_mfu))

@@ -22,6 +22,9 @@ from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
 from estimator.plan.problem import evaluate_at, fabric_for, layout_problem
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
+# need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or None),
+# only the needs at most their limit are exact, the others some count above it
+Need = Callable[[npt.NDArray[np.float64], npt.NDArray[np.int64] | None], npt.NDArray[np.int64]]
 
 
 class SizeMemo:
@@ -88,13 +91,14 @@ SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline
 def size_for_deadline(
     r: Resolved,
     sizes: npt.NDArray[np.int64],
-    need: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.int64]],
+    need: Need,
     memo: SizeMemo,
     ettr: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
-    (cards, fabric, best layout). need(mfus) -> cards the deadline needs at each MFU (an array in,
-    an array out: one vectorized fixed point per block of sizes, not one per size).
+    (cards, fabric, best layout). need(mfus, limit) -> cards the deadline needs at each MFU (an
+    array in, an array out: one vectorized fixed point per block of sizes, not one per size; see
+    Need for the limit).
 
     Scan the round sizes upward from what a record MFU would need and keep the first whose best
     layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
@@ -107,7 +111,7 @@ def size_for_deadline(
     layout_batch.best_layouts: a pass's fixed cost is most of a small block's), so a long scan
     costs few passes and a short one little more than its sizes; the first size that meets wins
     whatever the blocks."""
-    bounds = need(np.array([MAX_PLAUSIBLE_MFU, MIN_PLAUSIBLE_MFU]))
+    bounds = need(np.array([MAX_PLAUSIBLE_MFU, MIN_PLAUSIBLE_MFU]), None)
     first = min(int(np.searchsorted(sizes, int(bounds[0]))), len(sizes) - 1)
     last = int(bounds[1])
     scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
@@ -143,18 +147,16 @@ def size_for_deadline(
     return cards, memo.built(cards), tried[cards]
 
 
-def _meets(
-    block: list[int],
-    found: list[LayoutEval | None],
-    need: Callable[[npt.NDArray[np.float64]], npt.NDArray[np.int64]],
-) -> list[bool]:
+def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list[bool]:
     """Per size of the block: its best layout meets the deadline (need(its MFU) <= its cards), the
-    needs of the whole block computed in one call."""
+    needs of the whole block computed in one call (with the sizes as the limit: only whether each
+    need is at most its size matters)."""
     has = [i for i, b in enumerate(found) if b is not None]
     ok = [False] * len(block)
     if has:
         mfus = np.array([float(found[i].predicted_mfu) for i in has])  # type: ignore[union-attr]
-        for i, n in zip(has, np.asarray(need(mfus)).reshape(-1).tolist(), strict=True):
+        limit = np.array([block[i] for i in has], dtype=np.int64)
+        for i, n in zip(has, np.asarray(need(mfus, limit)).reshape(-1).tolist(), strict=True):
             ok[i] = n <= block[i]
     return ok
 

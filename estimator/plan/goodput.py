@@ -221,11 +221,18 @@ def cards_for_deadline_with_failures(
     mfu: ArrayLike,
     multiple: int,
     tokens: ArrayLike | None = None,
+    limit: ArrayLike | None = None,
 ) -> np.ndarray:
     """The deadline rule with failures: the fewest cards (whole `multiple`s) whose wall time WITH
     interruptions, checkpoints and restarts fits `seconds`. Compute time must fit seconds x ETTR, and
     ETTR falls as cards grow (more cards fail more often), so c <- cards_for_deadline(seconds x
-    ETTR(c)) from the failure-free count upward until it no longer grows."""
+    ETTR(c)) from the failure-free count upward until it no longer grows.
+
+    `limit` (cards, broadcast): the caller asks only whether the cards are at most `limit` (deadline
+    sizing: does a size meet the deadline). Each entry's rounds depend on that entry alone and its
+    count never falls from one round to the next, so an entry that has grown past its limit stays
+    past it: the rounds stop once every entry has settled or passed its limit. Entries at most their
+    limit are then the same as without it; the others are some count above their limit."""
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards
@@ -238,5 +245,8 @@ def cards_for_deadline_with_failures(
         grown = np.minimum(grown, 1 << 40)
         if np.array_equal(grown, cards):
             break
+        moving = grown != cards
         cards = grown
+        if limit is not None and not np.any(moving & (cards <= np.asarray(limit))):
+            break  # what still grows has passed its limit
     return cards

@@ -10,6 +10,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from estimator.catalog.failures import failures
 from estimator.cluster import reliability as rel
 from estimator.cluster.storage import Storage
@@ -31,10 +33,18 @@ def _lever_costs(r: Resolved, hot_drives: int, hot_nodes: int, spares: int) -> d
 
 def suggested_spares(nodes_down_mean: float) -> int:
     """Hot standbys that cover 95% of node failures: the smallest s with P(Poisson(m) < s) >= 0.95,
-    m = nodes under repair on average (node failure rate x repair time)."""
+    m = nodes under repair on average (node failure rate x repair time).
+
+    rel.spare_coverage(s, m) sums the Poisson terms k = 0..s-1 in order and clips the sum to [0, 1];
+    the sums for s = 1, 2, ... are the running sums of those terms, formed here in one pass with the
+    same floating-point operations (so the same s as calling spare_coverage for each s)."""
+    m = float(nodes_down_mean)
+    term, total = float(np.exp(-np.float64(m))), 0.0
     for s in range(1, 4097):
-        if float(rel.spare_coverage(s, nodes_down_mean)) >= 0.95:
+        total = total + term
+        if min(max(total, 0.0), 1.0) >= 0.95:
             return s
+        term = term * m / s
     return 4096
 
 

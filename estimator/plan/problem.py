@@ -10,8 +10,9 @@ import math
 from estimator.cluster.network import Fabric, Frontend, design_fabric
 from estimator.cluster.supernode import cards_quantum
 from estimator.contract.resolve import Resolved
+from estimator.layout import answers
 from estimator.layout.memory import Buffers
-from estimator.layout.search import LayoutProblem, LayoutSearch, search
+from estimator.layout.search import LayoutProblem, LayoutSearch
 from estimator.layout.stacks import StackProfile, resolve_stack
 from estimator.layout.steptime import LINK_EFFICIENCY
 from estimator.money.pricing import model_flops
@@ -80,7 +81,8 @@ def scaleup_domain(r: Resolved) -> int:
 
 
 def layouts_at(r: Resolved, cards: int, fabric: Fabric) -> LayoutSearch:
-    return search(layout_problem(r, cards, fabric))
+    """The layout search at `cards` on `fabric` (remembered: layout.answers.searched)."""
+    return answers.searched(layout_problem(r, cards, fabric))
 
 
 def evaluate_at(r: Resolved, cards: int) -> tuple[Fabric, LayoutSearch]:

@@ -99,14 +99,25 @@ def triangle_from_quantiles(p10: float, mode: float, p90: float) -> tuple[float,
 
 
 def _ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks 0..n-1 of a 1-d sample, ties in order of position (a stable sort). Without ties the
+    order is unique, so numpy's faster unstable sort gives the same ranks; the stable sort runs only
+    when two draws are equal."""
+    order = np.argsort(x)
+    xs = x[order]
+    if np.any(xs[1:] == xs[:-1]) or (xs.size and np.isnan(xs[-1])):  # ties (NaNs sort last)
+        order = np.argsort(x, kind="stable")
     r = np.empty(x.shape[-1])
-    r[np.argsort(x, kind="stable")] = np.arange(x.shape[-1])
+    r[order] = np.arange(x.shape[-1])
     return r
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman rank correlation of two 1-d samples; 0 when either is constant."""
-    rx, ry = _ranks(x), _ranks(y)
+    return _rank_correlation(x, y, _ranks(x), _ranks(y))
+
+
+def _rank_correlation(x: np.ndarray, y: np.ndarray, rx: np.ndarray, ry: np.ndarray) -> float:
+    """spearman(x, y) from the ranks rx, ry of x and y (computed once per sample by the caller)."""
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return 0.0
     return float(np.corrcoef(rx, ry)[0, 1])
@@ -159,9 +170,20 @@ _INPUTS_OF = {
 
 
 def _drivers(
-    samples: dict[str, NDArray[np.float64]], output: NDArray[np.float64]
+    samples: dict[str, NDArray[np.float64]],
+    output: NDArray[np.float64],
+    ranks: dict[str, NDArray[np.float64]] | None = None,
 ) -> tuple[dict[str, dict[str, float]], str | None]:
-    rho = {k: spearman(v, output) for k, v in samples.items() if np.ptp(v) > 0}
+    """Each varying input's Spearman correlation with the output and its share of their squares,
+    and the input of largest |correlation|. `ranks`: the inputs' ranks computed so far (filled in:
+    the outputs share their inputs)."""
+    ranks = {} if ranks is None else ranks
+    varying = [k for k, v in samples.items() if np.ptp(v) > 0]
+    r_out = _ranks(output) if varying else output
+    for k in varying:
+        if k not in ranks:
+            ranks[k] = _ranks(samples[k])
+    rho = {k: _rank_correlation(samples[k], output, ranks[k], r_out) for k in varying}
     total = sum(r * r for r in rho.values())
     table = {
         k: {"rank_correlation": r, "share": (r * r / total) if total > 0 else 0.0} for k, r in rho.items()
@@ -275,9 +297,10 @@ def monte_carlo(
 
     drivers: dict[str, dict[str, dict[str, float]]] = {}
     main: dict[str, str | None] = {}
+    ranks: dict[str, NDArray[np.float64]] = {}  # each input ranked once for all the outputs
     for name, out in outputs.items():
         relevant = {k: v for k, v in samples.items() if k in _INPUTS_OF[name]}
-        drivers[name], main[name] = _drivers(relevant, out)
+        drivers[name], main[name] = _drivers(relevant, out, ranks)
     return Uncertainty(
         seed=int(seed),
         draws=n,

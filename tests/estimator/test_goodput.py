@@ -172,3 +172,17 @@ def test_a_sweep_row_that_never_finishes_says_so() -> None:
     assert list(out["ok"]) == [True, False]
     assert out["error"][1] == NEVER_FINISHES
     assert np.isfinite(out["goodput.wall_clock_days"][0])
+
+
+def test_suggested_spares_cover_95_percent_of_node_failures():
+    """The smallest s with P(Poisson(m) < s) >= 0.95, by hand: m = 0.5 has P(N <= 1) = 1.5 e^-0.5 =
+    0.910 and P(N <= 2) = 1.625 e^-0.5 = 0.986, so 3; m = 1: P(N <= 2) = 2.5/e = 0.920,
+    P(N <= 3) = (8/3)/e = 0.981, so 4; m = 0: nothing is ever down, 1; m = 4: P(N <= 7) = 0.949,
+    P(N <= 8) = 0.979, so 9. The same s as asking rel.spare_coverage for each s."""
+    from estimator.cluster import reliability as rel
+    from estimator.plan.goodput_section import suggested_spares
+
+    assert [suggested_spares(m) for m in (0.5, 1.0, 0.0, 4.0)] == [3, 4, 1, 9]
+    for m in (0.01, 0.3, 2.7, 12.5, 60.0):
+        expected = next(s for s in range(1, 4097) if float(rel.spare_coverage(s, m)) >= 0.95)
+        assert suggested_spares(m) == expected

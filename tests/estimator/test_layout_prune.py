@@ -1,7 +1,8 @@
-"""The exact pruning of batch_search._can_win: steptime.step_time_lower_bound never exceeds the
+"""The exact pruning of layout.prune.can_win: steptime.step_time_lower_bound never exceeds the
 step time the full model computes (random dense and MoE scenarios, every structurally valid
-candidate, any recompute share), and the best layouts with pruning at its harshest (every batch
-pruned, one probe per size) are those without pruning, field for field."""
+candidate, any recompute share) and never falls as less is recomputed, and the best layouts with
+pruning at its harshest (every batch pruned, one probe per size; before memory too) are those
+without pruning, field for field."""
 
 import random
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from estimator.layout import batch_search as layout_batch
+from estimator.layout import prune
 from estimator.layout.batch_search import best_layouts, enumerate_valid
 from estimator.layout.search import evaluate_time
 from estimator.layout.steptime.candidates import Candidates
@@ -36,17 +38,71 @@ def test_the_bound_never_exceeds_the_step_time(seed, presets):
     assert checked > 1000
 
 
+@pytest.mark.parametrize(("seed", "presets"), [(15, DENSE), (16, MOE)], ids=["dense", "moe"])
+def test_the_bound_never_falls_as_less_is_recomputed(seed, presets):
+    """prune.layout_bound bounds a layout's full and partial recompute candidates by its bound
+    without recompute: the step-time lower bound of a candidate that is not selective recompute
+    (codes 0 none, 2 full, 3 partial) with any share rf is at least the same layout's with rf = 0."""
+    rng = np.random.default_rng(seed)
+    checked = 0
+    for _, problems in _random_cases(seed, 6, presets, 512):
+        p = problems[-1]
+        if p.stack.always_recompute:  # (1 - rf) of those modules again: not claimed, not bounded early
+            continue
+        c = enumerate_valid([p])
+        keep = np.flatnonzero(c["rc"] != 1)
+        if keep.size == 0:
+            continue
+        pick = rng.choice(keep, size=min(3000, keep.size), replace=False)
+        sub = {k: v[pick] for k, v in c.items() if k != "size"}
+        rf = np.where(sub["rc"] == 2, 1.0, np.where(sub["rc"] == 3, rng.random(pick.size), 0.0))
+        lb = step_time_lower_bound(p, Candidates.from_mapping({**sub, "rf": rf}))
+        none = step_time_lower_bound(p, Candidates.from_mapping({**sub, "rc": 0 * sub["rc"], "rf": 0 * rf}))
+        assert np.all(lb >= none * (1.0 - 1e-12)), (p.arch, p.cards)
+        checked += pick.size
+    assert checked > 1000
+
+
+@pytest.mark.parametrize(("seed", "presets"), [(17, DENSE), (18, MOE)], ids=["dense", "moe"])
+def test_the_bound_reads_no_zero_stage(seed, presets):
+    """prune.layout_bound computes the bound once per stem (a layout without its ZeRO stage): the
+    step-time lower bound of a candidate is the same at every stage."""
+    checked = 0
+    for _, problems in _random_cases(seed, 6, presets, 512):
+        p = problems[-1]
+        c = enumerate_valid([p])
+        if c["size"].size == 0:
+            continue
+        sub = {k: v[:3000] for k, v in c.items() if k != "size"}
+        rf = (sub["rc"] == 2).astype(float)
+        bounds = [
+            step_time_lower_bound(p, Candidates.from_mapping({**sub, "zero": 0 * sub["zero"] + z, "rf": rf}))
+            for z in range(4)
+        ]
+        assert all(np.array_equal(b, bounds[0]) for b in bounds[1:]), (p.arch, p.cards)
+        checked += rf.size
+    assert checked > 1000
+
+
 @pytest.mark.parametrize(("seed", "presets"), [(13, DENSE), (14, MOE)], ids=["dense", "moe"])
 def test_pruning_never_changes_the_best_layout(seed, presets, monkeypatch):
     for doc, problems in _random_cases(seed, 6, presets, 1024):
         layout_batch.clear_caches()
-        monkeypatch.setattr(layout_batch, "PRUNE_MIN", 10**12)
+        monkeypatch.setattr(prune, "PRUNE_MIN", 10**12)
+        monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 10**12)
         unpruned = best_layouts(problems)
         layout_batch.clear_caches()
-        monkeypatch.setattr(layout_batch, "PRUNE_MIN", 1)
-        monkeypatch.setattr(layout_batch, "PRUNE_PROBE", 1)
+        monkeypatch.setattr(prune, "PRUNE_MIN", 1)
+        monkeypatch.setattr(prune, "PRUNE_PROBE", 1)
         pruned = best_layouts(problems)
         assert pruned == unpruned, doc
+        for probe in (1, 8):  # bounded before memory too, with a bar from 1 or 8 layouts per size
+            layout_batch.clear_caches()
+            monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 1)
+            monkeypatch.setattr(layout_batch, "PREMEMORY_PROBE", probe)
+            assert best_layouts(problems) == unpruned, (doc, probe)
+            layout_batch.clear_caches()
+            assert best_layouts(problems, reuse=True) == unpruned, (doc, probe)  # a sweep's family
     layout_batch.clear_caches()
 
 
@@ -62,7 +118,41 @@ def test_pruning_drops_most_candidates_of_a_large_model():
         c = dict(c)
         c["stem"] = np.arange(c["size"].size)
         c["row"] = np.arange(c["size"].size)
-        keep = layout_batch._can_win(problems, base, c, rf)
+        keep = prune.can_win(problems, base, c, rf)
         kept += int(keep.sum())
         total += keep.size
     assert total > 0 and kept < 0.5 * total
+
+
+def test_top_per_size_keeps_the_best_scores_of_each_size():
+    """Sizes 0, 1, 2 with scores (1, 5, 3), (2, 2), (9, 1, 8, 7): the two best of each are entries
+    1, 2 | 3, 4 | 5, 7, grouped by size or not."""
+    size = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    score = np.array([1.0, 5, 3, 2, 2, 9, 1, 8, 7])
+    assert prune.top_per_size(size, score, 2).tolist() == [1, 2, 3, 4, 5, 7]
+    assert prune.top_per_size(size[::-1].copy(), score[::-1].copy(), 2).tolist() == [1, 3, 4, 5, 6, 7]
+    assert prune.top_per_size(size, score, 5).tolist() == list(range(9))
+
+
+def test_a_stack_that_always_recomputes_keeps_its_best_layouts(monkeypatch):
+    """DeepSeek-V3 on its own stack (always_recompute: norms, MLA up-projections, SwiGLU) is not
+    bounded before memory; with every other pruning at its harshest the best layouts are search()'s."""
+    from estimator.layout.search import search
+    from tests.estimator.test_layout_batch import _problems
+
+    doc = {
+        "model": {"preset": "deepseek-v3"},
+        "training": {"tokens": 1e12, "seq_len": 4096, "stack": "deepseek-dualpipe"},
+        "hardware": {"accelerator": "h800-sxm"},
+        "cluster": {"cards": 64},
+    }
+    problems = _problems(doc, [512, 1024, 2048])
+    assert problems[0].stack.always_recompute
+    monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 1)
+    monkeypatch.setattr(prune, "PRUNE_MIN", 1)
+    monkeypatch.setattr(prune, "PRUNE_PROBE", 1)
+    layout_batch.clear_caches()
+    expected = [search(p).best for p in problems]
+    assert any(b is not None for b in expected)
+    assert best_layouts(problems) == expected
+    layout_batch.clear_caches()

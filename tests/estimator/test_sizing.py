@@ -63,3 +63,20 @@ def test_deadline_sizing_matches_one_search_per_size(doc):
     assert choice.mfu_source == "predicted"
     assert choice.layouts.best == best
     assert choice.mfu == best.predicted_mfu
+
+
+@pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
+def test_a_limit_only_stops_the_rounds_of_needs_past_it(doc):
+    """cards_for_deadline_with_failures with a limit: a need at most its limit is the need without
+    one, any other is still above its limit (a need never falls from round to round)."""
+    r = resolve(validate_shape(doc))
+    flop = pricing.model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    multiple = plan.cards_multiple(r)
+    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+    mfu = np.linspace(0.2, 0.6, 17)
+    full = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple)
+    for limit in (full - multiple, full, full + multiple, np.full(mfu.size, int(np.median(full)))):
+        got = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
+        assert np.array_equal(got <= limit, full <= limit)
+        assert np.array_equal(got[full <= limit], full[full <= limit])

@@ -101,3 +101,16 @@ def test_invalid_ranges_name_the_field(kwargs, field):
     with pytest.raises(ScenarioError) as e:
         monte_carlo(**BASE, **kwargs)
     assert e.value.errors[0].field == field
+
+
+def test_ranks_break_ties_by_position():
+    """Ranks 0..n-1; equal draws (and NaNs, sorted last) ranked in the order they were drawn, as a
+    stable sort ranks them: x = [3, 1, 3, 2] sorts as x[1], x[3], x[0], x[2]."""
+    from estimator.plan.uncertainty import _ranks
+
+    assert _ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist() == [2.0, 0.0, 3.0, 1.0]
+    assert _ranks(np.array([np.nan, 2.0, np.nan, 1.0])).tolist() == [2.0, 1.0, 3.0, 0.0]
+    assert _ranks(np.array([0.5, 0.1, 0.9])).tolist() == [1.0, 0.0, 2.0]
+    # Spearman of x with its own ties against a strictly increasing y: ranks (1, 2, 0) vs (0, 1, 2)
+    # correlate (0·1 + 1·2 + 2·0 - 3·1·1) / 2 = -0.5
+    assert spearman(np.array([2.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0])) == pytest.approx(-0.5)
