@@ -123,6 +123,7 @@ def main() -> int:
     )
     ap.add_argument("--compare", metavar="DIR", help="first run the same bench on the checkout DIR")
     ap.add_argument("--warmup", type=int, default=100_000, help="rows of the untimed warm-up sweep")
+    ap.add_argument("--profile", metavar="DIR", help="run the workers under cProfile, statistics in DIR")
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
     ap.add_argument("--predicted", action="store_true", help="100,800 scenarios without an MFU (see above)")
     ap.add_argument("--predicted-distinct", action="store_true", help="100,002 rows, each its own search")
@@ -248,7 +249,7 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
     )
     results = []
     for n, n_workers, path in [(n, w, p) for n in args.scenarios for w in args.workers for p in args.paths]:
-        procs, logs = start_workers(n_workers, path, n, tmp, {**env, **PATHS[path]})
+        procs, logs = start_workers(n_workers, path, n, tmp, {**env, **PATHS[path]}, args.profile)
         try:
             ready_s = wait_for_workers([name for name, _ in procs])
             print(f"  {path}: {n_workers} worker(s) answered a ping after {ready_s:.1f} s")
@@ -277,14 +278,21 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
     return 0
 
 
-def start_workers(n_workers: int, path: str, n: int, tmp: Path, env: dict) -> tuple[list, list]:
-    """n_workers `celery worker -P solo` processes, each logging to a file in tmp."""
+def start_workers(
+    n_workers: int, path: str, n: int, tmp: Path, env: dict, profile: str | None = None
+) -> tuple[list, list]:
+    """n_workers `celery worker -P solo` processes, each logging to a file in tmp; with `profile`,
+    each under cProfile, its statistics written to profile/worker-<rows>-<path>-<i>.prof when it stops."""
     procs, logs = [], []
     for i in range(n_workers):
         name = f"bench{i}-{path}-{n}@{socket.gethostname()}"
         log = (tmp / f"worker-{n}-{n_workers}-{path}-{i}.log").open("wb")
         logs.append(log)
-        argv = [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "warning"]
+        argv = [sys.executable]
+        if profile:
+            Path(profile).mkdir(parents=True, exist_ok=True)
+            argv += ["-m", "cProfile", "-o", str(Path(profile).resolve() / f"worker-{n}-{path}-{i}.prof")]
+        argv += ["-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "warning"]
         argv += ["--without-gossip", "--without-mingle", "--without-heartbeat", "-n", name]
         procs.append((name, subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)))
     return procs, logs
