@@ -126,9 +126,11 @@ def result_columns(*, sweep: Sweep) -> list[str]:
     return ["index"] + [a["field"] for a in sweep.axes] + fields
 
 
-def iter_result_rows(*, sweep: Sweep, start: int = 0, stop: int | None = None):
-    """Yield (columns, rows) blocks for scenarios [start, stop) in index order, one chunk at a
-    time (memory bounded by a chunk). Missing chunks (still running) are skipped."""
+def iter_result_columns(*, sweep: Sweep, start: int = 0, stop: int | None = None, block_rows: int = 0):
+    """Yield (column names, column arrays) blocks for scenarios [start, stop) in index order: the
+    index, the axis values, then the stored result fields; one chunk unpacked at a time and at most
+    `block_rows` rows per block (0: a chunk's rows in one block). Missing chunks (still running)
+    are skipped."""
     stop = sweep.total if stop is None else min(stop, sweep.total)
     if start >= stop:
         return
@@ -139,12 +141,21 @@ def iter_result_rows(*, sweep: Sweep, start: int = 0, stop: int | None = None):
     ):
         arrays = unpack(chunk.data)
         lo, hi = max(start, chunk.start), min(stop, chunk.stop)
-        inputs = estimator_sweep.decode(axes, lo, hi)
-        cols = {"index": np.arange(lo, hi)}
-        cols.update(inputs)
-        for key, value in arrays.items():
-            cols[key] = value[lo - chunk.start : hi - chunk.start]
-        yield list(cols), [list(row) for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
+        step = block_rows if block_rows > 0 else hi - lo
+        for a in range(lo, hi, step):
+            b = min(a + step, hi)
+            cols = {"index": np.arange(a, b)}
+            cols.update(estimator_sweep.decode(axes, a, b))
+            for key, value in arrays.items():
+                cols[key] = value[a - chunk.start : b - chunk.start]
+            yield list(cols), list(cols.values())
+
+
+def iter_result_rows(*, sweep: Sweep, start: int = 0, stop: int | None = None):
+    """Yield (columns, rows) blocks for scenarios [start, stop) in index order, one chunk at a
+    time (memory bounded by a chunk). Missing chunks (still running) are skipped."""
+    for names, cols in iter_result_columns(sweep=sweep, start=start, stop=stop):
+        yield names, [list(row) for row in zip(*(c.tolist() for c in cols), strict=True)]
 
 
 def result_page(*, sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
