@@ -124,6 +124,9 @@ def main() -> int:
     ap.add_argument("--compare", metavar="DIR", help="first run the same bench on the checkout DIR")
     ap.add_argument("--warmup", type=int, default=100_000, help="rows of the untimed warm-up sweep")
     ap.add_argument("--profile", metavar="DIR", help="run the workers under cProfile, statistics in DIR")
+    ap.add_argument(
+        "--download", action="store_true", help="then download the whole results CSV through the API (timed)"
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
     ap.add_argument("--predicted", action="store_true", help="100,800 scenarios without an MFU (see above)")
     ap.add_argument("--predicted-distinct", action="store_true", help="100,002 rows, each its own search")
@@ -271,6 +274,8 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
             best["peak_rss_mb"] = [peak_rss_mb(p.pid) for _, p in procs]
             results.append(best)
             print_run(best)
+            if args.download:
+                print_download(api, best["id"], best["scenarios"])
         finally:
             stop_workers([p for _, p in procs], logs)
     r.flushdb()
@@ -348,6 +353,7 @@ def run_once(
         return None
     stored = sum(len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True))
     return {
+        "id": sweep_id,
         "path": path,
         "workers": n_workers,
         "scenarios": sweep.total,
@@ -370,6 +376,30 @@ def print_run(run: dict) -> None:
         f"{run['compute_s']:.2f} s; CPU: workers {run['workers_cpu_s']:.2f} s, bench (POST, polling) "
         f"{run['bench_cpu_s']:.2f} s; stored {run['stored_mb']:.1f} MB; worker peak RSS "
         + ", ".join(f"{m:.0f} MB" for m in run["peak_rss_mb"]),
+        flush=True,
+    )
+
+
+def print_download(api, sweep_id: int, rows: int) -> None:
+    """GET the sweep's results as CSV through the API (in this process) and read every byte: wall
+    and CPU seconds, bytes, a digest of the body (equal digests: the same CSV), and this process's
+    peak RSS before and after (memory flat in the rows when it hardly grows)."""
+    import hashlib
+    import resource
+
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    response = api.get(f"/api/v1/sweeps/{sweep_id}/results?format=csv")
+    assert response.status_code == 200, response.status_code
+    digest, size = hashlib.sha256(), 0
+    for part in response.streaming_content:
+        digest.update(part)
+        size += len(part)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"  download: CSV of {rows:,} rows in {wall:.2f} s ({cpu:.2f} s CPU), {size / 1e6:.0f} MB, "
+        f"sha256 {digest.hexdigest()[:16]}; bench peak RSS {rss0:.0f} -> {rss1:.0f} MB",
         flush=True,
     )
 
