@@ -278,4 +278,8 @@ def band_text(band: Any) -> str:
         text += " " + _(
             "Widened because releases of this software stack differ by more than the band; the profile stands for %(release)s."
         ) % {"release": band.get("release") or _("one release")}
+    if "known-gap" in widened:
+        text += " " + _(
+            "Widened to hold published runs with this plan's kind of layout that the model does not explain yet (they ran slower than predicted)."
+        )
     return text

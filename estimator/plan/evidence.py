@@ -24,7 +24,9 @@ it to hold its own rows' ratios, and says so. A plan is then widened where a fig
 assumption: the catalog's `range` of the chip's peak FLOP/s (where sources disagree) scales the band's
 ends by low/value and high/value; and where the stack's releases differ by more than the band (the
 profile's release spread, measured on the same published layout across releases) its ends are scaled
-by that spread (widen_for_release_spread).
+by that spread (widen_for_release_spread); and where the plan's layout lies where validation rows
+are documented as unexplained (a known gap, the rows' `gap` field), its ends are moved to hold those
+rows' ratios (widen_for_known_gap).
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ class Band:
     p10_ratio: float
     p90_ratio: float
     widened_by: tuple[str, ...] = ()  # codes: "few-rows" (own rows added to a parent), "peak-range",
-    # "release-spread" (the stack's releases differ by more than the band)
+    # "release-spread" (the stack's releases differ by more than the band), "known-gap" (the plan's
+    # layout lies where validation rows are documented as unexplained: their ratios added)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +125,19 @@ def observations() -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for row in data.get("rows", []):
         out.setdefault(str(row["key"]), []).append(float(row["ratio"]))
+    return out
+
+
+@cache
+def gap_observations() -> dict[str, list[float]]:
+    """Known-gap id -> ratios of the rows in that gap (their `gap` field in
+    reference_data/evidence_bands.toml; estimator.layout.steptime.context_parallel.known_gap)."""
+    with BANDS_FILE.open("rb") as fh:
+        data = tomllib.load(fh)
+    out: dict[str, list[float]] = {}
+    for row in data.get("rows", []):
+        if row.get("gap"):
+            out.setdefault(str(row["gap"]), []).append(float(row["ratio"]))
     return out
 
 
@@ -170,6 +186,18 @@ def widen_for_peak_range(band: Band, peak_value: float, peak_range: tuple[float,
         band.p90_ratio * max(1.0, high / peak_value),
         (*band.widened_by, "peak-range"),
     )
+
+
+def widen_for_known_gap(band: Band, gap_ratios: list[float]) -> Band:
+    """The band widened to hold the ratios of the validation rows of a documented gap the plan's
+    layout lies in (`gap_ratios`, published/predicted): the model does not explain those rows, so a
+    plan like them can land where they did. Never narrowed; no rows (no gap) leaves it as it is."""
+    if not gap_ratios:
+        return band
+    lo, hi = min(band.p10_ratio, *gap_ratios), max(band.p90_ratio, *gap_ratios)
+    if lo >= band.p10_ratio and hi <= band.p90_ratio:
+        return band
+    return dataclasses.replace(band, p10_ratio=lo, p90_ratio=hi, widened_by=(*band.widened_by, "known-gap"))
 
 
 def widen_for_release_spread(band: Band, spread: tuple[float, float]) -> Band:

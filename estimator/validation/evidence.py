@@ -7,7 +7,8 @@ reference_data/evidence_bands.toml with the band of every class that has rows.
 
 Rows: megatron-2021 (A100, dense, the Megatron-LM 2021 stack), llama3-2024 (H100, Megatron-Core 2024;
 the 131,072-token row is long-context) and every published run of reference_data/throughput_runs.toml
-(its own chip, model, sequence length and stack). A row whose published layout does not fit (no
+(its own chip, model, sequence length and stack); a run whose published layout lies in a documented
+gap of the model (estimator.layout.steptime.context_parallel.known_gap) carries its id. A row whose published layout does not fit (no
 prediction) is left out and listed.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from estimator import catalog
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
+from estimator.layout.steptime.context_parallel import known_gap
 from estimator.plan.compose import resolved_stack
 from estimator.plan.evidence import BANDS_FILE, MIN_ROWS, band_for, class_key, pooled, workload_family
 from estimator.validation.llama3 import LLAMA3_TABLE4, llama3_rows
@@ -34,25 +36,30 @@ class Observation:
     suite: str
     key: str  # family/workload/stack
     ratio: float  # published / predicted
+    gap: str = ""  # the documented gap its published layout lies in (context_parallel.known_gap)
 
 
-def _published_run_keys() -> dict[str, str]:
+def _published_run_keys() -> dict[str, tuple[str, str]]:
+    """Run id -> (class key, known gap of its published layout or "")."""
     models, runs = published_runs()
     keys = {}
     for run in runs:
         r = resolve(validate_shape(run_scenario(run, models)))
-        keys[run["id"]] = class_key(
-            r.accelerator.chip_family,
-            workload_family(r.arch.num_experts, r.seq_len),
-            resolved_stack(r).id,
-        )
+        stack = resolved_stack(r)
+        layout = run["layout"]
+        cp, tp, domain = int(layout["cp"]), int(layout["tp"]), r.scaleup_domain_cards
+        gap = known_gap(stack.cp_overlap, stack.cp_comm_type, cp, tp, domain)
+        key = class_key(r.accelerator.chip_family, workload_family(r.arch.num_experts, r.seq_len), stack.id)
+        keys[run["id"]] = (key, gap)
     return keys
 
 
-def _observation(case: str, suite: str, key: str, published: float, predicted: float) -> Observation | None:
+def _observation(
+    case: str, suite: str, key: str, published: float, predicted: float, gap: str = ""
+) -> Observation | None:
     if not (predicted > 0 and math.isfinite(predicted) and published > 0):
         return None
-    return Observation(case, suite, key, round(published / predicted, 4))
+    return Observation(case, suite, key, round(published / predicted, 4), gap)
 
 
 def collect() -> tuple[list[Observation], list[str]]:
@@ -72,9 +79,8 @@ def collect() -> tuple[list[Observation], list[str]]:
     keys = _published_run_keys()
     for row in throughput_rows():
         names.append(row["case"])
-        out.append(
-            _observation(row["case"], row["suite"], keys[row["case"]], row["published"], row["predicted"])
-        )
+        key, gap = keys[row["case"]]
+        out.append(_observation(row["case"], row["suite"], key, row["published"], row["predicted"], gap))
     kept = [o for o in out if o is not None]
     left_out = [n for n, o in zip(names, out, strict=True) if o is None]
     return kept, left_out
@@ -107,7 +113,7 @@ def render(observations: list[Observation], left_out: list[str]) -> str:
     ]
     for o in observations:
         lines += ["[[rows]]", f'case = "{o.case}"', f'suite = "{o.suite}"', f'key = "{o.key}"']
-        lines += [f"ratio = {o.ratio}", ""]
+        lines += [f"ratio = {o.ratio}", *([f'gap = "{o.gap}"'] if o.gap else []), ""]
     for key, band in class_bands(observations).items():
         lines += ["[[bands]]", f'key = "{key}"', f'basis = "{band["basis"]}"', f"rows = {band['rows']}"]
         lines += [f"class_rows = {band['class_rows']}"]

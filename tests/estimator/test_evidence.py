@@ -119,3 +119,22 @@ def test_a_given_mfu_keeps_its_assumed_band():
     )["result"]["uncertainty"]
     assert out["mfu_band"] == {"source": "assumed"}
     assert out["inputs"]["mfu"] == pytest.approx([0.3, 0.4, 0.5])
+
+
+def test_a_known_gap_moves_the_ends_to_hold_its_rows():
+    band = evidence.Band("k", "k", 9, 9, 0.71, 1.09)
+    wide = evidence.widen_for_known_gap(band, [0.709, 0.678])
+    assert (wide.p10_ratio, wide.p90_ratio) == (0.678, 1.09)
+    assert wide.widened_by == ("known-gap",)
+    # rows inside the band, or no rows (the plan is in no gap): unchanged, never narrowed
+    assert evidence.widen_for_known_gap(band, [0.8, 1.0]) is band
+    assert evidence.widen_for_known_gap(band, []) is band
+
+
+def test_the_gap_rows_are_the_torchtitan_8b_runs_at_cp4_and_cp8_on_one_node():
+    # docs/steptime.md "Context parallelism", known gap: torch's compiled ring inside one NVLink
+    # domain from CP 4 on; CP2 on the node and the 405B rows (ring over the NIC) are not in it
+    gaps = evidence.gap_observations()
+    assert sorted(gaps) == ["compiled-ring-in-domain"]
+    assert len(gaps["compiled-ring-in-domain"]) == 2
+    assert max(gaps["compiled-ring-in-domain"]) < 0.75  # both ran >= 1/0.75 slower than predicted

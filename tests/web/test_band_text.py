@@ -45,3 +45,11 @@ def test_release_spread_named_with_the_release():
     assert "releases of this software stack differ" in text and "Megatron-Bridge 26.02 container" in text
     with translation.override("zh-hans"):
         assert "软件栈各版本" in band_text(band)
+
+
+def test_known_gap_said_in_both_languages():
+    band = {**EVIDENCE, "widened_by": ["known-gap"]}
+    with translation.override("en"):
+        assert "does not explain yet" in band_text(band)
+    with translation.override("zh-hans"):
+        assert "尚无法解释" in band_text(band)

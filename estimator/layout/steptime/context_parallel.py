@@ -65,6 +65,11 @@ from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.constants import ALPHA_NIC_S, ALPHA_SCALEUP_S
 
 CP_COMM_TYPES = ("p2p", "allgather", "a2a", "a2a+p2p")
+# The documented gap (docs/steptime.md "Context parallelism", known gap): torch's ring traced by
+# torch.compile inside one scale-up domain from KNOWN_GAP_MIN_CP ranks on. Not a correction: plans
+# in it carry the ratios of the validation rows in it in their band (plan.evidence.widen_for_known_gap).
+KNOWN_GAP_ID = "compiled-ring-in-domain"
+KNOWN_GAP_MIN_CP = 4  # torchtitan 8B on one node: CP2 +5.1%, CP4 +41.0%, CP8 +47.4% (engine 2.26.0)
 CP_MERGES = ("fused", "eager-fp32")
 # bytes per attention-output element and ring step (forward), per query / key element (backward)
 _MERGE_FWD_Q_BYTES = {"eager-fp32": 38.0, "fused": 10.0}
@@ -112,6 +117,18 @@ def kernel_lengths(s: float, ring: Num, balanced: bool) -> tuple[tuple[FloatArra
     first = 1.0 / n
     later = np.where(n > 1, local / 2.0 if balanced else local, local)
     return ((arr(first), arr(local), True), (arr(1.0 - first), arr(later), False))
+
+
+def known_gap(overlap: bool, comm_type: str, cp: int, tp: int, domain: float) -> str:
+    """The id of the documented gap a layout falls in, "" for none: the ring or all-gather CP
+    exchange waited where issued (a stack's `cp_overlap` false: torch's ring traced by torch.compile)
+    with cp >= KNOWN_GAP_MIN_CP ranks whose tp·cp cards fit one scale-up domain of `domain` cards.
+    torchtitan's Llama 3.1 8B rows on one H100 node are 41-47% slower than the model there, the same
+    stack's 405B rows with the ring over the NIC within 10% (docs/steptime.md "Context parallelism")."""
+    ring = comm_type in ("p2p", "allgather")
+    if not overlap and ring and cp >= KNOWN_GAP_MIN_CP and tp * cp <= domain:
+        return KNOWN_GAP_ID
+    return ""
 
 
 def ring_size(cp: Num, comm_type: str, domain: float, tp: Num) -> FloatArray:

@@ -1,6 +1,7 @@
 """result.uncertainty: the seeded Monte Carlo of days and money (plan.uncertainty) over the MFU's
 range (the scenario's own, +-25 % of a given MFU, or the evidence band of the plan's class,
-plan.evidence) and the prices' spread."""
+plan.evidence, widened by the release spread of its stack and the rows of a documented gap its
+layout lies in) and the prices' spread."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 
 from estimator.contract.resolve import Resolved
 from estimator.layout.stacks import StackProfile
+from estimator.layout.steptime.context_parallel import known_gap
 from estimator.plan import evidence
 from estimator.plan.chosen import ClusterChoice, Roll
 from estimator.plan.result import MfuBand, UncertaintySection
@@ -42,9 +44,20 @@ def mfu_band(
     band = evidence.widen_for_peak_range(band, peak, peak_range)
     workload = evidence.workload_family(r.arch.num_experts, r.seq_len)
     band = evidence.widen_for_release_spread(band, stack.spread_for(r.accelerator.chip_family, workload))
+    band = evidence.widen_for_known_gap(band, _known_gap_ratios(r, choice, stack))
     low, mode, high = triangle_from_quantiles(mfu * band.p10_ratio, mfu, mfu * band.p90_ratio)
     shown = MfuBand(source="evidence", evidence=band, release=stack.release)
     return (max(low, 1e-6), mode, min(high, 1.0)), shown
+
+
+def _known_gap_ratios(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> list[float]:
+    """Ratios of the validation rows in the documented gap the plan's chosen layout lies in
+    (context_parallel.known_gap; none without a layout or outside every gap)."""
+    best = choice.layouts.best
+    if best is None:
+        return []
+    gap = known_gap(stack.cp_overlap, stack.cp_comm_type, best.cp, best.tp, r.scaleup_domain_cards)
+    return evidence.gap_observations().get(gap, []) if gap else []
 
 
 def _spread(x: float, spread: float) -> tuple[float, float, float]:
