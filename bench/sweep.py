@@ -132,6 +132,9 @@ def main() -> int:
     ap.add_argument("--predicted-distinct", action="store_true", help="100,002 rows, each its own search")
     args = ap.parse_args()
     baseline = compare(args) if args.compare else {}
+    # Celery's loader puts the working directory first on sys.path: it must be the benched checkout,
+    # or this process (the API) would import another checkout's code than its workers.
+    os.chdir(ROOT)
 
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
     own_redis = None

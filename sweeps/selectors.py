@@ -151,21 +151,14 @@ def iter_result_columns(*, sweep: Sweep, start: int = 0, stop: int | None = None
             yield list(cols), list(cols.values())
 
 
-def iter_result_rows(*, sweep: Sweep, start: int = 0, stop: int | None = None):
-    """Yield (columns, rows) blocks for scenarios [start, stop) in index order, one chunk at a
-    time (memory bounded by a chunk). Missing chunks (still running) are skipped."""
-    for names, cols in iter_result_columns(sweep=sweep, start=start, stop=stop):
-        yield names, [list(row) for row in zip(*(c.tolist() for c in cols), strict=True)]
-
-
 def result_page(*, sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
     start = (page - 1) * page_size
     stop = min(start + page_size, sweep.total)
     columns: list[str] = []
     rows: list[list] = []
-    for cols, block in iter_result_rows(sweep=sweep, start=start, stop=stop):
-        columns = cols
-        rows.extend(block)
+    for names, cols in iter_result_columns(sweep=sweep, start=start, stop=stop):
+        columns = names
+        rows.extend(map(list, zip(*(_json_cells(c) for c in cols), strict=True)))
     if not columns:
         columns = ["index"] + [a["field"] for a in sweep.axes]
     pages = max(1, math.ceil(sweep.total / page_size))
@@ -175,8 +168,21 @@ def result_page(*, sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
         "page_size": page_size,
         "count": sweep.total,
         "columns": columns,
-        "rows": [[_clean(v) for v in row] for row in rows],
+        "rows": rows,
     }
+
+
+def _json_cells(values: np.ndarray) -> list:
+    """A column's values for JSON: non-finite floats as null (JSON has no NaN), the rest as is;
+    number columns converted at once, only other columns visited value by value."""
+    cells = values.tolist()
+    if values.dtype.kind == "f":
+        for i in np.flatnonzero(~np.isfinite(values)).tolist():
+            cells[i] = None
+        return cells
+    if values.dtype.kind in "biuU":
+        return cells
+    return [_clean(v) for v in cells]
 
 
 def _clean(v: Any) -> Any:
