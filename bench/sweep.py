@@ -127,6 +127,13 @@ def main() -> int:
     ap.add_argument(
         "--download", action="store_true", help="then download the whole results CSV through the API (timed)"
     )
+    ap.add_argument(
+        "--chunk-profile",
+        type=int,
+        metavar="N",
+        default=0,
+        help="instead: N chunks of a given-MFU sweep run in this process (no broker), timed, then profiled",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
     ap.add_argument("--predicted", action="store_true", help="100,800 scenarios without an MFU (see above)")
     ap.add_argument("--predicted-distinct", action="store_true", help="100,002 rows, each its own search")
@@ -137,6 +144,11 @@ def main() -> int:
     os.chdir(ROOT)
 
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
+    if args.chunk_profile:
+        try:
+            return chunk_profile(args, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     own_redis = None
     if not args.redis_url:
         own_redis, args.redis_url = start_redis()
@@ -174,6 +186,60 @@ def compare(args: argparse.Namespace) -> dict[tuple[int, int, str], float]:
         raise SystemExit(f"the baseline bench failed ({proc.returncode})")
     print(f"--- this checkout: {ROOT}", flush=True)
     return walls
+
+
+def chunk_profile(args: argparse.Namespace, tmp: Path) -> int:
+    """A worker's chunk end to end in this process (sweeps.services.run_chunk: lease, sub-batches,
+    digest, packing, storing): a given-MFU sweep of --scenarios rows in chunks of --chunk-size on
+    SQLite, its chunk 0 run first (imports, and the sweep's measured rate), then N chunks timed
+    (CPU per chunk) and N more under cProfile (the top by cumulative time)."""
+    import cProfile
+    import pstats
+    from unittest import mock
+
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "CLUSTERPLAN_VAR_DIR": str(tmp),
+            "DATABASE_URL": args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}",
+            "REDIS_URL": "",
+            "CACHE_URL": "",
+            "SWEEP_CHUNK_SIZE": str(args.chunk_size),
+            "SWEEP_MAX_ACTIVE_PER_USER": "100",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from sweeps import services
+
+    call_command("migrate", verbosity=0, interactive=False)
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    n = args.chunk_profile
+    with mock.patch.object(services, "enqueue_chunks", return_value=0):
+        data = {"name": "chunk profile", "base": BASE, "axes": axes_for(args.scenarios[0])}
+        sweep = services.create_sweep(data=data, owner=user)
+    if sweep.chunks_total < 1 + 2 * n:
+        raise SystemExit(f"{sweep.chunks_total} chunks: --scenarios too small for {n} timed and {n} profiled")
+    assert services.run_chunk(sweep_id=sweep.pk, index=0) == "stored"
+    t0 = time.process_time()
+    for i in range(1, 1 + n):
+        assert services.run_chunk(sweep_id=sweep.pk, index=i) == "stored"
+    cpu = (time.process_time() - t0) / n
+    print(
+        f"chunk of {args.chunk_size:,} given-MFU rows, end to end in process: {cpu * 1000:.0f} ms CPU (mean of {n})"
+    )
+    profile = cProfile.Profile()
+    profile.enable()
+    for i in range(1 + n, 1 + 2 * n):
+        services.run_chunk(sweep_id=sweep.pk, index=i)
+    profile.disable()
+    pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+    return 0
 
 
 def start_redis() -> tuple[subprocess.Popen, str]:
