@@ -71,8 +71,65 @@ def gpt_layer_coefficients(hidden: int, heads: int) -> LayerCoefficients:
     return LayerCoefficients(10.0 * hidden, 24.0 * hidden, 5.0 * heads, 2.0 * hidden)
 
 
+@dataclass(frozen=True)
+class Storage:
+    """What a stack stores for the backward beyond Korthikanti's count (stacks.StackProfile fields).
+
+    always: modules recomputed in every layout (stacks.ALWAYS_RECOMPUTE: "norms", "mla_up_proj",
+    "moe_act"); low_precision: DeepSeek-V3's FP8 / E5M6 activation cache; probs_in_activation: the
+    router's weights applied inside the experts (no expert output kept for the combine).
+    """
+
+    always: tuple[str, ...] = ()
+    low_precision: bool = False
+    probs_in_activation: bool = False
+
+
+E5M6_BYTES = 1.5  # DeepSeek-V3 section 3.3.2: 1 sign + 5 exponent + 6 mantissa bits
+
+
+def _attention_split(arch: Architecture, fp8: bool, storage: Storage) -> float:
+    """Bytes per token of the attention's split activations: Q, K, V and the context, 2 bytes per
+    element (the context 1 byte with FP8, 1.5 with DeepSeek's E5M6 cache); with "mla_up_proj"
+    always recomputed MLA keeps its latents (c_q, c_kv and the rotary key, 2 bytes, DeepSeek-V3
+    section 3.2.3) instead of Q (only with a q latent) and K, V."""
+    a = arch.num_attention_heads
+    if arch.is_mla:
+        qk = (arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)
+        v = arch.v_head_dim or arch.head_dim
+        q_dim, k_dim, v_dim, o_dim = a * qk, a * qk, a * v, a * v
+    else:
+        q_dim = o_dim = a * arch.head_dim
+        k_dim = v_dim = arch.num_key_value_heads * arch.head_dim
+    context = E5M6_BYTES if storage.low_precision else (1.0 if fp8 else 2.0)
+    qkv = 2.0 * (q_dim + k_dim + v_dim)
+    if arch.is_mla and "mla_up_proj" in storage.always:
+        q_latent = arch.q_lora_rank or 0
+        qkv = 2.0 * (q_latent + (arch.kv_lora_rank or 0) + (arch.qk_rope_head_dim or 0))
+        qkv += 0.0 if q_latent else 2.0 * q_dim  # no q latent: Q comes from its own projection
+    return qkv + context * o_dim
+
+
+def _moe_split(arch: Architecture, fp8: bool, storage: Storage, mlp_coeff: float) -> tuple[float, float]:
+    """(routed, shared) bytes per token of a MoE layer's experts: per chosen expert the dispatched
+    token copy (2h; h in FP8 under low_precision), the fc1 output (2 bytes per element; 1 under
+    low_precision), the activation output (2, 1 with FP8; 0 with "moe_act" always recomputed) and
+    the expert output kept for the combine (2h; 0 with probs_in_activation); shared experts as a
+    gated MLP of width n_shared·f_e by the same rules (without dispatch and combine)."""
+    h, fe, k = arch.hidden_size, arch.moe_intermediate_size, arch.num_experts_per_tok
+    fc1_width = mlp_coeff / 2.0 - 1.0  # fc1 output elements per f_e: 2 gated, 1 plain
+    fc1 = fc1_width * (1.0 if storage.low_precision else 2.0)
+    act = 0.0 if "moe_act" in storage.always else (1.0 if fp8 else 2.0)
+    dispatch = 1.0 * h if storage.low_precision else 2.0 * h
+    combine = 0.0 if storage.probs_in_activation else 2.0 * h
+    return k * (dispatch + combine + (fc1 + act) * fe), (fc1 + act) * arch.n_shared_experts * fe
+
+
 def layer_coefficients(
-    arch: Architecture, fp8: bool = False, selective: tuple[str, ...] = ("core_attn",)
+    arch: Architecture,
+    fp8: bool = False,
+    selective: tuple[str, ...] = ("core_attn",),
+    storage: Storage | None = None,
 ) -> tuple[LayerCoefficients, LayerCoefficients]:
     """(dense layer, MoE layer) activation coefficients for an architecture.
 
@@ -88,24 +145,23 @@ def layer_coefficients(
     inputs, 2h of the replicated 8h), the attention context (out-projection input, o) and the
     activation output (fc2 input, f; k·f_e for routed experts) take 1 byte instead of 2.
 
+    storage: what the stack stores beyond that (`Storage`): "norms" always recomputed leaves only
+    the two norm inputs (4h) of the replicated part; the attention and expert terms follow
+    `_attention_split` and `_moe_split`.
+
     Generalises Korthikanti's 34·h: replicated = LayerNorm inputs 4h + attention and MLP inputs 4h
-    + two 1-byte dropout masks 2h = 10h (8h for a model trained without dropout: no masks); split = Q, K, V and the attention context (2 bytes each per
-    element: 2·(q + k + v + o)) + the MLP (plain: fc1 output and activation output, 4·f; gated:
-    fc1 output 2f wide and activation output, 6·f). For MHA with f = 4h this is 8h + 16h = 24h.
+    + two 1-byte dropout masks 2h = 10h (8h for a model trained without dropout: no masks); split =
+    Q, K, V and the attention context (2 bytes each per element: 2·(q + k + v + o)) + the MLP
+    (plain: fc1 output and activation output, 4·f; gated: fc1 output 2f wide and activation output,
+    6·f). For MHA with f = 4h this is 8h + 16h = 24h.
     """
+    storage = storage or Storage()
     h = arch.hidden_size
     a = arch.num_attention_heads
-    if arch.is_mla:
-        qk = (arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)
-        v = arch.v_head_dim or arch.head_dim
-        q_dim, k_dim, v_dim, o_dim = a * qk, a * qk, a * v, a * v
-    else:
-        q_dim = o_dim = a * arch.head_dim
-        k_dim = v_dim = arch.num_key_value_heads * arch.head_dim
-    gated = is_gated_mlp(arch.hidden_act)
-    mlp_coeff = 6.0 if gated else 4.0
-    attn_split = 2.0 * (q_dim + k_dim + v_dim + o_dim) - (o_dim if fp8 else 0.0)
-    replicated = (10.0 if arch.hidden_dropout > 0 else 8.0) * h - (2.0 * h if fp8 else 0.0)
+    mlp_coeff = 6.0 if is_gated_mlp(arch.hidden_act) else 4.0
+    attn_split = _attention_split(arch, fp8, storage)
+    norm_outputs = 0.0 if "norms" in storage.always else (1.0 if fp8 else 2.0) * 2.0 * h
+    replicated = (6.0 if arch.hidden_dropout > 0 else 4.0) * h + norm_outputs
     fc2_saving = 1.0 if fp8 else 0.0  # the activation output saved as FP8: 1 byte less per element
     scores = (5.0 if arch.attention_dropout > 0 else 4.0) * a  # scores 2 + softmax 2 (+ dropout mask 1)
     mlp = (mlp_coeff - fc2_saving) * arch.intermediate_size
@@ -115,19 +171,16 @@ def layer_coefficients(
     )
     if not arch.is_moe:
         return dense, dense
-    fe = arch.moe_intermediate_size
-    k = arch.num_experts_per_tok
-    act_out = 2.0 - fc2_saving  # bytes per element of the activation output (fc2's saved input)
-    routed = k * (4.0 * h + (mlp_coeff - fc2_saving) * fe)
-    shared = (mlp_coeff - fc2_saving) * arch.n_shared_experts * fe
+    act_out = 0.0 if "moe_act" in storage.always else 2.0 - fc2_saving  # the activation output (fc2 input)
+    routed, shared = _moe_split(arch, fp8, storage, mlp_coeff)
     router = 4.0 * arch.num_experts  # fp32 router logits
     moe = LayerCoefficients(
         replicated,
         attn_split + routed + shared + router,
         scores,
         2.0 * h,
-        2.0 * h if "layernorm" in selective else 0.0,
-        (act_out * k * fe if "moe_act" in selective else 0.0)
+        2.0 * h if "layernorm" in selective and "norms" not in storage.always else 0.0,
+        (act_out * arch.num_experts_per_tok * arch.moe_intermediate_size if "moe_act" in selective else 0.0)
         + (shared if "shared_experts" in selective else 0.0),
         redo_scores,
     )

@@ -622,7 +622,7 @@ def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Fam
         tuple(sorted(p.fixed_normalized.items())),
         p.domain_cards,
         p.flash_attention,
-        p.stack.selective_recompute,
+        p.stack.memory_key(),
         p.sharded_with_pp,
         p.grad_dtype,
         p.buffers,

@@ -34,7 +34,7 @@ ZeRO stage (`model_state`), activations per layer (`activations`), layers per pi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -46,6 +46,7 @@ from estimator.layout.activations import (
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
     LayerCoefficients,
+    Storage,
     gpt_layer_coefficients,
     korthikanti_layer_bytes,
     layer_activation_bytes,
@@ -62,6 +63,7 @@ from estimator.layout.model_state import (
     model_state_bytes,
     weight_replicas,
 )
+from estimator.layout.stacks import StackProfile
 from estimator.layout.stages import StageLayers, stage_layers
 from estimator.model.transformer import Architecture, ParamCounts, stage_param_counts
 
@@ -80,6 +82,7 @@ __all__ = [
     "MemoryBreakdown",
     "MemoryPolicy",
     "StageLayers",
+    "Storage",
     "gathered_bytes",
     "gpt_layer_coefficients",
     "grad_bytes",
@@ -91,6 +94,7 @@ __all__ = [
     "per_card_memory_codes",
     "recompute_code",
     "selective_saves_memory",
+    "stack_memory",
     "stage_layers",
     "weight_replicas",
 ]
@@ -150,7 +154,9 @@ class MemoryPolicy:
     allowances; fp8: linear-layer inputs saved as FP8 (activations.layer_coefficients); selective:
     the modules selective recompute re-runs; fsdp_fp32_shards: PyTorch FSDP (the shard is the fp32
     master weight; under PP the gathered weights and unsharded gradients stay for the step);
-    reshard_after_forward: the stack's ZeRO-3 policy (stacks.StackProfile).
+    reshard_after_forward: the stack's ZeRO-3 policy (stacks.StackProfile); logits_bytes: bytes per
+    logit the cross-entropy keeps; storage: activations.Storage; optimizer_bytes: K, optimizer
+    bytes per parameter (fp32 master + Adam moments); dualpipe: DualPipe's placement and schedule.
     """
 
     grad_dtype: str = DEFAULT_GRAD_DTYPE
@@ -160,6 +166,23 @@ class MemoryPolicy:
     selective: tuple[str, ...] = ("core_attn",)
     fsdp_fp32_shards: bool = False
     reshard_after_forward: str = "always"
+    logits_bytes: float = LOGITS_BYTES
+    storage: Storage = field(default_factory=Storage)
+    optimizer_bytes: float = OPTIMIZER_BYTES
+    dualpipe: bool = False
+
+
+def stack_memory(policy: MemoryPolicy, stack: StackProfile) -> MemoryPolicy:
+    """`policy` with the fields a stack profile sets: the cross-entropy's logits (4 bytes fp32, 2
+    bytes bf16), the activation storage, K = 4 (fp32 master) + 8 (fp32 Adam moments) or + 4 (bf16
+    moments, DeepSeek-V3 section 3.3.3) bytes per parameter, DualPipe."""
+    return dataclasses.replace(
+        policy,
+        logits_bytes=2.0 if stack.logits_dtype == "bf16" else LOGITS_BYTES,
+        storage=Storage(stack.always_recompute, stack.low_precision_cache, stack.moe_probs_in_activation),
+        optimizer_bytes=4.0 + (4.0 if stack.adam_moments == "bf16" else 8.0),
+        dualpipe=stack.dualpipe,
+    )
 
 
 @dataclass(frozen=True)
@@ -181,8 +204,14 @@ class MemoryBreakdown:
         }
 
 
-def _stage_params(counts: ParamCounts, st: StageLayers, lay: CardLayout) -> tuple[Pair, Pair, Pair]:
-    """(dense, expert) parameters per card of the first, a middle and the last pipeline device."""
+def _stage_params(
+    arch: Architecture, counts: ParamCounts, st: StageLayers, lay: CardLayout, policy: MemoryPolicy
+) -> tuple[Pair, Pair, Pair]:
+    """(dense, expert) parameters per card of the first, a middle and the last pipeline device.
+
+    The device with the output head also holds the MTP modules (`_mtp_params`). DualPipe (pp > 1)
+    places stage i and stage pp-1-i on one rank (deepseek-ai/DualPipe README: 2x parameters): the
+    first and last ranks hold the first and the last stage, a middle rank two middle stages."""
     tp = np.asarray(lay.tp, dtype=float)
     ep = np.asarray(lay.ep, dtype=float)
     etp = tp if lay.expert_tp is None else np.asarray(lay.expert_tp, dtype=float)
@@ -193,7 +222,33 @@ def _stage_params(counts: ParamCounts, st: StageLayers, lay: CardLayout) -> tupl
     )
     mid = stage_param_counts(counts, st.full, st.dense_mid, 0.0, 0.0, tp, ep, etp)
     last = stage_param_counts(counts, st.last, st.dense_last, 0.0, 1.0, tp, ep, etp)
-    return first, mid, last
+    mtp = _mtp_params(arch, counts, lay, policy.dualpipe, (tp, ep, etp))
+    first = (first[0] + np.where(single, mtp[0], 0.0), first[1] + np.where(single, mtp[1], 0.0))
+    last = (last[0] + mtp[0], last[1] + mtp[1])
+    if not policy.dualpipe:
+        return first, mid, last
+    pair = ~single
+    ends = tuple(np.where(pair, f + la, f) for f, la in zip(first, last, strict=True))
+    middle = tuple(np.where(pair, 2.0 * m, m) for m in mid)
+    return (ends[0], ends[1]), (middle[0], middle[1]), (ends[0], ends[1])
+
+
+def _mtp_params(
+    arch: Architecture, counts: ParamCounts, lay: CardLayout, dualpipe: bool, split: tuple[FloatArray, ...]
+) -> Pair:
+    """(dense, expert) parameters per card of the D MTP modules on the head's device: per depth the
+    projection 2h x h over TP, one block of the last layer's kind and its two norms (DeepSeek-V3
+    section 2.2, model.mtp). The output head is shared; the embedding too when it is on the same
+    device (pp = 1, or DualPipe: section 3.2.3), otherwise the MTP stage keeps its own copy
+    (Megatron-Core GPTModel: an embedding "if self.pre_process or self.mtp_process")."""
+    depth = float(arch.num_nextn_predict_layers)
+    if depth == 0.0:
+        return arr(0.0), arr(0.0)
+    tp, ep, etp = split
+    h = float(arch.hidden_size)
+    dense, expert = stage_param_counts(counts, 1.0, 0.0 if arch.is_moe else 1.0, 0.0, 0.0, tp, ep, etp)
+    copy = 0.0 if dualpipe else np.where(np.asarray(lay.pp) > 1, counts.embedding / tp, 0.0)
+    return arr(depth * (dense + 2.0 * h * h / tp + 2.0 * h) + copy), arr(depth * expert)
 
 
 def gathered_bytes(
@@ -245,7 +300,8 @@ class _StageStates:
             tp,
             etp,
         )
-        # model_state_bytes(params, dp, zero_stage, grad_dtype, distributed_optimizer, OPTIMIZER_BYTES, fsdp)
+        # model_state_bytes(params, dp, zero_stage, grad_dtype, distributed_optimizer, K, fsdp)
+        self.k = policy.optimizer_bytes
         stage = np.maximum(np.asarray(lay.zero_stage), np.where(np.asarray(lay.distributed_optimizer), 1, 0))
         self.g = grad_bytes(policy.grad_dtype)
         self.no_weights = (stage >= 3) & policy.fsdp_fp32_shards
@@ -265,7 +321,7 @@ class _StageStates:
         for p, (d_w, d_g, d_o) in zip(params, self.divisors, strict=True):
             p = np.asarray(p, dtype=float)
             weights = np.where(self.no_weights, 0.0, p * WEIGHT_BYTES / d_w)
-            states.append((weights, p * self.g / d_g, p * OPTIMIZER_BYTES / d_o))
+            states.append((weights, p * self.g / d_g, p * self.k / d_o))
         (w1, g1, o1), (w2, g2, o2) = states
         total = params[0] + params[1]
         gw = np.where(self.held, total * WEIGHT_BYTES, 0.0)
@@ -282,9 +338,11 @@ def _stage_activations(
     lay: CardLayout,
     policy: MemoryPolicy,
 ) -> Stages:
-    """Activation bytes of the first, a middle and the last pipeline device (1F1B in flight)."""
+    """Activation bytes of the first, a middle and the last pipeline device (1F1B in flight, or
+    DualPipe's: `_dualpipe_stages`). The head's device adds, per micro-batch in flight there (one),
+    the logits of the head and of each MTP depth and the MTP blocks (`_mtp_activations`)."""
     rc = recompute_code(lay.recompute)
-    c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective)
+    c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective, policy.storage)
     act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
     a_moe = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention)
@@ -295,33 +353,75 @@ def _stage_activations(
     pp = np.asarray(lay.pp, dtype=float)
     v = np.asarray(lay.virtual_stages, dtype=float)
     m = pp if lay.micro_batches is None else np.asarray(lay.micro_batches, dtype=float)
+    head = _mtp_activations(arch, seq_len, lay, policy, a_moe if arch.is_moe else a_dense)
+
+    def per_mb(n_layers: npt.ArrayLike, n_dense: npt.ArrayLike) -> FloatArray:
+        return arr(np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe)
+
+    if policy.dualpipe:
+        return _dualpipe_stages(st, per_mb, (pp, m), transient, head)
     inflight_first = np.minimum(pp, m)
     inflight_mid = np.minimum(np.maximum(pp - 1.0, 1.0), m)
     interleave = np.where(v > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
+
+    def stage(
+        n_layers: npt.ArrayLike, n_dense: npt.ArrayLike, inflight: npt.ArrayLike, factor: npt.ArrayLike
+    ) -> FloatArray:
+        held = np.minimum(np.asarray(inflight) * np.asarray(factor), m)  # never more than all m
+        return arr(per_mb(n_layers, n_dense) * held + transient)
+
+    single = np.where(st.single, 1.0, 0.0)
+    return (
+        arr(stage(st.first, st.dense_first, inflight_first, interleave) + single * head),
+        stage(st.full, st.dense_mid, inflight_mid, interleave),
+        arr(stage(st.last, st.dense_last, 1.0, 1.0) + head),
+    )
+
+
+def _dualpipe_stages(
+    st: StageLayers,
+    per_mb: Callable[[npt.ArrayLike, npt.ArrayLike], FloatArray],
+    pp_m: tuple[np.ndarray, np.ndarray],
+    transient: FloatArray,
+    head: FloatArray,
+) -> Stages:
+    """DualPipe's activations per rank (bytes). deepseek-ai/DualPipe dualpipe.py step(): rank r
+    (half_rank r' = min(r, pp-1-r)) runs (pp/2 - r' - 1)·2 forward chunks of its first stage, then
+    r' + 1 pairs of both: pp - r' - 1 micro-batches of the first stage and r' + 1 of the second are
+    in flight, and the main step's overlapped forward-backward pairs add one before freeing one:
+    pp + 1 chunks (the README's "PP+1" against 1F1B's PP). An end rank (r' = 0) holds pp micro-
+    batches of the first stage (embedding side) and one of the last (head, MTP); a middle rank
+    pp + 1 of its two middle stages; never more than the step's m micro-batches."""
+    pp, m = pp_m
+    ends = per_mb(st.first, st.dense_first) * np.minimum(pp, m) + per_mb(st.last, st.dense_last) + head
+    middle = per_mb(st.full, st.dense_mid) * np.minimum(pp + 1.0, m)
+    one = per_mb(st.first, st.dense_first) * np.minimum(pp, m) + head  # pp == 1: nothing to pair
+    ends = np.where(st.single, one, ends)
+    return arr(ends + transient), arr(middle + transient), arr(ends + transient)
+
+
+def _mtp_activations(
+    arch: Architecture, seq_len: npt.ArrayLike, lay: CardLayout, policy: MemoryPolicy, block: FloatArray
+) -> FloatArray:
+    """Bytes the output head's device keeps per micro-batch for the head and the MTP modules: the
+    logits s·b·V·logits_bytes / t of the head and of each of the D depths (each has its own
+    cross-entropy, DeepSeek-V3 section 2.2), and per depth one block of the last layer's kind
+    (`block`, one micro-batch), the two RMSNorm inputs (the hidden state and the next token's
+    embedding, 2h each) and the projection's input (the two normalised vectors, 2h elements at 2
+    bytes, 1 in FP8; none when the stack recomputes its norms)."""
     tokens = (
         np.asarray(seq_len, dtype=float)
         / np.asarray(lay.cp, dtype=float)
         * np.asarray(lay.micro_batch_size, dtype=float)
     )
-    logits = tokens * arch.vocab_size * LOGITS_BYTES / np.asarray(lay.tp, dtype=float)
-
-    def stage(
-        n_layers: npt.ArrayLike,
-        n_dense: npt.ArrayLike,
-        inflight: npt.ArrayLike,
-        factor: npt.ArrayLike,
-        head: npt.ArrayLike,
-    ) -> FloatArray:
-        per_mb = np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe
-        held = np.minimum(np.asarray(inflight) * np.asarray(factor), m)  # never more than all m
-        return arr(per_mb * held + transient + np.asarray(head) * logits)
-
-    single = np.where(st.single, 1.0, 0.0)
-    return (
-        stage(st.first, st.dense_first, inflight_first, interleave, single),
-        stage(st.full, st.dense_mid, inflight_mid, interleave, 0.0),
-        stage(st.last, st.dense_last, 1.0, 1.0, 1.0),
-    )
+    tp = np.asarray(lay.tp, dtype=float)
+    depth = float(arch.num_nextn_predict_layers)
+    logits = tokens * arch.vocab_size * policy.logits_bytes / tp
+    h = float(arch.hidden_size)
+    projection_in = 0.0 if "norms" in policy.storage.always else 2.0 * h * (1.0 if policy.fp8 else 2.0)
+    rep_div = np.where(np.asarray(lay.sequence_parallel, dtype=bool), tp, 1.0)
+    per_depth = block + tokens * (4.0 * h + projection_in) / rep_div
+    return arr((1.0 + depth) * logits + depth * per_depth)
 
 
 def per_card_memory(
@@ -355,7 +455,7 @@ def per_card_memory_codes(
         arch.num_hidden_layers, counts.n_dense_layers, layout.pp, layout.virtual_stages, layout.stage_split
     )
     states = _StageStates(counts, layout, policy)
-    held = [states.of(params) for params in _stage_params(counts, st, layout)]
+    held = [states.of(params) for params in _stage_params(arch, counts, st, layout, policy)]
     out = []
     for rc in recompute:
         acts = _stage_activations(arch, seq_len, st, dataclasses.replace(layout, recompute=rc), policy)

@@ -38,6 +38,7 @@ from estimator.layout.memory import (
     MemoryBreakdown,
     MemoryPolicy,
     per_card_memory_codes,
+    stack_memory,
     stage_layers,
 )
 from estimator.layout.problem import FIXABLE as FIXABLE
@@ -200,14 +201,17 @@ def card_memories(
         c["etp"],
         problem.stage_split,
     )
-    policy = MemoryPolicy(
-        problem.grad_dtype,
-        problem.flash_attention,
-        problem.buffers,
-        fp8_activations(problem),
-        problem.stack.selective_recompute,
-        problem.stack.fsdp_fp32_shards,
-        problem.stack.reshard_after_forward,
+    policy = stack_memory(
+        MemoryPolicy(
+            problem.grad_dtype,
+            problem.flash_attention,
+            problem.buffers,
+            fp8_activations(problem),
+            problem.stack.selective_recompute,
+            problem.stack.fsdp_fp32_shards,
+            problem.stack.reshard_after_forward,
+        ),
+        problem.stack,
     )
     return per_card_memory_codes(problem.arch, problem.counts, problem.seq_len, layout, codes, policy)
 

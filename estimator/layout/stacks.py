@@ -30,7 +30,15 @@ SAC_MATMUL_HALF = "matmul-half"  # PyTorch per-op selective activation checkpoin
 FP8_RECIPES = ("delayed", "tensorwise", "rowwise", "blockwise", "mxfp8")
 CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliability.checkpoint_times
 # estimator.layout.steptime.context_parallel.CP_COMM_TYPES / CP_MERGES (kept here: no import cycle)
-_CHOICES = {"cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"), "cp_merge": ("fused", "eager-fp32")}
+_CHOICES = {
+    "cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"),
+    "cp_merge": ("fused", "eager-fp32"),
+    "cross_entropy": ("fused", "mcore06"),
+    "logits_dtype": ("fp32", "bf16"),
+    "adam_moments": ("fp32", "bf16"),
+}
+# what a stack recomputes in every layout, whatever the layout's recompute setting (activations.layer_coefficients)
+ALWAYS_RECOMPUTE = ("norms", "mla_up_proj", "moe_act")
 RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
 # Megatron-Bridge releases 25.11-26.06 against 26.02 on the same published layouts (performance-summary-
 # archive.md, docs/sources.md#megatron-bridge; read 2026-12-02), by chip family and workload family:
@@ -75,6 +83,10 @@ class StackProfile:
     moe_core06: the MoE layers run Megatron-Core 0.6's MoE layer (allgather dispatcher, unfused
       permutation, GroupedMLP / SequentialMLP), as MindSpeed-LLM 1.0.RC3 does: its expert block takes
       steptime.moe_core06's calibrated factor of its priced time.
+    cross_entropy: the vocabulary cross-entropy's kernels (steptime.step.LOGIT_BYTES): "fused" (40
+      bytes per logit: the row max taken in the upcast pass, exp, sum and normalise in place) or
+      "mcore06" (52: Megatron-Core 0.6's vocab_parallel_cross_entropy on logits.float(), as
+      MindSpeed-LLM 1.0.RC3 runs it, with a separate row max and an out-of-place subtraction of it).
     per_expert_gemms: the routed experts run as one GEMM per local expert (Transformer Engine's
       grouped linear: multi-stream cuBLAS, docs/sources.md#megatron-gb200-deepseek; DeepSpeed-MoE's
       expert loop), each paying a fixed overhead; False for one grouped kernel (DeepGEMM,
@@ -142,6 +154,26 @@ class StackProfile:
       _maybe_wrap_tensor: "if _are_we_tracing(): return wait_tensor(self)"); Inductor moves waits
       only with config.reorder_for_compute_comm_overlap, False by default and not set by torchtitan.
       Every K/V gather and dKV permute then waits in place (docs/sources.md#torch-context-parallel).
+    logits_dtype: the logits the cross-entropy keeps for its backward: "fp32" (an fp32 softmax or
+      log-softmax copy: Megatron-Core's vocab-parallel cross-entropy, torch's under autocast) or
+      "bf16" (the 16-bit logits themselves and an fp32 log-sum-exp per token: flash-attn's fused
+      CrossEntropyLoss, llm-foundry's default loss_fn "fused_crossentropy"; docs/sources.md#llm-foundry).
+    always_recompute: what the stack recomputes in the backward of every layer whatever the layout's
+      recompute setting (DeepSeek-V3 report section 3.2.3, docs/sources.md#deepseek-v3): "norms"
+      (every RMSNorm: their outputs, the inputs of the following linears, are not stored),
+      "mla_up_proj" (MLA's up-projections: Q, K, V are re-made from the stored latents), "moe_act"
+      (the MoE SwiGLU output is re-made from its stored input, section 3.3.2).
+    low_precision_cache: DeepSeek-V3's low-precision activation cache (section 3.3.2 and 3.3.4): the
+      MoE SwiGLU inputs (the experts' fc1 outputs) stored in FP8, the attention output (the input
+      of the linear after attention, also used by the attention backward) in E5M6 (1.5 bytes), and
+      the tokens dispatched to the experts in FP8 (quantised before the dispatch).
+    adam_moments: the dtype of Adam's first and second moments: "fp32" (8 bytes, K = 12 with the
+      fp32 master weight) or "bf16" (DeepSeek-V3 section 3.3.3: 4 bytes, K = 8; the master weights
+      and the gradients stay fp32).
+    moe_probs_in_activation: the router's probabilities multiply the routed experts' activation
+      output before fc2 (Megatron-Core's TEGroupedMLP bias_act_func with permuted_probs,
+      weighted_bias_swiglu_impl), so no expert output is kept for the combine's backward; False
+      where the weighted sum runs after fc2 (the expert outputs, 2h per routed copy, stored).
     release: the software release the profile stands for (its recipes' container or version); the
       published rows of that release are what its mechanisms were checked against.
     release_spread: ("chip family/workload", low, high) entries: throughput of the same published
@@ -186,6 +218,16 @@ class StackProfile:
     release_spread: tuple[tuple[str, float, float], ...] = ()
     release_spread_source: str = ""
     moe_core06: bool = False
+    cross_entropy: str = "fused"
+    logits_dtype: str = "fp32"
+    always_recompute: tuple[str, ...] = ()
+    low_precision_cache: bool = False
+    adam_moments: str = "fp32"
+    moe_probs_in_activation: bool = False
+
+    def memory_key(self) -> tuple[Any, ...]:
+        """The profile's mechanisms that change per-card memory (a cache key of the layout search)."""
+        return tuple(getattr(self, k) for k in MEMORY_MECHANISMS)
 
     def spread_for(self, family: str, workload: str) -> tuple[float, float]:
         """(low, high): throughput of the same published layout on the other releases the profile
@@ -235,6 +277,23 @@ MECHANISMS = (
     "fsdp_fp32_shards",
     "cp_overlap",
     "moe_core06",
+    "cross_entropy",
+    "logits_dtype",
+    "always_recompute",
+    "low_precision_cache",
+    "adam_moments",
+    "moe_probs_in_activation",
+)
+MEMORY_MECHANISMS = (
+    "selective_recompute",
+    "fsdp_fp32_shards",
+    "reshard_after_forward",
+    "dualpipe",
+    "logits_dtype",
+    "always_recompute",
+    "low_precision_cache",
+    "adam_moments",
+    "moe_probs_in_activation",
 )
 
 
@@ -343,6 +402,7 @@ STACKS: dict[str, StackProfile] = {
             vendors=("NVIDIA", "AMD"),
             summary="MosaicML Composer with full FSDP sharding and Triton FlashAttention, eager PyTorch.",
             fsdp_fp32_shards=True,
+            logits_dtype="bf16",
             release="llm-foundry benchmarking tables (2023-10)",
         ),
         StackProfile(
@@ -359,6 +419,7 @@ STACKS: dict[str, StackProfile] = {
             cp_comm_types=("p2p", "a2a", "a2a+p2p"),
             release="MindSpeed-LLM 1.0.RC3 with CANN 8.0.RC3",
             moe_core06=True,
+            cross_entropy="mcore06",
         ),
         StackProfile(
             id="deepseek-dualpipe",
@@ -375,6 +436,9 @@ STACKS: dict[str, StackProfile] = {
             per_expert_gemms=False,
             fp8_recipe="blockwise",
             needs_fp8_hardware=True,
+            always_recompute=("norms", "mla_up_proj", "moe_act"),
+            low_precision_cache=True,
+            adam_moments="bf16",
             summary="DeepSeek's own: DualPipe hides the all-to-all, DeepEP, at most 4 nodes per token, FP8 blockwise.",
             release="DeepSeek HAI-LLM as in the DeepSeek-V3 report (2024-12)",
         ),
@@ -434,6 +498,8 @@ def resolve_stack(
         raise ScenarioError(errors)
     if "selective_recompute" in changes:
         changes["selective_recompute"] = _recompute_modules(changes["selective_recompute"])
+    if "always_recompute" in changes:
+        changes["always_recompute"] = tuple(changes["always_recompute"])
     return dataclasses.replace(profile, **changes) if changes else profile
 
 
@@ -465,6 +531,9 @@ def _override_problem(key: str, value: Any) -> str:
         return "" if value in ATTENTION_KERNELS else f"must be one of {', '.join(ATTENTION_KERNELS)}"
     if key == "selective_recompute":
         return _recompute_problem(value)
+    if key == "always_recompute":
+        ok = isinstance(value, (list, tuple)) and all(v in ALWAYS_RECOMPUTE for v in value)
+        return "" if ok else f"must be a list of: {', '.join(ALWAYS_RECOMPUTE)}"
     if key == "checkpoint_mode":
         return "" if value in CHECKPOINT_MODES else f"must be one of {', '.join(CHECKPOINT_MODES)}"
     if key in _CHOICES:

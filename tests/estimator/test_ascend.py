@@ -7,6 +7,10 @@ import dataclasses
 import pytest
 
 from estimator.catalog import accelerator
+from estimator.contract.resolve import resolve
+from estimator.contract.scenario import validate_shape
+from estimator.errors import ScenarioError
+from estimator.layout.stacks import STACKS, resolve_stack
 from estimator.layout.steptime.ascend import ASCEND_MC2_EXPOSED_FRACTION as F
 from estimator.layout.steptime.ascend import (
     ASCEND_TRAINING_GEMM_FRACTION,
@@ -18,10 +22,15 @@ from estimator.layout.steptime.ascend import (
     mla_layout_s,
 )
 from estimator.layout.steptime.collectives import Fabric, group_bandwidth
-from estimator.layout.steptime.constants import LINK_EFFICIENCY
+from estimator.layout.steptime.constants import HBM_EFFICIENCY, LINK_EFFICIENCY
 from estimator.model.transformer import Architecture
 from estimator.validation.ascend import calibrate_ascend
-from estimator.validation.published_runs import predicted_tokens_per_s_per_gpu, published_runs, run_scenario
+from estimator.validation.published_runs import (
+    predicted_tokens_per_s_per_gpu,
+    published_layout,
+    published_runs,
+    run_scenario,
+)
 
 
 def test_mc2_exposes_its_share_of_what_the_gemms_cover() -> None:
@@ -155,3 +164,32 @@ def test_mla_layout_time_counts_forward_and_backward_once_each() -> None:
     t = mla_layout_s(arch, True, 8192.0, 1.0, 3.0, 1e12)
     assert float(t) == pytest.approx(8192 * 128 * 6400 * 2 / 1e12)
     assert float(mla_layout_s(arch, False, 8192.0, 1.0, 3.0, 1e12)) == 0.0
+
+
+def _qwen2_1p5b_elementwise_s(overrides: dict[str, object]) -> float:
+    """Element-wise seconds per step of the Qwen2 1.5B row (TP 1, PP 1) with stack overrides added."""
+    models, runs = published_runs()
+    run = dict(next(r for r in runs if r["id"] == "qwen2-1.5b-8x910b-4k-mindspeed"))
+    run["stack_overrides"] = {**run.get("stack_overrides", {}), **overrides}
+    shown = published_layout(resolve(validate_shape(run_scenario(run, models))))
+    return float(shown.compute_detail_s["elementwise"])
+
+
+def test_core06_cross_entropy_moves_twelve_more_bytes_per_logit() -> None:
+    """Megatron-Core 0.6's vocab_parallel_cross_entropy on logits.float() (MindSpeed-LLM 1.0.RC3):
+    row max (read 4) and the max subtracted out of place (read 4, write 4) beyond the fused kernels'
+    40 bytes per logit, 52 in all. Qwen2 1.5B on 8 x 910B: 64 sequences of 4,096 over 8 data-parallel
+    ranks in micro-batches of 2 = 4 micro-batches of 8,192 tokens, 151,936 logits per token (TP 1):
+    4 x 8,192 x 151,936 x 12 bytes more per step at the 910B2's streaming rate."""
+    assert STACKS["mindspeed-2025"].cross_entropy == "mcore06"
+    extra_bytes = 4 * 8192 * 151936 * 12.0
+    rate = accelerator("ascend-910b2").hbm_bandwidth_bytes_per_s * HBM_EFFICIENCY
+    core06 = _qwen2_1p5b_elementwise_s({})
+    fused = _qwen2_1p5b_elementwise_s({"cross_entropy": "fused"})
+    assert core06 - fused == pytest.approx(extra_bytes / rate, rel=1e-6)
+
+
+def test_only_the_mindspeed_profile_runs_the_core06_cross_entropy() -> None:
+    assert not any(p.cross_entropy != "fused" for sid, p in STACKS.items() if sid != "mindspeed-2025")
+    with pytest.raises(ScenarioError):
+        resolve_stack("mindspeed-2025", "Huawei", {"cross_entropy": "unfused"})

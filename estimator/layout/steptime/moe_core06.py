@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from estimator.arrays import FloatArray, Num, arr
 
-# Fitted (module docstring; docs/steptime.md "Calibrated"): 1.85 at mean |error| 11.1% over the 4 GPU reference rows
-MCORE06_EXPERT_TIME_FACTOR = 1.85
+# Fitted (module docstring; docs/steptime.md "Calibrated"): 1.80 at mean |error| 11.6% over the 4 GPU reference rows (2.28.0)
+MCORE06_EXPERT_TIME_FACTOR = 1.80
 
 
 def core06_experts_s(priced: Num, core06: bool, factor: float) -> FloatArray:

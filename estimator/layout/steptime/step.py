@@ -19,7 +19,7 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
   softmax.
 - elementwise: norms, residual/bias/dropout, activation function (22·h + 4 or 6·f bytes per token
   per layer and pass; divided by t with sequence parallel) and the fp32 cross-entropy over the
-  vocabulary (LOGIT_BYTES per logit, pass by pass below).
+  vocabulary (LOGIT_BYTES per logit by the stack's cross-entropy kernels, pass by pass below).
 - moe_experts, moe_routing, ep_comm: `moe` (with EXPERT_GEMM_OVERHEAD_S per expert GEMM where the
   stack launches one GEMM per local expert).
 - tp_comm: Megatron TP does 2 all-reduces per layer forward and 2 backward (with sequence parallel
@@ -73,8 +73,14 @@ if TYPE_CHECKING:
 # write 4); backward scale in place (read 4, write 4) and cast back to the logits' 16-bit dtype
 # (read 4, write 2). PyTorch's F.cross_entropy on upcast logits (torchtitan, llm-foundry) moves the
 # same 40: upcast 6, log-softmax 12 (two reads, one write), its backward 12 plus the one-hot
-# gradient 4, downcast 6.
-LOGIT_BYTES = 40.0
+# gradient 4, downcast 6. Megatron-Core 0.6 (MindSpeed-LLM 1.0.RC3: LanguageModule.
+# compute_language_model_loss calls vocab_parallel_cross_entropy(logits.float(), labels), whose
+# forward MindSpeed replaces by mindspeed/core/tensor_parallel/cross_entropy.py with the same kernels;
+# docs/sources.md#mindspeed) moves 52: upcast (read 2, write 4), row max (read 4), the max subtracted
+# out of place (read 4, write 4), exp in place (read 4, write 4), row sum (read 4), normalise in
+# place (read 4, write 4); backward scale in place (read 4, write 4) and the cast back (read 4,
+# write 2). Keyed by the stack's `cross_entropy`.
+LOGIT_BYTES = {"fused": 40.0, "mcore06": 52.0}
 COMPUTE_TERMS = ("gemm", "attention", "elementwise", "moe_experts", "moe_routing")
 STAGE_TERMS = (*COMPUTE_TERMS, "host_overhead", "tp_comm", "cp_comm", "ep_comm")
 BREAKDOWN_KEYS = (
@@ -164,7 +170,7 @@ def _head_terms(problem: LayoutProblem, c: Candidates, r: Rates) -> dict[str, Nu
     tokens = float(problem.seq_len) / c.cp * c.mbs
     head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
     t_head = tokens / c.tp * 2.0 * head_params * 3.0 / r.bf16
-    t_loss = tokens / c.tp * arch.vocab_size * LOGIT_BYTES / r.hbm
+    t_loss = tokens / c.tp * arch.vocab_size * LOGIT_BYTES[problem.stack.cross_entropy] / r.hbm
     return {"gemm": t_head, "elementwise": t_loss}
 
 
