@@ -41,16 +41,21 @@ ERROR = "error"  # per-row message (None where the row was planned); stored as c
 # Member-name prefixes of the encoded columns (a field name never starts with "_"):
 CONST = "_const."  # a column whose every element has the same bits: that one element
 CODES, VALUES = "_codes.", "_values."  # a text column: int32 codes into its distinct values
-ROWS = "_rows"  # the row count, for the constant columns (absent from chunks stored before them)
+STARTS, RUNS = "_starts.", "_runs."  # a column of long runs: where each run starts, its value
+ROWS = "_rows"  # the row count, for the constant and run columns (absent from chunks stored before)
+RUNS_MAX_SHARE = 0.25  # a column is stored as runs when it has at most this many runs per element
+RUNS_MIN_ROWS = 4096  # ... and at least this many elements (two more zip members cost ~200 bytes)
 
 
 def pack(arrays: dict[str, np.ndarray]) -> bytes:
     """Compressed .npz (one zip member per result field; no pickles; np.load reads it).
 
     Encoded so that deflate has less to read (unpack restores the same arrays, bit for bit): a
-    column of one repeated value is stored as that value (`_const.<field>`), a text column as
-    int32 codes into its distinct values (a 50,000-row `stack.id` is 8 MB of UTF-32 for two
-    values), the object column "error" as codes into its distinct messages (-1: no message)."""
+    column of one repeated value is stored as that value (`_const.<field>`), a column of long runs
+    of one value (a figure that depends only on the slow axes: a grid's rows are in axis order) as
+    where each run starts and its value (`_starts.`, `_runs.`), a text column as int32 codes into
+    its distinct values (a 50,000-row `stack.id` is 8 MB of UTF-32 for two values), the object
+    column "error" as codes into its distinct messages (-1: no message)."""
     out: dict[str, np.ndarray] = {ROWS: np.array([len(next(iter(arrays.values()), ()))], dtype=np.int64)}
     for name, value in arrays.items():
         if name == ERROR:
@@ -58,6 +63,8 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
             out["_error_code"], out["_error_messages"] = codes, messages
         elif (one := _constant(value)) is not None:
             out[CONST + name] = one
+        elif (runs := _runs(value)) is not None:
+            out[STARTS + name], out[RUNS + name] = runs
         elif value.dtype.kind == "U" and (coded := _text_codes(value)) is not None:
             out[CODES + name], out[VALUES + name] = coded
         else:
@@ -108,6 +115,26 @@ def _constant(value: np.ndarray) -> np.ndarray | None:
     return value[:1].copy() if bool((bits == bits[0]).all()) else None
 
 
+def _runs(value: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(int32 start of each run of equal bits, the run's value) of a 1-D numeric or boolean column
+    with at most RUNS_MAX_SHARE runs per element, else None (a 50,000-row chunk of a grid: its
+    cards-only figures have 50 runs, its MFU-dependent ones 2,500, a price-dependent one 50,000)."""
+    width = value.dtype.itemsize
+    if (
+        value.ndim != 1
+        or value.size < RUNS_MIN_ROWS
+        or value.dtype.kind not in "biuf"
+        or width not in (1, 2, 4, 8)
+    ):
+        return None
+    bits = value.view(f"u{width}")
+    changes = np.flatnonzero(bits[1:] != bits[:-1]) + 1
+    if changes.size + 1 > RUNS_MAX_SHARE * value.size:
+        return None
+    starts = np.concatenate(([0], changes)).astype(np.int32)
+    return starts, value[starts]
+
+
 TEXT_CODES_MAX = 64  # distinct values of a text column coded (one comparison pass each); more: as is
 
 
@@ -137,12 +164,15 @@ def unpack(blob: bytes | memoryview) -> dict[str, np.ndarray]:
     for key, value in stored.items():
         if key.startswith(CONST):
             arrays[key[len(CONST) :]] = np.repeat(value, n)
+        elif key.startswith(STARTS):
+            name = key[len(STARTS) :]
+            arrays[name] = np.repeat(stored[RUNS + name], np.diff(np.append(value, n)))
         elif key.startswith(CODES):
             arrays[key[len(CODES) :]] = stored[VALUES + key[len(CODES) :]][value]
         elif key == "_error_code":
             lookup = np.array([None, *stored["_error_messages"].tolist()], dtype=object)
             arrays[ERROR] = lookup[value + 1]
-        elif not key.startswith((VALUES, "_error_messages")):
+        elif not key.startswith((VALUES, RUNS, "_error_messages")):
             arrays[key] = value
     return arrays
 

@@ -51,6 +51,29 @@ def test_constant_and_text_columns_are_stored_encoded():
     assert not {"stack.id.npy", "compute.training_flop.npy"} & names
 
 
+def test_columns_of_long_runs_are_stored_as_runs():
+    """5,000 rows: a figure of the slow axis (runs of 100; the second run equal to the first, so
+    one run of 200, then a run of -0.0, which is not a run of 0.0), a flag with one run of False in
+    the middle, and a figure of the fast axis (a value per row), which is stored as it is."""
+    slow = np.repeat(np.arange(50.0) * 1.5, 100)
+    slow[100:200] = 0.0
+    slow[200:300] = -0.0
+    flag = np.ones(5000, dtype=bool)
+    flag[2000:2600] = False
+    fast = np.arange(5000.0) / 7
+    arrays = {"slow": slow, "flag": flag, "fast": fast}
+    blob = digests.pack(arrays)
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        names = set(zf.namelist())
+    assert {"_starts.slow.npy", "_runs.slow.npy", "_starts.flag.npy", "fast.npy"} <= names
+    assert_same(digests.unpack(blob), arrays)
+    with np.load(io.BytesIO(blob)) as npz:
+        assert npz["_starts.flag"].tolist() == [0, 2000, 2600]
+        assert npz["_runs.flag"].tolist() == [True, False, True]
+        assert npz["_starts.slow"][:3].tolist() == [0, 200, 300] and npz["_starts.slow"].size == 49
+        assert np.signbit(npz["_runs.slow"][:2]).tolist() == [False, True]
+
+
 def test_a_column_of_zeros_and_negative_zeros_is_not_constant():
     """Same value, different bits: stored as is, each sign kept."""
     arrays = {"x": np.array([0.0, -0.0, 0.0])}
