@@ -15,16 +15,31 @@ Prints the progress (scenarios stored) as it arrives.
 --predicted-distinct: the worst case, every row its own layout search: 2 models x 3 accelerators x
 16,667 card counts (8 to 133,336 in steps of 8) = 100,002 scenarios without an MFU.
 
-Each worker is `celery -A config worker -P solo` (one process, one core). The clock runs from the
-API call to the moment the sweep's status is "done" (every chunk stored, summary merged); it starts
-once every worker answers a ping (Celery's remote control), so start-up is not counted. Without
---redis-url the bench starts its own throw-away redis-server on a free port and stops it at the end.
+Each worker is `celery -A config worker -P solo` (one process, one core), started afresh for each
+sweep size and path (so its peak RSS belongs to that size). The clock runs from the API call to the
+moment the sweep's status is "done" (every chunk stored, summary merged); it starts once every
+worker answers a ping (Celery's remote control), so start-up is not counted. Besides the wall time
+it prints the CPU seconds the workers and the bench process (API call, polling) spent on the sweep,
+which depend far less on the machine's load than the wall time. Without --redis-url the bench
+starts its own throw-away redis-server on a free port and stops it at the end.
+
+    .venv/bin/python bench/sweep.py --workers 2 --scenarios 100000 1000000 --compare /tmp/before
+
+--compare DIR first runs this same bench (same arguments) on the code of another checkout DIR (e.g.
+the code before a change: its API in the bench process and its workers), so before and after print
+in one run under the same load, measured alike.
+
+Before the timed sweeps each set of workers gets one untimed warm-up sweep (--warmup rows, 0 for
+none): the first task of a fresh worker and the first POST of the bench process pay for imports and
+catalog loading (about 0.5 s), which a long-running deployment pays once; its wall time is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -34,7 +49,9 @@ from pathlib import Path
 
 import machine  # bench/machine.py: the load-average lines
 
-ROOT = Path(__file__).resolve().parent.parent
+# The checkout whose code is benched (the API in this process, the workers' cwd): this one, or the
+# one --compare names (BENCH_ROOT, set for the child run), driven by this same bench.
+ROOT = Path(os.environ.get("BENCH_ROOT") or Path(__file__).resolve().parent.parent).resolve()
 sys.path.insert(0, str(ROOT))
 
 BASE = {
@@ -88,7 +105,7 @@ PREDICTED_DISTINCT_AXES = {
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scenarios", type=int, default=1_000_000)
+    ap.add_argument("--scenarios", type=int, nargs="+", default=[1_000_000], help="sweep sizes")
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--chunk-size", type=int, default=50_000)
     ap.add_argument(
@@ -104,21 +121,125 @@ def main() -> int:
         default=["old", "new"],
         help="sub-batch sizing (see PATHS)",
     )
+    ap.add_argument("--compare", metavar="DIR", help="first run the same bench on the checkout DIR")
+    ap.add_argument("--warmup", type=int, default=100_000, help="rows of the untimed warm-up sweep")
+    ap.add_argument("--profile", metavar="DIR", help="run the workers under cProfile, statistics in DIR")
+    ap.add_argument(
+        "--download", action="store_true", help="then download the whole results CSV through the API (timed)"
+    )
+    ap.add_argument(
+        "--chunk-profile",
+        type=int,
+        metavar="N",
+        default=0,
+        help="instead: N chunks of a given-MFU sweep run in this process (no broker), timed, then profiled",
+    )
     ap.add_argument("--repeat", type=int, default=1, help="runs per worker count (best is reported)")
     ap.add_argument("--predicted", action="store_true", help="100,800 scenarios without an MFU (see above)")
     ap.add_argument("--predicted-distinct", action="store_true", help="100,002 rows, each its own search")
     args = ap.parse_args()
+    baseline = compare(args) if args.compare else {}
+    # Celery's loader puts the working directory first on sys.path: it must be the benched checkout,
+    # or this process (the API) would import another checkout's code than its workers.
+    os.chdir(ROOT)
 
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-bench-"))
+    if args.chunk_profile:
+        try:
+            return chunk_profile(args, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     own_redis = None
     if not args.redis_url:
         own_redis, args.redis_url = start_redis()
     try:
-        return run_bench(args, tmp)
+        return run_bench(args, tmp, baseline)
     finally:
         if own_redis is not None:
             own_redis.terminate()
             own_redis.wait(10)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+RESULT_LINE = re.compile(r"^\s+(\w+): (\d+) worker\(s\): ([\d,]+) scenarios in ([\d.]+) s")
+
+
+def compare(args: argparse.Namespace) -> dict[tuple[int, int, str], float]:
+    """This bench with the same arguments on checkout DIR's code, in a child process (its output
+    printed as it comes); {(workers, scenarios, path): wall seconds} read off its lines."""
+    root = Path(args.compare).resolve()
+    argv = [sys.executable, str(Path(__file__).resolve()), *sys.argv[1:]]
+    at = argv.index("--compare")
+    del argv[at : at + 2]
+    print(f"--- baseline: the code of {root}", flush=True)
+    proc = subprocess.Popen(
+        argv, env={**os.environ, "BENCH_ROOT": str(root)}, stdout=subprocess.PIPE, text=True
+    )
+    walls: dict[tuple[int, int, str], float] = {}
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        print("  |" + line.rstrip(), flush=True)
+        m = RESULT_LINE.match(line)
+        if m:
+            walls[(int(m[2]), int(m[3].replace(",", "")), m[1])] = float(m[4])
+    if proc.wait():
+        raise SystemExit(f"the baseline bench failed ({proc.returncode})")
+    print(f"--- this checkout: {ROOT}", flush=True)
+    return walls
+
+
+def chunk_profile(args: argparse.Namespace, tmp: Path) -> int:
+    """A worker's chunk end to end in this process (sweeps.services.run_chunk: lease, sub-batches,
+    digest, packing, storing): a given-MFU sweep of --scenarios rows in chunks of --chunk-size on
+    SQLite, its chunk 0 run first (imports, and the sweep's measured rate), then N chunks timed
+    (CPU per chunk) and N more under cProfile (the top by cumulative time)."""
+    import cProfile
+    import pstats
+    from unittest import mock
+
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "CLUSTERPLAN_VAR_DIR": str(tmp),
+            "DATABASE_URL": args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}",
+            "REDIS_URL": "",
+            "CACHE_URL": "",
+            "SWEEP_CHUNK_SIZE": str(args.chunk_size),
+            "SWEEP_MAX_ACTIVE_PER_USER": "100",
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+
+    from sweeps import services
+
+    call_command("migrate", verbosity=0, interactive=False)
+    user, _ = get_user_model().objects.get_or_create(username="bench")
+    n = args.chunk_profile
+    with mock.patch.object(services, "enqueue_chunks", return_value=0):
+        data = {"name": "chunk profile", "base": BASE, "axes": axes_for(args.scenarios[0])}
+        sweep = services.create_sweep(data=data, owner=user)
+    if sweep.chunks_total < 1 + 2 * n:
+        raise SystemExit(f"{sweep.chunks_total} chunks: --scenarios too small for {n} timed and {n} profiled")
+    assert services.run_chunk(sweep_id=sweep.pk, index=0) == "stored"
+    t0 = time.process_time()
+    for i in range(1, 1 + n):
+        assert services.run_chunk(sweep_id=sweep.pk, index=i) == "stored"
+    cpu = (time.process_time() - t0) / n
+    print(
+        f"chunk of {args.chunk_size:,} given-MFU rows, end to end in process: {cpu * 1000:.0f} ms CPU (mean of {n})"
+    )
+    profile = cProfile.Profile()
+    profile.enable()
+    for i in range(1 + n, 1 + 2 * n):
+        services.run_chunk(sweep_id=sweep.pk, index=i)
+    profile.disable()
+    pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
+    return 0
 
 
 def start_redis() -> tuple[subprocess.Popen, str]:
@@ -158,7 +279,7 @@ def wait_for_workers(names: list[str], timeout: float = 60.0) -> float:
     return time.perf_counter() - t0
 
 
-def run_bench(args: argparse.Namespace, tmp: Path) -> int:
+def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int, str], float]) -> int:
     db_url = args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}"
     env = dict(os.environ)
     env.update(
@@ -183,8 +304,6 @@ def run_bench(args: argparse.Namespace, tmp: Path) -> int:
     from django.core.management import call_command
     from rest_framework.test import APIClient
 
-    from sweeps.models import Sweep, SweepChunk
-
     call_command("migrate", verbosity=0, interactive=False)
     r = redis.Redis.from_url(args.redis_url)
     r.flushdb()
@@ -193,9 +312,6 @@ def run_bench(args: argparse.Namespace, tmp: Path) -> int:
     api.force_authenticate(user)
     if args.predicted_distinct:
         args.predicted = True
-    axes = PREDICTED_AXES if args.predicted else axes_for(args.scenarios)
-    axes = PREDICTED_DISTINCT_AXES if args.predicted_distinct else axes
-    base = PREDICTED_BASE if args.predicted else BASE
 
     import platform
 
@@ -204,110 +320,184 @@ def run_bench(args: argparse.Namespace, tmp: Path) -> int:
         f"db={db_url.split('://')[0]}, broker={args.redis_url}, chunk={args.chunk_size:,}"
     )
     results = []
-    for n_workers, path in [(w, p) for w in args.workers for p in args.paths]:
-        procs = []
-        logs = []
-        names = [f"bench{i}-{path}@{socket.gethostname()}" for i in range(n_workers)]
-        for i in range(n_workers):
-            log = (tmp / f"worker-{n_workers}-{path}-{i}.log").open("wb")
-            logs.append(log)
-            procs.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "config",
-                        "worker",
-                        "-P",
-                        "solo",
-                        "-l",
-                        "warning",
-                        "--without-gossip",
-                        "--without-mingle",
-                        "--without-heartbeat",
-                        "-n",
-                        names[i],
-                    ],
-                    cwd=ROOT,
-                    env={**env, **PATHS[path]},
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            )
+    for n, n_workers, path in [(n, w, p) for n in args.scenarios for w in args.workers for p in args.paths]:
+        procs, logs = start_workers(n_workers, path, n, tmp, {**env, **PATHS[path]}, args.profile)
         try:
-            ready_s = wait_for_workers(names)
+            ready_s = wait_for_workers([name for name, _ in procs])
             print(f"  {path}: {n_workers} worker(s) answered a ping after {ready_s:.1f} s")
+            if args.warmup:
+                warm = run_once(args, api, args.warmup, n_workers, path, [p for _, p in procs], warmup=True)
+                if warm is None:
+                    return 1
+                print(
+                    f"  {path}: warm-up sweep of {warm['scenarios']:,} scenarios: {warm['wall_s']:.2f} s (untimed)"
+                )
             best = None
             for _ in range(args.repeat):
-                t0 = time.perf_counter()
-                resp = api.post(
-                    "/api/v1/sweeps",
-                    {"name": f"bench {n_workers}w {path}", "base": base, "axes": axes},
-                    format="json",
-                )
-                t_api = time.perf_counter() - t0
-                assert resp.status_code == 202, resp.content
-                sweep_id = resp.json()["id"]
-                seen = -1
-                while True:
-                    s = Sweep.objects.filter(pk=sweep_id).values("status", "done", "total").get()
-                    if args.predicted and s["done"] != seen:
-                        seen = s["done"]
-                        print(
-                            f"    {time.perf_counter() - t0:6.1f} s: {seen:,} / {s['total']:,} scenarios stored"
-                        )
-                    if s["status"] not in ("queued", "running"):
-                        break
-                    time.sleep(0.02)
-                wall = time.perf_counter() - t0
-                sweep = Sweep.objects.get(pk=sweep_id)
-                if sweep.status != "done":
-                    print(f"  sweep {sweep_id} ended {sweep.status}: {sweep.error}")
+                run = run_once(args, api, n, n_workers, path, [p for _, p in procs])
+                if run is None:
                     return 1
-                stored = sum(
-                    len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True)
-                )
-                run = {
-                    "path": path,
-                    "workers": n_workers,
-                    "scenarios": sweep.total,
-                    "wall_s": wall,
-                    "api_s": t_api,
-                    "rate": sweep.total / wall,
-                    "compute_s": sweep.compute_s,
-                    "chunks": sweep.chunks_total,
-                    "stored_mb": stored / 1e6,
-                }
                 if best is None or run["wall_s"] < best["wall_s"]:
                     best = run
-            best["peak_rss_mb"] = [peak_rss_mb(p.pid) for p in procs]
+            assert best is not None
+            best["peak_rss_mb"] = [peak_rss_mb(p.pid) for _, p in procs]
             results.append(best)
-            print(
-                f"  {path}: {best['workers']} worker(s): {best['scenarios']:,} scenarios in {best['wall_s']:.2f} s "
-                f"-> {best['rate']:,.0f} scenarios/s ({best['rate'] / best['workers']:,.0f} per worker); "
-                f"POST {best['api_s'] * 1000:.0f} ms (validation + queuing {best['chunks']} chunks); core time "
-                f"{best['compute_s']:.2f} s; stored {best['stored_mb']:.1f} MB; worker peak RSS "
-                + ", ".join(f"{m:.0f} MB" for m in best["peak_rss_mb"])
-            )
+            print_run(best)
+            if args.download:
+                print_download(api, best["id"], best["scenarios"])
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-            for log in logs:
-                log.close()
+            stop_workers([p for _, p in procs], logs)
     r.flushdb()
-    walls = {(run["workers"], run["path"]): run["wall_s"] for run in results}
-    for n_workers in args.workers:
-        if (n_workers, "old") in walls and (n_workers, "new") in walls:
-            ratio = walls[(n_workers, "old")] / walls[(n_workers, "new")]
-            print(f"  ratio old/new wall, {n_workers} worker(s): {ratio:.2f}x")
+    print_ratios(args, results, baseline)
     return 0
+
+
+def start_workers(
+    n_workers: int, path: str, n: int, tmp: Path, env: dict, profile: str | None = None
+) -> tuple[list, list]:
+    """n_workers `celery worker -P solo` processes, each logging to a file in tmp; with `profile`,
+    each under cProfile, its statistics written to profile/worker-<rows>-<path>-<i>.prof when it stops."""
+    procs, logs = [], []
+    for i in range(n_workers):
+        name = f"bench{i}-{path}-{n}@{socket.gethostname()}"
+        log = (tmp / f"worker-{n}-{n_workers}-{path}-{i}.log").open("wb")
+        logs.append(log)
+        argv = [sys.executable]
+        if profile:
+            Path(profile).mkdir(parents=True, exist_ok=True)
+            argv += ["-m", "cProfile", "-o", str(Path(profile).resolve() / f"worker-{n}-{path}-{i}.prof")]
+        argv += ["-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "warning"]
+        argv += ["--without-gossip", "--without-mingle", "--without-heartbeat", "-n", name]
+        procs.append((name, subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)))
+    return procs, logs
+
+
+def stop_workers(procs: list[subprocess.Popen], logs: list) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    for log in logs:
+        log.close()
+
+
+def run_once(
+    args, api, n: int, n_workers: int, path: str, procs: list[subprocess.Popen], warmup: bool = False
+) -> dict | None:
+    """POST one sweep, poll its status until it ends; the run's figures (None if it did not end done).
+    A warm-up sweep is always the given-MFU one of about n rows."""
+    from sweeps.models import Sweep, SweepChunk
+
+    predicted = args.predicted and not warmup
+    axes = PREDICTED_AXES if predicted else axes_for(n)
+    axes = PREDICTED_DISTINCT_AXES if predicted and args.predicted_distinct else axes
+    base = PREDICTED_BASE if predicted else BASE
+    cpu0 = [cpu_seconds(p.pid) for p in procs]
+    own0 = time.process_time()
+    t0 = time.perf_counter()
+    resp = api.post(
+        "/api/v1/sweeps", {"name": f"bench {n_workers}w {path}", "base": base, "axes": axes}, format="json"
+    )
+    t_api = time.perf_counter() - t0
+    assert resp.status_code == 202, resp.content
+    sweep_id = resp.json()["id"]
+    seen = -1
+    while True:
+        s = Sweep.objects.filter(pk=sweep_id).values("status", "done", "total").get()
+        if predicted and s["done"] != seen:
+            seen = s["done"]
+            print(f"    {time.perf_counter() - t0:6.1f} s: {seen:,} / {s['total']:,} scenarios stored")
+        if s["status"] not in ("queued", "running"):
+            break
+        time.sleep(0.02)
+    wall = time.perf_counter() - t0
+    own = time.process_time() - own0
+    workers_cpu = sum(cpu_seconds(p.pid) - c for p, c in zip(procs, cpu0, strict=True))
+    sweep = Sweep.objects.get(pk=sweep_id)
+    if sweep.status != "done":
+        print(f"  sweep {sweep_id} ended {sweep.status}: {sweep.error}")
+        return None
+    stored = sum(len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True))
+    return {
+        "id": sweep_id,
+        "path": path,
+        "workers": n_workers,
+        "scenarios": sweep.total,
+        "wall_s": wall,
+        "api_s": t_api,
+        "rate": sweep.total / wall,
+        "compute_s": sweep.compute_s,
+        "chunks": sweep.chunks_total,
+        "stored_mb": stored / 1e6,
+        "workers_cpu_s": workers_cpu,
+        "bench_cpu_s": own,
+    }
+
+
+def print_run(run: dict) -> None:
+    print(
+        f"  {run['path']}: {run['workers']} worker(s): {run['scenarios']:,} scenarios in {run['wall_s']:.2f} s "
+        f"-> {run['rate']:,.0f} scenarios/s ({run['rate'] / run['workers']:,.0f} per worker); "
+        f"POST {run['api_s'] * 1000:.0f} ms (validation + queuing {run['chunks']} chunks); core time "
+        f"{run['compute_s']:.2f} s; CPU: workers {run['workers_cpu_s']:.2f} s, bench (POST, polling) "
+        f"{run['bench_cpu_s']:.2f} s; stored {run['stored_mb']:.1f} MB; worker peak RSS "
+        + ", ".join(f"{m:.0f} MB" for m in run["peak_rss_mb"]),
+        flush=True,
+    )
+
+
+def print_download(api, sweep_id: int, rows: int) -> None:
+    """GET the sweep's results as CSV through the API (in this process) and read every byte: wall
+    and CPU seconds, bytes, a digest of the body (equal digests: the same CSV), and this process's
+    peak RSS before and after (memory flat in the rows when it hardly grows)."""
+    import hashlib
+    import resource
+
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    response = api.get(f"/api/v1/sweeps/{sweep_id}/results?format=csv")
+    assert response.status_code == 200, response.status_code
+    digest, size = hashlib.sha256(), 0
+    for part in response.streaming_content:
+        digest.update(part)
+        size += len(part)
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"  download: CSV of {rows:,} rows in {wall:.2f} s ({cpu:.2f} s CPU), {size / 1e6:.0f} MB, "
+        f"sha256 {digest.hexdigest()[:16]}; bench peak RSS {rss0:.0f} -> {rss1:.0f} MB",
+        flush=True,
+    )
+
+
+def print_ratios(args, results: list[dict], baseline: dict[tuple[int, int, str], float]) -> None:
+    walls = {(run["workers"], run["scenarios"], run["path"]): run["wall_s"] for run in results}
+    for n_workers, n in [
+        (w, run["scenarios"]) for w in args.workers for run in results if run["workers"] == w
+    ]:
+        key = (n_workers, n)
+        if (*key, "old") in walls and (*key, "new") in walls:
+            ratio = walls[(*key, "old")] / walls[(*key, "new")]
+            print(f"  ratio old/new sub-batches, {n_workers} worker(s), {n:,} scenarios: {ratio:.2f}x wall")
+    for (n_workers, n, path), wall in sorted(baseline.items()):
+        if (n_workers, n, path) in walls:
+            ratio = wall / walls[(n_workers, n, path)]
+            print(
+                f"  ratio baseline/this checkout, {path}, {n_workers} worker(s), {n:,} scenarios: "
+                f"{wall:.2f} s / {walls[(n_workers, n, path)]:.2f} s = {ratio:.2f}x wall"
+            )
+
+
+def cpu_seconds(pid: int) -> float:
+    """A live process's user + system CPU seconds (/proc/<pid>/stat, fields 14 and 15); 0 if unknown."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mb(pid: int) -> float:

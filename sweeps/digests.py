@@ -38,28 +38,41 @@ SERIES_MAX = 12  # values of the series axis drawn as series (an axis with more 
 
 
 ERROR = "error"  # per-row message (None where the row was planned); stored as codes + messages
+# Member-name prefixes of the encoded columns (a field name never starts with "_"):
+CONST = "_const."  # a column whose every element has the same bits: that one element
+CODES, VALUES = "_codes.", "_values."  # a text column: int32 codes into its distinct values
+STARTS, RUNS = "_starts.", "_runs."  # a column of long runs: where each run starts, its value
+ROWS = "_rows"  # the row count, for the constant and run columns (absent from chunks stored before)
+RUNS_MAX_SHARE = 0.25  # a column is stored as runs when it has at most this many runs per element
+RUNS_MIN_ROWS = 4096  # ... and at least this many elements (two more zip members cost ~200 bytes)
 
 
 def pack(arrays: dict[str, np.ndarray]) -> bytes:
-    """Compressed .npz (one zip member per result field; no pickles). The object column "error"
-    is stored as int32 codes into a unicode array of its distinct messages."""
-    out = {k: v for k, v in arrays.items() if k != ERROR}
-    if ERROR in arrays:
-        messages: list[str] = []
-        codes = np.full(len(arrays[ERROR]), -1, dtype=np.int32)
-        seen: dict[str, int] = {}
-        for i, msg in enumerate(arrays[ERROR]):
-            if msg is not None:
-                code = seen.get(msg)
-                if code is None:
-                    code = seen[msg] = len(messages)
-                    messages.append(str(msg))
-                codes[i] = code
-        out["_error_code"] = codes
-        out["_error_messages"] = np.array(messages or [""], dtype=str)
+    """Compressed .npz (one zip member per result field; no pickles; np.load reads it).
+
+    Encoded so that deflate has less to read (unpack restores the same arrays, bit for bit): a
+    column of one repeated value is stored as that value (`_const.<field>`), a column of long runs
+    of one value (a figure that depends only on the slow axes: a grid's rows are in axis order) as
+    where each run starts and its value (`_starts.`, `_runs.`), a text column as int32 codes into
+    its distinct values (a 50,000-row `stack.id` is 8 MB of UTF-32 for two values), the object
+    column "error" as codes into its distinct messages (-1: no message)."""
+    out: dict[str, np.ndarray] = {ROWS: np.array([len(next(iter(arrays.values()), ()))], dtype=np.int64)}
+    for name, value in arrays.items():
+        if name == ERROR:
+            codes, messages = _message_codes(value)
+            out["_error_code"], out["_error_messages"] = codes, messages
+        elif (one := _constant(value)) is not None:
+            out[CONST + name] = one
+        elif (runs := _runs(value)) is not None:
+            out[STARTS + name], out[RUNS + name] = runs
+        elif value.dtype.kind == "U" and (coded := _text_codes(value)) is not None:
+            out[CODES + name], out[VALUES + name] = coded
+        else:
+            out[name] = value
     buf = io.BytesIO()
     # np.savez_compressed's layout (a zip of .npy members, read by np.load) at deflate level
-    # PACK_LEVEL (a 50,000-row chunk: 73 ms and 440 kB at 3, 160 ms and 292 kB at the default 6)
+    # PACK_LEVEL (a 50,000-row chunk before the encodings: 73 ms and 440 kB at 3, 160 ms and 292 kB
+    # at the default 6; with them, 17 ms and 335 kB at 3, most of it deflating 24 float columns)
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=PACK_LEVEL) as zf:
         for name, value in out.items():
             with zf.open(f"{name}.npy", "w", force_zip64=True) as member:
@@ -70,13 +83,97 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
 PACK_LEVEL = 3  # zlib level of the stored chunks: half the time of level 6 for 1.5x the bytes
 
 
+def _message_codes(messages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 code per row, -1 where None; the distinct messages in order of first appearance).
+    Only the rows with a message are visited one by one (usually few)."""
+    messages = np.asarray(messages, dtype=object)
+    distinct: list[str] = []
+    codes = np.full(len(messages), -1, dtype=np.int32)
+    seen: dict[str, int] = {}
+    where = _with_message(messages)
+    for i, msg in zip(where.tolist(), messages[where].tolist(), strict=True):
+        code = seen.get(msg)
+        if code is None:
+            code = seen[msg] = len(distinct)
+            distinct.append(str(msg))
+        codes[i] = code
+    return codes, np.array(distinct or [""], dtype=str)
+
+
+def _with_message(messages: np.ndarray) -> np.ndarray:
+    """Positions of the elements that are not None (one C-level comparison per element)."""
+    return np.flatnonzero(np.not_equal(np.asarray(messages, dtype=object), np.array(None, dtype=object)))
+
+
+def _constant(value: np.ndarray) -> np.ndarray | None:
+    """The first element (a 1-element array) of a 1-D numeric or boolean column of more than one
+    element whose elements all have the same bits (so NaN == NaN and -0.0 != 0.0), else None."""
+    width = value.dtype.itemsize
+    if value.ndim != 1 or value.size < 2 or value.dtype.kind not in "biuf" or width not in (1, 2, 4, 8):
+        return None
+    bits = value.view(f"u{width}")
+    return value[:1].copy() if bool((bits == bits[0]).all()) else None
+
+
+def _runs(value: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(int32 start of each run of equal bits, the run's value) of a 1-D numeric or boolean column
+    with at most RUNS_MAX_SHARE runs per element, else None (a 50,000-row chunk of a grid: its
+    cards-only figures have 50 runs, its MFU-dependent ones 2,500, a price-dependent one 50,000)."""
+    width = value.dtype.itemsize
+    if (
+        value.ndim != 1
+        or value.size < RUNS_MIN_ROWS
+        or value.dtype.kind not in "biuf"
+        or width not in (1, 2, 4, 8)
+    ):
+        return None
+    bits = value.view(f"u{width}")
+    changes = np.flatnonzero(bits[1:] != bits[:-1]) + 1
+    if changes.size + 1 > RUNS_MAX_SHARE * value.size:
+        return None
+    starts = np.concatenate(([0], changes)).astype(np.int32)
+    return starts, value[starts]
+
+
+TEXT_CODES_MAX = 64  # distinct values of a text column coded (one comparison pass each); more: as is
+
+
+def _text_codes(value: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(int32 code per element, the distinct values in order of first appearance) of a 1-D text
+    column of at most TEXT_CODES_MAX distinct values, else None. One vectorized comparison per
+    distinct value, no sort (np.unique sorts the strings: 13 ms for 50,000 of 40 characters)."""
+    if value.ndim != 1:
+        return None
+    codes = np.full(value.size, -1, dtype=np.int32)
+    distinct: list[np.ndarray] = []
+    while (left := np.flatnonzero(codes < 0)).size:
+        if len(distinct) == TEXT_CODES_MAX:
+            return None
+        first = value[left[0]]
+        codes[value == first] = len(distinct)
+        distinct.append(first)
+    return codes, np.array(distinct, dtype=value.dtype)
+
+
 def unpack(blob: bytes | memoryview) -> dict[str, np.ndarray]:
+    """The arrays pack() stored, in their order (chunks stored before the encodings read too)."""
     with np.load(io.BytesIO(bytes(blob)), allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
-    codes, messages = arrays.pop("_error_code", None), arrays.pop("_error_messages", None)
-    if codes is not None:
-        lookup = np.array([None, *messages.tolist()], dtype=object)
-        arrays[ERROR] = lookup[codes + 1]
+        stored = {k: npz[k] for k in npz.files}
+    n = int(stored.pop(ROWS)[0]) if ROWS in stored else 0
+    arrays: dict[str, np.ndarray] = {}
+    for key, value in stored.items():
+        if key.startswith(CONST):
+            arrays[key[len(CONST) :]] = np.repeat(value, n)
+        elif key.startswith(STARTS):
+            name = key[len(STARTS) :]
+            arrays[name] = np.repeat(stored[RUNS + name], np.diff(np.append(value, n)))
+        elif key.startswith(CODES):
+            arrays[key[len(CODES) :]] = stored[VALUES + key[len(CODES) :]][value]
+        elif key == "_error_code":
+            lookup = np.array([None, *stored["_error_messages"].tolist()], dtype=object)
+            arrays[ERROR] = lookup[value + 1]
+        elif not key.startswith((VALUES, RUNS, "_error_messages")):
+            arrays[key] = value
     return arrays
 
 
@@ -127,15 +224,61 @@ def _best_rows(arrays, fields, metric: str, idx: np.ndarray, start: int) -> list
         return None
     k = min(BEST_K, values.size)
     top = np.argpartition(np.where(finite, values, np.inf), k - 1)[:k]
+    return _rows_at(arrays, fields, idx[top], start)
+
+
+def _rows_at(arrays, fields, at: np.ndarray, start: int) -> list[dict]:
+    """Rows `at` (positions in the chunk) as {"index", field: JSON scalar}: one gather and one
+    tolist per field, no NumPy scalar per cell: floats rounded (_round), ints and booleans as they are."""
+    columns = [(f, _json_list(arrays[f][at])) for f in fields]
     return [
-        {"index": start + int(idx[t]), **{f: _json_scalar(arrays[f][int(idx[t])]) for f in fields}}
-        for t in top
+        {"index": start + i, **{f: column[r] for f, column in columns}} for r, i in enumerate(at.tolist())
     ]
+
+
+def _json_list(values: np.ndarray) -> list:
+    """A numeric or boolean array as JSON values: floats through _round, ints and booleans as is."""
+    if values.dtype.kind == "f":
+        return [_round(v) for v in values.tolist()]
+    return values.tolist()
+
+
+PIVOT_MIN_POINTS = 4096  # fewer points: pareto_front directly (the pivots would not pay)
+PIVOT_SAMPLE = 64  # the pivots are on the front of every PIVOT_SAMPLE-th point ...
+PIVOTS_MAX = 8  # ... at most this many, evenly spaced along it
+
+
+def pareto(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """estimator.contract.sweep.pareto_front(x, y), the same indices in the same order, with
+    fewer points sorted: points that a few pivots already remove are dropped first.
+
+    pareto_front sorts by (x, y, index) and keeps a point when its y is below every earlier y; a
+    point q is removed exactly when some point r sorts before it with y_r <= y_q. Any point r can
+    witness that, so every point a pivot r removes is removed by pareto_front too, and the front
+    of the points left is the front of all: each removed point's witness on the front, the first
+    point reaching the running minimum before it, is left (it is on the front, which no pivot
+    removes). The pivots are front points of a sample (cheap: 1/PIVOT_SAMPLE of the points);
+    on a chunk they leave a few hundred of 50,000 points to sort."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if x.size < PIVOT_MIN_POINTS:
+        return estimator_sweep.pareto_front(x, y)
+    sample = np.arange(0, x.size, PIVOT_SAMPLE)
+    pivots = sample[estimator_sweep.pareto_front(x[sample], y[sample])]
+    pivots = pivots[np.unique(np.linspace(0, pivots.size - 1, min(PIVOTS_MAX, pivots.size)).astype(int))]
+    left = np.isfinite(x) & np.isfinite(y)
+    index = np.arange(x.size)
+    for r in pivots.tolist():
+        xr, yr = x[r], y[r]
+        same_x = x == xr
+        before = (xr < x) | (same_x & (yr < y)) | (same_x & (yr == y) & (r < index))
+        left &= ~(before & (yr <= y))
+    kept = np.flatnonzero(left)
+    return kept[estimator_sweep.pareto_front(x[kept], y[kept])]
 
 
 def _front(arrays, cost: str, idx: np.ndarray, start: int) -> list[list]:
     x, y = arrays[DAYS][idx].astype(np.float64), arrays[cost][idx].astype(np.float64)
-    front = estimator_sweep.pareto_front(x, y)[:PARETO_MAX_POINTS]
+    front = pareto(x, y)[:PARETO_MAX_POINTS]
     return [[start + int(idx[i]), _round(x[i]), _round(y[i])] for i in front]
 
 
@@ -173,8 +316,9 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
         "errors": {},
     }
     if ERROR in arrays:
+        messages = np.asarray(arrays[ERROR], dtype=object)
         msgs, counts = np.unique(
-            np.array([m for m in arrays[ERROR] if m is not None], dtype=str), return_counts=True
+            np.array(messages[_with_message(messages)].tolist(), dtype=str), return_counts=True
         )
         top = np.argsort(-counts)[:10]
         digest["errors"] = {str(msgs[i])[:500]: int(counts[i]) for i in top}
@@ -190,17 +334,13 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
         digest["range"][metric] = [_round(values[finite].min()), _round(values[finite].max())]
         k = min(BEST_K, values.size)
         top = np.argpartition(np.where(finite, values, np.inf), k - 1)[:k]
-        rows = []
-        for t in top:
-            i = int(ok_idx[t])
-            rows.append({"index": start + i, **{f: _json_scalar(arrays[f][i]) for f in fields}})
-        digest["best"][metric] = rows
+        digest["best"][metric] = _rows_at(arrays, fields, ok_idx[top], start)
     if DAYS in arrays:
         for cost in PARETO_COSTS:
             if cost not in arrays or ok_idx.size == 0:
                 continue
             x, y = arrays[DAYS][ok_idx].astype(np.float64), arrays[cost][ok_idx].astype(np.float64)
-            front = estimator_sweep.pareto_front(x, y)[:PARETO_MAX_POINTS]
+            front = pareto(x, y)[:PARETO_MAX_POINTS]
             digest["pareto"][cost] = [[start + int(ok_idx[i]), _round(x[i]), _round(y[i])] for i in front]
     series = _series_digest(axes, start, arrays, fields, ok_idx)
     if series:
@@ -230,16 +370,6 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
             np.minimum.at(grid, cell, vals)
             digest["heat"][f"{i}|{j}|{metric}"] = [_round(v) if np.isfinite(v) else None for v in grid]
     return digest
-
-
-def _json_scalar(v: Any) -> Any:
-    if isinstance(v, np.bool_ | bool):
-        return bool(v)
-    if isinstance(v, np.integer):
-        return int(v)
-    if isinstance(v, np.floating | float):
-        return _round(float(v))
-    return v
 
 
 def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict:

@@ -126,9 +126,11 @@ def result_columns(*, sweep: Sweep) -> list[str]:
     return ["index"] + [a["field"] for a in sweep.axes] + fields
 
 
-def iter_result_rows(*, sweep: Sweep, start: int = 0, stop: int | None = None):
-    """Yield (columns, rows) blocks for scenarios [start, stop) in index order, one chunk at a
-    time (memory bounded by a chunk). Missing chunks (still running) are skipped."""
+def iter_result_columns(*, sweep: Sweep, start: int = 0, stop: int | None = None, block_rows: int = 0):
+    """Yield (column names, column arrays) blocks for scenarios [start, stop) in index order: the
+    index, the axis values, then the stored result fields; one chunk unpacked at a time and at most
+    `block_rows` rows per block (0: a chunk's rows in one block). Missing chunks (still running)
+    are skipped."""
     stop = sweep.total if stop is None else min(stop, sweep.total)
     if start >= stop:
         return
@@ -139,12 +141,14 @@ def iter_result_rows(*, sweep: Sweep, start: int = 0, stop: int | None = None):
     ):
         arrays = unpack(chunk.data)
         lo, hi = max(start, chunk.start), min(stop, chunk.stop)
-        inputs = estimator_sweep.decode(axes, lo, hi)
-        cols = {"index": np.arange(lo, hi)}
-        cols.update(inputs)
-        for key, value in arrays.items():
-            cols[key] = value[lo - chunk.start : hi - chunk.start]
-        yield list(cols), [list(row) for row in zip(*(c.tolist() for c in cols.values()), strict=True)]
+        step = block_rows if block_rows > 0 else hi - lo
+        for a in range(lo, hi, step):
+            b = min(a + step, hi)
+            cols = {"index": np.arange(a, b)}
+            cols.update(estimator_sweep.decode(axes, a, b))
+            for key, value in arrays.items():
+                cols[key] = value[a - chunk.start : b - chunk.start]
+            yield list(cols), list(cols.values())
 
 
 def result_page(*, sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
@@ -152,9 +156,9 @@ def result_page(*, sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
     stop = min(start + page_size, sweep.total)
     columns: list[str] = []
     rows: list[list] = []
-    for cols, block in iter_result_rows(sweep=sweep, start=start, stop=stop):
-        columns = cols
-        rows.extend(block)
+    for names, cols in iter_result_columns(sweep=sweep, start=start, stop=stop):
+        columns = names
+        rows.extend(map(list, zip(*(_json_cells(c) for c in cols), strict=True)))
     if not columns:
         columns = ["index"] + [a["field"] for a in sweep.axes]
     pages = max(1, math.ceil(sweep.total / page_size))
@@ -164,8 +168,21 @@ def result_page(*, sweep: Sweep, page: int, page_size: int) -> dict[str, Any]:
         "page_size": page_size,
         "count": sweep.total,
         "columns": columns,
-        "rows": [[_clean(v) for v in row] for row in rows],
+        "rows": rows,
     }
+
+
+def _json_cells(values: np.ndarray) -> list:
+    """A column's values for JSON: non-finite floats as null (JSON has no NaN), the rest as is;
+    number columns converted at once, only other columns visited value by value."""
+    cells = values.tolist()
+    if values.dtype.kind == "f":
+        for i in np.flatnonzero(~np.isfinite(values)).tolist():
+            cells[i] = None
+        return cells
+    if values.dtype.kind in "biuU":
+        return cells
+    return [_clean(v) for v in cells]
 
 
 def _clean(v: Any) -> Any:

@@ -8,6 +8,7 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from django.db import transaction
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -25,7 +26,7 @@ from api.parsers import StrictJSONParser
 from api.schema import TEAM_PARAMETER
 from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrottle, client_ip
 from reports import money
-from reports.cells import neutralize_row
+from reports.cells import neutralize, neutralize_row
 from reports.money import SWEEP_AMOUNT_COLUMNS
 from sweeps import selectors, services, signals
 from sweeps.models import Sweep
@@ -256,36 +257,76 @@ def _csv_header(columns: list[str], amounts: list[int], currency: str | None) ->
     return [money.header(c, unit) if i in amounts else c for i, c in enumerate(columns)]
 
 
-def _decimal_cells(row: list, amounts: list[int], currency: str | None, where: int | None) -> list:
-    """Amounts as decimal strings (reports.money), never the float's noise."""
-    out = list(row)
-    cur = currency or (str(row[where]) if where is not None else "USD")
-    for i in amounts:
-        out[i] = money.decimal_amount(out[i], cur) or ""
-    return out
-
-
 def _csv_stream(sweep: Sweep, start: int, stop: int):
-    """The rows as CSV, streamed block by block; every cell through reports.cells.neutralize
-    (a string axis value such as "=HYPERLINK(...)" must not run as a formula)."""
+    """The rows as CSV, streamed block by block (CSV_BLOCK_ROWS rows: memory bounded by a block);
+    every cell through reports.cells.neutralize (a string axis value such as "=HYPERLINK(...)"
+    must not run as a formula), amounts as decimal strings (reports.money) in the sweep's currency
+    or the row's. Built column by column: a cell of a number column passes neutralize unchanged,
+    so only text and amount columns are visited, each distinct value converted once."""
     header_done = False
     currency = selectors.sweep_currency(sweep=sweep)
-    for columns, rows in selectors.iter_result_rows(sweep=sweep, start=start, stop=stop):
-        amounts = [i for i, c in enumerate(columns) if c in SWEEP_AMOUNT_COLUMNS]
-        where = columns.index(selectors.CURRENCY_FIELD) if selectors.CURRENCY_FIELD in columns else None
-        for lo in range(0, max(len(rows), 1), CSV_BLOCK_ROWS):
-            buf = io.StringIO()
-            writer = csv.writer(buf)
-            if not header_done:
-                writer.writerow(neutralize_row(_csv_header(columns, amounts, currency)))
-                header_done = True
-            block = (_decimal_cells(r, amounts, currency, where) for r in rows[lo : lo + CSV_BLOCK_ROWS])
-            writer.writerows(neutralize_row(row) for row in block)
-            yield buf.getvalue()
+    for names, cols in selectors.iter_result_columns(
+        sweep=sweep, start=start, stop=stop, block_rows=CSV_BLOCK_ROWS
+    ):
+        amounts = [i for i, c in enumerate(names) if c in SWEEP_AMOUNT_COLUMNS]
+        where = names.index(selectors.CURRENCY_FIELD) if selectors.CURRENCY_FIELD in names else None
+        row_currency = None
+        if currency is None:
+            row_currency = (
+                [str(c) for c in cols[where].tolist()] if where is not None else ["USD"] * len(cols[0])
+            )
+        buf = io.StringIO()
+        writer = csv.writer(buf)
+        if not header_done:
+            writer.writerow(neutralize_row(_csv_header(names, amounts, currency)))
+            header_done = True
+        cells = [
+            _amount_cells(col, currency, row_currency) if i in amounts else _csv_cells(col)
+            for i, col in enumerate(cols)
+        ]
+        writer.writerows(zip(*cells, strict=True))
+        yield buf.getvalue()
     if not header_done:
         buf = io.StringIO()
         csv.writer(buf).writerow(neutralize_row(["index"] + [a["field"] for a in sweep.axes]))
         yield buf.getvalue()
+
+
+def _csv_cells(values) -> list:
+    """A column's cells as the csv module writes them. Floats: repr (what csv.writer writes for a
+    float), once per distinct bit pattern (0.0 and -0.0 apart); text through neutralize once per
+    distinct value; ints and booleans as they are (neutralize leaves numbers unchanged)."""
+    if values.dtype.kind == "f":
+        distinct, where = np.unique(values.view(f"u{values.dtype.itemsize}"), return_inverse=True)
+        reprs = np.array([repr(v) for v in distinct.view(values.dtype).tolist()], dtype=object)
+        return reprs[where.reshape(-1)].tolist()
+    cells = values.tolist()
+    if values.dtype.kind not in "OUS":
+        return cells
+    seen: dict = {}
+    return [seen[v] if v in seen else seen.setdefault(v, neutralize(v)) for v in cells]
+
+
+def _amount_cells(values, currency: str | None, row_currency: list[str] | None) -> list[str]:
+    """An amount column's cells: decimal strings (empty without an amount) in `currency`, once per
+    distinct bit pattern; or in each row's currency when the currency is swept, once per distinct
+    (amount, currency)."""
+    if currency is not None and values.dtype.kind == "f":
+        distinct, where = np.unique(values.view(f"u{values.dtype.itemsize}"), return_inverse=True)
+        amounts = distinct.view(values.dtype).tolist()
+        cells = np.array([neutralize(money.decimal_amount(v, currency) or "") for v in amounts], dtype=object)
+        return cells[where.reshape(-1)].tolist()
+    seen: dict = {}
+    out = []
+    plain = values.tolist()
+    currencies = [currency] * len(plain) if currency is not None else row_currency or []
+    for v, cur in zip(plain, currencies, strict=True):
+        key = (v, cur)
+        cell = seen.get(key)
+        if cell is None:
+            cell = seen[key] = neutralize(money.decimal_amount(v, cur) or "")
+        out.append(cell)
+    return out
 
 
 class SweepResultsView(_ResultsMixin, APIView):
