@@ -83,7 +83,7 @@ def test_field_errors_name_the_path(api_client, scenario, path, value, field):
 
 
 @pytest.mark.parametrize(
-    "mechanism, value",
+    ("mechanism", "value"),
     [
         ("always_recompute", [1]),  # a list, but not of module names
         ("always_recompute", [["norms"]]),
