@@ -59,6 +59,53 @@ STACK_LABELS: dict[str, tuple[Promise, Promise]] = {
 }
 
 
+# the stack's memory and loss mechanisms (estimator.layout.stacks.StackProfile), shown as the plan's
+# assumptions in the stack table: what each means, and the words for its values
+MECHANISM_LABELS: dict[str, Promise] = {
+    "always_recompute": _("Recomputed in every layer's backward, whatever the layout"),
+    "low_precision_cache": _("Low-precision activation cache (FP8 and E5M6, DeepSeek-V3)"),
+    "adam_moments": _("Adam's moments stored in"),
+    "logits_dtype": _("Logits kept for the loss's backward in"),
+    "cross_entropy": _("Cross-entropy kernels"),
+    "moe_probs_in_activation": _(
+        "Routing probabilities applied in the experts' activation (Megatron-Core 0.13+)"
+    ),
+}
+MECHANISM_VALUES: dict[str, Promise] = {
+    "norms": _("the norms"),
+    "mla_up_proj": _("MLA's up-projections"),
+    "moe_act": _("the experts' activation"),
+    "fused": _("fused"),
+    "mcore06": _("Megatron-Core 0.6 (unfused)"),
+}
+
+
+def mechanism_rows(result: dict) -> list[tuple[str, str]]:
+    """(label, value) of the stack's memory and loss mechanisms as the plan assumed them (the
+    stack assumption's detail: the profile with the scenario's training.stack_overrides applied)."""
+    detail = next(
+        (
+            a.get("detail")
+            for a in result.get("assumptions") or []
+            if isinstance(a, dict) and a.get("code") in ("assumption.stack", "assumption.stack-default")
+        ),
+        None,
+    )
+    if not isinstance(detail, dict):
+        return []
+    return [(str(label), _mechanism_value(detail[k])) for k, label in MECHANISM_LABELS.items() if k in detail]
+
+
+def _mechanism_value(value: object) -> str:
+    """A mechanism's value in words: a list joined (nothing when empty), a dtype in capitals."""
+    if isinstance(value, list | tuple):
+        return ", ".join(_mechanism_value(v) for v in value) if value else str(_("nothing"))
+    if isinstance(value, str):
+        word = MECHANISM_VALUES.get(value)
+        return str(word) if word is not None else value.upper() if value in ("fp32", "bf16") else value
+    return f.auto(value)
+
+
 def stack_name(stack_id: str) -> str:
     """The profile's short name in the reader's language (its id when unknown)."""
     entry = STACK_LABELS.get(stack_id)
@@ -91,4 +138,5 @@ def stack_table(result: dict) -> dict | None:
         if sid == chosen:
             text = _("%(days)s (this plan)") % {"days": text}
         rows.append((str(_("Days with %(stack)s") % {"stack": stack_name(sid)}), str(text)))
+    rows[1:1] = mechanism_rows(result)
     return {"key": "stack", "title": str(_("Software stack and its effect")), "rows": rows}

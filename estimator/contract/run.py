@@ -5,14 +5,32 @@ are counts, seconds are seconds, prices in `cost.currency` per the unit in the n
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, WithJsonSchema, model_validator
 
 from estimator import limits
 from estimator.contract.fields import PRICE_BOOK_REFERENCE, Int, Num, _book_reference, _Section
 from estimator.contract.machine import Hardware, Parallelism
 from estimator.contract.model_spec import ModelSpec
+
+# A stack override's value: checked by the stack itself (estimator.layout.stacks.resolve_stack, one
+# sentence per mechanism at training.stack_overrides.<mechanism>), not by a pydantic union whose
+# members would each report a fault under a path of their own (".bool", ".int", ".list[str].0").
+StackValue = Annotated[
+    Any,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "boolean"},
+                {"type": "integer"},
+                {"type": "string"},
+                {"type": "array", "items": {"type": "string"}},
+                {"type": "null"},
+            ]
+        }
+    ),
+]
 
 
 class Training(_Section):
@@ -36,7 +54,7 @@ class Training(_Section):
         "megatron-deepspeed, pytorch-fsdp2, llm-foundry, mindspeed-2025, deepseek-dualpipe. Default: mindspeed-2025 "
         "on Ascend, megatron-core-2025 elsewhere.",
     )
-    stack_overrides: dict[str, bool | int | str | list[str] | None] = Field(
+    stack_overrides: dict[str, StackValue] = Field(
         default_factory=dict,
         description='Single mechanisms of the stack, e.g. {"ep_comm_overlap": true, "cuda_graphs": true}',
     )

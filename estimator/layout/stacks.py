@@ -491,7 +491,7 @@ def resolve_stack(
         if _override_problem(k, v)
     ]
     cp_type = changes.get("cp_comm_type")
-    if cp_type is not None and cp_type not in profile.cp_comm_types:
+    if cp_type in _CHOICES["cp_comm_type"] and cp_type not in profile.cp_comm_types:
         offered = ", ".join(profile.cp_comm_types) or "none"
         errors.append(
             FieldError(
@@ -537,7 +537,11 @@ def _override_problem(key: str, value: Any) -> str:
         return _recompute_problem(value)
     if key == "always_recompute":
         ok = isinstance(value, (list, tuple)) and all(v in ALWAYS_RECOMPUTE for v in value)
-        return "" if ok else f"must be a list of: {', '.join(ALWAYS_RECOMPUTE)}"
+        return (
+            ""
+            if ok and len(set(value)) == len(value)
+            else f"must be a list of: {', '.join(ALWAYS_RECOMPUTE)}, each once"
+        )
     if key == "checkpoint_mode":
         return "" if value in CHECKPOINT_MODES else f"must be one of {', '.join(CHECKPOINT_MODES)}"
     if key in _CHOICES:

@@ -82,6 +82,30 @@ def test_field_errors_name_the_path(api_client, scenario, path, value, field):
     assert field in fields(response)
 
 
+@pytest.mark.parametrize(
+    ("mechanism", "value"),
+    [
+        ("always_recompute", [1]),  # a list, but not of module names
+        ("always_recompute", [["norms"]]),
+        ("always_recompute", ["norms", "norms"]),  # a module twice, as selective_recompute refuses
+        ("selective_recompute", [["core_attn"]]),
+        ("fp8_recipe", {"name": "blockwise"}),
+        ("moe_max_nodes", 1.5),
+        ("low_precision_cache", "yes"),
+        ("adam_moments", ["bf16"]),
+        ("cp_comm_type", ["a2a"]),  # one fault, not also "the profile does not offer ['a2a']"
+    ],
+)
+def test_a_bad_stack_override_is_one_error_at_its_mechanism(api_client, scenario, mechanism, value):
+    """One sentence at training.stack_overrides.<mechanism>, not one per member of a type union at
+    paths no scenario has (".bool", ".int", ".list[str].0")."""
+    response = api_client.post(
+        URL, with_(scenario, f"training.stack_overrides.{mechanism}", value), format="json"
+    )
+    errors = errors_of(response)
+    assert [e["field"] for e in errors] == [f"training.stack_overrides.{mechanism}"], errors
+
+
 def test_recompute_modules_are_accepted_and_reported(api_client, scenario):
     modules = ["core_attn", "layernorm", "moe_act"]
     doc = with_(scenario, "training.stack_overrides", {"selective_recompute": modules})

@@ -104,3 +104,37 @@ def test_every_layout_rule_has_words_in_both_languages():
     assert untranslated == []
     with translation.override("zh-hans"):
         assert translation.gettext(messages.RULES["ep-not-folding-into-tp-cp-dp"]).startswith("EP × 专家 TP")
+
+
+def _cells(client, token):
+    from openpyxl import load_workbook
+
+    wb = load_workbook(io.BytesIO(client.get(f"/r/{token}/report.xlsx").content))
+    return [c for sheet in wb.worksheets for r in sheet.iter_rows(values_only=True) for c in r]
+
+
+@pytest.mark.django_db
+def test_the_stacks_memory_mechanisms_are_assumptions_of_the_report_in_both_languages(client, make_estimate):
+    """The memory and loss mechanisms (engine 2.27-2.32) are what the plan assumed: DeepSeek's
+    profile recomputes the norms, MLA's up-projections and the experts' activation in every layer,
+    caches in FP8/E5M6 and keeps Adam's moments in BF16 (DeepSeek-V3 report section 3.3.3); a
+    scenario's override shows as the value the plan used."""
+    dualpipe = make_estimate(data={**MOE, "training": {**MOE["training"], "stack": "deepseek-dualpipe"}})
+    page = client.get(f"/r/{dualpipe.share_token}/").content.decode()
+    assert "Recomputed in every layer&#x27;s backward, whatever the layout" in page
+    assert "the norms, MLA&#x27;s up-projections, the experts&#x27; activation" in page
+    assert "Low-precision activation cache (FP8 and E5M6, DeepSeek-V3)" in page
+    zh = client.get(f"/zh-hans/r/{dualpipe.share_token}/").content.decode()
+    assert "无论何种布局，每层反向时都重算" in zh and "归一化层, MLA 的上投影, 专家的激活函数" in zh
+    assert "优化器一阶、二阶矩的存储格式" in zh
+    cells = _cells(client, dualpipe.share_token)
+    assert cells[cells.index("Adam's moments stored in") + 1] == "BF16"
+    changed = {
+        "stack_overrides": {"adam_moments": "bf16", "logits_dtype": "bf16", "cross_entropy": "mcore06"}
+    }
+    default = make_estimate(data={**MOE, "training": {**MOE["training"], **changed}})
+    cells = _cells(client, default.share_token)
+    assert cells[cells.index("Adam's moments stored in") + 1] == "BF16"
+    assert cells[cells.index("Logits kept for the loss's backward in") + 1] == "BF16"
+    assert cells[cells.index("Cross-entropy kernels") + 1] == "Megatron-Core 0.6 (unfused)"
+    assert cells[cells.index("Recomputed in every layer's backward, whatever the layout") + 1] == "nothing"
