@@ -44,8 +44,9 @@ MODEL = {
 }
 
 
-def _parallelism(always: list[str], precision: str = "bf16", recompute: str = "none") -> dict:
-    """The plan's parallelism section on the deepseek-dualpipe stack with `always` recomputed."""
+def _plan_parallelism(overrides: dict, precision: str = "bf16", recompute: str = "none") -> dict:
+    """The plan's parallelism section of the model on 8 H100 (EP 8) on the deepseek-dualpipe stack
+    with the stack `overrides`."""
     return estimate(
         {
             "model": MODEL,
@@ -55,13 +56,18 @@ def _parallelism(always: list[str], precision: str = "bf16", recompute: str = "n
                 "global_batch_tokens": 8 * TOKENS * 4,
                 "precision": precision,
                 "stack": "deepseek-dualpipe",
-                "stack_overrides": {"always_recompute": always},
+                "stack_overrides": overrides,
             },
             "hardware": {"accelerator": "h100-sxm"},
             "cluster": {"cards": 8},
             "parallelism": {"tp": 1, "pp": 1, "ep": 8, "micro_batch_size": 1, "recompute": recompute},
         }
     )["result"]["parallelism"]
+
+
+def _parallelism(always: list[str], precision: str = "bf16", recompute: str = "none") -> dict:
+    """The plan's parallelism section on the deepseek-dualpipe stack with `always` recomputed."""
+    return _plan_parallelism({"always_recompute": always}, precision, recompute)
 
 
 def _detail(always: list[str], precision: str = "bf16", recompute: str = "none") -> tuple[dict, int]:
@@ -149,21 +155,10 @@ def test_selective_modules_already_always_recomputed_are_not_paid_twice():
     step time pays them once."""
 
     def elementwise_s(modules: list[str]) -> float:
-        return estimate(
-            {
-                "model": MODEL,
-                "training": {
-                    "tokens": 1e10,
-                    "seq_len": TOKENS,
-                    "global_batch_tokens": 8 * TOKENS * 4,
-                    "stack": "deepseek-dualpipe",
-                    "stack_overrides": {"selective_recompute": modules},
-                },
-                "hardware": {"accelerator": "h100-sxm"},
-                "cluster": {"cards": 8},
-                "parallelism": {"tp": 1, "pp": 1, "ep": 8, "micro_batch_size": 1, "recompute": "selective"},
-            }
-        )["result"]["parallelism"]["compute_detail_s"]["elementwise"]
+        detail = _plan_parallelism({"selective_recompute": modules}, recompute="selective")[
+            "compute_detail_s"
+        ]
+        return detail["elementwise"]
 
     assert elementwise_s(["core_attn", "layernorm", "moe_act"]) == pytest.approx(
         elementwise_s(["core_attn"]), rel=1e-12

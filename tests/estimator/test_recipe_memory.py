@@ -11,9 +11,18 @@ import pytest
 
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
+from estimator.layout.memory import (
+    Buffers,
+    CardLayout,
+    MemoryPolicy,
+    layer_activation_bytes,
+    layer_coefficients,
+    per_card_memory,
+)
 from estimator.layout.model_state import model_state_bytes
 from estimator.layout.stacks import STACKS, holds_gathered_weights, resolve_stack
 from estimator.layout.steptime.pipeline import bubble_s
+from estimator.model.transformer import Architecture, param_counts
 from estimator.validation.published_runs import published_layout, published_runs, run_scenario
 
 MODELS, RUNS = published_runs()
@@ -226,15 +235,6 @@ def test_dualpipe_rank_holds_two_stages_and_pp_plus_one_micro_batches():
     """deepseek-ai/DualPipe: 2x parameters, PP + 1 chunks of activations. GPT toy, 8 layers on
     pp 4 (2 per stage), 8 micro-batches: a middle rank holds two middle stages' weights (4 layers)
     and 5 micro-batches of one stage's 2 layers; 1F1B's middle device 2 layers and 3 micro-batches."""
-    from estimator.layout.memory import (
-        Buffers,
-        CardLayout,
-        MemoryPolicy,
-        layer_activation_bytes,
-        layer_coefficients,
-        per_card_memory,
-    )
-    from estimator.model.transformer import Architecture, param_counts
 
     arch = Architecture(
         num_hidden_layers=8,
@@ -267,15 +267,6 @@ def test_mtp_adds_its_block_projection_logits_and_an_embedding_copy_on_the_last_
     """One MTP depth on the last of 2 stages (no DualPipe): parameters of one block (12h^2 + 4h
     norms... of the toy GPT), the 2h x h projection, the two MTP norms 2h and a copy of the
     embedding V·h (Megatron-Core's MTP stage); activations: one more block and its own logits."""
-    from estimator.layout.memory import (
-        Buffers,
-        CardLayout,
-        MemoryPolicy,
-        layer_activation_bytes,
-        layer_coefficients,
-        per_card_memory,
-    )
-    from estimator.model.transformer import Architecture, param_counts
 
     h, v = 256, 1000
     kw = {
