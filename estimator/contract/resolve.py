@@ -9,13 +9,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from estimator import catalog
 from estimator.catalog.entries import Accelerator, Server
-from estimator.contract import price_book
+from estimator.contract import book_pricing
 from estimator.contract.assumed_shape import assumed_architecture, assumed_shape, basis_for
-from estimator.contract.price_book import PriceBook
 from estimator.contract.scenario import InlineAccelerator, Parallelism, Scenario, validate_shape
 from estimator.errors import FieldError, ScenarioError
 from estimator.model.config_json import architecture_from_config
@@ -25,6 +24,9 @@ from estimator.model.transformer import (
     param_counts,
     scale_counts,
 )
+
+if TYPE_CHECKING:  # annotations only: the book's pydantic models load where a book is parsed
+    from estimator.contract.price_book import PriceBook
 
 _NUMERIC_ACCEL_FIELDS = {
     f.name for f in dataclasses.fields(Accelerator) if f.type in ("float", "int", "float | None")
@@ -51,7 +53,7 @@ class Resolved:
     notes: tuple[str, ...] = ()
     price_book: PriceBook | None = None  # the book cost.price_book named, already applied to the entries
     book_usd_to_cny: float = (
-        1.0  # the rate converting a CNY book (estimator.contract.price_book.usd_per_unit)
+        1.0  # the rate converting a CNY book (estimator.contract.book_pricing.usd_per_unit)
     )
     # a pilot run's fitted factors (estimator.plan.calibration): every compute rate and the links'
     # achieved bandwidth of the step-time model are scaled by them; 1.0 without calibration.pilot
@@ -130,8 +132,8 @@ def _accelerator(scenario: Scenario, book: PriceBook | None = None, usd_to_cny: 
                 f"unknown accelerator '{hw.accelerator}'; known: {known}", "hardware.accelerator"
             ) from None
         # the book replaces the catalog's prices; the scenario's overrides below still win
-        acc = price_book.priced_cloud(
-            price_book.priced(acc, "accelerators", book, usd_to_cny), book, usd_to_cny
+        acc = book_pricing.priced_cloud(
+            book_pricing.priced(acc, "accelerators", book, usd_to_cny), book, usd_to_cny
         )
     if hw.overrides:
         bad = sorted(set(hw.overrides) - _NUMERIC_ACCEL_FIELDS)
@@ -234,10 +236,10 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
     by reference), the one `cost.price_book` names replaces the catalog's prices."""
     name, arch, counts, exact, notes = _model(scenario)
     defaults = catalog.defaults()
-    book = price_book.pick(scenario.cost.price_book, books)
+    book = book_pricing.pick(scenario.cost.price_book, books)
     book_fx = scenario.cost.usd_to_cny or defaults["usd_to_cny"]
     acc = _accelerator(scenario, book, book_fx)
-    server = price_book.priced(_server(scenario, acc), "servers", book, book_fx, "chassis_price_usd")
+    server = book_pricing.priced(_server(scenario, acc), "servers", book, book_fx, "chassis_price_usd")
     hw, net = scenario.hardware, scenario.network
     cards_per_node = hw.cards_per_node or server.cards_per_node
     seq_len = scenario.training.seq_len or getattr(_preset_or_none(scenario), "default_seq_len", None) or 4096
@@ -313,7 +315,7 @@ def normalized(r: Resolved) -> dict[str, Any]:
 
 def electricity_usd_per_kwh(r: Resolved) -> float:
     """The electricity price when the scenario gives none: the price book's, else the catalog's."""
-    from_book = price_book.electricity_usd(r.price_book, r.book_usd_to_cny)
+    from_book = book_pricing.electricity_usd(r.price_book, r.book_usd_to_cny)
     return r.defaults["electricity_usd_per_kwh"] if from_book is None else from_book
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from estimator.arrays import unique_sorted
 from estimator.cluster.network import Fabric
 from estimator.contract.resolve import Resolved
 from estimator.errors import ScenarioError
@@ -168,7 +169,7 @@ def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
     per_node = r.cards_per_node
     nodes = _SMOOTH[_SMOOTH * per_node <= MAX_CARDS]
     cards = nodes * per_node
-    return np.unique(-(-cards // multiple) * multiple)
+    return unique_sorted(-(-cards // multiple) * multiple)
 
 
 def _smooth_numbers(limit: int) -> np.ndarray:
