@@ -1,9 +1,9 @@
 """TRITON_UNEVEN_HEAD_BACKWARD_FACTOR (estimator.layout.steptime.attention), fitted once on every row
-of reference_data/throughput_runs.toml tagged `fit = "triton-uneven-head"`: the llm-foundry MPT-30B
-rows of the validation suites (head dimension 112 in the Triton FlashAttention's 128 block, the only
-published runs on that kernel path: 8K on 8 H100, 8K and 2K on 8 A100-80GB). The other MPT-30B rows
-of the same H100 table (4K, 2K, 1K on 8 GPUs) are its hold-outs. The fit minimises the mean absolute
-error of tokens/s per card over a grid of the factor, as estimator.validation.moe_core06 does.
+of reference_data/throughput_runs.toml tagged `fit = "triton-uneven-head"`: every MPT-30B row of
+llm-foundry's H100 80GB BF16 table (8 GPUs at 1K-8K, 16 and 32 GPUs at 2K) and A100 80GB table (8
+GPUs at 512-8K), the published runs of the Triton FlashAttention with a head size (112) below its
+block (128). The fit minimises the mean absolute error of tokens/s per card over a grid of the
+factor, as estimator.validation.moe_core06 does.
 """
 
 from __future__ import annotations

@@ -38,8 +38,9 @@ def test_the_factor_scales_the_backward_share_of_the_attention_core() -> None:
     assert _attention_s(problem, 2.0) / _attention_s(problem, 1.0) == pytest.approx(7.0 / 4.5, rel=1e-6)
 
 
-def test_the_fit_uses_the_three_mpt30b_rows_and_reproduces_the_constant() -> None:
-    assert len(fit_problems(FIT_TAG)) == 3
+def test_the_fit_uses_the_eleven_mpt30b_rows_and_reproduces_the_constant() -> None:
+    # every MPT-30B row of llm-foundry's H100 80GB BF16 and A100 80GB tables: 6 on H100, 5 on A100
+    assert len(fit_problems(FIT_TAG)) == 11
     factor, mean_error = calibrate_triton_backward()
     assert factor == pytest.approx(TRITON_UNEVEN_HEAD_BACKWARD_FACTOR)
-    assert mean_error < 10.0
+    assert mean_error < 11.0

@@ -73,7 +73,7 @@ BACKWARD_TO_FORWARD_UNFUSED = 2.0
 FA2_OVER_TRITON = 1.9  # FlashAttention-2 paper, section 4.1: 1.3-2.5x
 # fa-triton backward at a head dimension below its power-of-two block, over the priced backward:
 # fitted on the rows tagged fit = "triton-uneven-head" (estimator.validation.triton_head)
-TRITON_UNEVEN_HEAD_BACKWARD_FACTOR = 2.25
+TRITON_UNEVEN_HEAD_BACKWARD_FACTOR = 1.7
 # Hopper-generation kernels by head dimension 64, 128, 256 (FA3 paper's H100 sweeps; module docstring)
 _HOPPER_LOG2_DIMS = (6.0, 7.0, 8.0)
 _HOPPER_HEAD_FACTORS = (0.72, 1.0, 0.90)
