@@ -100,6 +100,7 @@ def worker_starts(client, workers: int, n: int) -> None:
     cached = services.create_estimate(data=SCENARIO).share_token
     assert client.get(f"/r/{cached}/").status_code == 200  # its figures and tables cached
     runs: dict[str, list[dict]] = {"old": [], "new": []}
+    n = min(n, 10)  # requests after the first, per process
     for _ in range(workers):
         for path in ("old", "new"):
             fresh = services.create_estimate(data=SCENARIO).share_token
@@ -139,7 +140,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.child:  # one new worker (worker_starts): the environment is the parent's
         path, cached, fresh = args.child
-        worker_child(path, cached, fresh, n=min(args.n, 10))
+        worker_child(path, cached, fresh, n=args.n)
         return 0
     setup(Path(tempfile.mkdtemp(prefix="clusterplan-bench-")))
     from django.test import Client
