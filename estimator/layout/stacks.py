@@ -176,6 +176,13 @@ class StackProfile:
     adam_moments: the dtype of Adam's first and second moments: "fp32" (8 bytes, K = 12 with the
       fp32 master weight) or "bf16" (DeepSeek-V3 section 3.3.3: 4 bytes, K = 8; the master weights
       and the gradients stay fp32).
+    unfused_rope_types: the rotary scalings (Architecture.rope_type) the stack applies with the
+      unfused element-wise chain instead of a fused RoPE kernel (steptime.unfused). Megatron-Core
+      stacks: ("yarn",): Megatron-Bridge turns apply_rope_fusion off for any position_embedding_type
+      but "rope" (utils/fusions.py validate_rope_fusion_compatibility, v0.3.0), which GPT-OSS's
+      provider sets to "yarn", and Transformer Engine's fused RoPE refuses YaRN's mscale != 1
+      (megatron/core/models/common/embeddings/rope_utils.py apply_rotary_pos_emb); MLA's YaRN runs
+      under "rope" and keeps the fusion (docs/sources.md#megatron-bridge).
     release: the software release the profile stands for (its recipes' container or version); the
       published rows of that release are what its mechanisms were checked against.
     release_spread: ("chip family/workload", low, high) entries: throughput of the same published
@@ -226,6 +233,7 @@ class StackProfile:
     always_recompute: tuple[str, ...] = ()
     low_precision_cache: bool = False
     adam_moments: str = "fp32"
+    unfused_rope_types: tuple[str, ...] = ()
 
     def memory_key(self) -> tuple[Any, ...]:
         """The profile's mechanisms that change per-card memory (a cache key of the layout search)."""
@@ -312,6 +320,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
             moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
+            unfused_rope_types=("yarn",),
             vendors=("NVIDIA", "AMD"),
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
             "MoE tokens sent by the plain all-to-all.",
@@ -330,6 +339,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
             moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
+            unfused_rope_types=("yarn",),
             moe_dispatch_dedup=True,
             needs_fp8_hardware=True,
             summary="Current NVIDIA MoE recipes (Hopper and newer): as Megatron-Core, and a token crosses "
