@@ -62,7 +62,9 @@ class ModelSpec(BaseModel):
     layer_types: list[Literal["sliding_attention", "full_attention"]] | None = Field(
         None, max_length=limits.MAX_LAYERS
     )
-    rope_scaling: dict[str, str | Num | bool | None] | None = Field(
+    # the object as config.json ships it (names, factors, flags, Phi-3's longrope lists, Qwen2-VL's
+    # mrope_section); only its rope_type is read and checked (config_json._rope_type)
+    rope_scaling: dict[str, Any] | None = Field(
         None, max_length=40, description="config.json rope_scaling; its rope_type is read"
     )
     expert_bias: bool | None = Field(None, description="The routed experts carry linear biases (GPT-OSS)")

@@ -114,3 +114,14 @@ def test_config_json_reads_rope_type_and_gpt_oss_biases():
     assert architecture_from_config(MODEL).rope_type == "default"
     with pytest.raises(ValueError, match="rope_scaling"):
         architecture_from_config({**MODEL, "rope_scaling": "yarn"})
+
+
+def test_rope_scaling_as_config_json_ships_it_plans():
+    """Lists inside rope_scaling (Phi-3's longrope factors, Qwen2-VL's mrope_section) are accepted,
+    and a rope type no stack runs unfused costs nothing."""
+    plain, _ = _detail(MODEL)
+    longrope = {"rope_type": "longrope", "long_factor": [1.0, 1.5], "short_factor": [1.0, 1.0]}
+    mrope = {"type": "mrope", "mrope_section": [16, 24, 24]}
+    for scaling in (longrope, mrope):
+        detail, _ = _detail({**MODEL, "rope_scaling": scaling})
+        assert detail["elementwise"] == pytest.approx(plain["elementwise"], rel=1e-12)
