@@ -16,8 +16,9 @@ request like its hundredth:
   property validators on first use) and its formatted tables (Babel loads its locale data).
 
 Nothing here reads or writes the database or the cache, and a failure is logged and swallowed: a
-warm-up never stops a worker from serving. Only the web entry point calls it (not `manage.py`,
-the Celery workers or the tests), so commands start no slower.
+warm-up never stops a worker from serving. Only the web entry point calls it (gunicorn's workers,
+and `manage.py runserver`, which serves config.wsgi too); other commands, the Celery workers and
+the tests start no slower.
 """
 
 from __future__ import annotations
