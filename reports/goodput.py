@@ -117,14 +117,15 @@ def figure(result: dict) -> go.Figure | None:
             hovertemplate="%{fullData.name}: %{x:.3g}<extra></extra>",
         )
     title = _("Where the time goes: %(days)s with failures") % {"days": f.days(g.get("wall_clock_days"))}
-    fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
-        barmode="stack",
-        height=260,
-        margin={"l": 60, "r": 20, "t": 50, "b": 50},
-        legend={"orientation": "h", "y": -0.45},
-        xaxis_title=_("days"),
-        paper_bgcolor="white",
-        plot_bgcolor="white",
-    )
+    # assigned whole: update_layout sends each property through Plotly's change batching (issue 27)
+    fig.layout = {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        "barmode": "stack",
+        "height": 260,
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+        "legend": {"orientation": "h", "y": -0.45},
+        "xaxis": {"title": {"text": _("days")}},
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+    }
     return fig
