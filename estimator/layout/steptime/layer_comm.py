@@ -163,7 +163,7 @@ def host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> 
     beyond the layer, so the layer lasts max(GPU time, host issue time) (moe.host_issue_s): small
     micro-batches of many small experts on a fast GPU wait for the host."""
     per_expert = problem.expert_host_s if problem.stack.per_expert_gemms else 0.0
-    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert)
+    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert) * problem.host_time_factor
     gpu = sum(arr(v) for v in terms.values())
     return arr(np.maximum(host - gpu, 0.0))
 
