@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop, ngettext
 
 from . import formatting as f
 from . import labels
@@ -89,7 +89,12 @@ MESSAGES: dict[str, str] = {
         "are scaled to exactly that size."
     ),
     "config-fields-ignored": gettext_noop(
-        "%(count)s config.json field(s) the estimator does not read were ignored: %(fields)s."
+        "%(count)s config.json fields the estimator does not read were ignored: %(fields)s."
+    ),
+    "deadline-needs-too-many-cards": gettext_noop(
+        "Training %(tokens)s tokens in %(target_days)s needs %(cards)s cards at an MFU of %(mfu)s, more than "
+        "the %(max_cards)s cards of the largest cluster this network can build. Allow more days, train fewer "
+        "tokens or use switches with more ports."
     ),
     "deadline-missed": gettext_noop("The plan takes %(days)s, more than the %(target_days)s target."),
     "over-budget": gettext_noop(
@@ -330,6 +335,27 @@ MESSAGES: dict[str, str] = {
     ),
 }
 
+# Sentences that count something: code -> (the counted param, the singular msgid); MESSAGES holds
+# the plural, and render chooses between them with ngettext (zh_Hans has one form).
+PLURALS: dict[str, tuple[str, str]] = {
+    "no-feasible-layout": (
+        "cards",
+        gettext_noop(
+            "No parallel layout fits in HBM on %(cards)s card. Add cards, use a larger-memory accelerator or a shorter sequence."
+        ),
+    ),
+    "no-possible-layout": (
+        "cards",
+        gettext_noop(
+            "No parallel layout is possible on %(cards)s card with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s."
+        ),
+    ),
+    "config-fields-ignored": (
+        "count",
+        gettext_noop("%(count)s config.json field the estimator does not read was ignored: %(fields)s."),
+    ),
+}
+
 SEVERITIES = {
     "error": gettext_lazy("error"),
     "warning": gettext_lazy("warning"),
@@ -408,6 +434,8 @@ PARAM_KINDS = {
     "domain": "count",
     "nodes": "count",
     "cards": "count",
+    "max_cards": "count",
+    "tokens": "big",
     "low": "count",
     "high": "count",
     "micro_batches": "count",
@@ -494,6 +522,9 @@ def render(code: str | None, params: dict | None, default: str = "", currency: s
     params = params if isinstance(params, dict) else {}
     values = {k: _param(k, v, params.get("currency") or currency) for k, v in params.items()}
     try:
+        if code in PLURALS:
+            counted, singular = PLURALS[code]
+            return ngettext(singular, MESSAGES[code], f.plural_n(values[counted])) % values
         return _(MESSAGES[code]) % values if "%(" in MESSAGES[code] else _(MESSAGES[code]).replace("%%", "%")
     except (KeyError, TypeError, ValueError):
         return default

@@ -42,6 +42,7 @@ from estimator.plan.compose import (
     problem_at,
     resolved_stack,
     size_for_deadline,
+    smallest_fitting,
 )
 from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.pilot import calibrated, fit_pilot
@@ -293,6 +294,20 @@ def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
     return without[where.reshape(-1)]
 
 
+def _grow_to_fit(r: Resolved, cards: IntArray, unplanned: npt.NDArray[np.bool_], rows: IntArray) -> None:
+    """Rows (a deadline, an MFU given) whose cards hold no layout: the smallest round size above
+    them that does, as deadline.cards_for_given_mfu sizes one scenario (in place; rows with no such
+    size stay unplanned)."""
+    memo = SizeMemo(r, reuse=True)
+    sizes = candidate_sizes(r, cards_multiple(r))
+    grow = rows[unplanned[rows]]
+    for c in np.unique(cards[grow]).tolist():
+        fit = smallest_fitting(sizes, int(np.searchsorted(sizes, c, side="right")), memo)
+        if fit is not None:
+            same = grow[cards[grow] == c]
+            cards[same], unplanned[same] = int(sizes[fit]), False
+
+
 IntArray = npt.NDArray[np.int64]
 
 # The chosen layout of rows whose MFU the layout model predicts (NaN, or "" for recompute, for rows
@@ -362,6 +377,8 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     unplanned = np.isnan(mfu)
     if given.size:
         unplanned[given] = _without_layout(r, cards[given])
+        if not given_cards:  # a deadline's cards grow to the smallest round size that fits (plan.choose)
+            _grow_to_fit(r, cards, unplanned, given)
     mfu = np.where(unplanned, np.nan, mfu)
     state: dict[str, Any] = {}
     sizing = Sizing(

@@ -33,6 +33,7 @@ from estimator.plan.deadline import (
     SizeMemo,
     candidate_sizes,
     size_for_deadline,
+    smallest_fitting,
 )
 from estimator.plan.problem import (
     cards_multiple,
@@ -69,6 +70,7 @@ __all__ = [
     "scaleup_domain",
     "size_for_deadline",
     "size_plan",
+    "smallest_fitting",
 ]
 
 

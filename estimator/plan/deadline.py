@@ -13,13 +13,14 @@ import numpy.typing as npt
 
 from estimator.cluster.network import Fabric
 from estimator.contract.resolve import Resolved
-from estimator.errors import ScenarioError
+from estimator.errors import FieldError, ScenarioError
 from estimator.layout.batch_search import any_fits, best_layouts
 from estimator.layout.search import LayoutEval, LayoutProblem
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
-from estimator.plan.problem import evaluate_at, fabric_for, layout_problem
+from estimator.plan.problem import cards_multiple, evaluate_at, fabric_for, layout_problem
+from estimator.words import counted
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 # need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or None),
@@ -112,8 +113,11 @@ def size_for_deadline(
     costs few passes and a short one little more than its sizes; the first size that meets wins
     whatever the blocks."""
     bounds = need(np.array([MAX_PLAUSIBLE_MFU, MIN_PLAUSIBLE_MFU]), None)
-    first = min(int(np.searchsorted(sizes, int(bounds[0]))), len(sizes) - 1)
+    first = within_limit(r, sizes, int(bounds[0]), memo)
     last = int(bounds[1])
+    # a deadline met by a cluster too small to hold the model: the smallest one that holds it
+    fit = smallest_fitting(sizes, first, memo)
+    first = first if fit is None else fit
     scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
     for i in range(first, len(sizes)):
         cards = int(sizes[i])
@@ -159,6 +163,93 @@ def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list
         for i, n in zip(has, np.asarray(need(mfus, limit)).reshape(-1).tolist(), strict=True):
             ok[i] = n <= block[i]
     return ok
+
+
+def within_limit(r: Resolved, sizes: npt.NDArray[np.int64], cards: int, memo: SizeMemo) -> int:
+    """Index of the first round size of at least `cards` (what the deadline needs at a record
+    MFU); the refusal too_many_cards when that is past the largest cluster the scenario's network
+    builds (or past limits.MAX_CARDS). A network that cannot build even the smallest size keeps
+    its own error (size_for_deadline: evaluate_at)."""
+    first = int(np.searchsorted(sizes, cards))
+    if first < len(sizes) and memo.fabric(int(sizes[first])) is not None:
+        return first
+    if memo.fabric(int(sizes[0])) is None:  # not a matter of size: the scan meets the fabric's error
+        return min(first, len(sizes) - 1)
+    raise too_many_cards(r, cards, MAX_PLAUSIBLE_MFU, largest_built(sizes, first, memo))
+
+
+def largest_built(sizes: npt.NDArray[np.int64], below: int, memo: SizeMemo) -> int:
+    """The largest of sizes[:below] whose fabric builds (sizes[0] does), by bisection: a fabric
+    that cannot hold some endpoints cannot hold more."""
+    low, high = 0, min(below, len(sizes)) - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if memo.fabric(int(sizes[mid])) is not None else (low, mid - 1)
+    return int(sizes[low])
+
+
+def too_many_cards(r: Resolved, cards: int, mfu: float, largest: int) -> ScenarioError:
+    """The deadline cannot be met: even at `mfu` (a record one, or the one given) it needs more
+    cards than the largest cluster this scenario can build (its network, or limits.MAX_CARDS)."""
+    s = r.scenario
+    days = float(s.cluster.target_days or 0.0)
+    params = {
+        "target_days": days,
+        "tokens": s.training.tokens,
+        "cards": cards,
+        "mfu": mfu,
+        "max_cards": largest,
+    }
+    message = (
+        f"Training {s.training.tokens:.3g} tokens in {counted(days, 'day')} needs {counted(cards, 'card')} "
+        f"at an MFU of {mfu:.0%}, more than the {counted(largest, 'card')} of the largest cluster this "
+        f"network can build (at most {MAX_CARDS:,} in any case). Allow more days, train fewer tokens "
+        "or use switches with more ports (network.switch_ports)."
+    )
+    return ScenarioError(
+        [FieldError("cluster.target_days", message, "deadline-needs-too-many-cards", params)]
+    )
+
+
+def smallest_fitting(sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo) -> int | None:
+    """Index of the first size from `first` on which some layout fits in memory (SizeMemo.fits:
+    memory only, no step time), in blocks of SIZING_BLOCK, 2·SIZING_BLOCK, ...; None when none
+    does before the fabric stops growing. Sizes without a fabric below the first with one are
+    skipped, as the scan does."""
+    start, width, seen = first, SIZING_BLOCK, False
+    while start < len(sizes):
+        built: list[int] = []
+        for i in range(start, min(start + width, len(sizes))):
+            if memo.fabric(int(sizes[i])) is not None:
+                built.append(i)
+                seen = True
+            elif seen:
+                width = 0  # the fabric cannot grow that far: this block is the last
+                break
+        for i, ok in zip(built, memo.fits([int(sizes[i]) for i in built]), strict=True):
+            if ok:
+                return i
+        if width == 0:
+            break
+        start, width = start + width, 2 * width
+    return None
+
+
+def cards_for_given_mfu(r: Resolved, cards: int, mfu: float, memo: SizeMemo) -> int:
+    """The cluster of a deadline with an MFU given: the `cards` it needs or, when no layout fits
+    those in memory, the smallest round size above that does (candidate_sizes); too_many_cards
+    past the largest cluster the network builds."""
+    sizes = candidate_sizes(r, cards_multiple(r))
+    if memo.fabric(cards) is None:
+        if cards > sizes[0] and memo.fabric(int(sizes[0])) is not None:
+            raise too_many_cards(
+                r, cards, mfu, largest_built(sizes, int(np.searchsorted(sizes, cards)), memo)
+            )
+        return cards  # the plan meets the fabric's own error
+    if memo.fits([cards])[0]:
+        return cards
+    fit = smallest_fitting(sizes, int(np.searchsorted(sizes, cards, side="right")), memo)
+    return cards if fit is None else int(sizes[fit])
 
 
 def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:

@@ -25,6 +25,7 @@ from estimator.errors import FieldError, ScenarioError
 from estimator.layout.fit import overflow_params
 from estimator.layout.nearest import nearest_layouts, suggestion
 from estimator.layout.search import LayoutProblem, LayoutSearch
+from estimator.words import counted
 
 # The layout rules in words (English defaults; reports.messages has them as `rule.<code>`).
 RULES = {
@@ -82,7 +83,7 @@ def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem
     if fixed and found.closest is None:
         code = "no-possible-layout"
         message = (
-            f"No parallel layout is possible on {cards} cards with the fixed fields ({_layout_text(fixed)}): "
+            f"No parallel layout is possible on {counted(cards, 'card')} with the fixed fields ({_layout_text(fixed)}): "
             + "; ".join(params["rules"])
             + "."
         )
@@ -100,7 +101,7 @@ def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem
     else:
         code = "no-feasible-layout"
         message = (
-            f"No parallel layout fits in HBM on {cards} cards. Add cards, use a larger-memory accelerator "
+            f"No parallel layout fits in HBM on {counted(cards, 'card')}. Add cards, use a larger-memory accelerator "
             "or a shorter sequence."
         )
     if fixed and not suggestions:

@@ -35,7 +35,13 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 def zh() -> dict[str, str]:
     with (ROOT / "locale/zh_Hans/LC_MESSAGES/django.po").open("rb") as fh:
         catalog = read_po(fh)
-    return {m.id: m.string for m in catalog if m.id and isinstance(m.id, str) and m.string}
+    out: dict[str, str] = {}
+    for m in catalog:  # a plural entry (ngettext) stands for its singular and its plural msgid
+        ids = m.id if isinstance(m.id, tuple) else (m.id,)
+        text = m.string[0] if isinstance(m.string, tuple) else m.string
+        if ids[0] and text:
+            out.update(dict.fromkeys(ids, text))
+    return out
 
 
 def _untranslated(table: dict, zh: dict[str, str]) -> list[str]:
