@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, gettext_noop, ngettext
+from django.utils.translation import gettext_lazy, gettext_noop, ngettext_lazy
 
 from . import formatting as f
 from . import labels
@@ -76,20 +76,11 @@ MESSAGES: dict[str, str] = {
     "mfu-optimistic": gettext_noop(
         "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
     ),
-    "no-feasible-layout": gettext_noop(
-        "No parallel layout fits in HBM on %(cards)s cards. Add cards, use a larger-memory accelerator or a shorter sequence."
-    ),
-    "no-possible-layout": gettext_noop(
-        "No parallel layout is possible on %(cards)s cards with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s."
-    ),
     "assumed-shape": gettext_noop(
         "Known only by its size (%(params)s parameters), the model is assumed to have %(basis_name)s's width: "
         "%(num_hidden_layers)s layers, hidden %(hidden_size)s, %(num_attention_heads)s heads, "
         "%(num_key_value_heads)s KV heads, FFN %(intermediate_size)s, vocabulary %(vocab_size)s; the counts "
         "are scaled to exactly that size."
-    ),
-    "config-fields-ignored": gettext_noop(
-        "%(count)s config.json fields the estimator does not read were ignored: %(fields)s."
     ),
     "deadline-needs-too-many-cards": gettext_noop(
         "Training %(tokens)s tokens in %(target_days)s needs %(cards)s cards at an MFU of %(mfu)s, more than "
@@ -335,24 +326,32 @@ MESSAGES: dict[str, str] = {
     ),
 }
 
-# Sentences that count something: code -> (the counted param, the singular msgid); MESSAGES holds
-# the plural, and render chooses between them with ngettext (zh_Hans has one form).
-PLURALS: dict[str, tuple[str, str]] = {
+# Sentences that count something: code -> (the counted param, the sentence in its singular and
+# plural forms); render chooses the form with ngettext by the count as shown (zh_Hans has one form).
+PLURALS: dict[str, tuple[str, Any]] = {
     "no-feasible-layout": (
         "cards",
-        gettext_noop(
-            "No parallel layout fits in HBM on %(cards)s card. Add cards, use a larger-memory accelerator or a shorter sequence."
+        ngettext_lazy(
+            "No parallel layout fits in HBM on %(cards)s card. Add cards, use a larger-memory accelerator or a shorter sequence.",
+            "No parallel layout fits in HBM on %(cards)s cards. Add cards, use a larger-memory accelerator or a shorter sequence.",
+            "n",
         ),
     ),
     "no-possible-layout": (
         "cards",
-        gettext_noop(
-            "No parallel layout is possible on %(cards)s card with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s."
+        ngettext_lazy(
+            "No parallel layout is possible on %(cards)s card with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s.",
+            "No parallel layout is possible on %(cards)s cards with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s.",
+            "n",
         ),
     ),
     "config-fields-ignored": (
         "count",
-        gettext_noop("%(count)s config.json field the estimator does not read was ignored: %(fields)s."),
+        ngettext_lazy(
+            "%(count)s config.json field the estimator does not read was ignored: %(fields)s.",
+            "%(count)s config.json fields the estimator does not read were ignored: %(fields)s.",
+            "n",
+        ),
     ),
 }
 
@@ -511,20 +510,20 @@ def _param(name: str, value: Any, currency: str) -> str:
 
 
 def known(code: str) -> bool:
-    return code in MESSAGES
+    return code in MESSAGES or code in PLURALS
 
 
 def render(code: str | None, params: dict | None, default: str = "", currency: str = "USD") -> str:
     """The sentence of `code` in the active language with its params formatted; the core's English
     `default` when the code is unknown (or a param is missing)."""
-    if not code or code not in MESSAGES:
+    if not code or not known(code):
         return default
     params = params if isinstance(params, dict) else {}
     values = {k: _param(k, v, params.get("currency") or currency) for k, v in params.items()}
     try:
         if code in PLURALS:
-            counted, singular = PLURALS[code]
-            return ngettext(singular, MESSAGES[code], f.plural_n(values[counted])) % values
+            counted, sentence = PLURALS[code]
+            return str(sentence % {**values, "n": f.plural_n(values[counted])})
         return _(MESSAGES[code]) % values if "%(" in MESSAGES[code] else _(MESSAGES[code]).replace("%%", "%")
     except (KeyError, TypeError, ValueError):
         return default

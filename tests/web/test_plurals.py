@@ -51,3 +51,14 @@ def test_a_deadline_past_the_largest_cluster_reads_in_both_languages():
     with translation.override("zh-hans"):
         text = messages.render("deadline-needs-too-many-cards", params, "fallback")
     assert "1 天" in text and "65,536 张卡" in text and "Training" not in text
+
+
+def test_every_counted_sentence_has_both_forms_in_chinese():
+    import re
+
+    params = {"cards": 1, "count": 1, "fields": "x", "fixed": {"tp": 2}, "reasons": [], "suggestions": []}
+    for code in messages.PLURALS:
+        for n in (1, 3):
+            with translation.override("zh-hans"):
+                text = messages.render(code, {**params, "cards": n, "count": n}, "fallback")
+            assert re.search(r"[\u4e00-\u9fff]", text) and str(n) in text, (code, n, text)
