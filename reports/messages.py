@@ -345,6 +345,14 @@ PLURALS: dict[str, tuple[str, Any]] = {
             "n",
         ),
     ),
+    "budget-buys-no-cluster": (
+        "cards",
+        ngettext_lazy(
+            "The budget of %(budget)s does not buy the smallest cluster: %(cards)s card for %(capex)s.",
+            "The budget of %(budget)s does not buy the smallest cluster: %(cards)s cards for %(capex)s.",
+            "n",
+        ),
+    ),
     "config-fields-ignored": (
         "count",
         ngettext_lazy(

@@ -102,12 +102,20 @@ def cards_for_budget(r: Any, multiple: int, mfu: float | None) -> int:
     capex = capex_by_size(r, sizes, mfu)
     i = largest_within(sizes, capex, budget)
     if i is None:
+        currency = r.scenario.cost.currency
         raise ScenarioError(
             [
                 FieldError(
                     "cluster.budget",
-                    f"the budget of {budget:,.0f} {r.scenario.cost.currency} does not buy the smallest "
-                    f"cluster ({counted(int(sizes[0]), 'card')} cost {float(capex[0]):,.0f})",
+                    f"The budget of {budget:,.0f} {currency} does not buy the smallest cluster: "
+                    f"{counted(int(sizes[0]), 'card')} for {float(capex[0]):,.0f} {currency}.",
+                    "budget-buys-no-cluster",
+                    {
+                        "budget": budget,
+                        "currency": currency,
+                        "cards": int(sizes[0]),
+                        "capex": float(capex[0]),
+                    },
                 )
             ]
         )

@@ -4,7 +4,8 @@ Before 2.15.0 such a plan was timed with a fallback MFU of 35 % and flagged in i
 reader took that throughput for a prediction. Now it is a ScenarioError (API 400, CLI exit 2) whose
 one FieldError carries:
 - `field`: `parallelism` when the scenario fixes parallelism fields (the single fixed field when it
-  fixes only one), else the sizing field (`cluster.cards`, or `cluster` for a deadline or budget);
+  fixes only one), else the sizing field the user gave (`cluster.cards`, `cluster.budget` or
+  `cluster.target_days`);
 - `code`: `no-possible-layout` (the fixed fields leave no layout that passes the rules),
   `fixed-layout-does-not-fit` (layouts pass the rules but none fits in HBM) or `no-feasible-layout`
   (nothing fixed, and still nothing fits on these cards);
@@ -60,7 +61,10 @@ def _field(r: Resolved, fixed: Mapping[str, Any]) -> str:
         return f"parallelism.{next(iter(fixed))}"
     if fixed:
         return "parallelism"
-    return "cluster.cards" if r.scenario.cluster.cards is not None else "cluster"
+    cluster = r.scenario.cluster
+    if cluster.cards is not None:
+        return "cluster.cards"
+    return "cluster.budget" if cluster.budget is not None else "cluster.target_days"
 
 
 def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem) -> ScenarioError:

@@ -56,7 +56,8 @@ def test_a_deadline_past_the_largest_cluster_reads_in_both_languages():
 def test_every_counted_sentence_has_both_forms_in_chinese():
     import re
 
-    params = {"cards": 1, "count": 1, "fields": "x", "fixed": {"tp": 2}, "reasons": [], "suggestions": []}
+    params = {"count": 1, "fields": "x", "fixed": {"tp": 2}, "reasons": [], "suggestions": []}
+    params |= {"budget": 6e5, "capex": 3.6e6}
     for code in messages.PLURALS:
         for n in (1, 3):
             with translation.override("zh-hans"):
