@@ -55,6 +55,12 @@ def attention_passes(problem: LayoutProblem, c: Candidates) -> tuple[FloatArray,
     return arr(c.forward_passes + again), arr(att.backward_ratio(False) + 0.0 * c.tp)
 
 
+def backward_slowdown(problem: LayoutProblem) -> float:
+    """The fused attention backward's time over its priced rate (attention.backward_slowdown)."""
+    arch, stack = problem.arch, problem.stack
+    return att.backward_slowdown(stack.attention_kernel, float(arch.head_dim), problem.triton_uneven_backward)
+
+
 def ascend_fa(problem: LayoutProblem) -> bool:
     """The stack runs CANN FlashAttention on an Ascend chip."""
     return problem.stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family)
@@ -70,7 +76,7 @@ def attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: Rates)
     fwd = att.forward_flop_per_token(arch, s, stack.flash_attention) * tokens / c.tp
     n_fwd, bwd = attention_passes(problem, c)
     if stack.flash_attention:
-        passes = n_fwd + bwd
+        passes = n_fwd + bwd * backward_slowdown(problem)
         ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
         balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
         dims = att.score_dims(arch)
