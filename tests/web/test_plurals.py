@@ -63,3 +63,72 @@ def test_every_counted_sentence_has_both_forms_in_chinese():
             with translation.override("zh-hans"):
                 text = messages.render(code, {**params, "cards": n, "count": n}, "fallback")
             assert re.search(r"[\u4e00-\u9fff]", text) and str(n) in text, (code, n, text)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("budget", "servers"), [(5e5, "(1 server, "), (1.2e6, "(3 servers, ")])
+def test_what_the_budget_buys_counts_its_servers(client, budget, servers):
+    """An H100 server (8 cards) costs about USD 380k with its share of the network: 500k buys one,
+    1.2M three."""
+    body = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e11},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 8},
+        "cost": {"budget": budget, "currency": "USD"},
+    }
+    response = client.post("/api/v1/estimates", body, content_type="application/json")
+    assert response.status_code == 201, response.content[:300]
+    token = response.json()["share_url"].rstrip("/").rsplit("/", 1)[-1]
+    page = client.get(f"/r/{token}/").content.decode()
+    affords = page[page.index('id="budget-affords"') :][:400]
+    assert servers in affords, affords
+    zh = client.get(f"/zh-hans/r/{token}/").content.decode()
+    assert "台服务器" in zh[zh.index('id="budget-affords"') :][:400]
+
+
+GOODPUT = {
+    "failures_counted": True,
+    "compute_days": 2.0,
+    "lost_days": {"restarts": 0.1},
+    "mean_time_between_interruptions_h": 40.0,
+    "checkpoint_interval_s": 1800.0,
+    "checkpoint_mode": "sync",
+    "restart_s": 600.0,
+    "effective_training_time_ratio": 0.95,
+    "wall_clock_days_p10": 2.0,
+    "wall_clock_days_p90": 2.3,
+}
+
+
+@pytest.mark.parametrize(("n", "words"), [(1, "lost to 1 interruption ("), (3, "lost to 3 interruptions (")])
+def test_the_days_with_failures_count_their_interruptions(n, words):
+    from reports import goodput
+
+    with translation.override("en"):
+        assert words in goodput.why({"goodput": {**GOODPUT, "expected_interruptions": n}})
+    with translation.override("zh-hans"):
+        assert f"{n} 次中断" in goodput.why({"goodput": {**GOODPUT, "expected_interruptions": n}})
+
+
+def test_a_fixed_layout_is_the_only_one_evaluated():
+    from reports import working
+
+    best = {"tp": 2, "pp": 1, "dp": 4, "ep": 1, "step_time_s": 1.5, "predicted_mfu": 0.41}
+    one = {"parallelism": best, "layout": {"evaluated": 1, "feasible": 1}}
+    many = {"parallelism": best, "layout": {"evaluated": 12, "feasible": 5}}
+    with translation.override("en"):
+        assert "it is the only layout evaluated (1 fits in memory)." in working.story(one)[0]
+        assert "the fastest of the 12 layouts evaluated (5 fit in memory)." in working.story(many)[0]
+    with translation.override("zh-hans"):
+        assert "1 种布局中最快" in working.story(one)[0]
+
+
+@pytest.mark.parametrize(("wait", "words"), [(1, "try again in 1 second."), (30, "try again in 30 seconds.")])
+def test_the_throttled_page_counts_its_seconds(wait, words):
+    from django.template.loader import render_to_string
+
+    with translation.override("en"):
+        assert words in render_to_string("reports/throttled.html", {"wait": wait})
+    with translation.override("zh-hans"):
+        assert f"{wait} 秒后重试" in render_to_string("reports/throttled.html", {"wait": wait})
