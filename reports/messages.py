@@ -82,6 +82,19 @@ MESSAGES: dict[str, str] = {
         "%(num_key_value_heads)s KV heads, FFN %(intermediate_size)s, vocabulary %(vocab_size)s; the counts "
         "are scaled to exactly that size."
     ),
+    # fixed parallelism fields the model cannot take (estimator.contract.resolve._check_parallelism)
+    "fixed-tp-heads": gettext_noop("must divide the %(heads)s attention heads"),
+    "fixed-tp-kv-heads": gettext_noop("must divide the %(heads)s KV heads"),
+    "fixed-pp-layers": gettext_noop("cannot exceed the %(layers)s layers"),
+    "fixed-ep-dense": gettext_noop("expert parallelism needs a mixture-of-experts model"),
+    "fixed-ep-experts": gettext_noop("must divide the %(experts)s experts"),
+    "fixed-virtual-stages-pp": gettext_noop("interleaving needs parallelism.pp > 1"),
+    "fixed-dp-cards": gettext_noop("%(names)s = %(product)s must equal cluster.cards = %(cards)s"),
+    "fixed-layout-cards": gettext_noop("%(names)s = %(product)s must divide cluster.cards = %(cards)s"),
+    "fixed-expert-tp-dense": gettext_noop("expert tensor parallelism needs a mixture-of-experts model"),
+    "fixed-stage-layers": gettext_noop(
+        "the first and last pipeline stages hold more than the %(layers)s layers"
+    ),
     "deadline-needs-too-many-cards": gettext_noop(
         "Training %(tokens)s tokens in %(target_days)s needs %(cards)s cards at an MFU of %(mfu)s, more than "
         "the %(max_cards)s cards of the largest cluster this network can build. Allow more days, train fewer "
@@ -442,6 +455,10 @@ PARAM_KINDS = {
     "nodes": "count",
     "cards": "count",
     "max_cards": "count",
+    "heads": "count",
+    "layers": "count",
+    "experts": "count",
+    "product": "count",
     "tokens": "big",
     "low": "count",
     "high": "count",

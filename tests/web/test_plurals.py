@@ -132,3 +132,40 @@ def test_the_throttled_page_counts_its_seconds(wait, words):
         assert words in render_to_string("reports/throttled.html", {"wait": wait})
     with translation.override("zh-hans"):
         assert f"{wait} 秒后重试" in render_to_string("reports/throttled.html", {"wait": wait})
+
+
+FIXED = {
+    "model": {"preset": "llama-3.1-8b"},
+    "training": {"tokens": 1e11},
+    "hardware": {"accelerator": "h100-sxm"},
+    "cluster": {"cards": 64},
+}
+
+
+@pytest.mark.parametrize(
+    ("parallelism", "field", "english", "chinese"),
+    [
+        ({"tp": 3}, "parallelism.tp", "must divide the 32 attention heads", "必须整除 32 个注意力头"),
+        ({"pp": 64}, "parallelism.pp", "cannot exceed the 32 layers", "不能超过 32 层"),
+        ({"ep": 2}, "parallelism.ep", "expert parallelism needs a mixture-of-experts model", "混合专家"),
+        (
+            {"tp": 4, "pp": 2, "dp": 4},
+            "parallelism.dp",
+            "tp·pp·dp = 32 must equal cluster.cards = 64",
+            "必须等于",
+        ),
+    ],
+)
+def test_a_fixed_field_the_model_cannot_take_reads_in_both_languages(parallelism, field, english, chinese):
+    """Llama 3.1 8B: 32 heads, 8 KV heads, 32 layers, dense."""
+    from estimator.errors import ScenarioError
+    from estimator.plan.compose import estimate
+
+    with pytest.raises(ScenarioError) as err:
+        estimate({**FIXED, "parallelism": parallelism})
+    (e,) = [e for e in err.value.errors if e.field == field]
+    assert e.message == english
+    with translation.override("en"):
+        assert messages.scenario_error(e) == english
+    with translation.override("zh-hans"):
+        assert chinese in messages.scenario_error(e)
