@@ -96,7 +96,7 @@ MESSAGES: dict[str, str] = {
         "the first and last pipeline stages hold more than the %(layers)s layers"
     ),
     "deadline-needs-too-many-cards": gettext_noop(
-        "Training %(tokens)s tokens in %(target_days)s needs %(cards)s cards at an MFU of %(mfu)s, more than "
+        "Training %(tokens)s tokens in %(target_days)s needs at least %(cards)s cards even at an MFU of %(mfu)s, more than "
         "the %(max_cards)s cards of the largest cluster this network can build. Allow more days, train fewer "
         "tokens or use switches with more ports."
     ),
@@ -363,6 +363,14 @@ PLURALS: dict[str, tuple[str, Any]] = {
         ngettext_lazy(
             "The budget of %(budget)s does not buy the smallest cluster: %(cards)s card for %(capex)s.",
             "The budget of %(budget)s does not buy the smallest cluster: %(cards)s cards for %(capex)s.",
+            "n",
+        ),
+    ),
+    "config-missing-fields": (
+        "count",
+        ngettext_lazy(
+            "model config is missing the required field %(fields)s",
+            "model config is missing the required fields %(fields)s",
             "n",
         ),
     ),

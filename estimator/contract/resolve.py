@@ -18,7 +18,7 @@ from estimator.contract.assumed_shape import assumed_architecture, assumed_shape
 from estimator.contract.price_book import PriceBook
 from estimator.contract.scenario import InlineAccelerator, Parallelism, Scenario, validate_shape
 from estimator.errors import FieldError, ScenarioError
-from estimator.model.config_json import architecture_from_config
+from estimator.model.config_json import MissingFieldsError, architecture_from_config
 from estimator.model.transformer import (
     Architecture,
     ParamCounts,
@@ -99,6 +99,9 @@ def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, li
         name = scenario.name or "custom model"
     try:
         arch = architecture_from_config({**given, **(spec.model_extra or {})}, base=base_arch)
+    except MissingFieldsError as exc:
+        params = {"count": len(exc.fields), "fields": ", ".join(exc.fields)}
+        raise ScenarioError([FieldError("model", str(exc), "config-missing-fields", params)]) from None
     except (ValueError, TypeError, KeyError) as exc:
         raise ScenarioError(str(exc).strip("'\""), "model") from None
     _check_architecture(arch)

@@ -201,8 +201,8 @@ def too_many_cards(r: Resolved, cards: int, mfu: float, largest: int) -> Scenari
         "max_cards": largest,
     }
     message = (
-        f"Training {s.training.tokens:.3g} tokens in {counted(days, 'day')} needs {counted(cards, 'card')} "
-        f"at an MFU of {mfu:.0%}, more than the {counted(largest, 'card')} of the largest cluster this "
+        f"Training {s.training.tokens:.3g} tokens in {counted(days, 'day')} needs at least "
+        f"{counted(cards, 'card')} even at an MFU of {mfu:.0%}, more than the {counted(largest, 'card')} of the largest cluster this "
         f"network can build (at most {MAX_CARDS:,} in any case). Allow more days, train fewer tokens "
         "or use switches with more ports (network.switch_ports)."
     )

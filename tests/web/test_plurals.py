@@ -62,7 +62,13 @@ def test_every_counted_sentence_has_both_forms_in_chinese():
         for n in (1, 3):
             with translation.override("zh-hans"):
                 text = messages.render(code, {**params, "cards": n, "count": n}, "fallback")
-            assert re.search(r"[\u4e00-\u9fff]", text) and str(n) in text, (code, n, text)
+            counted = messages.PLURALS[code][0]
+            shown = code != "config-missing-fields"  # names the fields, not their count
+            assert re.search(r"[\u4e00-\u9fff]", text) and (str(n) in text or not shown), (
+                code,
+                counted,
+                text,
+            )
 
 
 @pytest.mark.django_db
@@ -165,6 +171,35 @@ def test_a_fixed_field_the_model_cannot_take_reads_in_both_languages(parallelism
         estimate({**FIXED, "parallelism": parallelism})
     (e,) = [e for e in err.value.errors if e.field == field]
     assert e.message == english
+    with translation.override("en"):
+        assert messages.scenario_error(e) == english
+    with translation.override("zh-hans"):
+        assert chinese in messages.scenario_error(e)
+
+
+@pytest.mark.parametrize(
+    ("config", "english", "chinese"),
+    [
+        (
+            {"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32},
+            "model config is missing the required field vocab_size",
+            "缺少必需字段：vocab_size",
+        ),
+        (
+            {"hidden_size": 4096},
+            "model config is missing the required fields num_hidden_layers, num_attention_heads, vocab_size",
+            "缺少必需字段：num_hidden_layers",
+        ),
+    ],
+)
+def test_a_config_missing_fields_counts_them_in_both_languages(config, english, chinese):
+    from estimator.errors import ScenarioError
+    from estimator.plan.compose import estimate
+
+    with pytest.raises(ScenarioError) as err:
+        estimate({**FIXED, "model": config})
+    (e,) = err.value.errors
+    assert (e.field, e.message) == ("model", english)
     with translation.override("en"):
         assert messages.scenario_error(e) == english
     with translation.override("zh-hans"):
