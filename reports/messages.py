@@ -100,6 +100,10 @@ MESSAGES: dict[str, str] = {
         "the %(max_cards)s cards of the largest cluster this network can build. Allow more days, train fewer "
         "tokens or use switches with more ports."
     ),
+    "no-cluster-holds-the-model": gettext_noop(
+        "No cluster this network can build (up to %(max_cards)s cards) holds the model in HBM: use an "
+        "accelerator with more memory, a shorter sequence or switches with more ports."
+    ),
     "deadline-missed": gettext_noop("The plan takes %(days)s, more than the %(target_days)s target."),
     "over-budget": gettext_noop(
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."

@@ -117,6 +117,8 @@ def size_for_deadline(
     last = int(bounds[1])
     # a deadline met by a cluster too small to hold the model: the smallest one that holds it
     fit = smallest_fitting(sizes, first, memo)
+    if fit is None and not _fixed(r):  # a fixed layout keeps its own refusal (nearest layouts)
+        raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
     first = first if fit is None else fit
     scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
     for i in range(first, len(sizes)):
@@ -249,7 +251,25 @@ def cards_for_given_mfu(r: Resolved, cards: int, mfu: float, memo: SizeMemo) -> 
     if memo.fits([cards])[0]:
         return cards
     fit = smallest_fitting(sizes, int(np.searchsorted(sizes, cards, side="right")), memo)
+    if fit is None and not _fixed(r):
+        raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
     return cards if fit is None else int(sizes[fit])
+
+
+def _fixed(r: Resolved) -> bool:
+    """Whether the scenario fixes parallelism fields (plan.refusal then names them)."""
+    return any(k != "top_n" for k in r.scenario.parallelism.fixed())
+
+
+def no_cluster_holds(largest: int) -> ScenarioError:
+    """No cluster the network can build, up to `largest` cards, holds the model in memory."""
+    message = (
+        f"No cluster this network can build (up to {counted(largest, 'card')}) holds the model in HBM: "
+        "use an accelerator with more memory, a shorter sequence or switches with more ports "
+        "(network.switch_ports)."
+    )
+    params = {"max_cards": largest}
+    return ScenarioError([FieldError("cluster.target_days", message, "no-cluster-holds-the-model", params)])
 
 
 def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:

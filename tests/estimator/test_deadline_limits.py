@@ -95,3 +95,26 @@ def test_a_deadline_past_the_largest_cluster_is_refused_at_the_deadline(ports, l
     at_mfu = mfu if mfu is not None else 0.65
     assert e.params["cards"] >= flop / (86_400 * 989e12 * at_mfu)
     assert "1 day " in e.message and "network.switch_ports" in e.message
+
+
+@pytest.mark.parametrize("mfu", [None, 0.4], ids=["predicted-mfu", "mfu-given"])
+def test_no_cluster_the_network_builds_holds_the_model(mfu):
+    """1e14 parameters x 16 bytes of Adam state = 1.6 PB, 40,000 cards of 40 GB; 16-port switches
+    build at most 16^3/4 = 1,024 endpoints (one NIC per A100): no cluster holds it, whatever the
+    deadline asks."""
+    doc = {
+        "model": {"params": 1e14},
+        "training": {"tokens": 1e6},
+        "hardware": {"accelerator": "a100-sxm-40gb"},
+        "cluster": {"target_days": 30},
+        "network": {"switch_ports": 16},
+    }
+    if mfu is not None:
+        doc["efficiency"] = {"mfu": mfu}
+    (e,) = _refused(doc).errors
+    assert (e.field, e.code, e.params) == (
+        "cluster.target_days",
+        "no-cluster-holds-the-model",
+        {"max_cards": 1024},
+    )
+    assert "up to 1,024 cards" in e.message

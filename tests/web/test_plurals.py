@@ -204,3 +204,9 @@ def test_a_config_missing_fields_counts_them_in_both_languages(config, english, 
         assert messages.scenario_error(e) == english
     with translation.override("zh-hans"):
         assert chinese in messages.scenario_error(e)
+
+
+def test_no_cluster_holds_the_model_in_chinese():
+    with translation.override("zh-hans"):
+        text = messages.render("no-cluster-holds-the-model", {"max_cards": 1024}, "fallback")
+    assert "1,024 张卡" in text and "HBM" in text
