@@ -19,13 +19,15 @@ from estimator.layout.search import LayoutEval, LayoutProblem
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
-from estimator.plan.problem import cards_multiple, evaluate_at, fabric_for, layout_problem
+from estimator.plan.problem import cards_multiple, evaluate_at, fabric_for, layout_problem, layouts_at
 from estimator.words import counted
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 # need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or None),
 # only the needs at most their limit are exact, the others some count above it
 Need = Callable[[npt.NDArray[np.float64], npt.NDArray[np.int64] | None], npt.NDArray[np.int64]]
+# ettr(cards, mfus) -> the share of wall time that trains at each (plan.goodput.ettr_at)
+Ettr = Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]]
 
 
 class SizeMemo:
@@ -94,7 +96,7 @@ def size_for_deadline(
     sizes: npt.NDArray[np.int64],
     need: Need,
     memo: SizeMemo,
-    ettr: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
+    ettr: Ettr | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
     (cards, fabric, best layout). need(mfus, limit) -> cards the deadline needs at each MFU (an
@@ -114,12 +116,30 @@ def size_for_deadline(
     whatever the blocks."""
     bounds = need(np.array([MAX_PLAUSIBLE_MFU, MIN_PLAUSIBLE_MFU]), None)
     first = within_limit(r, sizes, int(bounds[0]), memo)
-    last = int(bounds[1])
-    # a deadline met by a cluster too small to hold the model: the smallest one that holds it
+    found = _scan(r, sizes, first, int(bounds[1]), need, memo, ettr)
+    if found[2] is not None:
+        return found
+    # no layout fits on any size the deadline scanned (too few tokens to need a cluster that holds
+    # the model): scan again from the smallest size that holds it, memory only to find it
     fit = smallest_fitting(sizes, first, memo)
-    if fit is None and not _fixed(r):  # a fixed layout keeps its own refusal (nearest layouts)
+    if fit is None:
+        if _fixed(r):  # a fixed layout keeps its own refusal (plan.refusal: the nearest layouts)
+            return found
         raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
-    first = first if fit is None else fit
+    return _scan(r, sizes, fit, int(bounds[1]), need, memo, ettr)
+
+
+def _scan(
+    r: Resolved,
+    sizes: npt.NDArray[np.int64],
+    first: int,
+    last: int,
+    need: Need,
+    memo: SizeMemo,
+    ettr: Ettr | None,
+) -> tuple[int, Fabric, LayoutEval | None]:
+    """size_for_deadline's scan from sizes[first] (see there); the best layout is None only when no
+    scanned size holds a layout."""
     scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
     for i in range(first, len(sizes)):
         cards = int(sizes[i])
@@ -248,7 +268,7 @@ def cards_for_given_mfu(r: Resolved, cards: int, mfu: float, memo: SizeMemo) -> 
                 r, cards, mfu, largest_built(sizes, int(np.searchsorted(sizes, cards)), memo)
             )
         return cards  # the plan meets the fabric's own error
-    if memo.fits([cards])[0]:
+    if layouts_at(r, cards, memo.built(cards)).best is not None:  # remembered: the plan asks it next
         return cards
     fit = smallest_fitting(sizes, int(np.searchsorted(sizes, cards, side="right")), memo)
     if fit is None and not _fixed(r):
