@@ -354,6 +354,14 @@ PLURALS: dict[str, tuple[str, Any]] = {
             "n",
         ),
     ),
+    "budget-cards-hold-no-layout": (
+        "cards",
+        ngettext_lazy(
+            "No parallel layout fits in HBM on the %(cards)s card the budget buys. Raise the budget, use a larger-memory accelerator or a shorter sequence.",
+            "No parallel layout fits in HBM on the %(cards)s cards the budget buys. Raise the budget, use a larger-memory accelerator or a shorter sequence.",
+            "n",
+        ),
+    ),
     "no-possible-layout": (
         "cards",
         ngettext_lazy(

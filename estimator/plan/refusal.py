@@ -7,8 +7,9 @@ one FieldError carries:
   fixes only one), else the sizing field the user gave (`cluster.cards`, `cluster.budget` or
   `cluster.target_days`);
 - `code`: `no-possible-layout` (the fixed fields leave no layout that passes the rules),
-  `fixed-layout-does-not-fit` (layouts pass the rules but none fits in HBM) or `no-feasible-layout`
-  (nothing fixed, and still nothing fits on these cards);
+  `fixed-layout-does-not-fit` (layouts pass the rules but none fits in HBM), `no-feasible-layout`
+  (nothing fixed, and still nothing fits on these cards) or `budget-cards-hold-no-layout` (the same
+  on the cards a `cluster.budget` buys);
 - `params`: the cards, the fixed fields, the refusing rules (`reasons`: codes of
   layout.enumeration.REASONS, with `rules`: each in English words), the memory overflow where that is
   the reason (layout.fit.overflow_params), and `suggestions`: the nearest accepted layouts
@@ -101,6 +102,12 @@ def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem
             f"({params['model_states_gb']:.1f} GB of model states; largest: {params['largest_term']} "
             f"{params['largest_gb']:.1f} GB), {params['overflow_gb']:.1f} GB more than the "
             f"{params['hbm_gb']:.0f} GB of HBM."
+        )
+    elif r.scenario.cluster.budget is not None:  # the cards are what the budget buys: more cost more
+        code = "budget-cards-hold-no-layout"
+        message = (
+            f"No parallel layout fits in HBM on the {counted(cards, 'card')} the budget buys. Raise the budget, "
+            "use a larger-memory accelerator or a shorter sequence."
         )
     else:
         code = "no-feasible-layout"

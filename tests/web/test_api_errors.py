@@ -300,7 +300,7 @@ def test_a_truly_impossible_layout_is_a_400_with_the_rules_and_suggestions(api_c
     ("accelerator", "preset", "code"),
     [
         ("gb200", "llama-3.1-8b", "budget-buys-no-cluster"),
-        ("ascend-910b2", "llama-3.1-405b", "no-feasible-layout"),
+        ("ascend-910b2", "llama-3.1-405b", "budget-cards-hold-no-layout"),
     ],
 )
 def test_a_budget_that_plans_nothing_is_a_400_at_the_budget(api_client, accelerator, preset, code):
