@@ -118,3 +118,16 @@ def test_no_cluster_the_network_builds_holds_the_model(mfu):
         {"max_cards": 1024},
     )
     assert "up to 1,024 cards" in e.message
+
+
+def test_a_sweep_row_past_the_largest_cluster_fails_alone():
+    """A sweep over tokens with a one-day deadline: 1e11 tokens plan as estimate() plans them; 1e16
+    tokens (6 x 405e9 x 1e16 FLOP in a day: ~4e8 H100s at 65% MFU) has no plan, with its reason,
+    and does not take the group's other rows with it."""
+    from estimator.plan.batch import TOO_LARGE
+
+    base = {**HUGE, "training": {"tokens": 1e11, "seq_len": 4096}}
+    cols = evaluate_columns(base, {"training.tokens": np.array([1e11, 1e16])})
+    assert cols["ok"].tolist() == [True, False]
+    assert int(cols["compute.cards"][0]) == _cards(base)
+    assert cols["error"][1] == TOO_LARGE and np.isnan(cols["compute.cards"][1])
