@@ -279,7 +279,10 @@ def _predicted(
             try:
                 chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
             except ScenarioError as exc:  # this row's deadline only: the others of the group still plan
-                if exc.errors[0].code != "deadline-needs-too-many-cards":
+                if exc.errors[0].code not in (
+                    "deadline-needs-too-many-cards",
+                    "deadline-unmet-with-failures",
+                ):
                     raise
                 chosen, best = int(sizes[0]), None  # a size that builds; the row gets no figures
                 too_large.add(key)

@@ -19,6 +19,8 @@ from estimator.layout.search import LayoutEval, LayoutProblem
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
+from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.money.pricing import model_flops
 from estimator.plan.problem import cards_multiple, evaluate_at, fabric_for, layout_problem, layouts_at
 from estimator.words import counted
 
@@ -197,7 +199,7 @@ def within_limit(r: Resolved, sizes: npt.NDArray[np.int64], cards: int, memo: Si
         return first
     if memo.fabric(int(sizes[0])) is None:  # not a matter of size: the scan meets the fabric's error
         return min(first, len(sizes) - 1)
-    raise too_many_cards(r, cards, MAX_PLAUSIBLE_MFU, largest_built(sizes, first, memo))
+    raise too_many_cards(r, MAX_PLAUSIBLE_MFU, largest_built(sizes, first, memo))
 
 
 def largest_built(sizes: npt.NDArray[np.int64], below: int, memo: SizeMemo) -> int:
@@ -210,27 +212,42 @@ def largest_built(sizes: npt.NDArray[np.int64], below: int, memo: SizeMemo) -> i
     return int(sizes[low])
 
 
-def too_many_cards(r: Resolved, cards: int, mfu: float, largest: int) -> ScenarioError:
-    """The deadline cannot be met: even at `mfu` (a record one, or the one given) it needs more
-    cards than the largest cluster this scenario can build (its network, or limits.MAX_CARDS)."""
+def too_many_cards(r: Resolved, mfu: float, largest: int) -> ScenarioError:
+    """The deadline cannot be met on any cluster this scenario can build (its network, or
+    limits.MAX_CARDS; `largest` cards) even at `mfu` (a record one, or the one given). The need
+    with interruptions counted grows without bound where more cards fail too often, so the
+    refusal states the need without them (Time = C / (cards · peak · MFU)), and says so when
+    only the interruptions put it past the largest cluster (code deadline-unmet-with-failures)."""
     s = r.scenario
     days = float(s.cluster.target_days or 0.0)
+    flop = model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(s.training.precision)
+    bare = int(cards_for_deadline(flop, days * SECONDS_PER_DAY, peak, mfu, cards_multiple(r)))
     params = {
         "target_days": days,
         "tokens": s.training.tokens,
-        "cards": cards,
+        "cards": bare,
         "mfu": mfu,
         "max_cards": largest,
     }
-    message = (
-        f"Training {s.training.tokens:.3g} tokens in {counted(days, 'day')} needs at least "
-        f"{counted(cards, 'card')} even at an MFU of {mfu:.0%}, more than the {counted(largest, 'card')} of the largest cluster this "
-        f"network can build (at most {MAX_CARDS:,} in any case). Allow more days, train fewer tokens "
-        "or use switches with more ports (network.switch_ports)."
-    )
-    return ScenarioError(
-        [FieldError("cluster.target_days", message, "deadline-needs-too-many-cards", params)]
-    )
+    asked = f"Training {s.training.tokens:.3g} tokens in {counted(days, 'day')}"
+    if bare <= largest:  # the interruptions of a cluster that large are what cannot be met
+        code = "deadline-unmet-with-failures"
+        message = (
+            f"{asked} needs {counted(bare, 'card')} at an MFU of {mfu:.0%} without interruptions, but "
+            f"counting them no cluster up to the {counted(largest, 'card')} this network can build "
+            "finishes in time: more cards are interrupted more often. Allow more days, train fewer "
+            "tokens or restart faster (reliability.detection_s, rescheduling_s)."
+        )
+    else:
+        code = "deadline-needs-too-many-cards"
+        message = (
+            f"{asked} needs at least {counted(bare, 'card')} even at an MFU of {mfu:.0%}, more than the "
+            f"{counted(largest, 'card')} of the largest cluster this network can build (at most "
+            f"{MAX_CARDS:,} in any case). Allow more days, train fewer tokens or use switches with more "
+            "ports (network.switch_ports)."
+        )
+    return ScenarioError([FieldError("cluster.target_days", message, code, params)])
 
 
 def smallest_fitting(sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo) -> int | None:
@@ -264,9 +281,7 @@ def cards_for_given_mfu(r: Resolved, cards: int, mfu: float, memo: SizeMemo) -> 
     sizes = candidate_sizes(r, cards_multiple(r))
     if memo.fabric(cards) is None:
         if cards > sizes[0] and memo.fabric(int(sizes[0])) is not None:
-            raise too_many_cards(
-                r, cards, mfu, largest_built(sizes, int(np.searchsorted(sizes, cards)), memo)
-            )
+            raise too_many_cards(r, mfu, largest_built(sizes, int(np.searchsorted(sizes, cards)), memo))
         return cards  # the plan meets the fabric's own error
     if layouts_at(r, cards, memo.built(cards)).best is not None:  # remembered: the plan asks it next
         return cards

@@ -131,3 +131,16 @@ def test_a_sweep_row_past_the_largest_cluster_fails_alone():
     assert cols["ok"].tolist() == [True, False]
     assert int(cols["compute.cards"][0]) == _cards(base)
     assert cols["error"][1] == TOO_LARGE and np.isnan(cols["compute.cards"][1])
+
+
+def test_a_deadline_only_interruptions_make_impossible_says_so():
+    """Llama 3.1 405B, 1e12 tokens in one day on H100: without interruptions 6 x 405e9 x 1e12 /
+    (86,400 s x 989.4 TFLOP/s x 65%) = 43,700 cards (attention adds a few percent), inside the
+    65,536 a 64-port fabric holds; counting interruptions (the default) no size meets it."""
+    doc = {**HUGE, "training": {"tokens": 1e12, "seq_len": 4096}}
+    (e,) = _refused(doc).errors
+    assert (e.field, e.code) == ("cluster.target_days", "deadline-unmet-with-failures")
+    assert 43_700 <= e.params["cards"] <= 1.1 * 43_700 and e.params["max_cards"] == 65_536
+    assert "without interruptions" in e.message
+    doc["reliability"] = {"failures": False}  # the same deadline without interruptions plans
+    assert 43_700 <= _cards(doc) <= 65_536
