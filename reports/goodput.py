@@ -16,7 +16,10 @@ from . import labels
 # (label, path, kind) of the working table "Failures, checkpoints and restarts"
 TABLE = [
     (gettext_lazy("Wall-clock time with failures"), "goodput.wall_clock_days", "days"),
+    # a percent sign, not a placeholder: without the flag makemessages marks the translation fuzzy
+    # xgettext:no-python-format
     (gettext_lazy("80% likely from"), "goodput.wall_clock_days_p10", "days"),
+    # xgettext:no-python-format
     (gettext_lazy("80% likely to"), "goodput.wall_clock_days_p90", "days"),
     (gettext_lazy("Effective training time (ETTR)"), "goodput.effective_training_time_ratio", "percent"),
     (gettext_lazy("Expected interruptions"), "goodput.expected_interruptions", "count"),
@@ -36,6 +39,7 @@ TABLE = [
     (gettext_lazy("Time lost to planned maintenance"), "goodput.lost_days.planned", "days"),
     (gettext_lazy("Hot standby nodes"), "goodput.spares.nodes", "count"),
     (
+        # xgettext:no-python-format
         gettext_lazy("Hot standby nodes that would cover 95% of node failures"),
         "goodput.spares.suggested",
         "count",
