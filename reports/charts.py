@@ -14,6 +14,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from . import formatting as f
 from . import goodput, labels
@@ -406,7 +407,12 @@ def planes(result: dict) -> go.Figure | None:
             textposition="outside",
             hovertemplate="%{fullData.name}<br>%{x}: %{y:,.0f}<extra></extra>",
         )
-    title = _("Both planes, whole cluster: %(n)s supernodes") % {"n": f.count(n)}
+    shown = f.count(n)
+    title = ngettext(
+        "Both planes, whole cluster: %(n)s supernode",
+        "Both planes, whole cluster: %(n)s supernodes",
+        f.plural_n(shown),
+    ) % {"n": shown}
     counts = [v for _name, values in series for v in values if v]
     axis = {"type": "log", "title": _("count (log scale)"), **log_ticks(counts, f.count)}
     return _layout(fig, title, barmode="group", yaxis=axis, height=380)

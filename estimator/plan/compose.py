@@ -32,6 +32,7 @@ from estimator.plan.deadline import (
     SizeMemo,
     candidate_sizes,
     size_for_deadline,
+    smallest_fitting,
 )
 from estimator.plan.problem import (
     cards_multiple,
@@ -71,6 +72,7 @@ __all__ = [
     "scaleup_domain",
     "size_for_deadline",
     "size_plan",
+    "smallest_fitting",
 ]
 
 
