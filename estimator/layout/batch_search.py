@@ -362,27 +362,34 @@ def _can_win_family(
 ) -> tuple[_Family, FloatArray | None]:
     """The layouts of the family that may reach their size's top throughput bin, found before any
     memory but theirs is computed (exact, as prune.can_win): each layout's throughput bound over its
-    recompute codes (prune.layout_bound); the PREMEMORY_PROBE layouts of highest bound per size get
-    their memory and the candidates of them that fit are timed; a layout whose bound's bin lies
-    below the best bin found at its size cannot be in the top bin. A size whose probe finds nothing
-    that fits keeps all its layouts. Returns (those layouts, the best bin found per size: the bar,
-    or None when the family was too small to bound)."""
-    if family.size < PREMEMORY_MIN or base.stack.always_recompute:
-        # a stack that always recomputes some modules adds (1 - rf) of their forward: the bound
-        # may then fall as less is recomputed, and only each candidate's own rf bounds it (can_win)
+    recompute codes, first without the data-parallel terms (prune.stem_bound, once per stem), then
+    with them (prune.layout_bound) for the PREMEMORY_PROBE·PROBE_POOL layouts of highest first bound
+    per size; the PREMEMORY_PROBE of those of highest bound get their memory and the candidates of
+    them that fit are timed; a layout whose bound's bin (the first, then, for what is left, the
+    second) lies below the best bin found at its size cannot be in the top bin. A size whose probe
+    finds nothing that fits keeps all its layouts. Returns (those layouts, the best bin found per
+    size: the bar, or None when the family was too small to bound)."""
+    if family.size < PREMEMORY_MIN:
         return family, None
-    ub = prune.layout_bound(problems, base, family.layouts, rc_values)
-    probe = family.subset(prune.top_per_size(family.layouts["size"], ub, PREMEMORY_PROBE))
+    lay = family.layouts
+    size = lay["size"]
+    loose = prune.stem_bound(problems, base, lay, rc_values)
+    pool = prune.top_per_size(size, loose, PREMEMORY_PROBE * PROBE_POOL)
+    tight = prune.layout_bound(problems, base, {k: v[pool] for k, v in lay.items()}, rc_values)
+    probe = family.subset(pool[prune.top_per_size(size[pool], tight, PREMEMORY_PROBE)])
     parts = _slices(base, probe, rc_values)
     if not parts:
         return family, None
     c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
     bar = prune.best_bins(problems, base, c, np.concatenate([p[2] for p in parts]))
-    return family.subset(np.flatnonzero(~(speed_bin(ub) < bar[family.layouts["size"]]))), bar
+    kept = np.flatnonzero(~(speed_bin(loose) < bar[size]))
+    tight = prune.layout_bound(problems, base, {k: v[kept] for k, v in lay.items()}, rc_values)
+    return family.subset(kept[~(speed_bin(tight) < bar[size[kept]])]), bar
 
 
 PREMEMORY_MIN = 2_048  # layouts below which their memory costs less than bounding them first
-PREMEMORY_PROBE = 48  # layouts per size whose memory is computed first, to set the bar
+PREMEMORY_PROBE = 16  # layouts per size whose memory is computed first, to set the bar
+PROBE_POOL = 4  # the probes are the best by the tight bound of PROBE_POOL times as many by the loose
 
 
 def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[bool]:

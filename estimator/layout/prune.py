@@ -7,6 +7,7 @@ step-time model (tests/estimator/test_layout_prune.py). Units: tokens/s."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,8 +23,8 @@ from estimator.layout.batch_timing import (
 )
 from estimator.layout.memory import RECOMPUTE_CODES
 from estimator.layout.search import LayoutProblem, speed_bin
+from estimator.layout.steptime.bounds import LAYER_FIELDS, LayerFloor, layer_floor, layer_reads_m, step_floor
 from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.step import step_time_lower_bound
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
@@ -50,7 +51,7 @@ def can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, 
     unchanged (tests/estimator/test_layout_prune.py asserts the bound and the equality)."""
     size = c["size"]
     n = size.size
-    ub = _bounds(problems, base, c, rf)
+    ub = tokens_upper_bound(problems, base, c, rf)
     # per size, the PRUNE_PROBE candidates of highest bound (a round per probe: no sort of all)
     left = np.where(np.isnan(ub), -np.inf, ub)
     picked = []
@@ -71,17 +72,86 @@ def can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, 
 
 
 def tokens_upper_bound(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+    problems: Sequence[LayoutProblem],
+    base: LayoutProblem,
+    c: Columns,
+    rf: FloatArray,
+    data_parallel: bool = True,
 ) -> FloatArray:
     """An upper bound of evaluate_time(...)["tokens_per_s"] of each candidate (tokens/s): the step's
-    tokens over steptime.step_time_lower_bound, times 1 + PRUNE_MARGIN."""
-    sized = SizedProblem(
-        base, *(np.array([getattr(p, f) for p in problems], dtype=float)[c["size"]] for f in SIZE_FIELDS)
+    tokens over steptime.bounds.step_floor, times 1 + PRUNE_MARGIN, SLICE_ROWS at a time. The layer
+    floors are computed once per distinct layer shape (layer_floors); data_parallel: with the
+    data-parallel exposure and the optimizer (the only terms that read the ZeRO stage)."""
+    dense, moe = layer_floors(problems, base, c, rf)
+    n = c["size"].size
+    out = np.empty(n)
+    for i in range(0, n, SLICE_ROWS):
+        at = slice(i, i + SLICE_ROWS)
+        part = {k: c[k][at] for k in (*STEP_KEYS, "zero")}
+        cand = Candidates.from_mapping({**part, "rf": rf[at]})
+        sized = _sized(problems, base, c["size"][at])
+        d, e = (LayerFloor(f.total[at], f.busy[at]) for f in (dense, moe))
+        lb = step_floor(sized, cand, d, e, data_parallel)  # type: ignore[arg-type]
+        out[at] = np.asarray(part["m"], dtype=float) * part["dp"] * part["mbs"] * base.seq_len / lb
+    return arr(out * (1.0 + PRUNE_MARGIN))
+
+
+def _sized(problems: Sequence[LayoutProblem], base: LayoutProblem, size: IntArray) -> SizedProblem:
+    """The problem of each candidate's size (SizedProblem)."""
+    return SizedProblem(
+        base, *(np.array([getattr(p, f) for p in problems], dtype=float)[size] for f in SIZE_FIELDS)
     )
-    cand = Candidates.from_mapping({**{k: c[k] for k in (*STEP_KEYS, "zero")}, "rf": rf})
-    lb = step_time_lower_bound(sized, cand)  # type: ignore[arg-type]
-    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * base.seq_len
-    return arr(step_tokens / lb * (1.0 + PRUNE_MARGIN))
+
+
+def layer_floors(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
+) -> tuple[LayerFloor, LayerFloor]:
+    """steptime.bounds.layer_floor of every candidate, computed once per distinct layer shape: the
+    columns it reads (bounds.LAYER_FIELDS, m where bounds.layer_reads_m) and the fabric of the
+    size (its cross-leaf factor and leaf group), the same numbers gathered back to the rows."""
+    n = c["size"].size
+    fabrics = [(p.cross_leaf_bandwidth_factor, p.nodes_per_leaf_group) for p in problems]
+    fabric_class = np.unique(np.array(fabrics, dtype=float), axis=0, return_inverse=True)[1].ravel()
+    columns = [fabric_class[c["size"]], *(_ranks(c[k]) for k in LAYER_FIELDS if k != "rf"), _ranks(rf)]
+    if layer_reads_m(base):
+        columns.append(_ranks(c["m"]))
+    key = np.zeros(n, dtype=np.int64)
+    for col in columns:
+        key = key * (int(col.max(initial=0)) + 1) + col
+    first, row = _distinct(key)
+    sub = {k: c[k][first] for k in (*STEP_KEYS, "zero")}
+    sized = _sized(problems, base, c["size"][first])
+    dense, moe = layer_floor(sized, Candidates.from_mapping({**sub, "rf": rf[first]}))  # type: ignore[arg-type]
+    return LayerFloor(dense.total[row], dense.busy[row]), LayerFloor(moe.total[row], moe.busy[row])
+
+
+def _ranks(col: npt.NDArray[Any]) -> IntArray:
+    """Each value's rank among the column's distinct values (0, 1, ...): small non-negative
+    integers by a table of the values present, other values by a sort."""
+    if col.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if col.dtype.kind == "b":
+        return col.astype(np.int64)
+    if col.min() == col.max():  # one value (e.g. no recompute share): no sort
+        return np.zeros(col.size, dtype=np.int64)
+    if col.dtype.kind in "iu" and int(col.min()) >= 0 and int(col.max()) < 1 << 16:
+        present = np.zeros(int(col.max()) + 1, dtype=np.int64)
+        present[col] = 1
+        return np.asarray((np.cumsum(present) - 1)[col], dtype=np.int64)
+    return np.unique(col, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+def _distinct(key: IntArray) -> tuple[IntArray, IntArray]:
+    """(a row of each distinct key, each row's distinct key's index)."""
+    if key.size and int(key.max()) < 1 << 22:  # a table of the keys present: no sort
+        at = np.full(int(key.max()) + 1, -1, dtype=np.int64)
+        at[key[::-1]] = np.arange(key.size - 1, -1, -1)  # the first row of each key
+        first = np.sort(at[at >= 0])
+        index = np.zeros_like(at)
+        index[key[first]] = np.arange(first.size)
+        return first, index[key]
+    _, first, row = np.unique(key, return_index=True, return_inverse=True)
+    return first, row.ravel()
 
 
 def reaching(
@@ -89,52 +159,48 @@ def reaching(
 ) -> IntArray:
     """The candidates (indices into c) whose bound's bin reaches `bar` of their size (a throughput
     bin that a fitting candidate of that size reaches, e.g. best_bins'); NaN bounds kept."""
-    ub = _bounds(problems, base, c, rf)
+    ub = tokens_upper_bound(problems, base, c, rf)
     return np.flatnonzero(~(speed_bin(ub) < bar[c["size"]]))
 
 
-def _bounds(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray) -> FloatArray:
-    """tokens_upper_bound of the candidates c, SLICE_ROWS at a time."""
-    return np.concatenate(
-        [
-            tokens_upper_bound(
-                problems, base, {k: v[i : i + SLICE_ROWS] for k, v in c.items()}, rf[i : i + SLICE_ROWS]
-            )
-            for i in range(0, c["size"].size, SLICE_ROWS)
-        ]
-    )
-
-
 def layout_bound(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, layouts: Columns, rc_values: IntArray
+    problems: Sequence[LayoutProblem],
+    base: LayoutProblem,
+    layouts: Columns,
+    rc_values: IntArray,
+    data_parallel: bool = True,
 ) -> FloatArray:
     """Per layout (no recompute axis yet), an upper bound of the throughput of every candidate it
     becomes (tokens/s), before its memory is known: tokens_upper_bound with no recompute (rf = 0)
-    and, where the search tries it, with selective recompute. The recompute code enters the step
-    time only as selective or not and through the share rf of layers recomputed, and the bound never
-    falls as rf falls (a recomputed forward adds non-negative compute terms: Candidates.passes,
-    tests/estimator/test_layout_prune.py), so the rf = 0 bound covers full and partial recompute.
-    Not for a stack with always_recompute (its modules run again in the (1 - rf) of the layers not
-    recomputed in full): the caller does not bound those before memory.
-    The bound reads no ZeRO stage (compute terms only; tested), so it is computed once per run of
-    layouts with one stem (the layout without its stage) and shared by the run."""
+    and, where the search tries it, with selective recompute. Full and partial recompute are
+    covered by the rf = 0 bound: the step time never falls as the share rf of layers recomputed
+    rises (RECOMPUTE_DOMINATES, tests/estimator/test_layout_batch.py, the always_recompute stacks'
+    (1 - rf) extras included), and at rf = 0 a candidate that is not selective recompute times as
+    no recompute (the code enters the step time only as selective or not). NaN bounds: +inf."""
+    n = layouts["size"].size
+    codes = [RECOMPUTE_CODES["none"]] + [RECOMPUTE_CODES["selective"]] * (
+        RECOMPUTE_CODES["selective"] in {int(k) for k in rc_values}
+    )
+    out = np.full(n, -np.inf)
+    for code in codes:
+        c = {**layouts, "rc": np.full(n, code, dtype=np.int64)}
+        ub = tokens_upper_bound(problems, base, c, np.zeros(n), data_parallel)
+        out = np.fmax(out, np.where(np.isnan(ub), np.inf, ub))
+    return arr(out)
+
+
+def stem_bound(
+    problems: Sequence[LayoutProblem], base: LayoutProblem, layouts: Columns, rc_values: IntArray
+) -> FloatArray:
+    """layout_bound without the data-parallel exposure and the optimizer (a looser bound that
+    reads no ZeRO stage: tests/estimator/test_layout_bounds.py), computed once per run of layouts
+    with one stem (the layout without its stage) and shared by the run."""
     stem = layouts["stem"]
     n = stem.size
     new = np.r_[True, stem[1:] != stem[:-1]] if n else np.zeros(0, dtype=bool)
     heads = np.flatnonzero(new)
-    run = np.cumsum(new) - 1
-    codes = [RECOMPUTE_CODES["none"]] + [RECOMPUTE_CODES["selective"]] * (
-        RECOMPUTE_CODES["selective"] in {int(k) for k in rc_values}
-    )
-    out = np.full(heads.size, -np.inf)
-    for code in codes:
-        for i in range(0, heads.size, SLICE_ROWS):
-            rows = heads[i : i + SLICE_ROWS]
-            c = {k: v[rows] for k, v in layouts.items()}
-            c["rc"] = np.full(rows.size, code, dtype=np.int64)
-            ub = tokens_upper_bound(problems, base, c, np.zeros(rows.size))
-            out[i : i + SLICE_ROWS] = np.fmax(out[i : i + SLICE_ROWS], np.where(np.isnan(ub), np.inf, ub))
-    return arr(out[run])
+    ub = layout_bound(problems, base, {k: v[heads] for k, v in layouts.items()}, rc_values, False)
+    return arr(ub[np.cumsum(new) - 1])
 
 
 def top_per_size(size: IntArray, score: FloatArray, k: int) -> IntArray:
