@@ -27,9 +27,10 @@ How it saves the per-search work (the search itself is layout.py; these are its 
   tp: never slower, strictly less memory, so the sp = false twin never wins. (With unfused
   attention, partial recompute stores like selective recompute and the rule does not hold.)
 - Bounded before timed (layout.prune, exact): an upper bound of each candidate's throughput from
-  its layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each
-  size are timed first and whatever's bound falls below the best bin found cannot be in the top
-  bin, so only the rest gets the full model (tests/estimator/test_layout_prune.py). A search
+  a floor of its step time (steptime.bounds: the layers' terms with their exposed communication,
+  the bubble, the exposure no window hides); the few best-bound candidates of each size are timed
+  first and whatever's bound falls below the best bin found cannot be in the top bin, so only the
+  rest gets the full model (tests/estimator/test_layout_prune.py, test_layout_bounds.py). A search
   whose fitted candidates are not kept for a next stack profile (deadline sizing, sweeps) bounds
   the layouts before their memory too (_can_win_family): memory only for the PREMEMORY_PROBE
   layouts of highest bound per size and for those whose bound reaches the best bin they find.

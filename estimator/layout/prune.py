@@ -1,8 +1,11 @@
 """Exact pruning of the batched layout search (layout.batch_search): an upper bound of each
-candidate's throughput from its layers' compute alone (steptime.step_time_lower_bound); the few
-best-bound candidates of each size are timed first, and a candidate whose bound's throughput bin
-lies below the best bin found at its size cannot be in the top bin, so only the rest gets the full
-step-time model (tests/estimator/test_layout_prune.py). Units: tokens/s."""
+candidate's throughput from a floor of its step time (steptime.bounds: the model's own per-layer
+terms, exposed communication included, the pipeline bubble, the point-to-point and data-parallel
+exposure no window can hide, the optimizer); the few best-bound candidates of each size are timed
+first, and a candidate whose bound's throughput bin lies below the best bin found at its size
+cannot be in the top bin, so only the rest gets the full step-time model
+(tests/estimator/test_layout_prune.py, test_layout_bounds.py). The layer floors are computed once
+per distinct layer shape (a sweep's 300k layouts have a few thousand). Units: tokens/s."""
 
 from __future__ import annotations
 
@@ -43,12 +46,13 @@ def winners(
 def can_win(problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray) -> BoolArray:
     """Per candidate: it may be in its size's top throughput bin (the only ones _best_layouts ranks).
 
-    An upper bound of each candidate's tokens/s from steptime.step_time_lower_bound (its compute
-    alone), raised by PRUNE_MARGIN against rounding; the step-time model times the PRUNE_PROBE
+    An upper bound of each candidate's tokens/s (tokens_upper_bound), raised by PRUNE_MARGIN
+    against rounding; the step-time model times the PRUNE_PROBE
     candidates of highest bound per size, and a candidate whose bound's bin lies below the best bin
     found at its size cannot reach the top bin (bins are monotone in throughput): dropped. Exact: the
     candidates of the top bin are all kept, so the ranking among them, and the best layout, are
-    unchanged (tests/estimator/test_layout_prune.py asserts the bound and the equality)."""
+    unchanged (tests/estimator/test_layout_bounds.py asserts the bound, test_layout_prune.py the
+    equality)."""
     size = c["size"]
     n = size.size
     ub = tokens_upper_bound(problems, base, c, rf)

@@ -1,8 +1,8 @@
-"""The exact pruning of layout.prune.can_win: steptime.step_time_lower_bound never exceeds the
-step time the full model computes (random dense and MoE scenarios, every structurally valid
-candidate, any recompute share) and never falls as less is recomputed, and the best layouts with
-pruning at its harshest (every batch pruned, one probe per size; before memory too) are those
-without pruning, field for field."""
+"""The exact pruning of layout.prune: the best layouts with pruning at its harshest (every batch
+pruned, one probe per size; before memory too) and with its defaults (the predicted-MFU sweep's
+models and accelerators) are those without pruning, field for field. The floor it prunes with
+(steptime.bounds) is tested in test_layout_bounds.py; the tests of steptime.step_time_lower_bound
+(the compute-only bound it pruned with before) are kept while that function is."""
 
 import random
 
@@ -135,8 +135,9 @@ def test_top_per_size_keeps_the_best_scores_of_each_size():
 
 
 def test_a_stack_that_always_recomputes_keeps_its_best_layouts(monkeypatch):
-    """DeepSeek-V3 on its own stack (always_recompute: norms, MLA up-projections, SwiGLU) is not
-    bounded before memory; with every other pruning at its harshest the best layouts are search()'s."""
+    """DeepSeek-V3 on its own stack (always_recompute: norms, MLA up-projections, SwiGLU) is bounded
+    before memory like any other (its step time never falls as more is recomputed:
+    test_layout_bounds.py); with the pruning at its harshest the best layouts are search()'s."""
     from estimator.layout.search import search
     from tests.estimator.test_layout_batch import _problems
 
@@ -155,4 +156,30 @@ def test_a_stack_that_always_recomputes_keeps_its_best_layouts(monkeypatch):
     expected = [search(p).best for p in problems]
     assert any(b is not None for b in expected)
     assert best_layouts(problems) == expected
+    layout_batch.clear_caches()
+
+
+@pytest.mark.parametrize(
+    ("preset", "accelerator"),
+    [(m, a) for m in ("llama-3.1-70b", "qwen3-30b-a3b") for a in ("h100-sxm", "ascend-910b2", "h800-sxm")],
+)
+def test_the_sweep_s_scenarios_keep_their_best_layouts(preset, accelerator, monkeypatch):
+    """bench/plan_speed.py's predicted-MFU sweep (its two models on its three accelerators) at
+    sizes 64 to 12,800 cards: the default pruning (before memory too) finds the unpruned answers."""
+    from tests.estimator.test_layout_batch import _problems
+
+    doc = {
+        "model": {"preset": preset},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": accelerator},
+        "cluster": {"cards": 64},
+    }
+    problems = _problems(doc, [64, 448, 1024, 3072, 6400, 12800])
+    layout_batch.clear_caches()
+    pruned = best_layouts(problems, reuse=True)
+    layout_batch.clear_caches()
+    monkeypatch.setattr(prune, "PRUNE_MIN", 10**12)
+    monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 10**12)
+    assert any(b is not None for b in pruned)
+    assert pruned == best_layouts(problems)
     layout_batch.clear_caches()
