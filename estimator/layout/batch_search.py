@@ -54,7 +54,7 @@ import numpy.typing as npt
 
 from estimator.arrays import FloatArray
 from estimator.layout import answers, prune
-from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, Columns, IntArray, time_by_stem
+from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, STEP_KEYS, Columns, IntArray, time_by_stem
 from estimator.layout.enumeration import (
     BATCH_TOLERANCE,
     auto_split_fails,
@@ -270,6 +270,7 @@ def clear_caches() -> None:
     """Forget the remembered answers and families (benchmarks time cold searches)."""
     answers.clear()
     _families.clear()
+    _enumerations.clear()
 
 
 def _best_layouts(
@@ -293,8 +294,9 @@ def _best_layouts(
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
-    # drop what cannot reach its size's top bin (against the bar found before memory, if any)
-    kept = prune.winners(problems, base, c, rf) if bar is None else prune.reaching(problems, base, c, rf, bar)
+    # drop what cannot reach its size's top bin; layouts bounded before memory (a bar) were
+    # bounded at rf = 0, and bounding their few fitting candidates again costs more than timing them
+    kept = prune.winners(problems, base, c, rf) if bar is None else None
     if kept is not None:
         c, mem, rf = {k: v[kept] for k, v in c.items()}, _take(mem, kept), rf[kept]
     speed, times, at = time_by_stem(problems, base, c, rf)
@@ -374,7 +376,7 @@ def _can_win_family(
         return family, None
     lay = family.layouts
     size = lay["size"]
-    loose = prune.stem_bound(problems, base, lay, rc_values)
+    loose = prune.stem_bound(problems, base, *family.stems(), rc_values)
     pool = prune.top_per_size(size, loose, PREMEMORY_PROBE * PROBE_POOL)
     tight = prune.layout_bound(problems, base, {k: v[pool] for k, v in lay.items()}, rc_values)
     probe = family.subset(pool[prune.top_per_size(size[pool], tight, PREMEMORY_PROBE)])
@@ -390,7 +392,7 @@ def _can_win_family(
 
 PREMEMORY_MIN = 2_048  # layouts below which their memory costs less than bounding them first
 PREMEMORY_PROBE = 16  # layouts per size whose memory is computed first, to set the bar
-PROBE_POOL = 4  # the probes are the best by the tight bound of PROBE_POOL times as many by the loose
+PROBE_POOL = 2  # the probes are the best by the tight bound of PROBE_POOL times as many by the loose
 
 
 def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[bool]:
@@ -474,6 +476,19 @@ class _Family:
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
         self.fitted: dict[float, list[Fitting]] = {}  # by HBM bytes (kept for a caller's memo only)
+        self._stems: tuple[Columns, IntArray] | None = None
+
+    def stems(self) -> tuple[Columns, IntArray]:
+        """(the columns of the first layout of each run of layouts with one stem, with their layer
+        shape (prune.layer_shapes), each layout's run): kept for the next accelerator."""
+        if self._stems is None:
+            stem = self.layouts["stem"]
+            new = np.r_[True, stem[1:] != stem[:-1]] if self.size else np.zeros(0, dtype=bool)
+            heads = np.flatnonzero(new)
+            cols = {k: self.layouts[k][heads] for k in (*STEP_KEYS, "zero", "size") if k in self.layouts}
+            cols["layer_shape"] = prune.layer_shapes(cols)
+            self._stems = cols, np.cumsum(new) - 1
+        return self._stems
 
     def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
         """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
@@ -534,10 +549,43 @@ def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Fam
     )
     found = store.pop(key, None)
     if found is None:
-        found = _Family(p, enumerate_layouts(problems))
+        found = _Family(p, _layouts(problems))
     store[key] = found  # most recently used last
     while len(store) > FAMILY_CACHE:
         store.pop(next(iter(store)))
+    return found
+
+
+_enumerations: dict[tuple[Any, ...], Columns] = {}
+
+
+def _layouts(problems: Sequence[LayoutProblem]) -> Columns:
+    """enumerate_layouts(problems), kept (FAMILY_CACHE of them) by what it reads, for families that
+    differ in their memory only (a sweep's accelerators with different stacks share the
+    enumeration): the model, the sequence and batch, the fixed axes, the scale-up domain, the
+    sizes, the axis ranges of the largest size (the others' pipeline ranges are their cards'
+    divisors), and the rules that read the stack (fused attention, sharding with pipelining, the
+    stage split). The arrays are shared: nothing writes them."""
+    p, big = problems[0], max(problems, key=lambda q: q.cards)
+    key = (
+        p.arch,
+        p.counts,
+        p.seq_len,
+        p.global_batch_seqs,
+        tuple(sorted(p.fixed_normalized.items())),
+        p.domain_cards,
+        p.flash_attention,
+        p.sharded_with_pp,
+        p.stage_split,
+        tuple(q.cards for q in problems),
+        tuple((axis, tuple(v.tolist())) for axis, v in axis_values(big).items() if axis != "rc"),
+    )
+    found = _enumerations.pop(key, None)
+    if found is None:
+        found = enumerate_layouts(problems)
+    _enumerations[key] = found  # most recently used last
+    while len(_enumerations) > FAMILY_CACHE:
+        _enumerations.pop(next(iter(_enumerations)))
     return found
 
 

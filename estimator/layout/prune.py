@@ -83,10 +83,21 @@ def tokens_upper_bound(
     data_parallel: bool = True,
 ) -> FloatArray:
     """An upper bound of evaluate_time(...)["tokens_per_s"] of each candidate (tokens/s): the step's
-    tokens over steptime.bounds.step_floor, times 1 + PRUNE_MARGIN, SLICE_ROWS at a time. The layer
-    floors are computed once per distinct layer shape (layer_floors); data_parallel: with the
-    data-parallel exposure and the optimizer (the only terms that read the ZeRO stage)."""
-    dense, moe = layer_floors(problems, base, c, rf)
+    tokens over steptime.bounds.step_floor, times 1 + PRUNE_MARGIN. The layer floors are computed
+    once per distinct layer shape (layer_floors); data_parallel: with the data-parallel exposure
+    and the optimizer (the only terms that read the ZeRO stage)."""
+    return _tokens(problems, base, c, rf, layer_floors(problems, base, c, rf)[0], data_parallel)
+
+
+def _tokens(
+    problems: Sequence[LayoutProblem],
+    base: LayoutProblem,
+    c: Columns,
+    rf: FloatArray,
+    floors: tuple[LayerFloor, LayerFloor],
+    data_parallel: bool,
+) -> FloatArray:
+    """tokens_upper_bound from the candidates' (dense, MoE) layer floors, SLICE_ROWS at a time."""
     n = c["size"].size
     out = np.empty(n)
     for i in range(0, n, SLICE_ROWS):
@@ -94,7 +105,7 @@ def tokens_upper_bound(
         part = {k: c[k][at] for k in (*STEP_KEYS, "zero")}
         cand = Candidates.from_mapping({**part, "rf": rf[at]})
         sized = _sized(problems, base, c["size"][at])
-        d, e = (LayerFloor(f.total[at], f.busy[at]) for f in (dense, moe))
+        d, e = (LayerFloor(f.total[at], f.busy[at]) for f in floors)
         lb = step_floor(sized, cand, d, e, data_parallel)  # type: ignore[arg-type]
         out[at] = np.asarray(part["m"], dtype=float) * part["dp"] * part["mbs"] * base.seq_len / lb
     return arr(out * (1.0 + PRUNE_MARGIN))
@@ -108,15 +119,21 @@ def _sized(problems: Sequence[LayoutProblem], base: LayoutProblem, size: IntArra
 
 
 def layer_floors(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray
-) -> tuple[LayerFloor, LayerFloor]:
-    """steptime.bounds.layer_floor of every candidate, computed once per distinct layer shape: the
-    columns it reads (bounds.LAYER_FIELDS, m where bounds.layer_reads_m) and the fabric of the
-    size (its cross-leaf factor and leaf group), the same numbers gathered back to the rows."""
+    problems: Sequence[LayoutProblem],
+    base: LayoutProblem,
+    c: Columns,
+    rf: FloatArray,
+    codes: Sequence[int] = (),
+) -> list[tuple[LayerFloor, LayerFloor]]:
+    """steptime.bounds.layer_floor (dense, MoE) of every candidate, computed once per distinct
+    layer shape: the columns it reads (bounds.LAYER_FIELDS, m where bounds.layer_reads_m) and the
+    fabric of the size (its cross-leaf factor and leaf group), the numbers gathered back to the
+    rows. codes: one result per recompute code given, every row at that code (c's own rc if none)."""
     n = c["size"].size
     fabrics = [(p.cross_leaf_bandwidth_factor, p.nodes_per_leaf_group) for p in problems]
     fabric_class = np.unique(np.array(fabrics, dtype=float), axis=0, return_inverse=True)[1].ravel()
-    columns = [fabric_class[c["size"]], *(_ranks(c[k]) for k in LAYER_FIELDS if k != "rf"), _ranks(rf)]
+    shape = c["layer_shape"] if codes and "layer_shape" in c else layer_shapes(c, with_rc=not codes)
+    columns = [fabric_class[c["size"]], shape, _ranks(rf)]
     if layer_reads_m(base):
         columns.append(_ranks(c["m"]))
     key = np.zeros(n, dtype=np.int64)
@@ -125,8 +142,25 @@ def layer_floors(
     first, row = _distinct(key)
     sub = {k: c[k][first] for k in (*STEP_KEYS, "zero")}
     sized = _sized(problems, base, c["size"][first])
-    dense, moe = layer_floor(sized, Candidates.from_mapping({**sub, "rf": rf[first]}))  # type: ignore[arg-type]
-    return LayerFloor(dense.total[row], dense.busy[row]), LayerFloor(moe.total[row], moe.busy[row])
+    out = []
+    for code in codes or [None]:
+        if code is not None:
+            sub["rc"] = np.full(first.size, code, dtype=np.int64)
+        floors = layer_floor(sized, Candidates.from_mapping({**sub, "rf": rf[first]}))  # type: ignore[arg-type]
+        out.append(tuple(LayerFloor(f.total[row], f.busy[row]) for f in floors))
+    return out  # type: ignore[return-value]
+
+
+def layer_shapes(c: Columns, with_rc: bool = False) -> IntArray:
+    """A number per candidate for its columns that steptime.bounds.layer_floor reads but the
+    recompute share and the size (bounds.LAYER_FIELDS; rc only with_rc): equal numbers, equal
+    columns."""
+    key = np.zeros(c["size"].size, dtype=np.int64)
+    for k in LAYER_FIELDS:
+        if k != "rf" and (with_rc or k != "rc"):
+            col = _ranks(c[k])
+            key = key * (int(col.max(initial=0)) + 1) + col
+    return key
 
 
 def _ranks(col: npt.NDArray[Any]) -> IntArray:
@@ -158,15 +192,6 @@ def _distinct(key: IntArray) -> tuple[IntArray, IntArray]:
     return first, row.ravel()
 
 
-def reaching(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, c: Columns, rf: FloatArray, bar: FloatArray
-) -> IntArray:
-    """The candidates (indices into c) whose bound's bin reaches `bar` of their size (a throughput
-    bin that a fitting candidate of that size reaches, e.g. best_bins'); NaN bounds kept."""
-    ub = tokens_upper_bound(problems, base, c, rf)
-    return np.flatnonzero(~(speed_bin(ub) < bar[c["size"]]))
-
-
 def layout_bound(
     problems: Sequence[LayoutProblem],
     base: LayoutProblem,
@@ -178,33 +203,42 @@ def layout_bound(
     becomes (tokens/s), before its memory is known: tokens_upper_bound with no recompute (rf = 0)
     and, where the search tries it, with selective recompute. Full and partial recompute are
     covered by the rf = 0 bound: the step time never falls as the share rf of layers recomputed
-    rises (RECOMPUTE_DOMINATES, tests/estimator/test_layout_batch.py, the always_recompute stacks'
+    rises (RECOMPUTE_DOMINATES, tests/estimator/test_layout_bounds.py, the always_recompute stacks'
     (1 - rf) extras included), and at rf = 0 a candidate that is not selective recompute times as
-    no recompute (the code enters the step time only as selective or not). NaN bounds: +inf."""
+    no recompute (the code enters the step time only as selective or not). NaN bounds: +inf.
+
+    Without the data-parallel terms the two codes share one step floor: step_floor rises with the
+    layers' totals and falls with their busy time (the windows), so the floor of the smaller total
+    and the larger busy time of the two codes is at most each code's."""
     n = layouts["size"].size
     codes = [RECOMPUTE_CODES["none"]] + [RECOMPUTE_CODES["selective"]] * (
         RECOMPUTE_CODES["selective"] in {int(k) for k in rc_values}
     )
+    zeros = np.zeros(n)
+    c = {**layouts, "rc": np.zeros(n, dtype=np.int64)}
+    floors = layer_floors(problems, base, c, zeros, codes)
+    if not data_parallel:
+        floors = [
+            tuple(  # type: ignore[misc]
+                LayerFloor(np.minimum(a.total, b.total), np.maximum(a.busy, b.busy))
+                for a, b in zip(floors[0], floors[-1], strict=True)
+            )
+        ]
     out = np.full(n, -np.inf)
-    for code in codes:
-        c = {**layouts, "rc": np.full(n, code, dtype=np.int64)}
-        ub = tokens_upper_bound(problems, base, c, np.zeros(n), data_parallel)
+    for code, f in zip(codes, floors, strict=False):
+        ub = _tokens(problems, base, {**c, "rc": np.full(n, code, dtype=np.int64)}, zeros, f, data_parallel)
         out = np.fmax(out, np.where(np.isnan(ub), np.inf, ub))
     return arr(out)
 
 
 def stem_bound(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, layouts: Columns, rc_values: IntArray
+    problems: Sequence[LayoutProblem], base: LayoutProblem, stems: Columns, run: IntArray, rc_values: IntArray
 ) -> FloatArray:
     """layout_bound without the data-parallel exposure and the optimizer (a looser bound that
     reads no ZeRO stage: tests/estimator/test_layout_bounds.py), computed once per run of layouts
-    with one stem (the layout without its stage) and shared by the run."""
-    stem = layouts["stem"]
-    n = stem.size
-    new = np.r_[True, stem[1:] != stem[:-1]] if n else np.zeros(0, dtype=bool)
-    heads = np.flatnonzero(new)
-    ub = layout_bound(problems, base, {k: v[heads] for k, v in layouts.items()}, rc_values, False)
-    return arr(ub[np.cumsum(new) - 1])
+    with one stem (the layout without its stage; stems: the first layout of each run, run: each
+    layout's) and shared by the run."""
+    return arr(layout_bound(problems, base, stems, rc_values, False)[run])
 
 
 def top_per_size(size: IntArray, score: FloatArray, k: int) -> IntArray:

@@ -183,3 +183,29 @@ def test_the_sweep_s_scenarios_keep_their_best_layouts(preset, accelerator, monk
     assert any(b is not None for b in pruned)
     assert pruned == best_layouts(problems)
     layout_batch.clear_caches()
+
+
+@pytest.mark.parametrize("preset", ["llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3"])
+def test_stacks_share_an_enumeration_only_where_it_is_theirs(preset):
+    """batch_search._layouts keeps the enumeration for the next family that differs in its memory
+    only: taken one stack after another (each finding the previous ones' enumerations kept), every
+    stack's layouts are the ones it enumerates on its own."""
+    from estimator.layout.stacks import STACKS
+    from tests.estimator.test_layout_batch import _problems
+
+    layout_batch.clear_caches()
+    for stack in STACKS:
+        for fa in (True, False):
+            doc = {
+                "model": {"preset": preset},
+                "training": {"tokens": 1e12, "stack": stack, "flash_attention": fa},
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 64},
+            }
+            problems = _problems(doc, [128, 512, 1536])
+            got = layout_batch._layouts(problems)
+            own = layout_batch.enumerate_layouts(problems)
+            assert got.keys() == own.keys()
+            for k in own:
+                np.testing.assert_array_equal(got[k], own[k], err_msg=f"{stack} {fa} {k}")
+    layout_batch.clear_caches()
