@@ -142,13 +142,13 @@ def layer_floors(
     first, row = _distinct(key)
     sub = {k: c[k][first] for k in (*STEP_KEYS, "zero")}
     sized = _sized(problems, base, c["size"][first])
-    out = []
-    for code in codes or [None]:
-        if code is not None:
+    out: list[tuple[LayerFloor, LayerFloor]] = []
+    for code in codes or [-1]:
+        if code >= 0:
             sub["rc"] = np.full(first.size, code, dtype=np.int64)
-        floors = layer_floor(sized, Candidates.from_mapping({**sub, "rf": rf[first]}))  # type: ignore[arg-type]
-        out.append(tuple(LayerFloor(f.total[row], f.busy[row]) for f in floors))
-    return out  # type: ignore[return-value]
+        dense, moe = layer_floor(sized, Candidates.from_mapping({**sub, "rf": rf[first]}))  # type: ignore[arg-type]
+        out.append((LayerFloor(dense.total[row], dense.busy[row]), LayerFloor(moe.total[row], moe.busy[row])))
+    return out
 
 
 def layer_shapes(c: Columns, with_rc: bool = False) -> IntArray:
@@ -218,10 +218,11 @@ def layout_bound(
     c = {**layouts, "rc": np.zeros(n, dtype=np.int64)}
     floors = layer_floors(problems, base, c, zeros, codes)
     if not data_parallel:
+        (d0, m0), (d1, m1) = floors[0], floors[-1]
         floors = [
-            tuple(  # type: ignore[misc]
-                LayerFloor(np.minimum(a.total, b.total), np.maximum(a.busy, b.busy))
-                for a, b in zip(floors[0], floors[-1], strict=True)
+            (
+                LayerFloor(np.minimum(d0.total, d1.total), np.maximum(d0.busy, d1.busy)),
+                LayerFloor(np.minimum(m0.total, m1.total), np.maximum(m0.busy, m1.busy)),
             )
         ]
     out = np.full(n, -np.inf)

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from estimator.errors import ScenarioError
 from estimator.layout import prune
 from estimator.layout.batch_search import enumerate_layouts, enumerate_valid
-from estimator.layout.batch_timing import SizedProblem
+from estimator.layout.batch_timing import SIZE_FIELDS, SizedProblem
 from estimator.layout.search import evaluate_time
 from estimator.layout.steptime.bounds import layer_floor, step_floor, step_time_floor
 from estimator.layout.steptime.candidates import Candidates
@@ -81,7 +81,7 @@ def test_the_floors_shared_by_layer_shape_are_each_candidate_s(seed, preset):
     shared = prune.tokens_upper_bound(problems, problems[0], sub, rf)
     sized = SizedProblem(
         problems[0],
-        *(np.array([getattr(q, f) for q in problems], dtype=float)[sub["size"]] for f in prune.SIZE_FIELDS),
+        *(np.array([getattr(q, f) for q in problems], dtype=float)[sub["size"]] for f in SIZE_FIELDS),
     )
     cand = Candidates.from_mapping({**sub, "rf": rf})
     own = sub["m"] * sub["dp"] * sub["mbs"] * problems[0].seq_len / step_time_floor(sized, cand)  # type: ignore[arg-type]
