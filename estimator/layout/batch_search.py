@@ -386,8 +386,11 @@ def _can_win_family(
     c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
     bar = prune.best_bins(problems, base, c, np.concatenate([p[2] for p in parts]))
     kept = np.flatnonzero(~(speed_bin(loose) < bar[size]))
-    tight = prune.layout_bound(problems, base, {k: v[kept] for k, v in lay.items()}, rc_values)
-    return family.subset(kept[~(speed_bin(tight) < bar[size[kept]])]), bar
+    bound = np.full(family.size, np.nan)  # the tight bound, where known (never NaN: layout_bound)
+    bound[pool] = tight
+    todo = kept[np.isnan(bound[kept])]
+    bound[todo] = prune.layout_bound(problems, base, {k: v[todo] for k, v in lay.items()}, rc_values)
+    return family.subset(kept[~(speed_bin(bound[kept]) < bar[size[kept]])]), bar
 
 
 PREMEMORY_MIN = 2_048  # layouts below which their memory costs less than bounding them first
@@ -469,26 +472,34 @@ class _Family:
     with selective recompute: what does not depend on the accelerator (a sweep over accelerators
     with one model reuses it). Memory is computed lazily, slice by slice."""
 
-    def __init__(self, base: LayoutProblem, layouts: Columns, index: IntArray | None = None):
+    def __init__(
+        self,
+        base: LayoutProblem,
+        layouts: Columns,
+        index: IntArray | None = None,
+        shared: dict[str, Any] | None = None,
+    ):
         self.base = base
         self.layouts = layouts
         self.index = index  # a subset's layouts: their positions in the whole enumeration
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
         self.fitted: dict[float, list[Fitting]] = {}  # by HBM bytes (kept for a caller's memo only)
-        self._stems: tuple[Columns, IntArray] | None = None
+        # what depends on the layouts alone, kept with the enumeration when it is shared (_layouts)
+        self.shared: dict[str, Any] = {} if shared is None else shared
 
     def stems(self) -> tuple[Columns, IntArray]:
         """(the columns of the first layout of each run of layouts with one stem, with their layer
         shape (prune.layer_shapes), each layout's run): kept for the next accelerator."""
-        if self._stems is None:
+        if "stems" not in self.shared:
             stem = self.layouts["stem"]
             new = np.r_[True, stem[1:] != stem[:-1]] if self.size else np.zeros(0, dtype=bool)
             heads = np.flatnonzero(new)
             cols = {k: self.layouts[k][heads] for k in (*STEP_KEYS, "zero", "size") if k in self.layouts}
             cols["layer_shape"] = prune.layer_shapes(cols)
-            self._stems = cols, np.cumsum(new) - 1
-        return self._stems
+            self.shared["stems"] = cols, np.cumsum(new) - 1
+        stems: tuple[Columns, IntArray] = self.shared["stems"]
+        return stems
 
     def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
         """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
@@ -549,23 +560,24 @@ def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Fam
     )
     found = store.pop(key, None)
     if found is None:
-        found = _Family(p, _layouts(problems))
+        found = _Family(p, *_layouts(problems))
     store[key] = found  # most recently used last
     while len(store) > FAMILY_CACHE:
         store.pop(next(iter(store)))
     return found
 
 
-_enumerations: dict[tuple[Any, ...], Columns] = {}
+_enumerations: dict[tuple[Any, ...], tuple[Columns, None, dict[str, Any]]] = {}
 
 
-def _layouts(problems: Sequence[LayoutProblem]) -> Columns:
+def _layouts(problems: Sequence[LayoutProblem]) -> tuple[Columns, None, dict[str, Any]]:
     """enumerate_layouts(problems), kept (FAMILY_CACHE of them) by what it reads, for families that
     differ in their memory only (a sweep's accelerators with different stacks share the
     enumeration): the model, the sequence and batch, the fixed axes, the scale-up domain, the
     sizes, the axis ranges of the largest size (the others' pipeline ranges are their cards'
     divisors), and the rules that read the stack (fused attention, sharding with pipelining, the
-    stage split). The arrays are shared: nothing writes them."""
+    stage split). Returns (layouts, no subset index, what _Family derives from them alone); the
+    arrays are shared: nothing writes them."""
     p, big = problems[0], max(problems, key=lambda q: q.cards)
     key = (
         p.arch,
@@ -582,7 +594,7 @@ def _layouts(problems: Sequence[LayoutProblem]) -> Columns:
     )
     found = _enumerations.pop(key, None)
     if found is None:
-        found = enumerate_layouts(problems)
+        found = enumerate_layouts(problems), None, {}
     _enumerations[key] = found  # most recently used last
     while len(_enumerations) > FAMILY_CACHE:
         _enumerations.pop(next(iter(_enumerations)))
