@@ -17,6 +17,7 @@ from estimator.errors import ScenarioError
 from estimator.layout import prune
 from estimator.layout.batch_search import enumerate_layouts, enumerate_valid
 from estimator.layout.batch_timing import SIZE_FIELDS, SizedProblem
+from estimator.layout.enumeration import axis_values
 from estimator.layout.search import evaluate_time
 from estimator.layout.steptime.bounds import layer_floor, step_floor, step_time_floor
 from estimator.layout.steptime.candidates import Candidates
@@ -130,3 +131,33 @@ def test_the_step_time_never_falls_as_more_is_recomputed(seed, preset, share):
     ]
     for less, more in itertools.pairwise(times):
         assert np.all(less <= more * (1.0 + 1e-12)), (preset, p.stack.name, p.cards)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 10**6), preset=st.sampled_from(PRESETS), share=st.floats(0.01, 0.99))
+def test_a_layout_s_bounds_cover_every_candidate_it_becomes(seed, preset, share):
+    """prune.layout_bound (with the data-parallel terms, and without: the two codes' floors merged)
+    is at least the throughput the model gives each candidate a layout becomes: every recompute
+    code searched, partial recompute at any share; the looser bound is at least the tighter."""
+    problems = _case(seed, preset, n_sizes=3)
+    if problems is None:
+        return
+    base = problems[0]
+    lay = enumerate_layouts(problems)
+    n = lay["size"].size
+    if n == 0:
+        return
+    pick = np.sort(np.random.default_rng(seed).choice(n, size=min(n, 1500), replace=False))
+    lay = {k: v[pick] for k, v in lay.items()}
+    rc_values = axis_values(base)["rc"]
+    tight = prune.layout_bound(problems, base, lay, rc_values)
+    loose = prune.layout_bound(problems, base, lay, rc_values, data_parallel=False)
+    assert np.all(tight <= loose * (1.0 + 1e-12))
+    sized = SizedProblem(
+        base, *(np.array([getattr(q, f) for q in problems], dtype=float)[lay["size"]] for f in SIZE_FIELDS)
+    )
+    m = pick.size
+    for code in rc_values.tolist():
+        rf = {0: 0.0, 1: 0.0, 2: 1.0, 3: share}[code]
+        speed = evaluate_time(sized, {**lay, "rc": np.full(m, code)}, np.full(m, rf))["tokens_per_s"]  # type: ignore[arg-type]
+        assert np.all(speed <= tight), (preset, code, float(np.max(speed / tight)))
