@@ -325,10 +325,10 @@ def _fitting_parts(
     problems: Sequence[LayoutProblem], reuse: bool, families: dict[tuple[Any, ...], _Family] | None
 ) -> tuple[list[Fitting], FloatArray | None]:
     """The candidates of these sizes left for the step-time model (_fitting), slice by slice, and
-    the bar per size (a throughput bin reached) when the layouts were bounded before memory."""
+    the bar per size (a throughput bin reached) when the layouts were bounded before memory. The
+    callers (best_layouts, _any_fits) have checked that the problems differ only in their size."""
     if not problems:
         return [], None
-    _check_shared(problems)
     base = problems[0]
     if families is None and reuse:
         families = _families

@@ -105,7 +105,8 @@ def _tokens(
         part = {k: c[k][at] for k in (*STEP_KEYS, "zero")}
         cand = Candidates.from_mapping({**part, "rf": rf[at]})
         sized = _sized(problems, base, c["size"][at])
-        d, e = (LayerFloor(f.total[at], f.busy[at]) for f in floors)
+        d = LayerFloor(floors[0].total[at], floors[0].busy[at])
+        e = d if floors[1] is floors[0] else LayerFloor(floors[1].total[at], floors[1].busy[at])
         lb = step_floor(sized, cand, d, e, data_parallel)  # type: ignore[arg-type]
         out[at] = np.asarray(part["m"], dtype=float) * part["dp"] * part["mbs"] * base.seq_len / lb
     return arr(out * (1.0 + PRUNE_MARGIN))
@@ -147,7 +148,8 @@ def layer_floors(
         if code >= 0:
             sub["rc"] = np.full(first.size, code, dtype=np.int64)
         dense, moe = layer_floor(sized, Candidates.from_mapping({**sub, "rf": rf[first]}))  # type: ignore[arg-type]
-        out.append((LayerFloor(dense.total[row], dense.busy[row]), LayerFloor(moe.total[row], moe.busy[row])))
+        rows = LayerFloor(dense.total[row], dense.busy[row])  # a dense model's layers: one kind
+        out.append((rows, rows if moe is dense else LayerFloor(moe.total[row], moe.busy[row])))
     return out
 
 
@@ -219,11 +221,10 @@ def layout_bound(
     floors = layer_floors(problems, base, c, zeros, codes)
     if not data_parallel:
         (d0, m0), (d1, m1) = floors[0], floors[-1]
+        d = LayerFloor(np.minimum(d0.total, d1.total), np.maximum(d0.busy, d1.busy))
+        one_kind = m0 is d0 and m1 is d1  # a dense model's layers
         floors = [
-            (
-                LayerFloor(np.minimum(d0.total, d1.total), np.maximum(d0.busy, d1.busy)),
-                LayerFloor(np.minimum(m0.total, m1.total), np.maximum(m0.busy, m1.busy)),
-            )
+            (d, d if one_kind else LayerFloor(np.minimum(m0.total, m1.total), np.maximum(m0.busy, m1.busy)))
         ]
     out = np.full(n, -np.inf)
     for code, f in zip(codes, floors, strict=False):

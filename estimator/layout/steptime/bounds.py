@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from estimator.arrays import FloatArray, arr
+from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.memory import stage_layers, weight_replicas
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
@@ -98,10 +98,11 @@ def step_floor(
     head_total, head_busy = arr(head["total"]) + projection, arr(head["busy"]) + projection
     single = st.single.astype(float)
     shapes = ((st.first, st.dense_first, single), (st.full, st.dense_mid, 0.0), (st.last, st.dense_last, 1.0))
+    one_kind = moe is dense  # a dense model's layers (layer_floor returns the one floor twice)
     stages = [
         {
-            "total": arr(n_dense * dense.total + (n - n_dense) * moe.total + with_head * head_total),
-            "busy": arr(n_dense * dense.busy + (n - n_dense) * moe.busy + with_head * head_busy),
+            "total": arr(_layers(n, n_dense, dense.total, moe.total, one_kind) + with_head * head_total),
+            "busy": arr(_layers(n, n_dense, dense.busy, moe.busy, one_kind) + with_head * head_busy),
         }
         for n, n_dense, with_head in shapes
     ]
@@ -126,6 +127,11 @@ def step_floor(
     dp_floor = data_parallel_s(problem, c, fab, st, params, replicas, arr(busy))[0]
     t_opt = optimizer_s(c, params, replicas, problem.grad_dtype, rates(problem).hbm)
     return arr(pipeline + dp_floor + t_opt)
+
+
+def _layers(n: Num, n_dense: Num, dense: Num, moe: Num, one_kind: bool) -> FloatArray:
+    """The sum over a device's n layers, n_dense of them dense, of a per-layer figure."""
+    return arr(n * dense) if one_kind else arr(n_dense * dense + (n - n_dense) * moe)
 
 
 def step_time_floor(problem: LayoutProblem, c: Candidates) -> FloatArray:
