@@ -18,7 +18,7 @@ from estimator.layout.steptime.ascend import (
 )
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.collectives import Fabric, group_bandwidth
-from estimator.layout.steptime.layer_compute import attention_passes
+from estimator.layout.steptime.layer_compute import attention_passes, backward_slowdown
 from estimator.layout.steptime.moe import (
     all_to_all_s,
     host_issue_s,
@@ -42,6 +42,7 @@ def cp_terms(
         kv_heads = arch.num_attention_heads if stack.cp_repeat_kv else arch.num_key_value_heads
         kv_elems = 2.0 * kv_heads * arch.head_dim
     n_fwd, bwd = attention_passes(problem, c)
+    bwd = bwd * backward_slowdown(problem) if stack.flash_attention else bwd
     per_pass = t_att / (n_fwd + bwd)
     shape = cpx.CpShape(
         cp=c.cp,
