@@ -209,3 +209,21 @@ def test_stacks_share_an_enumeration_only_where_it_is_theirs(preset):
             for k in own:
                 np.testing.assert_array_equal(got[k], own[k], err_msg=f"{stack} {fa} {k}")
     layout_batch.clear_caches()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_top_per_size_picks_the_best_scores_however_it_sorts(seed):
+    """Grouped by size (one table) or not (one sort of all), random counts per size and ties: the
+    scores picked per size are the k highest (a size with at most k entries keeps them all)."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 40, size=12)
+    size = np.repeat(np.arange(counts.size), counts)
+    score = rng.integers(0, 15, size=size.size).astype(float)
+    score[rng.random(size.size) < 0.1] = np.inf
+    for k in (1, 3, 8):
+        for order in (np.arange(size.size), rng.permutation(size.size)):
+            picked = prune.top_per_size(size[order], score[order], k)
+            for s in range(counts.size):
+                mine = np.sort(score[order][picked][size[order][picked] == s])[::-1]
+                best = np.sort(score[size == s])[::-1][:k]
+                np.testing.assert_array_equal(mine, best)
