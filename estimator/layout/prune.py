@@ -246,8 +246,7 @@ def stem_bound(
 def top_per_size(size: IntArray, score: FloatArray, k: int) -> IntArray:
     """Indices (ascending) of k entries of highest score of each size (which of equal scores is
     left to numpy: any choice is exact for the pruning). Entries grouped by size (a family's
-    layouts are: ordered by size) take one partial sort of a table with a row per size (a sort per
-    size where the sizes' counts differ too much for one table); otherwise one sort of all."""
+    layouts are: ordered by size) take one partial sort per size; otherwise one sort of all."""
     n = size.size
     if n and not np.all(size[1:] >= size[:-1]):
         order = np.lexsort((-score, size))
@@ -255,15 +254,6 @@ def top_per_size(size: IntArray, score: FloatArray, k: int) -> IntArray:
         first = np.searchsorted(ordered, ordered)  # where each size's run starts
         return np.sort(order[np.arange(n) - first < k])
     edges = np.flatnonzero(np.r_[True, size[1:] != size[:-1], True]) if n else np.zeros(1, dtype=np.int64)
-    counts = np.diff(edges)
-    if n and counts.max() > k and counts.size * counts.max() <= 4 * n:
-        # one partial sort of a table with a row per size, its tail NaN (partitioned last)
-        group = np.repeat(np.arange(counts.size), counts)
-        table = np.full((counts.size, int(counts.max())), np.nan)
-        table[group, np.arange(n) - edges[group]] = -score
-        part = np.argpartition(table, k - 1, axis=1)[:, :k]
-        real = part < counts[:, None]
-        return np.sort((edges[:-1, None] + part)[real])
     picked = []
     for a, b in zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True):
         if b - a <= k:
