@@ -100,11 +100,12 @@ def _tokens(
     """tokens_upper_bound from the candidates' (dense, MoE) layer floors, SLICE_ROWS at a time."""
     n = c["size"].size
     out = np.empty(n)
+    per_size = [np.array([getattr(p, f) for p in problems], dtype=float) for f in SIZE_FIELDS]
     for i in range(0, n, SLICE_ROWS):
         at = slice(i, i + SLICE_ROWS)
         part = {k: c[k][at] for k in (*STEP_KEYS, "zero")}
         cand = Candidates.from_mapping({**part, "rf": rf[at]})
-        sized = _sized(problems, base, c["size"][at])
+        sized = SizedProblem(base, *(v[c["size"][at]] for v in per_size))
         d = LayerFloor(floors[0].total[at], floors[0].busy[at])
         e = d if floors[1] is floors[0] else LayerFloor(floors[1].total[at], floors[1].busy[at])
         lb = step_floor(sized, cand, d, e, data_parallel)  # type: ignore[arg-type]
@@ -125,11 +126,13 @@ def layer_floors(
     c: Columns,
     rf: FloatArray,
     codes: Sequence[int] = (),
+    merge: bool = False,
 ) -> list[tuple[LayerFloor, LayerFloor]]:
     """steptime.bounds.layer_floor (dense, MoE) of every candidate, computed once per distinct
     layer shape: the columns it reads (bounds.LAYER_FIELDS, m where bounds.layer_reads_m) and the
     fabric of the size (its cross-leaf factor and leaf group), the numbers gathered back to the
-    rows. codes: one result per recompute code given, every row at that code (c's own rc if none)."""
+    rows. codes: one result per recompute code given, every row at that code (c's own rc if none);
+    merge: one result for all codes, the smallest total and the largest busy time of each."""
     n = c["size"].size
     fabrics = [(p.cross_leaf_bandwidth_factor, p.nodes_per_leaf_group) for p in problems]
     fabric_class = np.unique(np.array(fabrics, dtype=float), axis=0, return_inverse=True)[1].ravel()
@@ -143,14 +146,27 @@ def layer_floors(
     first, row = _distinct(key)
     sub = {k: c[k][first] for k in (*STEP_KEYS, "zero")}
     sized = _sized(problems, base, c["size"][first])
-    out: list[tuple[LayerFloor, LayerFloor]] = []
+    shapes: list[tuple[LayerFloor, LayerFloor]] = []
     for code in codes or [-1]:
         if code >= 0:
             sub["rc"] = np.full(first.size, code, dtype=np.int64)
-        dense, moe = layer_floor(sized, Candidates.from_mapping({**sub, "rf": rf[first]}))  # type: ignore[arg-type]
+        shapes.append(layer_floor(sized, Candidates.from_mapping({**sub, "rf": rf[first]})))  # type: ignore[arg-type]
+    if merge:
+        dense = _merged([d for d, _ in shapes])
+        one_kind = all(m is d for d, m in shapes)  # a dense model's layers
+        shapes = [(dense, dense if one_kind else _merged([m for _, m in shapes]))]
+    out: list[tuple[LayerFloor, LayerFloor]] = []
+    for dense, moe in shapes:
         rows = LayerFloor(dense.total[row], dense.busy[row])  # a dense model's layers: one kind
         out.append((rows, rows if moe is dense else LayerFloor(moe.total[row], moe.busy[row])))
     return out
+
+
+def _merged(floors: list[LayerFloor]) -> LayerFloor:
+    """The smallest total and the largest busy time of the floors."""
+    return LayerFloor(
+        arr(np.minimum.reduce([f.total for f in floors])), arr(np.maximum.reduce([f.busy for f in floors]))
+    )
 
 
 def layer_shapes(c: Columns, with_rc: bool = False) -> IntArray:
@@ -218,14 +234,7 @@ def layout_bound(
     )
     zeros = np.zeros(n)
     c = {**layouts, "rc": np.zeros(n, dtype=np.int64)}
-    floors = layer_floors(problems, base, c, zeros, codes)
-    if not data_parallel:
-        (d0, m0), (d1, m1) = floors[0], floors[-1]
-        d = LayerFloor(np.minimum(d0.total, d1.total), np.maximum(d0.busy, d1.busy))
-        one_kind = m0 is d0 and m1 is d1  # a dense model's layers
-        floors = [
-            (d, d if one_kind else LayerFloor(np.minimum(m0.total, m1.total), np.maximum(m0.busy, m1.busy)))
-        ]
+    floors = layer_floors(problems, base, c, zeros, codes, merge=not data_parallel)
     out = np.full(n, -np.inf)
     for code, f in zip(codes, floors, strict=False):
         ub = _tokens(problems, base, {**c, "rc": np.full(n, code, dtype=np.int64)}, zeros, f, data_parallel)
