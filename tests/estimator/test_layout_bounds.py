@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from estimator.errors import ScenarioError
 from estimator.layout import prune
-from estimator.layout.batch_search import enumerate_layouts, enumerate_valid
+from estimator.layout.batch_enumeration import enumerate_layouts, enumerate_valid
 from estimator.layout.batch_timing import SIZE_FIELDS, SizedProblem
 from estimator.layout.enumeration import axis_values
 from estimator.layout.search import evaluate_time

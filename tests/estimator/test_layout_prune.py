@@ -9,9 +9,10 @@ import random
 import numpy as np
 import pytest
 
+from estimator.layout import batch_enumeration, prune
 from estimator.layout import batch_search as layout_batch
-from estimator.layout import prune
-from estimator.layout.batch_search import best_layouts, enumerate_valid
+from estimator.layout.batch_enumeration import enumerate_valid
+from estimator.layout.batch_search import best_layouts
 from estimator.layout.search import evaluate_time
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.step import step_time_lower_bound
@@ -187,7 +188,7 @@ def test_the_sweep_s_scenarios_keep_their_best_layouts(preset, accelerator, monk
 
 @pytest.mark.parametrize("preset", ["llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3"])
 def test_stacks_share_an_enumeration_only_where_it_is_theirs(preset):
-    """batch_search._layouts keeps the enumeration for the next family that differs in its memory
+    """batch_enumeration.shared_layouts keeps the enumeration for the next family that differs in its memory
     only: taken one stack after another (each finding the previous ones' enumerations kept), every
     stack's layouts are the ones it enumerates on its own."""
     from estimator.layout.stacks import STACKS
@@ -203,8 +204,8 @@ def test_stacks_share_an_enumeration_only_where_it_is_theirs(preset):
                 "cluster": {"cards": 64},
             }
             problems = _problems(doc, [128, 512, 1536])
-            got = layout_batch._layouts(problems)[0]
-            own = layout_batch.enumerate_layouts(problems)
+            got = batch_enumeration.shared_layouts(problems)[0]
+            own = batch_enumeration.enumerate_layouts(problems)
             assert got.keys() == own.keys()
             for k in own:
                 np.testing.assert_array_equal(got[k], own[k], err_msg=f"{stack} {fa} {k}")
