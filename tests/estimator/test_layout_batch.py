@@ -75,7 +75,7 @@ def _problems(doc: dict, sizes: list[int]):
 
 def _random_cases(seed: int, n: int, presets: list[str], max_nodes: int):
     rng = random.Random(seed)
-    cases = []
+    cases: list[tuple[dict, list]] = []
     while len(cases) < n:
         doc = _scenario(rng, rng.choice(presets))
         sizes = sorted({8 * rng.randint(1, max_nodes) for _ in range(8)})
