@@ -41,6 +41,7 @@ How it saves the per-search work (the search itself is layout.py; these are its 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -74,11 +75,18 @@ BoolArray = npt.NDArray[np.bool_]
 __all__ = ["any_fits", "best_in", "best_layouts", "clear_caches", "enumerate_layouts", "enumerate_valid"]
 
 
-def _check_shared(problems: Sequence[LayoutProblem]) -> None:
+def _check_shared(problems: Sequence[LayoutProblem], keys: Sequence[answers.Key] = ()) -> None:
+    """ValueError naming a field where the problems differ, but in the cluster size's fields; keys
+    (answers.problem_key of each, in the fields' order) compare them in one tuple comparison each."""
     first = problems[0]
-    shared = {f: getattr(first, f) for f in first.__dataclass_fields__ if f not in SIZE_FIELDS}
+    names = list(first.__dataclass_fields__)
+    if keys:
+        shared = operator.itemgetter(*(i for i, f in enumerate(names) if f not in SIZE_FIELDS))
+        if all(shared(k) == shared(keys[0]) for k in keys[1:]):
+            return
+    values = {f: getattr(first, f) for f in names if f not in SIZE_FIELDS}
     for p in problems[1:]:
-        for f, v in shared.items():
+        for f, v in values.items():
             if getattr(p, f) is not v and getattr(p, f) != v:
                 raise ValueError(f"best_layouts: problems differ in {f}, not only in the cluster size")
 
@@ -92,9 +100,9 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     same scenario) costs no search. reuse (sweeps): also keep the enumeration and the
     accelerator-independent memory of these sizes for the next call with the same model, batch and
     sizes (a sweep's groups, one per accelerator)."""
-    if problems:
-        _check_shared(problems)
     keys = [answers.problem_key(p) for p in problems]
+    if problems:
+        _check_shared(problems, keys)
     firsts = {k: i for i, k in reversed(list(enumerate(keys)))}
     todo = [firsts[k] for k in dict.fromkeys(keys) if k not in answers.answers]
     for i, b in zip(todo, _best_layouts([problems[i] for i in todo], reuse), strict=True):
@@ -223,7 +231,7 @@ def _can_win_family(
         return family, None
     lay = family.layouts
     size = lay["size"]
-    loose = prune.stem_bound(problems, base, *family.stems(), rc_values)
+    loose = prune.stem_bound(problems, base, *family.stems(), rc_values, family.shared.setdefault("memo", {}))
     pool = prune.top_per_size(size, loose, PREMEMORY_PROBE * PROBE_POOL)
     tight = prune.layout_bound(problems, base, {k: v[pool] for k, v in lay.items()}, rc_values)
     probe = family.subset(pool[prune.top_per_size(size[pool], tight, PREMEMORY_PROBE)])

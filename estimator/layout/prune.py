@@ -26,7 +26,14 @@ from estimator.layout.batch_timing import (
 )
 from estimator.layout.memory import RECOMPUTE_CODES
 from estimator.layout.search import LayoutProblem, speed_bin
-from estimator.layout.steptime.bounds import LAYER_FIELDS, LayerFloor, layer_floor, layer_reads_m, step_floor
+from estimator.layout.steptime.bounds import (
+    LAYER_FIELDS,
+    LayerFloor,
+    layer_floor,
+    layer_reads_m,
+    stage_layers_of,
+    step_floor,
+)
 from estimator.layout.steptime.candidates import Candidates
 
 BoolArray = npt.NDArray[np.bool_]
@@ -96,8 +103,10 @@ def _tokens(
     rf: FloatArray,
     floors: tuple[LayerFloor, LayerFloor],
     data_parallel: bool,
+    memo: dict[Any, Any] | None = None,
 ) -> FloatArray:
-    """tokens_upper_bound from the candidates' (dense, MoE) layer floors, SLICE_ROWS at a time."""
+    """tokens_upper_bound from the candidates' (dense, MoE) layer floors, SLICE_ROWS at a time;
+    memo: where to keep each slice's layers per pipeline device (they read the model and pp, v)."""
     n = c["size"].size
     out = np.empty(n)
     per_size = [np.array([getattr(p, f) for p in problems], dtype=float) for f in SIZE_FIELDS]
@@ -108,7 +117,12 @@ def _tokens(
         sized = SizedProblem(base, *(v[c["size"][at]] for v in per_size))
         d = LayerFloor(floors[0].total[at], floors[0].busy[at])
         e = d if floors[1] is floors[0] else LayerFloor(floors[1].total[at], floors[1].busy[at])
-        lb = step_floor(sized, cand, d, e, data_parallel)  # type: ignore[arg-type]
+        st = None if memo is None else memo.get(("stage_layers", i))
+        if st is None:
+            st = stage_layers_of(base, cand)
+            if memo is not None:
+                memo["stage_layers", i] = st
+        lb = step_floor(sized, cand, d, e, data_parallel, st)  # type: ignore[arg-type]
         out[at] = np.asarray(part["m"], dtype=float) * part["dp"] * part["mbs"] * base.seq_len / lb
     return arr(out * (1.0 + PRUNE_MARGIN))
 
@@ -127,23 +141,31 @@ def layer_floors(
     rf: FloatArray,
     codes: Sequence[int] = (),
     merge: bool = False,
+    memo: dict[Any, Any] | None = None,
 ) -> list[tuple[LayerFloor, LayerFloor]]:
     """steptime.bounds.layer_floor (dense, MoE) of every candidate, computed once per distinct
     layer shape: the columns it reads (bounds.LAYER_FIELDS, m where bounds.layer_reads_m) and the
     fabric of the size (its cross-leaf factor and leaf group), the numbers gathered back to the
     rows. codes: one result per recompute code given, every row at that code (c's own rc if none);
-    merge: one result for all codes, the smallest total and the largest busy time of each."""
+    merge: one result for all codes, the smallest total and the largest busy time of each; memo:
+    where to keep the distinct shapes of these rows (by the sizes' fabrics) for the next call."""
     n = c["size"].size
     fabrics = [(p.cross_leaf_bandwidth_factor, p.nodes_per_leaf_group) for p in problems]
     fabric_class = np.unique(np.array(fabrics, dtype=float), axis=0, return_inverse=True)[1].ravel()
-    shape = c["layer_shape"] if codes and "layer_shape" in c else layer_shapes(c, with_rc=not codes)
-    columns = [fabric_class[c["size"]], shape, _ranks(rf)]
-    if layer_reads_m(base):
-        columns.append(_ranks(c["m"]))
-    key = np.zeros(n, dtype=np.int64)
-    for col in columns:
-        key = key * (int(col.max(initial=0)) + 1) + col
-    first, row = _distinct(key)
+    at = ("distinct", fabric_class.tobytes(), layer_reads_m(base))
+    if memo is not None and at in memo:
+        first, row = memo[at]
+    else:
+        shape = c["layer_shape"] if codes and "layer_shape" in c else layer_shapes(c, with_rc=not codes)
+        columns = [fabric_class[c["size"]], shape, _ranks(rf)]
+        if layer_reads_m(base):
+            columns.append(_ranks(c["m"]))
+        key = np.zeros(n, dtype=np.int64)
+        for col in columns:
+            key = key * (int(col.max(initial=0)) + 1) + col
+        first, row = _distinct(key)
+        if memo is not None:
+            memo[at] = first, row
     sub = {k: c[k][first] for k in (*STEP_KEYS, "zero")}
     sized = _sized(problems, base, c["size"][first])
     shapes: list[tuple[LayerFloor, LayerFloor]] = []
@@ -216,6 +238,7 @@ def layout_bound(
     layouts: Columns,
     rc_values: IntArray,
     data_parallel: bool = True,
+    memo: dict[Any, Any] | None = None,
 ) -> FloatArray:
     """Per layout (no recompute axis yet), an upper bound of the throughput of every candidate it
     becomes (tokens/s), before its memory is known: tokens_upper_bound with no recompute (rf = 0)
@@ -234,22 +257,29 @@ def layout_bound(
     )
     zeros = np.zeros(n)
     c = {**layouts, "rc": np.zeros(n, dtype=np.int64)}
-    floors = layer_floors(problems, base, c, zeros, codes, merge=not data_parallel)
+    floors = layer_floors(problems, base, c, zeros, codes, not data_parallel, memo)
     out = np.full(n, -np.inf)
     for code, f in zip(codes, floors, strict=False):
-        ub = _tokens(problems, base, {**c, "rc": np.full(n, code, dtype=np.int64)}, zeros, f, data_parallel)
+        ub = _tokens(
+            problems, base, {**c, "rc": np.full(n, code, dtype=np.int64)}, zeros, f, data_parallel, memo
+        )
         out = np.fmax(out, np.where(np.isnan(ub), np.inf, ub))
     return arr(out)
 
 
 def stem_bound(
-    problems: Sequence[LayoutProblem], base: LayoutProblem, stems: Columns, run: IntArray, rc_values: IntArray
+    problems: Sequence[LayoutProblem],
+    base: LayoutProblem,
+    stems: Columns,
+    run: IntArray,
+    rc_values: IntArray,
+    memo: dict[Any, Any] | None = None,
 ) -> FloatArray:
     """layout_bound without the data-parallel exposure and the optimizer (a looser bound that
     reads no ZeRO stage: tests/estimator/test_layout_bounds.py), computed once per run of layouts
     with one stem (the layout without its stage; stems: the first layout of each run, run: each
-    layout's) and shared by the run."""
-    return arr(layout_bound(problems, base, stems, rc_values, False)[run])
+    layout's) and shared by the run. memo: kept with the stems (what their rows alone decide)."""
+    return arr(layout_bound(problems, base, stems, rc_values, False, memo)[run])
 
 
 def top_per_size(size: IntArray, score: FloatArray, k: int) -> IntArray:

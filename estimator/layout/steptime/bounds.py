@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.memory import stage_layers, weight_replicas
+from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.data_parallel import data_parallel_s, optimizer_s
 from estimator.layout.steptime.dualpipe import dualpipe_ranks
@@ -79,16 +79,32 @@ def layer_floor(problem: LayoutProblem, c: Candidates) -> tuple[LayerFloor, Laye
     return dense, layer(True) if problem.arch.is_moe else dense
 
 
+def stage_layers_of(problem: LayoutProblem, c: Candidates) -> StageLayers:
+    """The layers per pipeline device of the candidates, as the step time splits them."""
+    arch = problem.arch
+    return stage_layers(
+        arch.num_hidden_layers,
+        problem.counts.n_dense_layers,
+        c.pp.astype(int),
+        c.v.astype(int),
+        problem.stage_split,
+    )
+
+
 def step_floor(
-    problem: LayoutProblem, c: Candidates, dense: LayerFloor, moe: LayerFloor, data_parallel: bool = True
+    problem: LayoutProblem,
+    c: Candidates,
+    dense: LayerFloor,
+    moe: LayerFloor,
+    data_parallel: bool = True,
+    st: StageLayers | None = None,
 ) -> FloatArray:
     """A lower bound of evaluate_step(problem, c)["step_time_s"] (s) from the layer floors
     (layer_floor's, one per candidate or broadcast): module docstring. data_parallel: with the
-    data-parallel exposure and the optimizer (without: a looser bound that reads no ZeRO stage)."""
-    arch, counts, stack = problem.arch, problem.counts, problem.stack
-    st = stage_layers(
-        arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int), problem.stage_split
-    )
+    data-parallel exposure and the optimizer (without: a looser bound that reads no ZeRO stage);
+    st: stage_layers_of(problem, c) where the caller has it."""
+    arch, stack = problem.arch, problem.stack
+    st = stage_layers_of(problem, c) if st is None else st
     head_t = _head_terms(problem, c, rates(problem))
     head_sum = arr(sum(arr(v) for v in head_t.values()))  # a GEMM and the loss: compute, busy
     head = with_mtp(
