@@ -61,6 +61,10 @@ class LayoutProblem:
     expert block's time factor under Megatron-Core 0.6's MoE layer (steptime.moe_core06).
     triton_uneven_backward: the Triton FlashAttention backward's factor at a head dimension below
     its power-of-two block (steptime.attention.backward_slowdown; override for calibration only).
+    host_time_factor: host (CPU) time per eager operator relative to the x86 server hosts that
+    HOST_OP_S and EXPERT_HOST_S stand for; scales the MoE host floor and the operators issued after
+    the dispatcher's sync. Always 1.0 in plans: the Grace check of docs/steptime.md
+    (estimator.validation.host_cpu) finds no evidence for another value (what-if studies only).
     """
 
     arch: Architecture
@@ -91,6 +95,7 @@ class LayoutProblem:
     ascend_gemm_fraction: float = ASCEND_TRAINING_GEMM_FRACTION
     core06_expert_factor: float = MCORE06_EXPERT_TIME_FACTOR
     triton_uneven_backward: float = TRITON_UNEVEN_HEAD_BACKWARD_FACTOR
+    host_time_factor: float = 1.0
 
     def __post_init__(self) -> None:
         errors = []

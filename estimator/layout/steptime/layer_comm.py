@@ -161,9 +161,10 @@ def host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> 
 
     Behind the dropless dispatcher's per-layer host synchronisation the host cannot queue work
     beyond the layer, so the layer lasts max(GPU time, host issue time) (moe.host_issue_s): small
-    micro-batches of many small experts on a fast GPU wait for the host."""
+    micro-batches of many small experts on a fast GPU wait for the host. The issue time is an x86
+    server host's; problem.host_time_factor scales it (1.0 in plans, docs/steptime.md "The host CPU")."""
     per_expert = problem.expert_host_s if problem.stack.per_expert_gemms else 0.0
-    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert)
+    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert) * problem.host_time_factor
     gpu = sum(arr(v) for v in terms.values())
     return arr(np.maximum(host - gpu, 0.0))
 

@@ -292,7 +292,8 @@ def moe_and_host_terms(
         )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
-            host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
+            per_op = HOST_OP_S * problem.host_time_factor
+            host = host + MOE_OPS_AFTER_SYNC * per_op * c.forward_passes
     else:
         terms["moe_experts"] = terms["moe_routing"] = 0.0
     terms["host_overhead"] = host + 0.0 * c.tp
