@@ -11,13 +11,18 @@ caller compute it once per distinct layer shape (tests/estimator/test_layout_bou
 `step_floor` composes layer floors the way step.evaluate_step composes the layers, keeping only
 terms that are >= 0 and dropping the rest (module docstring of step for the composition):
 
-    step >= m·t + bubble_s(pp, v, t),   t = max over the valid pipeline devices of their layers'
-    floors + the point-to-point time where no window can hide it,
+    step >= m·t + bubble_s(pp, v, t) + dp_exposed(busy) + optimizer,
+    t = max over the valid pipeline devices of their totals + the point-to-point time not hidden
+        behind `busy`, busy = max over the valid devices of their compute and host floor,
 
-because t_stage is the busiest device's sum of its layers' exposed terms (>= that of any valid
-device, the output head and MTP terms left out) plus the exposed point-to-point time (>= 0, and
-all of it where p2p_window_s is 0 whatever the compute), the bubble is a non-negative multiple of
-t_stage, and the data-parallel exposure, the optimizer and the overlap slowdown are >= 0.
+because t_stage is the busiest device's sum of its exposed terms (its layers', the output head's
+and the MTP modules' on the last device; DualPipe's ranks pair devices as dualpipe_ranks does),
+>= that of any valid device, plus its exposed point-to-point time; the busiest device's compute
+and host floor (the windows behind which the point-to-point and data-parallel traffic hide) are at
+most `busy`, and each exposure max(raw - window, ...) only falls as its window grows; the bubble
+is a non-negative multiple of t_stage; the optimizer is the model's; the overlap slowdown is >= 0.
+Without data_parallel the data-parallel exposure and the optimizer are left out (>= 0: a looser
+floor that reads no ZeRO stage).
 Units: seconds.
 """
 
