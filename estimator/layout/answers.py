@@ -14,16 +14,29 @@ from estimator.layout.problem import LayoutProblem
 from estimator.layout.search import LayoutEval, LayoutSearch
 
 ANSWER_CACHE = 20_000  # answers remembered per kind, for sweeps (a best layout: a few kB)
-Key = tuple[Any, ...]
+
+
+class Key(tuple[Any, ...]):
+    """A problem's key (a tuple of its fields) that hashes them once: a key is looked up several
+    times per search (asked, remembered, answered) and its fields hold the model, accelerator and
+    stack dataclasses, whose hashes Python recomputes field by field each time."""
+
+    def __hash__(self) -> int:
+        found: int | None = self.__dict__.get("hash")
+        if found is None:
+            found = self.__dict__["hash"] = tuple.__hash__(self)
+        return found
+
+
 answers: dict[Key, LayoutEval | None] = {}  # best layouts
 fits: dict[Key, bool] = {}  # any_fits' answers (sweeps)
 SEARCH_CACHE = 256  # whole searches remembered (a plan's chosen size: a few best layouts each)
-searches: dict[Key, LayoutSearch] = {}
+searches: dict[tuple[Any, ...], LayoutSearch] = {}
 
 
 def problem_key(p: LayoutProblem) -> Key:
     """Every field of the problem, hashable (the fixed fields as sorted pairs)."""
-    return tuple(
+    return Key(
         tuple(sorted(p.fixed.items())) if f == "fixed" else getattr(p, f) for f in p.__dataclass_fields__
     )
 
@@ -53,7 +66,7 @@ def searched(problem: LayoutProblem) -> LayoutSearch:
     return found
 
 
-def _bound(store: dict[Key, Any], limit: int = ANSWER_CACHE) -> None:
+def _bound(store: dict[Any, Any], limit: int = ANSWER_CACHE) -> None:
     while len(store) > limit:
         store.pop(next(iter(store)))
 

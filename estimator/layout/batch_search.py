@@ -6,13 +6,8 @@ The problems must differ only in what the cluster size decides (`cards` and the 
 forty round sizes, a sweep asks one (model, accelerator, stack, batch) on hundreds of card counts.
 
 How it saves the per-search work (the search itself is layout.py; these are its rules, batched):
-- No full Cartesian product per size: the structurally valid layouts are built level by level over
-  the axes in the search's enumeration order (tp, pp, cp | ep, etp | mbs, v | sp | zero), each level
-  dropping what fails the rules of layout_enum.structural_failures that involve only the axes
-  fixed so far (tests/estimator/test_layout_batch.py checks the two enumerations are equal). Only
-  pp depends on the size (the divisors of the card count); the other ranges are the largest
-  size's: a tp or ep beyond a smaller size's card count fails "dp-not-integral" or
-  "ep-not-folding-into-tp-cp-dp" there anyway.
+- No full Cartesian product per size: the structurally valid layouts are built level by level
+  (layout.batch_enumeration), one enumeration shared by the families that differ in memory only.
 - Memory before time: per-card memory (cheap) drops what does not fit in HBM and partial recompute
   that recomputes no layer or all of them (as the search does); only the rest gets the step-time
   model. Partial recompute's memory lies between no recompute and full recompute of the same
@@ -27,9 +22,10 @@ How it saves the per-search work (the search itself is layout.py; these are its 
   tp: never slower, strictly less memory, so the sp = false twin never wins. (With unfused
   attention, partial recompute stores like selective recompute and the rule does not hold.)
 - Bounded before timed (layout.prune, exact): an upper bound of each candidate's throughput from
-  its layers' compute alone (steptime.step_time_lower_bound); the few best-bound candidates of each
-  size are timed first and whatever's bound falls below the best bin found cannot be in the top
-  bin, so only the rest gets the full model (tests/estimator/test_layout_prune.py). A search
+  a floor of its step time (steptime.bounds: the layers' terms with their exposed communication,
+  the bubble, the exposure no window hides); the few best-bound candidates of each size are timed
+  first and whatever's bound falls below the best bin found cannot be in the top bin, so only the
+  rest gets the full model (tests/estimator/test_layout_prune.py, test_layout_bounds.py). A search
   whose fitted candidates are not kept for a next stack profile (deadline sizing, sweeps) bounds
   the layouts before their memory too (_can_win_family): memory only for the PREMEMORY_PROBE
   layouts of highest bound per size and for those whose bound reaches the best bin they find.
@@ -45,6 +41,7 @@ How it saves the per-search work (the search itself is layout.py; these are its 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -52,16 +49,10 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator.arrays import FloatArray, unique_sorted
-from estimator.layout import answers, prune
-from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, Columns, IntArray, time_by_stem
-from estimator.layout.enumeration import (
-    BATCH_TOLERANCE,
-    auto_split_fails,
-    axis_values,
-    ep_not_folding,
-    etp_not_searched,
-    stage_split_fails,
-)
+from estimator.layout import answers, batch_enumeration, prune
+from estimator.layout.batch_enumeration import enumerate_layouts, enumerate_valid, shared_layouts
+from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, STEP_KEYS, Columns, IntArray, time_by_stem
+from estimator.layout.enumeration import axis_values
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
 from estimator.layout.search import (
     EVAL_TIME_KEYS,
@@ -80,159 +71,24 @@ from estimator.layout.search import (
 )
 
 BoolArray = npt.NDArray[np.bool_]
+# the enumeration lives in layout.batch_enumeration; its two entry points stay importable from here
+__all__ = ["any_fits", "best_in", "best_layouts", "clear_caches", "enumerate_layouts", "enumerate_valid"]
 
 
-def _check_shared(problems: Sequence[LayoutProblem]) -> None:
+def _check_shared(problems: Sequence[LayoutProblem], keys: Sequence[answers.Key] = ()) -> None:
+    """ValueError naming a field where the problems differ, but in the cluster size's fields; keys
+    (answers.problem_key of each, in the fields' order) compare them in one tuple comparison each."""
     first = problems[0]
-    shared = {f: getattr(first, f) for f in first.__dataclass_fields__ if f not in SIZE_FIELDS}
+    names = list(first.__dataclass_fields__)
+    if keys:
+        shared = operator.itemgetter(*(i for i, f in enumerate(names) if f not in SIZE_FIELDS))
+        if all(shared(k) == shared(keys[0]) for k in keys[1:]):
+            return
+    values = {f: getattr(first, f) for f in names if f not in SIZE_FIELDS}
     for p in problems[1:]:
-        for f, v in shared.items():
+        for f, v in values.items():
             if getattr(p, f) is not v and getattr(p, f) != v:
                 raise ValueError(f"best_layouts: problems differ in {f}, not only in the cluster size")
-
-
-def _expand(n: int, values: npt.NDArray[Any]) -> tuple[IntArray, npt.NDArray[Any]]:
-    """(parent index, value) of every one of n parent rows times every value, values varying fastest."""
-    return np.repeat(np.arange(n), values.size), np.tile(values, n)
-
-
-def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
-    """The candidates of every problem that pass layout_enum.structural_failures, without the
-    recompute axis (no rule involves it): keys size (index into problems), tp, pp, cp, ep, mbs, v,
-    sp, zero, dp, m; ordered by size and then as enumerate_candidates orders them.
-    prune: leave out sequence_parallel false where tp > 1 (dominated, see the module docstring).
-
-    Built level by level over the axes, a level keeping the index of its parent row, so each rule
-    runs on the rows it concerns and the columns are gathered once at the end."""
-    big = max(problems, key=lambda p: p.cards)
-    vals = axis_values(big)
-    A = _level_model(problems, big, vals)
-    a, ep, etp = _level_experts(big, vals, A)
-    b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
-    tp = A["tp"][a[b]]
-    if prune and vals["sp"].size > 1 and big.flash_attention:  # SEQUENCE_PARALLEL_DOMINATES
-        d, sp = np.arange(b.size), tp > 1
-    else:  # level E: sp
-        d, sp = _expand(b.size, vals["sp"])
-        ok = ~(sp & (tp[d] == 1))
-        d, sp = d[ok], sp[ok]
-    e, zero = _expand(d.size, vals["zero"])  # level F: zero
-    ok = ~((zero >= 2) & (pp[d[e]] > 1) & (not big.sharded_with_pp))
-    e, zero = e[ok], zero[ok]
-    de = d[e]
-    bde = b[de]
-    abde = a[bde]
-    return {
-        "stem": e,  # the layout without its ZeRO stage (the step time broadcasts over the stages)
-        "size": A["size"][abde],
-        "tp": A["tp"][abde],
-        "pp": A["pp"][abde],
-        "cp": A["cp"][abde],
-        "dp": A["dp"][abde],
-        "ep": ep[bde],
-        "etp": etp[bde],
-        "mbs": mbs[de],
-        "v": v[de],
-        "m": m[de],
-        "sp": sp[e],
-        "zero": zero,
-    }
-
-
-def _level_model(problems: Sequence[LayoutProblem], big: LayoutProblem, vals: dict[str, IntArray]) -> Columns:
-    """Level A: (size, tp, pp, cp) and the dp they leave; pp's range is the size's own."""
-    arch, fx = big.arch, big.fixed_normalized
-    kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
-    cards_of = np.array([p.cards for p in problems], dtype=np.int64)
-    pp_lists = [axis_values(p)["pp"] if "pp" not in fx else vals["pp"] for p in problems]
-    size_pp = np.repeat(np.arange(len(problems)), [len(x) for x in pp_lists])
-    pp_cat = np.concatenate(pp_lists).astype(np.int64)
-    tp_v, cp_v = vals["tp"], vals["cp"]
-    k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
-    A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
-    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
-    A = {key: v[order] for key, v in A.items()}
-    model = A["tp"] * A["pp"] * A["cp"]
-    cards = cards_of[A["size"]]
-    ok = (
-        (A["tp"] <= big.domain_cards)
-        & (arch.num_attention_heads % A["tp"] == 0)
-        & (kv % A["tp"] == 0)
-        & (big.seq_len % A["cp"] == 0)
-        & (A["pp"] <= arch.num_hidden_layers)
-        & (cards % model == 0)
-    )
-    A = {key: v[ok] for key, v in A.items()}
-    A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
-    if "dp" in fx:
-        A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
-    return A
-
-
-def _level_experts(
-    big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns
-) -> tuple[IntArray, IntArray, IntArray]:
-    """Level B: ep and the expert tensor-parallel size (the search's order: ep, then etp) of the
-    level-A rows: (parent row, ep, etp)."""
-    arch = big.arch
-    experts = max(arch.num_experts, 1)
-    ep_g, etp_g = (g.ravel() for g in np.meshgrid(vals["ep"], vals["etp"], indexing="ij"))
-    a, j = _expand(rows_a["size"].size, np.arange(ep_g.size))
-    ep, etp = ep_g[j], etp_g[j]
-    ta, ca, da = rows_a["tp"][a], rows_a["cp"][a], rows_a["dp"][a]
-    ok = (
-        ~etp_not_searched(ta, ep, etp, "expert_tp" in big.fixed_normalized, arch.is_moe)
-        & (experts % ep == 0)
-        & ((ep <= 1) | arch.is_moe)
-        & (etp <= big.domain_cards)
-        & ~ep_not_folding(ta, ca, da, ep, etp)
-    )
-    return a[ok], ep[ok], etp[ok]
-
-
-def _level_micro_batches(
-    big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns, a: IntArray
-) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
-    """Levels C, D: mbs, v and the micro-batch count m they decide with dp and pp, of the level-B
-    rows: (parent row, mbs, v, m, pp). The rules involve only (pp, dp, mbs, v), so they run once
-    per distinct (pp, dp) of the rows (a table of those pairs times every (mbs, v)) and each row
-    takes its pair's valid (mbs, v) in order."""
-    L, gbs = big.arch.num_hidden_layers, big.global_batch_seqs
-    mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
-    pp_b, dp_b = rows_a["pp"][a], rows_a["dp"][a]
-    pairs, inv = np.unique(pp_b * (int(dp_b.max(initial=0)) + 1) + dp_b, return_inverse=True)
-    first = np.zeros(pairs.size, dtype=np.int64)
-    first[inv[::-1]] = np.arange(inv.size)[::-1]  # a row of each pair
-    pp, dp = pp_b[first][:, None], dp_b[first][:, None]  # (pairs, 1) against (1, mbs x v)
-    mbs, v = mbs_g[None, :], v_g[None, :]
-    split = big.stage_split
-    ok = (
-        (pp * v <= L)
-        & ~stage_split_fails(L, pp, split)
-        & ~((v > 1) & (pp == 1))
-        & ~auto_split_fails(L, pp, v, split)
-    )
-    step = np.where(v > 1, pp, 1)
-    m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
-    ok &= (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
-    pair_of, combo = np.nonzero(ok)  # by pair, then in (mbs, v) order
-    per_pair = np.bincount(pair_of, minlength=pairs.size)
-    starts = np.cumsum(per_pair) - per_pair
-    n_row = per_pair[inv]
-    b = np.repeat(np.arange(a.size), n_row)
-    k = np.arange(b.size) - np.repeat(np.cumsum(n_row) - n_row, n_row)  # position in its row
-    g = combo[starts[inv[b]] + k]
-    return b, mbs_g[g], v_g[g], m[inv[b], g], pp_b[b]
-
-
-def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
-    """enumerate_layouts times the recompute axis (varying fastest): the structurally valid
-    candidates in the search's order."""
-    c = enumerate_layouts(problems, prune)
-    rc = axis_values(problems[0])["rc"]
-    out = {k: np.repeat(v, rc.size) for k, v in c.items()}
-    out["rc"] = np.tile(rc, c["size"].size)
-    return out
 
 
 def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[LayoutEval | None]:
@@ -244,9 +100,9 @@ def best_layouts(problems: Sequence[LayoutProblem], reuse: bool = False) -> list
     same scenario) costs no search. reuse (sweeps): also keep the enumeration and the
     accelerator-independent memory of these sizes for the next call with the same model, batch and
     sizes (a sweep's groups, one per accelerator)."""
-    if problems:
-        _check_shared(problems)
     keys = [answers.problem_key(p) for p in problems]
+    if problems:
+        _check_shared(problems, keys)
     firsts = {k: i for i, k in reversed(list(enumerate(keys)))}
     todo = [firsts[k] for k in dict.fromkeys(keys) if k not in answers.answers]
     for i, b in zip(todo, _best_layouts([problems[i] for i in todo], reuse), strict=True):
@@ -269,6 +125,7 @@ def clear_caches() -> None:
     """Forget the remembered answers and families (benchmarks time cold searches)."""
     answers.clear()
     _families.clear()
+    batch_enumeration.clear()
 
 
 def _best_layouts(
@@ -292,8 +149,9 @@ def _best_layouts(
         return best
     mem = MemoryBreakdown(**{k: np.concatenate([getattr(p[1], k) for p in parts]) for k in MEMORY_KEYS})
     rf = np.concatenate([p[2] for p in parts])
-    # drop what cannot reach its size's top bin (against the bar found before memory, if any)
-    kept = prune.winners(problems, base, c, rf) if bar is None else prune.reaching(problems, base, c, rf, bar)
+    # drop what cannot reach its size's top bin; layouts bounded before memory (a bar) were
+    # bounded at rf = 0, and bounding their few fitting candidates again costs more than timing them
+    kept = prune.winners(problems, base, c, rf) if bar is None else None
     if kept is not None:
         c, mem, rf = {k: v[kept] for k, v in c.items()}, _take(mem, kept), rf[kept]
     speed, times, at = time_by_stem(problems, base, c, rf)
@@ -322,10 +180,10 @@ def _fitting_parts(
     problems: Sequence[LayoutProblem], reuse: bool, families: dict[tuple[Any, ...], _Family] | None
 ) -> tuple[list[Fitting], FloatArray | None]:
     """The candidates of these sizes left for the step-time model (_fitting), slice by slice, and
-    the bar per size (a throughput bin reached) when the layouts were bounded before memory."""
+    the bar per size (a throughput bin reached) when the layouts were bounded before memory. The
+    callers (best_layouts, _any_fits) have checked that the problems differ only in their size."""
     if not problems:
         return [], None
-    _check_shared(problems)
     base = problems[0]
     if families is None and reuse:
         families = _families
@@ -362,27 +220,37 @@ def _can_win_family(
 ) -> tuple[_Family, FloatArray | None]:
     """The layouts of the family that may reach their size's top throughput bin, found before any
     memory but theirs is computed (exact, as prune.can_win): each layout's throughput bound over its
-    recompute codes (prune.layout_bound); the PREMEMORY_PROBE layouts of highest bound per size get
-    their memory and the candidates of them that fit are timed; a layout whose bound's bin lies
-    below the best bin found at its size cannot be in the top bin. A size whose probe finds nothing
-    that fits keeps all its layouts. Returns (those layouts, the best bin found per size: the bar,
-    or None when the family was too small to bound)."""
-    if family.size < PREMEMORY_MIN or base.stack.always_recompute:
-        # a stack that always recomputes some modules adds (1 - rf) of their forward: the bound
-        # may then fall as less is recomputed, and only each candidate's own rf bounds it (can_win)
+    recompute codes, first without the data-parallel terms (prune.stem_bound, once per stem), then
+    with them (prune.layout_bound) for the PREMEMORY_PROBE·PROBE_POOL layouts of highest first bound
+    per size; the PREMEMORY_PROBE of those of highest bound get their memory and the candidates of
+    them that fit are timed; a layout whose bound's bin (the first, then, for what is left, the
+    second) lies below the best bin found at its size cannot be in the top bin. A size whose probe
+    finds nothing that fits keeps all its layouts. Returns (those layouts, the best bin found per
+    size: the bar, or None when the family was too small to bound)."""
+    if family.size < PREMEMORY_MIN:
         return family, None
-    ub = prune.layout_bound(problems, base, family.layouts, rc_values)
-    probe = family.subset(prune.top_per_size(family.layouts["size"], ub, PREMEMORY_PROBE))
+    lay = family.layouts
+    size = lay["size"]
+    loose = prune.stem_bound(problems, base, *family.stems(), rc_values, family.shared.setdefault("memo", {}))
+    pool = prune.top_per_size(size, loose, PREMEMORY_PROBE * PROBE_POOL)
+    tight = prune.layout_bound(problems, base, {k: v[pool] for k, v in lay.items()}, rc_values)
+    probe = family.subset(pool[prune.top_per_size(size[pool], tight, PREMEMORY_PROBE)])
     parts = _slices(base, probe, rc_values)
     if not parts:
         return family, None
     c = {k: np.concatenate([p[0][k] for p in parts]) for k in parts[0][0]}
     bar = prune.best_bins(problems, base, c, np.concatenate([p[2] for p in parts]))
-    return family.subset(np.flatnonzero(~(speed_bin(ub) < bar[family.layouts["size"]]))), bar
+    kept = np.flatnonzero(~(speed_bin(loose) < bar[size]))
+    bound = np.full(family.size, np.nan)  # the tight bound, where known (never NaN: layout_bound)
+    bound[pool] = tight
+    todo = kept[np.isnan(bound[kept])]
+    bound[todo] = prune.layout_bound(problems, base, {k: v[todo] for k, v in lay.items()}, rc_values)
+    return family.subset(kept[~(speed_bin(bound[kept]) < bar[size[kept]])]), bar
 
 
 PREMEMORY_MIN = 2_048  # layouts below which their memory costs less than bounding them first
-PREMEMORY_PROBE = 48  # layouts per size whose memory is computed first, to set the bar
+PREMEMORY_PROBE = 16  # layouts per size whose memory is computed first, to set the bar
+PROBE_POOL = 2  # the probes are the best by the tight bound of PROBE_POOL times as many by the loose
 
 
 def any_fits(problems: Sequence[LayoutProblem], reuse: bool = False) -> list[bool]:
@@ -459,13 +327,34 @@ class _Family:
     with selective recompute: what does not depend on the accelerator (a sweep over accelerators
     with one model reuses it). Memory is computed lazily, slice by slice."""
 
-    def __init__(self, base: LayoutProblem, layouts: Columns, index: IntArray | None = None):
+    def __init__(
+        self,
+        base: LayoutProblem,
+        layouts: Columns,
+        index: IntArray | None = None,
+        shared: dict[str, Any] | None = None,
+    ):
         self.base = base
         self.layouts = layouts
         self.index = index  # a subset's layouts: their positions in the whole enumeration
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
         self.fitted: dict[float, list[Fitting]] = {}  # by HBM bytes (kept for a caller's memo only)
+        # what depends on the layouts alone, kept with the enumeration when it is shared (_layouts)
+        self.shared: dict[str, Any] = {} if shared is None else shared
+
+    def stems(self) -> tuple[Columns, IntArray]:
+        """(the columns of the first layout of each run of layouts with one stem, with their layer
+        shape (prune.layer_shapes), each layout's run): kept for the next accelerator."""
+        if "stems" not in self.shared:
+            stem = self.layouts["stem"]
+            new = np.r_[True, stem[1:] != stem[:-1]] if self.size else np.zeros(0, dtype=bool)
+            heads = np.flatnonzero(new)
+            cols = {k: self.layouts[k][heads] for k in (*STEP_KEYS, "zero", "size") if k in self.layouts}
+            cols["layer_shape"] = prune.layer_shapes(cols)
+            self.shared["stems"] = cols, np.cumsum(new) - 1
+        stems: tuple[Columns, IntArray] = self.shared["stems"]
+        return stems
 
     def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
         """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
@@ -526,7 +415,7 @@ def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Fam
     )
     found = store.pop(key, None)
     if found is None:
-        found = _Family(p, enumerate_layouts(problems))
+        found = _Family(p, *shared_layouts(problems))
     store[key] = found  # most recently used last
     while len(store) > FAMILY_CACHE:
         store.pop(next(iter(store)))

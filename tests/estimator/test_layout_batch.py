@@ -12,7 +12,8 @@ from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
 from estimator.layout import batch_search as layout_batch
-from estimator.layout.batch_search import best_layouts, enumerate_layouts, enumerate_valid
+from estimator.layout.batch_enumeration import enumerate_layouts, enumerate_valid
+from estimator.layout.batch_search import best_layouts
 from estimator.layout.enumeration import enumerate_candidates, structural_failures
 from estimator.layout.search import card_memory, evaluate_time, search
 from estimator.layout.stacks import STACKS
@@ -74,7 +75,7 @@ def _problems(doc: dict, sizes: list[int]):
 
 def _random_cases(seed: int, n: int, presets: list[str], max_nodes: int):
     rng = random.Random(seed)
-    cases = []
+    cases: list[tuple[dict, list]] = []
     while len(cases) < n:
         doc = _scenario(rng, rng.choice(presets))
         sizes = sorted({8 * rng.randint(1, max_nodes) for _ in range(8)})

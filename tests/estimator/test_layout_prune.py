@@ -1,17 +1,18 @@
-"""The exact pruning of layout.prune.can_win: steptime.step_time_lower_bound never exceeds the
-step time the full model computes (random dense and MoE scenarios, every structurally valid
-candidate, any recompute share) and never falls as less is recomputed, and the best layouts with
-pruning at its harshest (every batch pruned, one probe per size; before memory too) are those
-without pruning, field for field."""
+"""The exact pruning of layout.prune: the best layouts with pruning at its harshest (every batch
+pruned, one probe per size; before memory too) and with its defaults (the predicted-MFU sweep's
+models and accelerators) are those without pruning, field for field. The floor it prunes with
+(steptime.bounds) is tested in test_layout_bounds.py; the tests of steptime.step_time_lower_bound
+(the compute-only bound it pruned with before) are kept while that function is."""
 
 import random
 
 import numpy as np
 import pytest
 
+from estimator.layout import batch_enumeration, prune
 from estimator.layout import batch_search as layout_batch
-from estimator.layout import prune
-from estimator.layout.batch_search import best_layouts, enumerate_valid
+from estimator.layout.batch_enumeration import enumerate_valid
+from estimator.layout.batch_search import best_layouts
 from estimator.layout.search import evaluate_time
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.step import step_time_lower_bound
@@ -135,8 +136,9 @@ def test_top_per_size_keeps_the_best_scores_of_each_size():
 
 
 def test_a_stack_that_always_recomputes_keeps_its_best_layouts(monkeypatch):
-    """DeepSeek-V3 on its own stack (always_recompute: norms, MLA up-projections, SwiGLU) is not
-    bounded before memory; with every other pruning at its harshest the best layouts are search()'s."""
+    """DeepSeek-V3 on its own stack (always_recompute: norms, MLA up-projections, SwiGLU) is bounded
+    before memory like any other (its step time never falls as more is recomputed:
+    test_layout_bounds.py); with the pruning at its harshest the best layouts are search()'s."""
     from estimator.layout.search import search
     from tests.estimator.test_layout_batch import _problems
 
@@ -156,3 +158,73 @@ def test_a_stack_that_always_recomputes_keeps_its_best_layouts(monkeypatch):
     assert any(b is not None for b in expected)
     assert best_layouts(problems) == expected
     layout_batch.clear_caches()
+
+
+@pytest.mark.parametrize(
+    ("preset", "accelerator"),
+    [(m, a) for m in ("llama-3.1-70b", "qwen3-30b-a3b") for a in ("h100-sxm", "ascend-910b2", "h800-sxm")],
+)
+def test_the_sweep_s_scenarios_keep_their_best_layouts(preset, accelerator, monkeypatch):
+    """bench/plan_speed.py's predicted-MFU sweep (its two models on its three accelerators) at
+    sizes 64 to 12,800 cards: the default pruning (before memory too) finds the unpruned answers."""
+    from tests.estimator.test_layout_batch import _problems
+
+    doc = {
+        "model": {"preset": preset},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": accelerator},
+        "cluster": {"cards": 64},
+    }
+    problems = _problems(doc, [64, 448, 1024, 3072, 6400, 12800])
+    layout_batch.clear_caches()
+    pruned = best_layouts(problems, reuse=True)
+    layout_batch.clear_caches()
+    monkeypatch.setattr(prune, "PRUNE_MIN", 10**12)
+    monkeypatch.setattr(layout_batch, "PREMEMORY_MIN", 10**12)
+    assert any(b is not None for b in pruned)
+    assert pruned == best_layouts(problems)
+    layout_batch.clear_caches()
+
+
+@pytest.mark.parametrize("preset", ["llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3"])
+def test_stacks_share_an_enumeration_only_where_it_is_theirs(preset):
+    """batch_enumeration.shared_layouts keeps the enumeration for the next family that differs in its memory
+    only: taken one stack after another (each finding the previous ones' enumerations kept), every
+    stack's layouts are the ones it enumerates on its own."""
+    from estimator.layout.stacks import STACKS
+    from tests.estimator.test_layout_batch import _problems
+
+    layout_batch.clear_caches()
+    for stack in STACKS:
+        for fa in (True, False):
+            doc = {
+                "model": {"preset": preset},
+                "training": {"tokens": 1e12, "stack": stack, "flash_attention": fa},
+                "hardware": {"accelerator": "h100-sxm"},
+                "cluster": {"cards": 64},
+            }
+            problems = _problems(doc, [128, 512, 1536])
+            got = batch_enumeration.shared_layouts(problems)[0]
+            own = batch_enumeration.enumerate_layouts(problems)
+            assert got.keys() == own.keys()
+            for k in own:
+                np.testing.assert_array_equal(got[k], own[k], err_msg=f"{stack} {fa} {k}")
+    layout_batch.clear_caches()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_top_per_size_picks_the_best_scores_however_it_sorts(seed):
+    """Grouped by size (one table) or not (one sort of all), random counts per size and ties: the
+    scores picked per size are the k highest (a size with at most k entries keeps them all)."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(1, 40, size=12)
+    size = np.repeat(np.arange(counts.size), counts)
+    score = rng.integers(0, 15, size=size.size).astype(float)
+    score[rng.random(size.size) < 0.1] = np.inf
+    for k in (1, 3, 8):
+        for order in (np.arange(size.size), rng.permutation(size.size)):
+            picked = prune.top_per_size(size[order], score[order], k)
+            for s in range(counts.size):
+                mine = np.sort(score[order][picked][size[order][picked] == s])[::-1]
+                best = np.sort(score[size == s])[::-1][:k]
+                np.testing.assert_array_equal(mine, best)

@@ -1,0 +1,218 @@
+"""The structurally valid layouts of many cluster sizes at once, for layout.batch_search.
+
+No full Cartesian product per size: the structurally valid layouts are built level by level over
+the axes in the search's enumeration order (tp, pp, cp | ep, etp | mbs, v | sp | zero), each level
+dropping what fails the rules of layout_enum.structural_failures that involve only the axes
+fixed so far (tests/estimator/test_layout_batch.py checks the two enumerations are equal). Only
+pp depends on the size (the divisors of the card count); the other ranges are the largest
+size's: a tp or ep beyond a smaller size's card count fails "dp-not-integral" or
+"ep-not-folding-into-tp-cp-dp" there anyway.
+
+SEQUENCE_PARALLEL_DOMINATES (layout.batch_search's module docstring): with fused attention kernels
+and tp > 1 the sp = false twin never wins, so enumerate_layouts(prune=True) leaves it out.
+shared_layouts keeps an enumeration for the next family that reads the same (a sweep's
+accelerators whose stacks differ in their memory only). Dimensionless counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from estimator.layout.batch_timing import Columns, IntArray
+from estimator.layout.enumeration import (
+    BATCH_TOLERANCE,
+    auto_split_fails,
+    axis_values,
+    ep_not_folding,
+    etp_not_searched,
+    stage_split_fails,
+)
+from estimator.layout.problem import LayoutProblem
+
+
+def _expand(n: int, values: npt.NDArray[Any]) -> tuple[IntArray, npt.NDArray[Any]]:
+    """(parent index, value) of every one of n parent rows times every value, values varying fastest."""
+    return np.repeat(np.arange(n), values.size), np.tile(values, n)
+
+
+def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
+    """The candidates of every problem that pass layout_enum.structural_failures, without the
+    recompute axis (no rule involves it): keys size (index into problems), tp, pp, cp, ep, mbs, v,
+    sp, zero, dp, m; ordered by size and then as enumerate_candidates orders them.
+    prune: leave out sequence_parallel false where tp > 1 (dominated: SEQUENCE_PARALLEL_DOMINATES, module docstring).
+
+    Built level by level over the axes, a level keeping the index of its parent row, so each rule
+    runs on the rows it concerns and the columns are gathered once at the end."""
+    big = max(problems, key=lambda p: p.cards)
+    vals = axis_values(big)
+    A = _level_model(problems, big, vals)
+    a, ep, etp = _level_experts(big, vals, A)
+    b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
+    tp = A["tp"][a[b]]
+    if prune and vals["sp"].size > 1 and big.flash_attention:  # SEQUENCE_PARALLEL_DOMINATES
+        d, sp = np.arange(b.size), tp > 1
+    else:  # level E: sp
+        d, sp = _expand(b.size, vals["sp"])
+        ok = ~(sp & (tp[d] == 1))
+        d, sp = d[ok], sp[ok]
+    e, zero = _expand(d.size, vals["zero"])  # level F: zero
+    ok = ~((zero >= 2) & (pp[d[e]] > 1) & (not big.sharded_with_pp))
+    e, zero = e[ok], zero[ok]
+    de = d[e]
+    bde = b[de]
+    abde = a[bde]
+    return {
+        "stem": e,  # the layout without its ZeRO stage (the step time broadcasts over the stages)
+        "size": A["size"][abde],
+        "tp": A["tp"][abde],
+        "pp": A["pp"][abde],
+        "cp": A["cp"][abde],
+        "dp": A["dp"][abde],
+        "ep": ep[bde],
+        "etp": etp[bde],
+        "mbs": mbs[de],
+        "v": v[de],
+        "m": m[de],
+        "sp": sp[e],
+        "zero": zero,
+    }
+
+
+def _level_model(problems: Sequence[LayoutProblem], big: LayoutProblem, vals: dict[str, IntArray]) -> Columns:
+    """Level A: (size, tp, pp, cp) and the dp they leave; pp's range is the size's own."""
+    arch, fx = big.arch, big.fixed_normalized
+    kv = arch.num_attention_heads if arch.is_mla else arch.num_key_value_heads
+    cards_of = np.array([p.cards for p in problems], dtype=np.int64)
+    pp_lists = [axis_values(p)["pp"] if "pp" not in fx else vals["pp"] for p in problems]
+    size_pp = np.repeat(np.arange(len(problems)), [len(x) for x in pp_lists])
+    pp_cat = np.concatenate(pp_lists).astype(np.int64)
+    tp_v, cp_v = vals["tp"], vals["cp"]
+    k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
+    A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
+    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
+    A = {key: v[order] for key, v in A.items()}
+    model = A["tp"] * A["pp"] * A["cp"]
+    cards = cards_of[A["size"]]
+    ok = (
+        (A["tp"] <= big.domain_cards)
+        & (arch.num_attention_heads % A["tp"] == 0)
+        & (kv % A["tp"] == 0)
+        & (big.seq_len % A["cp"] == 0)
+        & (A["pp"] <= arch.num_hidden_layers)
+        & (cards % model == 0)
+    )
+    A = {key: v[ok] for key, v in A.items()}
+    A["dp"] = np.maximum(cards_of[A["size"]] // (A["tp"] * A["pp"] * A["cp"]), 1)
+    if "dp" in fx:
+        A = {key: v[A["dp"] == fx["dp"]] for key, v in A.items()}
+    return A
+
+
+def _level_experts(
+    big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Level B: ep and the expert tensor-parallel size (the search's order: ep, then etp) of the
+    level-A rows: (parent row, ep, etp)."""
+    arch = big.arch
+    experts = max(arch.num_experts, 1)
+    ep_g, etp_g = (g.ravel() for g in np.meshgrid(vals["ep"], vals["etp"], indexing="ij"))
+    a, j = _expand(rows_a["size"].size, np.arange(ep_g.size))
+    ep, etp = ep_g[j], etp_g[j]
+    ta, ca, da = rows_a["tp"][a], rows_a["cp"][a], rows_a["dp"][a]
+    ok = (
+        ~etp_not_searched(ta, ep, etp, "expert_tp" in big.fixed_normalized, arch.is_moe)
+        & (experts % ep == 0)
+        & ((ep <= 1) | arch.is_moe)
+        & (etp <= big.domain_cards)
+        & ~ep_not_folding(ta, ca, da, ep, etp)
+    )
+    return a[ok], ep[ok], etp[ok]
+
+
+def _level_micro_batches(
+    big: LayoutProblem, vals: dict[str, IntArray], rows_a: Columns, a: IntArray
+) -> tuple[IntArray, IntArray, IntArray, IntArray, IntArray]:
+    """Levels C, D: mbs, v and the micro-batch count m they decide with dp and pp, of the level-B
+    rows: (parent row, mbs, v, m, pp). The rules involve only (pp, dp, mbs, v), so they run once
+    per distinct (pp, dp) of the rows (a table of those pairs times every (mbs, v)) and each row
+    takes its pair's valid (mbs, v) in order."""
+    L, gbs = big.arch.num_hidden_layers, big.global_batch_seqs
+    mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
+    pp_b, dp_b = rows_a["pp"][a], rows_a["dp"][a]
+    pairs, inv = np.unique(pp_b * (int(dp_b.max(initial=0)) + 1) + dp_b, return_inverse=True)
+    first = np.zeros(pairs.size, dtype=np.int64)
+    first[inv[::-1]] = np.arange(inv.size)[::-1]  # a row of each pair
+    pp, dp = pp_b[first][:, None], dp_b[first][:, None]  # (pairs, 1) against (1, mbs x v)
+    mbs, v = mbs_g[None, :], v_g[None, :]
+    split = big.stage_split
+    ok = (
+        (pp * v <= L)
+        & ~stage_split_fails(L, pp, split)
+        & ~((v > 1) & (pp == 1))
+        & ~auto_split_fails(L, pp, v, split)
+    )
+    step = np.where(v > 1, pp, 1)
+    m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
+    ok &= (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
+    pair_of, combo = np.nonzero(ok)  # by pair, then in (mbs, v) order
+    per_pair = np.bincount(pair_of, minlength=pairs.size)
+    starts = np.cumsum(per_pair) - per_pair
+    n_row = per_pair[inv]
+    b = np.repeat(np.arange(a.size), n_row)
+    k = np.arange(b.size) - np.repeat(np.cumsum(n_row) - n_row, n_row)  # position in its row
+    g = combo[starts[inv[b]] + k]
+    return b, mbs_g[g], v_g[g], m[inv[b], g], pp_b[b]
+
+
+def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
+    """enumerate_layouts times the recompute axis (varying fastest): the structurally valid
+    candidates in the search's order."""
+    c = enumerate_layouts(problems, prune)
+    rc = axis_values(problems[0])["rc"]
+    out = {k: np.repeat(v, rc.size) for k, v in c.items()}
+    out["rc"] = np.tile(rc, c["size"].size)
+    return out
+
+
+ENUMERATION_CACHE = 6  # enumerations kept (a sweep's model, over its stacks)
+_enumerations: dict[tuple[Any, ...], tuple[Columns, None, dict[str, Any]]] = {}
+
+
+def shared_layouts(problems: Sequence[LayoutProblem]) -> tuple[Columns, None, dict[str, Any]]:
+    """enumerate_layouts(problems), kept (ENUMERATION_CACHE of them) by what it reads, for families that
+    differ in their memory only (a sweep's accelerators with different stacks share the
+    enumeration): the model, the sequence and batch, the fixed axes, the scale-up domain, the
+    sizes, the axis ranges of the largest size (the others' pipeline ranges are their cards'
+    divisors), and the rules that read the stack (fused attention, sharding with pipelining, the
+    stage split). Returns (layouts, no subset index, what _Family derives from them alone); the
+    arrays are shared: nothing writes them."""
+    p, big = problems[0], max(problems, key=lambda q: q.cards)
+    key = (
+        p.arch,
+        p.counts,
+        p.seq_len,
+        p.global_batch_seqs,
+        tuple(sorted(p.fixed_normalized.items())),
+        p.domain_cards,
+        p.flash_attention,
+        p.sharded_with_pp,
+        p.stage_split,
+        tuple(q.cards for q in problems),
+        tuple((axis, tuple(v.tolist())) for axis, v in axis_values(big).items() if axis != "rc"),
+    )
+    found = _enumerations.pop(key, None)
+    if found is None:
+        found = enumerate_layouts(problems), None, {}
+    _enumerations[key] = found  # most recently used last
+    while len(_enumerations) > ENUMERATION_CACHE:
+        _enumerations.pop(next(iter(_enumerations)))
+    return found
+
+
+def clear() -> None:
+    """Forget the kept enumerations."""
+    _enumerations.clear()
