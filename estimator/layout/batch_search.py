@@ -466,6 +466,7 @@ class _Family:
         self.size = layouts["size"].size
         self.light: dict[tuple[int, int, int], MemoryBreakdown] = {}
         self.fitted: dict[float, list[Fitting]] = {}  # by HBM bytes (kept for a caller's memo only)
+        self.enumeration: tuple[Any, ...] | None = None  # _enumeration_key, for families kept in a store
 
     def rows(self, start: int, stop: int, idx: IntArray, code: int, width_pos: tuple[int, int]) -> Columns:
         """Layouts start + idx with recompute code `code` at position pos of a width-long axis."""
@@ -526,11 +527,41 @@ def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Fam
     )
     found = store.pop(key, None)
     if found is None:
-        found = _Family(p, enumerate_layouts(problems))
+        enumeration = _enumeration_key(problems)
+        found = _Family(p, _shared_layouts(problems, enumeration, store))
+        found.enumeration = enumeration
     store[key] = found  # most recently used last
     while len(store) > FAMILY_CACHE:
         store.pop(next(iter(store)))
     return found
+
+
+def _enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
+    """Everything enumerate_layouts reads: the stack enters only through flash_attention (the
+    sequence-parallel rule) and sharded_with_pp (the ZeRO rule), not through its memory."""
+    p = problems[0]
+    return (
+        p.arch,
+        p.seq_len,
+        p.global_batch_seqs,
+        tuple(sorted(p.fixed_normalized.items())),
+        p.domain_cards,
+        p.flash_attention,
+        p.sharded_with_pp,
+        tuple(q.cards for q in problems),
+    )
+
+
+def _shared_layouts(
+    problems: Sequence[LayoutProblem], enumeration: tuple[Any, ...], store: dict[tuple[Any, ...], _Family]
+) -> Columns:
+    """The layouts of a family in `store` with the same enumeration key (a plan's stack profiles
+    differ in memory and step time, rarely in what is enumerated), else enumerate_layouts(problems).
+    The columns are only read, never written, so families may share them."""
+    for family in store.values():
+        if family.enumeration == enumeration:
+            return family.layouts
+    return enumerate_layouts(problems)
 
 
 Fitting = tuple[Columns, MemoryBreakdown, FloatArray]

@@ -111,19 +111,7 @@ def size_for_deadline(
     layout_batch.best_layouts: a pass's fixed cost is most of a small block's), so a long scan
     costs few passes and a short one little more than its sizes; the first size that meets wins
     whatever the blocks."""
-    bounds = need(np.array([MAX_PLAUSIBLE_MFU, MIN_PLAUSIBLE_MFU]), None)
-    first = min(int(np.searchsorted(sizes, int(bounds[0]))), len(sizes) - 1)
-    last = int(bounds[1])
-    scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
-    for i in range(first, len(sizes)):
-        cards = int(sizes[i])
-        if (cards > last and scan) or len(scan) >= MAX_SIZING_EVALS:
-            break
-        if memo.fabric(cards) is None:
-            if scan:
-                break  # the fabric cannot grow that far
-            continue
-        scan.append(cards)
+    scan = _scan(sizes, need, memo)
     tried: dict[int, LayoutEval | None] = {}
     start, width = 0, SIZING_BLOCK
     while start < len(scan):
@@ -136,7 +124,7 @@ def size_for_deadline(
             if ok:
                 return cards, memo.built(cards), best
     if not tried:
-        cards = int(sizes[first])
+        cards = int(sizes[_first(sizes, need)])
         fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
         return cards, fabric, found.best
 
@@ -145,6 +133,37 @@ def size_for_deadline(
     share = ettr(sized, np.where(mfus > 0, mfus, 1.0)) if ettr is not None else np.ones(len(sized))
     cards = int(sized[int(np.argmax(sized * mfus * share))])  # the first of equals, as max() kept
     return cards, memo.built(cards), tried[cards]
+
+
+def _first(sizes: npt.NDArray[np.int64], need: Need) -> int:
+    """Where the scan starts: the first round size at least what a record MFU would need."""
+    record = need(np.array([MAX_PLAUSIBLE_MFU]), None)
+    return min(int(np.searchsorted(sizes, int(record[0]))), len(sizes) - 1)
+
+
+def _scan(sizes: npt.NDArray[np.int64], need: Need, memo: SizeMemo) -> list[int]:
+    """The sizes the scan visits, in order, each with a fabric: from _first upward, at most
+    MAX_SIZING_EVALS, up to where the fabric cannot grow, and none above what a typical-worst MFU
+    needs (the first kept whatever it needs).
+
+    The typical-worst need matters only up to the largest size the scan could keep, so it is
+    computed with that size as its limit (the rounds of need stop once it is passed: see Need),
+    after the fabrics decided the candidates: fewer fixed-point rounds than the exact count, and
+    the same sizes."""
+    scan: list[int] = []
+    for i in range(_first(sizes, need), len(sizes)):
+        if len(scan) >= MAX_SIZING_EVALS:
+            break
+        cards = int(sizes[i])
+        if memo.fabric(cards) is None:
+            if scan:
+                break  # the fabric cannot grow that far
+            continue
+        scan.append(cards)
+    if len(scan) > 1:
+        last = int(need(np.array([MIN_PLAUSIBLE_MFU]), np.array([scan[-1]], dtype=np.int64))[0])
+        scan = scan[:1] + [c for c in scan[1:] if c <= last]  # sizes ascend: a prefix
+    return scan
 
 
 def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list[bool]:

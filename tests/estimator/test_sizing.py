@@ -80,3 +80,38 @@ def test_a_limit_only_stops_the_rounds_of_needs_past_it(doc):
         got = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
         assert np.array_equal(got <= limit, full <= limit)
         assert np.array_equal(got[full <= limit], full[full <= limit])
+
+
+@pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
+def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
+    """deadline._scan computes the typical-worst need with the scan's largest size as its limit;
+    the sizes are those of the exact need (the loop as it stood before the limit)."""
+    from estimator.plan import deadline
+
+    r = resolve(validate_shape(doc))
+    flop = pricing.model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    multiple = plan.cards_multiple(r)
+    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+
+    def need(mfu, limit=None):
+        return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
+
+    sizes = plan.candidate_sizes(r, multiple)
+    memo = deadline.SizeMemo(r)
+    bounds = need(np.array([plan.MAX_PLAUSIBLE_MFU, deadline.MIN_PLAUSIBLE_MFU]))
+    first, last = min(int(np.searchsorted(sizes, int(bounds[0]))), len(sizes) - 1), int(bounds[1])
+    expected: list[int] = []
+    for cards in sizes[first:].tolist():
+        if (cards > last and expected) or len(expected) >= plan.MAX_SIZING_EVALS:
+            break
+        if memo.fabric(cards) is None:
+            if expected:
+                break
+            continue
+        expected.append(cards)
+    assert deadline._scan(sizes, need, memo) == expected
+    # and with a worst-case need below the scan's top: the scan stops there (a low MFU floor)
+    low = int(need(np.array([0.5]))[0])
+    capped = [c for c in expected[1:] if c <= low]
+    assert deadline._scan(sizes, lambda m, lim=None: need(np.maximum(m, 0.5), lim), memo)[1:] == capped

@@ -105,3 +105,23 @@ def test_a_dense_model_plans_alike_under_profiles_that_differ_only_in_moe_mechan
     assert stack["sensitivity"]["megatron-core-moe-2025"] == pytest.approx(
         stack["sensitivity"]["megatron-core-2025"], rel=1e-12
     )
+
+
+def test_profiles_sharing_one_enumeration_find_what_each_finds_alone():
+    """best_in with one families dict for all the profiles (they share the enumerated layouts where
+    only the memory or the step time differs) answers what a search of each profile alone answers."""
+    from estimator.layout import batch_search
+    from estimator.layout.stacks import profiles_for
+
+    r = resolve(
+        parse_scenario({**DSV3_H800, "model": {"preset": "llama-3.1-70b"}, "cluster": {"cards": 1024}})
+    )
+    problem = layout_problem(r, 1024, fabric_for(r, 1024))
+    families: dict = {}
+    for profile in profiles_for("nvidia", True):
+        p = dataclasses.replace(problem, stack=profile)
+        batch_search.clear_caches()
+        shared = batch_search.best_in(p, families)
+        assert shared == search(p).best, profile.id
+    layouts = {id(f.layouts) for f in families.values()}
+    assert len(layouts) < len(families)  # some profiles did share their enumeration
