@@ -16,6 +16,7 @@ copies.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,9 +188,11 @@ def layer_coefficients(
     return dense, moe
 
 
+@functools.lru_cache(maxsize=1024)
 def selective_saves_memory(arch: Architecture, selective: tuple[str, ...], flash_attention: bool) -> bool:
     """Whether selective recompute stores less than no recompute: the scores of an unfused kernel,
-    or any activation the recompute modules leave unstored (else the layout search skips it)."""
+    or any activation the recompute modules leave unstored (else the layout search skips it).
+    Remembered: a pure function of hashable inputs that every layout enumeration asks."""
     dense, moe = layer_coefficients(arch, False, selective)
     unstored = dense.selective_split + moe.selective_split + moe.selective_replicated
     return (not flash_attention and dense.selective_scores) or unstored > 0
