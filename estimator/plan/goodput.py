@@ -177,25 +177,39 @@ def at_cards(
 ) -> dict[str, Any]:
     """evaluate() at card counts whose fabric and storage are not designed yet: the switches and the
     hot tier's bandwidth from the vectorized twins of the designs (money.pricing.vectorized_counts)."""
+    return at_cards_of(r, tokens, st)(cards, mfu)
+
+
+def at_cards_of(
+    r: Resolved, tokens: ArrayLike | None = None, st: Settings | None = None
+) -> Callable[[ArrayLike, ArrayLike], dict[str, Any]]:
+    """at_cards(r, cards, mfu, tokens, st) as a function of (cards, mfu), what does not depend on
+    them (FLOPs, peak, the storage volumes) computed once: the deadline's fixed point calls it
+    every round."""
     s = r.scenario
     tokens = s.training.tokens if tokens is None else tokens
-    c = np.asarray(cards, dtype=np.int64)
-    nodes = -(-c // r.cards_per_node)
     peak = r.accelerator.peak_flops(s.training.precision)
     flop = model_flops(r)["flop_per_token"]
-    solve = np.asarray(tokens, dtype=float) * flop / (c * peak * np.asarray(mfu, dtype=float))
     state: dict[str, Any] = {}
-    vectorized_counts(r, tokens, state)(c, nodes, np.asarray(tokens, dtype=float) / solve)
-    return evaluate(
-        r,
-        cards=c,
-        nodes=nodes,
-        switches=state["fabric_switches"],
-        solve_s=solve,
-        write_bytes_per_s=state["hot_write_bytes_per_s"],
-        read_bytes_per_s=state["hot_read_bytes_per_s"],
-        st=st,
-    )
+    counts_for = vectorized_counts(r, tokens, state)
+
+    def at(cards: ArrayLike, mfu: ArrayLike) -> dict[str, Any]:
+        c = np.asarray(cards, dtype=np.int64)
+        nodes = -(-c // r.cards_per_node)
+        solve = np.asarray(tokens, dtype=float) * flop / (c * peak * np.asarray(mfu, dtype=float))
+        counts_for(c, nodes, np.asarray(tokens, dtype=float) / solve)
+        return evaluate(
+            r,
+            cards=c,
+            nodes=nodes,
+            switches=state["fabric_switches"],
+            solve_s=solve,
+            write_bytes_per_s=state["hot_write_bytes_per_s"],
+            read_bytes_per_s=state["hot_read_bytes_per_s"],
+            st=st,
+        )
+
+    return at
 
 
 def ettr_at(
@@ -205,10 +219,10 @@ def ettr_at(
     deadline sizing's fallback to the size of highest throughput; None when failures are not counted."""
     if not r.scenario.reliability.failures:
         return None
-    st = settings(r)
+    at = at_cards_of(r, tokens, settings(r))
 
     def ettr(cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        return np.asarray(at_cards(r, cards, mfu, tokens, st)["ettr"], dtype=np.float64)
+        return np.asarray(at(cards, mfu)["ettr"], dtype=np.float64)
 
     return ettr
 
@@ -236,9 +250,9 @@ def cards_for_deadline_with_failures(
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards
-    st = settings(r)
+    at = at_cards_of(r, tokens, settings(r))
     for _ in range(SIZING_ROUNDS):
-        ettr = np.maximum(np.asarray(at_cards(r, cards, mfu, tokens, st)["ettr"], dtype=float), 1e-3)
+        ettr = np.maximum(np.asarray(at(cards, mfu)["ettr"], dtype=float), 1e-3)
         grown = np.maximum(
             cards, cards_for_deadline(training_flop, np.asarray(seconds) * ettr, peak, mfu, multiple)
         )
