@@ -293,7 +293,16 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         bubble_fraction=bubble / step,
         recomputed_flop_per_card=_recomputed_flop(problem, c),
     )
-    return {k: np.broadcast_to(np.asarray(v, dtype=float), np.shape(step)) for k, v in out.items()}
+    shape = np.shape(step)
+    return {k: _full(v, shape) for k, v in out.items()}
+
+
+def _full(v: Num, shape: tuple[int, ...]) -> FloatArray:
+    """v as a float array of the step's shape: itself when it is one already (most terms are),
+    else a broadcast view (read-only, as every caller only reads the terms)."""
+    if isinstance(v, np.ndarray) and v.shape == shape and v.dtype == np.float64:
+        return v
+    return np.broadcast_to(np.asarray(v, dtype=float), shape)
 
 
 def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
