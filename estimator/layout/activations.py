@@ -126,6 +126,7 @@ def _moe_split(arch: Architecture, fp8: bool, storage: Storage, mlp_coeff: float
     return k * (dispatch + combine + (fc1 + act) * fe), (fc1 + act) * arch.n_shared_experts * fe
 
 
+@functools.lru_cache(maxsize=1024)  # pure, of hashable (frozen) inputs; every memory call asks it
 def layer_coefficients(
     arch: Architecture,
     fp8: bool = False,

@@ -345,7 +345,8 @@ def _stage_activations(
     c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective, policy.storage)
     act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
-    a_moe = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention)
+    # a dense model's stages hold no MoE layer: n_layers - n_dense = 0 adds the same 0.0 either way
+    a_moe = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention) if arch.is_moe else 0.0
     # full recompute re-materialises one layer's activations during its backward
     whole_dense = layer_activation_bytes(c_dense, *act_args, 0, policy.flash_attention)
     whole_moe = layer_activation_bytes(c_moe, *act_args, 0, policy.flash_attention) if arch.is_moe else 0.0
