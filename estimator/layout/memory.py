@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray, arr
+from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.activations import (
     LOGITS_BYTES,
     RECOMPUTE_CODES,
@@ -348,14 +348,14 @@ def _stage_activations(
     act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
     # a dense model's stages hold no MoE layer: n_layers - n_dense = 0 adds the same 0.0 either way
-    a_moe = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention) if arch.is_moe else 0.0
+    a_moe: Num = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention) if arch.is_moe else 0.0
     # full recompute re-materialises one layer's activations during its backward
     whole = _whole_layer(arch, seq_len, lay, policy) if whole is None else whole
     transient = np.where(rc == 2, whole, 0.0)
     pp = np.asarray(lay.pp, dtype=float)
     v = np.asarray(lay.virtual_stages, dtype=float)
     m = pp if lay.micro_batches is None else np.asarray(lay.micro_batches, dtype=float)
-    head = _mtp_activations(arch, seq_len, lay, policy, a_moe if arch.is_moe else a_dense)
+    head = _mtp_activations(arch, seq_len, lay, policy, arr(a_moe) if arch.is_moe else a_dense)
 
     def per_mb(n_layers: npt.ArrayLike, n_dense: npt.ArrayLike) -> FloatArray:
         return arr(np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe)
