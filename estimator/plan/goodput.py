@@ -104,9 +104,12 @@ def evaluate(
     write_bytes_per_s: ArrayLike,
     read_bytes_per_s: ArrayLike,
     st: Settings | None = None,
+    spread: bool = True,
 ) -> dict[str, Any]:
     """Goodput arrays of the scenario at these cluster sizes (broadcast): interruptions, interval,
-    checkpoint and restart seconds, the lost time by kind, wall seconds with P10-P90, ETTR."""
+    checkpoint and restart seconds, the lost time by kind, wall seconds with P10-P90, ETTR.
+    spread False leaves out the P10-P90 (wall_p10_s, wall_p90_s): what the deadline's fixed point,
+    which reads only ETTR, does not need."""
     st = st or settings(r)
     rates = rel.interruption_rate_per_s(
         {"card": cards, "node": nodes, "switch": switches}, st.rates, st.per, st.scale
@@ -142,10 +145,7 @@ def evaluate(
     lam_used, planned_used = lam * on + 0.0 * solve, st.planned_per_s * on + 0.0 * solve
     w = rel.wall_time(solve, tau, t["stall"] * on, lam_used, rework + restart, planned_used, planned_restart)
     n_unexpected, n_planned = lam_used * w["wall"], planned_used * w["wall"]
-    p10, p90 = rel.count_quantiles(n_unexpected, rel.rate_shape(rates, st.counts, st.scale_rel_sd))
-    base = solve + w["checkpoints"] + w["planned"]
-    per = rework + restart
-    return {
+    out = {
         "rates": rates,
         "mtbi_s": mtbi,
         "interval_s": tau,
@@ -159,8 +159,6 @@ def evaluate(
         "unexpected": n_unexpected,
         "planned": n_planned,
         "wall_s": w["wall"],
-        "wall_p10_s": base + p10 * per,
-        "wall_p90_s": base + p90 * per,
         "checkpoints_s": w["checkpoints"],
         "rework_total_s": n_unexpected * rework,
         "restarts_total_s": n_unexpected * restart,
@@ -170,6 +168,12 @@ def evaluate(
         "spare_coverage": coverage,
         "nodes_down": node_rate * st.repair_s,
     }
+    if spread:
+        p10, p90 = rel.count_quantiles(n_unexpected, rel.rate_shape(rates, st.counts, st.scale_rel_sd))
+        base = solve + w["checkpoints"] + w["planned"]
+        per = rework + restart
+        out["wall_p10_s"], out["wall_p90_s"] = base + p10 * per, base + p90 * per
+    return out
 
 
 def at_cards(
@@ -181,11 +185,11 @@ def at_cards(
 
 
 def at_cards_of(
-    r: Resolved, tokens: ArrayLike | None = None, st: Settings | None = None
+    r: Resolved, tokens: ArrayLike | None = None, st: Settings | None = None, spread: bool = True
 ) -> Callable[[ArrayLike, ArrayLike], dict[str, Any]]:
     """at_cards(r, cards, mfu, tokens, st) as a function of (cards, mfu), what does not depend on
     them (FLOPs, peak, the storage volumes) computed once: the deadline's fixed point calls it
-    every round."""
+    every round. spread: as evaluate's."""
     s = r.scenario
     tokens = s.training.tokens if tokens is None else tokens
     peak = r.accelerator.peak_flops(s.training.precision)
@@ -207,6 +211,7 @@ def at_cards_of(
             write_bytes_per_s=state["hot_write_bytes_per_s"],
             read_bytes_per_s=state["hot_read_bytes_per_s"],
             st=st,
+            spread=spread,
         )
 
     return at
@@ -219,7 +224,7 @@ def ettr_at(
     deadline sizing's fallback to the size of highest throughput; None when failures are not counted."""
     if not r.scenario.reliability.failures:
         return None
-    at = at_cards_of(r, tokens, settings(r))
+    at = at_cards_of(r, tokens, settings(r), spread=False)
 
     def ettr(cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         return np.asarray(at(cards, mfu)["ettr"], dtype=np.float64)
@@ -250,7 +255,7 @@ def cards_for_deadline_with_failures(
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards
-    at = at_cards_of(r, tokens, settings(r))
+    at = at_cards_of(r, tokens, settings(r), spread=False)  # the rounds read ETTR only
     for _ in range(SIZING_ROUNDS):
         ettr = np.maximum(np.asarray(at(cards, mfu)["ettr"], dtype=float), 1e-3)
         grown = np.maximum(
