@@ -112,6 +112,8 @@ AXES = {
     "model.sliding_window_pattern": _("Sliding-window pattern"),
     "model.num_nextn_predict_layers": _("Multi-token-prediction modules"),
     "model.layer_types": _("Layer types"),
+    "model.rope_scaling": _("Rotary scaling"),
+    "model.expert_bias": _("Expert biases"),
     "training.tokens": _("Training tokens"),
     "training.seq_len": _("Sequence length"),
     "training.global_batch_tokens": _("Global batch (tokens)"),

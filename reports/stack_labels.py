@@ -70,6 +70,9 @@ MECHANISM_LABELS: dict[str, Promise] = {
     "moe_probs_in_activation": _(
         "Routing probabilities applied in the experts' activation (Megatron-Core 0.13+)"
     ),
+    "unfused_kernels": _("Element-wise kernels run as separate PyTorch ops (unfused)"),
+    "unfused_rope_types": _("Rotary scalings applied without a fused kernel"),
+    "output_layer_sliced": _("Output layer computed in slices (one more copy of the logits)"),
 }
 MECHANISM_VALUES: dict[str, Promise] = {
     "norms": _("the norms"),
@@ -78,6 +81,8 @@ MECHANISM_VALUES: dict[str, Promise] = {
     "fused": _("fused"),
     "mcore06": _("Megatron-Core 0.6 (unfused)"),
 }
+# kernel and scaling names, the same in every language
+MECHANISM_NAMES = {"rope": "RoPE", "rmsnorm": "RMSNorm", "swiglu": "SwiGLU", "yarn": "YaRN"}
 
 
 def mechanism_rows(result: dict) -> list[tuple[str, str]]:
@@ -102,7 +107,9 @@ def _mechanism_value(value: object) -> str:
         return ", ".join(_mechanism_value(v) for v in value) if value else str(_("nothing"))
     if isinstance(value, str):
         word = MECHANISM_VALUES.get(value)
-        return str(word) if word is not None else value.upper() if value in ("fp32", "bf16") else value
+        if word is not None:
+            return str(word)
+        return value.upper() if value in ("fp32", "bf16") else MECHANISM_NAMES.get(value, value)
     return f.auto(value)
 
 

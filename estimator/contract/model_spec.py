@@ -62,6 +62,12 @@ class ModelSpec(BaseModel):
     layer_types: list[Literal["sliding_attention", "full_attention"]] | None = Field(
         None, max_length=limits.MAX_LAYERS
     )
+    # the object as config.json ships it (names, factors, flags, Phi-3's longrope lists, Qwen2-VL's
+    # mrope_section); only its rope_type is read and checked (config_json._rope_type)
+    rope_scaling: dict[str, Any] | None = Field(
+        None, max_length=40, description="config.json rope_scaling; its rope_type is read"
+    )
+    expert_bias: bool | None = Field(None, description="The routed experts carry linear biases (GPT-OSS)")
 
 
 # config.json names the core also reads (estimator.model.config_json.architecture_from_config): each alias is

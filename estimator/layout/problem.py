@@ -22,6 +22,7 @@ from estimator.layout.memory import (
 )
 from estimator.layout.stacks import STACKS, StackProfile
 from estimator.layout.steptime.ascend import ASCEND_MC2_EXPOSED_FRACTION, ASCEND_TRAINING_GEMM_FRACTION
+from estimator.layout.steptime.attention import TRITON_UNEVEN_HEAD_BACKWARD_FACTOR
 from estimator.layout.steptime.constants import (
     EXPERT_GEMM_OVERHEAD_S,
     EXPERT_HOST_S,
@@ -58,6 +59,12 @@ class LayoutProblem:
     on Ascend; ascend_gemm_fraction: gemm_fraction's Ascend counterpart (both
     estimator.layout.steptime.ascend; override for calibration only). core06_expert_factor: the
     expert block's time factor under Megatron-Core 0.6's MoE layer (steptime.moe_core06).
+    triton_uneven_backward: the Triton FlashAttention backward's factor at a head dimension below
+    its power-of-two block (steptime.attention.backward_slowdown; override for calibration only).
+    host_time_factor: host (CPU) time per eager operator relative to the x86 server hosts that
+    HOST_OP_S and EXPERT_HOST_S stand for; scales the MoE host floor and the operators issued after
+    the dispatcher's sync. Always 1.0 in plans: the Grace check of docs/steptime.md
+    (estimator.validation.host_cpu) finds no evidence for another value (what-if studies only).
     """
 
     arch: Architecture
@@ -87,6 +94,8 @@ class LayoutProblem:
     mc2_exposed_fraction: float = ASCEND_MC2_EXPOSED_FRACTION
     ascend_gemm_fraction: float = ASCEND_TRAINING_GEMM_FRACTION
     core06_expert_factor: float = MCORE06_EXPERT_TIME_FACTOR
+    triton_uneven_backward: float = TRITON_UNEVEN_HEAD_BACKWARD_FACTOR
+    host_time_factor: float = 1.0
 
     def __post_init__(self) -> None:
         errors = []

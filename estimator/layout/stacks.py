@@ -32,13 +32,17 @@ CHECKPOINT_MODES = ("sync", "async", "in-memory")  # estimator.cluster.reliabili
 # estimator.layout.steptime.context_parallel.CP_COMM_TYPES / CP_MERGES (kept here: no import cycle)
 _CHOICES = {
     "cp_comm_type": ("p2p", "allgather", "a2a", "a2a+p2p"),
-    "cp_merge": ("fused", "eager-fp32"),
+    "cp_merge": ("fused", "eager-fp32", "eager-npu"),
     "cross_entropy": ("fused", "mcore06"),
     "logits_dtype": ("fp32", "bf16"),
     "adam_moments": ("fp32", "bf16"),
 }
 # what a stack recomputes in every layout, whatever the layout's recompute setting (activations.layer_coefficients)
 ALWAYS_RECOMPUTE = ("norms", "mla_up_proj", "moe_act")
+# element-wise kernels a stack can run unfused (steptime.unfused.UNFUSED_BYTES prices each)
+UNFUSED_KERNELS = ("rope", "rmsnorm", "swiglu")
+# mechanisms given as a list of names, each from its set, each once
+_NAME_LISTS = {"always_recompute": ALWAYS_RECOMPUTE, "unfused_kernels": UNFUSED_KERNELS}
 RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
 # Megatron-Bridge releases 25.11-26.06 against 26.02 on the same published layouts (performance-summary-
 # archive.md, docs/sources.md#megatron-bridge; read 2026-12-02), by chip family and workload family:
@@ -135,7 +139,9 @@ class StackProfile:
     cp_load_balance: the causal sequence is split into 2·cp chunks, rank r holding r and 2cp-1-r
       (Megatron-Core get_batch_on_this_cp_rank; torch _RoundRobinLoadBalancer, on by default).
     cp_merge: how the ring's per-step partial outputs are merged: "fused" (Transformer Engine's
-      correction kernels) or "eager-fp32" (torch's _SDPAMerger: eager fp32 ops, fp32 gradients).
+      correction kernels; MindSpeed's npu_ring_attention_update under --use-fused-ring-attention-update),
+      "eager-fp32" (torch's _SDPAMerger: eager fp32 ops, fp32 gradients) or "eager-npu" (MindSpeed's
+      forward_update_without_fused, its default: eager ops on fp32 scales repeated to the head size).
     cp_repeat_kv: the model code expands grouped K/V heads to every query head before attention, so
       the ring moves query-sized K/V (torchtitan's Llama: repeat_kv before SDPA).
     cp_comm_types: the CP comm types the stack offers (an override must be one of them):
@@ -173,9 +179,25 @@ class StackProfile:
       MoE SwiGLU inputs (the experts' fc1 outputs) stored in FP8, the attention output (the input
       of the linear after attention, also used by the attention backward) in E5M6 (1.5 bytes), and
       the tokens dispatched to the experts in FP8 (quantised before the dispatch).
+    unfused_kernels: the element-wise kernels the stack runs as eager PyTorch ops instead of one fused
+      kernel (steptime.unfused): "rope" (MindSpeed-LLM without --use-fused-rotary-pos-emb: Megatron-Core
+      0.6's t·cos + rotate_half(t)·sin), "rmsnorm" (without --use-fused-rmsnorm: Megatron's RMSNorm in
+      fp32 ops), "swiglu" (without --use-fused-swiglu: silu(x0)·x1). () = all fused, every profile's
+      default; a row sets it from its script. The attention kernel is `attention_kernel` and the ring
+      update `cp_merge`.
+    output_layer_sliced: the output layer runs as N GEMMs whose logits are concatenated (MindSpeed-LLM
+      --output-layer-slice-num N > 1, modellink/core/tensor_parallel/layers.py): one more copy of the
+      logits forward and backward (steptime.step.SLICED_LOGIT_BYTES).
     adam_moments: the dtype of Adam's first and second moments: "fp32" (8 bytes, K = 12 with the
       fp32 master weight) or "bf16" (DeepSeek-V3 section 3.3.3: 4 bytes, K = 8; the master weights
       and the gradients stay fp32).
+    unfused_rope_types: the rotary scalings (Architecture.rope_type) the stack applies with the
+      unfused element-wise chain instead of a fused RoPE kernel (steptime.unfused). Megatron-Core
+      stacks: ("yarn",): Megatron-Bridge turns apply_rope_fusion off for any position_embedding_type
+      but "rope" (utils/fusions.py validate_rope_fusion_compatibility, v0.3.0), which GPT-OSS's
+      provider sets to "yarn", and Transformer Engine's fused RoPE refuses YaRN's mscale != 1
+      (megatron/core/models/common/embeddings/rope_utils.py apply_rotary_pos_emb); MLA's YaRN runs
+      under "rope" and keeps the fusion (docs/sources.md#megatron-bridge).
     release: the software release the profile stands for (its recipes' container or version); the
       published rows of that release are what its mechanisms were checked against.
     release_spread: ("chip family/workload", low, high) entries: throughput of the same published
@@ -226,6 +248,9 @@ class StackProfile:
     always_recompute: tuple[str, ...] = ()
     low_precision_cache: bool = False
     adam_moments: str = "fp32"
+    unfused_rope_types: tuple[str, ...] = ()
+    unfused_kernels: tuple[str, ...] = ()
+    output_layer_sliced: bool = False
 
     def memory_key(self) -> tuple[Any, ...]:
         """The profile's mechanisms that change per-card memory (a cache key of the layout search)."""
@@ -285,6 +310,8 @@ MECHANISMS = (
     "low_precision_cache",
     "adam_moments",
     "moe_probs_in_activation",
+    "unfused_kernels",
+    "output_layer_sliced",
 )
 MEMORY_MECHANISMS = (
     "selective_recompute",
@@ -312,6 +339,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
             moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
+            unfused_rope_types=("yarn",),
             vendors=("NVIDIA", "AMD"),
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
             "MoE tokens sent by the plain all-to-all.",
@@ -330,6 +358,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
             moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
+            unfused_rope_types=("yarn",),
             moe_dispatch_dedup=True,
             needs_fp8_hardware=True,
             summary="Current NVIDIA MoE recipes (Hopper and newer): as Megatron-Core, and a token crosses "
@@ -502,8 +531,9 @@ def resolve_stack(
         raise ScenarioError(errors)
     if "selective_recompute" in changes:
         changes["selective_recompute"] = _recompute_modules(changes["selective_recompute"])
-    if "always_recompute" in changes:
-        changes["always_recompute"] = tuple(changes["always_recompute"])
+    for key in _NAME_LISTS:
+        if key in changes:
+            changes[key] = tuple(changes[key])
     return dataclasses.replace(profile, **changes) if changes else profile
 
 
@@ -535,12 +565,13 @@ def _override_problem(key: str, value: Any) -> str:
         return "" if value in ATTENTION_KERNELS else f"must be one of {', '.join(ATTENTION_KERNELS)}"
     if key == "selective_recompute":
         return _recompute_problem(value)
-    if key == "always_recompute":
-        ok = isinstance(value, (list, tuple)) and all(v in ALWAYS_RECOMPUTE for v in value)
+    if key in _NAME_LISTS:
+        names = _NAME_LISTS[key]
+        ok = isinstance(value, (list, tuple)) and all(v in names for v in value)
         return (
             ""
             if ok and len(set(value)) == len(value)
-            else f"must be a list of: {', '.join(ALWAYS_RECOMPUTE)}, each once"
+            else f"must be a list of: {', '.join(names)}, each once"
         )
     if key == "checkpoint_mode":
         return "" if value in CHECKPOINT_MODES else f"must be one of {', '.join(CHECKPOINT_MODES)}"

@@ -50,7 +50,9 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
     num_key_value_heads = heads, intermediate_size = 4*hidden for 2-matrix MLPs, moe_intermediate_size
     = intermediate_size (Mixtral convention). Ignored (noted): Qwen3-MoE `mlp_only_layers` and
     `decoder_sparse_step` (all released Qwen3-MoE use [] and 1: every layer is MoE), DeepSeek
-    `moe_layer_freq`, linear biases. `base` (e.g. a preset's architecture) supplies fields the
+    `moe_layer_freq`, the linear biases of the attention and dense layers. Read for the element-wise
+    kernels (steptime.unfused): `rope_scaling.rope_type` and `expert_bias` (default: model_type
+    gpt_oss, whose experts always carry biases). `base` (e.g. a preset's architecture) supplies fields the
     mapping leaves out, so a preset can be overridden field by field.
     Raises ValueError naming the missing or malformed field.
     """
@@ -104,8 +106,24 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
         num_nextn_predict_layers=_int_field(
             "num_nextn_predict_layers", get("num_nextn_predict_layers", 0), 0
         ),
+        rope_type=_rope_type(mapping, base_fields),
+        expert_bias=bool(get("expert_bias", mapping.get("model_type") == "gpt_oss")),
         **mla,
     )
+
+
+def _rope_type(mapping: Mapping[str, Any], base_fields: Mapping[str, Any]) -> str:
+    """config.json `rope_scaling.rope_type` (older configs: `type`), lower case; a preset's own
+    value, else "default" (plain RoPE) without a `rope_scaling` object."""
+    scaling = mapping.get("rope_scaling")
+    if scaling is None:
+        return str(base_fields.get("rope_type") or "default")
+    if not isinstance(scaling, Mapping):
+        raise ValueError("rope_scaling must be an object of config.json fields")
+    kind = scaling.get("rope_type", scaling.get("type", "default"))
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(f"rope_scaling.rope_type must be a name, got {kind!r}")
+    return kind.lower()
 
 
 Getter = Callable[..., Any]  # a config.json field by name (aliases, then `base`), with a default

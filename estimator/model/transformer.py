@@ -50,6 +50,12 @@ class Architecture:
     # D sequential modules, each a projection of [RMSNorm(h); RMSNorm(emb)] (2h -> h), one transformer
     # block of the model's last-layer kind, and the shared output head with its own cross-entropy.
     num_nextn_predict_layers: int = 0
+    # Rotary scaling (config.json `rope_scaling.rope_type`, "default" without one; GPT-OSS and
+    # DeepSeek-V3 "yarn") and linear biases in the routed experts (GPT-OSS: its modeling code always
+    # has gate_up_proj_bias and down_proj_bias; config.json carries no flag): both only select which
+    # element-wise kernels a stack runs unfused (steptime.unfused).
+    rope_type: str = "default"
+    expert_bias: bool = False
 
     @property
     def is_moe(self) -> bool:

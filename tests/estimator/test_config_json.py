@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # (file, published total and active parameters, names of the file the estimator must not read)
 PUBLISHED = {
-    # Llama 3.1 model card: 8.03B
-    "llama-3.1-8b": (8.03e9, 8.03e9, {"architectures", "rope_scaling", "rope_theta", "torch_dtype"}),
+    # Llama 3.1 model card: 8.03B (rope_scaling is read since engine 2.37.0: its rope_type selects
+    # the stack's unfused RoPE, steptime.unfused)
+    "llama-3.1-8b": (8.03e9, 8.03e9, {"architectures", "rope_theta", "torch_dtype"}),
     # Qwen3-30B-A3B model card: 30.5B total, 3.3B activated
     "qwen3-30b-a3b": (
         30.5e9,

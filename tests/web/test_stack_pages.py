@@ -138,3 +138,21 @@ def test_the_stacks_memory_mechanisms_are_assumptions_of_the_report_in_both_lang
     assert cells[cells.index("Logits kept for the loss's backward in") + 1] == "BF16"
     assert cells[cells.index("Cross-entropy kernels") + 1] == "Megatron-Core 0.6 (unfused)"
     assert cells[cells.index("Recomputed in every layer's backward, whatever the layout") + 1] == "nothing"
+
+
+@pytest.mark.django_db
+def test_the_stacks_unfused_kernels_are_assumptions_of_the_report_in_both_languages(client, make_estimate):
+    """MindSpeed-LLM scripts without --use-fused-rotary-pos-emb / --use-fused-swiglu run those kernels
+    as eager ops, and --output-layer-slice-num copies the logits once more (engine 2.38.0): a
+    scenario that says so reads it back as an assumption, the kernels by their names."""
+    changed = {"stack_overrides": {"unfused_kernels": ["rope", "swiglu"], "output_layer_sliced": True}}
+    estimate = make_estimate(data={**MOE, "training": {**MOE["training"], **changed}})
+    cells = _cells(client, estimate.share_token)
+    assert (
+        cells[cells.index("Element-wise kernels run as separate PyTorch ops (unfused)") + 1] == "RoPE, SwiGLU"
+    )
+    assert cells[cells.index("Output layer computed in slices (one more copy of the logits)") + 1] == "yes"
+    zh = client.get(f"/zh-hans/r/{estimate.share_token}/").content.decode()
+    assert (
+        "以独立 PyTorch 算子运行（未融合）的逐元素算子" in zh and "输出层分片计算（logits 多复制一次）" in zh
+    )

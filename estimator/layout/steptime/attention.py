@@ -44,6 +44,13 @@ the Triton FlashAttention to the next power of two (flash_attn_triton.py: BLOCK_
 max(next_power_of_2(d), 16)), FlashAttention-2 to a multiple of 32 up to 128 and of 64 above
 (flash_api.cpp: round_multiple(head_size, head_size <= 128 ? 32 : 64)); MPT-30B's 112 runs as 128.
 cuDNN takes any multiple of 8.
+The Triton kernel's backward is slower still where the head dimension is not its block's power of two
+(`EVEN_HEADDIM` False: MPT-30B's 112 in a 128 block): every step of its inner loop over the query
+blocks then masks its loads and stores and adds four `tl.debug_barrier()` (block-wide syncs) that
+the 128 and 64 paths skip ("race condition" comments in `_bwd_kernel_one_col_block`; the file's header: "only tested on
+A100", "Make the backward for d=128 much faster"). No kernel timing of it is published, so the
+backward's time is multiplied by `TRITON_UNEVEN_HEAD_BACKWARD_FACTOR`, fitted once on the rows it
+applies to (`backward_slowdown`; estimator.validation.triton_head).
 """
 
 from __future__ import annotations
@@ -64,6 +71,9 @@ BACKWARD_TO_FORWARD_FUSED = 2.5
 BACKWARD_TO_FORWARD_UNFUSED = 2.0
 
 FA2_OVER_TRITON = 1.9  # FlashAttention-2 paper, section 4.1: 1.3-2.5x
+# fa-triton backward at a head dimension below its power-of-two block, over the priced backward:
+# fitted on the rows tagged fit = "triton-uneven-head" (estimator.validation.triton_head)
+TRITON_UNEVEN_HEAD_BACKWARD_FACTOR = 1.7
 # Hopper-generation kernels by head dimension 64, 128, 256 (FA3 paper's H100 sweeps; module docstring)
 _HOPPER_LOG2_DIMS = (6.0, 7.0, 8.0)
 _HOPPER_HEAD_FACTORS = (0.72, 1.0, 0.90)
@@ -107,6 +117,16 @@ def padded_head_dim(kernel: str, head_dim: float) -> float:
         step = 32 if head_dim <= 128 else 64
         return float(math.ceil(head_dim / step) * step)
     return float(head_dim)
+
+
+def backward_slowdown(
+    kernel: str, head_dim: float, factor: float = TRITON_UNEVEN_HEAD_BACKWARD_FACTOR
+) -> float:
+    """The fused backward's time over its priced rate (dimensionless): `factor` for the Triton
+    FlashAttention when the head dimension is not its block's power of two (the masked, barrier-laden
+    backward loop of the module docstring), 1 for every other kernel and head size."""
+    uneven = kernel == "fa-triton" and padded_head_dim(kernel, head_dim) != float(head_dim)
+    return float(factor) if uneven else 1.0
 
 
 def head_factor(kernel: str, family: str, head_dim: float) -> float:

@@ -51,6 +51,15 @@ per K/V element: the K/V packing (4), dK/dV += (10), _partial_update (8) and pac
 send (8): 30 B. Transformer Engine corrects the output in one fused kernel per step (read the
 step's bf16 output and the fp32 accumulator, write it: 10 B) and accumulates dQ / dKV in the
 gradients' dtype (6 B each; from the AttnFuncWithCPAndKVP2P code as we read it, not measured).
+MindSpeed's ring (megatron_cp_algo, mindspeed/core/context_parallel/ring_context_parallel.py and
+utils.py at v1.0.RC3_core_r0.6.0) without --use-fused-ring-attention-update ("eager-npu") merges each
+step in forward_update_without_fused: the fp32 max / sum statistics (8 per head and token, about
+10 eager ops of 12 B each: 7 B per output element of a 128-wide head), both output scales repeated
+to the head size and made contiguous (write 4, then read 4 + write 4: 24 B for the two), the two
+16-bit outputs times their fp32 scales (read 2 + 4, write 4: 20 B), their sum (read 8, write 4) and
+the cast back (read 4, write 2): 69 B per output element; K and V are packed once per forward, not per
+step, and the backward adds each step's dQ / dK / dV in place in 16 bit (6 B, as "fused"). With the
+flag, npu_ring_attention_update is one kernel: priced as "fused".
 Units: seconds, bytes, elements; per card, per layer and micro-batch.
 """
 
@@ -70,13 +79,17 @@ CP_COMM_TYPES = ("p2p", "allgather", "a2a", "a2a+p2p")
 # in it carry the ratios of the validation rows in it in their band (plan.evidence.widen_for_known_gap).
 KNOWN_GAP_ID = "compiled-ring-in-domain"
 KNOWN_GAP_MIN_CP = 4  # torchtitan 8B on one node: CP2 +5.1%, CP4 +41.0%, CP8 +47.4% (engine 2.26.0)
-CP_MERGES = ("fused", "eager-fp32")
+CP_MERGES = ("fused", "eager-fp32", "eager-npu")
 # bytes per attention-output element and ring step (forward), per query / key element (backward)
-_MERGE_FWD_Q_BYTES = {"eager-fp32": 38.0, "fused": 10.0}
-_MERGE_FWD_KV_BYTES = {"eager-fp32": 4.0, "fused": 0.0}
-_MERGE_BWD_Q_BYTES = {"eager-fp32": 18.0, "fused": 6.0}
-_MERGE_BWD_KV_BYTES = {"eager-fp32": 30.0, "fused": 6.0}
-_DKV_BYTES = {"eager-fp32": 4.0, "fused": 2.0}  # dKV travels in fp32 (torch convert_to_f32) or 16 bit
+_MERGE_FWD_Q_BYTES = {"eager-fp32": 38.0, "fused": 10.0, "eager-npu": 69.0}
+_MERGE_FWD_KV_BYTES = {"eager-fp32": 4.0, "fused": 0.0, "eager-npu": 0.0}
+_MERGE_BWD_Q_BYTES = {"eager-fp32": 18.0, "fused": 6.0, "eager-npu": 6.0}
+_MERGE_BWD_KV_BYTES = {"eager-fp32": 30.0, "fused": 6.0, "eager-npu": 6.0}
+_DKV_BYTES = {
+    "eager-fp32": 4.0,
+    "fused": 2.0,
+    "eager-npu": 2.0,
+}  # dKV in fp32 (torch convert_to_f32) or 16 bit
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from estimator.layout.steptime.ascend import (
 )
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.collectives import Fabric, group_bandwidth
-from estimator.layout.steptime.layer_compute import attention_passes
+from estimator.layout.steptime.layer_compute import attention_passes, backward_slowdown
 from estimator.layout.steptime.moe import (
     all_to_all_s,
     host_issue_s,
@@ -42,6 +42,7 @@ def cp_terms(
         kv_heads = arch.num_attention_heads if stack.cp_repeat_kv else arch.num_key_value_heads
         kv_elems = 2.0 * kv_heads * arch.head_dim
     n_fwd, bwd = attention_passes(problem, c)
+    bwd = bwd * backward_slowdown(problem) if stack.flash_attention else bwd
     per_pass = t_att / (n_fwd + bwd)
     shape = cpx.CpShape(
         cp=c.cp,
@@ -160,9 +161,10 @@ def host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> 
 
     Behind the dropless dispatcher's per-layer host synchronisation the host cannot queue work
     beyond the layer, so the layer lasts max(GPU time, host issue time) (moe.host_issue_s): small
-    micro-batches of many small experts on a fast GPU wait for the host."""
+    micro-batches of many small experts on a fast GPU wait for the host. The issue time is an x86
+    server host's; problem.host_time_factor scales it (1.0 in plans, docs/steptime.md "The host CPU")."""
     per_expert = problem.expert_host_s if problem.stack.per_expert_gemms else 0.0
-    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert)
+    host = host_issue_s(problem.arch, c.ep, c.passes, per_expert) * problem.host_time_factor
     gpu = sum(arr(v) for v in terms.values())
     return arr(np.maximum(host - gpu, 0.0))
 

@@ -1,8 +1,9 @@
 """Compute terms of one transformer layer and micro-batch on one card (s), vectorized over candidate
 layouts: the linears (gemm), the attention core (attention), the memory-bound element-wise kernels
-(elementwise), the routed experts and routing (moe_experts, moe_routing) and the host's launch cost
-(host_overhead), with what selective recompute (selective_extras) and the stack's always_recompute
-(always_extras) run again. The composition and the sources are in `step`'s docstring."""
+(elementwise, with the element-wise chains the stack leaves unfused: `unfused`), the routed experts
+and routing (moe_experts, moe_routing) and the host's launch cost (host_overhead), with what selective
+recompute (selective_extras) and the stack's always_recompute (always_extras) run again. The
+composition and the sources are in `step`'s docstring."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from estimator.layout.steptime.moe import (
 )
 from estimator.layout.steptime.moe_core06 import core06_experts_s
 from estimator.layout.steptime.rates import Rates
+from estimator.layout.steptime.unfused import unfused_expert_bias_s, unfused_rope_s, unfused_s
 from estimator.model.transformer import Architecture, mlp_matrices
 
 if TYPE_CHECKING:
@@ -55,6 +57,12 @@ def attention_passes(problem: LayoutProblem, c: Candidates) -> tuple[FloatArray,
     return arr(c.forward_passes + again), arr(att.backward_ratio(False) + 0.0 * c.tp)
 
 
+def backward_slowdown(problem: LayoutProblem) -> float:
+    """The fused attention backward's time over its priced rate (attention.backward_slowdown)."""
+    arch, stack = problem.arch, problem.stack
+    return att.backward_slowdown(stack.attention_kernel, float(arch.head_dim), problem.triton_uneven_backward)
+
+
 def ascend_fa(problem: LayoutProblem) -> bool:
     """The stack runs CANN FlashAttention on an Ascend chip."""
     return problem.stack.attention_kernel == "ascend-fa" and is_ascend(problem.accelerator.chip_family)
@@ -70,7 +78,7 @@ def attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: Rates)
     fwd = att.forward_flop_per_token(arch, s, stack.flash_attention) * tokens / c.tp
     n_fwd, bwd = attention_passes(problem, c)
     if stack.flash_attention:
-        passes = n_fwd + bwd
+        passes = n_fwd + bwd * backward_slowdown(problem)
         ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
         balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
         dims = att.score_dims(arch)
@@ -231,6 +239,10 @@ def compute_terms(
     rep = np.where(c.sp, c.tp, 1.0)
     t_elem = tokens * (ELEMENTWISE_H_BYTES * h / rep + act_coeff * ffn / c.tp) * c.passes / r.hbm
     t_elem = t_elem + mla_layout_s(arch, ascend_fa(problem), tokens, c.tp, c.passes, r.hbm)
+    t_elem = t_elem + unfused_rope_s(problem, c, tokens, r.hbm)
+    if moe:
+        t_elem = t_elem + unfused_expert_bias_s(problem, c, tokens, r.hbm, problem.moe_imbalance)
+    t_elem = t_elem + unfused_s(arch, stack.unfused_kernels, moe, c, tokens, r.hbm)
     gemm_again, elem_again = selective_extras(problem, c, r, moe, tokens, act_coeff)
     gemm_always, elem_always = always_extras(problem, c, r, moe, tokens, act_coeff)
     terms: dict[str, Num] = {
@@ -280,7 +292,8 @@ def moe_and_host_terms(
         )
         terms["moe_routing"] = routing_time_s(tokens, c.tp, arch, c.passes, r.hbm, imb)
         if stack.moe_host_sync and not stack.cuda_graphs:
-            host = host + MOE_OPS_AFTER_SYNC * HOST_OP_S * c.forward_passes
+            per_op = HOST_OP_S * problem.host_time_factor
+            host = host + MOE_OPS_AFTER_SYNC * per_op * c.forward_passes
     else:
         terms["moe_experts"] = terms["moe_routing"] = 0.0
     terms["host_overhead"] = host + 0.0 * c.tp

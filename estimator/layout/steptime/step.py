@@ -82,6 +82,11 @@ if TYPE_CHECKING:
 # place (read 4, write 4); backward scale in place (read 4, write 4) and the cast back (read 4,
 # write 2). Keyed by the stack's `cross_entropy`.
 LOGIT_BYTES = {"fused": 40.0, "mcore06": 52.0}
+# A sliced output layer (the stack's `output_layer_sliced`: MindSpeed-LLM --output-layer-slice-num,
+# modellink/core/tensor_parallel/layers.py at v1.0.RC3.0) concatenates the N GEMMs' 16-bit logits
+# (torch.cat: read 2, write 2) and its backward hands each GEMM a strided slice of the logits'
+# gradient, which Megatron-Core 0.6's linear backward makes contiguous (read 2, write 2).
+SLICED_LOGIT_BYTES = 8.0
 COMPUTE_TERMS = ("gemm", "attention", "elementwise", "moe_experts", "moe_routing")
 STAGE_TERMS = (*COMPUTE_TERMS, "host_overhead", "tp_comm", "cp_comm", "ep_comm")
 BREAKDOWN_KEYS = (
@@ -206,7 +211,10 @@ def _head_terms(problem: LayoutProblem, c: Candidates, r: Rates) -> dict[str, Nu
     tokens = float(problem.seq_len) / c.cp * c.mbs
     head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
     t_head = tokens / c.tp * 2.0 * head_params * 3.0 / r.bf16
-    t_loss = tokens / c.tp * arch.vocab_size * LOGIT_BYTES[problem.stack.cross_entropy] / r.hbm
+    logit_bytes = (
+        LOGIT_BYTES[problem.stack.cross_entropy] + SLICED_LOGIT_BYTES * problem.stack.output_layer_sliced
+    )
+    t_loss = tokens / c.tp * arch.vocab_size * logit_bytes / r.hbm
     return {"gemm": t_head, "elementwise": t_loss}
 
 
