@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -22,9 +23,17 @@ from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
 from estimator.plan.problem import evaluate_at, fabric_for, layout_problem
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
-# need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or None),
-# only the needs at most their limit are exact, the others some count above it
-Need = Callable[[npt.NDArray[np.float64], npt.NDArray[np.int64] | None], npt.NDArray[np.int64]]
+
+
+class Need(Protocol):
+    """need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or
+    None), only the needs at most their limit are exact, the others some count above it. first_only
+    (with a limit): only the first need at most its limit is exact (and those before it are above
+    theirs); the needs after it are some count (the rounds stop once that first one has settled)."""
+
+    def __call__(
+        self, mfus: npt.NDArray[np.float64], limit: npt.NDArray[np.int64] | None, /, first_only: bool = False
+    ) -> npt.NDArray[np.int64]: ...
 
 
 class SizeMemo:
@@ -171,16 +180,21 @@ def _scan(sizes: npt.NDArray[np.int64], need: Need, memo: SizeMemo) -> list[int]
 
 
 def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list[bool]:
-    """Per size of the block: its best layout meets the deadline (need(its MFU) <= its cards), the
-    needs of the whole block computed in one call (with the sizes as the limit: only whether each
-    need is at most its size matters)."""
+    """Per size of the block up to the first that meets: its best layout meets the deadline
+    (need(its MFU) <= its cards), the needs of the whole block computed in one call (with the sizes
+    as the limit: only whether each need is at most its size matters, and first_only: the scan
+    keeps the first size that meets, so the sizes after it are left False, unasked)."""
     has = [i for i, b in enumerate(found) if b is not None]
     ok = [False] * len(block)
     if has:
         mfus = np.array([float(found[i].predicted_mfu) for i in has])  # type: ignore[union-attr]
         limit = np.array([block[i] for i in has], dtype=np.int64)
-        for i, n in zip(has, np.asarray(need(mfus, limit)).reshape(-1).tolist(), strict=True):
-            ok[i] = n <= block[i]
+        for i, n in zip(
+            has, np.asarray(need(mfus, limit, first_only=True)).reshape(-1).tolist(), strict=True
+        ):
+            if n <= block[i]:
+                ok[i] = True
+                break  # the needs after the first that meets are not exact (first_only)
     return ok
 
 

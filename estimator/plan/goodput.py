@@ -241,6 +241,7 @@ def cards_for_deadline_with_failures(
     multiple: int,
     tokens: ArrayLike | None = None,
     limit: ArrayLike | None = None,
+    first_only: bool = False,
 ) -> np.ndarray:
     """The deadline rule with failures: the fewest cards (whole `multiple`s) whose wall time WITH
     interruptions, checkpoints and restarts fits `seconds`. Compute time must fit seconds x ETTR, and
@@ -251,7 +252,12 @@ def cards_for_deadline_with_failures(
     sizing: does a size meet the deadline). Each entry's rounds depend on that entry alone and its
     count never falls from one round to the next, so an entry that has grown past its limit stays
     past it: the rounds stop once every entry has settled or passed its limit. Entries at most their
-    limit are then the same as without it; the others are some count above their limit."""
+    limit are then the same as without it; the others are some count above their limit.
+
+    `first_only` (with a limit): the caller reads only the first entry at most its limit (deadline
+    sizing keeps the first size that meets). An entry that no longer grows has settled for good,
+    so the rounds also stop once the first entry not past its limit has settled: it and every
+    entry before it are then as above, the entries after it some count."""
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards
@@ -266,6 +272,10 @@ def cards_for_deadline_with_failures(
             break
         moving = grown != cards
         cards = grown
-        if limit is not None and not np.any(moving & (cards <= np.asarray(limit))):
-            break  # what still grows has passed its limit
+        if limit is not None:
+            within = cards <= np.asarray(limit)
+            if not np.any(moving & within):
+                break  # what still grows has passed its limit
+            if first_only and not np.ravel(moving)[int(np.argmax(within))]:
+                break  # the first entry within its limit has settled (those before it passed theirs)
     return cards

@@ -115,3 +115,25 @@ def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
     low = int(need(np.array([0.5]))[0])
     capped = [c for c in expected[1:] if c <= low]
     assert deadline._scan(sizes, lambda m, lim=None: need(np.maximum(m, 0.5), lim), memo)[1:] == capped
+
+
+@pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
+def test_first_only_keeps_the_first_need_within_its_limit(doc):
+    """cards_for_deadline_with_failures with first_only: the first entry at most its limit and the
+    entries before it are those of the limit alone (the deadline scan reads no other)."""
+    r = resolve(validate_shape(doc))
+    flop = pricing.model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    multiple = plan.cards_multiple(r)
+    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+    mfu = np.linspace(0.6, 0.2, 17)
+    full = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple)
+    for limit in (full - multiple, full, np.full(mfu.size, int(np.median(full))), full[::-1]):
+        within = np.flatnonzero(full <= limit)
+        got = cards_for_deadline_with_failures(
+            r, flop, seconds, peak, mfu, multiple, limit=limit, first_only=True
+        )
+        first = int(within[0]) if within.size else mfu.size
+        assert np.array_equal(got[:first] > limit[:first], np.ones(first, dtype=bool))
+        if within.size:
+            assert got[first] == full[first]
