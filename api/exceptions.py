@@ -69,7 +69,8 @@ def exception_handler(exc, context):
     wait = getattr(exc, "wait", None)  # Throttled sets it; the stubs do not declare it
     if isinstance(exc, exceptions.Throttled) and wait is not None:
         # DRF rounds the wait up and sends it as Retry-After: the message says the same number
-        message = f"too many requests; try again in {max(1, int(wait))} seconds"
+        seconds = max(1, int(wait))
+        message = f"too many requests; try again in {seconds} second{'' if seconds == 1 else 's'}"
         response.data = {"errors": [{"field": "", "message": message}]}
     else:
         response.data = {"errors": _flatten(response.data)}

@@ -1,6 +1,7 @@
 """CLI: python -m estimator {plan, diagnose, schema, catalog, validate}.
 
-Bad input exits 2 with `field: sentence` lines on stderr and no traceback.
+Bad input exits 2 with one line on stderr (`error: field: sentence`, `; ` between fields) and no
+traceback.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 # The CLI uses no pydantic plugin; looking for them scans every installed distribution's metadata
 # (importlib.metadata) when the first model is built, a tenth of a cold start.
@@ -175,8 +176,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its usage errors in one line (argparse prints the usage block first), exit 2
+    as for any bad input; the subcommands' parsers are of this class too (add_subparsers)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"error: {self.prog}: {message} (python -m estimator --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m estimator", description="ClusterPlan estimator")
+    parser = _Parser(prog="python -m estimator", description="ClusterPlan estimator")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("plan", help="plan one scenario (JSON file or - for stdin)")
     p.add_argument("scenario")
@@ -218,9 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         code: int = args.func(args)
         return code
-    except ScenarioError as exc:
-        for err in exc.errors:
-            sys.stderr.write(f"error: {err.field or '(scenario)'}: {err.message}\n")
+    except ScenarioError as exc:  # one line, however many fields are wrong (a shell reads one)
+        text = "; ".join(f"{err.field or '(scenario)'}: {err.message}" for err in exc.errors)
+        sys.stderr.write("error: " + " ".join(text.split()) + "\n")
         return EXIT_BAD_INPUT
     except RecursionError:
         sys.stderr.write("error: (scenario): nested too deeply\n")

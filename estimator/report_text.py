@@ -24,6 +24,22 @@ def si(value: float | None, unit: str = "", binary: bool = False) -> str:
     return f"{value:.3g} {unit}".strip()
 
 
+def days(value: float) -> str:
+    """A duration given in days, for the table: tenths from 10 days up ("30.2 days"), three
+    significant figures down to a tenth of a day ("4.72 days", "1 day"), and below that in hours,
+    minutes or seconds ("2.2 h", "35.2 min"), so a short run never reads "0.0 days"."""
+    if abs(value) >= 10:
+        return f"{value:,.1f} days"
+    if abs(value) >= 0.1 or value == 0:
+        text = f"{value:.3g}"
+        return f"{text} {'day' if text == '1' else 'days'}"
+    if abs(value) * 24 >= 1:
+        return f"{value * 24:.3g} h"
+    if abs(value) * 1440 >= 1:
+        return f"{value * 1440:.3g} min"
+    return f"{value * 86400:.3g} s"
+
+
 def _table(headers: list[str], rows: list[list[Any]]) -> str:
     cells = [[str(c) for c in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
@@ -71,8 +87,8 @@ def _goodput_rows(g: Mapping[str, Any] | None, c: Mapping[str, Any]) -> list[lis
     return [
         [
             "with failures",
-            f"{g['wall_clock_days']:.1f} days",
-            f"P10-P90 {g['wall_clock_days_p10']:.1f}-{g['wall_clock_days_p90']:.1f}; "
+            days(g["wall_clock_days"]),
+            f"P10-P90 {days(g['wall_clock_days_p10'])} - {days(g['wall_clock_days_p90'])}; "
             f"ETTR {g['effective_training_time_ratio']:.1%}" + _deadline(c),
         ],
         [
@@ -89,7 +105,7 @@ def _goodput_rows(g: Mapping[str, Any] | None, c: Mapping[str, Any]) -> list[lis
         ],
         [
             "time lost",
-            f"{sum(lost.values()):.1f} days",
+            days(sum(lost.values())),
             f"checkpoints {lost['checkpoints']:.1f}, rework {lost['rework']:.1f}, restarts {lost['restarts']:.1f}, "
             f"planned {lost['planned']:.1f}",
         ],
@@ -107,9 +123,15 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
             f"{si(c['flop_per_token'], 'FLOP')}/token x tokens",
         ],
         ["cards", f"{c['cards']:,}", f"{c['nodes']:,} nodes of {s['hardware'].get('cards_per_node') or ''}"],
-        ["wall-clock", f"{c['wall_clock_days']:.1f} days", f"at MFU {c['mfu']:.1%}, before failures"],
+        ["wall-clock", days(c["wall_clock_days"]), f"at MFU {c['mfu']:.1%}, before failures"],
         *_goodput_rows(r.get("goodput"), c),
-        ["accelerator-hours", f"{c['accelerator_hours']:,.0f}", ""],
+        [
+            "accelerator-hours",
+            f"{c['accelerator_hours']:,.0f}"
+            if c["accelerator_hours"] >= 10
+            else f"{c['accelerator_hours']:.3g}",
+            "",
+        ],
         ["throughput", f"{si(c['tokens_per_s'], 'tok/s')}", ""],
     ]
     if "power" in r:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from numbers import Real
 from typing import Any
 
 import plotly.graph_objects as go
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from . import formatting as f
 from . import goodput, labels
@@ -67,22 +69,46 @@ def _money_axis(cur: str, top: float) -> dict:
     }
 
 
+AXIS_NAME = re.compile(r"[xy]axis\d*")
+
+
+def _merge(into: dict, changes: dict) -> None:
+    """`changes` merged into `into`, nested dicts key by key (what update_layout does)."""
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
 def _layout(fig: go.Figure, title: str, **kw) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
-        margin={"l": 60, "r": 20, "t": 50, "b": 50},
-        height=kw.pop("height", 340),
-        legend={"orientation": "h", "y": -0.2},
-        paper_bgcolor="white",
-        plot_bgcolor="white",
-        separators=".,",
-        font={
-            "family": "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"
+    """The report's common layout over what the figure has set, then `kw` (`xaxis_title=` is
+    `xaxis={"title": ...}`, as in update_layout), every axis with the light grid. Assigned once as
+    a whole: update_layout and update_xaxes on a figure send each property through Plotly's
+    change batching, most of the report's figure building (issue 27); the figure is the same."""
+    layout = fig.layout.to_plotly_json()
+    layout.pop("template", None)  # the default template, which the assignment sets again
+    _merge(
+        layout,
+        {
+            "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+            "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+            "height": kw.pop("height", 340),
+            "legend": {"orientation": "h", "y": -0.2},
+            "paper_bgcolor": "white",
+            "plot_bgcolor": "white",
+            "separators": ".,",
+            "font": {
+                "family": "system-ui, -apple-system, 'Segoe UI', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"
+            },
         },
-        **kw,
     )
-    fig.update_xaxes(gridcolor="#eee", zeroline=False)
-    fig.update_yaxes(gridcolor="#eee", zeroline=False)
+    for key, value in kw.items():
+        axis, _sep, prop = key.partition("_")
+        _merge(layout, {axis: {prop: value}} if prop and AXIS_NAME.fullmatch(axis) else {key: value})
+    for axis in ["xaxis", "yaxis", *(k for k in layout if AXIS_NAME.fullmatch(k))]:
+        _merge(layout, {axis: {"gridcolor": "#eee", "zeroline": False}})
+    fig.layout = layout
     return fig
 
 
@@ -108,9 +134,8 @@ def step_time(result: dict) -> go.Figure | None:
         )
     total = _n(dig(result, "parallelism.step_time_s"))
     title = _("Step time: %(t)s") % {"t": f.seconds(total)} if total else _("Step time")
-    _layout(fig, title, barmode="stack", xaxis_title=_("seconds"), height=280)
-    fig.update_layout(legend={"orientation": "h", "y": -0.45, "traceorder": "normal"})
-    return fig
+    legend = {"orientation": "h", "y": -0.45, "traceorder": "normal"}
+    return _layout(fig, title, barmode="stack", xaxis_title=_("seconds"), height=280, legend=legend)
 
 
 def memory(result: dict) -> go.Figure | None:
@@ -382,7 +407,12 @@ def planes(result: dict) -> go.Figure | None:
             textposition="outside",
             hovertemplate="%{fullData.name}<br>%{x}: %{y:,.0f}<extra></extra>",
         )
-    title = _("Both planes, whole cluster: %(n)s supernodes") % {"n": f.count(n)}
+    shown = f.count(n)
+    title = ngettext(
+        "Both planes, whole cluster: %(n)s supernode",
+        "Both planes, whole cluster: %(n)s supernodes",
+        f.plural_n(shown),
+    ) % {"n": shown}
     counts = [v for _name, values in series for v in values if v]
     axis = {"type": "log", "title": _("count (log scale)"), **log_ticks(counts, f.count)}
     return _layout(fig, title, barmode="group", yaxis=axis, height=380)

@@ -14,6 +14,7 @@ from numbers import Real
 from babel import Locale
 from babel import numbers as babel
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from api.locale import (
     default_currency as default_currency,  # re-exported: reports.formatting.default_currency
@@ -177,16 +178,24 @@ def seconds(value) -> str:
     return _("%(value)s h") % {"value": _sig(v / 3600)}
 
 
+def plural_n(shown: str) -> int:
+    """The count ngettext chooses the form by, from the number as shown: "1" is singular (1.0
+    shown as "1" too), anything else plural (English: 0 days, 1.5 days; Chinese has one form)."""
+    return 1 if shown == "1" else 2
+
+
 def days(value) -> str:
     if not _ok(value):
         return DASH
-    return _("%(value)s days") % {"value": _sig(float(value))}
+    shown = _sig(float(value))
+    return ngettext("%(value)s day", "%(value)s days", plural_n(shown)) % {"value": shown}
 
 
 def months(value) -> str:
     if not _ok(value):
         return DASH
-    return _("%(value)s months") % {"value": _sig(float(value))}
+    shown = _sig(float(value))
+    return ngettext("%(value)s month", "%(value)s months", plural_n(shown)) % {"value": shown}
 
 
 def percent(value, decimals: int = 1) -> str:

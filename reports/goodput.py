@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from estimator.dotted import get_path as dig
 
@@ -16,7 +16,10 @@ from . import labels
 # (label, path, kind) of the working table "Failures, checkpoints and restarts"
 TABLE = [
     (gettext_lazy("Wall-clock time with failures"), "goodput.wall_clock_days", "days"),
+    # a percent sign, not a placeholder: without the flag makemessages marks the translation fuzzy
+    # xgettext:no-python-format
     (gettext_lazy("80% likely from"), "goodput.wall_clock_days_p10", "days"),
+    # xgettext:no-python-format
     (gettext_lazy("80% likely to"), "goodput.wall_clock_days_p90", "days"),
     (gettext_lazy("Effective training time (ETTR)"), "goodput.effective_training_time_ratio", "percent"),
     (gettext_lazy("Expected interruptions"), "goodput.expected_interruptions", "count"),
@@ -36,6 +39,7 @@ TABLE = [
     (gettext_lazy("Time lost to planned maintenance"), "goodput.lost_days.planned", "days"),
     (gettext_lazy("Hot standby nodes"), "goodput.spares.nodes", "count"),
     (
+        # xgettext:no-python-format
         gettext_lazy("Hot standby nodes that would cover 95% of node failures"),
         "goodput.spares.suggested",
         "count",
@@ -50,14 +54,19 @@ def why(result: dict) -> str:
         return ""
     if not g.get("failures_counted"):
         return _("Failures are not counted in this plan (reliability.failures is false).")
-    return _(
+    n = f.count(g.get("expected_interruptions"))
+    return ngettext(
+        "%(compute)s of computing, plus %(lost)s lost to %(n)s interruption (one every %(mtbi)s h), "
+        "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
+        "80%% likely between %(low)s and %(high)s.",
         "%(compute)s of computing, plus %(lost)s lost to %(n)s interruptions (one every %(mtbi)s h), "
         "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
-        "80%% likely between %(low)s and %(high)s."
+        "80%% likely between %(low)s and %(high)s.",
+        f.plural_n(n),
     ) % {
         "compute": f.days(g.get("compute_days")),
         "lost": f.days(sum((g.get("lost_days") or {}).values())),
-        "n": f.count(g.get("expected_interruptions")),
+        "n": n,
         "mtbi": f.number(g.get("mean_time_between_interruptions_h"), 1),
         "interval": f.seconds(g.get("checkpoint_interval_s")),
         "mode": labels.checkpoint_mode(str(g.get("checkpoint_mode"))),
@@ -117,14 +126,15 @@ def figure(result: dict) -> go.Figure | None:
             hovertemplate="%{fullData.name}: %{x:.3g}<extra></extra>",
         )
     title = _("Where the time goes: %(days)s with failures") % {"days": f.days(g.get("wall_clock_days"))}
-    fig.update_layout(
-        title={"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
-        barmode="stack",
-        height=260,
-        margin={"l": 60, "r": 20, "t": 50, "b": 50},
-        legend={"orientation": "h", "y": -0.45},
-        xaxis_title=_("days"),
-        paper_bgcolor="white",
-        plot_bgcolor="white",
-    )
+    # assigned whole: update_layout sends each property through Plotly's change batching (issue 27)
+    fig.layout = {
+        "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},
+        "barmode": "stack",
+        "height": 260,
+        "margin": {"l": 60, "r": 20, "t": 50, "b": 50},
+        "legend": {"orientation": "h", "y": -0.45},
+        "xaxis": {"title": {"text": _("days")}},
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+    }
     return fig

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, gettext_noop
+from django.utils.translation import gettext_lazy, gettext_noop, ngettext_lazy
 
 from . import formatting as f
 from . import labels
@@ -76,20 +76,39 @@ MESSAGES: dict[str, str] = {
     "mfu-optimistic": gettext_noop(
         "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
     ),
-    "no-feasible-layout": gettext_noop(
-        "No parallel layout fits in HBM on %(cards)s cards. Add cards, use a larger-memory accelerator or a shorter sequence."
-    ),
-    "no-possible-layout": gettext_noop(
-        "No parallel layout is possible on %(cards)s cards with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s."
-    ),
     "assumed-shape": gettext_noop(
         "Known only by its size (%(params)s parameters), the model is assumed to have %(basis_name)s's width: "
         "%(num_hidden_layers)s layers, hidden %(hidden_size)s, %(num_attention_heads)s heads, "
         "%(num_key_value_heads)s KV heads, FFN %(intermediate_size)s, vocabulary %(vocab_size)s; the counts "
         "are scaled to exactly that size."
     ),
-    "config-fields-ignored": gettext_noop(
-        "%(count)s config.json field(s) the estimator does not read were ignored: %(fields)s."
+    # fixed parallelism fields the model cannot take (estimator.contract.resolve._check_parallelism)
+    "fixed-tp-heads": gettext_noop("must divide the %(heads)s attention heads"),
+    "fixed-tp-kv-heads": gettext_noop("must divide the %(heads)s KV heads"),
+    "fixed-pp-layers": gettext_noop("cannot exceed the %(layers)s layers"),
+    "fixed-ep-dense": gettext_noop("expert parallelism needs a mixture-of-experts model"),
+    "fixed-ep-experts": gettext_noop("must divide the %(experts)s experts"),
+    "fixed-virtual-stages-pp": gettext_noop("interleaving needs parallelism.pp > 1"),
+    "fixed-dp-cards": gettext_noop("%(names)s = %(product)s must equal cluster.cards = %(cards)s"),
+    "fixed-layout-cards": gettext_noop("%(names)s = %(product)s must divide cluster.cards = %(cards)s"),
+    "fixed-expert-tp-dense": gettext_noop("expert tensor parallelism needs a mixture-of-experts model"),
+    "fixed-stage-layers": gettext_noop(
+        "the first and last pipeline stages hold more than the %(layers)s layers"
+    ),
+    "deadline-needs-too-many-cards": gettext_noop(
+        "Training %(tokens)s tokens in %(target_days)s needs at least %(cards)s cards even at an MFU of %(mfu)s, more than "
+        "the %(max_cards)s cards of the largest cluster this network can build. Allow more days, train fewer "
+        "tokens or use switches with more ports."
+    ),
+    "deadline-unmet-with-failures": gettext_noop(
+        "Training %(tokens)s tokens in %(target_days)s needs %(cards)s cards at an MFU of %(mfu)s without "
+        "interruptions, but counting them no cluster up to the %(max_cards)s cards this network can build "
+        "finishes in time: more cards are interrupted more often. Allow more days, train fewer tokens or "
+        "restart faster."
+    ),
+    "no-cluster-holds-the-model": gettext_noop(
+        "No cluster this network can build (up to %(max_cards)s cards) holds the model in HBM: use an "
+        "accelerator with more memory, a shorter sequence or switches with more ports."
     ),
     "deadline-missed": gettext_noop("The plan takes %(days)s, more than the %(target_days)s target."),
     "over-budget": gettext_noop(
@@ -330,6 +349,59 @@ MESSAGES: dict[str, str] = {
     ),
 }
 
+# Sentences that count something: code -> (the counted param, the sentence in its singular and
+# plural forms); render chooses the form with ngettext by the count as shown (zh_Hans has one form).
+PLURALS: dict[str, tuple[str, Any]] = {
+    "no-feasible-layout": (
+        "cards",
+        ngettext_lazy(
+            "No parallel layout fits in HBM on %(cards)s card. Add cards, use a larger-memory accelerator or a shorter sequence.",
+            "No parallel layout fits in HBM on %(cards)s cards. Add cards, use a larger-memory accelerator or a shorter sequence.",
+            "n",
+        ),
+    ),
+    "budget-cards-hold-no-layout": (
+        "cards",
+        ngettext_lazy(
+            "No parallel layout fits in HBM on the %(cards)s card the budget buys. Raise the budget, use a larger-memory accelerator or a shorter sequence.",
+            "No parallel layout fits in HBM on the %(cards)s cards the budget buys. Raise the budget, use a larger-memory accelerator or a shorter sequence.",
+            "n",
+        ),
+    ),
+    "no-possible-layout": (
+        "cards",
+        ngettext_lazy(
+            "No parallel layout is possible on %(cards)s card with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s.",
+            "No parallel layout is possible on %(cards)s cards with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s.",
+            "n",
+        ),
+    ),
+    "budget-buys-no-cluster": (
+        "cards",
+        ngettext_lazy(
+            "The budget of %(budget)s does not buy the smallest cluster: %(cards)s card for %(capex)s.",
+            "The budget of %(budget)s does not buy the smallest cluster: %(cards)s cards for %(capex)s.",
+            "n",
+        ),
+    ),
+    "config-missing-fields": (
+        "count",
+        ngettext_lazy(
+            "model config is missing the required field %(fields)s",
+            "model config is missing the required fields %(fields)s",
+            "n",
+        ),
+    ),
+    "config-fields-ignored": (
+        "count",
+        ngettext_lazy(
+            "%(count)s config.json field the estimator does not read was ignored: %(fields)s.",
+            "%(count)s config.json fields the estimator does not read were ignored: %(fields)s.",
+            "n",
+        ),
+    ),
+}
+
 SEVERITIES = {
     "error": gettext_lazy("error"),
     "warning": gettext_lazy("warning"),
@@ -408,6 +480,12 @@ PARAM_KINDS = {
     "domain": "count",
     "nodes": "count",
     "cards": "count",
+    "max_cards": "count",
+    "heads": "count",
+    "layers": "count",
+    "experts": "count",
+    "product": "count",
+    "tokens": "big",
     "low": "count",
     "high": "count",
     "micro_batches": "count",
@@ -483,17 +561,20 @@ def _param(name: str, value: Any, currency: str) -> str:
 
 
 def known(code: str) -> bool:
-    return code in MESSAGES
+    return code in MESSAGES or code in PLURALS
 
 
 def render(code: str | None, params: dict | None, default: str = "", currency: str = "USD") -> str:
     """The sentence of `code` in the active language with its params formatted; the core's English
     `default` when the code is unknown (or a param is missing)."""
-    if not code or code not in MESSAGES:
+    if not code or not known(code):
         return default
     params = params if isinstance(params, dict) else {}
     values = {k: _param(k, v, params.get("currency") or currency) for k, v in params.items()}
     try:
+        if code in PLURALS:
+            counted, sentence = PLURALS[code]
+            return str(sentence % {**values, "n": f.plural_n(values[counted])})
         return _(MESSAGES[code]) % values if "%(" in MESSAGES[code] else _(MESSAGES[code]).replace("%%", "%")
     except (KeyError, TypeError, ValueError):
         return default
@@ -652,6 +733,7 @@ SENTENCES = {
     gettext_noop("no plan: the fixed layout does not divide the cards, or the fabric is too large"),
     gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
     gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
+    gettext_noop("no plan: the deadline needs more cards than the largest cluster this network can build"),
 }
 
 

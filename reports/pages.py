@@ -150,6 +150,7 @@ def _budget_block(result: dict, cur: str) -> dict | None:
         else {
             "cards": fmt.count(affords.get("cards")),
             "nodes": fmt.count(affords.get("nodes")),
+            "servers": int(affords.get("nodes") or 0),  # the count the sentence's plural follows
             "capex": fmt.money(affords.get("capex"), cur),
             "days": fmt.days(affords.get("days")),
         },

@@ -11,7 +11,7 @@ from numbers import Real
 from typing import Any
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from estimator.dotted import get_path as dig
 
@@ -259,19 +259,25 @@ def band_text(band: Any) -> str:
         return _("The band is ±25%% of the MFU you gave: an assumption, not evidence.")
     if band.get("source") != "evidence":
         return ""
-    text = _(
-        "The band is earned from %(rows)s published runs of %(basis)s, whose measured speed was %(low)s to %(high)s of the prediction."
+    rows = f.count(band.get("rows"))
+    text = ngettext(
+        "The band is earned from %(rows)s published run of %(basis)s, whose measured speed was %(low)s to %(high)s of the prediction.",
+        "The band is earned from %(rows)s published runs of %(basis)s, whose measured speed was %(low)s to %(high)s of the prediction.",
+        f.plural_n(rows),
     ) % {
-        "rows": f.count(band.get("rows")),
+        "rows": rows,
         "basis": _class_words(str(band.get("basis", ""))),
         "low": f.percent(band.get("p10_ratio"), 0),
         "high": f.percent(band.get("p90_ratio"), 0),
     }
     widened = band.get("widened_by") or []
     if "few-rows" in widened:
-        text += " " + _("This plan's own class has only %(own)s such runs, so their spread widens it.") % {
-            "own": f.count(band.get("own_rows"))
-        }
+        own = f.count(band.get("own_rows"))
+        text += " " + ngettext(
+            "This plan's own class has only %(own)s such run, so its spread widens the band.",
+            "This plan's own class has only %(own)s such runs, so their spread widens it.",
+            f.plural_n(own),
+        ) % {"own": own}
     if "peak-range" in widened:
         text += " " + _("Widened because sources disagree on the chip's peak FLOP/s.")
     if "release-spread" in widened:

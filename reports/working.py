@@ -4,7 +4,7 @@ chosen layout beat the runners-up). Pure functions of the stored result (no data
 from __future__ import annotations
 
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from . import formatting as f
 from . import goodput, labels, stack_labels
@@ -246,9 +246,12 @@ def story(result: dict) -> list[str]:
             "preferred (%(evaluated)s layouts evaluated, %(feasible)s fit in memory)."
         )
     else:
-        first = _(
+        first = ngettext(
+            "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; it is the only layout "
+            "evaluated (%(feasible)s fits in memory).",
             "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; it is the fastest of the "
-            "%(evaluated)s layouts evaluated (%(feasible)s fit in memory)."
+            "%(evaluated)s layouts evaluated (%(feasible)s fit in memory).",
+            f.plural_n(values["evaluated"]),
         )
     out = [first % values]
     r0 = best.get("tokens_per_s")

@@ -27,7 +27,7 @@ from estimator.cluster.scaleup import (
     unit_bill,
     vpc_access,
 )
-from estimator.contract.price_book import priced
+from estimator.contract.book_pricing import priced
 from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutEval, LayoutProblem, LayoutSearch, search
 

@@ -10,24 +10,25 @@ book does not name keep the catalog's price. Explicit scenario fields (`cost.ser
 
 The scenario names a book by reference (`cost.price_book`, "<team>/<book>[@<version>]"); the
 caller (the web layer, or the CLI's --price-book file) supplies `PriceBook` documents keyed by
-reference, and `estimator.contract.resolve.resolve` applies the named one. Book prices are in the book's
-`currency`; a CNY book is converted with the scenario's `cost.usd_to_cny` (catalog default when
-absent), the same rate the report converts back with, so a CNY report shows the book's figures.
+reference, and `estimator.contract.resolve.resolve` applies the named one
+(`estimator.contract.book_pricing`). Book prices are in the book's `currency`; a CNY book is
+converted with the scenario's `cost.usd_to_cny` (catalog default when absent), the same rate the
+report converts back with, so a CNY report shows the book's figures.
+
+This module is the book document only (pydantic models and their parsing): a plan without a book
+never imports it (issue 27, cold start); applying a book is `book_pricing`, pydantic-free.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import re
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel as _Base
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from estimator import catalog
-from estimator.catalog.entries import Source
 from estimator.contract.fields import PRICE_BOOK_REFERENCE, _message, _number, _path
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
@@ -156,101 +157,3 @@ def parse_reference(ref: str) -> tuple[str, str, int | None]:
     team, rest = ref.split("/", 1)
     book, _, version = rest.partition("@")
     return team, book, int(version) if version else None
-
-
-def pick(ref: str | None, books: Mapping[str, PriceBook] | None) -> PriceBook | None:
-    """The book a scenario's `cost.price_book` names, from what the caller supplied."""
-    if ref is None:
-        return None
-    book = (books or {}).get(ref)
-    if book is None:
-        raise ScenarioError(
-            f"price book '{ref}' was not supplied (the web product resolves it among your teams' "
-            "books; the CLI takes it with --price-book FILE)",
-            "cost.price_book",
-        )
-    return book
-
-
-def usd_per_unit(book: PriceBook, usd_to_cny: float) -> float:
-    """USD per unit of the book's currency: the one conversion of book prices into the core's USD."""
-    return 1.0 if book.currency == "USD" else 1.0 / usd_to_cny
-
-
-T = TypeVar("T")
-
-
-_SOURCE_PREFIX = "price book "
-
-
-def _source(book: PriceBook) -> Source:
-    return Source(source=f"{_SOURCE_PREFIX}{book.label}", as_of=book.price_date.isoformat())
-
-
-def source_text(book: PriceBook) -> str:
-    """How a report cites a price the book set: "price book <name> v<N> (<date>)"."""
-    return f"{_SOURCE_PREFIX}{book.label} ({book.price_date.isoformat()})"
-
-
-def book_note(entry: Any, field: str = "price_usd") -> str:
-    """ ", price book <label>" when the entry's `field` came from a price book, else ""."""
-    src = getattr(entry, "sources", {}).get(field)
-    return f", {src.source}" if src is not None and src.source.startswith(_SOURCE_PREFIX) else ""
-
-
-def priced(entry: T, kind: str, book: PriceBook | None, usd_to_cny: float, field: str = "price_usd") -> T:
-    """A catalog entry with its `field` price from the book when the book names its id."""
-    if book is None:
-        return entry
-    table: dict[str, float] = getattr(book.prices, kind)
-    entry_id = getattr(entry, "id", None)
-    if entry_id not in table:
-        return entry
-    sources = {**getattr(entry, "sources", {}), field: _source(book)}
-    value = table[entry_id] * usd_per_unit(book, usd_to_cny)
-    return dataclasses.replace(entry, **{field: value, "sources": sources})  # type: ignore[type-var]
-
-
-def priced_cloud(entry: T, book: PriceBook | None, usd_to_cny: float) -> T:
-    """An accelerator with the book's cloud rates (on demand, reserved) where the book gives them."""
-    if book is None:
-        return entry
-    rates = book.prices.cloud.get(getattr(entry, "id", ""))
-    if rates is None:
-        return entry
-    fx = usd_per_unit(book, usd_to_cny)
-    changes: dict[str, Any] = {}
-    sources = dict(getattr(entry, "sources", {}))
-    if rates.on_demand is not None:
-        changes["cloud_price_usd_per_card_hour"] = rates.on_demand * fx
-        sources["cloud_price_usd_per_card_hour"] = _source(book)
-    if rates.reserved is not None:
-        changes["cloud_reserved_usd_per_card_hour"] = rates.reserved * fx
-        sources["cloud_reserved_usd_per_card_hour"] = _source(book)
-    if not changes:
-        return entry
-    return dataclasses.replace(entry, **changes, sources=sources)  # type: ignore[type-var]
-
-
-def electricity_usd(book: PriceBook | None, usd_to_cny: float) -> float | None:
-    """The book's electricity price in USD per kWh, or None when it gives none."""
-    if book is None or book.prices.electricity_per_kwh is None:
-        return None
-    return book.prices.electricity_per_kwh * usd_per_unit(book, usd_to_cny)
-
-
-def assumption(book: PriceBook) -> dict[str, Any]:
-    """The report's assumption row naming the book ("Price book: name vN (date, currency)")."""
-    return {
-        "name": "price book",
-        "value": book.version,
-        "unit": "",
-        "source": f"{book.label} ({book.price_date.isoformat()}, {book.currency})",
-        "code": "assumption.price-book",
-        "params": {
-            "book": book.name,
-            "version": book.version,
-            "date": book.price_date.isoformat(),
-            "currency": book.currency,
-        },
-    }

@@ -9,22 +9,24 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from estimator import catalog
 from estimator.catalog.entries import Accelerator, Server
-from estimator.contract import price_book
+from estimator.contract import book_pricing
 from estimator.contract.assumed_shape import assumed_architecture, assumed_shape, basis_for
-from estimator.contract.price_book import PriceBook
 from estimator.contract.scenario import InlineAccelerator, Parallelism, Scenario, validate_shape
 from estimator.errors import FieldError, ScenarioError
-from estimator.model.config_json import architecture_from_config
+from estimator.model.config_json import MissingFieldsError, architecture_from_config
 from estimator.model.transformer import (
     Architecture,
     ParamCounts,
     param_counts,
     scale_counts,
 )
+
+if TYPE_CHECKING:  # annotations only: the book's pydantic models load where a book is parsed
+    from estimator.contract.price_book import PriceBook
 
 _NUMERIC_ACCEL_FIELDS = {
     f.name for f in dataclasses.fields(Accelerator) if f.type in ("float", "int", "float | None")
@@ -51,7 +53,7 @@ class Resolved:
     notes: tuple[str, ...] = ()
     price_book: PriceBook | None = None  # the book cost.price_book named, already applied to the entries
     book_usd_to_cny: float = (
-        1.0  # the rate converting a CNY book (estimator.contract.price_book.usd_per_unit)
+        1.0  # the rate converting a CNY book (estimator.contract.book_pricing.usd_per_unit)
     )
     # a pilot run's fitted factors (estimator.plan.calibration): every compute rate and the links'
     # achieved bandwidth of the step-time model are scaled by them; 1.0 without calibration.pilot
@@ -99,6 +101,9 @@ def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, li
         name = scenario.name or "custom model"
     try:
         arch = architecture_from_config({**given, **(spec.model_extra or {})}, base=base_arch)
+    except MissingFieldsError as exc:
+        params = {"count": len(exc.fields), "fields": ", ".join(exc.fields)}
+        raise ScenarioError([FieldError("model", str(exc), "config-missing-fields", params)]) from None
     except (ValueError, TypeError, KeyError) as exc:
         raise ScenarioError(str(exc).strip("'\""), "model") from None
     _check_architecture(arch)
@@ -130,8 +135,8 @@ def _accelerator(scenario: Scenario, book: PriceBook | None = None, usd_to_cny: 
                 f"unknown accelerator '{hw.accelerator}'; known: {known}", "hardware.accelerator"
             ) from None
         # the book replaces the catalog's prices; the scenario's overrides below still win
-        acc = price_book.priced_cloud(
-            price_book.priced(acc, "accelerators", book, usd_to_cny), book, usd_to_cny
+        acc = book_pricing.priced_cloud(
+            book_pricing.priced(acc, "accelerators", book, usd_to_cny), book, usd_to_cny
         )
     if hw.overrides:
         bad = sorted(set(hw.overrides) - _NUMERIC_ACCEL_FIELDS)
@@ -172,37 +177,89 @@ def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None
     if p.tp is not None:
         if arch.num_attention_heads % p.tp:
             errors.append(
-                FieldError("parallelism.tp", f"must divide the {arch.num_attention_heads} attention heads")
+                FieldError(
+                    "parallelism.tp",
+                    f"must divide the {arch.num_attention_heads} attention heads",
+                    "fixed-tp-heads",
+                    {"heads": arch.num_attention_heads},
+                )
             )
         elif not arch.is_mla and arch.num_key_value_heads % p.tp:
             # Megatron-LM splits the KV heads (query groups) over TP ranks: TP must divide them too
             errors.append(
-                FieldError("parallelism.tp", f"must divide the {arch.num_key_value_heads} KV heads")
+                FieldError(
+                    "parallelism.tp",
+                    f"must divide the {arch.num_key_value_heads} KV heads",
+                    "fixed-tp-kv-heads",
+                    {"heads": arch.num_key_value_heads},
+                )
             )
     if p.pp is not None and p.pp > arch.num_hidden_layers:
-        errors.append(FieldError("parallelism.pp", f"cannot exceed the {arch.num_hidden_layers} layers"))
+        errors.append(
+            FieldError(
+                "parallelism.pp",
+                f"cannot exceed the {arch.num_hidden_layers} layers",
+                "fixed-pp-layers",
+                {"layers": arch.num_hidden_layers},
+            )
+        )
     if p.ep is not None and p.ep > 1:
         if not arch.is_moe:
-            errors.append(FieldError("parallelism.ep", "expert parallelism needs a mixture-of-experts model"))
+            errors.append(
+                FieldError(
+                    "parallelism.ep", "expert parallelism needs a mixture-of-experts model", "fixed-ep-dense"
+                )
+            )
         elif arch.num_experts % p.ep:
-            errors.append(FieldError("parallelism.ep", f"must divide the {arch.num_experts} experts"))
+            errors.append(
+                FieldError(
+                    "parallelism.ep",
+                    f"must divide the {arch.num_experts} experts",
+                    "fixed-ep-experts",
+                    {"experts": arch.num_experts},
+                )
+            )
     errors.extend(_check_folding_and_stages(p, arch))
     if p.virtual_stages is not None and p.virtual_stages > 1 and (p.pp or 1) == 1 and p.pp is not None:
-        errors.append(FieldError("parallelism.virtual_stages", "interleaving needs parallelism.pp > 1"))
-    if cards is not None:
-        names = "·".join(n for n in ("tp", "pp", "cp", "dp") if getattr(p, n) is not None)
-        prod = p.layout_cards
-        if not p.fits_cards(cards):
-            if p.dp_fixed:
-                errors.append(
-                    FieldError("parallelism.dp", f"{names} = {prod} must equal cluster.cards = {cards}")
-                )
-            else:
-                errors.append(
-                    FieldError("parallelism", f"{names} = {prod} must divide cluster.cards = {cards}")
-                )
+        errors.append(
+            FieldError(
+                "parallelism.virtual_stages",
+                "interleaving needs parallelism.pp > 1",
+                "fixed-virtual-stages-pp",
+            )
+        )
+    errors.extend(_check_layout_cards(p, cards))
     if errors:
         raise ScenarioError(errors)
+
+
+def _check_layout_cards(p: Parallelism, cards: int | None) -> list[FieldError]:
+    """The fixed degrees against the given cards: equal to them when DP is fixed too, else dividing them."""
+    if cards is None:
+        return []
+    errors: list[FieldError] = []
+    names = "·".join(n for n in ("tp", "pp", "cp", "dp") if getattr(p, n) is not None)
+    prod = p.layout_cards
+    if not p.fits_cards(cards):
+        if p.dp_fixed:
+            errors.append(
+                FieldError(
+                    "parallelism.dp",
+                    f"{names} = {prod} must equal cluster.cards = {cards}",
+                    "fixed-dp-cards",
+                    {"names": names, "product": prod, "cards": cards},
+                )
+            )
+        else:
+            errors.append(
+                FieldError(
+                    "parallelism",
+                    f"{names} = {prod} must divide cluster.cards = {cards}",
+                    "fixed-layout-cards",
+                    {"names": names, "product": prod, "cards": cards},
+                )
+            )
+    return errors
 
 
 def _check_folding_and_stages(p: Parallelism, arch: Architecture) -> list[FieldError]:
@@ -212,7 +269,11 @@ def _check_folding_and_stages(p: Parallelism, arch: Architecture) -> list[FieldE
     errors = []
     if p.expert_tp is not None and p.expert_tp > 1 and not arch.is_moe:
         errors.append(
-            FieldError("parallelism.expert_tp", "expert tensor parallelism needs a mixture-of-experts model")
+            FieldError(
+                "parallelism.expert_tp",
+                "expert tensor parallelism needs a mixture-of-experts model",
+                "fixed-expert-tp-dense",
+            )
         )
     if (p.first_stage_layers or 0) + (p.last_stage_layers or 0) > arch.num_hidden_layers:
         field = (
@@ -224,6 +285,8 @@ def _check_folding_and_stages(p: Parallelism, arch: Architecture) -> list[FieldE
             FieldError(
                 field,
                 f"the first and last pipeline stages hold more than the {arch.num_hidden_layers} layers",
+                "fixed-stage-layers",
+                {"layers": arch.num_hidden_layers},
             )
         )
     return errors
@@ -234,10 +297,10 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
     by reference), the one `cost.price_book` names replaces the catalog's prices."""
     name, arch, counts, exact, notes = _model(scenario)
     defaults = catalog.defaults()
-    book = price_book.pick(scenario.cost.price_book, books)
+    book = book_pricing.pick(scenario.cost.price_book, books)
     book_fx = scenario.cost.usd_to_cny or defaults["usd_to_cny"]
     acc = _accelerator(scenario, book, book_fx)
-    server = price_book.priced(_server(scenario, acc), "servers", book, book_fx, "chassis_price_usd")
+    server = book_pricing.priced(_server(scenario, acc), "servers", book, book_fx, "chassis_price_usd")
     hw, net = scenario.hardware, scenario.network
     cards_per_node = hw.cards_per_node or server.cards_per_node
     seq_len = scenario.training.seq_len or getattr(_preset_or_none(scenario), "default_seq_len", None) or 4096
@@ -313,7 +376,7 @@ def normalized(r: Resolved) -> dict[str, Any]:
 
 def electricity_usd_per_kwh(r: Resolved) -> float:
     """The electricity price when the scenario gives none: the price book's, else the catalog's."""
-    from_book = price_book.electricity_usd(r.price_book, r.book_usd_to_cny)
+    from_book = book_pricing.electricity_usd(r.price_book, r.book_usd_to_cny)
     return r.defaults["electricity_usd_per_kwh"] if from_book is None else from_book
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from estimator.arrays import unique_sorted
 from estimator.dotted import get_path, pop_path, set_path
 from estimator.errors import FieldError, ScenarioError
 
@@ -240,7 +241,7 @@ def _sample_values(values: tuple[Any, ...], limit: int) -> list[Any]:
         return list(values)
     if _kind(values[0]) == "number":
         ordered = sorted(values)
-        picks = np.unique(np.linspace(0, len(ordered) - 1, limit).round().astype(int))
+        picks = unique_sorted(np.linspace(0, len(ordered) - 1, limit).round().astype(int))
         return [ordered[i] for i in picks]
     return list(values)
 

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray
+from estimator.arrays import FloatArray, unique_sorted
 from estimator.layout import answers, prune
 from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, Columns, IntArray, time_by_stem
 from estimator.layout.enumeration import (
@@ -308,7 +308,7 @@ def _best_layouts(
     win = order[np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])]  # each size's best candidate
     j, r, z = (a[win] for a in at)
     t = {k: np.empty(win.size) for k in EVAL_TIME_KEYS}
-    for part in np.unique(j).tolist():  # the winners' times, gathered from the slices they are in
+    for part in unique_sorted(j).tolist():  # the winners' times, gathered from the slices they are in
         sel = np.flatnonzero(j == part)
         for k in EVAL_TIME_KEYS:
             t[k][sel] = np.asarray(times[part][k])[r[sel], z[sel]]

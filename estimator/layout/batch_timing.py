@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray
+from estimator.arrays import FloatArray, unique_sorted
 from estimator.layout.enumeration import axis_values
 from estimator.layout.memory import RECOMPUTE_CODES
 from estimator.layout.search import LayoutProblem, evaluate_time, speed_bin
@@ -86,7 +86,7 @@ def time_by_stem(
     local = np.empty(heads.size, dtype=np.int64)
     ranks = np.full((heads.size, stages.size), -1, dtype=np.int64)  # per row: column of each stage
     loose = np.zeros(heads.size, dtype=bool)  # rows of the small groups
-    for mask in np.unique(needs):
+    for mask in unique_sorted(needs):
         cols = np.flatnonzero((int(mask) >> np.arange(stages.size)) & 1)
         group = np.flatnonzero(needs == mask)
         if group.size * cols.size < GRID_MIN:

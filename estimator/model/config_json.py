@@ -39,6 +39,16 @@ def _int_field(name: str, value: Any, minimum: int = 0) -> int:
     return int(value)
 
 
+class MissingFieldsError(ValueError):
+    """config.json lacks fields the architecture needs; `fields` names them (the web layer words
+    the refusal from them, code config-missing-fields)."""
+
+    def __init__(self, fields: list[str]):
+        self.fields = fields
+        noun = "field" if len(fields) == 1 else "fields"
+        super().__init__(f"model config is missing the required {noun} {', '.join(fields)}")
+
+
 def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | None = None) -> Architecture:
     """Build an Architecture from a Hugging Face `config.json` dict (or any mapping of its names).
 
@@ -68,7 +78,7 @@ def architecture_from_config(mapping: Mapping[str, Any], base: Architecture | No
 
     missing = [f for f in _REQUIRED if get(f) is None]
     if missing:
-        raise ValueError(f"model config is missing required field(s): {', '.join(missing)}")
+        raise MissingFieldsError(missing)
     layers = _int_field("num_hidden_layers", get("num_hidden_layers"), 1)
     hidden = _int_field("hidden_size", get("hidden_size"), 1)
     heads = _int_field("num_attention_heads", get("num_attention_heads"), 1)

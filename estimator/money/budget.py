@@ -27,6 +27,7 @@ from estimator.errors import FieldError, ScenarioError
 from estimator.limits import MAX_CARDS
 from estimator.money.pricing import equipment, facility, model_flops, prices, vectorized_counts
 from estimator.money.rollup import Sizing, rollup
+from estimator.words import counted
 
 # MFU used to size the storage tiers' write bandwidth while the layout is not yet known: the top of
 # published large-scale records (MegaScale 55 %), so the storage is never under-priced.
@@ -101,12 +102,20 @@ def cards_for_budget(r: Any, multiple: int, mfu: float | None) -> int:
     capex = capex_by_size(r, sizes, mfu)
     i = largest_within(sizes, capex, budget)
     if i is None:
+        currency = r.scenario.cost.currency
         raise ScenarioError(
             [
                 FieldError(
                     "cluster.budget",
-                    f"the budget of {budget:,.0f} {r.scenario.cost.currency} does not buy the smallest "
-                    f"cluster ({int(sizes[0])} cards cost {float(capex[0]):,.0f})",
+                    f"The budget of {budget:,.0f} {currency} does not buy the smallest cluster: "
+                    f"{counted(int(sizes[0]), 'card')} for {float(capex[0]):,.0f} {currency}.",
+                    "budget-buys-no-cluster",
+                    {
+                        "budget": budget,
+                        "currency": currency,
+                        "cards": int(sizes[0]),
+                        "capex": float(capex[0]),
+                    },
                 )
             ]
         )

@@ -16,7 +16,7 @@ from estimator.catalog.entries import Drive
 from estimator.cluster.network import fabric_counts, storage_fabric_counts
 from estimator.cluster.storage import StorageInputs, storage_counts, volumes
 from estimator.cluster.supernode import facility_fields
-from estimator.contract.price_book import book_note, priced
+from estimator.contract.book_pricing import book_note, priced
 from estimator.contract.resolve import Resolved, electricity_usd_per_kwh
 from estimator.errors import ScenarioError
 from estimator.model.transformer import flops_per_token_terms

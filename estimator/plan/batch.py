@@ -42,6 +42,7 @@ from estimator.plan.compose import (
     problem_at,
     resolved_stack,
     size_for_deadline,
+    smallest_fitting,
 )
 from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.pilot import calibrated, fit_pilot
@@ -239,8 +240,9 @@ def _predicted(
     size: npt.NDArray[np.float64],
     given_cards: bool,
     rows: IntArray,
-) -> tuple[IntArray, npt.NDArray[np.float64], dict[str, npt.NDArray[Any]]]:
-    """Cards, MFU and layout columns of the rows without an MFU, from the layout model: one
+) -> tuple[IntArray, npt.NDArray[np.float64], dict[str, npt.NDArray[Any]], npt.NDArray[np.bool_]]:
+    """Cards, MFU, layout columns and "past the largest cluster" of the rows without an MFU (a
+    deadline no cluster the network builds meets: deadline.too_many_cards), from the layout model: one
     vectorized search for all distinct card counts of the group (cards given), or deadline sizing
     per distinct (tokens, days) sharing one memo of searched sizes (plan.SizeMemo). The same
     numbers as plan.choose_cluster row by row."""
@@ -248,6 +250,7 @@ def _predicted(
     peak = r.accelerator.peak_flops(s.training.precision)
     memo = SizeMemo(r, reuse=True)
     picks: dict[tuple[float, float], tuple[int, LayoutEval | None]] = {}
+    too_large: set[tuple[float, float]] = set()
     if given_cards:
         distinct = sorted({int(size[i]) for i in rows})
         with_fabric = [c for c in distinct if memo.fabric(c) is not None]
@@ -277,13 +280,22 @@ def _predicted(
                     r, flop, seconds, peak, mfu, multiple, tok, limit, first_only=first_only
                 )
 
-            chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
+            try:
+                chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
+            except ScenarioError as exc:  # this row's deadline only: the others of the group still plan
+                if exc.errors[0].code not in (
+                    "deadline-needs-too-many-cards",
+                    "deadline-unmet-with-failures",
+                ):
+                    raise
+                chosen, best = int(sizes[0]), None  # a size that builds; the row gets no figures
+                too_large.add(key)
             picks[key] = (chosen, best)
     cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
     bests = [picks[k][1] for k in keys]
     # no layout at these cards: no MFU, so no figures (no figure without a plan, plan.refusal)
     mfu = np.array([np.nan if b is None else b.predicted_mfu for b in bests])
-    return cards, mfu, _layout_columns(bests)
+    return cards, mfu, _layout_columns(bests), np.array([k in too_large for k in keys], dtype=bool)
 
 
 def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
@@ -295,6 +307,20 @@ def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
     has = dict(zip(distinct, memo.fits(distinct), strict=True))  # memory only, no step time
     without = np.array([not has.get(c, True) for c in values.tolist()], dtype=bool)
     return without[where.reshape(-1)]
+
+
+def _grow_to_fit(r: Resolved, cards: IntArray, unplanned: npt.NDArray[np.bool_], rows: IntArray) -> None:
+    """Rows (a deadline, an MFU given) whose cards hold no layout: the smallest round size above
+    them that does, as deadline.cards_for_given_mfu sizes one scenario (in place; rows with no such
+    size stay unplanned)."""
+    memo = SizeMemo(r, reuse=True)
+    sizes = candidate_sizes(r, cards_multiple(r))
+    grow = rows[unplanned[rows]]
+    for c in np.unique(cards[grow]).tolist():
+        fit = smallest_fitting(sizes, int(np.searchsorted(sizes, c, side="right")), memo)
+        if fit is not None:
+            same = grow[cards[grow] == c]
+            cards[same], unplanned[same] = int(sizes[fit]), False
 
 
 IntArray = npt.NDArray[np.int64]
@@ -357,15 +383,18 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
             r, flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r), tokens
         )
     layout = _empty_layout_columns(n)
+    too_large = np.zeros(n, dtype=bool)
     rows = np.flatnonzero(slow)
     if rows.size:
-        cards[rows], mfu[rows], found = _predicted(r, tokens, size, given_cards, rows)
+        cards[rows], mfu[rows], found, too_large[rows] = _predicted(r, tokens, size, given_cards, rows)
         for f, v in found.items():
             layout[f][rows] = v
     given = np.flatnonzero(~slow)
     unplanned = np.isnan(mfu)
     if given.size:
         unplanned[given] = _without_layout(r, cards[given])
+        if not given_cards:  # a deadline's cards grow to the smallest round size that fits (plan.choose)
+            _grow_to_fit(r, cards, unplanned, given)
     mfu = np.where(unplanned, np.nan, mfu)
     state: dict[str, Any] = {}
     sizing = Sizing(
@@ -395,11 +424,13 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     )
     errors[~ok & ~structural & unplanned] = NO_LAYOUT
     errors[never] = NEVER_FINISHES
+    errors[too_large] = TOO_LARGE
     values["_error"] = errors
     return values
 
 
 NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more than the time between them"
+TOO_LARGE = "no plan: the deadline needs more cards than the largest cluster this network can build"
 
 
 def _goodput_columns(r: Resolved, values: dict[str, Any], state: dict[str, Any]) -> dict[str, np.ndarray]:

@@ -14,7 +14,7 @@ from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.budget import cards_for_budget
 from estimator.plan import goodput
 from estimator.plan.chosen import ClusterChoice
-from estimator.plan.deadline import SizeMemo, candidate_sizes, size_for_deadline
+from estimator.plan.deadline import SizeMemo, candidate_sizes, cards_for_given_mfu, size_for_deadline
 from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.problem import cards_multiple, evaluate_at, layout_problem, layouts_at
 from estimator.plan.refusal import refusal
@@ -45,8 +45,8 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
             r, training_flop, seconds, peak, mfu, multiple, limit=limit, first_only=first_only
         )
 
-    if given_mfu is not None:
-        cards = int(need(given_mfu))
+    if given_mfu is not None:  # grown to the smallest round size that fits where need's does not
+        cards = cards_for_given_mfu(r, int(need(given_mfu)), given_mfu, SizeMemo(r))
         return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from estimator import ENGINE_VERSION, catalog
-from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import Resolved, normalized, resolve
 from estimator.contract.scenario import validate_shape
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
@@ -33,6 +32,7 @@ from estimator.plan.deadline import (
     SizeMemo,
     candidate_sizes,
     size_for_deadline,
+    smallest_fitting,
 )
 from estimator.plan.problem import (
     cards_multiple,
@@ -46,6 +46,9 @@ from estimator.plan.result import Plan, Result
 from estimator.plan.sections import assemble
 from estimator.plan.serialise import to_json_dict
 from estimator.plan.sizing import budget_affords, goodput_of, size_plan
+
+if TYPE_CHECKING:  # annotations only: the book's pydantic models load where a book is parsed
+    from estimator.contract.price_book import PriceBook
 
 __all__ = [
     "MAX_PLAUSIBLE_MFU",
@@ -69,6 +72,7 @@ __all__ = [
     "scaleup_domain",
     "size_for_deadline",
     "size_plan",
+    "smallest_fitting",
 ]
 
 

@@ -12,15 +12,19 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from estimator.arrays import unique_sorted
 from estimator.cluster.network import Fabric
 from estimator.contract.resolve import Resolved
-from estimator.errors import ScenarioError
+from estimator.errors import FieldError, ScenarioError
 from estimator.layout.batch_search import any_fits, best_layouts
 from estimator.layout.search import LayoutEval, LayoutProblem
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
-from estimator.plan.problem import evaluate_at, fabric_for, layout_problem
+from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
+from estimator.money.pricing import model_flops
+from estimator.plan.problem import cards_multiple, evaluate_at, fabric_for, layout_problem, layouts_at
+from estimator.words import counted
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 
@@ -34,6 +38,10 @@ class Need(Protocol):
     def __call__(
         self, mfus: npt.NDArray[np.float64], limit: npt.NDArray[np.int64] | None, /, first_only: bool = False
     ) -> npt.NDArray[np.int64]: ...
+
+
+# ettr(cards, mfus) -> the share of wall time that trains at each (plan.goodput.ettr_at)
+Ettr = Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]]
 
 
 class SizeMemo:
@@ -106,7 +114,7 @@ def size_for_deadline(
     sizes: npt.NDArray[np.int64],
     need: Need,
     memo: SizeMemo,
-    ettr: Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]] | None = None,
+    ettr: Ettr | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
     (cards, fabric, best layout). need(mfus, limit) -> cards the deadline needs at each MFU (an
@@ -124,7 +132,32 @@ def size_for_deadline(
     pass each, layout_batch.best_layouts: a pass's fixed cost is most of a small block's), so a long
     scan costs few passes and a short one little more than its sizes; the first size that meets wins
     whatever the blocks."""
-    scan = _scan(sizes, need, memo)
+    record = need(np.array([MAX_PLAUSIBLE_MFU]), None)
+    first = within_limit(r, sizes, int(record[0]), memo)
+    found = _scan(r, sizes, first, need, memo, ettr)
+    if found[2] is not None:
+        return found
+    # no layout fits on any size the deadline scanned (too few tokens to need a cluster that holds
+    # the model): scan again from the smallest size that holds it, memory only to find it
+    fit = smallest_fitting(sizes, first, memo)
+    if fit is None:
+        if _fixed(r):  # a fixed layout keeps its own refusal (plan.refusal: the nearest layouts)
+            return found
+        raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
+    return _scan(r, sizes, fit, need, memo, ettr)
+
+
+def _scan(
+    r: Resolved,
+    sizes: npt.NDArray[np.int64],
+    first: int,
+    need: Need,
+    memo: SizeMemo,
+    ettr: Ettr | None,
+) -> tuple[int, Fabric, LayoutEval | None]:
+    """size_for_deadline's scan from sizes[first] (see there); the best layout is None only when no
+    scanned size holds a layout."""
+    scan = _visited(sizes, first, need, memo)
     tried: dict[int, LayoutEval | None] = {}
     start, width = 0, SIZING_BLOCK
     while start < len(scan):
@@ -137,7 +170,7 @@ def size_for_deadline(
             if ok:
                 return cards, memo.built(cards), best
     if not tried:
-        cards = int(sizes[_first(sizes, need)])
+        cards = int(sizes[first])
         fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
         return cards, fabric, found.best
 
@@ -148,14 +181,8 @@ def size_for_deadline(
     return cards, memo.built(cards), tried[cards]
 
 
-def _first(sizes: npt.NDArray[np.int64], need: Need) -> int:
-    """Where the scan starts: the first round size at least what a record MFU would need."""
-    record = need(np.array([MAX_PLAUSIBLE_MFU]), None)
-    return min(int(np.searchsorted(sizes, int(record[0]))), len(sizes) - 1)
-
-
-def _scan(sizes: npt.NDArray[np.int64], need: Need, memo: SizeMemo) -> list[int]:
-    """The sizes the scan visits, in order, each with a fabric: from _first upward, at most
+def _visited(sizes: npt.NDArray[np.int64], first: int, need: Need, memo: SizeMemo) -> list[int]:
+    """The sizes the scan visits, in order, each with a fabric: from sizes[first] upward, at most
     MAX_SIZING_EVALS, up to where the fabric cannot grow, and none above what a typical-worst MFU
     needs (the first kept whatever it needs).
 
@@ -164,7 +191,7 @@ def _scan(sizes: npt.NDArray[np.int64], need: Need, memo: SizeMemo) -> list[int]
     after the fabrics decided the candidates: fewer fixed-point rounds than the exact count, and
     the same sizes."""
     scan: list[int] = []
-    for i in range(_first(sizes, need), len(sizes)):
+    for i in range(first, len(sizes)):
         if len(scan) >= MAX_SIZING_EVALS:
             break
         cards = int(sizes[i])
@@ -198,6 +225,124 @@ def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list
     return ok
 
 
+def within_limit(r: Resolved, sizes: npt.NDArray[np.int64], cards: int, memo: SizeMemo) -> int:
+    """Index of the first round size of at least `cards` (what the deadline needs at a record
+    MFU); the refusal too_many_cards when that is past the largest cluster the scenario's network
+    builds (or past limits.MAX_CARDS). A network that cannot build even the smallest size keeps
+    its own error (size_for_deadline: evaluate_at)."""
+    first = int(np.searchsorted(sizes, cards))
+    if first < len(sizes) and memo.fabric(int(sizes[first])) is not None:
+        return first
+    if memo.fabric(int(sizes[0])) is None:  # not a matter of size: the scan meets the fabric's error
+        return min(first, len(sizes) - 1)
+    raise too_many_cards(r, MAX_PLAUSIBLE_MFU, largest_built(sizes, first, memo))
+
+
+def largest_built(sizes: npt.NDArray[np.int64], below: int, memo: SizeMemo) -> int:
+    """The largest of sizes[:below] whose fabric builds (sizes[0] does), by bisection: a fabric
+    that cannot hold some endpoints cannot hold more."""
+    low, high = 0, min(below, len(sizes)) - 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if memo.fabric(int(sizes[mid])) is not None else (low, mid - 1)
+    return int(sizes[low])
+
+
+def too_many_cards(r: Resolved, mfu: float, largest: int) -> ScenarioError:
+    """The deadline cannot be met on any cluster this scenario can build (its network, or
+    limits.MAX_CARDS; `largest` cards) even at `mfu` (a record one, or the one given). The need
+    with interruptions counted grows without bound where more cards fail too often, so the
+    refusal states the need without them (Time = C / (cards · peak · MFU)), and says so when
+    only the interruptions put it past the largest cluster (code deadline-unmet-with-failures)."""
+    s = r.scenario
+    days = float(s.cluster.target_days or 0.0)
+    flop = model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(s.training.precision)
+    bare = int(cards_for_deadline(flop, days * SECONDS_PER_DAY, peak, mfu, cards_multiple(r)))
+    params = {
+        "target_days": days,
+        "tokens": s.training.tokens,
+        "cards": bare,
+        "mfu": mfu,
+        "max_cards": largest,
+    }
+    asked = f"Training {s.training.tokens:.3g} tokens in {counted(days, 'day')}"
+    if bare <= largest:  # the interruptions of a cluster that large are what cannot be met
+        code = "deadline-unmet-with-failures"
+        message = (
+            f"{asked} needs {counted(bare, 'card')} at an MFU of {mfu:.0%} without interruptions, but "
+            f"counting them no cluster up to the {counted(largest, 'card')} this network can build "
+            "finishes in time: more cards are interrupted more often. Allow more days, train fewer "
+            "tokens or restart faster (reliability.detection_s, rescheduling_s)."
+        )
+    else:
+        code = "deadline-needs-too-many-cards"
+        message = (
+            f"{asked} needs at least {counted(bare, 'card')} even at an MFU of {mfu:.0%}, more than the "
+            f"{counted(largest, 'card')} of the largest cluster this network can build (at most "
+            f"{MAX_CARDS:,} in any case). Allow more days, train fewer tokens or use switches with more "
+            "ports (network.switch_ports)."
+        )
+    return ScenarioError([FieldError("cluster.target_days", message, code, params)])
+
+
+def smallest_fitting(sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo) -> int | None:
+    """Index of the first size from `first` on which some layout fits in memory (SizeMemo.fits:
+    memory only, no step time), in blocks of SIZING_BLOCK, 2·SIZING_BLOCK, ...; None when none
+    does before the fabric stops growing. Sizes without a fabric below the first with one are
+    skipped, as the scan does."""
+    start, width, seen = first, SIZING_BLOCK, False
+    while start < len(sizes):
+        built: list[int] = []
+        for i in range(start, min(start + width, len(sizes))):
+            if memo.fabric(int(sizes[i])) is not None:
+                built.append(i)
+                seen = True
+            elif seen:
+                width = 0  # the fabric cannot grow that far: this block is the last
+                break
+        for i, ok in zip(built, memo.fits([int(sizes[i]) for i in built]), strict=True):
+            if ok:
+                return i
+        if width == 0:
+            break
+        start, width = start + width, 2 * width
+    return None
+
+
+def cards_for_given_mfu(r: Resolved, cards: int, mfu: float, memo: SizeMemo) -> int:
+    """The cluster of a deadline with an MFU given: the `cards` it needs or, when no layout fits
+    those in memory, the smallest round size above that does (candidate_sizes); too_many_cards
+    past the largest cluster the network builds."""
+    sizes = candidate_sizes(r, cards_multiple(r))
+    if memo.fabric(cards) is None:
+        if cards > sizes[0] and memo.fabric(int(sizes[0])) is not None:
+            raise too_many_cards(r, mfu, largest_built(sizes, int(np.searchsorted(sizes, cards)), memo))
+        return cards  # the plan meets the fabric's own error
+    if layouts_at(r, cards, memo.built(cards)).best is not None:  # remembered: the plan asks it next
+        return cards
+    fit = smallest_fitting(sizes, int(np.searchsorted(sizes, cards, side="right")), memo)
+    if fit is None and not _fixed(r):
+        raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
+    return cards if fit is None else int(sizes[fit])
+
+
+def _fixed(r: Resolved) -> bool:
+    """Whether the scenario fixes parallelism fields (plan.refusal then names them)."""
+    return any(k != "top_n" for k in r.scenario.parallelism.fixed())
+
+
+def no_cluster_holds(largest: int) -> ScenarioError:
+    """No cluster the network can build, up to `largest` cards, holds the model in memory."""
+    message = (
+        f"No cluster this network can build (up to {counted(largest, 'card')}) holds the model in HBM: "
+        "use an accelerator with more memory, a shorter sequence or switches with more ports "
+        "(network.switch_ports)."
+    )
+    params = {"max_cards": largest}
+    return ScenarioError([FieldError("cluster.target_days", message, "no-cluster-holds-the-model", params)])
+
+
 def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
     """Card counts the deadline sizing considers: whole replicas of nodes, with node counts of the
     form 2^a·3^b·5^c (consecutive ones at most ~8% apart above 100 nodes). Counts with a large prime
@@ -205,7 +350,7 @@ def candidate_sizes(r: Resolved, multiple: int) -> np.ndarray:
     per_node = r.cards_per_node
     nodes = _SMOOTH[_SMOOTH * per_node <= MAX_CARDS]
     cards = nodes * per_node
-    return np.unique(-(-cards // multiple) * multiple)
+    return unique_sorted(-(-cards // multiple) * multiple)
 
 
 def _smooth_numbers(limit: int) -> np.ndarray:

@@ -4,10 +4,12 @@ Before 2.15.0 such a plan was timed with a fallback MFU of 35 % and flagged in i
 reader took that throughput for a prediction. Now it is a ScenarioError (API 400, CLI exit 2) whose
 one FieldError carries:
 - `field`: `parallelism` when the scenario fixes parallelism fields (the single fixed field when it
-  fixes only one), else the sizing field (`cluster.cards`, or `cluster` for a deadline or budget);
+  fixes only one), else the sizing field the user gave (`cluster.cards`, `cluster.budget` or
+  `cluster.target_days`);
 - `code`: `no-possible-layout` (the fixed fields leave no layout that passes the rules),
-  `fixed-layout-does-not-fit` (layouts pass the rules but none fits in HBM) or `no-feasible-layout`
-  (nothing fixed, and still nothing fits on these cards);
+  `fixed-layout-does-not-fit` (layouts pass the rules but none fits in HBM), `no-feasible-layout`
+  (nothing fixed, and still nothing fits on these cards) or `budget-cards-hold-no-layout` (the same
+  on the cards a `cluster.budget` buys);
 - `params`: the cards, the fixed fields, the refusing rules (`reasons`: codes of
   layout.enumeration.REASONS, with `rules`: each in English words), the memory overflow where that is
   the reason (layout.fit.overflow_params), and `suggestions`: the nearest accepted layouts
@@ -25,6 +27,7 @@ from estimator.errors import FieldError, ScenarioError
 from estimator.layout.fit import overflow_params
 from estimator.layout.nearest import nearest_layouts, suggestion
 from estimator.layout.search import LayoutProblem, LayoutSearch
+from estimator.words import counted
 
 # The layout rules in words (English defaults; reports.messages has them as `rule.<code>`).
 RULES = {
@@ -59,7 +62,10 @@ def _field(r: Resolved, fixed: Mapping[str, Any]) -> str:
         return f"parallelism.{next(iter(fixed))}"
     if fixed:
         return "parallelism"
-    return "cluster.cards" if r.scenario.cluster.cards is not None else "cluster"
+    cluster = r.scenario.cluster
+    if cluster.cards is not None:
+        return "cluster.cards"
+    return "cluster.budget" if cluster.budget is not None else "cluster.target_days"
 
 
 def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem) -> ScenarioError:
@@ -82,7 +88,7 @@ def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem
     if fixed and found.closest is None:
         code = "no-possible-layout"
         message = (
-            f"No parallel layout is possible on {cards} cards with the fixed fields ({_layout_text(fixed)}): "
+            f"No parallel layout is possible on {counted(cards, 'card')} with the fixed fields ({_layout_text(fixed)}): "
             + "; ".join(params["rules"])
             + "."
         )
@@ -97,10 +103,16 @@ def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem
             f"{params['largest_gb']:.1f} GB), {params['overflow_gb']:.1f} GB more than the "
             f"{params['hbm_gb']:.0f} GB of HBM."
         )
+    elif r.scenario.cluster.budget is not None:  # the cards are what the budget buys: more cost more
+        code = "budget-cards-hold-no-layout"
+        message = (
+            f"No parallel layout fits in HBM on the {counted(cards, 'card')} the budget buys. Raise the budget, "
+            "use a larger-memory accelerator or a shorter sequence."
+        )
     else:
         code = "no-feasible-layout"
         message = (
-            f"No parallel layout fits in HBM on {cards} cards. Add cards, use a larger-memory accelerator "
+            f"No parallel layout fits in HBM on {counted(cards, 'card')}. Add cards, use a larger-memory accelerator "
             "or a shorter sequence."
         )
     if fixed and not suggestions:

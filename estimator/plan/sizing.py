@@ -20,6 +20,7 @@ from estimator.plan.choose import choose_cluster
 from estimator.plan.chosen import Sized
 from estimator.plan.result import Affords
 from estimator.plan.result_goodput import GoodputSection
+from estimator.words import counted
 
 
 def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:
@@ -119,7 +120,7 @@ def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
     if not math.isfinite(out.wall_clock_days):
         field = "cluster.cards" if r.scenario.cluster.cards is not None else "reliability"
         raise ScenarioError(
-            f"the run never finishes: {cards:,} cards are interrupted every "
+            f"the run never finishes: {counted(cards, 'card')} meet an interruption every "
             f"{out.mean_time_between_interruptions_h * 60:.0f} minutes and each interruption costs "
             f"{(out.restart_s + out.rework_s_per_interruption) / 60:.0f} minutes; use fewer cards, "
             "faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints",

@@ -31,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from estimator import limits
+from estimator.arrays import percentiles
 from estimator.errors import ScenarioError
 from estimator.money.cost import (
     DEFAULT_DEPRECIATION_YEARS,
@@ -124,7 +125,7 @@ def _rank_correlation(x: np.ndarray, y: np.ndarray, rx: np.ndarray, ry: np.ndarr
 
 
 def _percentiles(x: np.ndarray) -> dict[str, float]:
-    p10, p50, p90 = np.percentile(x, [10, 50, 90])
+    p10, p50, p90 = percentiles(x, [10, 50, 90])  # np.percentile's numbers, without numpy.ma
     return {"p10": float(p10), "p50": float(p50), "p90": float(p90), "mean": float(x.mean())}
 
 

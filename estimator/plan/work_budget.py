@@ -13,15 +13,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from estimator import limits
-from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import Resolved, resolve
 from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
 from estimator.layout.enumeration import candidate_count
 from estimator.plan.compose import layout_problem
+
+if TYPE_CHECKING:  # annotations only: the book's pydantic models load where a book is parsed
+    from estimator.contract.price_book import PriceBook
 
 # The fabric changes bandwidths, not how many layouts there are: any one serves for counting.
 _ANY_FABRIC = SimpleNamespace(cross_leaf_bandwidth_factor=1.0, nodes_per_leaf_group=math.inf)

@@ -84,7 +84,7 @@ def test_a_limit_only_stops_the_rounds_of_needs_past_it(doc):
 
 @pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
 def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
-    """deadline._scan computes the typical-worst need with the scan's largest size as its limit;
+    """deadline._visited computes the typical-worst need with the scan's largest size as its limit;
     the sizes are those of the exact need (the loop as it stood before the limit)."""
     from estimator.plan import deadline
 
@@ -110,11 +110,12 @@ def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
                 break
             continue
         expected.append(cards)
-    assert deadline._scan(sizes, need, memo) == expected
+    assert deadline._visited(sizes, first, need, memo) == expected
     # and with a worst-case need below the scan's top: the scan stops there (a low MFU floor)
     low = int(need(np.array([0.5]))[0])
     capped = [c for c in expected[1:] if c <= low]
-    assert deadline._scan(sizes, lambda m, lim=None: need(np.maximum(m, 0.5), lim), memo)[1:] == capped
+    low_need = lambda m, lim=None: need(np.maximum(m, 0.5), lim)  # noqa: E731
+    assert deadline._visited(sizes, first, low_need, memo)[1:] == capped
 
 
 @pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])

@@ -241,3 +241,25 @@ class TestPages:
         assert client.post(f"/sweeps/{sweep.share_token}/cancel").status_code == 302
         sweep.refresh_from_db()
         assert sweep.status == "cancelled"
+
+
+def test_a_one_axis_sweep_says_axis(base, user, client, monkeypatch):
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    one = services.create_sweep(
+        data={"name": "one", "base": base, "axes": {"efficiency.mfu": [0.35, 0.45]}}, owner=user
+    )
+    page = client.get(f"/sweeps/{one.share_token}/").content.decode()
+    assert "2 scenarios over 1 axis" in page and "1 axes" not in page
+    zh = client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
+    assert "1 个轴上共 2 个场景" in zh
+
+
+def test_a_one_scenario_sweep_says_scenario(base, user, client, monkeypatch):
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    one = services.create_sweep(
+        data={"name": "one", "base": base, "axes": {"efficiency.mfu": [0.4]}}, owner=user
+    )
+    assert run_all(one) == ["stored"]
+    page = client.get(f"/sweeps/{one.share_token}/").content.decode()
+    assert "1 scenario, 1 could be planned" in page
+    assert "个场景，其中 1 个可以规划" in client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()

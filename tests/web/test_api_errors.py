@@ -294,3 +294,43 @@ def test_a_truly_impossible_layout_is_a_400_with_the_rules_and_suggestions(api_c
     assert suggestions and all(s["tp"] * s["pp"] * s["dp"] * s["cp"] == 64 for s in suggestions)
     assert all(not (s["zero_stage"] >= 2 and s["pp"] > 1) for s in suggestions)
     assert "result" not in response.json()
+
+
+@pytest.mark.parametrize(
+    ("accelerator", "preset", "code"),
+    [
+        ("gb200", "llama-3.1-8b", "budget-buys-no-cluster"),
+        ("ascend-910b2", "llama-3.1-405b", "budget-cards-hold-no-layout"),
+    ],
+)
+def test_a_budget_that_plans_nothing_is_a_400_at_the_budget(api_client, accelerator, preset, code):
+    """Budget mode: a budget below one NVL72 rack, or one whose cards cannot hold the model, is
+    refused at cluster.budget in the one error shape, with a code the pages word in Chinese too."""
+    body = {
+        "model": {"preset": preset},
+        "training": {"tokens": 1e11},
+        "hardware": {"accelerator": accelerator},
+        "cluster": {"budget": 6e5},
+    }
+    (err,) = errors_of(api_client.post(URL, body, format="json"))
+    assert (err["field"], err["code"]) == ("cluster.budget", code)
+    # the API speaks the core's English; its code + params word the page in the reader's language
+    from django.utils import translation
+
+    from reports import messages
+
+    with translation.override("zh-hans"):
+        text = messages.render(err["code"], err["params"], "")
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in text), text
+
+
+def test_a_deadline_no_cluster_meets_is_a_400_at_the_deadline(api_client):
+    body = {
+        "model": {"preset": "llama-3.1-405b"},
+        "training": {"tokens": 1e15},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"target_days": 1},
+    }
+    (err,) = errors_of(api_client.post(URL, body, format="json"))
+    assert (err["field"], err["code"]) == ("cluster.target_days", "deadline-needs-too-many-cards")
+    assert err["params"]["max_cards"] == 65_536  # 64-port switches, 3 tiers: 64^3 / 4

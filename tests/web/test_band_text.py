@@ -21,7 +21,18 @@ def test_evidence_band_in_english():
         text = band_text(EVIDENCE)
     assert "15 published runs of MoE plans on any chip with any stack" in text
     assert "49%" in text and "132%" in text
-    assert "only 1 such runs" in text and "peak FLOP/s" in text
+    assert "only 1 such run," in text and "such runs" not in text and "peak FLOP/s" in text
+
+
+def test_counts_agree_with_their_nouns_in_english():
+    """ "1 such run" and "1 published run", "3 such runs" (ngettext; zh has one form)."""
+    one = {**EVIDENCE, "rows": 1, "own_rows": 3}
+    with translation.override("en"):
+        text = band_text(one)
+    assert "from 1 published run of" in text and "only 3 such runs," in text
+    with translation.override("zh-hans"):
+        text = band_text(one)
+    assert "1 个已发表的" in text and "3 个此类运行" in text
 
 
 def test_evidence_band_in_chinese():

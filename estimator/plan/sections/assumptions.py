@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from estimator.contract.price_book import assumption as price_book_assumption
-from estimator.contract.price_book import electricity_usd, source_text
+from estimator.contract.book_pricing import assumption as price_book_assumption
+from estimator.contract.book_pricing import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
 from estimator.layout.stacks import StackProfile
 from estimator.money.rollup import Equipment

@@ -11,6 +11,7 @@ from estimator.layout.search import LayoutSearch
 from estimator.limits import SEARCH_SECONDS
 from estimator.money import budget as budget_rules
 from estimator.plan.result import AdviceItem, BudgetSection, ComputeSection, CostSection, PlanWarning
+from estimator.words import counted
 
 
 def warnings(
@@ -61,7 +62,9 @@ def _input_warnings(r: Resolved) -> list[PlanWarning]:
             PlanWarning(
                 code="config-fields-ignored",
                 severity="info",
-                message=f"{len(ignored)} config.json field(s) the estimator does not read were ignored: "
+                message=f"{counted(len(ignored), 'config.json field')} the estimator does not read "
+                + ("was" if len(ignored) == 1 else "were")
+                + " ignored: "
                 + ", ".join(ignored)
                 + ".",
                 params={"count": len(ignored), "fields": ", ".join(ignored)},
