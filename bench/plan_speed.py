@@ -11,11 +11,14 @@
    latency of estimate() in process, new and old path, and the ratio.
 
     .venv/bin/python bench/plan_speed.py [--repeat 3] [--sample 60] [--old-every 1] [--part all|sweep|deadline]
-        [--compare DIR]
+        [--compare DIR] [--profile N]
 
 The deadline plan is timed cold (the remembered best layouts cleared before each plan) and asked
 again (remembered). --compare DIR first runs the same bench on another checkout (the code before
 a change) in a child process: before and after in one run, under the same load.
+
+--profile N prints the N functions of highest cumulative time of the cold 405B plans (cProfile,
+after the timed runs: the profile's own overhead is not in the medians).
 
 --old-every K times the old sweep path on every K-th card count only (it is slow) and scales its
 rate from those rows. The machine's load average is printed: other processes share the cores.
@@ -189,6 +192,24 @@ def deadline_bench(args) -> None:
     )
 
 
+def profile_deadline(top: int, plans: int = 10) -> None:
+    """cProfile of `plans` cold 405B deadline plans: the `top` functions by cumulative time."""
+    import cProfile
+    import pstats
+
+    estimate(DEADLINE_405B)
+    prof = cProfile.Profile()
+    for _ in range(plans):
+        layout_batch.clear_caches()
+        prof.enable()
+        estimate(DEADLINE_405B)
+        prof.disable()
+    print(
+        f"profile of {plans} cold 405B deadline plans (cProfile, cumulative; its overhead inflates the times)"
+    )
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("cumulative").print_stats(top)
+
+
 def compare(args) -> None:
     """The same bench on another checkout (e.g. the code at the start of a change), in a child
     process, so before and after print in one run under the same load."""
@@ -213,6 +234,7 @@ def main() -> None:
         "--part", choices=("all", "sweep", "deadline"), default="all", help="which half to run"
     )
     parser.add_argument("--compare", metavar="DIR", help="first run the same bench on the checkout DIR")
+    parser.add_argument("--profile", type=int, metavar="N", help="then the top N functions of the cold plan")
     args = parser.parse_args()
     if args.compare:
         compare(args)
@@ -220,6 +242,8 @@ def main() -> None:
         sweep_bench(args)
     if args.part in ("all", "deadline"):
         deadline_bench(args)
+    if args.profile:
+        profile_deadline(args.profile)
 
 
 if __name__ == "__main__":

@@ -357,9 +357,11 @@ def fabric_counts(
     leaves = np.where(tiers == 1, 1, per_group * _ceil_div(ports, group_ports))
     spines2 = _spread_vec(leaves * u, u, k, spine_rule)
     pods = _ceil_div(leaves, k // 2) if k >= 2 else leaves
-    spines = np.select([tiers == 2, tiers == 3], [spines2, pods * u], 0)
+    # nested np.where, not np.select (the same integers; select costs several times more per call,
+    # and the deadline's fixed point calls this every round)
+    spines = np.where(tiers == 2, spines2, np.where(tiers == 3, pods * u, 0))
     cores = np.where(tiers == 3, u * _spread_vec(leaves, max(k // 2, 1), k, spine_rule), 0)
-    switch_links = np.select([tiers == 2, tiers == 3], [leaves * u, 2 * leaves * u], 0)
+    switch_links = np.where(tiers == 2, leaves * u, np.where(tiers == 3, 2 * leaves * u, 0))
     kind = server_cable or ("fiber" if rail_optimized else "dac")
     fiber = switch_links + (ports if kind == "fiber" else 0)
     out = {

@@ -16,6 +16,7 @@ copies.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -125,6 +126,7 @@ def _moe_split(arch: Architecture, fp8: bool, storage: Storage, mlp_coeff: float
     return k * (dispatch + combine + (fc1 + act) * fe), (fc1 + act) * arch.n_shared_experts * fe
 
 
+@functools.lru_cache(maxsize=1024)  # pure, of hashable (frozen) inputs; every memory call asks it
 def layer_coefficients(
     arch: Architecture,
     fp8: bool = False,
@@ -187,9 +189,11 @@ def layer_coefficients(
     return dense, moe
 
 
+@functools.lru_cache(maxsize=1024)
 def selective_saves_memory(arch: Architecture, selective: tuple[str, ...], flash_attention: bool) -> bool:
     """Whether selective recompute stores less than no recompute: the scores of an unfused kernel,
-    or any activation the recompute modules leave unstored (else the layout search skips it)."""
+    or any activation the recompute modules leave unstored (else the layout search skips it).
+    Remembered: a pure function of hashable inputs that every layout enumeration asks."""
     dense, moe = layer_coefficients(arch, False, selective)
     unstored = dense.selective_split + moe.selective_split + moe.selective_replicated
     return (not flash_attention and dense.selective_scores) or unstored > 0

@@ -31,6 +31,7 @@ value), built with numpy, never a Python loop over candidates:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -109,21 +110,48 @@ def _divisors(n: int, limit: int) -> list[int]:
 
 
 def axis_values(problem: LayoutProblem) -> dict[str, np.ndarray]:
-    """Values per axis: the fixed value where the user fixed one, else the free range."""
-    arch = problem.arch
+    """Values per axis: the fixed value where the user fixed one, else the free range.
+
+    A pure function of a few fields of the problem, remembered (_axis_values): a plan asks it some
+    eighty times, a sweep thousands, and each computation costs tens of microseconds (divisors,
+    list-to-array conversions). The arrays are read-only: callers share them."""
     fx = problem.fixed_normalized
-    seq = problem.seq_len
+    return dict(
+        _axis_values(
+            problem.arch,
+            problem.cards,
+            problem.domain_cards,
+            problem.seq_len,
+            problem.global_batch_seqs,
+            tuple(sorted(fx.items())),
+            problem.selective_saves_memory,
+        )
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _axis_values(
+    arch: Architecture,
+    cards: int,
+    domain_cards: int,
+    seq: int,
+    global_batch_seqs: int,
+    fixed: tuple[tuple[str, Any], ...],
+    selective_saves_memory: bool,
+) -> dict[str, np.ndarray]:
+    """axis_values of a problem with these fields (fixed: its fixed_normalized items, sorted)."""
+    fx = dict(fixed)
     free: dict[str, list[Any]] = {
-        "tp": _pow2_upto(min(problem.domain_cards, problem.cards)),
-        "pp": _divisors(problem.cards, arch.num_hidden_layers),
+        "tp": _pow2_upto(min(domain_cards, cards)),
+        "pp": _divisors(cards, arch.num_hidden_layers),
         "cp": _pow2_upto(max(1, seq // MIN_CP_CHUNK)),
-        "ep": _pow2_upto(min(arch.num_experts, problem.cards)) if arch.is_moe else [1],
-        "etp": _pow2_upto(min(problem.domain_cards, problem.cards)) if arch.is_moe else [1],
-        "mbs": _pow2_upto(min(MAX_MICRO_BATCH, problem.global_batch_seqs)),
+        "ep": _pow2_upto(min(arch.num_experts, cards)) if arch.is_moe else [1],
+        "etp": _pow2_upto(min(domain_cards, cards)) if arch.is_moe else [1],
+        "mbs": _pow2_upto(min(MAX_MICRO_BATCH, global_batch_seqs)),
         "v": [1, 2, 4, 8],
         "sp": [False, True],
         "zero": [0, 1, 2, 3],
-        "rc": [0, 1, 2, 3] if problem.selective_saves_memory else [0, 2, 3],
+        "rc": [0, 1, 2, 3] if selective_saves_memory else [0, 2, 3],
     }
     keys = {
         "tp": "tp",
@@ -143,6 +171,7 @@ def axis_values(problem: LayoutProblem) -> dict[str, np.ndarray]:
         if axis == "zero" and "zero_stage" not in fx and "distributed_optimizer" in fx:
             vals = [z for z in vals if (z >= 1) == bool(fx["distributed_optimizer"])]
         out[axis] = np.asarray(vals, dtype=bool if axis == "sp" else np.int64)
+        out[axis].flags.writeable = False  # shared by every caller (remembered)
     return out
 
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray, arr
+from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.activations import (
     LOGITS_BYTES,
     RECOMPUTE_CODES,
@@ -337,23 +337,25 @@ def _stage_activations(
     st: StageLayers,
     lay: CardLayout,
     policy: MemoryPolicy,
+    whole: FloatArray | None = None,
 ) -> Stages:
     """Activation bytes of the first, a middle and the last pipeline device (1F1B in flight, or
     DualPipe's: `_dualpipe_stages`). The head's device adds, per micro-batch in flight there (one),
-    the logits of the head and of each MTP depth and the MTP blocks (`_mtp_activations`)."""
+    the logits of the head and of each MTP depth and the MTP blocks (`_mtp_activations`).
+    whole: _whole_layer of the layout, when the caller computed it already."""
     rc = recompute_code(lay.recompute)
     c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective, policy.storage)
     act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
-    a_moe = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention)
+    # a dense model's stages hold no MoE layer: n_layers - n_dense = 0 adds the same 0.0 either way
+    a_moe: Num = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention) if arch.is_moe else 0.0
     # full recompute re-materialises one layer's activations during its backward
-    whole_dense = layer_activation_bytes(c_dense, *act_args, 0, policy.flash_attention)
-    whole_moe = layer_activation_bytes(c_moe, *act_args, 0, policy.flash_attention) if arch.is_moe else 0.0
-    transient = np.where(rc == 2, np.maximum(whole_dense, whole_moe), 0.0)
+    whole = _whole_layer(arch, seq_len, lay, policy) if whole is None else whole
+    transient = np.where(rc == 2, whole, 0.0)
     pp = np.asarray(lay.pp, dtype=float)
     v = np.asarray(lay.virtual_stages, dtype=float)
     m = pp if lay.micro_batches is None else np.asarray(lay.micro_batches, dtype=float)
-    head = _mtp_activations(arch, seq_len, lay, policy, a_moe if arch.is_moe else a_dense)
+    head = _mtp_activations(arch, seq_len, lay, policy, arr(a_moe) if arch.is_moe else a_dense)
 
     def per_mb(n_layers: npt.ArrayLike, n_dense: npt.ArrayLike) -> FloatArray:
         return arr(np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe)
@@ -376,6 +378,19 @@ def _stage_activations(
         stage(st.full, st.dense_mid, inflight_mid, interleave),
         arr(stage(st.last, st.dense_last, 1.0, 1.0) + head),
     )
+
+
+def _whole_layer(
+    arch: Architecture, seq_len: npt.ArrayLike, lay: CardLayout, policy: MemoryPolicy
+) -> FloatArray:
+    """The activations of the largest layer without recompute (bytes, one micro-batch): what full
+    recompute re-materialises during a layer's backward. It does not depend on the recompute code,
+    so per_card_memory_codes computes it once for all its codes."""
+    c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective, policy.storage)
+    act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
+    whole_dense = layer_activation_bytes(c_dense, *act_args, 0, policy.flash_attention)
+    whole_moe = layer_activation_bytes(c_moe, *act_args, 0, policy.flash_attention) if arch.is_moe else 0.0
+    return arr(np.maximum(whole_dense, whole_moe))
 
 
 def _dualpipe_stages(
@@ -457,8 +472,9 @@ def per_card_memory_codes(
     states = _StageStates(counts, layout, policy)
     held = [states.of(params) for params in _stage_params(arch, counts, st, layout, policy)]
     out = []
+    whole = _whole_layer(arch, seq_len, layout, policy)  # the same for every recompute code
     for rc in recompute:
-        acts = _stage_activations(arch, seq_len, st, dataclasses.replace(layout, recompute=rc), policy)
+        acts = _stage_activations(arch, seq_len, st, dataclasses.replace(layout, recompute=rc), policy, whole)
         parts = []
         for (w, g, o, prefetch), act in zip(held, acts, strict=True):
             fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch

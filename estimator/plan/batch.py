@@ -270,11 +270,15 @@ def _predicted(
             def need(
                 mfu: npt.NDArray[np.float64],
                 limit: npt.NDArray[np.int64] | None,
+                first_only: bool = False,
+                *,
                 flop: float = flop,
                 seconds: float = seconds,
                 tok: float = key[0],
             ) -> npt.NDArray[np.int64]:
-                return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok, limit)
+                return cards_for_deadline_with_failures(
+                    r, flop, seconds, peak, mfu, multiple, tok, limit, first_only=first_only
+                )
 
             try:
                 chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))

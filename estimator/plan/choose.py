@@ -37,9 +37,13 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 
-    def need(mfu: npt.ArrayLike, limit: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
-        """With failures (plan.goodput); limit: deadline.Need."""
-        return cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple, limit=limit)
+    def need(
+        mfu: npt.ArrayLike, limit: npt.ArrayLike | None = None, first_only: bool = False
+    ) -> npt.NDArray[np.int64]:
+        """With failures (plan.goodput); limit, first_only: deadline.Need."""
+        return cards_for_deadline_with_failures(
+            r, training_flop, seconds, peak, mfu, multiple, limit=limit, first_only=first_only
+        )
 
     if given_mfu is not None:  # grown to the smallest round size that fits where need's does not
         cards = cards_for_given_mfu(r, int(need(given_mfu)), given_mfu, SizeMemo(r))

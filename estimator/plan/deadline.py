@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -26,9 +27,19 @@ from estimator.plan.problem import cards_multiple, evaluate_at, fabric_for, layo
 from estimator.words import counted
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
-# need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or None),
-# only the needs at most their limit are exact, the others some count above it
-Need = Callable[[npt.NDArray[np.float64], npt.NDArray[np.int64] | None], npt.NDArray[np.int64]]
+
+
+class Need(Protocol):
+    """need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or
+    None), only the needs at most their limit are exact, the others some count above it. first_only
+    (with a limit): only the first need at most its limit is exact (and those before it are above
+    theirs); the needs after it are some count (the rounds stop once that first one has settled)."""
+
+    def __call__(
+        self, mfus: npt.NDArray[np.float64], limit: npt.NDArray[np.int64] | None, /, first_only: bool = False
+    ) -> npt.NDArray[np.int64]: ...
+
+
 # ettr(cards, mfus) -> the share of wall time that trains at each (plan.goodput.ettr_at)
 Ettr = Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]]
 
@@ -91,7 +102,11 @@ class SizeMemo:
         return [known[c] for c in cards_list]
 
 
-SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline (then 16, 32, ...)
+SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline (then 24, 72, ...)
+# each next block this many times as wide: a pass costs about 19 M instructions for one size, 48 M
+# for 8 and 120 M for 40 (405B on H100, callgrind), so a scan past its first block pays less in
+# one wide second block than in two (8 + 24 sizes: 132 M; 8 + 16 + 16: 180 M)
+SIZING_GROWTH = 3
 
 
 def size_for_deadline(
@@ -113,13 +128,13 @@ def size_for_deadline(
     at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
     keeps the size of highest throughput, failures counted when `ettr(cards, mfu)` (arrays) gives the
     share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
-    in blocks, SIZING_BLOCK first and each next block twice as wide (one vectorized pass each,
-    layout_batch.best_layouts: a pass's fixed cost is most of a small block's), so a long scan
-    costs few passes and a short one little more than its sizes; the first size that meets wins
+    in blocks, SIZING_BLOCK first and each next block SIZING_GROWTH times as wide (one vectorized
+    pass each, layout_batch.best_layouts: a pass's fixed cost is most of a small block's), so a long
+    scan costs few passes and a short one little more than its sizes; the first size that meets wins
     whatever the blocks."""
-    bounds = need(np.array([MAX_PLAUSIBLE_MFU, MIN_PLAUSIBLE_MFU]), None)
-    first = within_limit(r, sizes, int(bounds[0]), memo)
-    found = _scan(r, sizes, first, int(bounds[1]), need, memo, ettr)
+    record = need(np.array([MAX_PLAUSIBLE_MFU]), None)
+    first = within_limit(r, sizes, int(record[0]), memo)
+    found = _scan(r, sizes, first, need, memo, ettr)
     if found[2] is not None:
         return found
     # no layout fits on any size the deadline scanned (too few tokens to need a cluster that holds
@@ -129,35 +144,25 @@ def size_for_deadline(
         if _fixed(r):  # a fixed layout keeps its own refusal (plan.refusal: the nearest layouts)
             return found
         raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
-    return _scan(r, sizes, fit, int(bounds[1]), need, memo, ettr)
+    return _scan(r, sizes, fit, need, memo, ettr)
 
 
 def _scan(
     r: Resolved,
     sizes: npt.NDArray[np.int64],
     first: int,
-    last: int,
     need: Need,
     memo: SizeMemo,
     ettr: Ettr | None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """size_for_deadline's scan from sizes[first] (see there); the best layout is None only when no
     scanned size holds a layout."""
-    scan: list[int] = []  # the sizes the scan visits, in order, with a fabric
-    for i in range(first, len(sizes)):
-        cards = int(sizes[i])
-        if (cards > last and scan) or len(scan) >= MAX_SIZING_EVALS:
-            break
-        if memo.fabric(cards) is None:
-            if scan:
-                break  # the fabric cannot grow that far
-            continue
-        scan.append(cards)
+    scan = _visited(sizes, first, need, memo)
     tried: dict[int, LayoutEval | None] = {}
     start, width = 0, SIZING_BLOCK
     while start < len(scan):
         block = scan[start : start + width]
-        start, width = start + width, 2 * width  # a long scan: fewer, larger vectorized passes
+        start, width = start + width, SIZING_GROWTH * width  # a long scan: few, wide passes
         bests = memo.best(block)
         meets = _meets(block, bests, need)
         for cards, best, ok in zip(block, bests, meets, strict=True):
@@ -176,17 +181,47 @@ def _scan(
     return cards, memo.built(cards), tried[cards]
 
 
+def _visited(sizes: npt.NDArray[np.int64], first: int, need: Need, memo: SizeMemo) -> list[int]:
+    """The sizes the scan visits, in order, each with a fabric: from sizes[first] upward, at most
+    MAX_SIZING_EVALS, up to where the fabric cannot grow, and none above what a typical-worst MFU
+    needs (the first kept whatever it needs).
+
+    The typical-worst need matters only up to the largest size the scan could keep, so it is
+    computed with that size as its limit (the rounds of need stop once it is passed: see Need),
+    after the fabrics decided the candidates: fewer fixed-point rounds than the exact count, and
+    the same sizes."""
+    scan: list[int] = []
+    for i in range(first, len(sizes)):
+        if len(scan) >= MAX_SIZING_EVALS:
+            break
+        cards = int(sizes[i])
+        if memo.fabric(cards) is None:
+            if scan:
+                break  # the fabric cannot grow that far
+            continue
+        scan.append(cards)
+    if len(scan) > 1:
+        last = int(need(np.array([MIN_PLAUSIBLE_MFU]), np.array([scan[-1]], dtype=np.int64))[0])
+        scan = scan[:1] + [c for c in scan[1:] if c <= last]  # sizes ascend: a prefix
+    return scan
+
+
 def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list[bool]:
-    """Per size of the block: its best layout meets the deadline (need(its MFU) <= its cards), the
-    needs of the whole block computed in one call (with the sizes as the limit: only whether each
-    need is at most its size matters)."""
+    """Per size of the block up to the first that meets: its best layout meets the deadline
+    (need(its MFU) <= its cards), the needs of the whole block computed in one call (with the sizes
+    as the limit: only whether each need is at most its size matters, and first_only: the scan
+    keeps the first size that meets, so the sizes after it are left False, unasked)."""
     has = [i for i, b in enumerate(found) if b is not None]
     ok = [False] * len(block)
     if has:
         mfus = np.array([float(found[i].predicted_mfu) for i in has])  # type: ignore[union-attr]
         limit = np.array([block[i] for i in has], dtype=np.int64)
-        for i, n in zip(has, np.asarray(need(mfus, limit)).reshape(-1).tolist(), strict=True):
-            ok[i] = n <= block[i]
+        for i, n in zip(
+            has, np.asarray(need(mfus, limit, first_only=True)).reshape(-1).tolist(), strict=True
+        ):
+            if n <= block[i]:
+                ok[i] = True
+                break  # the needs after the first that meets are not exact (first_only)
     return ok
 
 

@@ -104,9 +104,12 @@ def evaluate(
     write_bytes_per_s: ArrayLike,
     read_bytes_per_s: ArrayLike,
     st: Settings | None = None,
+    spread: bool = True,
 ) -> dict[str, Any]:
     """Goodput arrays of the scenario at these cluster sizes (broadcast): interruptions, interval,
-    checkpoint and restart seconds, the lost time by kind, wall seconds with P10-P90, ETTR."""
+    checkpoint and restart seconds, the lost time by kind, wall seconds with P10-P90, ETTR.
+    spread False leaves out the P10-P90 (wall_p10_s, wall_p90_s): what the deadline's fixed point,
+    which reads only ETTR, does not need."""
     st = st or settings(r)
     rates = rel.interruption_rate_per_s(
         {"card": cards, "node": nodes, "switch": switches}, st.rates, st.per, st.scale
@@ -142,10 +145,7 @@ def evaluate(
     lam_used, planned_used = lam * on + 0.0 * solve, st.planned_per_s * on + 0.0 * solve
     w = rel.wall_time(solve, tau, t["stall"] * on, lam_used, rework + restart, planned_used, planned_restart)
     n_unexpected, n_planned = lam_used * w["wall"], planned_used * w["wall"]
-    p10, p90 = rel.count_quantiles(n_unexpected, rel.rate_shape(rates, st.counts, st.scale_rel_sd))
-    base = solve + w["checkpoints"] + w["planned"]
-    per = rework + restart
-    return {
+    out = {
         "rates": rates,
         "mtbi_s": mtbi,
         "interval_s": tau,
@@ -159,8 +159,6 @@ def evaluate(
         "unexpected": n_unexpected,
         "planned": n_planned,
         "wall_s": w["wall"],
-        "wall_p10_s": base + p10 * per,
-        "wall_p90_s": base + p90 * per,
         "checkpoints_s": w["checkpoints"],
         "rework_total_s": n_unexpected * rework,
         "restarts_total_s": n_unexpected * restart,
@@ -170,6 +168,12 @@ def evaluate(
         "spare_coverage": coverage,
         "nodes_down": node_rate * st.repair_s,
     }
+    if spread:
+        p10, p90 = rel.count_quantiles(n_unexpected, rel.rate_shape(rates, st.counts, st.scale_rel_sd))
+        base = solve + w["checkpoints"] + w["planned"]
+        per = rework + restart
+        out["wall_p10_s"], out["wall_p90_s"] = base + p10 * per, base + p90 * per
+    return out
 
 
 def at_cards(
@@ -177,25 +181,40 @@ def at_cards(
 ) -> dict[str, Any]:
     """evaluate() at card counts whose fabric and storage are not designed yet: the switches and the
     hot tier's bandwidth from the vectorized twins of the designs (money.pricing.vectorized_counts)."""
+    return at_cards_of(r, tokens, st)(cards, mfu)
+
+
+def at_cards_of(
+    r: Resolved, tokens: ArrayLike | None = None, st: Settings | None = None, spread: bool = True
+) -> Callable[[ArrayLike, ArrayLike], dict[str, Any]]:
+    """at_cards(r, cards, mfu, tokens, st) as a function of (cards, mfu), what does not depend on
+    them (FLOPs, peak, the storage volumes) computed once: the deadline's fixed point calls it
+    every round. spread: as evaluate's."""
     s = r.scenario
     tokens = s.training.tokens if tokens is None else tokens
-    c = np.asarray(cards, dtype=np.int64)
-    nodes = -(-c // r.cards_per_node)
     peak = r.accelerator.peak_flops(s.training.precision)
     flop = model_flops(r)["flop_per_token"]
-    solve = np.asarray(tokens, dtype=float) * flop / (c * peak * np.asarray(mfu, dtype=float))
     state: dict[str, Any] = {}
-    vectorized_counts(r, tokens, state)(c, nodes, np.asarray(tokens, dtype=float) / solve)
-    return evaluate(
-        r,
-        cards=c,
-        nodes=nodes,
-        switches=state["fabric_switches"],
-        solve_s=solve,
-        write_bytes_per_s=state["hot_write_bytes_per_s"],
-        read_bytes_per_s=state["hot_read_bytes_per_s"],
-        st=st,
-    )
+    counts_for = vectorized_counts(r, tokens, state)
+
+    def at(cards: ArrayLike, mfu: ArrayLike) -> dict[str, Any]:
+        c = np.asarray(cards, dtype=np.int64)
+        nodes = -(-c // r.cards_per_node)
+        solve = np.asarray(tokens, dtype=float) * flop / (c * peak * np.asarray(mfu, dtype=float))
+        counts_for(c, nodes, np.asarray(tokens, dtype=float) / solve)
+        return evaluate(
+            r,
+            cards=c,
+            nodes=nodes,
+            switches=state["fabric_switches"],
+            solve_s=solve,
+            write_bytes_per_s=state["hot_write_bytes_per_s"],
+            read_bytes_per_s=state["hot_read_bytes_per_s"],
+            st=st,
+            spread=spread,
+        )
+
+    return at
 
 
 def ettr_at(
@@ -205,10 +224,10 @@ def ettr_at(
     deadline sizing's fallback to the size of highest throughput; None when failures are not counted."""
     if not r.scenario.reliability.failures:
         return None
-    st = settings(r)
+    at = at_cards_of(r, tokens, settings(r), spread=False)
 
     def ettr(cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        return np.asarray(at_cards(r, cards, mfu, tokens, st)["ettr"], dtype=np.float64)
+        return np.asarray(at(cards, mfu)["ettr"], dtype=np.float64)
 
     return ettr
 
@@ -222,6 +241,7 @@ def cards_for_deadline_with_failures(
     multiple: int,
     tokens: ArrayLike | None = None,
     limit: ArrayLike | None = None,
+    first_only: bool = False,
 ) -> np.ndarray:
     """The deadline rule with failures: the fewest cards (whole `multiple`s) whose wall time WITH
     interruptions, checkpoints and restarts fits `seconds`. Compute time must fit seconds x ETTR, and
@@ -232,13 +252,18 @@ def cards_for_deadline_with_failures(
     sizing: does a size meet the deadline). Each entry's rounds depend on that entry alone and its
     count never falls from one round to the next, so an entry that has grown past its limit stays
     past it: the rounds stop once every entry has settled or passed its limit. Entries at most their
-    limit are then the same as without it; the others are some count above their limit."""
+    limit are then the same as without it; the others are some count above their limit.
+
+    `first_only` (with a limit): the caller reads only the first entry at most its limit (deadline
+    sizing keeps the first size that meets). An entry that no longer grows has settled for good,
+    so the rounds also stop once the first entry not past its limit has settled: it and every
+    entry before it are then as above, the entries after it some count."""
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards
-    st = settings(r)
+    at = at_cards_of(r, tokens, settings(r), spread=False)  # the rounds read ETTR only
     for _ in range(SIZING_ROUNDS):
-        ettr = np.maximum(np.asarray(at_cards(r, cards, mfu, tokens, st)["ettr"], dtype=float), 1e-3)
+        ettr = np.maximum(np.asarray(at(cards, mfu)["ettr"], dtype=float), 1e-3)
         grown = np.maximum(
             cards, cards_for_deadline(training_flop, np.asarray(seconds) * ettr, peak, mfu, multiple)
         )
@@ -247,6 +272,10 @@ def cards_for_deadline_with_failures(
             break
         moving = grown != cards
         cards = grown
-        if limit is not None and not np.any(moving & (cards <= np.asarray(limit))):
-            break  # what still grows has passed its limit
+        if limit is not None:
+            within = cards <= np.asarray(limit)
+            if not np.any(moving & within):
+                break  # what still grows has passed its limit
+            if first_only and not np.ravel(moving)[int(np.argmax(within))]:
+                break  # the first entry within its limit has settled (those before it passed theirs)
     return cards

@@ -61,7 +61,7 @@ def section(
     """result.goodput: named fields with their units, where the time goes, and the levers (what a
     faster hot tier, asynchronous or in-memory checkpoints or hot spares would save, with their cost)."""
     st = settings(r)
-    kw = {"cards": cards, "nodes": nodes, "switches": switches, "solve_s": solve_s}
+    kw: dict[str, Any] = {"cards": cards, "nodes": nodes, "switches": switches, "solve_s": solve_s}
     write, read = storage.hot.write_capability_bytes_per_s, storage.hot.read_capability_bytes_per_s
     g = evaluate(r, write_bytes_per_s=write, read_bytes_per_s=read, st=st, **kw)
     day = SECONDS_PER_DAY

@@ -7,7 +7,10 @@ search, layout.batch_search.best_in: the best layout only, the profiles sharing 
 and the memory that does not depend on the stack where they can), and scales the
 plan's wall-clock days by the throughput ratio: days(p) = days · tokens_per_s(chosen) /
 tokens_per_s(p). The ratio keeps whatever the roll-up adds to the step time (the same for every
-stack) and makes the chosen profile's entry equal the plan's days exactly. A profile under which no
+stack) and makes the chosen profile's entry equal the plan's days exactly. A profile whose
+mechanisms that can move the model (_relevant) are the chosen stack's plans alike: it takes the
+chosen best layout's ratio without a search of its own (a dense model under the MoE profile of the
+same release). A profile under which no
 layout fits gets None. The profiles share SENSITIVITY_SECONDS and those left when it runs out get
 None too (`timed_out`).
 Units: days; tokens/s.
@@ -54,6 +57,8 @@ def stack_section(
     fp8_hardware = bool(problem.accelerator.peak_flops_fp8)
     sensitivity: dict[str, float | None] = {}
     seen: dict[tuple[Any, ...], float | None] = {}  # a dense model's answer per relevant mechanisms
+    if best is not None:  # a profile that plans alike with the chosen stack: the same best layout
+        seen[_relevant(problem.stack, problem.arch.is_moe)] = _scaled(days, best, best)
     timed_out = False
     families: dict[tuple[Any, ...], Any] = {}  # the profiles' shared enumerations (best_layouts)
     for profile in profiles_for(vendor, fp8_hardware):
@@ -99,4 +104,9 @@ def _days_under(
     other = best_in(dataclasses.replace(problem, stack=profile), families)
     if other is None:
         return None
+    return _scaled(days, best, other)
+
+
+def _scaled(days: float, best: LayoutEval, other: LayoutEval) -> float:
+    """The plan's days under the profile whose best layout is `other` (the throughput ratio)."""
     return days * best.tokens_per_s / other.tokens_per_s

@@ -109,3 +109,16 @@ def test_mtp_slows_the_deepseek_v3_row_by_less_than_its_share_on_one_rank():
     # rank of the first and last stages (3 + 3 layers, the head, the MTP block and its head per two
     # micro-batches against 4 + 4 layers on a middle rank): slower, by less than 1.3x
     assert without > with_module > without / 1.3
+
+
+def test_dualpipe_pairs_stacked_terms_as_it_pairs_them_by_name():
+    """The step model composes its stages as stacked (term, candidate) arrays: paired the same."""
+    first = {"gemm": np.array([1.0, 5.0]), "tp_comm": np.array([0.5, 0.25])}
+    middle = {"gemm": np.array([2.0, 2.0]), "tp_comm": np.array([0.0, 1.0])}
+    last = {"gemm": np.array([3.0, 7.0]), "tp_comm": np.array([1.5, 0.75])}
+    single = np.array([False, True])
+    by_name = dualpipe_ranks([first, middle, last], single, True)
+    stacked = dualpipe_ranks([np.stack(list(d.values())) for d in (first, middle, last)], single, True)
+    for named, rows in zip(by_name, stacked, strict=True):
+        assert np.array_equal(np.stack(list(named.values())), rows)
+    assert list(stacked[0][0]) == [2.0, 5.0] and list(stacked[0][1]) == [1.0, 0.25]

@@ -80,3 +80,61 @@ def test_a_limit_only_stops_the_rounds_of_needs_past_it(doc):
         got = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
         assert np.array_equal(got <= limit, full <= limit)
         assert np.array_equal(got[full <= limit], full[full <= limit])
+
+
+@pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
+def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
+    """deadline._visited computes the typical-worst need with the scan's largest size as its limit;
+    the sizes are those of the exact need (the loop as it stood before the limit)."""
+    from estimator.plan import deadline
+
+    r = resolve(validate_shape(doc))
+    flop = pricing.model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    multiple = plan.cards_multiple(r)
+    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+
+    def need(mfu, limit=None):
+        return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
+
+    sizes = plan.candidate_sizes(r, multiple)
+    memo = deadline.SizeMemo(r)
+    bounds = need(np.array([plan.MAX_PLAUSIBLE_MFU, deadline.MIN_PLAUSIBLE_MFU]))
+    first, last = min(int(np.searchsorted(sizes, int(bounds[0]))), len(sizes) - 1), int(bounds[1])
+    expected: list[int] = []
+    for cards in sizes[first:].tolist():
+        if (cards > last and expected) or len(expected) >= plan.MAX_SIZING_EVALS:
+            break
+        if memo.fabric(cards) is None:
+            if expected:
+                break
+            continue
+        expected.append(cards)
+    assert deadline._visited(sizes, first, need, memo) == expected
+    # and with a worst-case need below the scan's top: the scan stops there (a low MFU floor)
+    low = int(need(np.array([0.5]))[0])
+    capped = [c for c in expected[1:] if c <= low]
+    low_need = lambda m, lim=None: need(np.maximum(m, 0.5), lim)  # noqa: E731
+    assert deadline._visited(sizes, first, low_need, memo)[1:] == capped
+
+
+@pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
+def test_first_only_keeps_the_first_need_within_its_limit(doc):
+    """cards_for_deadline_with_failures with first_only: the first entry at most its limit and the
+    entries before it are those of the limit alone (the deadline scan reads no other)."""
+    r = resolve(validate_shape(doc))
+    flop = pricing.model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    multiple = plan.cards_multiple(r)
+    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+    mfu = np.linspace(0.6, 0.2, 17)
+    full = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple)
+    for limit in (full - multiple, full, np.full(mfu.size, int(np.median(full))), full[::-1]):
+        within = np.flatnonzero(full <= limit)
+        got = cards_for_deadline_with_failures(
+            r, flop, seconds, peak, mfu, multiple, limit=limit, first_only=True
+        )
+        first = int(within[0]) if within.size else mfu.size
+        assert np.array_equal(got[:first] > limit[:first], np.ones(first, dtype=bool))
+        if within.size:
+            assert got[first] == full[first]

@@ -105,3 +105,44 @@ def test_a_dense_model_plans_alike_under_profiles_that_differ_only_in_moe_mechan
     assert stack["sensitivity"]["megatron-core-moe-2025"] == pytest.approx(
         stack["sensitivity"]["megatron-core-2025"], rel=1e-12
     )
+
+
+def test_profiles_sharing_one_enumeration_find_what_each_finds_alone():
+    """best_in with one families dict for all the profiles (they share the enumerated layouts where
+    only the memory or the step time differs) answers what a search of each profile alone answers."""
+    from estimator.layout import batch_search
+    from estimator.layout.stacks import profiles_for
+
+    r = resolve(
+        parse_scenario({**DSV3_H800, "model": {"preset": "llama-3.1-70b"}, "cluster": {"cards": 1024}})
+    )
+    problem = layout_problem(r, 1024, fabric_for(r, 1024))
+    families: dict = {}
+    batch_search.clear_caches()  # cold, once: the enumerations the profiles share stay remembered
+    for profile in profiles_for("nvidia", True):
+        p = dataclasses.replace(problem, stack=profile)
+        batch_search.answers.clear()  # each profile's answer searched, not recalled
+        shared = batch_search.best_in(p, families)
+        assert shared == search(p).best, profile.id
+    layouts = {id(f.layouts) for f in families.values()}
+    assert len(layouts) < len(families)  # some profiles did share their enumeration
+
+
+@pytest.mark.parametrize("preset", ["llama-3.1-70b", "qwen3-30b-a3b"])
+def test_profiles_alike_with_the_chosen_stack_take_its_answer_unsearched(preset):
+    """stack_section seeds the chosen stack's relevant mechanisms with the plan's own best layout:
+    every entry equals a search of that profile at the chosen size (the same floats)."""
+    from estimator.layout import batch_search
+    from estimator.plan.stack_sensitivity import _scaled, stack_section
+
+    doc = {"model": {"preset": preset}, "training": {"tokens": 1e12}, "hardware": {"accelerator": "h100-sxm"}}
+    r = resolve(parse_scenario({**doc, "cluster": {"cards": 512}}))
+    problem = layout_problem(r, 512, fabric_for(r, 512))
+    best = search(problem).best
+    batch_search.clear_caches()
+    section = stack_section(problem, best, 30.0, "nvidia", problem.stack.id, True)
+    for profile_id, days in section.sensitivity_days.items():
+        if profile_id == problem.stack.id:
+            continue
+        other = search(dataclasses.replace(problem, stack=STACKS[profile_id])).best
+        assert days == (None if other is None else _scaled(30.0, best, other)), profile_id

@@ -46,7 +46,9 @@ def data_parallel_s(
     dense_p, expert_p = params
     # the dense group's members sit tp apart (Megatron's tp-cp-dp rank order); the expert-data-parallel
     # group's ep·etp apart (the MoE layers' own etp-ep-edp order under parallel folding)
-    groups = ((dense_p, replicas[0], c.tp), (expert_p, replicas[1], c.etp * c.ep))
+    groups = [(dense_p, replicas[0], c.tp), (expert_p, replicas[1], c.etp * c.ep)]
+    if not problem.arch.is_moe:  # no expert parameters: that group's terms are all exactly 0.0
+        groups = groups[:1]
     # what depends on the group alone, computed once for the collectives below
     geometry = [allreduce_geometry(n, stride, fab) for _, n, stride in groups]
     latency = {

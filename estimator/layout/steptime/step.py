@@ -42,6 +42,7 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -126,6 +127,9 @@ def _stage_pick(
     of its exposed terms), and the hidden communication of that same device.
 
     per_layer: (dense layer, MoE layer, output head) terms; hidden: (dense, MoE) hidden communication.
+    The terms are stacked into one (term, candidate...) array per kind, so composing the three stages
+    and picking the busiest are a few numpy calls, not a few per term (the model's fixed cost per call
+    is what a plan's dozen step-time calls pay; the element-wise arithmetic is the same).
     """
     arch, counts = problem.arch, problem.counts
     st = stage_layers(
@@ -133,40 +137,72 @@ def _stage_pick(
     )
     single = st.single.astype(float)
     shapes = ((st.first, st.dense_first, single), (st.full, st.dense_mid, 0.0), (st.last, st.dense_last, 1.0))
-    moe_shapes = [(n_layers - n_dense, n_dense, with_head) for n_layers, n_dense, with_head in shapes]
-
-    def stages(
-        dense: dict[str, Num], moe: dict[str, Num], head: dict[str, Num]
-    ) -> list[dict[str, FloatArray]]:
-        return [
-            {
-                k: arr(n_dense * arr(dense[k]) + n_moe * arr(moe[k]) + with_head * arr(head.get(k, 0.0)))
-                for k in dense
-            }
-            for n_moe, n_dense, with_head in moe_shapes
-        ]
-
+    layer_counts = [(n_layers - n_dense, n_dense, with_head) for n_layers, n_dense, with_head in shapes]
     dense_t, moe_t, head_t = per_layer
     head_t = with_mtp(arch, problem.seq_len, c, rates(problem).linear, head_t, moe_t)  # steptime.mtp
-    exposed = dualpipe_ranks(stages(dense_t, moe_t, head_t), st.single, problem.stack.dualpipe)
+    keys = tuple(dense_t)
+    exposed = dualpipe_ranks(
+        _stages(keys, (dense_t, moe_t, head_t), layer_counts), st.single, problem.stack.dualpipe
+    )
     valid = [np.ones_like(single, dtype=bool), st.has_mid, ~st.single]
-    totals = [np.where(ok, sum(d.values()), -1.0) for d, ok in zip(exposed, valid, strict=True)]
+    totals = [np.where(ok, _row_sum(d), -1.0) for d, ok in zip(exposed, valid, strict=True)]
     best = np.argmax(np.stack(np.broadcast_arrays(*totals)), axis=0)
-
     first, mid = best == 0, best == 1
 
-    def pick(per_stage: list[dict[str, FloatArray]]) -> dict[str, FloatArray]:
+    def pick(per_stage: list[FloatArray], names: tuple[str, ...]) -> dict[str, FloatArray]:
         # np.choose(best, ...) as two np.where (the same elements; choose broadcasts slowly)
-        return {
-            k: np.where(first, per_stage[0][k], np.where(mid, per_stage[1][k], per_stage[2][k]))
-            for k in per_stage[0]
-        }
+        picked = np.where(first, per_stage[0], np.where(mid, per_stage[1], per_stage[2]))
+        return dict(zip(names, picked, strict=True))
 
+    hidden_keys = tuple(hidden[0])
+    hidden_stages = _stages(hidden_keys, (*hidden, mtp_hidden(arch, hidden[1])), layer_counts)
     return (
         st,
-        pick(exposed),
-        pick(dualpipe_ranks(stages(*hidden, mtp_hidden(arch, hidden[1])), st.single, problem.stack.dualpipe)),
+        pick(exposed, keys),
+        pick(dualpipe_ranks(hidden_stages, st.single, problem.stack.dualpipe), hidden_keys),
     )
+
+
+def _stages(
+    keys: tuple[str, ...],
+    terms: tuple[dict[str, Num], dict[str, Num], dict[str, Num]],
+    layer_counts: Sequence[tuple[Num, Num, Num]],
+) -> list[FloatArray]:
+    """The (first, middle, last) stages' terms, each a (term, candidate...) array: per stage
+    n_dense·dense + n_moe·moe + with_head·head term by term (the keys of `dense`; a term the head
+    lacks counts 0)."""
+    dense, moe, head = (_stacked(keys, t, layer_counts) for t in terms)
+    return [n_dense * dense + n_moe * moe + with_head * head for n_moe, n_dense, with_head in layer_counts]
+
+
+def _stacked(
+    keys: tuple[str, ...], terms: dict[str, Num], layer_counts: Sequence[tuple[Num, Num, Num]]
+) -> FloatArray:
+    """The terms `keys` of one layer kind as one float array (term first), broadcast to the shape
+    all terms and stage counts share (assignment broadcasts in C: cheaper than broadcast_arrays)."""
+    values = [terms.get(k, 0.0) for k in keys]
+    out = np.empty((len(keys), *_common_shape([*values, *(x for t in layer_counts for x in t)])))
+    for i, v in enumerate(values):
+        out[i] = v
+    return out
+
+
+def _common_shape(values: list[Num]) -> tuple[int, ...]:
+    """The broadcast shape of `values` (np.broadcast: one C call per 32 of them; np.broadcast_shapes
+    costs several times more)."""
+    shape: tuple[int, ...] = ()
+    for start in range(0, len(values), 32):
+        shape = tuple(np.broadcast(np.empty(shape), *values[start : start + 32]).shape)
+    return shape
+
+
+def _row_sum(stacked: FloatArray) -> FloatArray:
+    """The sum of the terms of a stacked array, added in key order as sum(dict.values()) adds them
+    (the same floats; numpy's reduce may pair them differently)."""
+    total = stacked[0].copy()
+    for row in stacked[1:]:
+        total += row
+    return arr(total)
 
 
 def _head_terms(problem: LayoutProblem, c: Candidates, r: Rates) -> dict[str, Num]:
@@ -265,7 +301,16 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         bubble_fraction=bubble / step,
         recomputed_flop_per_card=_recomputed_flop(problem, c),
     )
-    return {k: np.broadcast_to(np.asarray(v, dtype=float), np.shape(step)) for k, v in out.items()}
+    shape = np.shape(step)
+    return {k: _full(v, shape) for k, v in out.items()}
+
+
+def _full(v: Num, shape: tuple[int, ...]) -> FloatArray:
+    """v as a float array of the step's shape: itself when it is one already (most terms are),
+    else a broadcast view (read-only, as every caller only reads the terms)."""
+    if isinstance(v, np.ndarray) and v.shape == shape and v.dtype == np.float64:
+        return v
+    return np.broadcast_to(np.asarray(v, dtype=float), shape)
 
 
 def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
