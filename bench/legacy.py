@@ -128,7 +128,8 @@ def choose_cluster_legacy(r, training_flop: float, peak: float):
 
 
 def _predicted_legacy(r, tokens, size, given_cards, rows):
-    """batch's rows without an MFU before batching: choose_cluster per distinct (tokens, size)."""
+    """batch's rows without an MFU before batching: choose_cluster per distinct (tokens, size); the
+    old path had no "past the largest cluster" rows (the fourth column is all False)."""
     s = r.scenario
     cache: dict = {}
     for i in rows:
@@ -149,7 +150,7 @@ def _predicted_legacy(r, tokens, size, given_cards, rows):
     picks = [cache[(float(tokens[i]), float(size[i]))] for i in rows]
     cards = np.array([p[0] for p in picks], dtype=np.int64)
     mfu = np.array([np.nan if p[1] is None else p[1].predicted_mfu for p in picks])
-    return cards, mfu, batch._layout_columns([p[1] for p in picks])
+    return cards, mfu, batch._layout_columns([p[1] for p in picks]), np.zeros(len(picks), dtype=bool)
 
 
 @contextlib.contextmanager
