@@ -1,8 +1,7 @@
 """The exact pruning of layout.prune: the best layouts with pruning at its harshest (every batch
 pruned, one probe per size; before memory too) and with its defaults (the predicted-MFU sweep's
 models and accelerators) are those without pruning, field for field. The floor it prunes with
-(steptime.bounds) is tested in test_layout_bounds.py; the tests of steptime.step_time_lower_bound
-(the compute-only bound it pruned with before) are kept while that function is."""
+(steptime.bounds) is tested in test_layout_bounds.py."""
 
 import random
 
@@ -13,76 +12,7 @@ from estimator.layout import batch_enumeration, prune
 from estimator.layout import batch_search as layout_batch
 from estimator.layout.batch_enumeration import enumerate_valid
 from estimator.layout.batch_search import best_layouts
-from estimator.layout.search import evaluate_time
-from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.step import step_time_lower_bound
 from tests.estimator.test_layout_batch import DENSE, MOE, _random_cases
-
-
-@pytest.mark.parametrize(("seed", "presets"), [(11, DENSE), (12, MOE)], ids=["dense", "moe"])
-def test_the_bound_never_exceeds_the_step_time(seed, presets):
-    rng = np.random.default_rng(seed)
-    checked = 0
-    for _, problems in _random_cases(seed, 6, presets, 512):
-        p = problems[-1]
-        c = enumerate_valid([p])
-        if c["size"].size == 0:
-            continue
-        pick = rng.choice(c["size"].size, size=min(3000, c["size"].size), replace=False)
-        sub = {k: v[pick] for k, v in c.items() if k != "size"}
-        rf = np.where(sub["rc"] == 2, 1.0, np.where(sub["rc"] == 3, rng.random(pick.size), 0.0))
-        step = evaluate_time(p, sub, rf)["step_time_s"]
-        lb = step_time_lower_bound(p, Candidates.from_mapping({**sub, "rf": rf}))
-        assert np.all(lb > 0)
-        assert np.all(lb <= step * (1.0 + 1e-9)), (p.arch, p.cards, float(np.max(lb / step)))
-        checked += pick.size
-    assert checked > 1000
-
-
-@pytest.mark.parametrize(("seed", "presets"), [(15, DENSE), (16, MOE)], ids=["dense", "moe"])
-def test_the_bound_never_falls_as_less_is_recomputed(seed, presets):
-    """prune.layout_bound bounds a layout's full and partial recompute candidates by its bound
-    without recompute: the step-time lower bound of a candidate that is not selective recompute
-    (codes 0 none, 2 full, 3 partial) with any share rf is at least the same layout's with rf = 0."""
-    rng = np.random.default_rng(seed)
-    checked = 0
-    for _, problems in _random_cases(seed, 6, presets, 512):
-        p = problems[-1]
-        if p.stack.always_recompute:  # (1 - rf) of those modules again: not claimed, not bounded early
-            continue
-        c = enumerate_valid([p])
-        keep = np.flatnonzero(c["rc"] != 1)
-        if keep.size == 0:
-            continue
-        pick = rng.choice(keep, size=min(3000, keep.size), replace=False)
-        sub = {k: v[pick] for k, v in c.items() if k != "size"}
-        rf = np.where(sub["rc"] == 2, 1.0, np.where(sub["rc"] == 3, rng.random(pick.size), 0.0))
-        lb = step_time_lower_bound(p, Candidates.from_mapping({**sub, "rf": rf}))
-        none = step_time_lower_bound(p, Candidates.from_mapping({**sub, "rc": 0 * sub["rc"], "rf": 0 * rf}))
-        assert np.all(lb >= none * (1.0 - 1e-12)), (p.arch, p.cards)
-        checked += pick.size
-    assert checked > 1000
-
-
-@pytest.mark.parametrize(("seed", "presets"), [(17, DENSE), (18, MOE)], ids=["dense", "moe"])
-def test_the_bound_reads_no_zero_stage(seed, presets):
-    """prune.layout_bound computes the bound once per stem (a layout without its ZeRO stage): the
-    step-time lower bound of a candidate is the same at every stage."""
-    checked = 0
-    for _, problems in _random_cases(seed, 6, presets, 512):
-        p = problems[-1]
-        c = enumerate_valid([p])
-        if c["size"].size == 0:
-            continue
-        sub = {k: v[:3000] for k, v in c.items() if k != "size"}
-        rf = (sub["rc"] == 2).astype(float)
-        bounds = [
-            step_time_lower_bound(p, Candidates.from_mapping({**sub, "zero": 0 * sub["zero"] + z, "rf": rf}))
-            for z in range(4)
-        ]
-        assert all(np.array_equal(b, bounds[0]) for b in bounds[1:]), (p.arch, p.cards)
-        checked += rf.size
-    assert checked > 1000
 
 
 @pytest.mark.parametrize(("seed", "presets"), [(13, DENSE), (14, MOE)], ids=["dense", "moe"])

@@ -42,7 +42,7 @@ from estimator.layout.steptime.layer_compute import compute_terms, moe_and_host_
 from estimator.layout.steptime.mtp import with_mtp
 from estimator.layout.steptime.pipeline import bubble_s, p2p_s, p2p_window_s
 from estimator.layout.steptime.rates import fabric, rates
-from estimator.layout.steptime.step import COMPUTE_TERMS, _head_terms, _stage_params
+from estimator.layout.steptime.step import COMPUTE_TERMS, busiest_stage_params, head_terms
 from estimator.model.transformer import mlp_matrices
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ def step_floor(
     st: stage_layers_of(problem, c) where the caller has it."""
     arch, stack = problem.arch, problem.stack
     st = stage_layers_of(problem, c) if st is None else st
-    head_t = _head_terms(problem, c, rates(problem))
+    head_t = head_terms(problem, c, rates(problem))
     head_sum = arr(sum(arr(v) for v in head_t.values()))  # a GEMM and the loss: compute, busy
     head = with_mtp(
         arch, problem.seq_len, c, rates(problem).linear, {"total": head_sum, "busy": head_sum}, moe._asdict()
@@ -143,7 +143,7 @@ def step_floor(
     pipeline = arr(c.m * t_stage + bubble_s(c.pp, c.v, t_stage, stack.dualpipe))
     if not data_parallel:
         return pipeline
-    params = _stage_params(problem, c, st)
+    params = busiest_stage_params(problem, c, st)
     replicas = weight_replicas(c.dp, c.cp, c.ep, c.tp, c.etp)
     dp_floor = data_parallel_s(problem, c, fab, st, params, replicas, arr(busy))[0]
     t_opt = optimizer_s(c, params, replicas, problem.grad_dtype, rates(problem).hbm)

@@ -205,8 +205,12 @@ def _row_sum(stacked: FloatArray) -> FloatArray:
     return arr(total)
 
 
-def _head_terms(problem: LayoutProblem, c: Candidates, r: Rates) -> dict[str, Num]:
-    """Output layer (16-bit GEMM, forward + backward) and the fp32 cross-entropy, one micro-batch."""
+def head_terms(problem: LayoutProblem, c: Candidates, r: Rates) -> dict[str, Num]:
+    """The output head's terms of one micro-batch on one device (s): "gemm", the output layer's 16-bit
+    GEMM forward + backward (2·tokens·params FLOP forward, 3x with backward, over TP, at the bf16
+    rate), and "elementwise", the cross-entropy's logits read and written (LOGIT_BYTES per logit of
+    the stack's loss, plus SLICED_LOGIT_BYTES when the output layer is sliced, at HBM bandwidth).
+    Public: steptime.bounds adds them to its floor as the model does."""
     counts, arch = problem.counts, problem.arch
     tokens = float(problem.seq_len) / c.cp * c.mbs
     head_params = counts.lm_head if counts.lm_head > 0 else counts.embedding
@@ -218,8 +222,13 @@ def _head_terms(problem: LayoutProblem, c: Candidates, r: Rates) -> dict[str, Nu
     return {"gemm": t_head, "elementwise": t_loss}
 
 
-def _stage_params(problem: LayoutProblem, c: Candidates, st: StageLayers) -> tuple[FloatArray, FloatArray]:
-    """(dense, expert) parameters held by the busiest-in-parameters pipeline device after TP/EP."""
+def busiest_stage_params(
+    problem: LayoutProblem, c: Candidates, st: StageLayers
+) -> tuple[FloatArray, FloatArray]:
+    """(dense, expert) parameters (counts) held by the pipeline device that holds the most, after
+    TP/EP/ETP sharding (model.transformer.stage_param_counts per stage: the first with the
+    embedding, the middle ones, the last with the output head; the largest valid stage picked).
+    Public: steptime.bounds sizes its DP and optimizer floor with them as the model does."""
     counts = problem.counts
     single = st.single.astype(float)
     untied = 1.0 if counts.lm_head > 0 else 0.0
@@ -255,9 +264,7 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
         moe, moe_hidden = _layer_terms(problem, c, r, fab, moe=True)
     else:
         moe, moe_hidden = dense, dense_hidden
-    st, mb, hid = _stage_pick(
-        problem, c, (dense, moe, _head_terms(problem, c, r)), (dense_hidden, moe_hidden)
-    )
+    st, mb, hid = _stage_pick(problem, c, (dense, moe, head_terms(problem, c, r)), (dense_hidden, moe_hidden))
     compute_mb = arr(sum(mb[k] for k in COMPUTE_TERMS))
     # a host-bound MoE layer lasts its issue time: the GPU idles, and communication on its own stream
     # runs on, so the overlap windows are the compute plus that wait
@@ -278,7 +285,7 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
     pp_exposed = arr(np.maximum(pp_mb - pp_window, 0.0))
     t_stage = compute_mb + host_mb + mb["tp_comm"] + mb["cp_comm"] + mb["ep_comm"] + pp_exposed
     bubble = bubble_s(c.pp, c.v, t_stage, stack.dualpipe)
-    dense_p, expert_p = _stage_params(problem, c, st)
+    dense_p, expert_p = busiest_stage_params(problem, c, st)
     replicas = weight_replicas(c.dp, c.cp, c.ep, c.tp, c.etp)
     dp_exposed, dp_hidden = data_parallel_s(problem, c, fab, st, (dense_p, expert_p), replicas, busy_mb)
     hidden_total = c.m * (sum(hid.values()) + pp_mb - pp_exposed) + dp_hidden
@@ -346,50 +353,3 @@ def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
         c.rf + selective * scores
     )
     return arr(per_token * c.m * c.dp * c.mbs * s / problem.cards)
-
-
-def step_time_lower_bound(problem: LayoutProblem, cand: Candidates) -> FloatArray:
-    """A lower bound of evaluate_step(problem, cand)["step_time_s"] from the layers' compute alone
-    (s): the search drops, before the full model, candidates that cannot reach the top throughput bin.
-
-    Why it bounds: every term of a stage's per-micro-batch total is >= 0 (compute, host, and exposed
-    communication, each max(raw - window, 0)); the busiest device is the valid stage of the largest
-    total, so t_stage >= the gemm + attention core + elementwise + expert + host terms of any valid
-    stage (the context-parallel merge, the output head and all communication left out); the step is
-    m·t_stage + bubble + terms >= 0, and the bubble is a non-negative multiple of t_stage
-    (pipeline.bubble_s). The same per-layer expressions as _layer_terms, so the bound is the model's
-    own arithmetic up to rounding (the caller keeps a margin)."""
-    c = cand
-    r = rates(problem)
-    n_mat = float(mlp_matrices(problem.arch.hidden_act))
-    tokens = float(problem.seq_len) / c.cp * c.mbs
-
-    def layer(moe: bool) -> FloatArray:
-        terms = compute_terms(problem, c, r, moe, tokens, n_mat)[0]
-        moe_and_host_terms(problem, c, r, moe, tokens, n_mat, terms)
-        return arr(sum(arr(v) for v in terms.values()))
-
-    dense = layer(False)
-    moe = layer(True) if problem.arch.is_moe else dense
-    arch, counts = problem.arch, problem.counts
-    st = stage_layers(
-        arch.num_hidden_layers, counts.n_dense_layers, c.pp.astype(int), c.v.astype(int), problem.stage_split
-    )
-    per_stage = [
-        n_dense * dense + (n_layers - n_dense) * moe
-        for n_layers, n_dense in (
-            (st.first, st.dense_first),
-            (st.full, st.dense_mid),
-            (st.last, st.dense_last),
-        )
-    ]
-    stage_lb = np.maximum(
-        per_stage[0],
-        np.maximum(np.where(st.has_mid, per_stage[1], 0.0), np.where(~st.single, per_stage[2], 0.0)),
-    )
-    pp = np.asarray(c.pp, dtype=float)
-    if problem.stack.dualpipe:
-        bubble_per_stage = np.maximum(pp / 2.0 - 1.0, 0.0) * (2.0 / 3.0)
-    else:
-        bubble_per_stage = (pp - 1.0) / arr(c.v)
-    return arr((c.m + bubble_per_stage) * stage_lb)
