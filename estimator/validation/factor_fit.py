@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
@@ -34,7 +35,8 @@ def factor_errors(problems: FitRows, field: str, factor: float) -> list[float]:
     """Signed errors (%) of the rows' tokens/s with LayoutProblem.`field` set to `factor`."""
     errors = []
     for problem, published in problems:
-        found = search(dataclasses.replace(problem, **{field: factor}))
+        changes: dict[str, Any] = {field: factor}
+        found = search(dataclasses.replace(problem, **changes))
         shown = found.best or found.closest
         if shown is not None:
             errors.append(100.0 * (float(shown.tokens_per_s) - published) / published)
