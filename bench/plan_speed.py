@@ -177,6 +177,11 @@ def deadline_bench(args) -> None:
         f"  plan: {result['compute']['cards']:,} cards, TP {par['tp']} PP {par['pp']} DP {par['dp']}, "
         f"MFU {result['compute']['mfu']:.3f}; same plan as the old path: {same}"
     )
+    if not same:  # the old path sizes the cluster failure-free: it stops at a size interruptions make late
+        print(
+            f"  (old path: {old_result['compute']['cards']:,} cards, meets the deadline with interruptions: "
+            f"{old_result['compute']['meets_target']}; it sizes without them)"
+        )
     for name, wall, cpu in (
         ("new, cold", new, new_cpu),
         ("new, asked again", warm, warm_cpu),
