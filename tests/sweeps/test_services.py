@@ -262,4 +262,9 @@ def test_a_one_scenario_sweep_says_scenario(base, user, client, monkeypatch):
     assert run_all(one) == ["stored"]
     page = client.get(f"/sweeps/{one.share_token}/").content.decode()
     assert "1 scenario, 1 could be planned" in page
+    # the meta line's two counts agree each with its own noun, and so does the axis' value count
+    assert "1 scenario over 1 axis" in page and "1 scenarios" not in page
+    assert "1 value " in page and "1 values" not in page
+    zh = client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
+    assert "1 个轴上共 1 个场景" in zh and "1 个取值" in zh
     assert "个场景，其中 1 个可以规划" in client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
