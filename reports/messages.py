@@ -723,7 +723,7 @@ def field_error(message: str) -> str:
         if match:
             limit = match.group(1) if match.groups() else ""
             with contextlib.suppress(ValueError):
-                limit = f.auto(float(limit)) if limit else ""
+                limit = f.bound(float(limit)) if limit else ""
             return _(template) % {"limit": limit} if "%(" in template else _(template)
     return message
 
