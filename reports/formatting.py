@@ -280,6 +280,7 @@ def auto(value) -> str:
 KINDS = {
     "count": count,
     "big": big,
+    "bound": bound,
     "bytes": bytes_,
     "bytes_per_s": bytes_per_s,
     "bits_per_s": bits_per_s,

@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from api.amounts import AmountField
 from estimator import catalog
 from estimator.contract.scenario import ModelSpec
-from estimator.dotted import pop_path, set_path
+from estimator.dotted import get_path, pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
 from pricebooks.selectors import books_of
@@ -301,7 +301,7 @@ class EstimateForm(forms.Form):
         try:
             config = loads_strict(self.cleaned_data.get("hf_config") or "")
         except ScenarioError as exc:
-            self.add_error("hf_config", exc.errors[0].message)
+            self.add_error("hf_config", messages.scenario_error(exc.errors[0]))
             return {}
         if not isinstance(config, dict):
             self.add_error("hf_config", _("Paste a JSON object (the contents of config.json)."))
@@ -328,7 +328,9 @@ class EstimateForm(forms.Form):
             try:
                 extra = loads_strict(data["extra"])
             except ScenarioError as exc:
-                self.add_error("extra", exc.errors[0].message)
+                err = exc.errors[0]  # a duplicate key or a nesting too deep names its path
+                text = messages.scenario_error(err)
+                self.add_error("extra", f"{err.field}: {text}" if err.field else text)
             else:
                 if not isinstance(extra, dict):
                     self.add_error("extra", _("Give a JSON object."))
@@ -372,18 +374,22 @@ class EstimateForm(forms.Form):
         sizing_field = {"deadline": "target_days", "cards": "cards", "budget": "budget"}.get(
             str(sizing), "target_days"
         )
+        extra = self.cleaned_data.get("extra_json") or {}
         for err in exc.errors:
             path = err.field
             name = PATH_FIELDS.get(path)
             if path == "cluster.budget":
                 name = "budget"
-            if name is not None and name != sizing_field and self.cleaned_data.get(name) in (None, ""):
+            empty = name is not None and self.cleaned_data.get(name) in (None, "")
+            if empty and get_path(extra, path) is not None:
+                name = "extra"  # typed in the JSON box, not the form: shown there with its path
+            elif empty and name != sizing_field:
                 # a default the user never typed cannot be the fault: the size asked for is
                 name = sizing_field
                 err = type(err)(
                     err.field,
                     str(_("This size cannot be built with the default equipment (%(detail)s)."))
-                    % {"detail": err.message},
+                    % {"detail": messages.scenario_error(err)},
                 )
             if name is None and (path == "model" or path.startswith("model.")):
                 name = model_field
