@@ -182,16 +182,13 @@ ENUMERATION_CACHE = 6  # enumerations kept (a sweep's model, over its stacks)
 _enumerations: dict[tuple[Any, ...], tuple[Columns, None, dict[str, Any]]] = {}
 
 
-def shared_layouts(problems: Sequence[LayoutProblem]) -> tuple[Columns, None, dict[str, Any]]:
-    """enumerate_layouts(problems), kept (ENUMERATION_CACHE of them) by what it reads, for families that
-    differ in their memory only (a sweep's accelerators with different stacks share the
-    enumeration): the model, the sequence and batch, the fixed axes, the scale-up domain, the
-    sizes, the axis ranges of the largest size (the others' pipeline ranges are their cards'
-    divisors), and the rules that read the stack (fused attention, sharding with pipelining, the
-    stage split). Returns (layouts, no subset index, what _Family derives from them alone); the
-    arrays are shared: nothing writes them."""
+def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
+    """Everything enumerate_layouts(problems) reads: the model, the sequence and batch, the fixed
+    axes, the scale-up domain, the sizes, the axis ranges of the largest size (the others' pipeline
+    ranges are their cards' divisors), and the rules that read the stack (fused attention, sharding
+    with pipelining, the stage split)."""
     p, big = problems[0], max(problems, key=lambda q: q.cards)
-    key = (
+    return (
         p.arch,
         p.counts,
         p.seq_len,
@@ -204,6 +201,14 @@ def shared_layouts(problems: Sequence[LayoutProblem]) -> tuple[Columns, None, di
         tuple(q.cards for q in problems),
         tuple((axis, tuple(v.tolist())) for axis, v in axis_values(big).items() if axis != "rc"),
     )
+
+
+def shared_layouts(problems: Sequence[LayoutProblem]) -> tuple[Columns, None, dict[str, Any]]:
+    """enumerate_layouts(problems), kept (ENUMERATION_CACHE of them) by enumeration_key, for families
+    that differ in their memory only (a sweep's accelerators with different stacks share the
+    enumeration). Returns (layouts, no subset index, what _Family derives from them alone); the
+    arrays are shared: nothing writes them."""
+    key = enumeration_key(problems)
     found = _enumerations.pop(key, None)
     if found is None:
         found = enumerate_layouts(problems), None, {}

@@ -50,7 +50,12 @@ import numpy.typing as npt
 
 from estimator.arrays import FloatArray, unique_sorted
 from estimator.layout import answers, batch_enumeration, prune
-from estimator.layout.batch_enumeration import enumerate_layouts, enumerate_valid, shared_layouts
+from estimator.layout.batch_enumeration import (
+    enumerate_layouts,
+    enumerate_valid,
+    enumeration_key,
+    shared_layouts,
+)
 from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, STEP_KEYS, Columns, IntArray, time_by_stem
 from estimator.layout.enumeration import axis_values
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
@@ -398,21 +403,8 @@ _families: dict[tuple[Any, ...], _Family] = {}
 def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Family]) -> _Family:
     """The _Family of these sizes kept in `store`: keyed by everything enumeration and memory read."""
     p = problems[0]
-    key = (
-        p.arch,
-        p.counts,
-        p.seq_len,
-        p.global_batch_seqs,
-        tuple(sorted(p.fixed_normalized.items())),
-        p.domain_cards,
-        p.flash_attention,
-        p.stack.memory_key(),
-        p.sharded_with_pp,
-        p.grad_dtype,
-        p.buffers,
-        fp8_activations(p),
-        tuple(q.cards for q in problems),
-    )
+    memory = (p.stack.memory_key(), p.grad_dtype, p.buffers, fp8_activations(p))
+    key = (enumeration_key(problems), *memory)
     found = store.pop(key, None)
     if found is None:
         found = _Family(p, *shared_layouts(problems))

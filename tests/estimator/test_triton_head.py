@@ -10,7 +10,7 @@ import pytest
 from estimator.layout.problem import LayoutProblem
 from estimator.layout.search import search
 from estimator.layout.steptime.attention import TRITON_UNEVEN_HEAD_BACKWARD_FACTOR, backward_slowdown
-from estimator.validation.moe_core06 import fit_problems
+from estimator.validation.factor_fit import fit_problems
 from estimator.validation.triton_head import FIT_TAG, calibrate_triton_backward
 
 

@@ -154,5 +154,5 @@ def test_the_stacks_unfused_kernels_are_assumptions_of_the_report_in_both_langua
     assert cells[cells.index("Output layer computed in slices (one more copy of the logits)") + 1] == "yes"
     zh = client.get(f"/zh-hans/r/{estimate.share_token}/").content.decode()
     assert (
-        "以独立 PyTorch 算子运行（未融合）的逐元素算子" in zh and "输出层分片计算（logits 多复制一次）" in zh
+        "以独立 PyTorch 算子运行（未融合）的逐元素算子" in zh and "输出层分片计算（对数几率多复制一次）" in zh
     )
