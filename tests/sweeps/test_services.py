@@ -268,3 +268,16 @@ def test_a_one_scenario_sweep_says_scenario(base, user, client, monkeypatch):
     zh = client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
     assert "1 个轴上共 1 个场景" in zh and "1 个取值" in zh
     assert "个场景，其中 1 个可以规划" in client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
+
+
+def test_a_running_one_scenario_sweep_counts_one_scenario(base, user, client, monkeypatch):
+    """The progress line's total takes the plural of its own number ("0 / 1 scenario")."""
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    one = services.create_sweep(
+        data={"name": "one", "base": base, "axes": {"efficiency.mfu": [0.4]}}, owner=user
+    )
+    assert one.is_active
+    page = client.get(f"/sweeps/{one.share_token}/").content.decode()
+    assert "/ 1 scenario\n" in page or "/ 1 scenario " in page or "/ 1 scenario<" in page
+    assert "1 scenarios" not in page
+    assert "/ 1 个场景" in client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
