@@ -281,3 +281,15 @@ def test_a_running_one_scenario_sweep_counts_one_scenario(base, user, client, mo
     assert "/ 1 scenario\n" in page or "/ 1 scenario " in page or "/ 1 scenario<" in page
     assert "1 scenarios" not in page
     assert "/ 1 个场景" in client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_core_field_error_on_the_sweep_page_is_in_the_readers_language(client, base):
+    """A type error in the base plan is said by its code (must-be-json-number), not in English."""
+    import json
+
+    bad = {**base, "training": {**base.get("training", {}), "seq_len": "long"}}
+    r = client.post("/zh-hans/sweeps/", {"base": json.dumps(bad), "axes": json.dumps(AXES)})
+    assert r.status_code == 400
+    page = r.content.decode()
+    assert "必须是 JSON 数字" in page and "must be a JSON number" not in page
