@@ -93,5 +93,5 @@ class DiagnoseForm(forms.Form):
             name = by_path.get(err.field)
             if name is None and err.field.startswith("parallelism"):
                 name = "tp"
-            message = messages.field_error(err.message)
+            message = messages.scenario_error(err)
             self.add_error(name, f"{err.field}: {message}" if name is None and err.field else message)

@@ -15,19 +15,27 @@ import re
 from typing import Any
 
 from estimator import limits
-from estimator.errors import ScenarioError
+from estimator.errors import FieldError, ScenarioError
 
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
+class _NotANumberError(ValueError):
+    """A number JSON cannot carry (`code`: the FieldError code, `text` as written)."""
+
+    def __init__(self, code: str, text: str, sentence: str):
+        super().__init__(sentence)
+        self.code, self.text = code, text
+
+
 def _constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    raise _NotANumberError("json-not-a-number", name, f"{name} is not a JSON number")
 
 
 def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"{text} is too large for a number")
+        raise _NotANumberError("json-number-too-large", text, f"{text} is too large for a number")
     return value
 
 
@@ -57,9 +65,14 @@ def loads_strict(text: str | bytes, max_depth: int = limits.MAX_JSON_DEPTH) -> A
     try:
         data = json.loads(text, parse_constant=_constant, parse_float=_float, object_pairs_hook=_pairs)
     except json.JSONDecodeError as exc:
-        raise ScenarioError(f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+        where = {"line": exc.lineno, "column": exc.colno, "detail": exc.msg}
+        message = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        raise ScenarioError(FieldError("", message, "invalid-json", where)) from None
     except RecursionError:
-        raise ScenarioError(f"invalid JSON: nested more than {max_depth} levels deep") from None
+        message = f"invalid JSON: nested more than {max_depth} levels deep"
+        raise ScenarioError(FieldError("", message, "json-too-deep", {"depth": max_depth})) from None
+    except _NotANumberError as exc:
+        raise ScenarioError(FieldError("", f"invalid JSON: {exc}", exc.code, {"text": exc.text})) from None
     except ValueError as exc:
         raise ScenarioError(f"invalid JSON: {exc}") from None
     check_tree(data, max_depth=max_depth)
@@ -89,11 +102,11 @@ def check_tree(data: Any, max_depth: int = limits.MAX_JSON_DEPTH, root: str = ""
     while stack:
         node, path, depth = stack.pop()
         if isinstance(node, dict | list) and depth >= max_depth:
-            raise ScenarioError(f"is nested more than {max_depth} levels deep", path)
+            message = f"is nested more than {max_depth} levels deep"
+            raise ScenarioError(FieldError(path, message, "json-too-deep", {"depth": max_depth}))
         if isinstance(node, _Duplicate):
-            raise ScenarioError(
-                "is given twice in the same object; give each key once", _join(path, node.key)
-            )
+            message = "is given twice in the same object; give each key once"
+            raise ScenarioError(FieldError(_join(path, node.key), message, "duplicate-key"))
         if isinstance(node, dict):
             for key, value in node.items():
                 key = str(key)

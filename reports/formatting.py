@@ -127,6 +127,21 @@ def sci(value, digits: int = 3) -> str:
     return f"{number(mant, digits - 1)} × 10{sup}"
 
 
+def bound(value) -> str:
+    """A range's limit as a reader reads it (form and field errors): compact up to a thousand
+    trillion (1e10 -> '10B' / '100亿'), scientific beyond (1e17 -> '1 × 10¹⁷'), where CLDR's short
+    forms run out ('100000T', '100000万亿' read as nothing), never Python's '1e+17'."""
+    if not _ok(value):
+        return DASH
+    v = float(value)
+    if abs(v) < 1e15:
+        return big(v)
+    mantissa, times, power = sci(v).partition(" × ")
+    if "." in mantissa:  # '1.00 × 10¹⁷' -> '1 × 10¹⁷': a limit is exact, not a measurement
+        mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}{times}{power}"
+
+
 def _si(value, unit: str, digits: int = 3) -> str:
     if not _ok(value):
         return DASH
@@ -265,6 +280,7 @@ def auto(value) -> str:
 KINDS = {
     "count": count,
     "big": big,
+    "bound": bound,
     "bytes": bytes_,
     "bytes_per_s": bytes_per_s,
     "bits_per_s": bits_per_s,

@@ -8,21 +8,20 @@ import copy
 import json
 from typing import Any, cast
 
-from annotated_types import Ge, Gt, Le, Lt
 from django import forms
-from django.core import validators
 from django.utils.translation import gettext_lazy as _
 
 from api.amounts import AmountField
 from estimator import catalog
-from estimator.contract.scenario import ModelSpec, Scenario
-from estimator.dotted import pop_path, set_path
+from estimator.contract.scenario import ModelSpec
+from estimator.dotted import get_path, pop_path, set_path
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict
 from pricebooks.selectors import books_of
 from teams.selectors import teams_of
 
 from . import formatting, messages
+from .form_bounds import range_validators
 from .stack_labels import stack_choices
 
 MODEL_KEYS = set(ModelSpec.model_fields) - {"preset", "params"}
@@ -123,53 +122,6 @@ def _compact(value: Any) -> Any:
         text = f"{value:g}"
         return text if float(text) == value else value
     return int(value) if float(value).is_integer() else value
-
-
-class _GreaterThan(validators.BaseValidator):
-    message = _("Ensure this value is greater than %(limit_value)s.")
-    code = "min_value"
-
-    def compare(self, a, b):
-        return a <= b
-
-
-class _LessThan(validators.BaseValidator):
-    message = _("Ensure this value is less than %(limit_value)s.")
-    code = "max_value"
-
-    def compare(self, a, b):
-        return a >= b
-
-
-def _scenario_field(path: str) -> Any:
-    model: Any = Scenario
-    info = None
-    for part in path.split("."):
-        fields = getattr(model, "model_fields", {})
-        if part not in fields:
-            return None
-        info = fields[part]
-        model = info.annotation
-        args = [a for a in getattr(model, "__args__", ()) if hasattr(a, "model_fields")]
-        model = args[0] if args else model
-    return info
-
-
-def _range_validators(path: str) -> list:
-    """Django validators for the scenario field's bounds, so a range error is reported by the form
-    (all fields at once, in the reader's language) before the core is called."""
-    info = _scenario_field(path)
-    out: list = []
-    for rule in getattr(info, "metadata", []) if info is not None else []:
-        if isinstance(rule, Ge):
-            out.append(validators.MinValueValidator(rule.ge))
-        elif isinstance(rule, Gt):
-            out.append(_GreaterThan(rule.gt))
-        elif isinstance(rule, Le):
-            out.append(validators.MaxValueValidator(rule.le))
-        elif isinstance(rule, Lt):
-            out.append(_LessThan(rule.lt))
-    return out
 
 
 class EstimateForm(forms.Form):
@@ -317,7 +269,7 @@ class EstimateForm(forms.Form):
             if isinstance(widget, forms.NumberInput):
                 widget.attrs.setdefault("step", "any")
             if isinstance(self.fields[name], forms.FloatField | forms.IntegerField | AmountField):
-                self.fields[name].validators.extend(_range_validators(path))
+                self.fields[name].validators.extend(range_validators(path))
 
     def _team_and_book_choices(self, user) -> None:
         """The signed-in user's teams and their price books (latest version, or pinned by a copy)."""
@@ -349,7 +301,7 @@ class EstimateForm(forms.Form):
         try:
             config = loads_strict(self.cleaned_data.get("hf_config") or "")
         except ScenarioError as exc:
-            self.add_error("hf_config", exc.errors[0].message)
+            self.add_error("hf_config", messages.scenario_error(exc.errors[0]))
             return {}
         if not isinstance(config, dict):
             self.add_error("hf_config", _("Paste a JSON object (the contents of config.json)."))
@@ -376,7 +328,9 @@ class EstimateForm(forms.Form):
             try:
                 extra = loads_strict(data["extra"])
             except ScenarioError as exc:
-                self.add_error("extra", exc.errors[0].message)
+                err = exc.errors[0]  # a duplicate key or a nesting too deep names its path
+                text = messages.scenario_error(err)
+                self.add_error("extra", f"{err.field}: {text}" if err.field else text)
             else:
                 if not isinstance(extra, dict):
                     self.add_error("extra", _("Give a JSON object."))
@@ -420,18 +374,22 @@ class EstimateForm(forms.Form):
         sizing_field = {"deadline": "target_days", "cards": "cards", "budget": "budget"}.get(
             str(sizing), "target_days"
         )
+        extra = self.cleaned_data.get("extra_json") or {}
         for err in exc.errors:
             path = err.field
             name = PATH_FIELDS.get(path)
             if path == "cluster.budget":
                 name = "budget"
-            if name is not None and name != sizing_field and self.cleaned_data.get(name) in (None, ""):
+            empty = name is not None and self.cleaned_data.get(name) in (None, "")
+            if empty and get_path(extra, path) is not None:
+                name = "extra"  # typed in the JSON box, not the form: shown there with its path
+            elif empty and name != sizing_field:
                 # a default the user never typed cannot be the fault: the size asked for is
                 name = sizing_field
                 err = type(err)(
                     err.field,
                     str(_("This size cannot be built with the default equipment (%(detail)s)."))
-                    % {"detail": err.message},
+                    % {"detail": messages.scenario_error(err)},
                 )
             if name is None and (path == "model" or path.startswith("model.")):
                 name = model_field

@@ -10,14 +10,13 @@ sentence, so a new warning from the core shows up (in English) before it is tran
 from __future__ import annotations
 
 import contextlib
-import re
 from typing import Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop, ngettext_lazy
 
+from . import field_messages, labels
 from . import formatting as f
-from . import labels
 
 # --- messages ----------------------------------------------------------------------------------
 MESSAGES: dict[str, str] = {
@@ -348,6 +347,7 @@ MESSAGES: dict[str, str] = {
         "The run matches the model within its tolerance (step %(times_model)s the model's %(model_s)s); nothing stands out."
     ),
 }
+MESSAGES.update(field_messages.FIELD_MESSAGES)  # the core's field errors (range, JSON)
 
 # Sentences that count something: code -> (the counted param, the sentence in its singular and
 # plural forms); render chooses the form with ngettext by the count as shown (zh_Hans has one form).
@@ -447,6 +447,8 @@ RULES = {
 }
 
 PARAM_KINDS = {
+    "limit": "bound",
+    "detail": "json_detail",
     "days_saved": "days",
     "causes": "causes",
     "cost": "money",
@@ -533,6 +535,8 @@ def _param(name: str, value: Any, currency: str) -> str:
         return labels.failure_causes(value)
     if kind == "lever":
         return labels.goodput_lever(value)
+    if kind == "json_detail":
+        return field_messages.json_detail(value)
     if kind == "memory_term":
         return labels.memory_term(value)
     if kind == "times":
@@ -687,25 +691,7 @@ def assumption(row: Any, currency: str) -> dict:
     }
 
 
-# --- the core's field errors (pydantic's English range sentences) --------------------------------
-_RANGE = [
-    (re.compile(r"^input should be less than or equal to (\S+)$"), gettext_noop("must be at most %(limit)s")),
-    (re.compile(r"^input should be less than (\S+)$"), gettext_noop("must be less than %(limit)s")),
-    (
-        re.compile(r"^input should be greater than or equal to (\S+)$"),
-        gettext_noop("must be at least %(limit)s"),
-    ),
-    (re.compile(r"^input should be greater than (\S+)$"), gettext_noop("must be greater than %(limit)s")),
-    (re.compile(r"^is required$"), gettext_noop("is required")),
-    (
-        re.compile(r"^is not a field of the scenario contract$"),
-        gettext_noop("is not a field of the scenario contract"),
-    ),
-    (re.compile(r"^input should be a valid integer.*$"), gettext_noop("must be a whole number")),
-    (re.compile(r"^must be a whole number$"), gettext_noop("must be a whole number")),
-]
-
-
+# --- the core's field errors (reports.field_messages) ----------------------------------------
 def scenario_error(err: Any) -> str:
     """A core FieldError in the reader's language: a refusal by its code and params (plan.refusal),
     any other by its sentence (field_error)."""
@@ -716,15 +702,17 @@ def scenario_error(err: Any) -> str:
 
 
 def field_error(message: str) -> str:
-    """One of the core's field-error sentences in the reader's language (ranges with the limit in
-    the locale's number format); other sentences are returned as they are."""
-    for pattern, template in _RANGE:
+    """One of the core's field-error sentences that came without a code (a sweep row's) in the
+    reader's language, by the code it maps onto; other sentences are returned as they are."""
+    for pattern, code in field_messages.SENTENCES:
         match = pattern.match(message or "")
         if match:
-            limit = match.group(1) if match.groups() else ""
-            with contextlib.suppress(ValueError):
-                limit = f.auto(float(limit)) if limit else ""
-            return _(template) % {"limit": limit} if "%(" in template else _(template)
+            params: dict[str, Any] = {}
+            if match.groups():
+                params["limit"] = match.group(1)
+                with contextlib.suppress(ValueError):
+                    params["limit"] = float(match.group(1))
+            return render(code, params, message)
     return message
 
 

@@ -69,7 +69,7 @@ def _builder_errors(builder: SweepBuilderForm, exc: ScenarioError) -> None:
     }
     for e in exc.errors:
         parts = e.field.split(".")
-        message = messages_catalogue.field_error(e.message)
+        message = messages_catalogue.scenario_error(e)
         if parts[0] == "axes" and len(parts) > 1:
             axis_field = ".".join(parts[1:3])
             i = rows.get(axis_field)
@@ -113,7 +113,7 @@ def index(request):
             except ScenarioError as exc:
                 for e in exc.errors:
                     key = e.field.split(".", 1)[0] if e.field.split(".", 1)[0] in form else "axes"
-                    message = messages_catalogue.field_error(e.message)
+                    message = messages_catalogue.scenario_error(e)
                     errors.setdefault(key, []).append(f"{e.field}: {message}" if e.field else message)
             else:
                 return HttpResponseRedirect(sweep.get_absolute_url())

@@ -71,3 +71,33 @@ def _message(err: ErrorDetails) -> str:
     if err.get("type") == "missing":
         return "is required"
     return msg[0].lower() + msg[1:] if msg else msg
+
+
+# pydantic's range error types -> the contract's code (FieldError.code) and the ctx key of the limit
+_RANGE_CODES: Final = {
+    "greater_than": ("must-be-greater-than", "gt"),
+    "greater_than_equal": ("must-be-at-least", "ge"),
+    "less_than": ("must-be-less-than", "lt"),
+    "less_than_equal": ("must-be-at-most", "le"),
+}
+# the contract's own sentences (`_message`, `_number`, `_integer`) -> their codes
+_SENTENCE_CODES: Final = {
+    "is required": "is-required",
+    "is not a field of the scenario contract": "not-a-scenario-field",
+    "must be a JSON number, not a string or boolean": "must-be-json-number",
+    "must be a finite number (NaN and Infinity are not allowed)": "must-be-finite",
+    "must be a whole number": "must-be-whole-number",
+}
+
+
+def _code(err: ErrorDetails, message: str) -> tuple[str, dict[str, Any]]:
+    """The code and parameters of a pydantic error, so the web layer can say `message` in the
+    reader's language (FieldError.code/params); ("", {}) for a sentence without one."""
+    kind = _RANGE_CODES.get(str(err.get("type")))
+    limit = (err.get("ctx") or {}).get(kind[1]) if kind else None
+    if kind and isinstance(limit, int | float) and not isinstance(limit, bool):
+        return kind[0], {"limit": limit}
+    if str(err.get("type", "")).startswith("int_") and message.startswith("input should be a valid integer"):
+        return "must-be-whole-number", {}
+    code = _SENTENCE_CODES.get(message, "")
+    return code, {}

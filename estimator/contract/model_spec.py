@@ -5,12 +5,13 @@ estimator reads (`split_model`, READ_MODEL_KEYS) and the range checks of their a
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from estimator import limits
-from estimator.contract.fields import Int, Num, _message
+from estimator.contract.fields import Int, Num, _code, _message
 from estimator.errors import FieldError
 from estimator.model.config_json import CONFIG_ALIASES
 
@@ -124,9 +125,11 @@ def _model_extras(model: Any) -> list[FieldError]:
             key = str(err["loc"][0]) if err["loc"] else ""
             if err.get("type") == "extra_forbidden":
                 message = "is not a model field or a config.json name the estimator reads; remove it"
+                code: tuple[str, dict[str, Any]] = ("not-a-model-field", {})
             else:
                 message = _message(err)
-            out.append(FieldError(f"model.{key}" if key else "model", message))
+                code = _code(err, message)
+            out.append(FieldError(f"model.{key}" if key else "model", message, *code))
         return out
     return []
 
@@ -135,4 +138,4 @@ def _pilot_model_extras(calibration: Any) -> list[FieldError]:
     """_model_extras of calibration.pilot.model, with its path."""
     pilot = calibration.get("pilot") if isinstance(calibration, dict) else None
     model = pilot.get("model") if isinstance(pilot, dict) else None
-    return [FieldError("calibration.pilot." + e.field, e.message) for e in _model_extras(model)]
+    return [dataclasses.replace(e, field="calibration.pilot." + e.field) for e in _model_extras(model)]

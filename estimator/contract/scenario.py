@@ -18,7 +18,7 @@ from typing import Any, Final, Literal
 from pydantic import Field, PrivateAttr, ValidationError
 
 from estimator import limits
-from estimator.contract.fields import PRICE_BOOK_REFERENCE, Int, Num, _message, _path, _Section
+from estimator.contract.fields import PRICE_BOOK_REFERENCE, Int, Num, _code, _message, _path, _Section
 from estimator.contract.machine import Cluster, Hardware, InlineAccelerator, Network, Parallelism, Storage
 from estimator.contract.model_spec import (
     CONFIG_EXTRA_KEYS,
@@ -136,7 +136,8 @@ def validate_shape(data: Any) -> Scenario:
             if field in seen:
                 continue
             seen.add(field)
-            errors.append(FieldError(field, _message(err)))
+            message = _message(err)
+            errors.append(FieldError(field, message, *_code(err, message)))
         raise ScenarioError(errors + [e for e in extra_errors if e.field not in seen]) from None
     if extra_errors:
         raise ScenarioError(extra_errors)

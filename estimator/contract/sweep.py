@@ -17,6 +17,7 @@ Every rejection raises `ScenarioError` with a field path: `axes`, `axes.<field>`
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -304,7 +305,7 @@ def _trial_errors(doc: dict[str, Any], axes: list[Axis], check: Check) -> list[F
             persistent &= {e.field for e in found}
     for e in first_errors:
         if e.field in persistent and _axis_for(e.field, axes) is None:
-            errors.append(FieldError(f"base.{e.field}" if e.field else "base", e.message))
+            errors.append(_in_base(e))
     return errors
 
 
@@ -362,7 +363,7 @@ def _mapped(exc: ScenarioError, axes: list[Axis], focus: Axis | None) -> Scenari
             detail = e.message if e.field in ("", axis.field) else f"{e.field}: {e.message}"
             mapped.append(FieldError(f"axes.{axis.field}", detail))
         else:
-            mapped.append(FieldError(f"base.{e.field}" if e.field else "base", e.message))
+            mapped.append(_in_base(e))
     return ScenarioError(mapped)
 
 
@@ -389,3 +390,9 @@ def pareto_front(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     prev_min = np.minimum.accumulate(np.concatenate(([np.inf], ys[:-1])))
     keep = ys < prev_min
     return order[keep]
+
+
+def _in_base(e: FieldError) -> FieldError:
+    """A base scenario's error at its path under "base", its code and params kept (the web layer
+    says it in the reader's language by them)."""
+    return dataclasses.replace(e, field=f"base.{e.field}" if e.field else "base")

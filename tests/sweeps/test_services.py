@@ -262,4 +262,34 @@ def test_a_one_scenario_sweep_says_scenario(base, user, client, monkeypatch):
     assert run_all(one) == ["stored"]
     page = client.get(f"/sweeps/{one.share_token}/").content.decode()
     assert "1 scenario, 1 could be planned" in page
+    # the meta line's two counts agree each with its own noun, and so does the axis' value count
+    assert "1 scenario over 1 axis" in page and "1 scenarios" not in page
+    assert "1 value " in page and "1 values" not in page
+    zh = client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
+    assert "1 个轴上共 1 个场景" in zh and "1 个取值" in zh
     assert "个场景，其中 1 个可以规划" in client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
+
+
+def test_a_running_one_scenario_sweep_counts_one_scenario(base, user, client, monkeypatch):
+    """The progress line's total takes the plural of its own number ("0 / 1 scenario")."""
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    one = services.create_sweep(
+        data={"name": "one", "base": base, "axes": {"efficiency.mfu": [0.4]}}, owner=user
+    )
+    assert one.is_active
+    page = client.get(f"/sweeps/{one.share_token}/").content.decode()
+    assert "/ 1 scenario\n" in page or "/ 1 scenario " in page or "/ 1 scenario<" in page
+    assert "1 scenarios" not in page
+    assert "/ 1 个场景" in client.get(f"/zh-hans/sweeps/{one.share_token}/").content.decode()
+
+
+@pytest.mark.django_db
+def test_a_core_field_error_on_the_sweep_page_is_in_the_readers_language(client, base):
+    """A type error in the base plan is said by its code (must-be-json-number), not in English."""
+    import json
+
+    bad = {**base, "training": {**base.get("training", {}), "seq_len": "long"}}
+    r = client.post("/zh-hans/sweeps/", {"base": json.dumps(bad), "axes": json.dumps(AXES)})
+    assert r.status_code == 400
+    page = r.content.decode()
+    assert "必须是 JSON 数字" in page and "must be a JSON number" not in page

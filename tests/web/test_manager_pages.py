@@ -107,7 +107,7 @@ def test_form_errors_all_at_once_on_their_fields_in_chinese(client):
     summary = re.search(r'id="error-summary".*?</div>', html, re.S).group(0)
     for field in ("tokens", "target_days", "mfu", "switch_ports"):  # four errors in one round
         assert f'href="#field-{field}"' in summary
-    assert "确保该值小于或等于3650" in html  # Django's own zh-Hans range sentence
+    assert "确保该值小于或等于3,650" in html  # Django's own zh-Hans range sentence, the limit in CLDR digits
 
 
 @pytest.mark.django_db

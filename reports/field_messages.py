@@ -1,0 +1,61 @@
+"""The core's field errors in the reader's language: the codes estimator.contract.fields and
+estimator.jsonio put on a FieldError (range limits, JSON numbers, strict JSON) with their English
+msgids, and the English sentences without a code (sweep rows) that map onto the same codes."""
+
+from __future__ import annotations
+
+import re
+
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
+FIELD_MESSAGES: dict[str, str] = {
+    "must-be-greater-than": gettext_noop("must be greater than %(limit)s"),
+    "must-be-at-least": gettext_noop("must be at least %(limit)s"),
+    "must-be-less-than": gettext_noop("must be less than %(limit)s"),
+    "must-be-at-most": gettext_noop("must be at most %(limit)s"),
+    "is-required": gettext_noop("is required"),
+    "not-a-scenario-field": gettext_noop("is not a field of the scenario contract"),
+    "not-a-model-field": gettext_noop(
+        "is not a model field or a config.json name the estimator reads; remove it"
+    ),
+    "must-be-json-number": gettext_noop("must be a JSON number, not a string or boolean"),
+    "must-be-finite": gettext_noop("must be a finite number (NaN and Infinity are not allowed)"),
+    "must-be-whole-number": gettext_noop("must be a whole number"),
+    "invalid-json": gettext_noop("invalid JSON at line %(line)s, column %(column)s: %(detail)s"),
+    "json-too-deep": gettext_noop("is nested more than %(depth)s levels deep"),
+    "json-not-a-number": gettext_noop("invalid JSON: %(text)s is not a JSON number"),
+    "json-number-too-large": gettext_noop("invalid JSON: %(text)s is too large for a number"),
+    "duplicate-key": gettext_noop("is given twice in the same object; give each key once"),
+}
+
+# the core's English sentences that arrive without a code (a sweep row's error) -> (pattern, code);
+# a pattern's one group is the limit
+SENTENCES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^input should be less than or equal to (\S+)$"), "must-be-at-most"),
+    (re.compile(r"^input should be less than (\S+)$"), "must-be-less-than"),
+    (re.compile(r"^input should be greater than or equal to (\S+)$"), "must-be-at-least"),
+    (re.compile(r"^input should be greater than (\S+)$"), "must-be-greater-than"),
+    (re.compile(r"^is required$"), "is-required"),
+    (re.compile(r"^is not a field of the scenario contract$"), "not-a-scenario-field"),
+    (re.compile(r"^input should be a valid integer.*$"), "must-be-whole-number"),
+    (re.compile(r"^must be a whole number$"), "must-be-whole-number"),
+]
+
+# Python's json decoder's faults (json.decoder), the `detail` of "invalid-json"
+JSON_DETAILS = {
+    gettext_noop("Expecting value"),
+    gettext_noop("Expecting property name enclosed in double quotes"),
+    gettext_noop("Expecting ',' delimiter"),
+    gettext_noop("Expecting ':' delimiter"),
+    gettext_noop("Unterminated string starting at"),
+    gettext_noop("Invalid control character at"),
+    gettext_noop("Invalid \\escape"),
+    gettext_noop("Invalid \\uXXXX escape"),
+    gettext_noop("Extra data"),
+}
+
+
+def json_detail(text: object) -> str:
+    """A json decoder fault in the reader's language (as it is when not one of the known ones)."""
+    return _(str(text)) if text in JSON_DETAILS else str(text)
