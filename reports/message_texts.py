@@ -1,0 +1,395 @@
+"""The words of the message catalogue (reports.messages renders them): each code the core returns
+with its English msgid marked for gettext (MESSAGES; translations in locale/*/LC_MESSAGES/django.po),
+and the sentences that count something in their singular and plural forms (PLURALS)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_noop, ngettext_lazy
+
+from . import field_messages
+
+# --- messages ----------------------------------------------------------------------------------
+MESSAGES: dict[str, str] = {
+    # advice and warnings
+    "memory-does-not-fit": gettext_noop(
+        "The plan does not fit in card memory (%(total_bytes)s per card against %(hbm_bytes)s of HBM)."
+    ),
+    "tp-crosses-node": gettext_noop(
+        "TP=%(tp)s spans more than the %(domain)s cards of one HCCS/NVLink domain: its per-layer all-reduces would run over RoCE/InfiniBand."
+    ),
+    "bubble-over-20pct": gettext_noop("The pipeline bubble is %(bubble)s of the step."),
+    # estimator.plan.goodput_section.advice
+    "goodput-checkpoints": gettext_noop(
+        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
+    ),
+    "goodput-checkpoints.suggestion": gettext_noop("Switch on %(lever)s."),
+    "goodput-restarts": gettext_noop(
+        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "(cost: %(cost)s)."
+    ),
+    "goodput-restarts.suggestion": gettext_noop("Switch on %(lever)s."),
+    "goodput-checkpoints.free": gettext_noop(
+        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s with no new hardware."
+    ),
+    "goodput-restarts.free": gettext_noop(
+        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "with no new hardware."
+    ),
+    "comm-wait-over-30pct": gettext_noop(
+        "Communication not hidden behind compute is %(share)s of the step (largest: %(largest)s); above 30%% the network is the bottleneck (article 5.1)."
+    ),
+    "oversubscribed-fabric-dp": gettext_noop(
+        "The fabric is oversubscribed %(ratio)s and DP=%(dp)s gradient traffic crosses leaf switches, so when all nodes exchange gradients at once the all-reduce gets only part of the NIC bandwidth."
+    ),
+    "flat-network-too-large": gettext_noop(
+        "%(nodes)s nodes on a single flat switch layer: the article keeps flat networks to ~10 servers and uses leaf-spine beyond ~16 nodes."
+    ),
+    "zero3-unneeded": gettext_noop(
+        "ZeRO-3 is on although the model fits with ZeRO-2; stage 3 all-gathers the weights in forward and backward, about 1.5x the DP traffic of stage 2 (Rajbhandari et al. 2019)."
+    ),
+    "fp32-precision": gettext_noop(
+        "Training in FP32 doubles weight, gradient and activation memory and runs far below the BF16 peak."
+    ),
+    "hccl-buffer.set": gettext_noop(
+        "HCCL_BUFFSIZE is set to %(current_mb)s MB. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP, with no gain beyond; its '10-20%% of HBM' is an erratum."
+    ),
+    "hccl-buffer.unset": gettext_noop(
+        "HCCL_BUFFSIZE is not set (CANN default 200 MB). The article measured 256 MB ~15%% faster than 64 MB on 8-card DP, with no gain beyond; its '10-20%% of HBM' is an erratum."
+    ),
+    "ep-crosses-node": gettext_noop(
+        "EP=%(ep)s x TP=%(tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
+    ),
+    "ep-crosses-node.folded": gettext_noop(
+        "EP=%(ep)s x expert TP=%(expert_tp)s exceeds the %(domain)s-card HCCS/NVLink domain: the MoE all-to-all runs over the scale-out NICs."
+    ),
+    "mfu-optimistic": gettext_noop(
+        "MFU %(mfu)s is above published large-scale records (Llama 3 405B: 38-43%%; MegaScale: 55%%)."
+    ),
+    "assumed-shape": gettext_noop(
+        "Known only by its size (%(params)s parameters), the model is assumed to have %(basis_name)s's width: "
+        "%(num_hidden_layers)s layers, hidden %(hidden_size)s, %(num_attention_heads)s heads, "
+        "%(num_key_value_heads)s KV heads, FFN %(intermediate_size)s, vocabulary %(vocab_size)s; the counts "
+        "are scaled to exactly that size."
+    ),
+    # fixed parallelism fields the model cannot take (estimator.contract.resolve._check_parallelism)
+    "fixed-tp-heads": gettext_noop("must divide the %(heads)s attention heads"),
+    "fixed-tp-kv-heads": gettext_noop("must divide the %(heads)s KV heads"),
+    "fixed-pp-layers": gettext_noop("cannot exceed the %(layers)s layers"),
+    "fixed-ep-dense": gettext_noop("expert parallelism needs a mixture-of-experts model"),
+    "fixed-ep-experts": gettext_noop("must divide the %(experts)s experts"),
+    "fixed-virtual-stages-pp": gettext_noop("interleaving needs parallelism.pp > 1"),
+    "fixed-dp-cards": gettext_noop("%(names)s = %(product)s must equal cluster.cards = %(cards)s"),
+    "fixed-layout-cards": gettext_noop("%(names)s = %(product)s must divide cluster.cards = %(cards)s"),
+    "fixed-expert-tp-dense": gettext_noop("expert tensor parallelism needs a mixture-of-experts model"),
+    "fixed-stage-layers": gettext_noop(
+        "the first and last pipeline stages hold more than the %(layers)s layers"
+    ),
+    "deadline-needs-too-many-cards": gettext_noop(
+        "Training %(tokens)s tokens in %(target_days)s needs at least %(cards)s cards even at an MFU of %(mfu)s, more than "
+        "the %(max_cards)s cards of the largest cluster this network can build. Allow more days, train fewer "
+        "tokens or use switches with more ports."
+    ),
+    "deadline-unmet-with-failures": gettext_noop(
+        "Training %(tokens)s tokens in %(target_days)s needs %(cards)s cards at an MFU of %(mfu)s without "
+        "interruptions, but counting them no cluster up to the %(max_cards)s cards this network can build "
+        "finishes in time: more cards are interrupted more often. Allow more days, train fewer tokens or "
+        "restart faster."
+    ),
+    "no-cluster-holds-the-model": gettext_noop(
+        "No cluster this network can build (up to %(max_cards)s cards) holds the model in HBM: use an "
+        "accelerator with more memory, a shorter sequence or switches with more ports."
+    ),
+    "deadline-missed": gettext_noop("The plan takes %(days)s, more than the %(target_days)s target."),
+    "over-budget": gettext_noop(
+        "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."
+    ),
+    "fixed-layout-does-not-fit": gettext_noop(
+        "The fixed layout (%(fixed)s) needs %(total_gb)s GB per card (%(model_states_gb)s GB of model states; largest: "
+        "%(largest_term)s %(largest_gb)s GB), %(overflow_gb)s GB more than the %(hbm_gb)s GB of HBM. "
+        "Nearest accepted layouts: %(suggestions)s."
+    ),
+    "stack-assumed": gettext_noop("Step time assumes the %(stack)s software stack."),
+    "step-time-by-domain": gettext_noop(
+        "The supernodes train %(ratio)s as fast as the nodes (step %(supernode_step_time_s)s against "
+        "%(nodes_step_time_s)s). The chip alone, as %(node_cards)s-card domains, gives %(chip_factor)s "
+        "(TP=%(node_tp)s, EP=%(node_ep)s, PP=%(node_pp)s); the %(domain_cards)s-card domain gives the other "
+        "%(domain_factor)s by keeping TP=%(tp)s and EP=%(ep)s (PP=%(pp)s) on the scale-up links."
+    ),
+    "layout-search-timed-out": gettext_noop(
+        "The layout search stopped at its %(seconds)s-second budget after timing %(timed)s of %(feasible)s "
+        "layouts that fit; the layout shown is the best of those."
+    ),
+    "supernode-pays": gettext_noop(
+        "On %(supernodes)s x %(supernode)s, TP=%(tp)s and EP=%(ep)s run inside the %(domain_cards)s-card "
+        "domain: the plan trains %(speedup)s as fast as the same cards as %(node_cards)s-card nodes "
+        "(TP=%(node_tp)s, EP=%(node_ep)s, PP=%(node_pp)s; step %(step_time_s)s against %(node_step_time_s)s), "
+        "for %(capex_ratio)s capex and %(power_ratio)s IT power."
+    ),
+    "supernode-partly-used": gettext_noop(
+        "%(supernodes)s x %(supernode)s are bought whole; %(idle_cards)s of their cards stay idle in this plan."
+    ),
+    # suggestions
+    "supernode-pays.suggestion": gettext_noop(
+        "The scale-up plane pays for itself in tokens per capex dollar; keep TP and EP inside the supernode."
+    ),
+    "supernode-does-not-pay.suggestion": gettext_noop(
+        "For this model the same cards as %(node_cards)s-card nodes give more tokens per capex dollar; the "
+        "supernode pays only for models whose TP/EP traffic needs the larger domain."
+    ),
+    "supernode-partly-used.suggestion": gettext_noop("Plan a multiple of %(cards_per_supernode)s cards."),
+    "memory-does-not-fit.zero-recompute": gettext_noop(
+        "Raise the ZeRO stage (now %(zero_stage)s); turn on activation recomputation (selective, then full); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
+    ),
+    "memory-does-not-fit.zero": gettext_noop(
+        "Raise the ZeRO stage (now %(zero_stage)s); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
+    ),
+    "memory-does-not-fit.recompute": gettext_noop(
+        "Turn on activation recomputation (selective, then full); raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
+    ),
+    "memory-does-not-fit.model-parallel": gettext_noop(
+        "Raise TP inside the node; add pipeline stages across nodes; or use cards with more HBM."
+    ),
+    "tp-crosses-node.suggestion": gettext_noop(
+        "Keep TP <= %(domain)s and move the rest of the split into pipeline stages across nodes (article 2.2: tensor parallel inside a node only)."
+    ),
+    "bubble-over-20pct.interleave": gettext_noop(
+        "Micro-batches are already >= 4 x PP=%(pp)s: interleave the schedule (virtual_stages), use fewer pipeline stages, or balance the stages' layers."
+    ),
+    "bubble-over-20pct.micro-batches": gettext_noop(
+        "Use %(low)s-%(high)s micro-batches per step (4-8 x PP=%(pp)s): bubble %(bubble_low)s-%(bubble_high)s; or interleave (virtual_stages) or cut PP."
+    ),
+    "bubble-over-20pct.raise": gettext_noop(
+        "Raise the number of micro-batches to 4-8 x the pipeline stages."
+    ),
+    "comm-wait-over-30pct.dp_comm": gettext_noop(
+        "Send BF16 gradients, fuse small gradients into large buckets, overlap the all-reduce with backward, use hierarchical all-reduce, and a 1:1 fabric (article 2.1, 3.2)."
+    ),
+    "comm-wait-over-30pct.tp_comm": gettext_noop(
+        "Keep TP inside the HCCS/NVLink domain and lower TP if the model fits (article 2.2)."
+    ),
+    "comm-wait-over-30pct.pp_comm": gettext_noop(
+        "Use fewer pipeline stages or place adjacent stages on nearby nodes (article 4.5)."
+    ),
+    "comm-wait-over-30pct.ep_comm": gettext_noop(
+        "Keep expert parallelism inside the node and replicate experts with DP (article 2.4)."
+    ),
+    "oversubscribed-fabric-dp.suggestion": gettext_noop(
+        "Build the compute fabric 1:1 (the article's recommendation; 1.5:1-2:1 only on a budget), or place each DP group under one leaf / rail and use hierarchical all-reduce."
+    ),
+    "flat-network-too-large.suggestion": gettext_noop(
+        "Use a two-tier leaf-spine (Clos) fabric, 1:1, rail-optimized where the servers have one NIC per card."
+    ),
+    "zero3-unneeded.suggestion": gettext_noop(
+        "Use ZeRO stage 2 (article 7.1: stage 3 only when the model does not fit)."
+    ),
+    "fp32-precision.suggestion": gettext_noop(
+        "Train in BF16 mixed precision (FP32 master weights in the optimizer); BF16 keeps FP32's range (article 4.4, 7.1)."
+    ),
+    "hccl-buffer.suggestion": gettext_noop(
+        "Start with export HCCL_BUFFSIZE=%(start_mb)s (MB) and tune one variable at a time."
+    ),
+    "ep-crosses-node.suggestion": gettext_noop(
+        "Keep EP inside the node where the experts fit, or budget NIC bandwidth for the all-to-all and pair EP with DP so each expert has replicas (article 2.4, 3.3)."
+    ),
+    "mfu-optimistic.suggestion": gettext_noop(
+        "Plan with 35-50%% MFU, or leave efficiency.mfu out and let the layout model predict it."
+    ),
+    # starting configuration: reasons
+    "start.precision.bf16": gettext_noop(
+        "BF16 has FP32's dynamic range, so it is more stable than FP16, and it halves memory against FP32 (article 4.4, 7.1)."
+    ),
+    "start.precision.fp8": gettext_noop(
+        "FP8 as requested; keep BF16/FP32 master weights (article 7.1 starts from BF16)."
+    ),
+    "start.recompute.none": gettext_noop(
+        "The chosen layout fits in HBM without recomputation, so none is fastest (article 5.4)."
+    ),
+    "start.recompute.selective": gettext_noop(
+        "Recomputation costs a little compute and roughly doubles the batch that fits (article 5.4); selective keeps 34·s·b·h/t bytes per layer (Korthikanti et al. 2022)."
+    ),
+    "start.recompute.partial": gettext_noop(
+        "Block recompute of the fewest whole layers per stage that fit in HBM: less recompute than full, and the chosen layout needs it to fit (Megatron --recompute-num-layers)."
+    ),
+    "start.recompute.full": gettext_noop(
+        "Only full recomputation makes the chosen layout fit in HBM; it costs about one extra forward pass (article 5.4)."
+    ),
+    "start.recompute.does-not-fit": gettext_noop(
+        "No layout fits yet: start from full recomputation, then raise the ZeRO stage or the model parallelism (article 5.4, 7.1)."
+    ),
+    "start.layout": gettext_noop(
+        "TP (and EP) inside the node over HCCS/NVLink, PP and DP across nodes over RoCE/IB (article 2.5)."
+    ),
+    "start.micro_batches.no-pipeline": gettext_noop(
+        "No pipeline, so micro-batches only set gradient accumulation."
+    ),
+    "start.micro_batches.range": gettext_noop(
+        "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3)."
+    ),
+    "start.micro_batches.chosen": gettext_noop(
+        "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3). The chosen layout runs %(micro_batches)s (bubble %(bubble)s)."
+    ),
+    "start.gradient_compression": gettext_noop(
+        "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1)."
+    ),
+    "start.gradient_fusion": gettext_noop(
+        "Fuse small gradients into large buckets and overlap the all-reduce with backward (article 2.1; Megatron --overlap-grad-reduce, DeepSpeed overlap_comm)."
+    ),
+    "start.zero_stage.3": gettext_noop(
+        "The model does not fit with stage 2, so shard the weights too (article 7.1)."
+    ),
+    "start.zero_stage.chosen-low": gettext_noop(
+        "The chosen layout fits with the optimizer state sharded (stage 1, Megatron's distributed optimizer) or not at all (stage 0), and moves less data than stage 2; with pipeline parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823)."
+    ),
+    "start.zero_stage.pipeline": gettext_noop(
+        "Stage 2 is the article's default, but with pipeline parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823, #1629); Megatron's distributed optimizer is the stage-1 equivalent."
+    ),
+    "start.zero_stage.2": gettext_noop(
+        "Shard optimizer state and gradients; stage 3 only when the model does not fit (article 7.1)."
+    ),
+    "start.expert_parallel": gettext_noop(
+        "--expert-model-parallel-size %(ep)s --expert-tensor-parallel-size %(expert_tp)s: the MoE layers regroup the stage's TP x CP x DP ranks (Megatron-Core parallel folding)."
+    ),
+    "start.pipeline_split": gettext_noop(
+        "Uneven pipeline split: the first and last devices also hold the embedding and the loss (Megatron-Core --pipeline-model-parallel-layout, or --account-for-embedding-in-pipeline-split / --account-for-loss-in-pipeline-split)."
+    ),
+    "start.hccl_buffsize": gettext_noop(
+        "MB; CANN default 200. The article measured 256 MB ~15%% faster than 64 MB on 8-card DP and no gain above (article 4.3; not 10-20%% of HBM)."
+    ),
+    "start.hccl_connect_timeout": gettext_noop(
+        "Seconds, range 120-7200 (CANN default 120); raise it for many nodes so rank start-up skew does not fail initialisation (article 4.3, 5.2)."
+    ),
+    "start.hccl_deterministic": gettext_noop(
+        "true makes reductions reproducible at some speed cost: use it for debugging only (article 4.3)."
+    ),
+    "start.cuda_device_max_connections": gettext_noop(
+        "Megatron-LM requires it with sequence parallelism so TP communication overlaps compute in order."
+    ),
+    "start.nccl_buffsize": gettext_noop(
+        "The article's 256 MB figure is for HCCL on Ascend; NCCL's default is sound."
+    ),
+    # starting configuration: worded values
+    "start.value.as-needed": gettext_noop("as needed for the global batch"),
+    "start.value.fp8-master": gettext_noop("FP8 (BF16 master copy)"),
+    "start.value.bf16-gradients": gettext_noop("BF16 gradients"),
+    "start.value.fusion-on": gettext_noop("on, overlapped with backward"),
+    "start.value.nccl-default": gettext_noop("default (4 MiB)"),
+    # assumptions
+    "assumption.peak": gettext_noop("%(accelerator)s dense %(precision)s peak"),
+    "assumption.hbm": gettext_noop("HBM per card"),
+    "assumption.matmul-efficiency": gettext_noop("achievable matmul efficiency"),
+    "assumption.mfu": gettext_noop("MFU"),
+    "assumption.stack": gettext_noop("software stack"),
+    "assumption.stack-default": gettext_noop("software stack (default for this accelerator)"),
+    "assumption.tdp": gettext_noop("card TDP"),
+    "assumption.server-price": gettext_noop("server price (cards included)"),
+    "assumption.switch-price": gettext_noop("switch price"),
+    "assumption.transceiver-price": gettext_noop("transceiver price"),
+    "assumption.cloud-price": gettext_noop("cloud price per card-hour"),
+    "assumption.electricity": gettext_noop("electricity"),
+    "assumption.pue": gettext_noop("PUE"),
+    "assumption.depreciation": gettext_noop("depreciation"),
+    "assumption.failure-rate-card": gettext_noop("interruptions per card-hour (%(causes)s)"),
+    "assumption.failure-rate-node": gettext_noop("interruptions per server-hour (%(causes)s)"),
+    "assumption.failure-rate-switch": gettext_noop("interruptions per switch-hour (%(causes)s)"),
+    "assumption.detection": gettext_noop("time to detect an interruption"),
+    "assumption.rescheduling": gettext_noop("time to reschedule after an interruption"),
+    "assumption.price-book": gettext_noop("Price book: %(book)s v%(version)s (%(date)s, %(currency)s)"),
+    "source.scenario": gettext_noop("scenario input"),
+    "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
+    "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
+    "source.mfu-predicted": gettext_noop("layout model prediction"),
+    # --- diagnose a measured run (estimator.plan.diagnose) ---
+    "diagnose.network": gettext_noop(
+        "Communication wait is %(share)s of the step, above %(threshold)s: suspect the network first (article section 5.1). "
+        "The model expects %(model_s)s of exposed communication for this layout at the links' rated bandwidth; the run waits "
+        "%(measured_s)s. Test each NIC's bandwidth point to point, check ECMP/rail routing, PFC pause frames, NUMA binding of "
+        "the NICs and the HCCL/NCCL topology settings."
+    ),
+    "diagnose.communication-slower": gettext_noop(
+        "Communication wait is %(share)s of the step, %(times_model)s the model's %(model_s)s, though below the %(threshold)s "
+        "the article treats as a network fault."
+    ),
+    "diagnose.data-loading": gettext_noop(
+        "Data loading takes %(share)s of the step; the model assumes the loader's prefetch hides it. Tokenise and shuffle "
+        "offline and prefetch to local NVMe (article section 3.4)."
+    ),
+    "diagnose.compute-slower": gettext_noop(
+        "Compute takes %(times_model)s the model's %(model_s)s: check that the operators run their high-performance kernels "
+        "(article section 5.1), the clocks and power caps, and the FP8 recipe."
+    ),
+    "diagnose.compute-faster": gettext_noop(
+        "Compute takes %(times_model)s the model's %(model_s)s: the stack is faster than the model assumes; plan with this "
+        "run as calibration.pilot."
+    ),
+    "diagnose.bubble": gettext_noop(
+        "The pipeline bubble is %(share)s of the modelled step (PP=%(pp)s, %(micro_batches)s micro-batches): 4 to 8 "
+        "micro-batches per stage keep it small (article section 2.3), or interleave stages."
+    ),
+    "diagnose.memory-pressure": gettext_noop(
+        "The layout needs %(share)s of the cards' HBM: allocator retries and fragmentation slow steps near the limit; "
+        "recompute activations or shard more with ZeRO (article section 5.4)."
+    ),
+    "diagnose.unexplained": gettext_noop(
+        "%(measured_s)s of the step is neither compute, communication nor data loading (the model expects %(model_s)s of "
+        "bubble and overlap): host stalls, stragglers or synchronisation; read the logs of the slowest rank (article section 7.3)."
+    ),
+    "diagnose.matches": gettext_noop(
+        "The run matches the model within its tolerance (step %(times_model)s the model's %(model_s)s); nothing stands out."
+    ),
+}
+MESSAGES.update(field_messages.FIELD_MESSAGES)  # the core's field errors (range, JSON)
+
+# Sentences that count something: code -> (the counted param, the sentence in its singular and
+# plural forms); render chooses the form with ngettext by the count as shown (zh_Hans has one form).
+PLURALS: dict[str, tuple[str, Any]] = {
+    "no-feasible-layout": (
+        "cards",
+        ngettext_lazy(
+            "No parallel layout fits in HBM on %(cards)s card. Add cards, use a larger-memory accelerator or a shorter sequence.",
+            "No parallel layout fits in HBM on %(cards)s cards. Add cards, use a larger-memory accelerator or a shorter sequence.",
+            "n",
+        ),
+    ),
+    "budget-cards-hold-no-layout": (
+        "cards",
+        ngettext_lazy(
+            "No parallel layout fits in HBM on the %(cards)s card the budget buys. Raise the budget, use a larger-memory accelerator or a shorter sequence.",
+            "No parallel layout fits in HBM on the %(cards)s cards the budget buys. Raise the budget, use a larger-memory accelerator or a shorter sequence.",
+            "n",
+        ),
+    ),
+    "no-possible-layout": (
+        "cards",
+        ngettext_lazy(
+            "No parallel layout is possible on %(cards)s card with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s.",
+            "No parallel layout is possible on %(cards)s cards with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s.",
+            "n",
+        ),
+    ),
+    "budget-buys-no-cluster": (
+        "cards",
+        ngettext_lazy(
+            "The budget of %(budget)s does not buy the smallest cluster: %(cards)s card for %(capex)s.",
+            "The budget of %(budget)s does not buy the smallest cluster: %(cards)s cards for %(capex)s.",
+            "n",
+        ),
+    ),
+    "config-missing-fields": (
+        "count",
+        ngettext_lazy(
+            "model config is missing the required field %(fields)s",
+            "model config is missing the required fields %(fields)s",
+            "n",
+        ),
+    ),
+    "config-fields-ignored": (
+        "count",
+        ngettext_lazy(
+            "%(count)s config.json field the estimator does not read was ignored: %(fields)s.",
+            "%(count)s config.json fields the estimator does not read were ignored: %(fields)s.",
+            "n",
+        ),
+    ),
+}
