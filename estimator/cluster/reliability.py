@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from estimator.arrays import FloatArray
-from estimator.layout.stacks import CHECKPOINT_MODES
+from estimator.layout.stack_profile import CHECKPOINT_MODES
 
 SECONDS_PER_HOUR = 3600.0
 Z_P90 = 1.2815515655446004  # standard normal quantile at 0.9 (P10 is -Z_P90)

@@ -63,7 +63,7 @@ from estimator.layout.model_state import (
     model_state_bytes,
     weight_replicas,
 )
-from estimator.layout.stacks import StackProfile
+from estimator.layout.stack_profile import StackProfile
 from estimator.layout.stages import StageLayers, stage_layers
 from estimator.model.transformer import Architecture, ParamCounts, stage_param_counts
 

@@ -20,7 +20,8 @@ from estimator.layout.memory import (
     Buffers,
     selective_saves_memory,
 )
-from estimator.layout.stacks import STACKS, StackProfile
+from estimator.layout.stack_profile import StackProfile
+from estimator.layout.stacks import STACKS
 from estimator.layout.steptime.ascend import ASCEND_MC2_EXPOSED_FRACTION, ASCEND_TRAINING_GEMM_FRACTION
 from estimator.layout.steptime.attention import TRITON_UNEVEN_HEAD_BACKWARD_FACTOR
 from estimator.layout.steptime.constants import (

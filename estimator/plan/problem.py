@@ -13,7 +13,8 @@ from estimator.contract.resolve import Resolved
 from estimator.layout import answers
 from estimator.layout.memory import Buffers
 from estimator.layout.search import LayoutProblem, LayoutSearch
-from estimator.layout.stacks import StackProfile, resolve_stack
+from estimator.layout.stack_profile import StackProfile
+from estimator.layout.stacks import resolve_stack
 from estimator.layout.steptime import LINK_EFFICIENCY
 from estimator.money.pricing import model_flops
 

@@ -26,7 +26,8 @@ from typing import Any
 
 from estimator.layout.batch_search import best_in
 from estimator.layout.search import LayoutEval, LayoutProblem
-from estimator.layout.stacks import StackProfile, profiles_for
+from estimator.layout.stack_profile import StackProfile
+from estimator.layout.stacks import profiles_for
 from estimator.result_fields import json_key
 
 SENSITIVITY_SECONDS = 3.0  # wall clock all the profiles' searches of one plan may take together

@@ -204,7 +204,7 @@ def test_blackwell_fused_attention_from_the_fa4_paper():
 
 
 def test_stack_choices_match_the_mechanism_module():
-    from estimator.layout.stacks import _CHOICES
+    from estimator.layout.stack_profile import _CHOICES
 
     assert _CHOICES["cp_comm_type"] == cpx.CP_COMM_TYPES
     assert _CHOICES["cp_merge"] == cpx.CP_MERGES

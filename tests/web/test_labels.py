@@ -19,7 +19,7 @@ from django.utils import translation
 from estimator.catalog.failures import CAUSES
 from estimator.contract.scenario import Scenario
 from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
-from estimator.layout.stacks import CHECKPOINT_MODES
+from estimator.layout.stack_profile import CHECKPOINT_MODES
 from estimator.layout.steptime.step import BREAKDOWN_KEYS, COMPUTE_TERMS
 from estimator.money.cost import CapexBill, capex_usd
 from estimator.plan import advice, diagnose, goodput, starting_config

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.stacks import SAC_MATMUL_HALF, StackProfile, recomputes_scores
+from estimator.layout.stack_profile import SAC_MATMUL_HALF, StackProfile
+from estimator.layout.stacks import recomputes_scores
 from estimator.layout.steptime import attention as att
 from estimator.layout.steptime import context_parallel as cpx
 from estimator.layout.steptime.ascend import (

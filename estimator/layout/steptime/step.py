@@ -49,7 +49,8 @@ import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.memory import StageLayers, stage_layers, weight_replicas
-from estimator.layout.stacks import SAC_MATMUL_HALF, recomputes_scores
+from estimator.layout.stack_profile import SAC_MATMUL_HALF
+from estimator.layout.stacks import recomputes_scores
 from estimator.layout.steptime import attention as att
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.collectives import Fabric

@@ -11,7 +11,7 @@ from typing import Any
 from estimator.contract.book_pricing import assumption as price_book_assumption
 from estimator.contract.book_pricing import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
-from estimator.layout.stacks import StackProfile
+from estimator.layout.stack_profile import StackProfile
 from estimator.money.rollup import Equipment
 from estimator.plan.chosen import ClusterChoice
 from estimator.plan.result import Assumption

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from estimator.contract.resolve import Resolved
-from estimator.layout.stacks import StackProfile
+from estimator.layout.stack_profile import StackProfile
 from estimator.layout.steptime.context_parallel import known_gap
 from estimator.plan import evidence
 from estimator.plan.chosen import ClusterChoice, Roll
