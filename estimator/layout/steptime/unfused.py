@@ -122,6 +122,8 @@ def unfused_s(
         "swiglu": lambda: swiglu_elements(arch, moe, c.tp),
     }
     total = arr(0.0 * c.tp)
+    if not kernels:  # every profile's default: nothing to price (the step-time model's hot path)
+        return total
     for kernel in kernels:
         fwd, bwd = UNFUSED_BYTES[kernel]
         total = total + elements[kernel]() * (fwd * c.forward_passes + bwd)
