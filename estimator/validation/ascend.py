@@ -15,25 +15,17 @@ from __future__ import annotations
 import dataclasses
 import itertools
 
-from estimator.contract.resolve import resolve
-from estimator.contract.scenario import validate_shape
 from estimator.layout.problem import LayoutProblem
 from estimator.layout.search import search
-from estimator.plan.compose import fabric_for, layout_problem
-from estimator.validation.published_runs import published_runs, run_scenario
+from estimator.validation import factor_fit
+from estimator.validation.factor_fit import FitRows
 
 FIT_TAG = "ascend-dense"
 
 
-def _fit_problems() -> list[tuple[LayoutProblem, float]]:
+def _fit_problems() -> FitRows:
     """(layout problem, published tokens/s of the whole run) of every row tagged for the fit."""
-    models, runs = published_runs()
-    out = []
-    for run in (r for r in runs if r.get("fit") == FIT_TAG):
-        resolved = resolve(validate_shape(run_scenario(run, models)))
-        problem = layout_problem(resolved, run["gpus"], fabric_for(resolved, run["gpus"]))
-        out.append((problem, float(run["tokens_per_s_per_gpu"]) * run["gpus"]))
-    return out
+    return factor_fit.fit_problems(FIT_TAG)
 
 
 def ascend_mean_error(

@@ -2,7 +2,7 @@
 (reference_data/throughput_runs.toml `fit = "<tag>"`): the rows' layout problems, their signed errors
 at a factor, and the factor of a grid that minimises the mean absolute error of tokens/s per card.
 Used by each fitted factor's module (validation.moe_core06, validation.triton_head), which names its
-rows, its field and its grid."""
+rows, its field and its grid; validation.ascend reads its rows here too (its fit has two factors)."""
 
 from __future__ import annotations
 

@@ -46,17 +46,27 @@ def _sample(c: dict, rng: np.random.Generator, n: int) -> tuple[dict, np.ndarray
     return sub, rf
 
 
+def _sampled(seed: int, preset: str, n: int, n_sizes: int = 1):
+    """(problems, up to n of their valid candidates, recompute shares) of a random case of `preset`,
+    or None when the case has no valid candidate."""
+    problems = _case(seed, preset, n_sizes)
+    if problems is None:
+        return None
+    c = enumerate_valid(problems)
+    if c["size"].size == 0:
+        return None
+    sub, rf = _sample(c, np.random.default_rng(seed), n)
+    return problems, sub, rf
+
+
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), preset=st.sampled_from(PRESETS))
 def test_the_floor_never_exceeds_the_step_time(seed, preset):
-    problems = _case(seed, preset)
-    if problems is None:
+    case = _sampled(seed, preset, 2000)
+    if case is None:
         return
+    problems, sub, rf = case
     p = problems[0]
-    c = enumerate_valid([p])
-    if c["size"].size == 0:
-        return
-    sub, rf = _sample(c, np.random.default_rng(seed), 2000)
     step = evaluate_time(p, sub, rf)["step_time_s"]
     cand = Candidates.from_mapping({**sub, "rf": rf})
     tight = step_time_floor(p, cand)
@@ -72,13 +82,10 @@ def test_the_floor_never_exceeds_the_step_time(seed, preset):
 def test_the_floors_shared_by_layer_shape_are_each_candidate_s(seed, preset):
     """prune.tokens_upper_bound computes the layer floors once per distinct layer shape over
     several sizes (their fabrics differ); the result is the floor of each candidate on its own."""
-    problems = _case(seed, preset, n_sizes=4)
-    if problems is None:
+    case = _sampled(seed, preset, 3000, n_sizes=4)
+    if case is None:
         return
-    c = enumerate_valid(problems)
-    if c["size"].size == 0:
-        return
-    sub, rf = _sample(c, np.random.default_rng(seed), 3000)
+    problems, sub, rf = case
     shared = prune.tokens_upper_bound(problems, problems[0], sub, rf)
     sized = SizedProblem(
         problems[0],
@@ -94,14 +101,11 @@ def test_the_floors_shared_by_layer_shape_are_each_candidate_s(seed, preset):
 def test_the_loose_floor_reads_no_zero_stage(seed, preset):
     """prune.stem_bound computes the floor without the data-parallel terms once per stem (a
     layout without its ZeRO stage): it is the same at every stage."""
-    problems = _case(seed, preset)
-    if problems is None:
+    case = _sampled(seed, preset, 1000)
+    if case is None:
         return
+    problems, sub, rf = case
     p = problems[0]
-    c = enumerate_valid([p])
-    if c["size"].size == 0:
-        return
-    sub, rf = _sample(c, np.random.default_rng(seed), 1000)
     floors = [
         step_floor(p, cand, *layer_floor(p, cand), data_parallel=False)
         for cand in (
