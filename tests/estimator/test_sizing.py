@@ -34,6 +34,14 @@ CASES = [
 ]
 
 
+def _deadline_inputs(doc):
+    """(resolved, training FLOP, peak FLOP/s, cards multiple, deadline s) of a deadline scenario."""
+    r = resolve(validate_shape(doc))
+    flop = pricing.model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    return r, flop, peak, plan.cards_multiple(r), r.scenario.cluster.target_days * SECONDS_PER_DAY
+
+
 def _one_search_per_size(r, training_flop, peak):
     """The reference: scan upward from what a 65% MFU would need, one full search per size."""
     multiple = plan.cards_multiple(r)
@@ -69,11 +77,7 @@ def test_deadline_sizing_matches_one_search_per_size(doc):
 def test_a_limit_only_stops_the_rounds_of_needs_past_it(doc):
     """cards_for_deadline_with_failures with a limit: a need at most its limit is the need without
     one, any other is still above its limit (a need never falls from round to round)."""
-    r = resolve(validate_shape(doc))
-    flop = pricing.model_flops(r)["training_flop"]
-    peak = r.accelerator.peak_flops(r.scenario.training.precision)
-    multiple = plan.cards_multiple(r)
-    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+    r, flop, peak, multiple, seconds = _deadline_inputs(doc)
     mfu = np.linspace(0.2, 0.6, 17)
     full = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple)
     for limit in (full - multiple, full, full + multiple, np.full(mfu.size, int(np.median(full)))):
@@ -88,11 +92,7 @@ def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
     the sizes are those of the exact need (the loop as it stood before the limit)."""
     from estimator.plan import deadline
 
-    r = resolve(validate_shape(doc))
-    flop = pricing.model_flops(r)["training_flop"]
-    peak = r.accelerator.peak_flops(r.scenario.training.precision)
-    multiple = plan.cards_multiple(r)
-    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+    r, flop, peak, multiple, seconds = _deadline_inputs(doc)
 
     def need(mfu, limit=None):
         return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
@@ -122,11 +122,7 @@ def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
 def test_first_only_keeps_the_first_need_within_its_limit(doc):
     """cards_for_deadline_with_failures with first_only: the first entry at most its limit and the
     entries before it are those of the limit alone (the deadline scan reads no other)."""
-    r = resolve(validate_shape(doc))
-    flop = pricing.model_flops(r)["training_flop"]
-    peak = r.accelerator.peak_flops(r.scenario.training.precision)
-    multiple = plan.cards_multiple(r)
-    seconds = r.scenario.cluster.target_days * SECONDS_PER_DAY
+    r, flop, peak, multiple, seconds = _deadline_inputs(doc)
     mfu = np.linspace(0.6, 0.2, 17)
     full = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple)
     for limit in (full - multiple, full, np.full(mfu.size, int(np.median(full))), full[::-1]):
