@@ -122,6 +122,7 @@ STACKS: dict[str, StackProfile] = {
             fp8_recipe="tensorwise",
             selective_recompute=(SAC_MATMUL_HALF,),
             sharded_with_pp=True,
+            sp_weight_grad_gather=False,
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="PyTorch-native FSDP2 (torchtitan): sharding combines with pipelines, no TP overlap.",
