@@ -63,14 +63,16 @@ def test_the_hand_figures() -> None:
 
 def test_without_tp_overlap_both_gathers_are_exposed() -> None:
     hide_att, hide_mlp, exposed = sp_regather_s(
-        _problem(tp_comm_overlap=False), _layout(True), TOKENS, T_GEMM, NVLINK, moe=False
+        _problem(tp_comm_overlap=False), _layout(True), TOKENS, T_GEMM, NVLINK, moe=False, fp8=False
     )
     assert float(hide_att) == 0.0 and float(hide_mlp) == 0.0
     assert float(exposed) == pytest.approx(2 * ONE_GATHER_S, rel=1e-9)  # 191.1 us
 
 
 def test_under_tp_overlap_each_hides_up_to_its_own_dgrad_gemm() -> None:
-    hide_att, hide_mlp, exposed = sp_regather_s(_problem(), _layout(True), TOKENS, T_GEMM, NVLINK, moe=False)
+    hide_att, hide_mlp, exposed = sp_regather_s(
+        _problem(), _layout(True), TOKENS, T_GEMM, NVLINK, moe=False, fp8=False
+    )
     assert float(hide_att) == pytest.approx(QKV_DGRAD_S, rel=1e-9)  # 74.6 of 95.6 us hidden
     assert float(hide_mlp) == pytest.approx(ONE_GATHER_S, rel=1e-9)  # fits under fc1's 133.7 us
     assert float(exposed) == pytest.approx(ONE_GATHER_S - QKV_DGRAD_S, rel=1e-9)  # 21.0 us
@@ -82,5 +84,19 @@ def test_no_regather_without_sequence_parallelism_at_tp1_or_where_autograd_keeps
         (_problem(), _layout(True, tp=1.0)),
         (_problem("pytorch-fsdp2"), _layout(True)),  # DTensor ColwiseParallel saves the gathered input
     ):
-        parts = sp_regather_s(problem, layout, TOKENS, T_GEMM, NVLINK, moe=False)
+        parts = sp_regather_s(problem, layout, TOKENS, T_GEMM, NVLINK, moe=False, fp8=False)
         assert all(float(p) == 0.0 for p in parts)
+
+
+def test_transformer_engine_1x_gathers_the_fp8_input_in_fp8() -> None:
+    """TE 1.x LayerNormLinear writes ln_out as FP8 under an FP8 recipe and saves it for the backward
+    gather (megatron-core-2024, sp_regather "gemm-input"): 7/8 x 4,096 x 4,096 x 1 B at 360 GB/s =
+    40.78 us + 14 us of ring steps = 54.78 us per gather; the 2025 profiles keep 16-bit (95.56 us)."""
+    one_fp8 = 7.0 / 8.0 * 4096 * 4096 * 1 / (450e9 * 0.8) + 7 * 2e-6
+    assert one_fp8 == pytest.approx(54.78e-6, rel=1e-3)
+    te1 = _problem("megatron-core-2024", tp_comm_overlap=False)
+    *_, exposed = sp_regather_s(te1, _layout(True), TOKENS, T_GEMM, NVLINK, moe=False, fp8=True)
+    assert float(exposed) == pytest.approx(2 * one_fp8, rel=1e-9)
+    te2 = _problem(tp_comm_overlap=False)
+    *_, exposed = sp_regather_s(te2, _layout(True), TOKENS, T_GEMM, NVLINK, moe=False, fp8=True)
+    assert float(exposed) == pytest.approx(2 * ONE_GATHER_S, rel=1e-9)

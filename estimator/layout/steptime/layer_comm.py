@@ -83,7 +83,7 @@ def comm_terms(
     mlp_group = c.etp if moe and not arch.n_shared_experts else c.tp
     # the sequence-parallel re-gather of the column linears' inputs: its hideable part joins the
     # collectives the stack overlaps, the rest is exposed (sp_regather_s)
-    rg_att, rg_mlp, rg_exposed = sp_regather_s(problem, c, tokens, t_gemm, fab, moe)
+    rg_att, rg_mlp, rg_exposed = sp_regather_s(problem, c, tokens, t_gemm, fab, moe, r.fp8)
     raw_tp_attention = 0.5 * tp_collectives_s(c.tp, tokens, h, n_coll, fab) + rg_att
     raw_tp_mlp = 0.5 * tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab) + rg_mlp
     raw_tp = raw_tp_attention + raw_tp_mlp
@@ -175,7 +175,7 @@ def host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> 
 
 
 def sp_regather_s(
-    problem: LayoutProblem, c: Candidates, tokens: Num, t_gemm: Num, fab: Fabric, moe: bool
+    problem: LayoutProblem, c: Candidates, tokens: Num, t_gemm: Num, fab: Fabric, moe: bool, fp8: bool
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(attention's hideable, MLP's hideable, exposed) seconds of the sequence-parallel backward
     re-gather of one layer and micro-batch on one card.
@@ -187,8 +187,9 @@ def sp_regather_s(
     GEMM; Transformer Engine LayerNormLinear's backward; MindSpeed's MC2 ColumnSeqParallelLinear,
     whose initialize_cfg_from_args sets all_gather_recomputation, so the fused forward keeps no
     gathered copy and the backward issues the same async `_all_gather_base`; docs/sources.md
-    #megatron-core, #mindspeed). One all-gather (half an all-reduce equivalent of tp_collectives_s,
-    16-bit like every TP collective priced) per column linear and micro-batch, also under full
+    #megatron-core, #mindspeed). One all-gather (half an all-reduce equivalent of tp_collectives_s)
+    per column linear and micro-batch in the stack's `sp_regather` precision (16-bit; 1 byte where
+    the stack gathers the FP8 GEMM input and the linears run in FP8, fp8), also under full
     recompute (the recomputed forward saves the shard again): the attention's QKV (MLA: its
     down-projections' gathered input) over the TP group, the dense MLP's fc1 over the TP group, a
     MoE layer's shared experts' fc1 over the TP group (the routed experts take the dispatcher's
@@ -198,7 +199,7 @@ def sp_regather_s(
     (tp_comm_overlap) the part up to that GEMM's time (one pass of the column linears' GEMM time, the
     layer's t_gemm x their share of its parameters / c.passes) joins the overlapped collectives and
     the rest is exposed; without TP overlap all of it is exposed. Zero without sequence parallelism,
-    at tp = 1, and where the stack's autograd keeps the gathered input (sp_weight_grad_gather False).
+    at tp = 1, and where the stack's autograd keeps the gathered input (sp_regather "none").
     """
     arch, counts, stack = problem.arch, problem.counts, problem.stack
     h = float(arch.hidden_size)
@@ -209,8 +210,9 @@ def sp_regather_s(
     has_mlp_gather = (not moe) or bool(arch.n_shared_experts)
     col_mlp = mlp * (n_mat - 1.0) / n_mat if has_mlp_gather else 0.0
     params = counts.attention_per_layer + mlp
-    on = c.sp & (c.tp > 1) & stack.sp_weight_grad_gather
-    rg_att = np.where(on, tp_collectives_s(c.tp, tokens, h, 0.5, fab), 0.0)
+    on = c.sp & (c.tp > 1) & (stack.sp_regather != "none")
+    half = 0.5 if fp8 and stack.sp_regather == "gemm-input" else 1.0  # 1-byte elements: half the bytes
+    rg_att = np.where(on, tp_collectives_s(c.tp, arr(tokens) * half, h, 0.5, fab), 0.0)
     rg_mlp = rg_att if has_mlp_gather else 0.0 * rg_att
     per_pass = arr(t_gemm) / (c.passes * params)
     overlap = 1.0 if stack.tp_comm_overlap else 0.0
