@@ -100,3 +100,30 @@ def test_transformer_engine_1x_gathers_the_fp8_input_in_fp8() -> None:
     te2 = _problem(tp_comm_overlap=False)
     *_, exposed = sp_regather_s(te2, _layout(True), TOKENS, T_GEMM, NVLINK, moe=False, fp8=True)
     assert float(exposed) == pytest.approx(2 * ONE_GATHER_S, rel=1e-9)
+
+
+def _moe_problem(shared: int) -> LayoutProblem:
+    arch = dataclasses.replace(
+        ARCH, num_experts=8, num_experts_per_tok=2, n_shared_experts=shared, moe_intermediate_size=2048
+    )
+    stack = dataclasses.replace(STACKS["megatron-core-2025"], tp_comm_overlap=False)
+    return LayoutProblem(
+        arch=arch,
+        counts=param_counts(arch),
+        seq_len=4096,
+        global_batch_tokens=4096 * 512,
+        cards=64,
+        accelerator=catalog.accelerator("h100-sxm"),
+        stack=stack,
+    )
+
+
+def test_a_moe_layer_regathers_for_its_shared_experts_only() -> None:
+    """The routed experts take the dispatcher's gathered tokens (Megatron-Core explicit_expert_comm:
+    their linears run with sequence_parallel False): only the attention's QKV gathers, 95.56 us;
+    with a shared expert its fc1 gathers T x h too: 191.1 us (no TP overlap: all exposed)."""
+    for shared, gathers in ((0, 1), (1, 2)):
+        *_, exposed = sp_regather_s(
+            _moe_problem(shared), _layout(True), TOKENS, T_GEMM, NVLINK, moe=True, fp8=False
+        )
+        assert float(exposed) == pytest.approx(gathers * ONE_GATHER_S, rel=1e-9)
