@@ -102,17 +102,13 @@ class SizeMemo:
         return [known[c] for c in cards_list]
 
 
-SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline (then 24, 72, ...)
-# each next block this many times as wide: a pass costs about 19 M instructions for one size, 48 M
-# for 8 and 120 M for 40 (405B on H100, callgrind), so a scan past its first block pays less in
-# one wide second block than in two (8 + 24 sizes: 132 M; 8 + 16 + 16: 180 M)
-SIZING_GROWTH = 3
-# the first block reaches at least the sizes where this MFU would meet the deadline (Llama 3 405B's
-# 38 % on 16,384 H100, docs/sources.md#llama3: a large dense model's typical figure): a scan that
-# ends past its first SIZING_BLOCK sizes (a model that falls short of that MFU, or a deadline that
-# failures make unreachable) then takes one wide pass, not two. The blocks decide only what the
-# scan costs, never what it finds.
-REACH_MFU = 0.38
+SIZING_BLOCK = 8  # sizes whose memory is checked together first while looking for one that holds the model
+# SCAN_IN_ONE_PASS: the deadline scan searches all the sizes it visits (at most MAX_SIZING_EVALS) in
+# one pass. A pass costs about 19 M instructions for one size, 48 M for 8 and 120 M for 40 (405B on
+# H100, callgrind): its fixed cost is most of a small block's, so blocks of 8, then 24, ... saved a
+# scan that meets in its first 8 sizes less than they cost one that runs past them (the 405B plan
+# on H100: 8 + 24 sizes, 22.9 ms, against 33 in one pass, 16.5 ms); over 48 deadline plans (6
+# models x H100, Ascend 910B2 x 30, 90 days x 2T, 15T tokens) the one pass took as long in all.
 
 
 def size_for_deadline(
@@ -134,10 +130,8 @@ def size_for_deadline(
     at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
     keeps the size of highest throughput, failures counted when `ettr(cards, mfu)` (arrays) gives the
     share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
-    in blocks, SIZING_BLOCK first (or more: up to what REACH_MFU needs) and each next block
-    SIZING_GROWTH times as wide (one vectorized pass each, layout_batch.best_layouts: a pass's fixed
-    cost is most of a small block's), so a long scan costs few passes and a short one little more
-    than its sizes; the first size that meets wins whatever the blocks."""
+    in one vectorized pass (layout_batch.best_layouts, SCAN_IN_ONE_PASS: a pass's fixed cost is
+    most of a small block's); the first size that meets wins."""
     record = need(np.array([MAX_PLAUSIBLE_MFU]), None)
     first = within_limit(r, sizes, int(record[0]), memo)
     found = _scan(r, sizes, first, need, memo, ettr)
@@ -163,18 +157,12 @@ def _scan(
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """size_for_deadline's scan from sizes[first] (see there); the best layout is None only when no
     scanned size holds a layout."""
-    scan, width = _visited_and_reach(sizes, first, need, memo)
-    tried: dict[int, LayoutEval | None] = {}
-    start = 0
-    while start < len(scan):
-        block = scan[start : start + width]
-        start, width = start + width, SIZING_GROWTH * width  # a long scan: few, wide passes
-        bests = memo.best(block)
-        meets = _meets(block, bests, need)
-        for cards, best, ok in zip(block, bests, meets, strict=True):
-            tried[cards] = best
-            if ok:
-                return cards, memo.built(cards), best
+    scan = _visited(sizes, first, need, memo)
+    bests = memo.best(scan)  # one vectorized pass for every size the scan visits (SCAN_IN_ONE_PASS)
+    for cards, best, ok in zip(scan, bests, _meets(scan, bests, need), strict=True):
+        if ok:
+            return cards, memo.built(cards), best
+    tried = dict(zip(scan, bests, strict=True))
     if not tried:
         cards = int(sizes[first])
         fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
@@ -188,23 +176,14 @@ def _scan(
 
 
 def _visited(sizes: npt.NDArray[np.int64], first: int, need: Need, memo: SizeMemo) -> list[int]:
-    """The sizes the scan visits, in order (_visited_and_reach)."""
-    return _visited_and_reach(sizes, first, need, memo)[0]
-
-
-def _visited_and_reach(
-    sizes: npt.NDArray[np.int64], first: int, need: Need, memo: SizeMemo
-) -> tuple[list[int], int]:
     """The sizes the scan visits, in order, each with a fabric: from sizes[first] upward, at most
     MAX_SIZING_EVALS, up to where the fabric cannot grow, and none above what a typical-worst MFU
-    needs (the first kept whatever it needs); and the width of the scan's first block: SIZING_BLOCK,
-    or more, every visited size up to what REACH_MFU needs.
+    needs (the first kept whatever it needs).
 
     The typical-worst need matters only up to the largest size the scan could keep, so it is
     computed with that size as its limit (the rounds of need stop once it is passed: see Need),
     after the fabrics decided the candidates: fewer fixed-point rounds than the exact count, and
-    the same sizes. REACH_MFU's need comes in the same call, under the same limit (only which
-    sizes it covers matters)."""
+    the same sizes."""
     scan: list[int] = []
     for i in range(first, len(sizes)):
         if len(scan) >= MAX_SIZING_EVALS:
@@ -215,12 +194,10 @@ def _visited_and_reach(
                 break  # the fabric cannot grow that far
             continue
         scan.append(cards)
-    if len(scan) <= 1:
-        return scan, SIZING_BLOCK
-    limit = np.array([scan[-1], scan[-1]], dtype=np.int64)
-    last, reach = (int(n) for n in need(np.array([MIN_PLAUSIBLE_MFU, REACH_MFU]), limit))
-    scan = scan[:1] + [c for c in scan[1:] if c <= last]  # sizes ascend: a prefix
-    return scan, max(SIZING_BLOCK, int(np.searchsorted(np.array(scan), reach, side="right")))
+    if len(scan) > 1:
+        last = int(need(np.array([MIN_PLAUSIBLE_MFU]), np.array([scan[-1]], dtype=np.int64))[0])
+        scan = scan[:1] + [c for c in scan[1:] if c <= last]  # sizes ascend: a prefix
+    return scan
 
 
 def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list[bool]:

@@ -119,27 +119,6 @@ def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
 
 
 @pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
-def test_the_first_block_reaches_what_the_reach_mfu_needs(doc):
-    """The scan's first block holds SIZING_BLOCK sizes or, when more of the visited sizes lie at or
-    below what the deadline needs at REACH_MFU (the exact need, no limit), all of those."""
-    from estimator.plan import deadline
-
-    r, flop, peak, multiple, seconds = _deadline_inputs(doc)
-
-    def need(mfu, limit=None):
-        return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
-
-    sizes = plan.candidate_sizes(r, multiple)
-    memo = deadline.SizeMemo(r)
-    record = int(need(np.array([plan.MAX_PLAUSIBLE_MFU]))[0])
-    first = min(int(np.searchsorted(sizes, record)), len(sizes) - 1)
-    scan, width = deadline._visited_and_reach(sizes, first, need, memo)
-    assert scan == deadline._visited(sizes, first, need, memo)
-    reach = int(need(np.array([deadline.REACH_MFU]))[0])
-    assert width == max(deadline.SIZING_BLOCK, sum(c <= reach for c in scan))
-
-
-@pytest.mark.parametrize("doc", CASES, ids=["405b-h100", "70b-910b2", "qwen3-moe-h800"])
 def test_first_only_keeps_the_first_need_within_its_limit(doc):
     """cards_for_deadline_with_failures with first_only: the first entry at most its limit and the
     entries before it are those of the limit alone (the deadline scan reads no other)."""
