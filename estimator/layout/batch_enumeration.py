@@ -59,9 +59,10 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
         d, sp = _expand(b.size, vals["sp"])
         ok = ~(sp & (tp[d] == 1))
         d, sp = d[ok], sp[ok]
-    e, zero = _expand(d.size, vals["zero"])  # level F: zero
-    ok = ~((zero >= 2) & (pp[d[e]] > 1) & (not big.sharded_with_pp))
-    e, zero = e[ok], zero[ok]
+    # level F: zero; a table of the stages allowed without and with pp > 1, a row per parent
+    allowed = np.stack([np.ones(vals["zero"].size, dtype=bool), (vals["zero"] < 2) | big.sharded_with_pp])
+    e, z = np.nonzero(allowed[(pp[d] > 1).astype(np.int64)])  # by parent row, then in stage order
+    zero = vals["zero"][z]
     de = d[e]
     bde = b[de]
     abde = a[bde]
