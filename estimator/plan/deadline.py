@@ -107,7 +107,7 @@ SIZING_BLOCK = 8  # sizes whose memory is checked together first while looking f
 # one pass. A pass costs about 19 M instructions for one size, 48 M for 8 and 120 M for 40 (405B on
 # H100, callgrind): its fixed cost is most of a small block's, so blocks of 8, then 24, ... saved a
 # scan that meets in its first 8 sizes less than they cost one that runs past them (the 405B plan
-# on H100: 8 + 24 sizes, 22.9 ms, against 33 in one pass, 16.5 ms); over 48 deadline plans (6
+# on H100: 8 + 24 sizes, 22.9 ms, against its 40 in one pass, 20.7 ms); over 48 deadline plans (6
 # models x H100, Ascend 910B2 x 30, 90 days x 2T, 15T tokens) the one pass took as long in all.
 
 
