@@ -27,6 +27,11 @@ FIELD_MESSAGES: dict[str, str] = {
     "json-not-a-number": gettext_noop("invalid JSON: %(text)s is not a JSON number"),
     "json-number-too-large": gettext_noop("invalid JSON: %(text)s is too large for a number"),
     "duplicate-key": gettext_noop("is given twice in the same object; give each key once"),
+    "not-a-price-book-field": gettext_noop("is not a field of a price book"),
+    "must-be-book-reference": gettext_noop(
+        "must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase short names)"
+    ),
+    "unknown-catalog-id": gettext_noop("%(id)s is not an id of the catalog"),
 }
 
 # the core's English sentences that arrive without a code (a sweep row's error) -> (pattern, code);

@@ -87,6 +87,7 @@ _SENTENCE_CODES: Final = {
     "must be a JSON number, not a string or boolean": "must-be-json-number",
     "must be a finite number (NaN and Infinity are not allowed)": "must-be-finite",
     "must be a whole number": "must-be-whole-number",
+    "must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase slugs)": "must-be-book-reference",
 }
 
 
