@@ -27,6 +27,10 @@ FIELD_MESSAGES: dict[str, str] = {
     "json-not-a-number": gettext_noop("invalid JSON: %(text)s is not a JSON number"),
     "json-number-too-large": gettext_noop("invalid JSON: %(text)s is too large for a number"),
     "duplicate-key": gettext_noop("is given twice in the same object; give each key once"),
+    "not-a-measurement-field": gettext_noop("is not a field of the measurement"),
+    "parts-exceed-step-time": gettext_noop(
+        "compute, communication and data loading add up to more than the step time"
+    ),
     "not-a-price-book-field": gettext_noop("is not a field of a price book"),
     "must-be-book-reference": gettext_noop(
         "must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase short names)"

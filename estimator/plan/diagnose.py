@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from estimator import ENGINE_VERSION
-from estimator.contract.fields import Num, _Section
+from estimator.contract.fields import Num, _code, _Section
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
@@ -50,6 +50,11 @@ UNEXPLAINED_SHARE = 0.10  # measured time outside the parts given, beyond the mo
 TERMS = ("compute", "communication", "data_loading", "other")
 
 
+PARTS_OVER_STEP = "compute, communication and data loading add up to more than the step time"
+# the measurement's own refusals -> their codes (the contract's range and type codes otherwise)
+_MEASUREMENT_CODES = {"extra_forbidden": "not-a-measurement-field", PARTS_OVER_STEP: "parts-exceed-step-time"}
+
+
 class Measurement(_Section):
     """What the run measured, per step (seconds)."""
 
@@ -62,7 +67,7 @@ class Measurement(_Section):
     def _parts_within_step(self) -> Measurement:
         parts = sum(v or 0.0 for v in (self.compute_s, self.communication_s, self.data_loading_s))
         if parts > self.step_time_s * 1.001:
-            raise ValueError("compute, communication and data loading add up to more than the step time")
+            raise ValueError(PARTS_OVER_STEP)
         return self
 
 
@@ -77,7 +82,10 @@ def _measurement(raw: Any) -> Measurement:
         errors = []
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"])
-            errors.append(FieldError(f"measured.{loc}" if loc else "measured", _sentence(err)))
+            sentence = _sentence(err)  # its code + params too (the contract's, estimator.contract.fields)
+            own = _MEASUREMENT_CODES.get(str(err.get("type"))) or _MEASUREMENT_CODES.get(sentence)
+            code = (own, {}) if own else _code(err, sentence)
+            errors.append(FieldError(f"measured.{loc}" if loc else "measured", sentence, *code))
         raise ScenarioError(errors) from None
 
 
