@@ -92,6 +92,7 @@ def section(
         ),
         wall_clock_days=float(g["wall_s"]) / day,
         wall_clock_p10_days=float(g["wall_p10_s"]) / day,
+        wall_clock_p50_days=float(g["wall_p50_s"]) / day,
         wall_clock_p90_days=float(g["wall_p90_s"]) / day,
         effective_training_time_share=float(g["ettr"]),
         spares=Spares(

@@ -88,10 +88,11 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
             return None
     roll = own.roll
     days = float(roll["compute.wall_clock_days"])
-    compute_days = None
+    compute_days = median_days = None
     if s.reliability.failures:  # the days it needs with interruptions, checkpoints and restarts
         try:
-            days, compute_days = goodput_of(r, own).wall_clock_days, days
+            g = goodput_of(r, own)
+            days, compute_days, median_days = g.wall_clock_days, days, g.wall_clock_p50_days
         except ScenarioError:  # that cluster never finishes between its interruptions
             days, compute_days = float("inf"), days
     return Affords(
@@ -102,6 +103,7 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
         mfu=own.choice.mfu,
         mfu_source=own.choice.mfu_source,
         compute_days=compute_days,
+        median_days=median_days,
     )
 
 
