@@ -23,6 +23,7 @@ from estimator.layout.steptime.ascend import (
 )
 from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.constants import HBM_EFFICIENCY, LINK_EFFICIENCY
+from estimator.layout.steptime.layer_comm import tp_collectives_s
 from estimator.model.transformer import Architecture
 from estimator.validation.ascend import calibrate_ascend
 from estimator.validation.published_runs import (
@@ -140,6 +141,21 @@ def test_mesh_bandwidth_matches_the_measured_910b_all_gather() -> None:
     )
     for peers, measured in ((4.0, 64e9), (8.0, 149e9)):
         assert float(group_bandwidth(mesh, peers)) * mesh.eta == pytest.approx(measured, rel=0.06)
+
+
+def test_tp_collectives_on_the_mesh_follow_hccls_mesh_cost() -> None:
+    """HCCL's Mesh algorithm, the intra-server algorithm of an Atlas A2 node (hicann/hccl
+    docs/en/user_guide/coll_algo_intro/Mesh.md): AllGather alpha + n·beta/p, ReduceScatter alpha +
+    n·beta/p + (p-1)/p·n·gamma, beta the time per byte of one link. On 910B the reduction is SDMA
+    inline reduce (BF16 sum supported, device_capacity.cc IsSupportSDMAReduce), gamma = 0 beside
+    the transfer. TP 8, 16,384 tokens x 4,096 x 2 B = 128 MiB per card: one all-gather +
+    reduce-scatter pair is 2 x n/8 x beta = 2 x 16 MiB / (28 GB/s x 0.8) = 1.498 ms, plus the model's
+    2 x 7 ring steps of 2 us: 1.526 ms."""
+    mesh = Fabric(domain=8.0, bw_up=196e9, nic=25e9, cross=1.0, leaf_cards=64.0, eta=0.8, mesh_links=7.0)
+    n = 16384 * 4096 * 2.0
+    by_hand = 2.0 * (n / 8.0) / (28e9 * 0.8) + 2.0 * 7.0 * 2e-6
+    assert float(tp_collectives_s(8.0, 16384.0, 4096.0, 1.0, mesh)) == pytest.approx(by_hand, rel=1e-9)
+    assert by_hand == pytest.approx(1.526e-3, rel=1e-3)
 
 
 def _mla_arch() -> Architecture:
