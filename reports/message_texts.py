@@ -75,6 +75,9 @@ MESSAGES: dict[str, str] = {
     ),
     # fixed parallelism fields the model cannot take (estimator.contract.resolve._check_parallelism)
     "fixed-tp-heads": gettext_noop("must divide the %(heads)s attention heads"),
+    "server-not-for-accelerator": gettext_noop(
+        "a %(server)s holds %(holds)s cards, not %(accelerator)s; choose a server for it: %(servers)s"
+    ),
     "fixed-tp-kv-heads": gettext_noop("must divide the %(heads)s KV heads"),
     "fixed-pp-layers": gettext_noop("cannot exceed the %(layers)s layers"),
     "fixed-ep-dense": gettext_noop("expert parallelism needs a mixture-of-experts model"),

@@ -160,15 +160,43 @@ def _accelerator(scenario: Scenario, book: PriceBook | None = None, usd_to_cny: 
     return acc
 
 
+GENERIC_SERVER = "generic-8card"  # "any accelerator": the chassis of a chip without a server of its own
+
+
 def _server(scenario: Scenario, acc: Accelerator) -> Server:
     server_id = scenario.hardware.server or acc.default_server
     try:
-        return catalog.server(server_id)
+        server = catalog.server(server_id)
     except KeyError:
         if scenario.hardware.server is None:
-            return catalog.server("generic-8card")
+            return catalog.server(GENERIC_SERVER)
         known = ", ".join(sorted(catalog.servers()))
         raise ScenarioError(f"unknown server '{server_id}'; known: {known}", "hardware.server") from None
+    _check_server_holds(server, acc)
+    return server
+
+
+def _check_server_holds(server: Server, acc: Accelerator) -> None:
+    """A server is built for one chip family (its catalog accelerator's): an H100 in an Atlas 800T A2
+    or an Ascend 910C in a DGX would be priced and networked as a machine nobody sells, so it is
+    refused on hardware.server, naming the servers of the card's family. The generic server, and a
+    card without a catalog family (inline), take any."""
+    if server.id == GENERIC_SERVER or not acc.chip_family:
+        return
+    held = catalog.accelerators().get(server.accelerator)
+    if held is None or held.chip_family == acc.chip_family:
+        return
+    fits = sorted(
+        s_id
+        for s_id, s in catalog.servers().items()
+        if s_id == GENERIC_SERVER
+        or getattr(catalog.accelerators().get(s.accelerator), "chip_family", None) == acc.chip_family
+    )
+    message = (
+        f"a {server.name} holds {held.name} cards, not {acc.name}; choose a server for it: {', '.join(fits)}"
+    )
+    params = {"server": server.name, "holds": held.name, "accelerator": acc.name, "servers": ", ".join(fits)}
+    raise ScenarioError(FieldError("hardware.server", message, "server-not-for-accelerator", params))
 
 
 def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None) -> None:
