@@ -75,6 +75,24 @@ MESSAGES: dict[str, str] = {
     ),
     # fixed parallelism fields the model cannot take (estimator.contract.resolve._check_parallelism)
     "fixed-tp-heads": gettext_noop("must divide the %(heads)s attention heads"),
+    # a pilot the calibration refuses (estimator.plan.calibration)
+    "pilot-step-above-peak": gettext_noop(
+        "the pilot's step (%(measured_s)s) would need its GEMMs above the chip's peak (fastest possible "
+        "%(model_s)s for this layout); check the figure and its unit"
+    ),
+    "pilot-step-too-slow": gettext_noop(
+        "the pilot's step (%(measured_s)s) is slower than the model allows even at %(share)s compute "
+        "efficiency (%(model_s)s); check the figure and its unit"
+    ),
+    "pilot-above-peak": gettext_noop(
+        "%(tokens)s tokens/s per card is %(mfu)s of the chip's peak for this model: above peak, which no "
+        "run can reach; check the figure and its unit"
+    ),
+    "pilot-far-below-model": gettext_noop(
+        "%(tokens)s tokens/s per card is %(times_model)s what the model predicts for this pilot "
+        "(%(predicted)s); no validated published run is below %(speedup)s, so this one is refused "
+        "(a stalled job, data loading, or another unit?)"
+    ),
     "server-not-for-accelerator": gettext_noop(
         "a %(server)s holds %(holds)s cards, not %(accelerator)s; choose a server for it: %(servers)s"
     ),

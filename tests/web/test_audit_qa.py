@@ -53,3 +53,46 @@ def test_every_runner_up_column_of_a_moe_plan_has_a_label_in_chinese(client):
     assert [k for k in keys if working.column_label(k) == k] == []
     html = client.get(f"/zh-hans/r/{est.share_token}/").content.decode()
     assert "专家张量并行" in html and ">expert_tp<" not in html and ">first_stage_layers<" not in html
+
+
+PILOT = {"cards": 8, "seq_len": 8192, "global_batch_tokens": 4194304}
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "zh"),
+    [
+        ({"model": {"preset": "nope"}}, "unknown-catalog-entry", "目录中没有“nope”"),
+        ({"hardware": {"accelerator": "nope"}}, "unknown-catalog-entry", "目录中没有“nope”"),
+        ({"hardware": {"server": "nope"}}, "unknown-catalog-entry", "目录中没有“nope”"),
+        ({"training": {"stack": "nope"}}, "unknown-catalog-entry", "目录中没有“nope”"),
+        ({"cluster": {"target_days": 30}}, "cluster-exactly-one", "必须且只能给出一个"),
+        ({"training": {"precision": "fp4"}}, "must-be-one-of", "必须是以下之一：bf16, fp16, fp8, fp32"),
+        ({"cost": {"currency": "EUR"}}, "must-be-one-of", "必须是以下之一：USD, CNY"),
+        # Llama 3.1 8B's default sequence is 8192 tokens: a batch of 1 token holds none
+        ({"training": {"global_batch_tokens": 1}}, "batch-below-one-sequence", "至少要容纳一个序列"),
+        # 4,194,304 tokens in a microsecond on 8 cards: far above any chip's peak
+        (
+            {"calibration": {"pilot": {**PILOT, "measured_step_time_s": 1e-6}}},
+            "pilot-above-peak",
+            "超过峰值",
+        ),
+        # the same batch in 1e5 s: about 5 tokens/s per card, far below every validated run
+        (
+            {"calibration": {"pilot": {**PILOT, "measured_step_time_s": 1e5}}},
+            "pilot-far-below-model",
+            "因此拒绝",
+        ),
+    ],
+)
+def test_core_refusals_typed_in_the_json_box_are_said_in_chinese(client, extra, code, zh):
+    import json
+
+    body = {**FORM, "extra": json.dumps(extra)}
+    html = client.post("/zh-hans/", body).content.decode()
+    assert zh in html, html[html.find("error") : html.find("error") + 600]
+    doc = {"model": {"preset": "llama-3.1-8b"}, "training": {"tokens": 1e11}, "cluster": {"cards": 64}}
+    for key, value in extra.items():
+        doc[key] = {**doc.get(key, {}), **value}
+    response = client.post("/api/v1/estimates", doc, content_type="application/json")
+    assert response.status_code == 400
+    assert code in [e.get("code") for e in response.json()["errors"]]
