@@ -96,3 +96,10 @@ def test_core_refusals_typed_in_the_json_box_are_said_in_chinese(client, extra, 
     response = client.post("/api/v1/estimates", doc, content_type="application/json")
     assert response.status_code == 400
     assert code in [e.get("code") for e in response.json()["errors"]]
+
+
+def test_the_diagnose_and_sweep_pages_in_chinese_say_profiler_and_stop_in_chinese(client):
+    diagnose = client.get("/zh-hans/diagnose/").content.decode()
+    assert "性能分析工具" in diagnose and "profiler" not in diagnose.split("<main", 1)[1]
+    sweeps = client.get("/zh-hans/sweeps/").content.decode()
+    assert "（含终点值）" in sweeps and "（含 stop）" not in sweeps
