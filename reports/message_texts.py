@@ -93,6 +93,10 @@ MESSAGES: dict[str, str] = {
         "(%(predicted)s); no validated published run is below %(speedup)s, so this one is refused "
         "(a stalled job, data loading, or another unit?)"
     ),
+    "measured-step-above-peak": gettext_noop(
+        "a step of %(measured_s)s would run the chips above their peak (at peak the batch takes "
+        "%(model_s)s); check the figure and its unit"
+    ),
     "server-not-for-accelerator": gettext_noop(
         "a %(server)s holds %(holds)s cards, not %(accelerator)s; choose a server for it: %(servers)s"
     ),

@@ -53,3 +53,27 @@ def test_the_diagnose_page_says_parts_over_the_step_in_chinese(client):
     assert page.status_code == 400
     html = page.content.decode()
     assert "计算、通信与数据加载之和超过了单步时间" in html and "add up to more" not in html
+
+
+def test_a_step_faster_than_the_chips_peak_is_refused(api_client, client):
+    """Llama 3.1 8B (8.03e9 parameters, at least 6 N = 4.8e10 FLOP per token) with its default
+    4,194,304-token batch on 8 Ascend 910B2 needs at least 4.8e10 x 4,194,304 / (8 x 376e12 FLOP/s,
+    above the chip's catalog peak) = 67 s per step even at peak: a measured millisecond is a unit
+    mistake, not a run to diagnose."""
+    from estimator import catalog
+
+    peak = catalog.accelerator("ascend-910b2").peak_flops("bf16")
+    assert peak < 376e12
+    run = {"model": {"preset": "llama-3.1-8b"}, "cluster": {"cards": 8}, "measured": {"step_time_s": 1e-3}}
+    response = api_client.post(DIAGNOSE, run, format="json")
+    assert response.status_code == 400
+    (err,) = response.json()["errors"]
+    assert (err["field"], err["code"]) == ("measured.step_time_s", "measured-step-above-peak")
+    assert err["params"]["model_s"] > 6 * 8.03e9 * 4194304 / (8 * 376e12)
+    ok = api_client.post(DIAGNOSE, {**run, "measured": {"step_time_s": 200.0}}, format="json")
+    assert ok.status_code == 200
+    page = client.post(
+        "/zh-hans/diagnose/",
+        {**FORM, "step_time_s": "0.001", "compute_s": "", "communication_s": "", "data_loading_s": ""},
+    )
+    assert "芯片超过峰值运行" in page.content.decode()
