@@ -103,3 +103,15 @@ def test_the_diagnose_and_sweep_pages_in_chinese_say_profiler_and_stop_in_chines
     assert "性能分析工具" in diagnose and "profiler" not in diagnose.split("<main", 1)[1]
     sweeps = client.get("/zh-hans/sweeps/").content.decode()
     assert "（含终点值）" in sweeps and "（含 stop）" not in sweeps
+
+
+def test_the_levers_days_are_labelled_as_the_mean_they_are(client):
+    """The levers' days (goodput.levers[].wall_clock_days) are means, like the days they save from:
+    under the headline's median they are named so, not "Days with failures" a second time."""
+    est = create_estimate(
+        data={**H100_IN_ATLAS, "hardware": {"accelerator": "h100-sxm"}, "cluster": {"cards": 1024}}
+    )
+    assert est.result["goodput"]["levers"]
+    for prefix, label in (("", "Days with failures (mean)"), ("/zh-hans", "含故障天数（均值）")):
+        html = client.get(f"{prefix}/r/{est.share_token}/").content.decode()
+        assert f"<th>{label}</th>" in html, prefix
