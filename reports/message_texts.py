@@ -22,19 +22,19 @@ MESSAGES: dict[str, str] = {
     "bubble-over-20pct": gettext_noop("The pipeline bubble is %(bubble)s of the step."),
     # estimator.plan.goodput_section.advice
     "goodput-checkpoints": gettext_noop(
-        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
+        "Checkpoints take %(share)s of the %(days)s on average; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
     ),
     "goodput-checkpoints.suggestion": gettext_noop("Switch on %(lever)s."),
     "goodput-restarts": gettext_noop(
-        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "Restarts and re-done work take %(share)s of the %(days)s on average; %(lever)s would save %(days_saved)s "
         "(cost: %(cost)s)."
     ),
     "goodput-restarts.suggestion": gettext_noop("Switch on %(lever)s."),
     "goodput-checkpoints.free": gettext_noop(
-        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s with no new hardware."
+        "Checkpoints take %(share)s of the %(days)s on average; %(lever)s would save %(days_saved)s with no new hardware."
     ),
     "goodput-restarts.free": gettext_noop(
-        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "Restarts and re-done work take %(share)s of the %(days)s on average; %(lever)s would save %(days_saved)s "
         "with no new hardware."
     ),
     "comm-wait-over-30pct": gettext_noop(

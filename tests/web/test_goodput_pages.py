@@ -88,12 +88,12 @@ def test_goodput_advice_renders_in_both_languages():
     with translation.override("en"):
         out = messages.advice(item, "USD")
         assert out["message"].startswith(
-            "Restarts and re-done work take 12% of the 31 days; hot standby nodes"
+            "Restarts and re-done work take 12% of the 31 days on average; hot standby nodes"
         )
         assert out["suggestion"] == "Switch on hot standby nodes."
     with translation.override("zh-hans"):
         out = messages.advice(item, "CNY")
-        assert "热备节点" in out["message"] and "12%" in out["message"]
+        assert "热备节点" in out["message"] and "12%" in out["message"] and "平均 31 天" in out["message"]
 
 
 @pytest.mark.django_db
