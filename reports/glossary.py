@@ -72,6 +72,14 @@ MORE = [
     ),
     ("HFU", gettext_lazy("Hardware FLOPs utilisation: like MFU, with recomputation counted."), ("HFU",)),
     ("GEMM", gettext_lazy("A matrix multiplication, most of a transformer's arithmetic."), ("GEMM",)),
+    (
+        "KV",
+        gettext_lazy(
+            "Keys and values of attention: with grouped-query attention a model has fewer KV heads than "
+            "attention heads."
+        ),
+        ("KV",),
+    ),
     ("MoE", gettext_lazy("Mixture of experts: each token uses a few of many expert MLPs."), ("MoE", "MLP")),
     ("token", gettext_lazy("The unit of text a model reads: a word or part of a word."), ("token", "tokens")),
     (

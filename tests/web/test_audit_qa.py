@@ -115,3 +115,13 @@ def test_the_levers_days_are_labelled_as_the_mean_they_are(client):
     for prefix, label in (("", "Days with failures (mean)"), ("/zh-hans", "含故障天数（均值）")):
         html = client.get(f"{prefix}/r/{est.share_token}/").content.decode()
         assert f"<th>{label}</th>" in html, prefix
+
+
+def test_kv_is_in_the_glossary_so_a_zh_refusal_naming_kv_heads_counts_no_english_word():
+    """'必须整除 8 个 KV 头' (TP 16 on Llama 3.1 8B's 8 KV heads) was counted as English: KV had no
+    glossary entry."""
+    from reports import glossary
+    from tests.web.test_zh_words_browser import english_words
+
+    assert english_words("必须整除 8 个 KV 头") == []
+    assert "KV" in [term for term, _shown, _text in glossary.items()]
