@@ -125,3 +125,14 @@ def test_kv_is_in_the_glossary_so_a_zh_refusal_naming_kv_heads_counts_no_english
 
     assert english_words("必须整除 8 个 KV 头") == []
     assert "KV" in [term for term, _shown, _text in glossary.items()]
+
+
+def test_the_diagnose_findings_in_chinese_count_no_english_word(client):
+    """The findings name ECMP, PFC and NUMA (docs/diagnose.md); they are the glossary's now."""
+    from tests.diagnosis.test_diagnose_web import FORM as DIAGNOSE_FORM
+    from tests.web.test_zh_words_browser import english_words
+
+    html = client.post("/zh-hans/diagnose/", DIAGNOSE_FORM).content.decode()
+    main = html.split("<main", 1)[1].split("</main>", 1)[0]
+    assert "ECMP" in main
+    assert english_words("ECMP PFC NUMA") == []
