@@ -3,9 +3,19 @@ fixed), measured over N sequential requests against a running server.
 
     .venv/bin/python bench/api_estimate.py                 # starts gunicorn on SQLite in a temp dir
     .venv/bin/python bench/api_estimate.py --url http://127.0.0.1:8000 --token KEY   # targets a server
+    .venv/bin/python bench/api_estimate.py -n 30 --distinct  # and N cold plans, both medians
 
 Prints the median and p90 (and min/mean/max) wall-clock time per request, client-side, including
 HTTP, JSON, the core's planning and the database write.
+
+The same scenario posted N times measures a plan asked again: the server's process remembers the
+best layouts of every layout problem it searched (estimator.layout.answers), so from the second
+request on no search runs. --distinct also posts N different scenarios, each a cold plan, in the
+same run and prints both medians side by side: request i asks a global batch of 2048 + i sequences
+(of 8,192 tokens) instead of 2048, a field of every layout problem of the plan, so no answer,
+enumeration or memory of an earlier request applies (the token count or the deadline would not do:
+they move the cluster sizes the deadline scan visits, and most of those sizes' layout problems stay
+the same, remembered).
 """
 
 from __future__ import annotations
@@ -35,6 +45,34 @@ SCENARIO = {
     "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
     "cluster": {"target_days": 60},
 }
+
+
+def distinct_scenario(i: int) -> dict:
+    """The bench scenario with a global batch of 2048 + i sequences: every layout problem differs
+    from those of scenarios j != i (a cold plan; see the module docstring)."""
+    training = {**SCENARIO["training"], "global_batch_tokens": (2048 + i) * SCENARIO["training"]["seq_len"]}
+    return {**SCENARIO, "name": f"{SCENARIO['name']} (batch {2048 + i})", "training": training}
+
+
+def timed_posts(url: str, bodies: list[bytes], token: str | None) -> tuple[list[float], dict]:
+    """Seconds per POST of each body, in order (SystemExit on a failed one), and the last answer."""
+    times, payload = [], {}
+    for body in bodies:
+        status, elapsed, payload = post(url, body, token)
+        if status != 201:
+            raise SystemExit(f"POST failed with {status}: {json.dumps(payload)[:500]}")
+        times.append(elapsed)
+    return times, payload
+
+
+def summary(times: list[float]) -> str:
+    """median, p90, min, mean and max of the times (ms)."""
+    times = sorted(times)
+    p90 = times[max(0, round(0.9 * len(times)) - 1)]
+    return (
+        f"median {statistics.median(times) * 1000:.1f} ms   p90 {p90 * 1000:.1f} ms   "
+        f"min {times[0] * 1000:.1f} ms   mean {statistics.fmean(times) * 1000:.1f} ms   max {times[-1] * 1000:.1f} ms"
+    )
 
 
 def free_port() -> int:
@@ -109,6 +147,9 @@ def main() -> None:
     )
     parser.add_argument("-n", type=int, default=100, help="timed requests (default 100)")
     parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument(
+        "--distinct", action="store_true", help="also post N different scenarios (cold plans), see above"
+    )
     args = parser.parse_args()
 
     proc = None
@@ -118,18 +159,8 @@ def main() -> None:
         proc, url = start_server(tmp.name)
     try:
         body = json.dumps(SCENARIO).encode()
-        for _ in range(args.warmup):
-            status, _t, payload = post(url, body, args.token)
-            if status != 201:
-                raise SystemExit(f"POST failed with {status}: {json.dumps(payload)[:500]}")
-        times = []
-        for _ in range(args.n):
-            status, elapsed, payload = post(url, body, args.token)
-            if status != 201:
-                raise SystemExit(f"POST failed with {status}: {json.dumps(payload)[:500]}")
-            times.append(elapsed)
-        times.sort()
-        p90 = times[max(0, round(0.9 * len(times)) - 1)]
+        timed_posts(url, [body] * args.warmup, args.token)
+        times, payload = timed_posts(url, [body] * args.n, args.token)
         result = payload["result"]
         par = result.get("parallelism") or {}
         layout = result.get("layout") or {}
@@ -138,10 +169,14 @@ def main() -> None:
             f"  plan: {result['compute']['cards']} cards, TP={par.get('tp')} PP={par.get('pp')} DP={par.get('dp')}, "
             f"{layout.get('evaluated', '?')} layouts evaluated, engine {payload['engine_version']}"
         )
-        print(
-            f"  median {statistics.median(times) * 1000:.1f} ms   p90 {p90 * 1000:.1f} ms   "
-            f"min {times[0] * 1000:.1f} ms   mean {statistics.fmean(times) * 1000:.1f} ms   max {times[-1] * 1000:.1f} ms"
-        )
+        print(f"  the same scenario (asked again): {summary(times)}")
+        if args.distinct:
+            bodies = [json.dumps(distinct_scenario(i)).encode() for i in range(1, args.n + 1)]
+            cold, _ = timed_posts(url, bodies, args.token)
+            print(
+                f"  {args.n} distinct scenarios (cold plans, global batch 2049..{2048 + args.n} seqs): {summary(cold)}"
+            )
+            print(f"  median distinct / same: {statistics.median(cold) / statistics.median(times):.1f}x")
     finally:
         if proc is not None:
             proc.terminate()

@@ -17,16 +17,14 @@ from unittest import mock
 import numpy as np
 
 from estimator.errors import ScenarioError
+from estimator.layout.enumeration import REASONS, enumerate_candidates, structural_failures
 from estimator.layout.search import (
-    REASONS,
     LayoutProblem,
     LayoutSearch,
     _make_eval,
-    enumerate_candidates,
     evaluate,
     partial_redundant,
     rank_order,
-    structural_failures,
 )
 from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money import pricing

@@ -59,9 +59,10 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
         d, sp = _expand(b.size, vals["sp"])
         ok = ~(sp & (tp[d] == 1))
         d, sp = d[ok], sp[ok]
-    e, zero = _expand(d.size, vals["zero"])  # level F: zero
-    ok = ~((zero >= 2) & (pp[d[e]] > 1) & (not big.sharded_with_pp))
-    e, zero = e[ok], zero[ok]
+    # level F: zero; a table of the stages allowed without and with pp > 1, a row per parent
+    allowed = np.stack([np.ones(vals["zero"].size, dtype=bool), (vals["zero"] < 2) | big.sharded_with_pp])
+    e, z = np.nonzero(allowed[(pp[d] > 1).astype(np.int64)])  # by parent row, then in stage order
+    zero = vals["zero"][z]
     de = d[e]
     bde = b[de]
     abde = a[bde]
@@ -139,33 +140,37 @@ def _level_micro_batches(
     """Levels C, D: mbs, v and the micro-batch count m they decide with dp and pp, of the level-B
     rows: (parent row, mbs, v, m, pp). The rules involve only (pp, dp, mbs, v), so they run once
     per distinct (pp, dp) of the rows (a table of those pairs times every (mbs, v)) and each row
-    takes its pair's valid (mbs, v) in order."""
+    takes its pair's valid (mbs, v) in order; the rules of pp and v alone run once per distinct pp,
+    and m and the batch rules only on the (pair, mbs, v) those leave."""
     L, gbs = big.arch.num_hidden_layers, big.global_batch_seqs
     mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
     pp_b, dp_b = rows_a["pp"][a], rows_a["dp"][a]
     pairs, inv = np.unique(pp_b * (int(dp_b.max(initial=0)) + 1) + dp_b, return_inverse=True)
     first = np.zeros(pairs.size, dtype=np.int64)
     first[inv[::-1]] = np.arange(inv.size)[::-1]  # a row of each pair
-    pp, dp = pp_b[first][:, None], dp_b[first][:, None]  # (pairs, 1) against (1, mbs x v)
-    mbs, v = mbs_g[None, :], v_g[None, :]
+    pp_u, pp_of_pair = np.unique(pp_b[first], return_inverse=True)
+    pp_t, v_t = pp_u[:, None], v_g[None, :]  # (distinct pp, 1) against (1, mbs x v)
     split = big.stage_split
-    ok = (
-        (pp * v <= L)
-        & ~stage_split_fails(L, pp, split)
-        & ~((v > 1) & (pp == 1))
-        & ~auto_split_fails(L, pp, v, split)
+    staged = (
+        (pp_t * v_t <= L)
+        & ~stage_split_fails(L, pp_t, split)
+        & ~((v_t > 1) & (pp_t == 1))
+        & ~auto_split_fails(L, pp_t, v_t, split)
     )
+    pair_of, combo = np.nonzero(staged[pp_of_pair.ravel()])  # by pair, then in (mbs, v) order
+    pp, dp, mbs, v = pp_b[first][pair_of], dp_b[first][pair_of], mbs_g[combo], v_g[combo]
     step = np.where(v > 1, pp, 1)
     m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
-    ok &= (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
-    pair_of, combo = np.nonzero(ok)  # by pair, then in (mbs, v) order
+    ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
+    pair_of, combo, m = pair_of[ok], combo[ok], m[ok]
     per_pair = np.bincount(pair_of, minlength=pairs.size)
     starts = np.cumsum(per_pair) - per_pair
     n_row = per_pair[inv]
     b = np.repeat(np.arange(a.size), n_row)
     k = np.arange(b.size) - np.repeat(np.cumsum(n_row) - n_row, n_row)  # position in its row
-    g = combo[starts[inv[b]] + k]
-    return b, mbs_g[g], v_g[g], m[inv[b], g], pp_b[b]
+    at = starts[inv[b]] + k  # each row's valid (mbs, v) among its pair's
+    g = combo[at]
+    return b, mbs_g[g], v_g[g], m[at], pp_b[b]
 
 
 def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:

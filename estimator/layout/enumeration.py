@@ -192,16 +192,14 @@ def candidate_count(problem: LayoutProblem) -> int:
     return rest * kept
 
 
-def enumerate_candidates(problem: LayoutProblem) -> dict[str, np.ndarray]:
-    """Flattened Cartesian product of the axis values plus derived dp and m (micro-batches)."""
+def candidate_grid(problem: LayoutProblem) -> dict[str, np.ndarray]:
+    """The Cartesian product of the axis values unexpanded: axis i of AXES along dimension i (the
+    others of length 1, numpy broadcasting them), dp and m derived on the axes they read (dp:
+    tp, pp, cp; m: those and mbs, v). Expanded in C order it is enumerate_candidates' product;
+    structural_failures reads it as it reads the flat columns (each rule on the axes it involves)."""
     vals = axis_values(problem)
-    grids = np.meshgrid(*(vals[a] for a in AXES), indexing="ij")
-    c = {a: g.ravel() for a, g in zip(AXES, grids, strict=True)}
-    # a free expert-TP size takes only the values the search considers (not a refusal: not counted)
-    fixed = "expert_tp" in problem.fixed_normalized
-    keep = ~etp_not_searched(c["tp"], c["ep"], c["etp"], fixed, problem.arch.is_moe)
-    if not keep.all():
-        c = {a: v[keep] for a, v in c.items()}
+    dims = len(AXES)
+    c = {a: vals[a].reshape([-1 if j == i else 1 for j in range(dims)]) for i, a in enumerate(AXES)}
     model = c["tp"] * c["pp"] * c["cp"]
     c["dp"] = np.maximum(problem.cards // model, 1)
     # The global batch is rounded to whole micro-batches per DP rank (a multiple of pp when
@@ -211,6 +209,21 @@ def enumerate_candidates(problem: LayoutProblem) -> dict[str, np.ndarray]:
     step = np.where(c["v"] > 1, c["pp"], 1)
     c["m"] = np.maximum(np.rint(per_rank / step), 1).astype(np.int64) * step
     return c
+
+
+def searched_grid(problem: LayoutProblem, c: dict[str, np.ndarray]) -> BoolArray:
+    """Per entry of candidate_grid's product (its broadcast shape): the search considers it (a free
+    expert-TP size takes only the values the search considers: not a refusal, not counted)."""
+    fixed = "expert_tp" in problem.fixed_normalized
+    shape = np.broadcast_shapes(*(v.shape for v in c.values()))
+    return np.broadcast_to(~etp_not_searched(c["tp"], c["ep"], c["etp"], fixed, problem.arch.is_moe), shape)
+
+
+def enumerate_candidates(problem: LayoutProblem) -> dict[str, np.ndarray]:
+    """Flattened Cartesian product of the axis values plus derived dp and m (micro-batches)."""
+    grid = candidate_grid(problem)
+    keep = searched_grid(problem, grid)
+    return {a: np.broadcast_to(v, keep.shape)[keep] for a, v in grid.items()}
 
 
 def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> list[tuple[str, np.ndarray]]:

@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.enumeration import REASONS, enumerate_candidates, structural_failures
+from estimator.layout.enumeration import REASONS, candidate_grid, searched_grid, structural_failures
 from estimator.layout.memory import (
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
@@ -432,13 +432,8 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     (limits.SEARCH_SECONDS): when it runs out the search ranks what it timed and says so
     (`timed_out`)."""
     started = time.monotonic()
-    c = enumerate_candidates(problem)
-    n = c["tp"].size
-    reason = np.full(n, -1, dtype=np.int64)
-    for name, failing in structural_failures(problem, c):
-        reason[(reason < 0) & np.asarray(failing, dtype=bool)] = REASONS.index(name)
-    ok = np.flatnonzero(reason < 0)
-    sub = {k: v[ok] for k, v in c.items()}
+    sub, reason, n = _structurally_valid(problem)
+    ok = np.flatnonzero(reason == -1)
     mem, rf = evaluate_memory(problem, sub)
     fits = np.asarray(mem.total <= problem.accelerator.hbm_bytes)
     reason[ok[~fits]] = REASONS.index("out-of-memory")
@@ -466,6 +461,22 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
     feasible = int(fits.sum())
     return LayoutSearch(evals[0], evals[1:], rejected, n, feasible, None, timed < feasible, timed)
+
+
+def _structurally_valid(problem: LayoutProblem) -> tuple[dict[str, Any], npt.NDArray[np.int64], int]:
+    """(the columns of the candidates that pass structural_failures, in enumerate_candidates'
+    order; per entry of the product its first failure's index in REASONS, -1 where it passes, -2
+    where the search does not consider it; how many it considers). The rules run on the
+    unexpanded product (enumeration.candidate_grid: each on the axes it involves), the failures
+    are assigned on the whole product, the columns gathered for the passing entries only."""
+    grid = candidate_grid(problem)
+    keep = searched_grid(problem, grid)
+    reason = np.where(keep, -1, -2).ravel()
+    for name, failing in structural_failures(problem, grid):
+        reason[(reason == -1) & np.broadcast_to(failing, keep.shape).ravel()] = REASONS.index(name)
+    at = np.unravel_index(np.flatnonzero(reason == -1), keep.shape)
+    sub = {k: np.broadcast_to(v, keep.shape)[at] for k, v in grid.items()}
+    return sub, reason, int(np.count_nonzero(keep))
 
 
 def _timed_evaluation(

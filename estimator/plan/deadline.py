@@ -102,11 +102,13 @@ class SizeMemo:
         return [known[c] for c in cards_list]
 
 
-SIZING_BLOCK = 8  # sizes evaluated together first while scanning for a deadline (then 24, 72, ...)
-# each next block this many times as wide: a pass costs about 19 M instructions for one size, 48 M
-# for 8 and 120 M for 40 (405B on H100, callgrind), so a scan past its first block pays less in
-# one wide second block than in two (8 + 24 sizes: 132 M; 8 + 16 + 16: 180 M)
-SIZING_GROWTH = 3
+SIZING_BLOCK = 8  # sizes whose memory is checked together first while looking for one that holds the model
+# SCAN_IN_ONE_PASS: the deadline scan searches all the sizes it visits (at most MAX_SIZING_EVALS) in
+# one pass. A pass costs about 19 M instructions for one size, 48 M for 8 and 120 M for 40 (405B on
+# H100, callgrind): its fixed cost is most of a small block's, so blocks of 8, then 24, ... saved a
+# scan that meets in its first 8 sizes less than they cost one that runs past them (the 405B plan
+# on H100: 8 + 24 sizes, 22.9 ms, against its 40 in one pass, 20.7 ms); over 48 deadline plans (6
+# models x H100, Ascend 910B2 x 30, 90 days x 2T, 15T tokens) the one pass took as long in all.
 
 
 def size_for_deadline(
@@ -128,10 +130,8 @@ def size_for_deadline(
     at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
     keeps the size of highest throughput, failures counted when `ettr(cards, mfu)` (arrays) gives the
     share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
-    in blocks, SIZING_BLOCK first and each next block SIZING_GROWTH times as wide (one vectorized
-    pass each, layout_batch.best_layouts: a pass's fixed cost is most of a small block's), so a long
-    scan costs few passes and a short one little more than its sizes; the first size that meets wins
-    whatever the blocks."""
+    in one vectorized pass (layout_batch.best_layouts, SCAN_IN_ONE_PASS: a pass's fixed cost is
+    most of a small block's); the first size that meets wins."""
     record = need(np.array([MAX_PLAUSIBLE_MFU]), None)
     first = within_limit(r, sizes, int(record[0]), memo)
     found = _scan(r, sizes, first, need, memo, ettr)
@@ -158,17 +158,11 @@ def _scan(
     """size_for_deadline's scan from sizes[first] (see there); the best layout is None only when no
     scanned size holds a layout."""
     scan = _visited(sizes, first, need, memo)
-    tried: dict[int, LayoutEval | None] = {}
-    start, width = 0, SIZING_BLOCK
-    while start < len(scan):
-        block = scan[start : start + width]
-        start, width = start + width, SIZING_GROWTH * width  # a long scan: few, wide passes
-        bests = memo.best(block)
-        meets = _meets(block, bests, need)
-        for cards, best, ok in zip(block, bests, meets, strict=True):
-            tried[cards] = best
-            if ok:
-                return cards, memo.built(cards), best
+    bests = memo.best(scan)  # one vectorized pass for every size the scan visits (SCAN_IN_ONE_PASS)
+    for cards, best, ok in zip(scan, bests, _meets(scan, bests, need), strict=True):
+        if ok:
+            return cards, memo.built(cards), best
+    tried = dict(zip(scan, bests, strict=True))
     if not tried:
         cards = int(sizes[first])
         fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
