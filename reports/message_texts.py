@@ -369,6 +369,18 @@ MESSAGES.update(field_messages.FIELD_MESSAGES)  # the core's field errors (range
 # Sentences that count something: code -> (the counted param, the sentence in its singular and
 # plural forms); render chooses the form with ngettext by the count as shown (zh_Hans has one form).
 PLURALS: dict[str, tuple[str, Any]] = {
+    "run-never-finishes": (
+        "cards",
+        ngettext_lazy(
+            "The run never finishes: %(cards)s card meets an interruption every %(every_s)s and each interruption "
+            "costs %(cost_s)s. Use fewer cards, faster restarts (reliability.detection_s, rescheduling_s) or "
+            "asynchronous checkpoints.",
+            "The run never finishes: %(cards)s cards meet an interruption every %(every_s)s and each interruption "
+            "costs %(cost_s)s. Use fewer cards, faster restarts (reliability.detection_s, rescheduling_s) or "
+            "asynchronous checkpoints.",
+            "n",
+        ),
+    ),
     "no-feasible-layout": (
         "cards",
         ngettext_lazy(

@@ -138,6 +138,8 @@ PARAM_KINDS = {
     "precision": "upper",
     "choices": "choices",
     "predicted": "big",
+    "every_s": "seconds",
+    "cost_s": "seconds",
 }
 
 

@@ -11,7 +11,7 @@ from estimator.cluster.network import Fabric
 from estimator.cluster.storage import Storage, design_storage
 from estimator.contract.resolve import Resolved
 from estimator.contract.scenario import Cluster
-from estimator.errors import ScenarioError
+from estimator.errors import FieldError, ScenarioError
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.pricing import equipment, facility, model_flops, prices, storage_inputs
 from estimator.money.rollup import Counts, Sizing, rollup
@@ -121,11 +121,15 @@ def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
     )
     if not math.isfinite(out.wall_clock_days):
         field = "cluster.cards" if r.scenario.cluster.cards is not None else "reliability"
-        raise ScenarioError(
-            f"the run never finishes: {counted(cards, 'card')} meet an interruption every "
-            f"{out.mean_time_between_interruptions_h * 60:.0f} minutes and each interruption costs "
-            f"{(out.restart_s + out.rework_s_per_interruption) / 60:.0f} minutes; use fewer cards, "
-            "faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints",
-            field,
+        every_s, cost_s = (
+            out.mean_time_between_interruptions_h * 3600.0,
+            out.restart_s + out.rework_s_per_interruption,
         )
+        message = (
+            f"the run never finishes: {counted(cards, 'card')} meet an interruption every "
+            f"{every_s / 60:.0f} minutes and each interruption costs {cost_s / 60:.0f} minutes; use fewer "
+            "cards, faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints"
+        )
+        params = {"cards": cards, "every_s": every_s, "cost_s": cost_s}  # the web layer words it
+        raise ScenarioError(FieldError(field, message, "run-never-finishes", params))
     return out

@@ -136,3 +136,29 @@ def test_the_diagnose_findings_in_chinese_count_no_english_word(client):
     main = html.split("<main", 1)[1].split("</main>", 1)[0]
     assert "ECMP" in main
     assert english_words("ECMP PFC NUMA") == []
+
+
+NEVER = {
+    "model": {"preset": "llama-3.1-405b"},
+    "training": {"tokens": 1e13},
+    "hardware": {"accelerator": "h100-sxm"},
+    "cluster": {"cards": 65536},
+    "reliability": {"rate_scale": 50},
+}
+
+
+def test_a_run_that_never_finishes_is_said_in_chinese(client):
+    """65,536 H100 at 50x the catalog's interruption rates meet one every minute or so, and each costs
+    a restart of over 20 minutes: the core refuses it with code run-never-finishes and its figures."""
+    response = client.post("/api/v1/estimates", NEVER, content_type="application/json")
+    assert response.status_code == 400
+    (err,) = response.json()["errors"]
+    assert (err["field"], err["code"], err["params"]["cards"]) == (
+        "cluster.cards",
+        "run-never-finishes",
+        65536,
+    )
+    assert err["params"]["every_s"] < err["params"]["cost_s"]
+    form = {**FORM, "preset": "llama-3.1-405b", "accelerator": "h100-sxm", "cards": "65536", "tokens": "1e13"}
+    html = client.post("/zh-hans/", {**form, "extra": '{"reliability": {"rate_scale": 50}}'}).content.decode()
+    assert "训练永远无法完成：65,536 张卡" in html and "never finishes" not in html
