@@ -60,7 +60,7 @@ TABLE = [
 
 def days_with_failures(result: dict) -> float | None:
     """The headline's days with failures: the median (goodput.wall_clock_days_p50); a result stored
-    before the engine gave the median (engine before 2.40.0) shows the mean it had."""
+    before the engine gave the median (engine before 2.41.0) shows the mean it had."""
     value = dig(result, MEDIAN)
     return value if value is not None else dig(result, MEAN)
 

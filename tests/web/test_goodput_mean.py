@@ -1,5 +1,5 @@
 """The days with failures are the median of the interruptions' draws (goodput.wall_clock_days_p50,
-engine 2.40.0), shown with its P10-P90 from the same count distribution; the mean (wall_s, which a
+engine 2.41.0), shown with its P10-P90 from the same count distribution; the mean (wall_s, which a
 right-skewed count can put above the P90) is a working row named for what counts it. A result
 stored before the median existed still shows its mean, with the note when it lies above the P90."""
 
