@@ -35,3 +35,9 @@ class ScenarioError(ValueError):
 
     def to_dict(self) -> dict[str, list[dict[str, Any]]]:
         return {"errors": [e.to_dict() for e in self.errors]}
+
+
+def not_an_object(message: str, field: str = "") -> ScenarioError:
+    """The refusal of a document (scenario, run, price book, sweep body) that is not a JSON
+    object: its English sentence, one code for the web layer ("must-be-json-object")."""
+    return ScenarioError(FieldError(field, message, code="must-be-json-object"))

@@ -19,6 +19,7 @@ FIELD_MESSAGES: dict[str, str] = {
     "not-a-model-field": gettext_noop(
         "is not a model field or a config.json name the estimator reads; remove it"
     ),
+    "must-be-json-object": gettext_noop("must be a JSON object"),
     "must-be-json-number": gettext_noop("must be a JSON number, not a string or boolean"),
     "must-be-finite": gettext_noop("must be a finite number (NaN and Infinity are not allowed)"),
     "must-be-whole-number": gettext_noop("must be a whole number"),

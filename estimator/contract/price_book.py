@@ -31,7 +31,7 @@ from pydantic_core import PydanticCustomError
 
 from estimator import catalog
 from estimator.contract.fields import PRICE_BOOK_REFERENCE, _code, _message, _number, _path
-from estimator.errors import FieldError, ScenarioError
+from estimator.errors import FieldError, ScenarioError, not_an_object
 from estimator.jsonio import check_tree
 
 Money = Annotated[float, BeforeValidator(_number), Field(ge=0, le=1e10)]
@@ -134,7 +134,7 @@ def _errors(exc: ValidationError, prefix: str) -> ScenarioError:
 def parse_prices(data: Any, prefix: str = "prices") -> PriceTable:
     """Validate a prices document; errors name the path under `prefix` (e.g. prices.switches.x)."""
     if not isinstance(data, dict):
-        raise ScenarioError("must be a JSON object", prefix)
+        raise not_an_object("must be a JSON object", prefix)
     check_tree(data)
     try:
         return PriceTable.model_validate(data)
@@ -145,7 +145,7 @@ def parse_prices(data: Any, prefix: str = "prices") -> PriceTable:
 def parse_book(data: Any, prefix: str = "") -> PriceBook:
     """Validate a whole book document (name, version, currency, price_date, prices)."""
     if not isinstance(data, dict):
-        raise ScenarioError("a price book must be a JSON object", prefix)
+        raise not_an_object("a price book must be a JSON object", prefix)
     check_tree(data)
     try:
         return PriceBook.model_validate(data)

@@ -38,7 +38,7 @@ from estimator.contract.run import (
     Training,
     Uncertainty,
 )
-from estimator.errors import FieldError, ScenarioError
+from estimator.errors import FieldError, ScenarioError, not_an_object
 from estimator.jsonio import check_tree
 
 __all__ = [
@@ -116,7 +116,7 @@ class Scenario(_Section):
 def validate_shape(data: Any) -> Scenario:
     """Type and range checks only (no catalog); raises ScenarioError with every field at fault."""
     if not isinstance(data, dict):
-        raise ScenarioError("the scenario must be a JSON object", field="")
+        raise not_an_object("the scenario must be a JSON object")
     check_tree(data)  # NUL, lone surrogates, depth, duplicate keys: before anything is stored
     model, ignored = split_model(data.get("model"))
     if ignored:

@@ -28,7 +28,7 @@ import numpy as np
 
 from estimator.arrays import unique_sorted
 from estimator.dotted import get_path, pop_path, set_path
-from estimator.errors import FieldError, ScenarioError
+from estimator.errors import FieldError, ScenarioError, not_an_object
 
 MAX_SCENARIOS = 2_000_000  # per sweep request (the product of the axes)
 MAX_AXES = 8
@@ -251,7 +251,7 @@ def _request(request: Any, max_scenarios: int) -> tuple[str, dict[str, Any], lis
     """The request's own rules: its keys, the name, the base object, the axes (parse_axes) and
     the effective base; budget sizing is refused on an axis and in the base."""
     if not isinstance(request, dict):
-        raise _err("", "the body must be a JSON object {name, base, axes}")
+        raise not_an_object("the body must be a JSON object {name, base, axes}")
     unknown = set(request) - {"name", "base", "axes"}
     if unknown:
         raise _err(sorted(unknown)[0], "unknown key; a sweep has name, base and axes")

@@ -30,7 +30,7 @@ from estimator.contract.fields import Num, _code, _Section
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
-from estimator.errors import FieldError, ScenarioError
+from estimator.errors import FieldError, ScenarioError, not_an_object
 from estimator.layout.problem import LayoutProblem
 from estimator.layout.search import LayoutEval, search
 from estimator.plan.advice import COMM_WAIT_LIMIT
@@ -338,7 +338,7 @@ def diagnose(data: Any, books: Mapping[str, PriceBook] | None = None) -> dict[st
     """Compare a measured run with the model's breakdown of it: {run, model, terms, findings,
     engine_version}. ScenarioError (with the field path) for anything wrong with the input."""
     if not isinstance(data, dict):
-        raise ScenarioError("the run must be a JSON object", "")
+        raise not_an_object("the run must be a JSON object")
     measurement = _measurement(data.get("measured"))
     scenario = validate_shape(run_document(data))
     cards = scenario.cluster.cards

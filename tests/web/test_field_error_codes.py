@@ -9,7 +9,7 @@ import pytest
 
 from estimator.contract.fields import _SENTENCE_CODES
 from estimator.contract.scenario import validate_shape
-from estimator.errors import ScenarioError
+from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import loads_strict
 from reports import field_messages, messages
 from tests.web.test_api_errors import URL, errors_of, with_
@@ -90,3 +90,36 @@ def test_json_details_are_python_decoder_messages():
         with pytest.raises(json.JSONDecodeError) as info:
             json.loads(text)
         assert info.value.msg in field_messages.JSON_DETAILS, info.value.msg
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", [[], [1, 2], "a string", 7])
+def test_a_body_that_is_not_an_object_is_refused_with_its_code(api_client, body):
+    response = api_client.post(URL, json.dumps(body), content_type="application/json")
+    assert response.status_code == 400
+    (err,) = errors_of(response)
+    assert (err["field"], err["code"]) == ("", "must-be-json-object")
+    assert err["message"] == "the scenario must be a JSON object"
+
+
+def test_every_document_root_says_not_an_object_with_one_code():
+    from estimator.contract.price_book import parse_book, parse_prices
+    from estimator.contract.sweep import validate_sweep
+    from estimator.plan.diagnose import diagnose
+
+    for call in (validate_shape, diagnose, parse_book, parse_prices, validate_sweep):
+        with pytest.raises(ScenarioError) as info:
+            call([])
+        (err,) = info.value.errors
+        assert err.code == "must-be-json-object", call
+    with pytest.raises(ScenarioError) as info:
+        parse_prices([])
+    assert info.value.errors[0].field == "prices"
+
+
+def test_the_zh_text_of_not_an_object():
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        err = FieldError("", "the scenario must be a JSON object", code="must-be-json-object")
+        assert messages.scenario_error(err) == "必须是 JSON 对象"
