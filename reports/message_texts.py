@@ -84,6 +84,29 @@ MESSAGES: dict[str, str] = {
         "the pilot's step (%(measured_s)s) is slower than the model allows even at %(share)s compute "
         "efficiency (%(model_s)s); check the figure and its unit"
     ),
+    "pilot-with-given-mfu": gettext_noop(
+        "give either efficiency.mfu or calibration.pilot: the pilot calibrates the predicted MFU"
+    ),
+    "pilot-moe-target-dense": gettext_noop(
+        "the pilot is a mixture-of-experts model and the target a dense one: a factor measured on "
+        "one does not carry to the other; run the pilot on a model of the target's kind"
+    ),
+    "pilot-dense-target-moe": gettext_noop(
+        "the pilot is a dense model and the target a mixture-of-experts one: a factor measured on "
+        "one does not carry to the other; run the pilot on a model of the target's kind"
+    ),
+    "pilot-layout-does-not-fit": gettext_noop(
+        "no layout of the pilot fits in the cards' memory; check the pilot's layout"
+    ),
+    "pilot-no-exposed-comm": gettext_noop(
+        "the pilot's layout exposes no communication in the model (everything overlaps or stays "
+        "on one card), so a wait share cannot calibrate the links; leave it out"
+    ),
+    "pilot-comm-share-outside": gettext_noop(
+        "a communication wait of %(share)s is outside what this layout can show (%(lowest_share)s "
+        "with links at their rated bandwidth to %(highest_share)s at %(links)s of the model's); "
+        "check the profiler's figure"
+    ),
     "pilot-above-peak": gettext_noop(
         "%(tokens)s tokens/s per card is %(mfu)s of the chip's peak for this model: above peak, which no "
         "run can reach; check the figure and its unit"

@@ -198,18 +198,19 @@ def fit_factors(problem: LayoutProblem, layout: LayoutEval, measured: Measured, 
 
     lowest, highest = share_at(COMM_FACTOR_MAX), share_at(COMM_FACTOR_MIN)
     if highest <= 0.0:
-        raise ScenarioError(
+        message = (
             "the pilot's layout exposes no communication in the model (everything overlaps or stays "
-            "on one card), so a wait share cannot calibrate the links; leave it out",
-            share_path,
+            "on one card), so a wait share cannot calibrate the links; leave it out"
         )
+        raise ScenarioError(FieldError(share_path, message, "pilot-no-exposed-comm"))
     if not lowest <= share <= highest:
-        raise ScenarioError(
+        message = (
             f"a communication wait of {share:.0%} is outside what this layout can show "
             f"({lowest:.1%} with links at their rated bandwidth to {highest:.0%} at "
-            f"{COMM_FACTOR_MIN:.0%} of the model's); check the profiler's figure",
-            share_path,
+            f"{COMM_FACTOR_MIN:.0%} of the model's); check the profiler's figure"
         )
+        params = {"share": share, "lowest_share": lowest, "highest_share": highest, "links": COMM_FACTOR_MIN}
+        raise ScenarioError(FieldError(share_path, message, "pilot-comm-share-outside", params))
     comm = _bisect_log(lambda c: share - share_at(c), COMM_FACTOR_MIN, COMM_FACTOR_MAX)
     return Factors(k_for(comm), comm, True)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from estimator.contract.resolve import Resolved, resolve
 from estimator.contract.scenario import Pilot, Scenario, validate_shape
-from estimator.errors import ScenarioError
+from estimator.errors import FieldError, ScenarioError
 from estimator.layout.search import LayoutEval, LayoutProblem, search
 from estimator.plan.calibration import (
     Factors,
@@ -113,10 +113,8 @@ def fit_pilot(r: Resolved, problem_for: ProblemFor) -> PilotFit:
     assert s.calibration is not None
     p = s.calibration.pilot
     if s.efficiency.mfu is not None:
-        raise ScenarioError(
-            "give either efficiency.mfu or calibration.pilot: the pilot calibrates the predicted MFU",
-            "calibration",
-        )
+        message = "give either efficiency.mfu or calibration.pilot: the pilot calibrates the predicted MFU"
+        raise ScenarioError(FieldError("calibration", message, "pilot-with-given-mfu"))
     try:
         rp = resolve(validate_shape(pilot_document(s)), None)
         problem = problem_for(rp, p.cards)
@@ -124,19 +122,19 @@ def fit_pilot(r: Resolved, problem_for: ProblemFor) -> PilotFit:
         raise _repath(exc) from None
     if rp.arch.is_moe != r.arch.is_moe:
         kinds = ("mixture-of-experts", "dense") if rp.arch.is_moe else ("dense", "mixture-of-experts")
-        raise ScenarioError(
+        message = (
             f"the pilot is a {kinds[0]} model and the target a {kinds[1]} one: a factor measured on "
-            "one does not carry to the other; run the pilot on a model of the target's kind",
-            f"{PILOT}.model",
+            "one does not carry to the other; run the pilot on a model of the target's kind"
         )
+        code = "pilot-moe-target-dense" if rp.arch.is_moe else "pilot-dense-target-moe"
+        raise ScenarioError(FieldError(f"{PILOT}.model", message, code))
     found = search(problem)
     # a measured layout ran, so it fitted: keep it where the (conservative) memory model disagrees
     layout = found.best or (found.closest if p.parallelism is not None else None)
     if layout is None:
         where = f"{PILOT}.parallelism" if p.parallelism is not None else f"{PILOT}.cards"
-        raise ScenarioError(
-            "no layout of the pilot fits in the cards' memory; check the pilot's layout", where
-        )
+        message = "no layout of the pilot fits in the cards' memory; check the pilot's layout"
+        raise ScenarioError(FieldError(where, message, "pilot-layout-does-not-fit"))
     measured, tokens_per_s, path = _measured(p, problem)
     peak = problem.accelerator.peak_flops(problem.precision)
     predicted = layout.tokens_per_s / problem.cards

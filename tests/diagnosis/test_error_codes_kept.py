@@ -77,3 +77,51 @@ def test_a_step_faster_than_the_chips_peak_is_refused(api_client, client):
         {**FORM, "step_time_s": "0.001", "compute_s": "", "communication_s": "", "data_loading_s": ""},
     )
     assert "芯片超过峰值运行" in page.content.decode()
+
+
+def _pilot_error(api_client, body: dict, field: str) -> dict:
+    response = api_client.post("/api/v1/estimates", body, format="json")
+    assert response.status_code == 400
+    return {e["field"]: e for e in response.json()["errors"]}[field]
+
+
+def test_a_pilot_beside_a_given_mfu_is_refused_with_its_code(api_client):
+    err = _pilot_error(api_client, {**SCENARIO, "efficiency": {"mfu": 0.4}}, "calibration")
+    assert err["code"] == "pilot-with-given-mfu"
+
+
+def test_a_moe_pilot_for_a_dense_target_is_refused_with_its_code_and_said_in_chinese(api_client, client):
+    import json
+
+    pilot = {**SCENARIO["calibration"]["pilot"], "model": {"preset": "qwen3-30b-a3b"}}
+    body = {**SCENARIO, "calibration": {"pilot": pilot}}
+    err = _pilot_error(api_client, body, "calibration.pilot.model")
+    assert err["code"] == "pilot-moe-target-dense"
+    assert err["message"].startswith("the pilot is a mixture-of-experts model and the target a dense one")
+    page = client.post("/zh-hans/", {**ESTIMATE_FORM, "extra": json.dumps({"calibration": {"pilot": pilot}})})
+    html = page.content.decode()
+    assert "试运行是混合专家模型，目标却是稠密模型" in html and "mixture-of-experts" not in html
+
+
+def test_a_wait_share_the_layout_cannot_show_is_refused_with_its_code_and_bounds(api_client):
+    pilot = {**SCENARIO["calibration"]["pilot"], "measured_comm_wait_share": 0.99}
+    body = {**SCENARIO, "calibration": {"pilot": pilot}}
+    err = _pilot_error(api_client, body, "calibration.pilot.measured_comm_wait_share")
+    # 8 A100s on one NVLink node: even at 5% of the model's link bandwidth the wait stays far below 99%
+    assert err["code"] == "pilot-comm-share-outside"
+    p = err["params"]
+    assert p["share"] == 0.99 and p["links"] == 0.05 and 0.0 <= p["lowest_share"] <= p["highest_share"] < 0.5
+
+
+def test_the_wait_share_refusal_in_chinese_formats_its_shares():
+    from django.utils import translation
+
+    from reports import messages
+
+    params = {"share": 0.3, "lowest_share": 0.012, "highest_share": 0.25, "links": 0.25}
+    with translation.override("zh-hans"):
+        text = messages.render("pilot-comm-share-outside", params)
+    assert (
+        text
+        == "通信等待 30% 超出了该布局可能出现的范围（链路按额定带宽时为 1.2%，按模型带宽的 25% 时为 25%）；请检查性能分析工具给出的数字"
+    )
