@@ -222,7 +222,14 @@ def resolve_stack(
     sid = stack_id or default_stack_id(vendor, moe, fp8_hardware)
     if sid not in STACKS:
         raise ScenarioError(
-            [FieldError("training.stack", f"unknown stack {sid!r}; use one of {', '.join(STACKS)}")]
+            [
+                FieldError(
+                    "training.stack",
+                    f"unknown stack {sid!r}; use one of {', '.join(STACKS)}",
+                    "unknown-catalog-entry",
+                    {"id": sid, "known": ", ".join(STACKS)},
+                )
+            ]
         )
     profile = STACKS[sid]
     changes = dict(overrides or {})
