@@ -3,6 +3,7 @@ against a hand computation from the formula, one layer and micro-batch on one ca
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from estimator import catalog
@@ -127,3 +128,25 @@ def test_a_moe_layer_regathers_for_its_shared_experts_only() -> None:
             _moe_problem(shared), _layout(True), TOKENS, T_GEMM, NVLINK, moe=True, fp8=False
         )
         assert float(exposed) == pytest.approx(gathers * ONE_GATHER_S, rel=1e-9)
+
+
+def test_a_batch_gives_each_candidate_its_own_figures() -> None:
+    """One call over (sp, tp 8), (no sp, tp 8), (sp, tp 1), (sp, tp 2): each row is what the layout
+    alone gives (the shortcuts for batches where no candidate, or every one, re-gathers change no
+    row): the hand figures for the first, zeros for the second and third; under TP overlap and
+    without it. At TP 2 one gather is 1/2 x 4,096 x 4,096 x 2 B at 360 GB/s + 2 us = 48.6 us."""
+    one_tp2 = 0.5 * 4096 * 4096 * 2 / (450e9 * 0.8) + 2e-6
+    assert one_tp2 == pytest.approx(48.6e-6, rel=1e-3)
+    rows = [(True, 8.0), (False, 8.0), (True, 1.0), (True, 2.0)]
+    layout = {"pp": 1, "dp": 8, "ep": 1, "cp": 1, "mbs": 1, "v": 1, "m": 64, "zero": 1, "rc": 0}
+    batch = Candidates.from_mapping({**layout, "sp": [sp for sp, _ in rows], "tp": [tp for _, tp in rows]})
+    for overlap in (True, False):
+        problem = _problem(tp_comm_overlap=overlap)
+        got = sp_regather_s(problem, batch, TOKENS, T_GEMM, NVLINK, moe=False, fp8=False)
+        for i, (sp, tp) in enumerate(rows):
+            alone = sp_regather_s(problem, _layout(sp, tp), TOKENS, T_GEMM, NVLINK, moe=False, fp8=False)
+            assert [float(np.broadcast_to(g, (4,))[i]) for g in got] == [float(a) for a in alone]
+        exposed = np.broadcast_to(got[2], (4,))
+        first = ONE_GATHER_S - QKV_DGRAD_S if overlap else 2 * ONE_GATHER_S
+        assert exposed.tolist()[:3] == pytest.approx([first, 0.0, 0.0], rel=1e-9)
+        assert exposed[3] == pytest.approx(0.0 if overlap else 2 * one_tp2, rel=1e-9, abs=1e-15)

@@ -5,6 +5,7 @@ and the MoE host-issue floor. The composition and the sources are in `step`'s do
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,7 +25,7 @@ from estimator.layout.steptime.moe import (
     host_issue_s,
 )
 from estimator.layout.steptime.rates import Rates
-from estimator.model.transformer import mlp_matrices
+from estimator.model.transformer import Architecture, ParamCounts, mlp_matrices
 
 if TYPE_CHECKING:
     from estimator.layout.problem import LayoutProblem
@@ -201,7 +202,43 @@ def sp_regather_s(
     the rest is exposed; without TP overlap all of it is exposed. Zero without sequence parallelism,
     at tp = 1, and where the stack's autograd keeps the gathered input (sp_regather "none").
     """
-    arch, counts, stack = problem.arch, problem.counts, problem.stack
+    stack = problem.stack
+    if stack.sp_regather == "none":
+        return _NO_REGATHER
+    on = c.sp & (c.tp > 1)
+    if not on.any():  # no candidate re-gathers: the zeros the general path adds
+        return _NO_REGATHER
+    col_att, col_mlp, params, has_mlp_gather = _column_shares(problem.arch, problem.counts, moe)
+    half = 0.5 if fp8 and stack.sp_regather == "gemm-input" else 1.0  # 1-byte elements: half the bytes
+    rg_att = tp_collectives_s(c.tp, arr(tokens) * half, float(problem.arch.hidden_size), 0.5, fab)
+    if not on.all():
+        rg_att = arr(np.where(on, rg_att, 0.0))
+    rg_mlp = rg_att if has_mlp_gather else 0.0 * rg_att
+    if not stack.tp_comm_overlap:  # nothing hidden: what the general path computes with overlap 0
+        return _NO_REGATHER[0], _NO_REGATHER[1], arr(rg_att + rg_mlp)
+    per_pass = arr(t_gemm) / (c.passes * params)
+    hide_att = arr(np.minimum(rg_att, per_pass * col_att))
+    hide_mlp = arr(np.minimum(rg_mlp, per_pass * col_mlp))
+    return hide_att, hide_mlp, arr(rg_att + rg_mlp - hide_att - hide_mlp)
+
+
+def _zero() -> FloatArray:
+    """A read-only 0-d zero (s)."""
+    z = arr(0.0)
+    z.flags.writeable = False
+    return z
+
+
+# what sp_regather_s returns where no candidate re-gathers: zeros, which the callers add to their
+# arrays (the same floats as adding arrays of zeros)
+_NO_REGATHER: tuple[FloatArray, FloatArray, FloatArray] = (_zero(), _zero(), _zero())
+
+
+@functools.cache
+def _column_shares(arch: Architecture, counts: ParamCounts, moe: bool) -> tuple[float, float, float, bool]:
+    """(the attention's column-linear parameters, the MLP's, the layer's linear parameters, whether
+    the MLP gathers) of one layer for sp_regather_s (counts of parameters; sp_regather_s's docstring
+    says which linears gather); once per model and layer kind."""
     h = float(arch.hidden_size)
     n_mat = float(mlp_matrices(arch.hidden_act))
     _, d_v = att.score_dims(arch)
@@ -209,16 +246,7 @@ def sp_regather_s(
     mlp = counts.moe_shared_per_layer if moe else counts.dense_mlp_per_layer
     has_mlp_gather = (not moe) or bool(arch.n_shared_experts)
     col_mlp = mlp * (n_mat - 1.0) / n_mat if has_mlp_gather else 0.0
-    params = counts.attention_per_layer + mlp
-    on = c.sp & (c.tp > 1) & (stack.sp_regather != "none")
-    half = 0.5 if fp8 and stack.sp_regather == "gemm-input" else 1.0  # 1-byte elements: half the bytes
-    rg_att = np.where(on, tp_collectives_s(c.tp, arr(tokens) * half, h, 0.5, fab), 0.0)
-    rg_mlp = rg_att if has_mlp_gather else 0.0 * rg_att
-    per_pass = arr(t_gemm) / (c.passes * params)
-    overlap = 1.0 if stack.tp_comm_overlap else 0.0
-    hide_att = arr(overlap * np.minimum(rg_att, per_pass * col_att))
-    hide_mlp = arr(overlap * np.minimum(rg_mlp, per_pass * col_mlp))
-    return hide_att, hide_mlp, arr(rg_att + rg_mlp - hide_att - hide_mlp)
+    return col_att, col_mlp, counts.attention_per_layer + mlp, has_mlp_gather
 
 
 def tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
