@@ -272,7 +272,8 @@ COMPONENTS: dict[str, Schema] = {
             "sized_by_budget": flag("The cluster was sized to the budget"),
             "affords": {
                 "type": ["object", "null"],
-                "description": "What the budget buys: cards, nodes, days, capex",
+                "description": "What the budget buys: cards, nodes, days (mean), days_p50 (median, when "
+                "failures are counted), capex",
             },
         },
     ),
@@ -311,8 +312,13 @@ COMPONENTS: dict[str, Schema] = {
             "rework_per_interruption_s": num("Mean seconds of work re-done per interruption"),
             "compute_days": num("Days of computing (no failures)"),
             "lost_days": numbers("Days lost to checkpoints, rework, restarts and planned maintenance"),
-            "wall_clock_days": num("Wall-clock days with failures (the headline)"),
+            "wall_clock_days": num(
+                "Mean wall-clock days with failures (what the deadline risk, the levers and the sizing count)"
+            ),
             "wall_clock_days_p10": num("P10 of the wall-clock days from the failure statistics"),
+            "wall_clock_days_p50": num(
+                "Median (P50) wall-clock days from the failure statistics: the headline's days with failures"
+            ),
             "wall_clock_days_p90": num("P90 of the wall-clock days from the failure statistics"),
             "effective_training_time_ratio": num("ETTR: compute days / wall-clock days (0-1)"),
             "spares": {

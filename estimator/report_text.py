@@ -64,7 +64,8 @@ def _budget(b: Mapping[str, Any]) -> str:
     if a:  # the budget-sized plan (plan.sizing.budget_affords): the same figure in every report
         text += (
             f" It buys {a['cards']:,} cards ({a['nodes']:,} nodes, {a['capex']:,.0f} {cur}):"
-            f" {a['days']:.1f} days as a budget-sized plan."
+            f" {a.get('days_p50', a['days']):.1f} days as a budget-sized plan"
+            + (" (median with failures)." if "days_p50" in a else ".")
         )
     return text
 
@@ -80,16 +81,18 @@ def _stack_line(stack: Mapping[str, Any]) -> str:
 
 
 def _goodput_rows(g: Mapping[str, Any] | None, c: Mapping[str, Any]) -> list[list[str]]:
-    """The days with failures (the headline), their P10-P90, ETTR, interruptions and checkpoints."""
+    """The days with failures (the headline: the median), their P10-P90, the mean the deadline risk
+    counts, ETTR, interruptions and checkpoints."""
     if not g:
         return []
     lost = g["lost_days"]
     return [
         [
             "with failures",
-            days(g["wall_clock_days"]),
-            f"P10-P90 {days(g['wall_clock_days_p10'])} - {days(g['wall_clock_days_p90'])}; "
-            f"ETTR {g['effective_training_time_ratio']:.1%}" + _deadline(c),
+            days(g["wall_clock_days_p50"]),
+            f"median; P10-P90 {days(g['wall_clock_days_p10'])} - {days(g['wall_clock_days_p90'])}; "
+            f"mean {days(g['wall_clock_days'])}; ETTR {g['effective_training_time_ratio']:.1%}"
+            + _deadline(c),
         ],
         [
             "interruptions",

@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin
 from django.db.models import Max
 
+from api.field_text import field_text
 from estimator.errors import ScenarioError
 
 from .models import PriceBook, PriceBookVersion
@@ -19,7 +20,7 @@ class VersionAddForm(forms.ModelForm):
         try:
             return validated_prices(data=self.cleaned_data.get("prices"))
         except ScenarioError as exc:
-            raise forms.ValidationError([f"{e.field}: {e.message}" for e in exc.errors]) from None
+            raise forms.ValidationError([f"{e.field}: {field_text(e)}" for e in exc.errors]) from None
 
 
 class VersionInline(admin.TabularInline):

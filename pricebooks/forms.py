@@ -12,6 +12,7 @@ from django.core.validators import MinValueValidator
 from django.utils.translation import gettext_lazy as _
 
 from api.amounts import AmountField
+from api.field_text import field_text
 from api.locale import default_currency
 from estimator.contract.price_book import KINDS
 from estimator.contract.price_book import entries as _entries
@@ -155,4 +156,4 @@ class PriceBookForm(forms.Form):
                 name = parts[1] if parts[1] in self.fields else None
             elif err.field in self.fields:
                 name = err.field
-            self.add_error(name if name in self.fields else None, err.message)
+            self.add_error(name if name in self.fields else None, field_text(err))

@@ -6,12 +6,14 @@ which book and the versioning: a new version for every edit, numbered 1, 2, ... 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 
 from estimator.contract.price_book import parse_prices, parse_reference
 from estimator.errors import ScenarioError
@@ -29,7 +31,10 @@ def validated_prices(*, data: Any, field: str = "prices") -> dict[str, Any]:
 def _slug_for(team: Team, name: str, slug: str | None) -> str:
     if slug:
         if PriceBook.objects.filter(team=team, slug=slug).exists():
-            raise ScenarioError(f"team '{team.slug}' already has a price book '{slug}'", "slug")
+            raise ScenarioError(
+                _("team '%(team)s' already has a price book '%(slug)s'") % {"team": team.slug, "slug": slug},
+                "slug",
+            )
         return slug
     base = slugify(name)[:40] or "book"
     candidate, n = base, 1
@@ -107,14 +112,18 @@ def resolve_reference(*, user, ref: str, field: str = "cost.price_book") -> Pric
     try:
         team_slug, book_slug, number = parse_reference(ref)
     except ScenarioError as exc:
-        raise ScenarioError(exc.errors[0].message, field) from None
+        raise ScenarioError(dataclasses.replace(exc.errors[0], field=field)) from None  # code kept
     book = books_of(user=user).filter(team__slug=team_slug, slug=book_slug).first()
     if book is None:
-        raise ScenarioError(f"no price book '{team_slug}/{book_slug}' among your teams' books", field)
+        raise ScenarioError(
+            _("no price book '%(ref)s' among your teams' books") % {"ref": f"{team_slug}/{book_slug}"}, field
+        )
     versions = book.versions.select_related("book")
     version = versions.filter(number=number).first() if number else versions.order_by("-number").first()
     if version is None:
-        raise ScenarioError(f"price book '{book.reference}' has no version {number}", field)
+        raise ScenarioError(
+            _("price book '%(ref)s' has no version %(n)s") % {"ref": book.reference, "n": number}, field
+        )
     return version
 
 

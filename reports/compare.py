@@ -11,7 +11,7 @@ from django.utils.translation import gettext_lazy
 from estimator import catalog
 
 from . import formatting as f
-from . import working
+from . import goodput, working
 from .stack_labels import stack_name
 from .summary import _num, currency, dig
 
@@ -28,7 +28,7 @@ ROWS = [
     ("tokens", gettext_lazy("Training tokens"), "scenario", "training.tokens", "big"),
     ("cards", gettext_lazy("Cards"), "result", "compute.cards", "count"),
     ("servers", gettext_lazy("Servers"), "result", "compute.nodes", "count"),
-    ("days_with_failures", gettext_lazy("Days with failures"), "result", "goodput.wall_clock_days", "days"),
+    ("days_with_failures", gettext_lazy("Days with failures"), "derived", "days_with_failures", "days"),
     ("days", gettext_lazy("Days"), "result", "compute.wall_clock_days", "days"),
     (
         "ettr",
@@ -175,7 +175,11 @@ def _stack(report: dict) -> str | None:
     return dig(report["scenario"], "training.stack")
 
 
-DERIVED = {"server": _server, "layout": _layout, "stack": _stack}
+def _days_with_failures(report: dict) -> float | None:
+    return goodput.days_with_failures(report["result"])  # the median, as on the report's headline
+
+
+DERIVED = {"server": _server, "layout": _layout, "stack": _stack, "days_with_failures": _days_with_failures}
 
 
 def currencies(reports: list[dict]) -> list[str]:

@@ -27,6 +27,22 @@ FIELD_MESSAGES: dict[str, str] = {
     "json-not-a-number": gettext_noop("invalid JSON: %(text)s is not a JSON number"),
     "json-number-too-large": gettext_noop("invalid JSON: %(text)s is too large for a number"),
     "duplicate-key": gettext_noop("is given twice in the same object; give each key once"),
+    "unknown-catalog-entry": gettext_noop("%(id)s is not in the catalog; known: %(known)s"),
+    "cluster-exactly-one": gettext_noop(
+        "give exactly one of cluster.cards (how long?), cluster.target_days (how many cards?) "
+        "or cluster.budget (what does it buy?)"
+    ),
+    "batch-below-one-sequence": gettext_noop("must be at least one sequence (%(tokens)s tokens)"),
+    "must-be-one-of": gettext_noop("must be one of %(choices)s"),
+    "not-a-measurement-field": gettext_noop("is not a field of the measurement"),
+    "parts-exceed-step-time": gettext_noop(
+        "compute, communication and data loading add up to more than the step time"
+    ),
+    "not-a-price-book-field": gettext_noop("is not a field of a price book"),
+    "must-be-book-reference": gettext_noop(
+        "must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase short names)"
+    ),
+    "unknown-catalog-id": gettext_noop("%(id)s is not an id of the catalog"),
 }
 
 # the core's English sentences that arrive without a code (a sweep row's error) -> (pattern, code);

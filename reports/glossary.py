@@ -72,6 +72,30 @@ MORE = [
     ),
     ("HFU", gettext_lazy("Hardware FLOPs utilisation: like MFU, with recomputation counted."), ("HFU",)),
     ("GEMM", gettext_lazy("A matrix multiplication, most of a transformer's arithmetic."), ("GEMM",)),
+    (
+        "ECMP, PFC",
+        gettext_lazy(
+            "Equal-cost multi-path routing (flows spread over parallel links) and priority flow control "
+            "(the pause frames that make RoCE lossless)."
+        ),
+        ("ECMP", "PFC"),
+    ),
+    (
+        "NUMA",
+        gettext_lazy(
+            "Non-uniform memory access: a server's CPUs and memory in sockets; a process far from its "
+            "card's socket runs slower."
+        ),
+        ("NUMA",),
+    ),
+    (
+        "KV",
+        gettext_lazy(
+            "Keys and values of attention: with grouped-query attention a model has fewer KV heads than "
+            "attention heads."
+        ),
+        ("KV",),
+    ),
     ("MoE", gettext_lazy("Mixture of experts: each token uses a few of many expert MLPs."), ("MoE", "MLP")),
     ("token", gettext_lazy("The unit of text a model reads: a word or part of a word."), ("token", "tokens")),
     (

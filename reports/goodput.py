@@ -13,15 +13,25 @@ from estimator.dotted import get_path as dig
 from . import formatting as f
 from . import labels
 
+MEDIAN = "goodput.wall_clock_days_p50"
+MEAN = "goodput.wall_clock_days"
+
 # (label, path, kind) of the working table "Failures, checkpoints and restarts"
 TABLE = [
-    # the mean over the interruptions' draws, which a skewed count can put above the P90 below
-    (gettext_lazy("Wall-clock time with failures (mean)"), "goodput.wall_clock_days", "days"),
+    # the headline's days with failures: the median of the interruptions' draws, with its P10-P90
+    (gettext_lazy("Wall-clock time with failures (median)"), MEDIAN, "days"),
     # a percent sign, not a placeholder: without the flag makemessages marks the translation fuzzy
     # xgettext:no-python-format
     (gettext_lazy("80% likely from"), "goodput.wall_clock_days_p10", "days"),
     # xgettext:no-python-format
     (gettext_lazy("80% likely to"), "goodput.wall_clock_days_p90", "days"),
+    # the mean of the same draws (a skewed count can put it above the P90): what the deadline risk,
+    # the levers and the sizing count
+    (
+        gettext_lazy("Wall-clock time with failures (mean, counted by the deadline risk and the levers)"),
+        MEAN,
+        "days",
+    ),
     (gettext_lazy("Effective training time (ETTR)"), "goodput.effective_training_time_ratio", "percent"),
     (gettext_lazy("Expected interruptions"), "goodput.expected_interruptions", "count"),
     (gettext_lazy("of which unexpected"), "goodput.expected_unexpected_interruptions", "count"),
@@ -48,24 +58,24 @@ TABLE = [
 ]
 
 
+def days_with_failures(result: dict) -> float | None:
+    """The headline's days with failures: the median (goodput.wall_clock_days_p50); a result stored
+    before the engine gave the median (engine before 2.41.0) shows the mean it had."""
+    value = dig(result, MEDIAN)
+    return value if value is not None else dig(result, MEAN)
+
+
 def why(result: dict) -> str:
-    """One line under the headline's days with failures: compute days plus what interruptions cost."""
+    """One line under the headline's days with failures: compute days plus what interruptions cost,
+    the median with its P10-P90 (the mean, with the skew note, for a result without the median)."""
     g = result.get("goodput") or {}
     if not g:
         return ""
     if not g.get("failures_counted"):
         return _("Failures are not counted in this plan (reliability.failures is false).")
     n = f.count(g.get("expected_interruptions"))
-    return ngettext(
-        "%(compute)s of computing, plus %(lost)s lost to %(n)s interruption (one every %(mtbi)s h), "
-        "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
-        "Mean %(days)s; 80%% likely between %(low)s and %(high)s.",
-        "%(compute)s of computing, plus %(lost)s lost to %(n)s interruptions (one every %(mtbi)s h), "
-        "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
-        "Mean %(days)s; 80%% likely between %(low)s and %(high)s.",
-        f.plural_n(n),
-    ) % {
-        "days": f.days(g.get("wall_clock_days")),
+    values = {
+        "days": f.days(days_with_failures(result)),
         "compute": f.days(g.get("compute_days")),
         "lost": f.days(sum((g.get("lost_days") or {}).values())),
         "n": n,
@@ -76,7 +86,29 @@ def why(result: dict) -> str:
         "ettr": f.percent(g.get("effective_training_time_ratio")),
         "low": f.days(g.get("wall_clock_days_p10")),
         "high": f.days(g.get("wall_clock_days_p90")),
-    } + _skew(g)
+    }
+    if g.get("wall_clock_days_p50") is not None:
+        return (
+            ngettext(
+                "%(compute)s of computing, plus interruptions (%(n)s expected, one every %(mtbi)s h), "
+                "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
+                "Median %(days)s; 80%% likely between %(low)s and %(high)s.",
+                "%(compute)s of computing, plus interruptions (%(n)s expected, one every %(mtbi)s h), "
+                "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
+                "Median %(days)s; 80%% likely between %(low)s and %(high)s.",
+                f.plural_n(n),
+            )
+            % values
+        )
+    return ngettext(
+        "%(compute)s of computing, plus %(lost)s lost to %(n)s interruption (one every %(mtbi)s h), "
+        "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
+        "Mean %(days)s; 80%% likely between %(low)s and %(high)s.",
+        "%(compute)s of computing, plus %(lost)s lost to %(n)s interruptions (one every %(mtbi)s h), "
+        "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
+        "Mean %(days)s; 80%% likely between %(low)s and %(high)s.",
+        f.plural_n(n),
+    ) % values + _skew(g)
 
 
 def _skew(g: dict) -> str:
@@ -140,7 +172,8 @@ def figure(result: dict) -> go.Figure | None:
             textposition="inside",
             hovertemplate="%{fullData.name}: %{x:.3g}<extra></extra>",
         )
-    title = _("Where the time goes: %(days)s with failures") % {"days": f.days(g.get("wall_clock_days"))}
+    # the parts are means (their sum is the mean, not the headline's median): the title says so
+    title = _("Where the time goes with failures, on average")
     # assigned whole: update_layout sends each property through Plotly's change batching (issue 27)
     fig.layout = {
         "title": {"text": title, "x": 0, "xanchor": "left", "font": {"size": 15}},

@@ -22,19 +22,19 @@ MESSAGES: dict[str, str] = {
     "bubble-over-20pct": gettext_noop("The pipeline bubble is %(bubble)s of the step."),
     # estimator.plan.goodput_section.advice
     "goodput-checkpoints": gettext_noop(
-        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
+        "Checkpoints take %(share)s of the %(days)s on average; %(lever)s would save %(days_saved)s (cost: %(cost)s)."
     ),
     "goodput-checkpoints.suggestion": gettext_noop("Switch on %(lever)s."),
     "goodput-restarts": gettext_noop(
-        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "Restarts and re-done work take %(share)s of the %(days)s on average; %(lever)s would save %(days_saved)s "
         "(cost: %(cost)s)."
     ),
     "goodput-restarts.suggestion": gettext_noop("Switch on %(lever)s."),
     "goodput-checkpoints.free": gettext_noop(
-        "Checkpoints take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s with no new hardware."
+        "Checkpoints take %(share)s of the %(days)s on average; %(lever)s would save %(days_saved)s with no new hardware."
     ),
     "goodput-restarts.free": gettext_noop(
-        "Restarts and re-done work take %(share)s of the %(days)s; %(lever)s would save %(days_saved)s "
+        "Restarts and re-done work take %(share)s of the %(days)s on average; %(lever)s would save %(days_saved)s "
         "with no new hardware."
     ),
     "comm-wait-over-30pct": gettext_noop(
@@ -75,6 +75,31 @@ MESSAGES: dict[str, str] = {
     ),
     # fixed parallelism fields the model cannot take (estimator.contract.resolve._check_parallelism)
     "fixed-tp-heads": gettext_noop("must divide the %(heads)s attention heads"),
+    # a pilot the calibration refuses (estimator.plan.calibration)
+    "pilot-step-above-peak": gettext_noop(
+        "the pilot's step (%(measured_s)s) would need its GEMMs above the chip's peak (fastest possible "
+        "%(model_s)s for this layout); check the figure and its unit"
+    ),
+    "pilot-step-too-slow": gettext_noop(
+        "the pilot's step (%(measured_s)s) is slower than the model allows even at %(share)s compute "
+        "efficiency (%(model_s)s); check the figure and its unit"
+    ),
+    "pilot-above-peak": gettext_noop(
+        "%(tokens)s tokens/s per card is %(mfu)s of the chip's peak for this model: above peak, which no "
+        "run can reach; check the figure and its unit"
+    ),
+    "pilot-far-below-model": gettext_noop(
+        "%(tokens)s tokens/s per card is %(times_model)s what the model predicts for this pilot "
+        "(%(predicted)s); no validated published run is below %(speedup)s, so this one is refused "
+        "(a stalled job, data loading, or another unit?)"
+    ),
+    "measured-step-above-peak": gettext_noop(
+        "a step of %(measured_s)s would run the chips above their peak (at peak the batch takes "
+        "%(model_s)s); check the figure and its unit"
+    ),
+    "server-not-for-accelerator": gettext_noop(
+        "a %(server)s holds %(holds)s cards, not %(accelerator)s; choose a server for it: %(servers)s"
+    ),
     "fixed-tp-kv-heads": gettext_noop("must divide the %(heads)s KV heads"),
     "fixed-pp-layers": gettext_noop("cannot exceed the %(layers)s layers"),
     "fixed-ep-dense": gettext_noop("expert parallelism needs a mixture-of-experts model"),
@@ -344,6 +369,18 @@ MESSAGES.update(field_messages.FIELD_MESSAGES)  # the core's field errors (range
 # Sentences that count something: code -> (the counted param, the sentence in its singular and
 # plural forms); render chooses the form with ngettext by the count as shown (zh_Hans has one form).
 PLURALS: dict[str, tuple[str, Any]] = {
+    "run-never-finishes": (
+        "cards",
+        ngettext_lazy(
+            "The run never finishes: %(cards)s card meets an interruption every %(every_s)s and each interruption "
+            "costs %(cost_s)s. Use fewer cards, faster restarts (reliability.detection_s, rescheduling_s) or "
+            "asynchronous checkpoints.",
+            "The run never finishes: %(cards)s cards meet an interruption every %(every_s)s and each interruption "
+            "costs %(cost_s)s. Use fewer cards, faster restarts (reliability.detection_s, rescheduling_s) or "
+            "asynchronous checkpoints.",
+            "n",
+        ),
+    ),
     "no-feasible-layout": (
         "cards",
         ngettext_lazy(

@@ -136,6 +136,10 @@ PARAM_KINDS = {
     "node_cards": "count",
     "nearest_layout": "layout",
     "precision": "upper",
+    "choices": "choices",
+    "predicted": "big",
+    "every_s": "seconds",
+    "cost_s": "seconds",
 }
 
 
@@ -175,6 +179,8 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "layouts":  # plan.refusal's suggestions
         shown = [_param("fixed", v, currency) for v in value or [] if isinstance(v, dict)]
         return "; ".join(shown) if shown else str(_("none on these cards"))
+    if kind == "choices":  # the values a field accepts, as typed
+        return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
     if kind == "rules":  # layout rule codes (layout.enumeration.REASONS) in words
         return "; ".join(str(_(RULES[c])) if c in RULES else str(c) for c in value or [])
     if kind:

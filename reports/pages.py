@@ -152,7 +152,10 @@ def _budget_block(result: dict, cur: str) -> dict | None:
             "nodes": fmt.count(affords.get("nodes")),
             "servers": int(affords.get("nodes") or 0),  # the count the sentence's plural follows
             "capex": fmt.money(affords.get("capex"), cur),
-            "days": fmt.days(affords.get("days")),
+            # the median where failures are counted, as the headline of that plan's own report
+            "days": fmt.days(
+                affords["days_p50"] if affords.get("days_p50") is not None else affords.get("days")
+            ),
         },
     }
 

@@ -29,7 +29,8 @@ def _num(value: Any) -> float | None:
 HEADLINE = [
     ("cards", gettext_lazy("Cards"), "compute.cards", "count"),
     ("servers", gettext_lazy("Servers"), "compute.nodes", "count"),
-    ("days_with_failures", gettext_lazy("Days with failures"), "goodput.wall_clock_days", "days"),
+    # the median with failures (reports.goodput.days_with_failures: the mean of an older result)
+    ("days_with_failures", gettext_lazy("Days with failures"), goodput.MEDIAN, "days"),
     ("days", gettext_lazy("Days"), "compute.wall_clock_days", "days"),
     ("capex", gettext_lazy("Cluster cost"), "cost.capex.total", "money"),
     ("power", gettext_lazy("Facility power"), "power.facility_w", "watts"),
@@ -165,12 +166,18 @@ def _why(key: str, scenario: dict, result: dict) -> str:
     return ""
 
 
+def _value(result: dict, key: str, path: str) -> Any:
+    """The figure a headline or diff row shows: the result's value at `path`, the days with failures
+    as reports.goodput words them (the median; the mean of a result stored before it)."""
+    return goodput.days_with_failures(result) if key == "days_with_failures" else dig(result, path)
+
+
 def headline(scenario: dict, result: dict) -> list[dict]:
     """The five numbers a manager reads first, each with its value, display text and why."""
     cur = currency(result)
     items = []
     for key, label, path, kind in HEADLINE:
-        value = dig(result, path)
+        value = _value(result, key, path)
         if value is None:
             continue
         items.append(
@@ -190,7 +197,7 @@ def diff(old: dict, new: dict) -> list[dict]:
     """Headline and working numbers of two results side by side, with the relative change."""
     rows = []
     for key, label, path, kind in DIFF_FIELDS:
-        a, b = dig(old, path), dig(new, path)
+        a, b = _value(old, key, path), _value(new, key, path)
         if a is None and b is None:
             continue
         na, nb = _num(a), _num(b)

@@ -307,6 +307,11 @@ COLUMNS = {
     "distributed_optimizer": gettext_lazy("Distributed optimizer"),
     "predicted_hfu": gettext_lazy("Predicted HFU"),
     "tokens_per_s": gettext_lazy("Throughput (tokens/s)"),
+    # a MoE layout's expert grouping and a pipeline's uneven ends (the labels of reports.labels)
+    "expert_tp": gettext_lazy("Expert tensor parallel"),
+    "expert_dp": gettext_lazy("Expert data parallel"),
+    "first_stage_layers": gettext_lazy("Layers on the first pipeline device"),
+    "last_stage_layers": gettext_lazy("Layers on the last pipeline device"),
 }
 
 

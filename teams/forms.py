@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from api.field_text import field_text
 from estimator.errors import ScenarioError
 
 from .models import Membership
@@ -14,7 +15,7 @@ class _CoreErrors(forms.Form):
     def add_core_errors(self, exc: ScenarioError) -> None:
         """A refusal of teams.services shown on its field (or on the form)."""
         for entry in exc.errors:
-            self.add_error(entry.field if entry.field in self.fields else None, entry.message)
+            self.add_error(entry.field if entry.field in self.fields else None, field_text(entry))
 
 
 class TeamForm(_CoreErrors):

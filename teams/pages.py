@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from api.field_text import field_text
 from estimator.errors import ScenarioError
 
 from . import services
@@ -91,7 +92,7 @@ def _membership(request, slug: str, username: str) -> Membership:
 
 def _refused(request, exc: ScenarioError) -> None:
     for entry in exc.errors:
-        messages.error(request, entry.message)
+        messages.error(request, field_text(entry))
 
 
 @login_required

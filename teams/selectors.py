@@ -8,6 +8,7 @@ else gets 404 from the callers, so existence is not disclosed.
 from __future__ import annotations
 
 from django.db.models import Q, QuerySet
+from django.utils.translation import gettext as _
 
 from estimator.errors import ScenarioError
 
@@ -65,12 +66,12 @@ def team_for(*, user, slug: str | None, field: str = "team") -> Team | None:
     user's only team. With several teams and no choice it stays private: sharing is never a guess."""
     if not _signed_in(user):
         if slug:
-            raise ScenarioError("sign in to file an estimate under a team", field)
+            raise ScenarioError(_("sign in to file an estimate under a team"), field)
         return None
     if slug:
         team = teams_of(user=user).filter(slug=slug).first()
         if team is None:
-            raise ScenarioError(f"you are not a member of a team '{slug[:50]}'", field)
+            raise ScenarioError(_("you are not a member of a team '%(slug)s'") % {"slug": slug[:50]}, field)
         return team
     if slug == "":
         return None

@@ -158,10 +158,14 @@ def wall_time(
         }
 
 
-def count_quantiles(mean: ArrayLike, shape: ArrayLike, z: float = Z_P90) -> tuple[FloatArray, FloatArray]:
-    """(P10, P90) of the number of interruptions: negative binomial with this mean and Gamma rate shape
-    (variance mean + mean^2 / shape), approximated by the Gamma of that mean and variance and its
-    Wilson-Hilferty quantiles a theta (1 - 1/(9a) +/- z / (3 sqrt a))^3, clipped at 0."""
+def count_quantiles(
+    mean: ArrayLike, shape: ArrayLike, z: float = Z_P90
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(P10, P50, P90) of the number of interruptions (counts): negative binomial with this mean and
+    Gamma rate shape (variance mean + mean^2 / shape), approximated by the Gamma of that mean and
+    variance and its Wilson-Hilferty quantiles a theta (1 - 1/(9a) +/- z / (3 sqrt a))^3, clipped
+    at 0 (Wilson & Hilferty 1931); the median is the same expression at z = 0, a theta (1 - 1/(9a))^3,
+    about mean - theta/3 (the Gamma median's expansion a - 1/3 + 8/(405 a): docs/sources.md#choi-1994)."""
     mu = _f(mean)
     var = mu + mu * mu / _f(shape)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -173,7 +177,7 @@ def count_quantiles(mean: ArrayLike, shape: ArrayLike, z: float = Z_P90) -> tupl
             cube = np.maximum(1.0 - 1.0 / (9.0 * a_safe) + sign * z / (3.0 * np.sqrt(a_safe)), 0.0) ** 3
             return np.asarray(np.where(mu > 0, a_safe * theta * cube, 0.0))
 
-    return q(-1.0), q(1.0)
+    return q(-1.0), q(0.0), q(1.0)
 
 
 def spare_coverage(spares: ArrayLike, nodes_down_mean: ArrayLike, max_spares: int = 4096) -> FloatArray:

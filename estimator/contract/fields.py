@@ -87,6 +87,9 @@ _SENTENCE_CODES: Final = {
     "must be a JSON number, not a string or boolean": "must-be-json-number",
     "must be a finite number (NaN and Infinity are not allowed)": "must-be-finite",
     "must be a whole number": "must-be-whole-number",
+    "give exactly one of cluster.cards (how long?), cluster.target_days (how many cards?) "
+    "or cluster.budget (what does it buy?)": "cluster-exactly-one",
+    "must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase slugs)": "must-be-book-reference",
 }
 
 
@@ -99,5 +102,8 @@ def _code(err: ErrorDetails, message: str) -> tuple[str, dict[str, Any]]:
         return kind[0], {"limit": limit}
     if str(err.get("type", "")).startswith("int_") and message.startswith("input should be a valid integer"):
         return "must-be-whole-number", {}
+    expected = (err.get("ctx") or {}).get("expected")
+    if err.get("type") == "literal_error" and isinstance(expected, str):  # "'USD' or 'CNY'"
+        return "must-be-one-of", {"choices": re.findall(r"'([^']*)'", expected)}
     code = _SENTENCE_CODES.get(message, "")
     return code, {}

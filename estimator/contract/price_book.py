@@ -27,9 +27,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel as _Base
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from estimator import catalog
-from estimator.contract.fields import PRICE_BOOK_REFERENCE, _message, _number, _path
+from estimator.contract.fields import PRICE_BOOK_REFERENCE, _code, _message, _number, _path
 from estimator.errors import FieldError, ScenarioError
 from estimator.jsonio import check_tree
 
@@ -90,13 +91,12 @@ class PriceTable(_Frozen):
     @model_validator(mode="after")
     def _catalog_ids(self) -> PriceTable:
         """Every id must be a catalog id: a typo would otherwise silently price nothing."""
-        errors = []
         for kind in (*KINDS, "cloud"):
             unknown = sorted(set(getattr(self, kind)) - _known(kind))
-            if unknown:
-                errors.append(f"{kind}: unknown id '{unknown[0]}'")
-        if errors:
-            raise ValueError("; ".join(errors))
+            if unknown:  # the first one (by kind, then id): its code names kind and id
+                raise PydanticCustomError(
+                    "unknown_catalog_id", "{kind}: unknown id '{id}'", {"kind": kind, "id": unknown[0]}
+                )
         return self
 
 
@@ -118,12 +118,16 @@ def _errors(exc: ValidationError, prefix: str) -> ScenarioError:
     errors = []
     for err in exc.errors():
         loc = err["loc"]
-        # a failing model validator reports at the object; point at the kind when it names one
+        # a failing model validator reports at the object (its name left out of the path)
         field = _path(tuple(p for p in loc if p != "function-after[_catalog_ids()]"))
         msg = _message(err)
+        code, params = _code(err, msg)
         if err.get("type") == "extra_forbidden":
-            msg = "is not a field of a price book"
-        errors.append(FieldError(".".join(p for p in (prefix, field) if p), msg))
+            msg, code = "is not a field of a price book", "not-a-price-book-field"
+        elif err.get("type") == "unknown_catalog_id":  # at the id itself: prices.<kind>.<id>
+            code, params = "unknown-catalog-id", dict(err.get("ctx") or {})
+            field = ".".join(p for p in (field, params.get("kind"), params.get("id")) if p)
+        errors.append(FieldError(".".join(p for p in (prefix, field) if p), msg, code, params))
     return ScenarioError(errors)
 
 
@@ -153,7 +157,8 @@ def parse_reference(ref: str) -> tuple[str, str, int | None]:
     """ "team/book@3" -> ("team", "book", 3); the version is None when not pinned."""
     match = re.fullmatch(PRICE_BOOK_REFERENCE, ref)
     if match is None:
-        raise ScenarioError("must be '<team>/<book>' or '<team>/<book>@<version>'", "cost.price_book")
+        message = "must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase slugs)"
+        raise ScenarioError(FieldError("cost.price_book", message, "must-be-book-reference"))
     team, rest = ref.split("/", 1)
     book, _, version = rest.partition("@")
     return team, book, int(version) if version else None

@@ -89,8 +89,10 @@ def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, li
             preset = catalog.preset(preset_id)
         except KeyError:
             known = ", ".join(sorted(catalog.presets()))
+            message = f"unknown preset '{preset_id}'; known presets: {known}"
+            params = {"id": preset_id, "known": known}
             raise ScenarioError(
-                f"unknown preset '{preset_id}'; known presets: {known}", "model.preset"
+                FieldError("model.preset", message, "unknown-catalog-entry", params)
             ) from None
         base_arch: Architecture | None = preset.architecture
         name = preset.name
@@ -131,8 +133,10 @@ def _accelerator(scenario: Scenario, book: PriceBook | None = None, usd_to_cny: 
             acc = catalog.accelerator(hw.accelerator)
         except KeyError:
             known = ", ".join(sorted(catalog.accelerators()))
+            message = f"unknown accelerator '{hw.accelerator}'; known: {known}"
+            params = {"id": hw.accelerator, "known": known}
             raise ScenarioError(
-                f"unknown accelerator '{hw.accelerator}'; known: {known}", "hardware.accelerator"
+                FieldError("hardware.accelerator", message, "unknown-catalog-entry", params)
             ) from None
         # the book replaces the catalog's prices; the scenario's overrides below still win
         acc = book_pricing.priced_cloud(
@@ -160,15 +164,44 @@ def _accelerator(scenario: Scenario, book: PriceBook | None = None, usd_to_cny: 
     return acc
 
 
+GENERIC_SERVER = "generic-8card"  # "any accelerator": the chassis of a chip without a server of its own
+
+
 def _server(scenario: Scenario, acc: Accelerator) -> Server:
     server_id = scenario.hardware.server or acc.default_server
     try:
-        return catalog.server(server_id)
+        server = catalog.server(server_id)
     except KeyError:
         if scenario.hardware.server is None:
-            return catalog.server("generic-8card")
+            return catalog.server(GENERIC_SERVER)
         known = ", ".join(sorted(catalog.servers()))
-        raise ScenarioError(f"unknown server '{server_id}'; known: {known}", "hardware.server") from None
+        message, params = f"unknown server '{server_id}'; known: {known}", {"id": server_id, "known": known}
+        raise ScenarioError(FieldError("hardware.server", message, "unknown-catalog-entry", params)) from None
+    _check_server_holds(server, acc)
+    return server
+
+
+def _check_server_holds(server: Server, acc: Accelerator) -> None:
+    """A server is built for one chip family (its catalog accelerator's): an H100 in an Atlas 800T A2
+    or an Ascend 910C in a DGX would be priced and networked as a machine nobody sells, so it is
+    refused on hardware.server, naming the servers of the card's family. The generic server, and a
+    card without a catalog family (inline), take any."""
+    if server.id == GENERIC_SERVER or not acc.chip_family:
+        return
+    held = catalog.accelerators().get(server.accelerator)
+    if held is None or held.chip_family == acc.chip_family:
+        return
+    fits = sorted(
+        s_id
+        for s_id, s in catalog.servers().items()
+        if s_id == GENERIC_SERVER
+        or getattr(catalog.accelerators().get(s.accelerator), "chip_family", None) == acc.chip_family
+    )
+    message = (
+        f"a {server.name} holds {held.name} cards, not {acc.name}; choose a server for it: {', '.join(fits)}"
+    )
+    params = {"server": server.name, "holds": held.name, "accelerator": acc.name, "servers": ", ".join(fits)}
+    raise ScenarioError(FieldError("hardware.server", message, "server-not-for-accelerator", params))
 
 
 def _check_parallelism(scenario: Scenario, arch: Architecture, cards: int | None) -> None:
@@ -310,8 +343,11 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
         seq_len = scenario.training.seq_len or basis.default_seq_len
         shape = assumed_shape(arch, basis, scenario.model.params)
     if scenario.training.global_batch_tokens < seq_len:
+        message = f"must be at least one sequence ({seq_len} tokens)"
         raise ScenarioError(
-            f"must be at least one sequence ({seq_len} tokens)", "training.global_batch_tokens"
+            FieldError(
+                "training.global_batch_tokens", message, "batch-below-one-sequence", {"tokens": seq_len}
+            )
         )
     cards = scenario.cluster.cards
     if cards is not None and cards > cards_per_node and cards % cards_per_node:

@@ -8,8 +8,9 @@ pp depends on the size (the divisors of the card count); the other ranges are th
 size's: a tp or ep beyond a smaller size's card count fails "dp-not-integral" or
 "ep-not-folding-into-tp-cp-dp" there anyway.
 
-SEQUENCE_PARALLEL_DOMINATES (layout.batch_search's module docstring): with fused attention kernels
-and tp > 1 the sp = false twin never wins, so enumerate_layouts(prune=True) leaves it out.
+SEQUENCE_PARALLEL_DOMINATES (layout.batch_search's module docstring): with fused attention kernels,
+no backward re-gather (LayoutProblem.sequence_parallel_dominates) and tp > 1 the sp = false twin
+never wins, so enumerate_layouts(prune=True) leaves it out.
 shared_layouts keeps an enumeration for the next family that reads the same (a sweep's
 accelerators whose stacks differ in their memory only). Dimensionless counts.
 """
@@ -53,7 +54,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     a, ep, etp = _level_experts(big, vals, A)
     b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
     tp = A["tp"][a[b]]
-    if prune and vals["sp"].size > 1 and big.flash_attention:  # SEQUENCE_PARALLEL_DOMINATES
+    if prune and vals["sp"].size > 1 and big.sequence_parallel_dominates:  # SEQUENCE_PARALLEL_DOMINATES
         d, sp = np.arange(b.size), tp > 1
     else:  # level E: sp
         d, sp = _expand(b.size, vals["sp"])
@@ -190,8 +191,8 @@ _enumerations: dict[tuple[Any, ...], tuple[Columns, None, dict[str, Any]]] = {}
 def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
     """Everything enumerate_layouts(problems) reads: the model, the sequence and batch, the fixed
     axes, the scale-up domain, the sizes, the axis ranges of the largest size (the others' pipeline
-    ranges are their cards' divisors), and the rules that read the stack (fused attention, sharding
-    with pipelining, the stage split)."""
+    ranges are their cards' divisors), and the rules that read the stack (fused attention, sequence
+    parallelism's dominance, sharding with pipelining, the stage split)."""
     p, big = problems[0], max(problems, key=lambda q: q.cards)
     return (
         p.arch,
@@ -201,6 +202,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
         tuple(sorted(p.fixed_normalized.items())),
         p.domain_cards,
         p.flash_attention,
+        p.sequence_parallel_dominates,
         p.sharded_with_pp,
         p.stage_split,
         tuple(q.cards for q in problems),

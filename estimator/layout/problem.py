@@ -135,6 +135,13 @@ class LayoutProblem:
         return self.stack.sharded_with_pp
 
     @property
+    def sequence_parallel_dominates(self) -> bool:
+        """SEQUENCE_PARALLEL_DOMINATES (layout.batch_search) holds: fused attention and no backward
+        re-gather (stack sp_regather "none"); where the stack gathers the column linears' inputs
+        again (steptime.layer_comm.sp_regather_s) sequence parallelism moves more bytes and can lose."""
+        return self.stack.flash_attention and self.stack.sp_regather == "none"
+
+    @property
     def selective_saves_memory(self) -> bool:
         return selective_saves_memory(self.arch, self.stack.selective_recompute, self.flash_attention)
 

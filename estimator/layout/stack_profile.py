@@ -56,6 +56,15 @@ class StackProfile:
     overlap_param_gather: the distributed optimizer's weight all-gather during the next forward.
     tp_comm_overlap: tensor-parallel collectives pipelined with the GEMMs (TE userbuffers,
       Ascend MC2).
+    sp_regather: with sequence parallelism, a column-parallel linear saves only its sequence shard
+      of the input and all-gathers it again in the backward for its weight gradient (Megatron-Core
+      core_r0.6.0 tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication.backward;
+      Transformer Engine LayerNormLinear; MindSpeed's MC2 column linear, which sets
+      all_gather_recomputation; docs/sources.md#megatron-core, #mindspeed;
+      steptime.layer_comm.sp_regather_s), in the precision of that saved shard: "16-bit";
+      "gemm-input", the linear's GEMM input, FP8 under an FP8 recipe (Transformer Engine 1.x: its
+      LayerNormLinear writes ln_out as FP8 and saves that for the backward gather); "none" where
+      autograd saves the forward's gathered input (PyTorch DTensor ColwiseParallel in torchtitan).
     ep_comm_overlap: MoE dispatch/combine all-to-all hidden behind another micro-batch's compute
       (Megatron-Core's 1F1B A2A overlap).
     overlap_p2p_comm: pipeline send/receive of the interleaved schedule runs asynchronously behind
@@ -199,6 +208,7 @@ class StackProfile:
     overlap_grad_reduce: bool = True
     overlap_param_gather: bool = True
     tp_comm_overlap: bool = False
+    sp_regather: str = "16-bit"
     ep_comm_overlap: bool = False
     overlap_p2p_comm: bool = False
     dualpipe: bool = False

@@ -86,6 +86,7 @@ STACKS: dict[str, StackProfile] = {
             tp_comm_overlap=True,
             overlap_p2p_comm=True,
             fp8_weight_cache=True,
+            sp_regather="gemm-input",
             summary="NeMo 24.x: FlashAttention-2 kernels, TP and pipeline overlap; the 2024 releases.",
             release="NeMo 24.07-24.09 containers (Megatron-Core 0.8-0.9, TE 1.x)",
         ),
@@ -122,6 +123,7 @@ STACKS: dict[str, StackProfile] = {
             fp8_recipe="tensorwise",
             selective_recompute=(SAC_MATMUL_HALF,),
             sharded_with_pp=True,
+            sp_regather="none",
             per_expert_gemms=False,
             vendors=("NVIDIA", "AMD"),
             summary="PyTorch-native FSDP2 (torchtitan): sharding combines with pipelines, no TP overlap.",
@@ -220,7 +222,14 @@ def resolve_stack(
     sid = stack_id or default_stack_id(vendor, moe, fp8_hardware)
     if sid not in STACKS:
         raise ScenarioError(
-            [FieldError("training.stack", f"unknown stack {sid!r}; use one of {', '.join(STACKS)}")]
+            [
+                FieldError(
+                    "training.stack",
+                    f"unknown stack {sid!r}; use one of {', '.join(STACKS)}",
+                    "unknown-catalog-entry",
+                    {"id": sid, "known": ", ".join(STACKS)},
+                )
+            ]
         )
     profile = STACKS[sid]
     changes = dict(overrides or {})

@@ -75,6 +75,7 @@ __all__ = [
 GOODPUT_FIELDS = (
     "goodput.wall_clock_days",
     "goodput.wall_clock_days_p10",
+    "goodput.wall_clock_days_p50",
     "goodput.wall_clock_days_p90",
     "goodput.effective_training_time_ratio",
     "goodput.expected_interruptions",
@@ -85,6 +86,7 @@ GOODPUT_FIELDS = (
 _GOODPUT_KEYS = {
     "goodput.wall_clock_days": "wall_s",
     "goodput.wall_clock_days_p10": "wall_p10_s",
+    "goodput.wall_clock_days_p50": "wall_p50_s",
     "goodput.wall_clock_days_p90": "wall_p90_s",
     "goodput.effective_training_time_ratio": "ettr",
     "goodput.expected_interruptions": "interruptions",
@@ -95,6 +97,7 @@ _GOODPUT_KEYS = {
 _GOODPUT_UNIT = {
     "wall_s": SECONDS_PER_DAY,
     "wall_p10_s": SECONDS_PER_DAY,
+    "wall_p50_s": SECONDS_PER_DAY,
     "wall_p90_s": SECONDS_PER_DAY,
     "mtbi_s": 3600.0,
 }

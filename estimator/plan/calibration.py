@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from estimator.errors import ScenarioError
+from estimator.errors import FieldError, ScenarioError
 from estimator.layout.search import LayoutEval, LayoutProblem, search
 from estimator.layout.steptime import LINK_EFFICIENCY
 from estimator.layout.steptime.ascend import training_gemm_fraction
@@ -167,14 +167,18 @@ def fit_factors(problem: LayoutProblem, layout: LayoutEval, measured: Measured, 
     def k_for(comm: float) -> float:
         fastest = pinned.at(Factors(k_max, comm)).step_time_s
         slowest = pinned.at(Factors(COMPUTE_FACTOR_MIN, comm)).step_time_s
+        times = {"measured_s": measured.step_time_s}
         if measured.step_time_s < fastest:
-            raise ScenarioError(
+            message = (
                 f"the pilot's step ({measured.step_time_s:.4g} s) would need its GEMMs above the chip's "
-                f"peak (fastest possible {fastest:.4g} s for this layout); check the figure and its unit",
-                path,
+                f"peak (fastest possible {fastest:.4g} s for this layout); check the figure and its unit"
             )
+            params = {**times, "model_s": fastest}
+            raise ScenarioError(FieldError(path, message, "pilot-step-above-peak", params))
         if measured.step_time_s > slowest:
-            raise ScenarioError(_far_below_message(measured.step_time_s, slowest), path)
+            message = _far_below_message(measured.step_time_s, slowest)
+            params = {**times, "model_s": slowest, "share": COMPUTE_FACTOR_MIN}
+            raise ScenarioError(FieldError(path, message, "pilot-step-too-slow", params))
         return _bisect_log(
             lambda k: measured.step_time_s - pinned.at(Factors(k, comm)).step_time_s,
             COMPUTE_FACTOR_MIN,
@@ -223,16 +227,23 @@ def check_plausible(
     """Refuse a pilot above the chip's peak (model FLOPs utilization >= 1) or far below every validated
     row (measured / predicted tokens/s below PILOT_RATIO_MIN). Tokens/s per card; mfu dimensionless."""
     if mfu >= 1.0:
-        raise ScenarioError(
+        message = (
             f"{measured_tokens_per_s:,.0f} tokens/s per card is {mfu:.0%} of the chip's peak for this model: "
-            "above peak, which no run can reach; check the figure and its unit",
-            path,
+            "above peak, which no run can reach; check the figure and its unit"
         )
+        params = {"tokens": measured_tokens_per_s, "mfu": mfu}
+        raise ScenarioError(FieldError(path, message, "pilot-above-peak", params))
     ratio = measured_tokens_per_s / predicted_tokens_per_s
     if ratio < PILOT_RATIO_MIN:
-        raise ScenarioError(
+        message = (
             f"{measured_tokens_per_s:,.0f} tokens/s per card is {ratio:.2f}x what the model predicts for "
             f"this pilot ({predicted_tokens_per_s:,.0f}); no validated published run is below "
-            f"{VALIDATED_RATIO_MIN:.2f}x, so this one is refused (a stalled job, data loading, or another unit?)",
-            path,
+            f"{VALIDATED_RATIO_MIN:.2f}x, so this one is refused (a stalled job, data loading, or another unit?)"
         )
+        params = {
+            "tokens": measured_tokens_per_s,
+            "times_model": ratio,
+            "predicted": predicted_tokens_per_s,
+            "speedup": VALIDATED_RATIO_MIN,
+        }
+        raise ScenarioError(FieldError(path, message, "pilot-far-below-model", params))

@@ -26,11 +26,12 @@ from typing import Any
 from pydantic import Field, ValidationError, model_validator
 
 from estimator import ENGINE_VERSION
-from estimator.contract.fields import Num, _Section
+from estimator.contract.fields import Num, _code, _Section
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
 from estimator.errors import FieldError, ScenarioError
+from estimator.layout.problem import LayoutProblem
 from estimator.layout.search import LayoutEval, search
 from estimator.plan.advice import COMM_WAIT_LIMIT
 from estimator.plan.calibration import COMM_KEYS
@@ -50,6 +51,11 @@ UNEXPLAINED_SHARE = 0.10  # measured time outside the parts given, beyond the mo
 TERMS = ("compute", "communication", "data_loading", "other")
 
 
+PARTS_OVER_STEP = "compute, communication and data loading add up to more than the step time"
+# the measurement's own refusals -> their codes (the contract's range and type codes otherwise)
+_MEASUREMENT_CODES = {"extra_forbidden": "not-a-measurement-field", PARTS_OVER_STEP: "parts-exceed-step-time"}
+
+
 class Measurement(_Section):
     """What the run measured, per step (seconds)."""
 
@@ -62,7 +68,7 @@ class Measurement(_Section):
     def _parts_within_step(self) -> Measurement:
         parts = sum(v or 0.0 for v in (self.compute_s, self.communication_s, self.data_loading_s))
         if parts > self.step_time_s * 1.001:
-            raise ValueError("compute, communication and data loading add up to more than the step time")
+            raise ValueError(PARTS_OVER_STEP)
         return self
 
 
@@ -77,7 +83,10 @@ def _measurement(raw: Any) -> Measurement:
         errors = []
         for err in exc.errors():
             loc = ".".join(str(p) for p in err["loc"])
-            errors.append(FieldError(f"measured.{loc}" if loc else "measured", _sentence(err)))
+            sentence = _sentence(err)  # its code + params too (the contract's, estimator.contract.fields)
+            own = _MEASUREMENT_CODES.get(str(err.get("type"))) or _MEASUREMENT_CODES.get(sentence)
+            code = (own, {}) if own else _code(err, sentence)
+            errors.append(FieldError(f"measured.{loc}" if loc else "measured", sentence, *code))
         raise ScenarioError(errors) from None
 
 
@@ -88,6 +97,23 @@ def _sentence(err: Any) -> str:
     if err.get("type") == "missing":
         return "is required"
     return msg[0].lower() + msg[1:] if msg else msg
+
+
+def _check_possible(problem: LayoutProblem, step_time_s: float) -> None:
+    """Refuse a measured step (s) shorter than the batch's model FLOPs at the cards' peak: step
+    tokens x FLOP per token / (cards x peak FLOP/s), an MFU of 1, which no run reaches (a unit
+    mistake, ms for s); diagnosing it would compare the model with an impossible figure."""
+    peak = problem.accelerator.peak_flops(problem.precision)
+    if peak <= 0:
+        return
+    fastest = problem.global_batch_seqs * problem.seq_len * problem.flop_per_token / (problem.cards * peak)
+    if step_time_s <= fastest:
+        message = (
+            f"a step of {step_time_s:.4g} s would run the chips above their peak (at peak the batch "
+            f"takes {fastest:.4g} s); check the figure and its unit"
+        )
+        params = {"measured_s": step_time_s, "model_s": fastest}
+        raise ScenarioError(FieldError("measured.step_time_s", message, "measured-step-above-peak", params))
 
 
 def run_document(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -321,7 +347,9 @@ def diagnose(data: Any, books: Mapping[str, PriceBook] | None = None) -> dict[st
     if scenario.calibration is not None:
         raise ScenarioError("a diagnosis takes no calibration; send the run itself", "calibration")
     r = resolve(scenario, books)
-    found = search(layout_problem(r, cards, fabric_for(r, cards)))
+    problem = layout_problem(r, cards, fabric_for(r, cards))
+    _check_possible(problem, measurement.step_time_s)
+    found = search(problem)
     ev = found.best or (found.closest if scenario.parallelism.dp_fixed else None)
     if ev is None:
         raise ScenarioError(

@@ -107,9 +107,10 @@ def evaluate(
     spread: bool = True,
 ) -> dict[str, Any]:
     """Goodput arrays of the scenario at these cluster sizes (broadcast): interruptions, interval,
-    checkpoint and restart seconds, the lost time by kind, wall seconds with P10-P90, ETTR.
-    spread False leaves out the P10-P90 (wall_p10_s, wall_p90_s): what the deadline's fixed point,
-    which reads only ETTR, does not need."""
+    checkpoint and restart seconds, the lost time by kind, wall seconds (the mean) with its P10, P50
+    (median) and P90 from the same interruption-count distribution (reliability.count_quantiles).
+    spread False leaves out the quantiles (wall_p10_s, wall_p50_s, wall_p90_s): what the deadline's
+    fixed point, which reads only ETTR, does not need."""
     st = st or settings(r)
     rates = rel.interruption_rate_per_s(
         {"card": cards, "node": nodes, "switch": switches}, st.rates, st.per, st.scale
@@ -169,11 +170,20 @@ def evaluate(
         "nodes_down": node_rate * st.repair_s,
     }
     if spread:
-        p10, p90 = rel.count_quantiles(n_unexpected, rel.rate_shape(rates, st.counts, st.scale_rel_sd))
-        base = solve + w["checkpoints"] + w["planned"]
-        per = rework + restart
-        out["wall_p10_s"], out["wall_p90_s"] = base + p10 * per, base + p90 * per
+        out.update(_wall_quantiles(out, solve, rel.rate_shape(rates, st.counts, st.scale_rel_sd)))
     return out
+
+
+def _wall_quantiles(g: dict[str, Any], solve: npt.NDArray[np.float64], shape: Any) -> dict[str, Any]:
+    """wall_p10_s, wall_p50_s (median), wall_p90_s: seconds of computing, checkpoint stalls and planned
+    stops plus the P10 / P50 / P90 count of unexpected interruptions (reliability.count_quantiles)
+    times the rework + restart each costs; the mean wall is the same sum at the mean count."""
+    counts = rel.count_quantiles(g["unexpected"], shape)
+    base = solve + g["checkpoints_s"] + g["planned_total_s"]
+    per = g["rework_s"] + g["restart_s"]
+    return {
+        key: base + n * per for key, n in zip(("wall_p10_s", "wall_p50_s", "wall_p90_s"), counts, strict=True)
+    }
 
 
 def at_cards(

@@ -92,6 +92,7 @@ def section(
         ),
         wall_clock_days=float(g["wall_s"]) / day,
         wall_clock_p10_days=float(g["wall_p10_s"]) / day,
+        wall_clock_p50_days=float(g["wall_p50_s"]) / day,
         wall_clock_p90_days=float(g["wall_p90_s"]) / day,
         effective_training_time_share=float(g["ettr"]),
         spares=Spares(
@@ -225,7 +226,8 @@ def advice(g: GoodputSection, currency: str) -> list[AdviceItem]:
         AdviceItem(
             code=f"goodput-{kind}",
             severity="info",
-            message=f"{what} {share:.0%} of the {wall:.1f} days; {lever} would save "
+            # the mean days (what the shares and the days saved are of), named so under the median headline
+            message=f"{what} {share:.0%} of the {wall:.1f} days on average; {lever} would save "
             f"{best.saved_days:.1f} days{tail}.",
             suggestion=f"Switch on {lever}.",
             params={

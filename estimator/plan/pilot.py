@@ -17,7 +17,7 @@ from typing import Any
 
 from estimator.contract.resolve import Resolved, resolve
 from estimator.contract.scenario import Pilot, Scenario, validate_shape
-from estimator.errors import FieldError, ScenarioError
+from estimator.errors import ScenarioError
 from estimator.layout.search import LayoutEval, LayoutProblem, search
 from estimator.plan.calibration import (
     Factors,
@@ -79,7 +79,8 @@ def pilot_document(s: Scenario) -> dict[str, Any]:
 
 
 def _repath(exc: ScenarioError) -> ScenarioError:
-    """The pilot scenario's errors with their paths under calibration.pilot."""
+    """The pilot scenario's errors with their paths under calibration.pilot (code + params kept, so
+    the web layer still says them in the reader's language)."""
     out = []
     for e in exc.errors:
         field = PILOT
@@ -88,7 +89,7 @@ def _repath(exc: ScenarioError) -> ScenarioError:
                 rest = e.field[len(prefix) :] if target in ("parallelism", "model", "hardware") else ""
                 field = f"{PILOT}.{target}{rest}"
                 break
-        out.append(FieldError(field, e.message))
+        out.append(dataclasses.replace(e, field=field))
     return ScenarioError(out)
 
 

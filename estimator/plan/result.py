@@ -193,6 +193,8 @@ class Affords:
     mfu: float
     mfu_source: str
     compute_days: float | None = omitted()  # without failures, when `days` counts them
+    # with failures counted: the median days (goodput.wall_clock_days_p50 of that plan); `days` is its mean
+    median_days: float | None = omitted("days_p50")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -74,8 +74,12 @@ class GoodputSection:
     rework_s_per_interruption: float = json_key("rework_per_interruption_s")
     compute_days: float
     lost_days: LostDays
+    # wall-clock days with failures counted: the mean (what the deadline risk, the levers and the
+    # sizing count) and the P10, P50 (median: "how many days will it take") and P90 of the same
+    # interruption-count distribution (plan.goodput.evaluate, reliability.count_quantiles); days
     wall_clock_days: float
     wall_clock_p10_days: float = json_key("wall_clock_days_p10")
+    wall_clock_p50_days: float = json_key("wall_clock_days_p50")
     wall_clock_p90_days: float = json_key("wall_clock_days_p90")
     effective_training_time_share: float = json_key("effective_training_time_ratio")  # ETTR
     spares: Spares

@@ -11,7 +11,7 @@ from estimator.cluster.network import Fabric
 from estimator.cluster.storage import Storage, design_storage
 from estimator.contract.resolve import Resolved
 from estimator.contract.scenario import Cluster
-from estimator.errors import ScenarioError
+from estimator.errors import FieldError, ScenarioError
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.pricing import equipment, facility, model_flops, prices, storage_inputs
 from estimator.money.rollup import Counts, Sizing, rollup
@@ -88,10 +88,11 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
             return None
     roll = own.roll
     days = float(roll["compute.wall_clock_days"])
-    compute_days = None
+    compute_days = median_days = None
     if s.reliability.failures:  # the days it needs with interruptions, checkpoints and restarts
         try:
-            days, compute_days = goodput_of(r, own).wall_clock_days, days
+            g = goodput_of(r, own)
+            days, compute_days, median_days = g.wall_clock_days, days, g.wall_clock_p50_days
         except ScenarioError:  # that cluster never finishes between its interruptions
             days, compute_days = float("inf"), days
     return Affords(
@@ -102,6 +103,7 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
         mfu=own.choice.mfu,
         mfu_source=own.choice.mfu_source,
         compute_days=compute_days,
+        median_days=median_days,
     )
 
 
@@ -119,11 +121,15 @@ def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
     )
     if not math.isfinite(out.wall_clock_days):
         field = "cluster.cards" if r.scenario.cluster.cards is not None else "reliability"
-        raise ScenarioError(
-            f"the run never finishes: {counted(cards, 'card')} meet an interruption every "
-            f"{out.mean_time_between_interruptions_h * 60:.0f} minutes and each interruption costs "
-            f"{(out.restart_s + out.rework_s_per_interruption) / 60:.0f} minutes; use fewer cards, "
-            "faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints",
-            field,
+        every_s, cost_s = (
+            out.mean_time_between_interruptions_h * 3600.0,
+            out.restart_s + out.rework_s_per_interruption,
         )
+        message = (
+            f"the run never finishes: {counted(cards, 'card')} meet an interruption every "
+            f"{every_s / 60:.0f} minutes and each interruption costs {cost_s / 60:.0f} minutes; use fewer "
+            "cards, faster restarts (reliability.detection_s, rescheduling_s) or asynchronous checkpoints"
+        )
+        params = {"cards": cards, "every_s": every_s, "cost_s": cost_s}  # the web layer words it
+        raise ScenarioError(FieldError(field, message, "run-never-finishes", params))
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.http import Http404
 from django.urls import reverse
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
@@ -91,7 +92,9 @@ class PriceBookListCreateView(APIView):
         data = _valid(BookInputSerializer, request)
         team = teams_of(user=request.user).filter(slug=data["team"]).first()
         if team is None:
-            raise ScenarioError(f"you are not a member of a team '{data['team']}'", "team")
+            raise ScenarioError(
+                _("you are not a member of a team '%(slug)s'") % {"slug": data["team"][:50]}, "team"
+            )
         book = services.create_book(
             user=request.user,
             team=team,

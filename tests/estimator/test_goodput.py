@@ -50,6 +50,26 @@ def test_llama3_effective_training_time_over_90_percent_with_metas_measures() ->
     assert fast["wall_clock_days_p10"] < fast["wall_clock_days"] < fast["wall_clock_days_p90"]
 
 
+def test_the_median_days_come_from_the_same_count_distribution_as_the_band() -> None:
+    """wall(z) = base + count(z) x per, base = computing + checkpoints + planned stops, per = rework +
+    restart per interruption; Wilson-Hilferty counts are a theta (1 - 1/(9a) + z/(3 sqrt a))^3, so
+    their cube roots are linear in z: cbrt(n10) + cbrt(n90) = 2 cbrt(n50) (z = -1.28, 0, +1.28),
+    and a right-skewed Gamma count has its median below its mean."""
+    g = plan(LLAMA3)["goodput"]
+    lost = g["lost_days"]
+    base = g["compute_days"] + lost["checkpoints"] + lost["planned"]
+    per = (g["rework_per_interruption_s"] + g["restart_s"]) / 86400.0
+    n10, n50, n90 = ((g[f"wall_clock_days_{q}"] - base) / per for q in ("p10", "p50", "p90"))
+    assert n10 ** (1 / 3) + n90 ** (1 / 3) == pytest.approx(2 * n50 ** (1 / 3), rel=1e-6)
+    # the mean count is the expected unexpected interruptions
+    assert (g["wall_clock_days"] - base) / per == pytest.approx(
+        g["expected_unexpected_interruptions"], rel=1e-9
+    )
+    assert (
+        g["wall_clock_days_p10"] < g["wall_clock_days_p50"] < g["wall_clock_days"] < g["wall_clock_days_p90"]
+    )
+
+
 def test_where_the_time_goes_adds_up() -> None:
     result = plan(LLAMA3)
     g = result["goodput"]

@@ -175,11 +175,11 @@ def test_enumeration_is_the_search_s(seed):
             np.testing.assert_array_equal(got[key][mine], c[key][~bad], err_msg=f"{doc} {p.cards} {key}")
 
 
-def _layouts_at(preset: str, accelerator: str, cards: int):
+def _layouts_at(preset: str, accelerator: str, cards: int, stack: str | None = None):
     """The problem and every structurally valid layout (no pruning) of a preset at `cards`."""
     doc = {
         "model": {"preset": preset},
-        "training": {"tokens": 1e12},
+        "training": {"tokens": 1e12, **({"stack": stack} if stack else {})},
         "hardware": {"accelerator": accelerator},
     }
     problems = _problems({**doc, "cluster": {"cards": cards}}, [cards])
@@ -208,10 +208,14 @@ def test_recompute_never_speeds_a_layout_up(preset, accelerator):
     ("preset", "accelerator"), [("llama-3.1-70b", "h100-sxm"), ("qwen3-30b-a3b", "h800-sxm")]
 )
 def test_sequence_parallel_dominates_where_tp_is_above_one(preset, accelerator):
-    """SEQUENCE_PARALLEL_DOMINATES: with tp > 1, sequence parallelism moves the same bytes
-    (all-gather + reduce-scatter = all-reduce) and divides the replicated activations and their
-    element-wise kernels by tp: never slower, strictly less memory (Korthikanti et al. 2022)."""
-    p, lay = _layouts_at(preset, accelerator, 512)
+    """SEQUENCE_PARALLEL_DOMINATES: with tp > 1 and no backward re-gather (the DTensor stack,
+    sp_regather "none"), sequence parallelism moves the same bytes (all-gather + reduce-scatter =
+    all-reduce) and divides the replicated activations and their element-wise kernels by tp: never
+    slower, strictly less memory (Korthikanti et al. 2022). Where the stack gathers the column
+    linears' inputs again the rule is not claimed and the search keeps both twins."""
+    assert not _layouts_at(preset, accelerator, 8)[0].sequence_parallel_dominates  # default stacks
+    p, lay = _layouts_at(preset, accelerator, 512, stack="pytorch-fsdp2")
+    assert p.sequence_parallel_dominates
     tp2 = lay["tp"] > 1
     lay = {k: v[tp2] for k, v in lay.items()}
     n = lay["size"].size

@@ -109,7 +109,7 @@ def test_reference_parts():
 @pytest.mark.parametrize(
     ("prices", "field"),
     [
-        ({"switches": {"no-such-switch": 1}}, "prices"),
+        ({"switches": {"no-such-switch": 1}}, "prices.switches.no-such-switch"),  # at the unknown id
         ({"servers": {"dgx-h100": -1}}, "prices.servers.dgx-h100"),
         ({"servers": {"dgx-h100": "10"}}, "prices.servers.dgx-h100"),
         ({"electricity_per_kwh": 1e9}, "prices.electricity_per_kwh"),

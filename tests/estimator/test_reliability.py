@@ -77,9 +77,18 @@ def test_count_quantiles_poisson_limit() -> None:
     # mean 100, rate known exactly (shape inf): Gamma(100, 1); Wilson-Hilferty
     # 100 (1 - 1/900 +/- 1.28155/30)^3 = 100 x 1.041607^3 = 113.01 and 100 x 0.956171^3 = 87.42
     # (Poisson P10/P90 of mean 100: 87 and 113)
-    p10, p90 = rel.count_quantiles(100.0, math.inf)
+    p10, p50, p90 = rel.count_quantiles(100.0, math.inf)
     assert float(p90) == pytest.approx(113.01, abs=0.05)
     assert float(p10) == pytest.approx(87.42, abs=0.05)
+    # the median: 100 (1 - 1/900)^3 = 99.667; the Gamma(100) median's expansion 100 - 1/3 + 8/40500
+    assert float(p50) == pytest.approx(99.6669, abs=5e-4)
+
+
+def test_a_skewed_count_has_its_median_below_the_mean() -> None:
+    # mean 10, shape 2: variance 10 + 100/2 = 60, Gamma a = 100/60 = 5/3, theta = 6;
+    # median 10 (1 - 1/15)^3 = 10 x 0.81304 = 8.130 (the mean - theta/3 = 8 to first order)
+    _p10, p50, _p90 = rel.count_quantiles(10.0, 2.0)
+    assert float(p50) == pytest.approx(8.1304, abs=5e-4)
 
 
 def test_spare_coverage_by_hand() -> None:
@@ -132,7 +141,7 @@ def test_wall_time_invariants(delta: float, mtbi: float, restart: float, mode: s
         # never faster than computing, and the parts add up to the whole
         assert wall >= 1e6
         assert wall == pytest.approx(1e6 + float(w["checkpoints"]) + float(w["interruptions"]), rel=1e-9)
-        p10, p90 = rel.count_quantiles(wall / mtbi, 50.0)
-        assert float(p10) <= wall / mtbi <= float(p90) + 1e-9
+        p10, p50, p90 = rel.count_quantiles(wall / mtbi, 50.0)
+        assert float(p10) <= float(p50) <= wall / mtbi <= float(p90) + 1e-9
     else:
         assert math.isinf(wall)

@@ -41,7 +41,7 @@ SCENARIOS = {
 PATHS = {
     "cards": ("compute", "cards"),
     "days": ("compute", "wall_clock_days"),
-    "days_with_failures": ("goodput", "wall_clock_days"),
+    "days_with_failures": ("goodput", "wall_clock_days_p50"),  # the median: "how many days?"
     "mfu": ("compute", "mfu"),
     "capex": ("cost", "capex", "total"),
     "power": ("power", "facility_w"),

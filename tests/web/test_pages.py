@@ -358,3 +358,18 @@ def test_a_copy_planned_by_budget_is_named_for_what_it_is(client, make_estimate)
     original = make_estimate(data={**ARTICLE_50M, "name": "70B in 30 days", "cluster": {"target_days": 30}})
     html = client.get(f"/?copy={original.share_token}&sizing=budget").content.decode()
     assert 'value="70B in 30 days, sized by its budget"' in html
+
+
+def test_what_the_budget_buys_is_said_in_the_median_days_of_that_plans_own_headline(client, make_estimate):
+    """The budget sentence's days are the budget-sized plan's headline days with failures: its
+    median (budget.affords.days_p50 = that plan's goodput.wall_clock_days_p50), not the mean."""
+    from reports import formatting
+
+    by_budget = make_estimate(data={**ARTICLE_50M, "cluster": {"budget": 5e7}})
+    deadline = make_estimate(data={**ARTICLE_50M, "cluster": {"target_days": 30}})
+    affords = deadline.result["budget"]["affords"]
+    assert affords["days_p50"] == by_budget.result["goodput"]["wall_clock_days_p50"]
+    assert affords["days"] == by_budget.result["goodput"]["wall_clock_days"]  # the mean, kept
+    html = client.get(deadline.get_absolute_url()).content.decode()
+    sentence = re.search(r'id="budget-affords">(.*?)</p>', html, re.S).group(1)
+    assert f"in {formatting.days(affords['days_p50'])}." in " ".join(sentence.split())

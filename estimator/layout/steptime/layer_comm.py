@@ -24,6 +24,7 @@ from estimator.layout.steptime.moe import (
     host_issue_s,
 )
 from estimator.layout.steptime.rates import Rates
+from estimator.model.transformer import mlp_matrices
 
 if TYPE_CHECKING:
     from estimator.layout.problem import LayoutProblem
@@ -80,8 +81,11 @@ def comm_terms(
     # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
     n_coll = 4.0 + 2.0 * c.rf
     mlp_group = c.etp if moe and not arch.n_shared_experts else c.tp
-    raw_tp_attention = 0.5 * tp_collectives_s(c.tp, tokens, h, n_coll, fab)
-    raw_tp_mlp = 0.5 * tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab)
+    # the sequence-parallel re-gather of the column linears' inputs: its hideable part joins the
+    # collectives the stack overlaps, the rest is exposed (sp_regather_s)
+    rg_att, rg_mlp, rg_exposed = sp_regather_s(problem, c, tokens, t_gemm, fab, moe, r.fp8)
+    raw_tp_attention = 0.5 * tp_collectives_s(c.tp, tokens, h, n_coll, fab) + rg_att
+    raw_tp_mlp = 0.5 * tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab) + rg_mlp
     raw_tp = raw_tp_attention + raw_tp_mlp
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
     # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
@@ -101,6 +105,7 @@ def comm_terms(
         terms["tp_comm"], hidden["tp_comm"] = mc2_tp_exposed_s(
             raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
         )
+    terms["tp_comm"] = arr(terms["tp_comm"] + rg_exposed)
     floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
     terms["host_floor"] = host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
     return hidden
@@ -167,6 +172,53 @@ def host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> 
     host = host_issue_s(problem.arch, c.ep, c.passes, per_expert) * problem.host_time_factor
     gpu = sum(arr(v) for v in terms.values())
     return arr(np.maximum(host - gpu, 0.0))
+
+
+def sp_regather_s(
+    problem: LayoutProblem, c: Candidates, tokens: Num, t_gemm: Num, fab: Fabric, moe: bool, fp8: bool
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(attention's hideable, MLP's hideable, exposed) seconds of the sequence-parallel backward
+    re-gather of one layer and micro-batch on one card.
+
+    With sequence parallelism a column-parallel linear saves only its sequence shard of the input
+    and all-gathers the tokens x h input again in the backward for its weight gradient (Megatron-Core
+    core_r0.6.0 megatron/core/tensor_parallel/layers.py LinearWithGradAccumulationAndAsyncCommunication
+    .backward: `_all_gather_base` launched async before the dgrad GEMM, waited for before the wgrad
+    GEMM; Transformer Engine LayerNormLinear's backward; MindSpeed's MC2 ColumnSeqParallelLinear,
+    whose initialize_cfg_from_args sets all_gather_recomputation, so the fused forward keeps no
+    gathered copy and the backward issues the same async `_all_gather_base`; docs/sources.md
+    #megatron-core, #mindspeed). One all-gather (half an all-reduce equivalent of tp_collectives_s)
+    per column linear and micro-batch in the stack's `sp_regather` precision (16-bit; 1 byte where
+    the stack gathers the FP8 GEMM input and the linears run in FP8, fp8), also under full
+    recompute (the recomputed forward saves the shard again): the attention's QKV (MLA: its
+    down-projections' gathered input) over the TP group, the dense MLP's fc1 over the TP group, a
+    MoE layer's shared experts' fc1 over the TP group (the routed experts take the dispatcher's
+    gathered tokens and do not gather again: Megatron-Core's explicit_expert_comm).
+
+    It runs beside the dgrad GEMM of its own linear: under the stack's TP overlap
+    (tp_comm_overlap) the part up to that GEMM's time (one pass of the column linears' GEMM time, the
+    layer's t_gemm x their share of its parameters / c.passes) joins the overlapped collectives and
+    the rest is exposed; without TP overlap all of it is exposed. Zero without sequence parallelism,
+    at tp = 1, and where the stack's autograd keeps the gathered input (sp_regather "none").
+    """
+    arch, counts, stack = problem.arch, problem.counts, problem.stack
+    h = float(arch.hidden_size)
+    n_mat = float(mlp_matrices(arch.hidden_act))
+    _, d_v = att.score_dims(arch)
+    col_att = max(counts.attention_per_layer - float(arch.num_attention_heads) * d_v * h, 0.0)
+    mlp = counts.moe_shared_per_layer if moe else counts.dense_mlp_per_layer
+    has_mlp_gather = (not moe) or bool(arch.n_shared_experts)
+    col_mlp = mlp * (n_mat - 1.0) / n_mat if has_mlp_gather else 0.0
+    params = counts.attention_per_layer + mlp
+    on = c.sp & (c.tp > 1) & (stack.sp_regather != "none")
+    half = 0.5 if fp8 and stack.sp_regather == "gemm-input" else 1.0  # 1-byte elements: half the bytes
+    rg_att = np.where(on, tp_collectives_s(c.tp, arr(tokens) * half, h, 0.5, fab), 0.0)
+    rg_mlp = rg_att if has_mlp_gather else 0.0 * rg_att
+    per_pass = arr(t_gemm) / (c.passes * params)
+    overlap = 1.0 if stack.tp_comm_overlap else 0.0
+    hide_att = arr(overlap * np.minimum(rg_att, per_pass * col_att))
+    hide_mlp = arr(overlap * np.minimum(rg_mlp, per_pass * col_mlp))
+    return hide_att, hide_mlp, arr(rg_att + rg_mlp - hide_att - hide_mlp)
 
 
 def tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
