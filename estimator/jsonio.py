@@ -125,6 +125,11 @@ def check_tree(data: Any, max_depth: int = limits.MAX_JSON_DEPTH, root: str = ""
 
 def to_jsonable(value: Any) -> Any:
     """numpy scalars/arrays and non-finite floats -> plain JSON values (inf/nan become None)."""
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # most leaves: as they are
+        return value
+    if kind is float:
+        return value if math.isfinite(value) else None
     import numpy as np  # numpy is a core requirement (requirements.txt)
 
     if isinstance(value, dict):

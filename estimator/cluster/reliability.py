@@ -185,6 +185,8 @@ def spare_coverage(spares: ArrayLike, nodes_down_mean: ArrayLike, max_spares: in
     with nodes down ~ Poisson(node failure rate x repair time) (Erlang's infinite-server queue)."""
     s = np.minimum(np.asarray(spares, dtype=np.int64), max_spares)
     m = _f(nodes_down_mean)
+    if not np.any(s > 0):  # no hot standby (the default): the sum below has no term
+        return np.zeros(np.broadcast(s, m).shape)
     term = np.exp(-m) * np.ones(np.broadcast(s, m).shape)
     total = np.zeros_like(term)
     top = int(np.max(s)) if s.size else 0

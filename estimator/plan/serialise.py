@@ -43,6 +43,8 @@ def result_dict(result: types.Result) -> dict[str, Any]:
 
 def encode(value: Any) -> Any:
     """One value of the typed result as the contract's JSON (see the module docstring)."""
+    if type(value) in _PLAIN:  # a leaf (most values): as it is, before the dataclass and ABC checks
+        return value
     special = _ENCODERS.get(type(value))
     if special is not None:
         return special(value)
@@ -109,6 +111,7 @@ def _to_dict(obj: Fabric | Storage | Power | Serving | UnitBill) -> dict[str, An
     return obj.to_dict()
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # encode returns these as they are
 _ENCODERS: dict[type, Callable[[Any], Any]] = {
     types.ParallelismSection: _parallelism,
     types.MemorySection: _memory,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -95,6 +96,12 @@ def test_spare_coverage_by_hand() -> None:
     assert float(rel.spare_coverage(1, 0.5)) == pytest.approx(0.60653, rel=1e-4)
     assert float(rel.spare_coverage(2, 0.5)) == pytest.approx(0.90980, rel=1e-4)
     assert float(rel.spare_coverage(0, 0.5)) == 0.0
+    # no spare: nothing covered, in the shape of the means (and of a spares array mixing 0 and 1)
+    none = rel.spare_coverage(0, np.array([0.5, 2.0, 0.0]))
+    assert none.shape == (3,) and none.tolist() == [0.0, 0.0, 0.0]
+    mixed = rel.spare_coverage(np.array([0, 1]), np.array([[0.5], [2.0]]))
+    assert mixed.shape == (2, 2) and mixed[:, 0].tolist() == [0.0, 0.0]
+    assert mixed[:, 1] == pytest.approx([math.exp(-0.5), math.exp(-2.0)])
 
 
 def test_llama3_rates_are_table5_per_unit_hour() -> None:

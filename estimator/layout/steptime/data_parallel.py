@@ -59,10 +59,16 @@ def data_parallel_s(
     buckets = [np.ceil(p / DP_BUCKET_PARAMS) for p, _, _ in groups]
     layer_calls = [np.where(p > 0, 1.0, 0.0) * st.full for p, _, _ in groups]
 
+    # each group's all-reduce time per bytes per parameter, computed once: the collectives below
+    # read it two to four times each (the same array: the same floats)
+    allreduce: dict[tuple[int, float], FloatArray] = {}
+
     def coll(bytes_per_param: float, kind: str, per_layer: bool = False) -> FloatArray:
         total = arr(0.0)
         for i, (p, _, _) in enumerate(groups):
-            bw = allreduce_with(geometry[i], p * bytes_per_param, fab)  # hierarchical_allreduce_s
+            if (i, bytes_per_param) not in allreduce:  # hierarchical_allreduce_s
+                allreduce[i, bytes_per_param] = allreduce_with(geometry[i], p * bytes_per_param, fab)
+            bw = allreduce[i, bytes_per_param]
             if kind == "half":  # reduce-scatter or all-gather: half an all-reduce's traffic
                 bw = 0.5 * bw
             calls = layer_calls[i] if per_layer else buckets[i]

@@ -172,7 +172,9 @@ def _stages(
     """The (first, middle, last) stages' terms, each a (term, candidate...) array: per stage
     n_dense·dense + n_moe·moe + with_head·head term by term (the keys of `dense`; a term the head
     lacks counts 0)."""
-    dense, moe, head = (_stacked(keys, t, layer_counts) for t in terms)
+    dense = _stacked(keys, terms[0], layer_counts)
+    moe = dense if terms[1] is terms[0] else _stacked(keys, terms[1], layer_counts)  # a dense model's
+    head = _stacked(keys, terms[2], layer_counts)
     return [n_dense * dense + n_moe * moe + with_head * head for n_moe, n_dense, with_head in layer_counts]
 
 
