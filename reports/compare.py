@@ -29,7 +29,7 @@ ROWS = [
     ("cards", gettext_lazy("Cards"), "result", "compute.cards", "count"),
     ("servers", gettext_lazy("Servers"), "result", "compute.nodes", "count"),
     ("days_with_failures", gettext_lazy("Days with failures"), "derived", "days_with_failures", "days"),
-    ("days", gettext_lazy("Days"), "result", "compute.wall_clock_days", "days"),
+    ("days", gettext_lazy("Days without failures"), "result", "compute.wall_clock_days", "days"),
     (
         "ettr",
         gettext_lazy("Effective training time (ETTR)"),

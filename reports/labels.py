@@ -208,7 +208,7 @@ NOT_AXES = ("version", "name", *PILOT_CONDITIONS)  # scenario fields that are no
 
 # A sweep's metrics (sweeps.digests.RANK_METRICS)
 METRICS = {
-    "compute.wall_clock_days": _("wall-clock days"),
+    "compute.wall_clock_days": _("days without failures"),
     "cost.run.owned": _("run cost, owned"),
     "cost.run.cloud": _("run cost, cloud"),
     "cost.capex.total": _("cluster cost (capex)"),

@@ -31,7 +31,7 @@ HEADLINE = [
     ("servers", gettext_lazy("Servers"), "compute.nodes", "count"),
     # the median with failures (reports.goodput.days_with_failures: the mean of an older result)
     ("days_with_failures", gettext_lazy("Days with failures"), goodput.MEDIAN, "days"),
-    ("days", gettext_lazy("Days"), "compute.wall_clock_days", "days"),
+    ("days", gettext_lazy("Days without failures"), "compute.wall_clock_days", "days"),
     ("capex", gettext_lazy("Cluster cost"), "cost.capex.total", "money"),
     ("power", gettext_lazy("Facility power"), "power.facility_w", "watts"),
 ]

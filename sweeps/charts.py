@@ -197,7 +197,7 @@ def pareto(
     return _layout(
         fig,
         _("Time against cost"),
-        xaxis={"title": _("wall-clock days"), "type": "log", **log_ticks(all_x, f.days)},
+        xaxis={"title": _("days without failures"), "type": "log", **log_ticks(all_x, f.days)},
         yaxis={
             "title": _("cost (%(currency)s)") % {"currency": f.currency_symbol(currency)},
             "type": "log",

@@ -162,7 +162,7 @@ def test_a_sweep_in_chromium_with_live_progress_and_charts(embedded, tmp_path):
 
 SWEEP_ENGLISH = [  # the sweep report's English (charts, legends, tables) that must not show in Chinese
     "Time against cost",
-    "wall-clock days",
+    "days without failures",
     "run cost",
     "best trade-offs",
     "sample, owned",

@@ -74,7 +74,7 @@ def test_comparison_xlsx_has_units_and_both_planes(client, pair):
     by_label = {r[0]: r for r in rows[1:]}
     assert by_label["Facility power"][1] == "W" and by_label["Energy"][1] == "Wh"
     assert by_label["Memory per card"][1] == "B" and by_label["Step time"][1] == "s"
-    assert by_label["Cluster cost"][1] == "USD" and by_label["Days"][1] == "days"
+    assert by_label["Cluster cost"][1] == "USD" and by_label["Days without failures"][1] == "days"
     assert by_label["Scale-up switches (supernode plane)"][2:] == (0, 672)
     assert by_label["Scale-out switches"][3] == supernodes.result["network"]["total_switches"]
     assert by_label["Server or supernode"][3] == supernodes.result["scaleup"]["unit"]["name"]

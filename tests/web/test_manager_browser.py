@@ -173,7 +173,7 @@ def test_comparison_in_both_languages_and_xlsx(browser, live_server, article_rep
         body = page.request.get(f"{live_server.url}/r/{est.share_token}/report.json").json()["result"]
         assert rows["卡数"][col] == body["compute"]["cards"]
         assert rows["集群造价"][col] == pytest.approx(body["cost"]["capex"]["total"])
-        assert rows["天数"][col] == pytest.approx(body["compute"]["wall_clock_days"])
+        assert rows["不计故障的天数"][col] == pytest.approx(body["compute"]["wall_clock_days"])
     context.close()
 
 
