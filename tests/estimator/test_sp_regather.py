@@ -37,11 +37,13 @@ QKV_DGRAD_S = T_GEMM / 3 * 3 * 4096**2 / PARAMS
 FC1_DGRAD_S = T_GEMM / 3 * 2 * 4096 * 11008 / PARAMS
 
 
-def _problem(stack_id: str = "megatron-core-2025", **changes: bool) -> LayoutProblem:
+def _problem(
+    stack_id: str = "megatron-core-2025", arch: Architecture = ARCH, **changes: bool
+) -> LayoutProblem:
     stack = dataclasses.replace(STACKS[stack_id], **changes)
     return LayoutProblem(
-        arch=ARCH,
-        counts=param_counts(ARCH),
+        arch=arch,
+        counts=param_counts(arch),
         seq_len=4096,
         global_batch_tokens=4096 * 512,
         cards=64,
@@ -107,16 +109,7 @@ def _moe_problem(shared: int) -> LayoutProblem:
     arch = dataclasses.replace(
         ARCH, num_experts=8, num_experts_per_tok=2, n_shared_experts=shared, moe_intermediate_size=2048
     )
-    stack = dataclasses.replace(STACKS["megatron-core-2025"], tp_comm_overlap=False)
-    return LayoutProblem(
-        arch=arch,
-        counts=param_counts(arch),
-        seq_len=4096,
-        global_batch_tokens=4096 * 512,
-        cards=64,
-        accelerator=catalog.accelerator("h100-sxm"),
-        stack=stack,
-    )
+    return _problem(arch=arch, tp_comm_overlap=False)
 
 
 def test_a_moe_layer_regathers_for_its_shared_experts_only() -> None:
