@@ -8,9 +8,9 @@ pp depends on the size (the divisors of the card count); the other ranges are th
 size's: a tp or ep beyond a smaller size's card count fails "dp-not-integral" or
 "ep-not-folding-into-tp-cp-dp" there anyway.
 
-SEQUENCE_PARALLEL_DOMINATES (layout.batch_search's module docstring): with fused attention kernels,
-no backward re-gather (LayoutProblem.sequence_parallel_dominates) and tp > 1 the sp = false twin
-never wins, so enumerate_layouts(prune=True) leaves it out.
+SEQUENCE_PARALLEL_WITH_TP (layout.enumeration.sp_off_not_searched): with fused attention kernels
+and tp > 1 a free sequence-parallel switch is searched on only, as the one-at-a-time search
+enumerates it.
 shared_layouts keeps an enumeration for the next family that reads the same (a sweep's
 accelerators whose stacks differ in their memory only). Dimensionless counts.
 """
@@ -40,11 +40,11 @@ def _expand(n: int, values: npt.NDArray[Any]) -> tuple[IntArray, npt.NDArray[Any
     return np.repeat(np.arange(n), values.size), np.tile(values, n)
 
 
-def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
+def enumerate_layouts(problems: Sequence[LayoutProblem]) -> Columns:
     """The candidates of every problem that pass layout_enum.structural_failures, without the
     recompute axis (no rule involves it): keys size (index into problems), tp, pp, cp, ep, mbs, v,
     sp, zero, dp, m; ordered by size and then as enumerate_candidates orders them.
-    prune: leave out sequence_parallel false where tp > 1 (dominated: SEQUENCE_PARALLEL_DOMINATES, module docstring).
+    A free sequence_parallel is only on where tp > 1 (SEQUENCE_PARALLEL_WITH_TP, module docstring).
 
     Built level by level over the axes, a level keeping the index of its parent row, so each rule
     runs on the rows it concerns and the columns are gathered once at the end."""
@@ -54,7 +54,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem], prune: bool = True) -> 
     a, ep, etp = _level_experts(big, vals, A)
     b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
     tp = A["tp"][a[b]]
-    if prune and vals["sp"].size > 1 and big.sequence_parallel_dominates:  # SEQUENCE_PARALLEL_DOMINATES
+    if vals["sp"].size > 1 and big.sequence_parallel_with_tp:  # enumeration.sp_off_not_searched
         d, sp = np.arange(b.size), tp > 1
     else:  # level E: sp
         d, sp = _expand(b.size, vals["sp"])
@@ -174,10 +174,10 @@ def _level_micro_batches(
     return b, mbs_g[g], v_g[g], m[at], pp_b[b]
 
 
-def enumerate_valid(problems: Sequence[LayoutProblem], prune: bool = True) -> Columns:
+def enumerate_valid(problems: Sequence[LayoutProblem]) -> Columns:
     """enumerate_layouts times the recompute axis (varying fastest): the structurally valid
     candidates in the search's order."""
-    c = enumerate_layouts(problems, prune)
+    c = enumerate_layouts(problems)
     rc = axis_values(problems[0])["rc"]
     out = {k: np.repeat(v, rc.size) for k, v in c.items()}
     out["rc"] = np.tile(rc, c["size"].size)
@@ -202,7 +202,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
         tuple(sorted(p.fixed_normalized.items())),
         p.domain_cards,
         p.flash_attention,
-        p.sequence_parallel_dominates,
+        p.sequence_parallel_with_tp,
         p.sharded_with_pp,
         p.stage_split,
         tuple(q.cards for q in problems),

@@ -17,13 +17,8 @@ How it saves the per-search work (the search itself is layout.py; these are its 
   RECOMPUTE_DOMINATES: throughput never rises with the share of layers recomputed (a recomputed
   forward adds work) and the ranking breaks throughput ties towards less recomputation, so full
   recompute of a layout loses to its no-recompute or partial-recompute candidate when that fits.
-  SEQUENCE_PARALLEL_DOMINATES (fused attention kernels, and a stack whose backward does not gather
-  the column linears' inputs again: LayoutProblem.sequence_parallel_dominates): with tp > 1,
-  sequence parallelism moves the same bytes and divides the replicated activations and their
-  element-wise kernels by tp: never slower, strictly less memory, so the sp = false twin never
-  wins. (With unfused attention, partial recompute stores like selective recompute; with the
-  re-gather, steptime.layer_comm.sp_regather_s, sequence parallelism moves one all-gather more per
-  column linear: the rule does not hold and both twins are searched.)
+  (Sequence parallelism with tp > 1 is a rule of the search space, not a pruning:
+  layout.enumeration.sp_off_not_searched, SEQUENCE_PARALLEL_WITH_TP.)
 - Bounded before timed (layout.prune, exact): an upper bound of each candidate's throughput from
   a floor of its step time (steptime.bounds: the layers' terms with their exposed communication,
   the bubble, the exposure no window hides); the few best-bound candidates of each size are timed

@@ -66,6 +66,8 @@ class LayoutProblem(Protocol):
     def fixed_normalized(self) -> Mapping[str, Any]: ...
     @property
     def stage_split(self) -> tuple[int | None, int | None]: ...
+    @property
+    def sequence_parallel_with_tp(self) -> bool: ...
 
 
 MIN_CP_CHUNK = 4096
@@ -180,16 +182,19 @@ BATCH_TOLERANCE = 0.25  # largest relative change of the global batch accepted t
 
 def candidate_count(problem: LayoutProblem) -> int:
     """How many candidates enumerate_candidates builds: the product of the axis sizes, with the
-    (tp, ep, etp) triples a free expert-TP size leaves out (etp_not_searched) not counted."""
+    (tp, ep, etp, sp) quadruples a free expert-TP size or a free sequence-parallel switch leaves
+    out (etp_not_searched, sp_off_not_searched) not counted."""
     vals = axis_values(problem)
     rest = 1
     for axis in AXES:
-        if axis not in ("tp", "ep", "etp"):
+        if axis not in ("tp", "ep", "etp", "sp"):
             rest *= len(vals[axis])
-    tp, ep, etp = np.meshgrid(vals["tp"], vals["ep"], vals["etp"], indexing="ij")
-    fixed = "expert_tp" in problem.fixed_normalized
-    kept = int(np.count_nonzero(~etp_not_searched(tp, ep, etp, fixed, problem.arch.is_moe)))
-    return rest * kept
+    tp, ep, etp, sp = np.meshgrid(vals["tp"], vals["ep"], vals["etp"], vals["sp"], indexing="ij")
+    fixed = problem.fixed_normalized
+    left_out = etp_not_searched(tp, ep, etp, "expert_tp" in fixed, problem.arch.is_moe) | sp_off_not_searched(
+        sp, tp, "sequence_parallel" not in fixed, problem.sequence_parallel_with_tp
+    )
+    return rest * int(np.count_nonzero(~left_out))
 
 
 def candidate_grid(problem: LayoutProblem) -> dict[str, np.ndarray]:
@@ -214,9 +219,13 @@ def candidate_grid(problem: LayoutProblem) -> dict[str, np.ndarray]:
 def searched_grid(problem: LayoutProblem, c: dict[str, np.ndarray]) -> BoolArray:
     """Per entry of candidate_grid's product (its broadcast shape): the search considers it (a free
     expert-TP size takes only the values the search considers: not a refusal, not counted)."""
-    fixed = "expert_tp" in problem.fixed_normalized
+    fixed = problem.fixed_normalized
     shape = np.broadcast_shapes(*(v.shape for v in c.values()))
-    return np.broadcast_to(~etp_not_searched(c["tp"], c["ep"], c["etp"], fixed, problem.arch.is_moe), shape)
+    etp = etp_not_searched(c["tp"], c["ep"], c["etp"], "expert_tp" in fixed, problem.arch.is_moe)
+    sp = sp_off_not_searched(
+        c["sp"], c["tp"], "sequence_parallel" not in fixed, problem.sequence_parallel_with_tp
+    )
+    return np.broadcast_to(~(etp | sp), shape)
 
 
 def enumerate_candidates(problem: LayoutProblem) -> dict[str, np.ndarray]:
@@ -263,6 +272,22 @@ def ep_not_folding(tp: IntArray, cp: IntArray, dp: IntArray, ep: IntArray, etp: 
     tp·cp·dp; expert-DP = tp·cp·dp / (ep·etp). The classic layout (etp = tp, EP out of DP) is the
     special case dp % ep == 0."""
     out: BoolArray = np.asarray((tp * cp * dp) % (ep * etp) != 0)
+    return out
+
+
+def sp_off_not_searched(sp: BoolArray, tp: IntArray, free: bool, with_tp: bool) -> BoolArray:
+    """SEQUENCE_PARALLEL_WITH_TP: candidates a free sequence-parallel switch leaves out, its off
+    position wherever tp > 1 (LayoutProblem.sequence_parallel_with_tp: fused attention). Every
+    published recipe the validation reads runs sequence parallelism with TP (Megatron-LM, NeMo,
+    Megatron-Bridge, MindSpeed-LLM), and without the backward re-gather (steptime.layer_comm
+    .sp_regather_s) the off twin is never faster: it moves the same bytes and replicates the
+    activations and their element-wise kernels tp times (Korthikanti et al. 2022). With the
+    re-gather the model can price the off twin faster by at most the re-gather's exposed part; the
+    search does not offer it, a scenario that fixes parallelism.sequence_parallel = false is planned
+    as given (docs/steptime.md "Sequence-parallel backward re-gather")."""
+    if not free or not with_tp:
+        return np.zeros(np.broadcast_shapes(np.shape(sp), np.shape(tp)), dtype=bool)
+    out: BoolArray = np.asarray(~sp & (tp > 1))
     return out
 
 

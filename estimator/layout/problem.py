@@ -135,11 +135,12 @@ class LayoutProblem:
         return self.stack.sharded_with_pp
 
     @property
-    def sequence_parallel_dominates(self) -> bool:
-        """SEQUENCE_PARALLEL_DOMINATES (layout.batch_search) holds: fused attention and no backward
-        re-gather (stack sp_regather "none"); where the stack gathers the column linears' inputs
-        again (steptime.layer_comm.sp_regather_s) sequence parallelism moves more bytes and can lose."""
-        return self.stack.flash_attention and self.stack.sp_regather == "none"
+    def sequence_parallel_with_tp(self) -> bool:
+        """SEQUENCE_PARALLEL_WITH_TP (layout.enumeration.sp_off_not_searched): a free
+        sequence-parallel switch is searched on only wherever tp > 1, on a stack with fused attention
+        kernels (with unfused attention partial recompute stores like selective recompute and both
+        are searched)."""
+        return self.stack.flash_attention
 
     @property
     def selective_saves_memory(self) -> bool:

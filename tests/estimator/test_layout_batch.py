@@ -164,7 +164,7 @@ def test_enumeration_is_the_search_s(seed):
     rng = random.Random(seed)
     doc = _scenario(rng, rng.choice(DENSE + MOE))
     problems = _problems(doc, sorted({8 * rng.randint(1, 512) for _ in range(3)}))
-    got = enumerate_valid(problems, prune=False)
+    got = enumerate_valid(problems)
     for i, p in enumerate(problems):
         c = enumerate_candidates(p)
         bad = np.zeros(c["tp"].size, dtype=bool)
@@ -183,7 +183,7 @@ def _layouts_at(preset: str, accelerator: str, cards: int, stack: str | None = N
         "hardware": {"accelerator": accelerator},
     }
     problems = _problems({**doc, "cluster": {"cards": cards}}, [cards])
-    return problems[0], enumerate_layouts(problems, prune=False)
+    return problems[0], enumerate_layouts(problems)
 
 
 @pytest.mark.parametrize(
@@ -207,15 +207,16 @@ def test_recompute_never_speeds_a_layout_up(preset, accelerator):
 @pytest.mark.parametrize(
     ("preset", "accelerator"), [("llama-3.1-70b", "h100-sxm"), ("qwen3-30b-a3b", "h800-sxm")]
 )
-def test_sequence_parallel_dominates_where_tp_is_above_one(preset, accelerator):
-    """SEQUENCE_PARALLEL_DOMINATES: with tp > 1 and no backward re-gather (the DTensor stack,
-    sp_regather "none"), sequence parallelism moves the same bytes (all-gather + reduce-scatter =
-    all-reduce) and divides the replicated activations and their element-wise kernels by tp: never
-    slower, strictly less memory (Korthikanti et al. 2022). Where the stack gathers the column
-    linears' inputs again the rule is not claimed and the search keeps both twins."""
-    assert not _layouts_at(preset, accelerator, 8)[0].sequence_parallel_dominates  # default stacks
+def test_sequence_parallel_is_searched_on_only_where_tp_is_above_one(preset, accelerator):
+    """SEQUENCE_PARALLEL_WITH_TP (enumeration.sp_off_not_searched): with tp > 1 a free switch is
+    searched on only. Without the backward re-gather (the DTensor stack, sp_regather "none")
+    sequence parallelism moves the same bytes (all-gather + reduce-scatter = all-reduce) and
+    divides the replicated activations and their element-wise kernels by tp: never slower,
+    strictly less memory (Korthikanti et al. 2022): the off twins the search leaves out, built
+    here by hand, never win there."""
     p, lay = _layouts_at(preset, accelerator, 512, stack="pytorch-fsdp2")
-    assert p.sequence_parallel_dominates
+    assert p.sequence_parallel_with_tp
+    assert not np.any(~lay["sp"] & (lay["tp"] > 1))  # the search does not offer the off twin
     tp2 = lay["tp"] > 1
     lay = {k: v[tp2] for k, v in lay.items()}
     n = lay["size"].size

@@ -78,9 +78,11 @@ def test_one_token_is_enough():
 
 def test_too_many_layout_candidates_are_refused_before_the_search():
     # 720,720 = 2^4·3^2·5·7·11·13 has 126 divisors below 1,000 layers: with 1,024 experts and a
-    # 1 M-token sequence the search would enumerate 126·9·3·4·2·4·3 layouts per (tp, ep, expert-TP):
-    # tp 1 with its 11 ep values (expert-TP 1), tp 2, 4, 8 each with ep 1 (expert-TP = tp) and
-    # 10 ep values at expert-TP 1 or tp: 11 + 3·21 = 74, so 74·326,592 = 24,167,808 layouts.
+    # 1 M-token sequence the search would enumerate 126·9·3·4·4·3 = 163,296 layouts per (tp, ep,
+    # expert-TP, sequence-parallel): tp 1 with its 11 ep values (expert-TP 1) and sp off and on (on
+    # fails there, counted), tp 2, 4, 8 each with ep 1 (expert-TP = tp) and 10 ep values at
+    # expert-TP 1 or tp, sp on only (sp_off_not_searched): 11·2 + 3·21 = 85, so 85·163,296 =
+    # 13,880,160 layouts.
     worst = {
         "model": {
             "num_hidden_layers": 1000,
@@ -100,7 +102,7 @@ def test_too_many_layout_candidates_are_refused_before_the_search():
     with pytest.raises(ScenarioError) as exc:
         check_work_budget(worst)
     assert fields_of(exc) == ["cluster.cards"]
-    assert "24,167,808" in exc.value.errors[0].message
+    assert "13,880,160" in exc.value.errors[0].message
 
 
 def test_a_fixed_layout_shrinks_the_search_under_the_cap():
