@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+from estimator import limits
 from integrations.models import Batch, BatchItem, Callback
 from reports.models import Estimate
 from tests.sweeps.conftest import wait_for
@@ -56,19 +57,26 @@ def assert_exactly_once(batch_id: int, n: int, received: list) -> None:
     assert Callback.objects.get().status == "delivered"
 
 
+# As many items as a batch takes, polled every 50 ms, so the victim cannot finish them between two
+# polls: a plan and its rows take 30-60 ms here, and twelve items polled every 200 ms (the first
+# version) were once all planned within one poll.
+KILLED_BATCH_ITEMS = limits.MAX_BATCH_SCENARIOS
+
+
 def test_a_worker_killed_mid_batch_loses_nothing_and_plans_nothing_twice(
     own_workers, receiver, loopback_targets
 ):
+    n = KILLED_BATCH_ITEMS
     victim = own_workers("victim", **FAST_RECOVERY)
     with receiver([204]) as r:
-        batch_id = post_batch(r.url, 12)
-        wait_for(lambda: planned(batch_id) >= 2, 90, what="the first items")
+        batch_id = post_batch(r.url, n)
+        wait_for(lambda: planned(batch_id) >= 2, 90, what="the first items", interval=0.05)
         victim.kill()
-        assert planned(batch_id) < 12
+        assert planned(batch_id) < n
         own_workers("rescuer", **FAST_RECOVERY)
         wait_for(lambda: Batch.objects.get(pk=batch_id).status == "done", 120, what="the batch to end")
         wait_for(lambda: r.received, 30, what="the notification")
-    assert_exactly_once(batch_id, 12, r.received)
+    assert_exactly_once(batch_id, n, r.received)
     assert Batch.objects.get(pk=batch_id).requeues >= 1
 
 
