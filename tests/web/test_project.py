@@ -37,3 +37,19 @@ def test_deploy_check_has_no_warnings(tmp_path):
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert "no issues" in out.stdout
+
+
+@pytest.mark.django_db
+def test_sqlite_commits_append_to_the_wal_without_waiting_for_the_disk():
+    """config.settings: journal_mode WAL and synchronous NORMAL (1) on every SQLite connection; FULL
+    (2, SQLite's default) waits for an fsync on each commit (issue 27)."""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite settings only")
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_mode")
+        journal = cursor.fetchone()[0]
+        cursor.execute("PRAGMA synchronous")
+        synchronous = cursor.fetchone()[0]
+    assert (journal, synchronous) == ("wal", 1)
