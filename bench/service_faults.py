@@ -41,6 +41,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import machine  # bench/machine.py: the load-average lines
+from scenarios import NORMAL  # bench/scenarios.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -48,13 +49,6 @@ sys.path.insert(0, str(ROOT))
 from scripts.own_redis import OwnRedis, free_port  # noqa: E402
 from scripts.run_embedded import WORKERS, restart_dead, server_command, start_worker  # noqa: E402
 
-NORMAL = {
-    "name": "normal",
-    "model": {"preset": "llama-3.1-8b"},
-    "training": {"tokens": 2e11},
-    "hardware": {"accelerator": "ascend-910b2"},
-    "cluster": {"cards": 64},
-}
 HEAVY = {  # a deadline: the cluster size is searched (several layout searches per scenario)
     "model": {"preset": "llama-3.1-70b"},
     "training": {"tokens": 5e11},
