@@ -313,6 +313,10 @@ def best_bins(
     return best
 
 
-PRUNE_MIN = 2_048  # candidates below which timing them all costs less than the bound and the probe
+# candidates below which timing them all costs less than the bound and the probe: a bound and a
+# probe are two more step-time-sized calls (about 1 ms on a 2-core machine); the 405B deadline
+# plan's FSDP2 stack profile (2,299 candidates at 34,560 cards) paid 2.3 ms for them, against
+# 1.7 ms to time all (bench/plan_speed.py; the searched sweep's figure unchanged)
+PRUNE_MIN = 4_096
 PRUNE_PROBE = 4  # candidates per size timed first (highest bound) to set the bar
 PRUNE_MARGIN = 1e-6  # relative slack of the bound against rounding (the bins are 2% wide)

@@ -354,3 +354,17 @@ def test_405b_search_is_fast():
     r = search(p)  # its time is bench/layout_search.py's figure, not a test
     assert r.best is not None and r.best.tp == 8 and r.evaluated > 10_000
     assert 0.3 < r.best.predicted_mfu < 0.6
+
+
+def test_first_failure_is_the_first_rule_failed_in_reasons_order_over_the_whole_product():
+    """A 2 x 3 product: rule A (the earlier reason) fails where the first axis is 1, rule B where the
+    second axis is 0. (0, 0) fails B only, (1, j) fails A first (and (1, 0) B too), the rest none."""
+    from estimator.layout.enumeration import REASONS
+    from estimator.layout.search import first_failure
+
+    a, b = "tp-crosses-scaleup-domain", "pp-not-dividing-layers"
+    rules = [(a, np.array([[False], [True]])), (b, np.array([[True, False, False]]))]
+    got = first_failure(rules, (2, 3))
+    ia, ib = REASONS.index(a), REASONS.index(b)
+    assert got.tolist() == [[ib, -1, -1], [ia, ia, ia]]
+    assert first_failure([], (2, 2)).tolist() == [[-1, -1], [-1, -1]]
