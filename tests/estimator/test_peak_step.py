@@ -4,6 +4,10 @@ import dataclasses
 
 import pytest
 
+from estimator import catalog
+from estimator.errors import ScenarioError
+from estimator.plan.compose import estimate
+from estimator.plan.diagnose import diagnose
 from estimator.plan.peak_step import step_time_at_peak_s
 from tests.estimator.test_layout import ACC, problem
 
@@ -39,11 +43,6 @@ def test_the_pilot_and_the_diagnosis_refuse_the_same_step_below_it():
     """Llama 3.1 8B (6 x 8.03e9 + 12 x 32 x 8192 x 4096 = 6.1065e10 FLOP per token) on 8 H100
     (989.4e12 FLOP/s BF16) with 64 sequences of 8,192 tokens: 524,288 x 6.1065e10 / (8 x 989.4e12)
     = 4.045 s at MFU 1; a measured 4.0 s is refused by both checks, each with its own code."""
-    from estimator import catalog
-    from estimator.errors import ScenarioError
-    from estimator.plan.compose import estimate
-    from estimator.plan.diagnose import diagnose
-
     assert catalog.accelerator("h100-sxm").peak_flops_bf16 == 989.4e12
     run = {
         "model": {"preset": "llama-3.1-8b"},
