@@ -31,6 +31,7 @@ from collections import Counter
 from pathlib import Path
 
 import machine  # bench/machine.py: the load-average lines
+from scenarios import NORMAL  # bench/scenarios.py
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,13 +52,6 @@ WORST = {  # issue 12: 21 s of a web worker before the work budget
     "cluster": {"cards": 8_648_640},
     "network": {"switch_ports": 4096},
     "uncertainty": {"samples": 1_000_000},
-}
-NORMAL = {
-    "name": "normal",
-    "model": {"preset": "llama-3.1-8b"},
-    "training": {"tokens": 2e11},
-    "hardware": {"accelerator": "ascend-910b2"},
-    "cluster": {"cards": 64},
 }
 
 

@@ -34,17 +34,10 @@ import time
 from pathlib import Path
 
 import machine  # bench/machine.py: the load-average lines
+from scenarios import LLAMA_405B_60_DAYS as SCENARIO  # bench/scenarios.py
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
-SCENARIO = {
-    "name": "bench: Llama 3.1 405B, 15T tokens, 60 days on H100",
-    "model": {"preset": "llama-3.1-405b"},
-    "training": {"tokens": 15e12, "seq_len": 8192, "global_batch_tokens": 16 * 1024 * 1024},
-    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
-    "cluster": {"target_days": 60},
-}
 
 
 def setup(tmp: Path) -> None:

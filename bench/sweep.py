@@ -40,7 +40,6 @@ import argparse
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,6 +47,7 @@ import time
 from pathlib import Path
 
 import machine  # bench/machine.py: the load-average lines
+from sweep_workers import cpu_seconds, peak_rss_mb, start_redis, start_workers, stop_workers, wait_for_workers
 
 # The checkout whose code is benched (the API in this process, the workers' cwd): this one, or the
 # one --compare names (BENCH_ROOT, set for the child run), driven by this same bench.
@@ -242,43 +242,6 @@ def chunk_profile(args: argparse.Namespace, tmp: Path) -> int:
     return 0
 
 
-def start_redis() -> tuple[subprocess.Popen, str]:
-    """A private redis-server on a free port, nothing persisted; ready when it answers PING."""
-    import redis
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"redis://127.0.0.1:{port}/0"
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            if redis.Redis.from_url(url).ping():
-                return proc, url
-        except redis.ConnectionError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("redis-server did not start")
-
-
-def wait_for_workers(names: list[str], timeout: float = 60.0) -> float:
-    """Seconds until every named worker answers Celery's remote-control ping (its consumer is up)."""
-    from config.celery import app
-
-    t0 = time.perf_counter()
-    missing = set(names)
-    while missing:
-        if time.perf_counter() - t0 > timeout:
-            raise SystemExit(f"workers did not answer a ping within {timeout:.0f} s: {sorted(missing)}")
-        for reply in app.control.ping(destination=sorted(missing), timeout=0.5):
-            missing -= set(reply)
-    return time.perf_counter() - t0
-
-
 def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int, str], float]) -> int:
     db_url = args.database_url or f"sqlite:///{tmp / 'bench.sqlite3'}"
     env = dict(os.environ)
@@ -321,7 +284,7 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
     )
     results = []
     for n, n_workers, path in [(n, w, p) for n in args.scenarios for w in args.workers for p in args.paths]:
-        procs, logs = start_workers(n_workers, path, n, tmp, {**env, **PATHS[path]}, args.profile)
+        procs, logs = start_workers(n_workers, path, n, tmp, {**env, **PATHS[path]}, args.profile, root=ROOT)
         try:
             ready_s = wait_for_workers([name for name, _ in procs])
             print(f"  {path}: {n_workers} worker(s) answered a ping after {ready_s:.1f} s")
@@ -350,38 +313,6 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
     r.flushdb()
     print_ratios(args, results, baseline)
     return 0
-
-
-def start_workers(
-    n_workers: int, path: str, n: int, tmp: Path, env: dict, profile: str | None = None
-) -> tuple[list, list]:
-    """n_workers `celery worker -P solo` processes, each logging to a file in tmp; with `profile`,
-    each under cProfile, its statistics written to profile/worker-<rows>-<path>-<i>.prof when it stops."""
-    procs, logs = [], []
-    for i in range(n_workers):
-        name = f"bench{i}-{path}-{n}@{socket.gethostname()}"
-        log = (tmp / f"worker-{n}-{n_workers}-{path}-{i}.log").open("wb")
-        logs.append(log)
-        argv = [sys.executable]
-        if profile:
-            Path(profile).mkdir(parents=True, exist_ok=True)
-            argv += ["-m", "cProfile", "-o", str(Path(profile).resolve() / f"worker-{n}-{path}-{i}.prof")]
-        argv += ["-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "warning"]
-        argv += ["--without-gossip", "--without-mingle", "--without-heartbeat", "-n", name]
-        procs.append((name, subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)))
-    return procs, logs
-
-
-def stop_workers(procs: list[subprocess.Popen], logs: list) -> None:
-    for p in procs:
-        p.terminate()
-    for p in procs:
-        try:
-            p.wait(20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-    for log in logs:
-        log.close()
 
 
 def run_once(
@@ -489,26 +420,6 @@ def print_ratios(args, results: list[dict], baseline: dict[tuple[int, int, str],
                 f"  ratio baseline/this checkout, {path}, {n_workers} worker(s), {n:,} scenarios: "
                 f"{wall:.2f} s / {walls[(n_workers, n, path)]:.2f} s = {ratio:.2f}x wall"
             )
-
-
-def cpu_seconds(pid: int) -> float:
-    """A live process's user + system CPU seconds (/proc/<pid>/stat, fields 14 and 15); 0 if unknown."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def peak_rss_mb(pid: int) -> float:
-    """A live process's peak resident memory (VmHWM in /proc/<pid>/status), in MB; 0 if unknown."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 if __name__ == "__main__":

@@ -35,8 +35,10 @@ from pricebooks.services import book_documents
 from teams.selectors import team_for
 
 from .digests import chunk_digest, merge_digests, pack
+from .leases import acquire_lease, renew_lease
 from .models import ChunkLease, Sweep, SweepChunk
 from .signals import sweep_finished
+from .sub_batch import first_sub_batch, next_sub_batch
 
 RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in SweepsConfig.ready)
 
@@ -362,73 +364,6 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
         digest=digest,
         compute_s=compute_s,
         worker=worker,
-    )
-
-
-def first_sub_batch(*, sweep: Mapping[str, Any], target_s: float, first: int, largest: int) -> int:
-    """Rows of a chunk's first sub-batch: `first` for the sweep's first chunks; once chunks are
-    stored, sized from the sweep's own rate so far (scenarios done / the chunks' compute seconds),
-    as next_sub_batch sizes the later ones. A given-MFU chunk of 50,000 rows is then one
-    evaluation (the core costs ~10 ms per call: 2,000 + 16,000 + 32,000 rows cost 1.5x one call)."""
-    done, seconds = int(sweep.get("done") or 0), float(sweep.get("compute_s") or 0.0)
-    if done <= 0 or seconds <= 0:
-        return first
-    return next_sub_batch(rows=done, seconds=seconds, target_s=target_s, first=first, largest=largest)
-
-
-SUB_BATCH_GROWTH = 8  # a sub-batch at most this many times the last: one noisy timing cannot overshoot
-
-
-def next_sub_batch(*, rows: int, seconds: float, target_s: float, first: int, largest: int) -> int:
-    """Rows of the next sub-batch: the last one's rate (rows / seconds) times `target_s`, at most
-    SUB_BATCH_GROWTH times the last and within [first, largest]; `first` when target_s is 0.
-
-    Why adaptive: the core costs a fixed ~10 ms per call plus per-row arithmetic, so small fixed
-    sub-batches (2,000 rows) spend most of their time in per-call overhead, while the cancel and
-    lease checks only need a sub-batch every fraction of a second, not every N rows."""
-    if target_s <= 0:
-        return first
-    wanted = rows * target_s / max(seconds, 1e-6)
-    return int(max(first, min(largest, rows * SUB_BATCH_GROWTH, wanted)))
-
-
-def lease_seconds() -> float:
-    return float(setting(name="SWEEP_LEASE_S"))
-
-
-def acquire_lease(*, sweep_id: int, index: int, holder: str) -> bool:
-    """Claim chunk `index` for `holder` unless another holder's lease is live. Race-safe: one
-    conditional UPDATE takes over an expired lease; the unique (sweep, index) makes one of two
-    concurrent first claims fail."""
-    now = timezone.now()
-    until = now + timedelta(seconds=lease_seconds())
-    taken = ChunkLease.objects.filter(sweep_id=sweep_id, index=index, expires_at__lte=now).update(
-        holder=holder[:240], expires_at=until, renewed_at=now, done=0
-    )
-    if taken:
-        return True
-    try:
-        with transaction.atomic():
-            ChunkLease.objects.create(
-                sweep_id=sweep_id, index=index, holder=holder[:240], expires_at=until, renewed_at=now
-            )
-    except IntegrityError:
-        return False  # a live lease of another holder (or one that just took the expired one)
-    return True
-
-
-def renew_lease(*, sweep_id: int, index: int, holder: str, done: int = 0) -> bool:
-    """Extend `holder`'s lease while the sweep is active; False when the sweep was cancelled (or
-    deleted) or the lease is no longer this holder's: the caller stops without storing.
-
-    One conditional UPDATE, the sweep's status read in the same statement (not a query before
-    it, which a cancel could pass between): the progress a lease shows is the progress at the last
-    check of the status, so after a cancel a worker stops within the sub-batch in hand."""
-    now = timezone.now()
-    return bool(
-        ChunkLease.objects.filter(
-            sweep_id=sweep_id, index=index, holder=holder, sweep__status__in=Sweep.ACTIVE
-        ).update(expires_at=now + timedelta(seconds=lease_seconds()), renewed_at=now, done=done)
     )
 
 

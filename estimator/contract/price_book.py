@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel as _Base
 from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, model_validator
@@ -114,6 +114,9 @@ class PriceBook(_Frozen):
         return f"{self.name} v{self.version}"
 
 
+_M = TypeVar("_M", bound=_Frozen)
+
+
 def _errors(exc: ValidationError, prefix: str) -> ScenarioError:
     errors = []
     for err in exc.errors():
@@ -131,26 +134,25 @@ def _errors(exc: ValidationError, prefix: str) -> ScenarioError:
     return ScenarioError(errors)
 
 
-def parse_prices(data: Any, prefix: str = "prices") -> PriceTable:
-    """Validate a prices document; errors name the path under `prefix` (e.g. prices.switches.x)."""
+def _parsed(model: type[_M], data: Any, prefix: str, not_an_object_message: str) -> _M:
+    """`data` as `model`: a JSON object (check_tree's limits), its errors under `prefix`."""
     if not isinstance(data, dict):
-        raise not_an_object("must be a JSON object", prefix)
+        raise not_an_object(not_an_object_message, prefix)
     check_tree(data)
     try:
-        return PriceTable.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise _errors(exc, prefix) from None
+
+
+def parse_prices(data: Any, prefix: str = "prices") -> PriceTable:
+    """Validate a prices document; errors name the path under `prefix` (e.g. prices.switches.x)."""
+    return _parsed(PriceTable, data, prefix, "must be a JSON object")
 
 
 def parse_book(data: Any, prefix: str = "") -> PriceBook:
     """Validate a whole book document (name, version, currency, price_date, prices)."""
-    if not isinstance(data, dict):
-        raise not_an_object("a price book must be a JSON object", prefix)
-    check_tree(data)
-    try:
-        return PriceBook.model_validate(data)
-    except ValidationError as exc:
-        raise _errors(exc, prefix) from None
+    return _parsed(PriceBook, data, prefix, "a price book must be a JSON object")
 
 
 def parse_reference(ref: str) -> tuple[str, str, int | None]:

@@ -36,6 +36,7 @@ from estimator.layout.search import LayoutEval, search
 from estimator.plan.advice import COMM_WAIT_LIMIT
 from estimator.plan.calibration import COMM_KEYS
 from estimator.plan.compose import fabric_for, layout_problem
+from estimator.plan.peak_step import step_time_at_peak_s
 
 #: The article's section 5.1: communication wait above 30 % of the step points at the network (the
 #: plan's advice uses the same rule: estimator.plan.advice.COMM_WAIT_LIMIT).
@@ -100,13 +101,10 @@ def _sentence(err: Any) -> str:
 
 
 def _check_possible(problem: LayoutProblem, step_time_s: float) -> None:
-    """Refuse a measured step (s) shorter than the batch's model FLOPs at the cards' peak: step
-    tokens x FLOP per token / (cards x peak FLOP/s), an MFU of 1, which no run reaches (a unit
-    mistake, ms for s); diagnosing it would compare the model with an impossible figure."""
-    peak = problem.accelerator.peak_flops(problem.precision)
-    if peak <= 0:
-        return
-    fastest = problem.global_batch_seqs * problem.seq_len * problem.flop_per_token / (problem.cards * peak)
+    """Refuse a measured step (s) at or below the step time at MFU 1 (estimator.plan.peak_step.
+    step_time_at_peak_s), which no run reaches (a unit mistake, ms for s); diagnosing it would
+    compare the model with an impossible figure."""
+    fastest = step_time_at_peak_s(problem)
     if step_time_s <= fastest:
         message = (
             f"a step of {step_time_s:.4g} s would run the chips above their peak (at peak the batch "

@@ -27,6 +27,7 @@ from estimator.plan.calibration import (
     fit_factors,
     layout_fixed,
 )
+from estimator.plan.peak_step import step_time_at_peak_s
 
 ProblemFor = Callable[[Resolved, int], LayoutProblem]
 PILOT = "calibration.pilot"
@@ -136,9 +137,8 @@ def fit_pilot(r: Resolved, problem_for: ProblemFor) -> PilotFit:
         message = "no layout of the pilot fits in the cards' memory; check the pilot's layout"
         raise ScenarioError(FieldError(where, message, "pilot-layout-does-not-fit"))
     measured, tokens_per_s, path = _measured(p, problem)
-    peak = problem.accelerator.peak_flops(problem.precision)
     predicted = layout.tokens_per_s / problem.cards
-    check_plausible(tokens_per_s, predicted, tokens_per_s * problem.flop_per_token / peak, path)
+    check_plausible(tokens_per_s, predicted, step_time_at_peak_s(problem) / measured.step_time_s, path)
     factors = fit_factors(problem, layout, measured, path)
     calibrated = evaluate_pinned(dataclasses.replace(factors.applied(problem), fixed=layout_fixed(layout)))
     # another chip: another catalog entry, or an inline one with other peak or memory figures

@@ -1,25 +1,15 @@
 """Accounts tests run over plain HTTP like the web tests, with a fresh cache (throttle counters)."""
 
-import contextlib
-
 import pytest
-from django.core.cache import cache
 from django.test import override_settings
+
+from tests.fresh_cache import fresh_cache  # noqa: F401 - autouse: an empty cache around each test
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _plain_http():
     with override_settings(SECURE_SSL_REDIRECT=False, SESSION_COOKIE_SECURE=False, CSRF_COOKIE_SECURE=False):
         yield
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    with contextlib.suppress(Exception):
-        cache.clear()
-    yield
-    with contextlib.suppress(Exception):
-        cache.clear()
 
 
 @pytest.fixture

@@ -3,13 +3,13 @@ run eagerly in-process, and a tiny HTTP receiver on 127.0.0.1 that records what 
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from django.core.cache import cache
+
+from tests.fresh_cache import fresh_cache  # noqa: F401 - autouse: an empty cache around each test
 
 # a real Celery worker on the test Redis, as the sweep tests start it
 from tests.sweeps.conftest import (  # noqa: F401 - fixtures
@@ -43,15 +43,6 @@ def _plain_http_session():
 @pytest.fixture(autouse=True)
 def _plain_http(settings):
     settings.SECURE_SSL_REDIRECT = False
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    with contextlib.suppress(Exception):
-        cache.clear()
-    yield
-    with contextlib.suppress(Exception):
-        cache.clear()
 
 
 @pytest.fixture

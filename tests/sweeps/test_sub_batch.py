@@ -1,4 +1,4 @@
-"""Adaptive sub-batches (sweeps.services.next_sub_batch): sized from the measured rate, bounded,
+"""Adaptive sub-batches (sweeps.sub_batch.next_sub_batch): sized from the measured rate, bounded,
 and a chunk computed in growing sub-batches stores what one whole-chunk evaluation gives."""
 
 import numpy as np
@@ -6,7 +6,7 @@ import pytest
 
 from estimator.contract import sweep as estimator_sweep
 from estimator.plan import batch
-from sweeps import services
+from sweeps import services, sub_batch
 from sweeps.digests import unpack
 from sweeps.models import SweepChunk
 
@@ -24,7 +24,7 @@ from .test_services import AXES, sweep, user  # noqa: F401
     ],
 )
 def test_next_sub_batch_from_the_measured_rate(rows, seconds, target, expected):
-    got = services.next_sub_batch(rows=rows, seconds=seconds, target_s=target, first=2000, largest=200000)
+    got = sub_batch.next_sub_batch(rows=rows, seconds=seconds, target_s=target, first=2000, largest=200000)
     assert got == expected
 
 
@@ -39,7 +39,7 @@ def test_next_sub_batch_from_the_measured_rate(rows, seconds, target, expected):
 )
 def test_a_chunk_starts_at_the_sweeps_measured_rate(done, compute_s, expected):
     progress = {"done": done, "compute_s": compute_s}
-    got = services.first_sub_batch(sweep=progress, target_s=0.3, first=2000, largest=200000)
+    got = sub_batch.first_sub_batch(sweep=progress, target_s=0.3, first=2000, largest=200000)
     assert got == expected
 
 

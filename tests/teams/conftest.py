@@ -3,11 +3,11 @@ scenario and a price book of acme. Each test gets fresh users, teams and throttl
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 
 import pytest
-from django.core.cache import cache
+
+from tests.fresh_cache import fresh_cache  # noqa: F401 - autouse: an empty cache around each test
 
 # 64 H100 on DGX H100 (8 per node: 8 nodes), MFU fixed: the layout search cannot move the time.
 SCENARIO = {
@@ -21,13 +21,8 @@ SCENARIO = {
 
 
 @pytest.fixture(autouse=True)
-def _fresh(settings):
+def _plain_http(settings):
     settings.SECURE_SSL_REDIRECT = False
-    with contextlib.suppress(Exception):
-        cache.clear()
-    yield
-    with contextlib.suppress(Exception):
-        cache.clear()
 
 
 @pytest.fixture

@@ -1,11 +1,10 @@
 """Web tests run over plain HTTP (production settings force HTTPS) with a fresh cache per test, so
 throttle counters never leak from one test into another."""
 
-import contextlib
-
 import pytest
-from django.core.cache import cache
 from django.test import override_settings
+
+from tests.fresh_cache import fresh_cache  # noqa: F401 - autouse: an empty cache around each test
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -13,17 +12,6 @@ def _plain_http():
     """Session-wide, so that it is in force before live_server builds its middleware."""
     with override_settings(SECURE_SSL_REDIRECT=False, SESSION_COOKIE_SECURE=False, CSRF_COOKIE_SECURE=False):
         yield
-
-
-@pytest.fixture(autouse=True)
-def _fresh_cache():
-    # The cache is Redis when REDIS_URL is set (shared throttle counters); a test that stops Redis
-    # must not fail the next one here (the throttles let requests through while it is down).
-    with contextlib.suppress(Exception):
-        cache.clear()
-    yield
-    with contextlib.suppress(Exception):
-        cache.clear()
 
 
 @pytest.fixture
