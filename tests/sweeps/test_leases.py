@@ -2,10 +2,12 @@
 never handed to a second worker, a cancelled sweep stops within one sub-batch of the chunk in hand,
 and a worker killed mid-chunk loses nothing (its chunk is computed again once its lease expires).
 
-The chunks here are slow on purpose: without an MFU every row runs the layout search (a few ms),
-so a chunk of 400 rows takes seconds while the watchdog runs on every status read with a 1 s
-stall time. Workers log each chunk they compute ("computing") and each they stop ("stopped after
-N scenarios"); the tests read those logs."""
+Without an MFU every row runs the layout search, yet only ~0.25-1 ms a row here (a sub-batch of 25
+rows: ~10-20 ms). The tests that act on a chunk in progress (cancel, kill) give it 2,000-4,000 of
+LONG's rows, so it is still in hand ~0.5-1 s after the test sees it start, many times the few ms
+the test needs to act: SLOW's 100-200-row chunks (the first version) took ~50-100 ms, about one
+50 ms poll, and could end before the test saw them in progress. Workers log each chunk they
+compute ("computing") and each they stop ("stopped after N scenarios"); the tests read those logs."""
 
 import re
 from collections import Counter
@@ -25,6 +27,10 @@ FIXED = {"SWEEP_SUB_BATCH": str(SUB_BATCH), "SWEEP_SUB_BATCH_S": "0"}
 SLOW = {  # 100 x 2 = 200 scenarios, no MFU given: each row searches layouts
     "cluster.cards": {"start": 64, "stop": 6400, "step": 64},
     "hardware.accelerator": ["ascend-910b2", "h100-sxm"],
+}
+LONG = {  # 1000 x 4 = 4,000 scenarios, no MFU: ~1-2 s of layout searches on one worker
+    "cluster.cards": {"start": 64, "stop": 64000, "step": 64},
+    "hardware.accelerator": ["ascend-910b2", "h100-sxm", "a100-sxm-80gb", "h800-sxm"],
 }
 
 
@@ -61,23 +67,37 @@ def test_two_workers_never_compute_the_same_chunk(api, slow_base, workers, eager
     assert not ChunkLease.objects.filter(sweep_id=body["id"]).exists()
 
 
+def lease_done(pk: int) -> int | None:
+    """The rows the lease's holder had done at its last renewal (None once the lease is gone)."""
+    return ChunkLease.objects.filter(pk=pk).values_list("done", flat=True).first()
+
+
+CANCEL_SUB_BATCH = 500  # ~120 ms of rows or more: >= 10x the ~10 ms the cancel request takes
+
+
 def test_cancel_mid_chunk_stops_within_one_sub_batch(api, slow_base, workers, eager_watchdog):  # noqa: F811
-    eager_watchdog.SWEEP_CHUNK_SIZE = 200  # one chunk of 200 rows: 8 sub-batches
-    w = workers("c", **FIXED)
-    body = start_sweep(api, slow_base, SLOW)
+    eager_watchdog.SWEEP_CHUNK_SIZE = 4000  # one chunk of 4,000 rows: 8 sub-batches, ~1 s
+    w = workers("c", SWEEP_SUB_BATCH=str(CANCEL_SUB_BATCH), SWEEP_SUB_BATCH_S="0")
+    body = start_sweep(api, slow_base, LONG)
     lease = wait_for(
-        lambda: ChunkLease.objects.filter(sweep_id=body["id"], done__gte=SUB_BATCH).first(),
+        lambda: ChunkLease.objects.filter(sweep_id=body["id"], done__gte=CANCEL_SUB_BATCH).first(),
         60,
-        interval=0.05,
+        interval=0.02,
         what="a chunk in progress",
     )
+    before = lease_done(lease.pk)
+    assert before is not None, "the chunk ended before the test could cancel it"
     r = api.post(f"/api/v1/sweeps/{body['id']}/cancel")
     assert r.status_code == 200 and r.json()["status"] == "cancelled"
-    at_cancel = ChunkLease.objects.filter(pk=lease.pk).values_list("done", flat=True).first() or lease.done
+    # The lease's progress at the cancel: read just after it (a renewal after the cancel fails, so
+    # it holds still) unless the worker already stopped and dropped its lease; then the read just
+    # before it plus the one renewal the ~10 ms request may have let pass (a sub-batch: ~120 ms).
+    after = lease_done(lease.pk)
+    at_cancel = after if after is not None else before + CANCEL_SUB_BATCH
     pattern = re.compile(rf"sweep {body['id']} chunk 0: stopped after (\d+) scenarios")
     stopped = wait_for(lambda: pattern.findall(w.log_path.read_text(errors="replace")), 30, what="the stop")
-    assert int(stopped[0]) <= at_cancel + SUB_BATCH  # the sub-batch in hand, no more
-    assert int(stopped[0]) < 200
+    assert int(stopped[0]) <= at_cancel + CANCEL_SUB_BATCH  # the sub-batch in hand, no more
+    assert int(stopped[0]) < 4000
     sweep = Sweep.objects.get(pk=body["id"])
     assert sweep.status == "cancelled"
     assert not SweepChunk.objects.filter(sweep=sweep).exists()  # the stopped chunk stored nothing
@@ -86,19 +106,21 @@ def test_cancel_mid_chunk_stops_within_one_sub_batch(api, slow_base, workers, ea
 
 
 def test_a_worker_killed_mid_chunk_loses_nothing(api, slow_base, workers, eager_watchdog):  # noqa: F811
-    eager_watchdog.SWEEP_CHUNK_SIZE = 100  # 2 chunks
+    eager_watchdog.SWEEP_CHUNK_SIZE = 2000  # 2 chunks of 80 sub-batches each
     victim = workers("victim", **FIXED)
-    body = start_sweep(api, slow_base, SLOW)
-    wait_for(
-        lambda: ChunkLease.objects.filter(sweep_id=body["id"], done__gte=SUB_BATCH).exists(),
+    body = start_sweep(api, slow_base, LONG)
+    lease = wait_for(
+        lambda: ChunkLease.objects.filter(sweep_id=body["id"], done__gte=SUB_BATCH).first(),
         60,
         interval=0.05,
         what="a chunk in progress",
     )
     victim.kill()  # its chunk is neither stored nor acknowledged; its lease runs out after 3 s
+    assert not SweepChunk.objects.filter(sweep_id=body["id"], index=lease.index).exists()
     rescuer = workers("rescuer", **FIXED)
     final = wait_status(api, body, timeout=120)
     assert final["status"] == "done", final
-    assert final["progress"]["done"] == final["progress"]["total"] == 200
+    assert final["progress"]["done"] == final["progress"]["total"] == 4000
     assert_stored_exactly_once(body["id"])
-    assert computed([rescuer], body["id"])[0] == 1  # the killed worker's chunk, computed again once
+    # the killed worker's chunk (the one the test saw in progress), computed again once
+    assert computed([rescuer], body["id"])[lease.index] == 1
