@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from integrations import batch_work, batches, callbacks, delivery, recovery
 from integrations.models import Batch, Callback
+from tests.sweeps.conftest import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -46,12 +47,12 @@ def test_the_loop_starts_once_and_stops(settings, monkeypatch):
     try:
         assert recovery.start() is True
         assert recovery.start() is False  # one loop per process
-        import time
-
-        time.sleep(0.3)
+        # two passes: at once, then one interval later (waited for, not slept: a loaded machine may
+        # not schedule the thread within a fixed 0.3 s)
+        wait_for(lambda: len(calls) >= 2, 30, interval=0.01, what="two recovery passes")
     finally:
         recovery.stop()
-        recovery._thread.join(2)
+        recovery._thread.join(30)
     assert len(calls) >= 2 and not recovery._thread.is_alive()
     settings.RECOVERY_INTERVAL_S = 0
     assert recovery.start() is False  # turned off
