@@ -61,6 +61,8 @@ def test_moe_total_and_active(preset_id, total, active):
         ("llama-3.1-405b", 405e9, 0.005),  # Llama 3 paper
         ("gpt3-175b", 175e9, 0.01),  # GPT-3 paper table 2.1
         ("mt-nlg-530b", 530e9, 0.01),  # MT-NLG paper
+        ("bloom-176b", 176.247e9, 0.001),  # BLOOM paper: 176,247M
+        ("nemotron-4-340b", 340e9, 0.01),  # Nemotron-4 340B report
         ("pangu-ultra-moe-718b", 718e9, 0.01),  # openPangu Ultra MoE model card
     ],
 )
