@@ -61,7 +61,13 @@ def test_moe_total_and_active(preset_id, total, active):
         ("llama-3.1-405b", 405e9, 0.005),  # Llama 3 paper
         ("gpt3-175b", 175e9, 0.01),  # GPT-3 paper table 2.1
         ("mt-nlg-530b", 530e9, 0.01),  # MT-NLG paper
+        ("bloom-176b", 176.247e9, 0.001),  # BLOOM paper: 176,247M
+        ("nemotron-4-340b", 340e9, 0.01),  # Nemotron-4 340B report
         ("pangu-ultra-moe-718b", 718e9, 0.01),  # openPangu Ultra MoE model card
+        # Pangu Ultra report (arXiv 2504.07866) section 2: "135 billion parameters". By hand: 94 x
+        # (327,155,712 attention + 1,056,964,608 SwiGLU + 24,576 norms) + 2 x 153,376 x 12,288 untied
+        # embedding and head + 12,288 = 133.88e9, 0.8% under the rounded 135B
+        ("pangu-ultra-135b", 135e9, 0.01),
     ],
 )
 def test_dense_and_other_totals(preset_id, total, tol):

@@ -220,3 +220,26 @@ def test_published_moe_layouts_plan_as_published_within_10_percent(run_id, first
     assert (par["first_stage_layers"], par["last_stage_layers"]) == (first, last)
     per_gpu = par["tokens_per_s"] / result["compute"]["cards"]
     assert per_gpu == pytest.approx(float(run["tokens_per_s_per_gpu"]), rel=0.10)
+
+
+def test_pangu_ultra_row_is_the_reports_mfu_in_palm_flops():
+    # Pangu Ultra report (arXiv 2504.07866) section 4: over 52% MFU, MFU as PaLM (its reference [14],
+    # appendix B): 6N + 12·L·H·Q·T FLOP per token, N = 135e9, L = 94, H = 96, Q = 128, T = 4,096;
+    # the report states no peak: 354e12 per 910B [U], the catalog's ascend-910b2
+    flop_per_token = 6 * 135e9 + 12 * 94 * 96 * 128 * 4096
+    run = BY_ID["pangu-ultra-135b-8192x910b-4k-mindspeed"]
+    assert run["tokens_per_s_per_gpu"] == pytest.approx(0.52 * 354e12 / flop_per_token, abs=0.05)
+    assert "fit" not in run  # held out: nothing is fitted on Huawei's own runs
+
+
+def test_pangu_ultra_layout_gives_the_reports_bubble_ratios():
+    # Section 4.2: 1F1B bubble (p-1)/(p-1+n) = 30.45% at p = 8 and 6.8% with 6 virtual stages, 128-way
+    # DP: n = 16 micro-batches per DP rank, the row's 2,048 sequences at micro-batch 1
+    run = BY_ID["pangu-ultra-135b-8192x910b-4k-mindspeed"]
+    lay = run["layout"]
+    dp = run["gpus"] // (lay["tp"] * lay["pp"] * lay["cp"])
+    n = run["global_batch_seqs"] // (dp * lay["micro_batch_size"])
+    p, v = lay["pp"], lay["virtual_stages"]
+    assert (dp, n) == (128, 16)
+    assert (p - 1) / (p - 1 + n) == pytest.approx(0.3045, abs=0.0005)
+    assert (p - 1) / (v * n + p - 1) == pytest.approx(0.068, abs=0.0005)
