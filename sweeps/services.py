@@ -280,18 +280,30 @@ def run_chunk(*, sweep_id: int, index: int, worker: str = "") -> str:
         return "skipped"
     if index >= sweep["chunks_total"]:
         return "skipped"
-    if SweepChunk.objects.filter(sweep_id=sweep_id, index=index).exists():
-        maybe_finish(sweep_id=sweep_id)
+    if _stored(sweep_id, index):
         return "duplicate"
     holder = f"{worker or 'local'}:{uuid.uuid4().hex[:12]}"
     if not acquire_lease(sweep_id=sweep_id, index=index, holder=holder):
         log.info("sweep %s chunk %s: leased by another worker, left to it", sweep_id, index)
         return "leased"
-    log.info("sweep %s chunk %s: computing (lease %s)", sweep_id, index, holder)
     try:
+        # a twin message's worker may have stored the chunk and dropped its lease between the first
+        # look and this lease: looked at again under the lease, it is never computed twice
+        if _stored(sweep_id, index):
+            return "duplicate"
+        log.info("sweep %s chunk %s: computing (lease %s)", sweep_id, index, holder)
         return _compute_and_store(sweep_id, index, sweep, holder, worker)
     finally:
         ChunkLease.objects.filter(sweep_id=sweep_id, index=index, holder=holder).delete()
+
+
+def _stored(sweep_id: int, index: int) -> bool:
+    """Chunk `index` is stored already (the sweep's finish checked again: a redelivered last chunk
+    may be what completes it)."""
+    if not SweepChunk.objects.filter(sweep_id=sweep_id, index=index).exists():
+        return False
+    maybe_finish(sweep_id=sweep_id)
+    return True
 
 
 def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], holder: str, worker: str) -> str:

@@ -79,6 +79,39 @@ def test_a_duplicate_chunk_while_running_changes_nothing(sweep):
     assert (sweep.status, sweep.done, sweep.chunks_done) == ("running", 50, 1)
 
 
+def test_a_chunk_stored_by_a_twin_message_between_the_look_and_the_lease_is_not_computed_again(
+    sweep, monkeypatch
+):
+    """Two messages for chunk 0 (the watchdog re-queued it): the first worker stores it and drops
+    its lease after the second looked for it but before the second takes the lease. Under its lease
+    the second looks again and leaves it; the chunk is stored and counted once."""
+    real_acquire = services.acquire_lease
+
+    def twin_finishes_first(**kwargs):
+        monkeypatch.setattr(services, "acquire_lease", real_acquire)
+        assert services.run_chunk(sweep_id=sweep.pk, index=0) == "stored"  # the twin, inside the gap
+        return real_acquire(**kwargs)
+
+    monkeypatch.setattr(services, "acquire_lease", twin_finishes_first)
+    monkeypatch.setattr(services, "_compute_and_store", _fails_if_called(services._compute_and_store))
+    assert services.run_chunk(sweep_id=sweep.pk, index=0) == "duplicate"
+    sweep.refresh_from_db()
+    assert (sweep.done, sweep.chunks_done) == (50, 1)
+    assert SweepChunk.objects.filter(sweep=sweep, index=0).count() == 1
+
+
+def _fails_if_called(compute):
+    """`compute` for the first call (the twin's), an assertion error for any later one."""
+    calls = []
+
+    def once(*args, **kwargs):
+        assert not calls, "the chunk was computed a second time"
+        calls.append(args)
+        return compute(*args, **kwargs)
+
+    return once
+
+
 def test_results_equal_the_core_estimate(sweep):
     run_all(sweep)
     sweep.refresh_from_db()
