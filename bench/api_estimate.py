@@ -90,10 +90,15 @@ def post(url: str, body: bytes, token: str | None) -> tuple[int, float, dict]:
     return status, elapsed, json.loads(payload or b"{}")
 
 
-def start_server(var_dir: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    env = {
-        **os.environ,
+# what would point the benched server away from SQLite and its database cache in the temporary
+# directory (bench/api_profile.py sets up its in-process application the same way)
+NOT_SQLITE = ("DATABASE_URL", "CACHE_URL", "REDIS_URL")
+
+
+def server_settings(var_dir: str) -> dict[str, str]:
+    """The benched server's environment: SQLite and its database cache in `var_dir`, no debug, no
+    HTTPS redirect, a fresh secret, rate limits far above what the bench posts."""
+    return {
         "CLUSTERPLAN_VAR_DIR": var_dir,
         "DJANGO_DEBUG": "0",
         "SECURE_HTTPS": "0",
@@ -102,7 +107,11 @@ def start_server(var_dir: str) -> tuple[subprocess.Popen, str]:
         "THROTTLE_ANON": "1000000/minute",
         "THROTTLE_USER": "1000000/minute",
     }
-    env.pop("DATABASE_URL", None)  # SQLite in the temporary directory
+
+
+def start_server(var_dir: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in NOT_SQLITE} | server_settings(var_dir)
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     cmd = [
         sys.executable,

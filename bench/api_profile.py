@@ -26,7 +26,6 @@ import io
 import json
 import os
 import pstats
-import secrets
 import statistics
 import subprocess
 import sys
@@ -38,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import machine  # bench/machine.py: the load-average lines
-from api_estimate import SCENARIO, distinct_scenario
+from api_estimate import NOT_SQLITE, SCENARIO, distinct_scenario, server_settings
 
 HERE = Path(__file__).resolve()
 PARTS = ("throttles", "parse", "work budget", "plan", "INSERT", "serializer", "render")
@@ -85,19 +84,9 @@ class GcClock:
 
 
 def server_environment(var_dir: str) -> None:
-    """api_estimate.py's server settings: SQLite and its database cache in `var_dir`, no debug."""
-    os.environ.update(
-        {
-            "CLUSTERPLAN_VAR_DIR": var_dir,
-            "DJANGO_DEBUG": "0",
-            "SECURE_HTTPS": "0",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "ALLOWED_HOSTS": "127.0.0.1,localhost",
-            "THROTTLE_ANON": "1000000/minute",
-            "THROTTLE_USER": "1000000/minute",
-        }
-    )
-    for name in ("DATABASE_URL", "CACHE_URL", "REDIS_URL"):
+    """api_estimate.py's server settings (api_estimate.server_settings) in this process's environment."""
+    os.environ.update(server_settings(var_dir))
+    for name in NOT_SQLITE:
         os.environ.pop(name, None)
 
 
