@@ -493,15 +493,17 @@ def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -
     the few axes it involves, are combined smallest first, so only the last few combinations span
     the whole product (one masked assignment per rule over all of it cost several times more)."""
     none = len(failures)
+    small = np.min_scalar_type(none)  # the narrowest integer that holds every position: less to move
     ranked = sorted(
-        (np.where(np.asarray(failing), i, none).astype(np.int8) for i, (_, failing) in enumerate(failures)),
+        (np.where(np.asarray(failing), i, none).astype(small) for i, (_, failing) in enumerate(failures)),
         key=np.size,
     )
-    first: npt.NDArray[np.int8] = np.full((), none, dtype=np.int8)
+    first: npt.NDArray[Any] = np.full((), none, dtype=small)
     for failing in ranked:
         first = np.minimum(first, failing)
     codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=np.int64)
-    return codes[np.broadcast_to(first, shape)]
+    out: npt.NDArray[np.int64] = codes[np.broadcast_to(first, shape)]
+    return out
 
 
 def _timed_evaluation(
