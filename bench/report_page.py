@@ -97,7 +97,9 @@ def worker_starts(client, workers: int, n: int) -> None:
     for _ in range(workers):
         for path in ("old", "new"):
             fresh = services.create_estimate(data=SCENARIO).share_token
-            cmd = [sys.executable, __file__, "--child", path, cached, fresh, "-n", str(n)]
+            # one "--child=..." argument: a share token may start with "-", which argparse would
+            # take for an option as a separate argument (the bench then stopped with exit code 2)
+            cmd = [sys.executable, __file__, f"--child={path}:{cached}:{fresh}", "-n", str(n)]
             done = subprocess.run(cmd, check=True, capture_output=True, text=True, env=os.environ)
             runs[path].append(json.loads(done.stdout.strip().splitlines()[-1]))
     print(f"first request of a new worker (en; {workers} processes per path, {n} requests after the first)")
@@ -129,10 +131,10 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=30, help="timed requests per path and language")
     ap.add_argument("--workers", type=int, default=3, help="new worker processes per path (0: none)")
-    ap.add_argument("--child", nargs=3, metavar=("PATH", "CACHED", "FRESH"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", metavar="PATH:CACHED:FRESH", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:  # one new worker (worker_starts): the environment is the parent's
-        path, cached, fresh = args.child
+        path, cached, fresh = args.child.split(":")
         worker_child(path, cached, fresh, n=args.n)
         return 0
     setup(Path(tempfile.mkdtemp(prefix="clusterplan-bench-")))
@@ -174,4 +176,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main() if "--child" in sys.argv else machine.run(main))
+    sys.exit(main() if any(a.startswith("--child=") for a in sys.argv) else machine.run(main))
