@@ -32,7 +32,7 @@ value), built with numpy, never a Python loop over candidates:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -329,4 +329,33 @@ def auto_split_fails(
     if split != (None, None):
         return np.zeros(np.shape(pp), dtype=bool)
     out: BoolArray = np.asarray((v > 1) & (-(-layers // (pp * v)) * pp * v - layers > 2))
+    return out
+
+
+def gathered(axis: Any, at: tuple[npt.NDArray[np.intp], ...]) -> npt.NDArray[Any]:
+    """np.broadcast_to(axis, shape)[at] of a product's column: indexed on the axes it varies along
+    only (a column of the grid varies along one or a few of its axes)."""
+    v = np.asarray(axis)
+    v = v.reshape((1,) * (len(at) - v.ndim) + v.shape)
+    out = v[tuple(a if n > 1 else 0 for a, n in zip(at, v.shape, strict=True))]
+    return out if out.ndim else np.full(at[0].shape, out)  # a column constant over the product
+
+
+def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
+    """Per entry of a product of `shape`, the REASONS index of the first rule of `failures` (in
+    their order) it fails, -1 where it fails none. The first failing rule is the one of lowest
+    position, and a minimum does not depend on the order it is taken in: the rules' masks, each on
+    the few axes it involves, are combined smallest first, so only the last few combinations span
+    the whole product (one masked assignment per rule over all of it cost several times more)."""
+    none = len(failures)
+    small = np.min_scalar_type(none)  # the narrowest integer that holds every position: less to move
+    ranked = sorted(
+        (np.where(np.asarray(failing), i, none).astype(small) for i, (_, failing) in enumerate(failures)),
+        key=np.size,
+    )
+    first: npt.NDArray[Any] = np.full((), none, dtype=small)
+    for failing in ranked:
+        first = np.minimum(first, failing)
+    codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=np.int64)
+    out: npt.NDArray[np.int64] = codes[np.broadcast_to(first, shape)]
     return out

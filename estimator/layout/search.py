@@ -30,7 +30,14 @@ import numpy as np
 import numpy.typing as npt
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.enumeration import REASONS, candidate_grid, searched_grid, structural_failures
+from estimator.layout.enumeration import (
+    REASONS,
+    candidate_grid,
+    first_failure,
+    gathered,
+    searched_grid,
+    structural_failures,
+)
 from estimator.layout.memory import (
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
@@ -473,37 +480,8 @@ def _structurally_valid(problem: LayoutProblem) -> tuple[dict[str, Any], npt.NDA
     keep = searched_grid(problem, grid)
     reason = np.where(keep, first_failure(structural_failures(problem, grid), keep.shape), -2).ravel()
     at = np.unravel_index(np.flatnonzero(reason == -1), keep.shape)
-    sub = {k: _gathered(v, at) for k, v in grid.items()}
+    sub = {k: gathered(v, at) for k, v in grid.items()}
     return sub, reason, int(np.count_nonzero(keep))
-
-
-def _gathered(axis: Any, at: tuple[npt.NDArray[np.intp], ...]) -> npt.NDArray[Any]:
-    """np.broadcast_to(axis, shape)[at] of a product's column: indexed on the axes it varies along
-    only (a column of the grid varies along one or a few of its axes)."""
-    v = np.asarray(axis)
-    v = v.reshape((1,) * (len(at) - v.ndim) + v.shape)
-    out = v[tuple(a if n > 1 else 0 for a, n in zip(at, v.shape, strict=True))]
-    return out if out.ndim else np.full(at[0].shape, out)  # a column constant over the product
-
-
-def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
-    """Per entry of a product of `shape`, the REASONS index of the first rule of `failures` (in
-    their order) it fails, -1 where it fails none. The first failing rule is the one of lowest
-    position, and a minimum does not depend on the order it is taken in: the rules' masks, each on
-    the few axes it involves, are combined smallest first, so only the last few combinations span
-    the whole product (one masked assignment per rule over all of it cost several times more)."""
-    none = len(failures)
-    small = np.min_scalar_type(none)  # the narrowest integer that holds every position: less to move
-    ranked = sorted(
-        (np.where(np.asarray(failing), i, none).astype(small) for i, (_, failing) in enumerate(failures)),
-        key=np.size,
-    )
-    first: npt.NDArray[Any] = np.full((), none, dtype=small)
-    for failing in ranked:
-        first = np.minimum(first, failing)
-    codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=np.int64)
-    out: npt.NDArray[np.int64] = codes[np.broadcast_to(first, shape)]
-    return out
 
 
 def _timed_evaluation(

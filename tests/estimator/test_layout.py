@@ -359,8 +359,7 @@ def test_405b_search_is_fast():
 def test_first_failure_is_the_first_rule_failed_in_reasons_order_over_the_whole_product():
     """A 2 x 3 product: rule A (the earlier reason) fails where the first axis is 1, rule B where the
     second axis is 0. (0, 0) fails B only, (1, j) fails A first (and (1, 0) B too), the rest none."""
-    from estimator.layout.enumeration import REASONS
-    from estimator.layout.search import first_failure
+    from estimator.layout.enumeration import REASONS, first_failure
 
     a, b = "tp-crosses-scaleup-domain", "pp-not-dividing-layers"
     rules = [(a, np.array([[False], [True]])), (b, np.array([[True, False, False]]))]
