@@ -115,6 +115,3 @@ def time_by_stem(
     tokens = flat[offsets[j] + r * widths[j] + z]
     return speed_bin(tokens), times, (j, r, z)
 
-
-SLICE_ROWS = 16_384  # candidates per vectorized slice: the arrays stay in the CPU's cache
-GRID_MIN = 4_096  # a group of fewer (rows x stages) is timed with the other small ones (one call)
