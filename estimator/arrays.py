@@ -35,21 +35,25 @@ def percentiles(x: npt.NDArray[Any], q: Sequence[float] | FloatArray) -> FloatAr
     type 7; the value at the virtual index (n - 1)·q/100 of the sorted sample, interpolated
     between its two neighbours), computed with numpy's own arithmetic so the numbers are the same
     to the last bit. np.percentile partitions the sample at np.unique of those indexes, which
-    imports numpy.ma (about 7 ms of a cold `python -m estimator plan`, issue 27); this sorts
-    instead. Anything but a finite, non-empty float sample goes to np.percentile itself."""
-    a = np.sort(np.asarray(x).ravel())
+    imports numpy.ma (about 7 ms of a cold `python -m estimator plan`, issue 27); this partitions
+    at the indexes itself, the smallest and the largest (np.partition puts NaN last, as a sort
+    does): the same values at those places as a full sort, at an eighth of its cost for 10,000
+    draws. Anything but a finite, non-empty float sample goes to np.percentile itself."""
+    flat = np.asarray(x).ravel()
     quant = np.true_divide(arr(q), 100)
-    if a.dtype != np.float64 or a.size == 0 or not np.isfinite(a[-1]) or not np.isfinite(a[0]):
+    n = flat.size
+    if flat.dtype != np.float64 or n == 0 or quant.ndim != 1 or (quant < 0).any() or (quant > 1).any():
         return arr(np.percentile(x, q))
-    if quant.ndim != 1 or (quant < 0).any() or (quant > 1).any():
-        return arr(np.percentile(x, q))
-    n = a.size
     virtual = (n - 1) * quant  # numpy's "linear" get_virtual_index
     below = np.floor(virtual)
     above = below + 1
     top = virtual >= n - 1  # numpy's _get_indexes: the last value on both sides
     below[top], above[top] = -1, -1
     low, high = below.astype(np.intp), above.astype(np.intp)
+    kth = sorted({0, n - 1, *(low % n).tolist(), *(high % n).tolist()})  # np.unique imports numpy.ma
+    a = np.partition(flat, kth)
+    if not (np.isfinite(a[0]) and np.isfinite(a[-1])):  # an infinity or a NaN (last, as sort puts it)
+        return arr(np.percentile(x, q))
     t = virtual - low  # numpy's _get_gamma
     lo, hi = a[low], a[high]
     diff = hi - lo  # numpy's _lerp: from the nearer neighbour
