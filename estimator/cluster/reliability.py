@@ -25,7 +25,7 @@ The model (first order in the overheads, exponential times between interruptions
   P90 come from a moment-matched Gamma through Wilson and Hilferty's cube-root approximation.
 
 Sources: docs/sources.md#young-1974, #daly-2006, #llama3 (Table 5), #kokolis-2024,
-#wilson-hilferty-1931.
+#wilson-hilferty-1931, #numerical-recipes (the normal tail of the deadline risk).
 """
 
 from __future__ import annotations
@@ -158,6 +158,19 @@ def wall_time(
         }
 
 
+def _gamma_matched(mean: ArrayLike, shape: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(mu, a, theta) of the Gamma moment-matched to the negative binomial count of this mean and
+    Gamma rate shape: variance mu + mu^2 / shape, a = mu^2 / variance, theta = variance / mu (a set
+    to 1 where mu = 0: the count is 0 there and the callers say so)."""
+    mu = _f(mean)
+    var = mu + mu * mu / _f(shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.where(var > 0, mu * mu / var, np.inf)
+        theta = np.where(mu > 0, var / mu, 0.0)
+        a_safe = np.where(np.isfinite(a) & (a > 0), a, 1.0)
+    return mu, np.asarray(a_safe), np.asarray(theta)
+
+
 def count_quantiles(
     mean: ArrayLike, shape: ArrayLike, z: float = Z_P90
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -166,18 +179,59 @@ def count_quantiles(
     variance and its Wilson-Hilferty quantiles a theta (1 - 1/(9a) +/- z / (3 sqrt a))^3, clipped
     at 0 (Wilson & Hilferty 1931); the median is the same expression at z = 0, a theta (1 - 1/(9a))^3,
     about mean - theta/3 (the Gamma median's expansion a - 1/3 + 8/(405 a): docs/sources.md#choi-1994)."""
-    mu = _f(mean)
-    var = mu + mu * mu / _f(shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        a = np.where(var > 0, mu * mu / var, np.inf)
-        theta = np.where(mu > 0, var / mu, 0.0)
-        a_safe = np.where(np.isfinite(a) & (a > 0), a, 1.0)
+    mu, a_safe, theta = _gamma_matched(mean, shape)
 
-        def q(sign: float) -> FloatArray:
-            cube = np.maximum(1.0 - 1.0 / (9.0 * a_safe) + sign * z / (3.0 * np.sqrt(a_safe)), 0.0) ** 3
-            return np.asarray(np.where(mu > 0, a_safe * theta * cube, 0.0))
+    def q(sign: float) -> FloatArray:
+        cube = np.maximum(1.0 - 1.0 / (9.0 * a_safe) + sign * z / (3.0 * np.sqrt(a_safe)), 0.0) ** 3
+        return np.asarray(np.where(mu > 0, a_safe * theta * cube, 0.0))
 
     return q(-1.0), q(0.0), q(1.0)
+
+
+# Chebyshev fit of erfc(x) for x >= 0: Press et al., Numerical Recipes in C, 2nd ed. (1992), section
+# 6.2 `erfcc`, fractional error below 1.2e-7 everywhere (docs/sources.md#numerical-recipes)
+_ERFC_COEFFS = (
+    -1.26551223,
+    1.00002368,
+    0.37409196,
+    0.09678418,
+    -0.18628806,
+    0.27886807,
+    -1.13520398,
+    1.48851587,
+    -0.82215223,
+    0.17087277,
+)
+_ERFC_AT_0 = float(np.exp(sum(_ERFC_COEFFS)))  # the fit at x = 0 (t = 1)
+
+
+def normal_sf(z: ArrayLike) -> FloatArray:
+    """P(Z > z) for a standard normal Z (vectorized, dimensionless): erfc(z / sqrt 2) / 2 with
+    Numerical Recipes' Chebyshev erfc (fractional error < 1.2e-7; docs/sources.md#numerical-recipes),
+    divided by its value at 0 (1 + 3e-8) so that P(Z > 0) is 1/2 exactly and the two halves,
+    erfc(-x) = 2 - erfc(x) below 0, meet there (the tail stays monotone)."""
+    x = np.abs(_f(z)) / np.sqrt(2.0)
+    t = 1.0 / (1.0 + 0.5 * x)
+    poly = np.polynomial.polynomial.polyval(t, _ERFC_COEFFS)
+    half = t * np.exp(-x * x + poly) / (2.0 * _ERFC_AT_0)
+    return np.asarray(np.where(_f(z) >= 0, half, 1.0 - half))
+
+
+def count_exceedance(x: ArrayLike, mean: ArrayLike, shape: ArrayLike) -> FloatArray:
+    """P(N > x) (dimensionless) for the interruption count N of count_quantiles (the Gamma of mean mu
+    and variance mu + mu^2 / shape) through the inverse of its Wilson-Hilferty quantile (Wilson &
+    Hilferty 1931, docs/sources.md#wilson-hilferty-1931): (N / (a theta))^(1/3) is normal with mean
+    1 - 1/(9a) and sd 1 / (3 sqrt a), so P(N > x) = P(Z > z) with
+    z = 3 sqrt(a) ((x / (a theta))^(1/3) - 1 + 1/(9a)). At x = count_quantiles' P50 it is 1/2 and at
+    its P90 it is 1/10 (to normal_sf's 1.2e-7); x < 0 gives 1 (the clip at 0 puts the rest of the
+    lower tail on N = 0); mean 0: N = 0, so 1 for x < 0 and 0 otherwise. x in interruptions."""
+    xs = _f(x)
+    mu, a, theta = _gamma_matched(mean, shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(mu > 0, np.maximum(xs, 0.0) / np.where(mu > 0, a * theta, 1.0), 0.0)
+        z = 3.0 * np.sqrt(a) * (np.cbrt(u) - 1.0 + 1.0 / (9.0 * a))
+    p = np.where(mu > 0, normal_sf(z), 0.0)
+    return np.asarray(np.where(xs < 0, 1.0, p))
 
 
 def spare_coverage(spares: ArrayLike, nodes_down_mean: ArrayLike, max_spares: int = 4096) -> FloatArray:

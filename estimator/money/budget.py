@@ -14,6 +14,8 @@ storage; `cost.capex.total`, docs/architecture.md#formulas). Money is in the sce
   buys is the budget-sized plan itself (estimator.plan.sizing.budget_affords).
 - `deadline_miss_probability(days, target_days, mfu_low, mfu_likely, mfu_high)`: exact probability
   that the run is late when MFU is triangular (the Monte Carlo's distribution, estimator.plan.uncertainty).
+- `deadline_miss_probability_with_failures(...)`: the same with the interruption count's spread too
+  (estimator.cluster.reliability.count_exceedance), averaged over the MFU triangle.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from estimator.cluster import reliability as rel
 from estimator.cluster.network import fabric_counts
 from estimator.errors import FieldError, ScenarioError
 from estimator.limits import MAX_CARDS
@@ -32,6 +35,10 @@ from estimator.words import counted
 # MFU used to size the storage tiers' write bandwidth while the layout is not yet known: the top of
 # published large-scale records (MegaScale 55 %), so the storage is never under-priced.
 STORAGE_SIZING_MFU = 0.55
+# equal-probability strata of the MFU triangle in the deadline risk with failures: the midpoint rule
+# errs by at most 1 / (2 K) = 6.1e-5 even in the worst case, a step (a failure spread far narrower
+# than the MFU's), and by < 1e-6 on the plans' smooth integrands (tests/estimator/test_budget.py)
+MFU_STRATA = 8192
 
 
 def largest_within(sizes: np.ndarray, capex: np.ndarray, budget: float) -> int | None:  # noqa: ARG001 - the (sizes, capex) pair of its callers
@@ -157,3 +164,50 @@ def deadline_miss_probability(
     MFU < likely x days / target_days: the triangular CDF at that point."""
     threshold = mfu_likely * days / target_days
     return float(triangular_cdf(threshold, mfu_low, mfu_likely, mfu_high))
+
+
+def triangular_ppf(u: Any, low: float, likely: float, high: float) -> np.ndarray:
+    """The x with P(X <= x) = u for X triangular on [low, high] with mode `likely` (the inverse of
+    triangular_cdf, vectorized in u in [0, 1]): low + sqrt(u (high - low)(likely - low)) below the
+    mode's share (likely - low) / (high - low), high - sqrt((1 - u)(high - low)(high - likely)) above."""
+    u = np.asarray(u, dtype=float)
+    span = high - low
+    if span <= 0:
+        return np.full(u.shape, float(low))
+    split = (likely - low) / span
+    left = low + np.sqrt(u * span * (likely - low))
+    right = high - np.sqrt((1.0 - u) * span * (high - likely))
+    return np.asarray(np.where(u < split, left, right))
+
+
+def deadline_miss_probability_with_failures(
+    target_days: float,
+    base_days: float,
+    unexpected_count: float,
+    per_interruption_days: float,
+    rate_shape: float,
+    mfu: tuple[float, float, float],
+    strata: int = MFU_STRATA,
+) -> float:
+    """P(wall-clock days with failures > `target_days`) with both uncertainties: MFU ~
+    Triangular(low, likely, high) = `mfu` and, at each MFU, the interruption count N of
+    reliability.count_quantiles (negative binomial ~ Gamma, Wilson & Hilferty 1931;
+    docs/sources.md#wilson-hilferty-1931) whose P10 / P50 / P90 the goodput section shows.
+
+    At the likely MFU the wall days are base + N x per (plan.goodput._wall_quantiles): `base_days`
+    the computing, checkpoint stalls and planned stops, `unexpected_count` the mean of N, and
+    `per_interruption_days` the rework + restart each costs. The wall time is
+    T_s (1 + delta/tau) / (1 - lambda L - lambda_p R_p) (reliability.wall_time) and, for a given
+    cluster, neither the interval tau (Daly's, from the stall and the MTBI), the stall, the rates nor
+    the losses depend on the solve time T_s (ETTR does not), so at MFU m, with s = likely / m, the
+    solve time, the base and the mean count are s times their values at the likely MFU while `per`
+    and the rate's Gamma shape are unchanged: P(late | m) = P(N_m > (T - s base) / per) with
+    N_m of mean s x unexpected_count (reliability.count_exceedance). The MFU is integrated by the
+    midpoint rule over `strata` equal-probability strata through triangular_ppf (MFU_STRATA)."""
+    low, likely, high = mfu
+    u = (np.arange(strata, dtype=float) + 0.5) / strata
+    s = likely / triangular_ppf(u, low, likely, high)
+    if per_interruption_days <= 0:  # an interruption costs nothing: late exactly when the base is
+        return float(np.mean(s * base_days > target_days))
+    room = (target_days - s * base_days) / per_interruption_days  # interruptions the deadline allows
+    return float(np.mean(rel.count_exceedance(room, s * unexpected_count, rate_shape)))

@@ -110,6 +110,16 @@ def section(
     )
 
 
+def count_shape(r: Resolved, by_cause: Mapping[str, float]) -> float:
+    """The Gamma shape of the plan's interruption rate behind its P10-P90 (plan.goodput.evaluate:
+    reliability.rate_shape of the rates by cause), from `by_cause`, the expected counts by cause
+    (result.goodput's interruptions_by_cause): they are the rates times one wall time, and the shape
+    depends only on the rates' ratios (dimensionless)."""
+    st = settings(r)
+    counts = {c: np.asarray(n, dtype=float) for c, n in by_cause.items()}
+    return float(rel.rate_shape(counts, st.counts, st.scale_rel_sd))
+
+
 def _levers(
     r: Resolved,
     st: Settings,

@@ -1,10 +1,22 @@
 """Budget sizing (cluster.budget), the budget block and the probability of missing a deadline."""
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from estimator.errors import ScenarioError
-from estimator.money.budget import deadline_miss_probability, largest_within, status, triangular_cdf
+from estimator.money.budget import (
+    MFU_STRATA,
+    deadline_miss_probability,
+    deadline_miss_probability_with_failures,
+    largest_within,
+    status,
+    triangular_cdf,
+    triangular_ppf,
+)
 from estimator.plan.compose import estimate
 
 # The source article's example (errata applied), priced in CNY with a 50 M CNY budget (issue 11).
@@ -51,6 +63,77 @@ def test_deadline_on_the_likely_mfu_is_an_even_chance():
     assert deadline_miss_probability(10.0, 30.0, 0.39, 0.52, 0.65) == 0.0
 
 
+def test_triangular_ppf_inverts_the_cdf():
+    # Triangular(0, 0.5, 1): u = 0.125 at 0.25 (above), 0.5 at the mode, 0.875 at 0.75
+    assert triangular_ppf([0.0, 0.125, 0.5, 0.875, 1.0], 0, 0.5, 1) == pytest.approx([0, 0.25, 0.5, 0.75, 1])
+    assert triangular_ppf([0.1, 0.9], 0.4, 0.4, 0.4) == pytest.approx([0.4, 0.4])
+
+
+# 50 days of computing, checkpoints and planned stops at the likely MFU, 100 unexpected interruptions
+# expected at 0.05 day (72 min) each, rate shape 4: variance 100 + 100^2 / 4 = 2,600, a = 100^2 / 2,600,
+# theta = 26; the Wilson-Hilferty count quantiles a theta (1 - 1/(9a) + z / (3 sqrt a))^3
+BASE, MEAN, PER, SHAPE = 50.0, 100.0, 0.05, 4.0
+
+
+def _wh_days(z: float) -> float:
+    a, theta = MEAN**2 / (MEAN + MEAN**2 / SHAPE), (MEAN + MEAN**2 / SHAPE) / MEAN
+    return BASE + PER * a * theta * (1 - 1 / (9 * a) + z / (3 * math.sqrt(a))) ** 3
+
+
+def test_deadline_risk_at_a_known_mfu_is_the_failure_spread():
+    """A degenerate MFU range: the chance of missing a deadline at the shown P50 is one half, at
+    the P90 one in ten, at the P10 nine in ten (the days the goodput section shows)."""
+    known = (0.4, 0.4, 0.4)
+    p = [
+        deadline_miss_probability_with_failures(_wh_days(z), BASE, MEAN, PER, SHAPE, known)
+        for z in (-1.2815515655446004, 0.0, 1.2815515655446004)
+    ]
+    assert p == pytest.approx([0.9, 0.5, 0.1], abs=2e-7)
+    assert p[1] == pytest.approx(0.5, abs=1e-12)  # normal_sf(0) is 1/2 exactly
+
+
+def test_deadline_risk_without_failures_is_the_mfu_triangle():
+    # no interruption expected: late exactly when MFU < likely x days / target, the triangle's CDF
+    # (the midpoint rule of MFU_STRATA equal-probability strata: within 1 / (2 K))
+    for target in (40.0, 50.0, 55.0, 70.0):
+        p = deadline_miss_probability_with_failures(target, BASE, 0.0, PER, SHAPE, (0.3, 0.4, 0.45))
+        assert p == pytest.approx(
+            deadline_miss_probability(BASE, target, 0.3, 0.4, 0.45), abs=0.5 / MFU_STRATA
+        )
+    # and with failures the triangle alone at the mean days is not the answer: the spread moves it
+    mean_days = BASE + MEAN * PER
+    both = deadline_miss_probability_with_failures(mean_days, BASE, MEAN, PER, SHAPE, (0.3, 0.4, 0.45))
+    assert both != pytest.approx(deadline_miss_probability(mean_days, mean_days, 0.3, 0.4, 0.45), abs=0.01)
+
+
+def test_deadline_risk_two_strata_by_hand():
+    """Two strata of Triangular(0.3, 0.4, 0.5) at u = 1/4 and 3/4: MFU 0.3 + sqrt(0.005) and
+    0.5 - sqrt(0.005); the solve time, the base and the mean count scale by s = 0.4 / MFU; a Poisson
+    count (shape inf: a = mean, theta = 1) and P(late) = P(Z > 3 sqrt a ((x/a)^(1/3) - 1 + 1/(9a)))."""
+    target, base, mean, per = 56.0, 50.0, 100.0, 0.05
+    p = []
+    for m in (0.3 + math.sqrt(0.005), 0.5 - math.sqrt(0.005)):
+        s = 0.4 / m
+        a, x = s * mean, (target - s * base) / per
+        z = 3 * math.sqrt(a) * ((x / a) ** (1 / 3) - 1 + 1 / (9 * a))
+        p.append(math.erfc(z / math.sqrt(2)) / 2)
+    got = deadline_miss_probability_with_failures(
+        target, base, mean, per, math.inf, (0.3, 0.4, 0.5), strata=2
+    )
+    assert got == pytest.approx(sum(p) / 2, rel=3e-7)
+
+
+@given(st.floats(30.0, 90.0), st.floats(0.0, 20.0), st.floats(0.0, 500.0), st.floats(0.5, 1e3))
+@settings(max_examples=60, deadline=None)
+def test_deadline_risk_falls_as_the_deadline_moves_out(
+    target: float, later: float, mean: float, shape: float
+):
+    mfu = (0.25, 0.4, 0.45)
+    near = deadline_miss_probability_with_failures(target, BASE, mean, PER, shape, mfu)
+    far = deadline_miss_probability_with_failures(target + later, BASE, mean, PER, shape, mfu)
+    assert 0.0 <= far <= near <= 1.0
+
+
 def test_sizing_by_budget_returns_the_largest_plan_within_budget():
     out = estimate({**ARTICLE, "cluster": {"budget": BUDGET}})["result"]
     cards, per_node = out["compute"]["cards"], out["compute"]["cards_per_node"]
@@ -79,18 +162,31 @@ def test_over_budget_plan_says_by_how_much_and_what_the_budget_buys():
     assert b["affords"]["days"] == by_budget["goodput"]["wall_clock_days"]
     assert b["affords"]["compute_days"] == by_budget["compute"]["wall_clock_days"]
     # sized with the fewest cards that meet the deadline with failures counted (29.3 of 30 days with
-    # engine 2.16.0): the run is late when MFU < likely x days / target, the triangle's CDF there
+    # engine 2.16.0); the chance of missing it counts the MFU range and the failure spread: close to
+    # the triangle's CDF at likely x mean days / target (the MFU range is the wider), not equal to it
     days = r["goodput"]["wall_clock_days"]
     assert r["compute"]["wall_clock_days"] < days <= 30.0
     lo, likely, hi = r["uncertainty"]["inputs"]["mfu"]
-    x = likely * days / 30.0
-    cdf = (
-        (x - lo) ** 2 / ((hi - lo) * (likely - lo))
-        if x <= likely
-        else 1 - (hi - x) ** 2 / ((hi - lo) * (hi - likely))
-    )
-    assert r["compute"]["deadline_miss_probability"] == pytest.approx(cdf, rel=1e-9)
-    assert 0.2 < cdf < 0.7  # one sizing step of slack: the miss is far from unlikely
+    cdf = _triangle_cdf_by_hand(likely * days / 30.0, lo, likely, hi)
+    miss = r["compute"]["deadline_miss_probability"]
+    assert miss == pytest.approx(cdf, abs=0.05) and miss != pytest.approx(cdf, abs=1e-4)
+    assert 0.2 < miss < 0.7  # one sizing step of slack: the miss is far from unlikely
+
+
+def _triangle_cdf_by_hand(x: float, lo: float, likely: float, hi: float) -> float:
+    if x <= likely:
+        return (x - lo) ** 2 / ((hi - lo) * (likely - lo))
+    return 1 - (hi - x) ** 2 / ((hi - lo) * (hi - likely))
+
+
+def test_deadline_risk_without_failures_counted_is_the_triangle_at_the_days():
+    """reliability.failures false: the run is late when MFU < likely x days / target, the triangle's
+    CDF there (the formula of engine 2.44.0 and before, unchanged)."""
+    out = estimate({**ARTICLE, "cluster": {"target_days": 30}, "reliability": {"failures": False}})["result"]
+    days = out["compute"]["wall_clock_days"]
+    lo, likely, hi = out["uncertainty"]["inputs"]["mfu"]
+    cdf = _triangle_cdf_by_hand(likely * days / 30.0, lo, likely, hi)
+    assert out["compute"]["deadline_miss_probability"] == pytest.approx(cdf, rel=1e-9)
 
 
 def test_budget_too_small_and_two_sizings_are_rejected():

@@ -206,3 +206,27 @@ def test_suggested_spares_cover_95_percent_of_node_failures():
     for m in (0.01, 0.3, 2.7, 12.5, 60.0):
         expected = next(s for s in range(1, 4097) if float(rel.spare_coverage(s, m)) >= 0.95)
         assert suggested_spares(m) == expected
+
+
+def test_deadline_risk_reads_the_spread_the_section_shows() -> None:
+    """The inputs of compute.deadline_miss_probability: the mean wall is base + mean count x per (the
+    computing, checkpoints and planned stops plus rework + restart per unexpected interruption), and
+    the rate shape recovered from the counts by cause (goodput_section.count_shape) gives back the
+    section's P10 and P90 through the Wilson-Hilferty quantiles."""
+    from estimator.cluster import reliability as rel
+    from estimator.contract.resolve import parse_scenario, resolve
+    from estimator.plan.goodput_section import count_shape
+
+    doc = {**LLAMA3, "cluster": {"target_days": 60}}
+    out = plan(doc)
+    g = out["goodput"]
+    lost = g["lost_days"]
+    base = g["compute_days"] + lost["checkpoints"] + lost["planned"]
+    per = (g["rework_per_interruption_s"] + g["restart_s"]) / 86400
+    mean = g["expected_unexpected_interruptions"]
+    assert base + mean * per == pytest.approx(g["wall_clock_days"], rel=1e-12)
+    shape = count_shape(resolve(parse_scenario(doc)), g["interruptions_by_cause"])
+    p10, _p50, p90 = rel.count_quantiles(mean, shape)
+    assert base + per * float(p10) == pytest.approx(g["wall_clock_days_p10"], rel=1e-12)
+    assert base + per * float(p90) == pytest.approx(g["wall_clock_days_p90"], rel=1e-12)
+    assert 0.0 < out["compute"]["deadline_miss_probability"] < 1.0

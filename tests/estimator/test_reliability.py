@@ -91,6 +91,44 @@ def test_a_skewed_count_has_its_median_below_the_mean() -> None:
     assert float(p50) == pytest.approx(8.1304, abs=5e-4)
 
 
+def test_normal_sf_against_the_error_function() -> None:
+    # P(Z > z) = erfc(z / sqrt 2) / 2 (math.erfc); Numerical Recipes' fit: fractional error < 1.2e-7
+    z = np.linspace(-8.0, 8.0, 161)
+    exact = np.array([math.erfc(v / math.sqrt(2.0)) / 2.0 for v in z])
+    assert rel.normal_sf(z) == pytest.approx(exact, rel=2e-7)
+    # the P90 quantile z = 1.28155: 0.1; z = 0: 0.5
+    assert float(rel.normal_sf(rel.Z_P90)) == pytest.approx(0.1, abs=1e-7)
+    assert float(rel.normal_sf(0.0)) == pytest.approx(0.5, abs=1e-7)
+
+
+def test_count_exceedance_inverts_the_wilson_hilferty_quantiles() -> None:
+    # mean 10, shape 2: a = 5/3, theta = 6 (above); WH quantiles by hand:
+    # P50 = 10 (1 - 1/15)^3 = 8.1304, P90 = 10 (1 - 1/15 + 1.28155 / (3 sqrt(5/3)))^3
+    a, theta = 5.0 / 3.0, 6.0
+    p50 = a * theta * (1 - 1 / (9 * a)) ** 3
+    p90 = a * theta * (1 - 1 / (9 * a) + rel.Z_P90 / (3 * math.sqrt(a))) ** 3
+    p10 = a * theta * (1 - 1 / (9 * a) - rel.Z_P90 / (3 * math.sqrt(a))) ** 3
+    tail = rel.count_exceedance([p10, p50, p90], 10.0, 2.0)
+    assert tail == pytest.approx([0.9, 0.5, 0.1], abs=2e-7)
+    # below 0 the count always exceeds; no interruptions expected: never above 0
+    assert rel.count_exceedance([-1.0, 0.0, 3.0], 0.0, 2.0) == pytest.approx([1.0, 0.0, 0.0])
+    assert float(rel.count_exceedance(-0.5, 10.0, 2.0)) == 1.0
+
+
+@given(
+    st.floats(0.01, 1e5),
+    st.floats(0.1, 1e4),
+    st.floats(0.0, 3.0),
+    st.floats(0.0, 3.0),
+)
+@settings(max_examples=200, deadline=None)
+def test_count_exceedance_falls_as_the_count_allowed_grows(
+    mean: float, shape: float, x: float, dx: float
+) -> None:
+    lo, hi = rel.count_exceedance([x * mean, (x + dx) * mean], mean, shape)
+    assert 0.0 <= hi <= lo <= 1.0
+
+
 def test_spare_coverage_by_hand() -> None:
     # nodes down ~ Poisson(0.5): P(0) = e^-0.5 = 0.6065; P(<2) = 1.5 e^-0.5 = 0.9098
     assert float(rel.spare_coverage(1, 0.5)) == pytest.approx(0.60653, rel=1e-4)

@@ -17,6 +17,7 @@ from estimator.plan.advice import advise
 from estimator.plan.chosen import Sized
 from estimator.plan.goodput_section import advice as goodput_advice
 from estimator.plan.goodput_section import assumptions as goodput_assumptions
+from estimator.plan.goodput_section import count_shape
 from estimator.plan.inference import Deployment, Serving
 from estimator.plan.inference import serving as size_serving
 from estimator.plan.result import Assumption, CostSection, Result
@@ -44,7 +45,10 @@ def assemble(r: Resolved, z: Sized, problem: LayoutProblem, goodput: GoodputSect
     uncertainty = uncertainty_section(
         r, z.flops["training_flop"], z.peak, choice, roll, z.prices, problem.stack
     )
-    compute = with_deadline_risk(compute, uncertainty, goodput)
+    shape = None  # the interruption rate's Gamma shape, when failures are counted
+    if goodput is not None and goodput.failures_counted:
+        shape = count_shape(r, goodput.interruptions_by_cause)
+    compute = with_deadline_risk(compute, uncertainty, goodput, shape)
     parallelism, memory, layout = layout_sections(r, choice, problem)
     cost = CostSection(cost=roll["_cost"], budget_in_currency=budget_of(r))
     result = Result(

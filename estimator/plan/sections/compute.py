@@ -1,6 +1,7 @@
 """result.model and result.compute: the model's size and FLOPs per token (model.transformer via
 money.pricing.model_flops), and the run's cards, MFU and time (money.rollup); the deadline's
-verdict and its miss probability under the Monte Carlo's MFU range (money.budget)."""
+verdict and its miss probability under the Monte Carlo's MFU range and, with failures, the
+interruption count's spread (money.budget)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from estimator.contract.resolve import Resolved
+from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money import budget as budget_rules
 from estimator.plan.chosen import ClusterChoice, Roll
 from estimator.plan.result import ComputeSection, ModelSection, UncertaintySection
@@ -76,13 +78,30 @@ def compute_section(
 
 
 def with_deadline_risk(
-    compute: ComputeSection, uncertainty: UncertaintySection, goodput: GoodputSection | None
+    compute: ComputeSection,
+    uncertainty: UncertaintySection,
+    goodput: GoodputSection | None,
+    shape: float | None = None,
 ) -> ComputeSection:
-    """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range, the
-    days with failures counted (goodput.wall_clock_days) when there are any."""
+    """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range; when
+    failures are counted, of the wall-clock days with failures, counting both the MFU range and the
+    spread of the interruption count (Gamma rate `shape`, plan.goodput_section.count_shape) behind
+    goodput's P10-P90 (money.budget.deadline_miss_probability_with_failures); else of the days at
+    the MFU (money.budget.deadline_miss_probability)."""
     mfu = uncertainty.mfu_triangle
     if compute.target_days is None or mfu is None:
         return compute
-    days = goodput.wall_clock_days if goodput is not None else compute.wall_clock_days
-    p = budget_rules.deadline_miss_probability(days, compute.target_days, *mfu)
+    if goodput is not None and goodput.failures_counted and shape is not None:
+        lost = goodput.lost_days
+        p = budget_rules.deadline_miss_probability_with_failures(
+            compute.target_days,
+            goodput.compute_days + lost.checkpoints_days + lost.planned_days,
+            goodput.expected_unexpected_interruptions_count,
+            (goodput.rework_s_per_interruption + goodput.restart_s) / SECONDS_PER_DAY,
+            shape,
+            mfu,
+        )
+    else:
+        days = goodput.wall_clock_days if goodput is not None else compute.wall_clock_days
+        p = budget_rules.deadline_miss_probability(days, compute.target_days, *mfu)
     return dataclasses.replace(compute, deadline_miss_probability=p)
