@@ -48,9 +48,14 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _deadline(c: Mapping[str, Any]) -> str:
+def _deadline(c: Mapping[str, Any], failures: bool = False) -> str:
+    """The chance of missing the deadline; `failures`: it counts the MFU range and the failures
+    together (compute.deadline_miss_probability with failures counted, engine 2.45.0 on)."""
     p = c.get("deadline_miss_probability")
-    return "" if p is None else f"; {p:.0%} chance of missing the {c['target_days']:g}-day deadline"
+    if p is None:
+        return ""
+    both = " (MFU range and failures counted together)" if failures else ""
+    return f"; {p:.0%} chance of missing the {c['target_days']:g}-day deadline{both}"
 
 
 def _budget(b: Mapping[str, Any]) -> str:
@@ -81,8 +86,9 @@ def _stack_line(stack: Mapping[str, Any]) -> str:
 
 
 def _goodput_rows(g: Mapping[str, Any] | None, c: Mapping[str, Any]) -> list[list[str]]:
-    """The days with failures (the headline: the median), their P10-P90, the mean the deadline risk
-    counts, ETTR, interruptions and checkpoints."""
+    """The days with failures (the headline: the median), their P10-P90 (the failure spread at the
+    planned MFU), the mean the sizing and the levers count, ETTR and the chance of missing the
+    deadline (the MFU range and the failures together), interruptions and checkpoints."""
     if not g:
         return []
     lost = g["lost_days"]
@@ -90,9 +96,10 @@ def _goodput_rows(g: Mapping[str, Any] | None, c: Mapping[str, Any]) -> list[lis
         [
             "with failures",
             days(g["wall_clock_days_p50"]),
-            f"median; P10-P90 {days(g['wall_clock_days_p10'])} - {days(g['wall_clock_days_p90'])}; "
+            f"median; P10-P90 {days(g['wall_clock_days_p10'])} - {days(g['wall_clock_days_p90'])}"
+            f"{' at the planned MFU' if g.get('failures_counted') else ''}; "
             f"mean {days(g['wall_clock_days'])}; ETTR {g['effective_training_time_ratio']:.1%}"
-            + _deadline(c),
+            + _deadline(c, bool(g.get("failures_counted"))),
         ],
         [
             "interruptions",

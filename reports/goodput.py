@@ -25,10 +25,10 @@ TABLE = [
     (gettext_lazy("80% likely from"), "goodput.wall_clock_days_p10", "days"),
     # xgettext:no-python-format
     (gettext_lazy("80% likely to"), "goodput.wall_clock_days_p90", "days"),
-    # the mean of the same draws (a skewed count can put it above the P90): what the deadline risk,
-    # the levers and the sizing count
+    # the mean of the same draws (a skewed count can put it above the P90): what the deadline's
+    # verdict, the levers and the sizing count (the chance of missing it counts the whole spread)
     (
-        gettext_lazy("Wall-clock time with failures (mean, counted by the deadline risk and the levers)"),
+        gettext_lazy("Wall-clock time with failures (mean, counted by the deadline sizing and the levers)"),
         MEAN,
         "days",
     ),
@@ -67,7 +67,8 @@ def days_with_failures(result: dict) -> float | None:
 
 def why(result: dict) -> str:
     """One line under the headline's days with failures: compute days plus what interruptions cost,
-    the median with its P10-P90 (the mean, with the skew note, for a result without the median)."""
+    the median with its P10-P90, the failure spread at the planned MFU (the mean, with the skew note,
+    for a result without the median)."""
     g = result.get("goodput") or {}
     if not g:
         return ""
@@ -92,10 +93,10 @@ def why(result: dict) -> str:
             ngettext(
                 "%(compute)s of computing, plus interruptions (%(n)s expected, one every %(mtbi)s h), "
                 "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
-                "Median %(days)s; 80%% likely between %(low)s and %(high)s.",
+                "Median %(days)s; 80%% likely between %(low)s and %(high)s at the planned MFU.",
                 "%(compute)s of computing, plus interruptions (%(n)s expected, one every %(mtbi)s h), "
                 "checkpoints every %(interval)s (%(mode)s) and restarts of %(restart)s; ETTR %(ettr)s. "
-                "Median %(days)s; 80%% likely between %(low)s and %(high)s.",
+                "Median %(days)s; 80%% likely between %(low)s and %(high)s at the planned MFU.",
                 f.plural_n(n),
             )
             % values

@@ -123,10 +123,7 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             text += " " + band
         miss, target = _num(compute.get("deadline_miss_probability")), _num(compute.get("target_days"))
         if miss is not None and target is not None:
-            text += " " + _("Chance of missing the %(target)s deadline: %(p)s.") % {
-                "target": f.days(target),
-                "p": f.percent(miss, 0),
-            }
+            text += " " + _deadline_risk(miss, target, bool(dig(result, "goodput.failures_counted")))
         return text
     if key == "days_with_failures":
         return goodput.why(result)
@@ -296,3 +293,17 @@ def band_text(band: Any) -> str:
             "Widened to hold published runs with this plan's kind of layout that the model does not explain yet (they ran slower than predicted)."
         )
     return text
+
+
+def _deadline_risk(miss: float, target: float, failures: bool) -> str:
+    """The chance of missing the deadline; with failures counted it counts the MFU range and the
+    interruptions together (compute.deadline_miss_probability, engine 2.45.0 on)."""
+    values = {"target": f.days(target), "p": f.percent(miss, 0)}
+    if failures:
+        return (
+            _(
+                "Chance of missing the %(target)s deadline, counting the MFU range and failures together: %(p)s."
+            )
+            % values
+        )
+    return _("Chance of missing the %(target)s deadline: %(p)s.") % values

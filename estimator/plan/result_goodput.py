@@ -74,9 +74,10 @@ class GoodputSection:
     rework_s_per_interruption: float = json_key("rework_per_interruption_s")
     compute_days: float
     lost_days: LostDays
-    # wall-clock days with failures counted: the mean (what the deadline risk, the levers and the
-    # sizing count) and the P10, P50 (median: "how many days will it take") and P90 of the same
-    # interruption-count distribution (plan.goodput.evaluate, reliability.count_quantiles); days
+    # wall-clock days with failures counted: the mean (what the deadline's verdict, the levers and
+    # the sizing count) and the P10, P50 (median: "how many days will it take") and P90 of the same
+    # interruption-count distribution at the planned MFU (plan.goodput.evaluate,
+    # reliability.count_quantiles; the deadline risk counts it with the MFU range); days
     wall_clock_days: float
     wall_clock_p10_days: float = json_key("wall_clock_days_p10")
     wall_clock_p50_days: float = json_key("wall_clock_days_p50")

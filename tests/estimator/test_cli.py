@@ -161,6 +161,9 @@ def test_table_states_the_budget_and_the_deadline_risk(run):
     assert f"OVER by {over:,.0f} CNY" in out.stdout
     assert f"It buys {plan['budget']['affords']['cards']:,} cards" in out.stdout
     assert "chance of missing the 30-day deadline" in out.stdout
+    # failures counted: the chance counts the MFU range with them, the P10-P90 is at the planned MFU
+    assert "30-day deadline (MFU range and failures counted together)" in out.stdout
+    assert "at the planned MFU;" in out.stdout
 
 
 def test_module_entry_point():

@@ -35,11 +35,12 @@ def test_the_headline_says_the_median_with_its_band_and_no_second_figure():
     with translation.override("en"):
         text = goodput.why(skewed)
         assert goodput.days_with_failures(skewed) == 33.0
-    assert "Median 33 days; 80% likely between 31 days and 38 days." in text, text
+    # the band is the failure spread at the planned MFU (the deadline risk adds the MFU range)
+    assert "Median 33 days; 80% likely between 31 days and 38 days at the planned MFU." in text, text
     assert "40 days" not in text and "Mean" not in text  # one number per question
     with translation.override("zh-hans"):
         zh = goodput.why(skewed)
-    assert "中位数 33 天" in zh and "均值" not in zh, zh
+    assert "中位数 33 天" in zh and "按计划 MFU" in zh and "均值" not in zh, zh
 
 
 def test_an_older_result_without_the_median_names_its_mean_above_its_p90():
@@ -65,8 +66,11 @@ def test_the_working_table_labels_the_median_and_the_mean():
         labels = [str(label) for label, path, _kind in goodput.TABLE if path in paths]
     assert labels == [
         "Wall-clock time with failures (median)",
-        "Wall-clock time with failures (mean, counted by the deadline risk and the levers)",
+        "Wall-clock time with failures (mean, counted by the deadline sizing and the levers)",
     ]
     with translation.override("zh-hans"):
         zh = [str(label) for label, path, _kind in goodput.TABLE if path in paths]
-    assert zh == ["含故障的墙钟时间（中位数）", "含故障的墙钟时间（均值，期限风险与各项改进措施按它计算）"]
+    assert zh == [
+        "含故障的墙钟时间（中位数）",
+        "含故障的墙钟时间（均值，按期限确定规模与各项改进措施按它计算）",
+    ]

@@ -1,0 +1,19 @@
+"""The headline's chance of missing a deadline says what it counts: with failures counted, the MFU
+range and the interruptions together (compute.deadline_miss_probability, engine 2.45.0); without
+them, the MFU range alone, in the old words."""
+
+from django.utils import translation
+
+from reports.summary import _deadline_risk
+
+
+def test_the_chance_with_failures_names_both_uncertainties():
+    with translation.override("en"):
+        both = _deadline_risk(0.59, 60.0, True)
+        alone = _deadline_risk(0.59, 60.0, False)
+    assert "counting the MFU range and failures together: 59%." in both, both
+    assert alone.startswith("Chance of missing the 60 days deadline: 59%"), alone
+    assert "failures" not in alone
+    with translation.override("zh-hans"):
+        zh = _deadline_risk(0.59, 60.0, True)
+    assert "同时计入 MFU 范围与故障" in zh and "59%" in zh, zh
