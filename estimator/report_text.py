@@ -137,21 +137,33 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
         ],
         ["throughput", f"{si(c['tokens_per_s'], 'tok/s')}", ""],
     ]
+    held = _held(r.get("goodput"))
     if "power" in r:
         rows.append(
             [
                 "facility power",
                 si(r["power"]["facility_w"], "W"),
-                f"energy {si(r['power']['energy_wh'], 'Wh')}",
+                f"energy {si(r['power']['energy_wh'], 'Wh')}{held}",
             ]
         )
     if "cost" in r:
         cost = r["cost"]
         rows.append(["capex", f"{cost['capex']['total']:,.0f} {cur}", ""])
         rows.append(
-            ["run cost owned / cloud", f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}", ""]
+            [
+                "run cost owned / cloud",
+                f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}",
+                f"{cost['card_hours']:,.0f} card-hours paid{held}",
+            ]
         )
     return rows
+
+
+def _held(g: Mapping[str, Any] | None) -> str:
+    """What the energy and the run's cost cover: the mean wall clock with failures when counted."""
+    if not g or not g.get("failures_counted"):
+        return ""
+    return f" over the {days(g['wall_clock_days'])} held (mean, failures counted)"
 
 
 def _layout_lines(p: Mapping[str, Any]) -> list[str]:

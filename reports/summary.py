@@ -141,6 +141,7 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             "owned": f.money(dig(result, "cost.run.owned"), cur),
             "cloud": f.money(dig(result, "cost.run.cloud"), cur),
         }
+        text += _held_sentence(result)
         scaleup = _num(capex.get("scaleup"))
         if scaleup:  # supernodes: the scale-up plane is capex of its own (in the total)
             text += " " + _("The supernodes' scale-up plane adds %(scaleup)s.") % {
@@ -162,8 +163,23 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             "it": f.watts(dig(result, "power.it_w")),
             "pue": f.auto(dig(scenario, "cost.pue") or dig(result, "power.pue")),
             "energy": f.watt_hours(dig(result, "power.energy_wh")),
-        }
+        } + _held_sentence(result)
     return ""
+
+
+def _held_sentence(result: dict) -> str:
+    """What the run's cost and energy cover when failures are counted: the mean wall clock with them
+    (money.rollup.Sizing.held, stated by the assumption row assumption.held-time); "" otherwise, and
+    for a result stored before engine 2.45.0 (its cost covered the computing time alone)."""
+    g = result.get("goodput") or {}
+    days = _num(g.get("wall_clock_days"))
+    held = any(a.get("code") == "assumption.held-time" for a in result.get("assumptions") or [])
+    if not held or days is None or _num(dig(result, "cost.card_hours")) is None:
+        return ""
+    return " " + _(
+        "The run is paid and powered for the %(days)s the cluster is held, failures counted "
+        "(%(hours)s card-hours, the mean)."
+    ) % {"days": f.days(days), "hours": f.big(dig(result, "cost.card_hours"))}
 
 
 def _value(result: dict, key: str, path: str) -> Any:

@@ -114,4 +114,3 @@ def time_by_stem(
     widths = np.array([t["tokens_per_s"].shape[1] for t in times])
     tokens = flat[offsets[j] + r * widths[j] + z]
     return speed_bin(tokens), times, (j, r, z)
-
