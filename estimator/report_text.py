@@ -169,7 +169,7 @@ def _held(g: Mapping[str, Any] | None) -> str:
 def _layout_lines(p: Mapping[str, Any]) -> list[str]:
     """The chosen layout, its step time by term, MoE folding and the pipeline's end stages."""
     lines = [
-        f"Layout: TP {p['tp']} x PP {p['pp']} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
+        f"Layout: TP {p['tp']} x PP {p['pp']}{_cp(p)} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
         f"recompute {p['recompute']}, micro-batch {p['micro_batch_size']} x {p['micro_batches']}, "
         f"bubble {p['bubble_fraction']:.1%}, step {p['step_time_s']:.2f} s, predicted MFU {p['predicted_mfu']:.1%}",
         "Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items()),
@@ -185,6 +185,11 @@ def _layout_lines(p: Mapping[str, Any]) -> list[str]:
             f"{p['last_stage_layers']} on the last"
         )
     return lines
+
+
+def _cp(p: Mapping[str, Any]) -> str:
+    """The layout line's CP part where context parallelism is used (TP x PP x CP x DP is the cards)."""
+    return f" x CP {p['cp']}" if (p.get("cp") or 1) > 1 else ""
 
 
 def _machine_lines(r: Mapping[str, Any]) -> list[str]:

@@ -60,8 +60,11 @@ def currency(result: dict) -> str:
 
 
 def layout_label(result: dict) -> str:
+    """TP · PP · [CP ·] DP · EP of the chosen layout: TP·PP·CP·DP is the card count, so context
+    parallelism is named wherever it is used (CP > 1)."""
     par = result.get("parallelism") or {}
-    parts = [f"{k.upper()}={par[k]}" for k in ("tp", "pp", "dp", "ep") if isinstance(par.get(k), int)]
+    keys = ("tp", "pp", "cp", "dp", "ep") if (par.get("cp") or 1) > 1 else ("tp", "pp", "dp", "ep")
+    parts = [f"{k.upper()}={par[k]}" for k in keys if isinstance(par.get(k), int)]
     return " · ".join(parts)
 
 

@@ -46,3 +46,11 @@ def test_no_held_sentence_without_failures_or_for_an_older_result():
         for result in (free, old):
             assert "the cluster is held" not in _why(result, "capex")
             assert "the cluster is held" not in _why(result, "power")
+
+
+def test_the_layout_label_names_context_parallelism():
+    from reports.summary import layout_label
+
+    par = {"tp": 8, "pp": 2, "dp": 8, "ep": 1}
+    assert layout_label({"parallelism": {**par, "cp": 8}}) == "TP=8 · PP=2 · CP=8 · DP=8 · EP=1"
+    assert layout_label({"parallelism": {**par, "cp": 1}}) == "TP=8 · PP=2 · DP=8 · EP=1"
