@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from estimator.words import counted
+
 _SI = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
@@ -125,7 +127,7 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
             si(c["training_flop"], "FLOP"),
             f"{si(c['flop_per_token'], 'FLOP')}/token x tokens",
         ],
-        ["cards", f"{c['cards']:,}", f"{c['nodes']:,} nodes of {s['hardware'].get('cards_per_node') or ''}"],
+        ["cards", f"{c['cards']:,}", f"{counted(c['nodes'], 'node')} of {s['hardware'].get('cards_per_node') or ''}"],
         ["wall-clock", days(c["wall_clock_days"]), f"at MFU {c['mfu']:.1%}, before failures"],
         *_goodput_rows(r.get("goodput"), c),
         [

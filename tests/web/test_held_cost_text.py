@@ -9,7 +9,7 @@ from django.utils import translation
 
 from estimator.plan.compose import estimate
 from reports import formatting as f
-from reports.summary import headline
+from reports.summary import headline, layout_label
 
 SCENARIO = {
     "model": {"preset": "llama-3.1-8b"},
@@ -49,8 +49,6 @@ def test_no_held_sentence_without_failures_or_for_an_older_result():
 
 
 def test_the_layout_label_names_context_parallelism():
-    from reports.summary import layout_label
-
     par = {"tp": 8, "pp": 2, "dp": 8, "ep": 1}
     assert layout_label({"parallelism": {**par, "cp": 8}}) == "TP=8 · PP=2 · CP=8 · DP=8 · EP=1"
     assert layout_label({"parallelism": {**par, "cp": 1}}) == "TP=8 · PP=2 · DP=8 · EP=1"
