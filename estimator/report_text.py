@@ -127,7 +127,11 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
             si(c["training_flop"], "FLOP"),
             f"{si(c['flop_per_token'], 'FLOP')}/token x tokens",
         ],
-        ["cards", f"{c['cards']:,}", f"{counted(c['nodes'], 'node')} of {s['hardware'].get('cards_per_node') or ''}"],
+        [
+            "cards",
+            f"{c['cards']:,}",
+            f"{counted(c['nodes'], 'node')} of {s['hardware'].get('cards_per_node') or ''}",
+        ],
         ["wall-clock", days(c["wall_clock_days"]), f"at MFU {c['mfu']:.1%}, before failures"],
         *_goodput_rows(r.get("goodput"), c),
         [
