@@ -206,8 +206,10 @@ COMPONENTS: dict[str, Schema] = {
         {
             "it_w": num("IT power, watts"),
             "facility_w": num("Facility power (IT x PUE), watts"),
-            "energy_wh": num("Energy of the run, watt-hours"),
-            "hours": num("Hours of the run"),
+            "energy_wh": num("Energy of the run, watt-hours, over the hours the cluster is held"),
+            "hours": num(
+                "Hours the cluster is held: computing, plus with failures counted the time lost to them (mean)"
+            ),
             "pue": num("Power usage effectiveness"),
             "breakdown_w": numbers("IT power by part, watts"),
         },
@@ -233,7 +235,7 @@ COMPONENTS: dict[str, Schema] = {
             "currency": text("ISO 4217 code of every amount of the result"),
             "capex": ref("ResultCapex"),
             "run": ref("ResultRunCost"),
-            "card_hours": num("Card-hours billed"),
+            "card_hours": num("Card-hours billed: cards x the hours the cluster is held (failures counted)"),
             "owned_per_card_hour": num(f"Owned cost per card-hour, {MONEY}"),
             "cloud_per_card_hour": num(f"Cloud price per card-hour, {MONEY}"),
             "cloud_reserved_per_card_hour": num(f"Reserved cloud price per card-hour, {MONEY}", True),

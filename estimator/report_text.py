@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from estimator.words import counted
+
 _SI = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
 
 
@@ -50,7 +52,7 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def _deadline(c: Mapping[str, Any], failures: bool = False) -> str:
     """The chance of missing the deadline; `failures`: it counts the MFU range and the failures
-    together (compute.deadline_miss_probability with failures counted, engine 2.45.0 on)."""
+    together (compute.deadline_miss_probability with failures counted, engine 2.46.0 on)."""
     p = c.get("deadline_miss_probability")
     if p is None:
         return ""
@@ -132,7 +134,11 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
             si(c["training_flop"], "FLOP"),
             f"{si(c['flop_per_token'], 'FLOP')}/token x tokens",
         ],
-        ["cards", f"{c['cards']:,}", f"{c['nodes']:,} nodes of {s['hardware'].get('cards_per_node') or ''}"],
+        [
+            "cards",
+            f"{c['cards']:,}",
+            f"{counted(c['nodes'], 'node')} of {s['hardware'].get('cards_per_node') or ''}",
+        ],
         ["wall-clock", days(c["wall_clock_days"]), f"at MFU {c['mfu']:.1%}, before failures"],
         *_goodput_rows(r.get("goodput"), c),
         [
@@ -144,27 +150,39 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
         ],
         ["throughput", f"{si(c['tokens_per_s'], 'tok/s')}", ""],
     ]
+    held = _held(r.get("goodput"))
     if "power" in r:
         rows.append(
             [
                 "facility power",
                 si(r["power"]["facility_w"], "W"),
-                f"energy {si(r['power']['energy_wh'], 'Wh')}",
+                f"energy {si(r['power']['energy_wh'], 'Wh')}{held}",
             ]
         )
     if "cost" in r:
         cost = r["cost"]
         rows.append(["capex", f"{cost['capex']['total']:,.0f} {cur}", ""])
         rows.append(
-            ["run cost owned / cloud", f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}", ""]
+            [
+                "run cost owned / cloud",
+                f"{cost['run']['owned']:,.0f} / {cost['run']['cloud']:,.0f} {cur}",
+                f"{cost['card_hours']:,.0f} card-hours paid{held}",
+            ]
         )
     return rows
+
+
+def _held(g: Mapping[str, Any] | None) -> str:
+    """What the energy and the run's cost cover: the mean wall clock with failures when counted."""
+    if not g or not g.get("failures_counted"):
+        return ""
+    return f" over the {days(g['wall_clock_days'])} held (mean, failures counted)"
 
 
 def _layout_lines(p: Mapping[str, Any]) -> list[str]:
     """The chosen layout, its step time by term, MoE folding and the pipeline's end stages."""
     lines = [
-        f"Layout: TP {p['tp']} x PP {p['pp']} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
+        f"Layout: TP {p['tp']} x PP {p['pp']}{_cp(p)} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
         f"recompute {p['recompute']}, micro-batch {p['micro_batch_size']} x {p['micro_batches']}, "
         f"bubble {p['bubble_fraction']:.1%}, step {p['step_time_s']:.2f} s, predicted MFU {p['predicted_mfu']:.1%}",
         "Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items()),
@@ -180,6 +198,11 @@ def _layout_lines(p: Mapping[str, Any]) -> list[str]:
             f"{p['last_stage_layers']} on the last"
         )
     return lines
+
+
+def _cp(p: Mapping[str, Any]) -> str:
+    """The layout line's CP part where context parallelism is used (TP x PP x CP x DP is the cards)."""
+    return f" x CP {p['cp']}" if (p.get("cp") or 1) > 1 else ""
 
 
 def _machine_lines(r: Mapping[str, Any]) -> list[str]:

@@ -343,6 +343,9 @@ MESSAGES: dict[str, str] = {
     "assumption.failure-rate-switch": gettext_noop("interruptions per switch-hour (%(causes)s)"),
     "assumption.detection": gettext_noop("time to detect an interruption"),
     "assumption.rescheduling": gettext_noop("time to reschedule after an interruption"),
+    "assumption.held-time": gettext_noop(
+        "time the run is paid for, over its computing time (energy at the training draw throughout)"
+    ),
     "assumption.price-book": gettext_noop("Price book: %(book)s v%(version)s (%(date)s, %(currency)s)"),
     "source.scenario": gettext_noop("scenario input"),
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),

@@ -60,8 +60,11 @@ def currency(result: dict) -> str:
 
 
 def layout_label(result: dict) -> str:
+    """TP · PP · [CP ·] DP · EP of the chosen layout: TP·PP·CP·DP is the card count, so context
+    parallelism is named wherever it is used (CP > 1)."""
     par = result.get("parallelism") or {}
-    parts = [f"{k.upper()}={par[k]}" for k in ("tp", "pp", "dp", "ep") if isinstance(par.get(k), int)]
+    keys = ("tp", "pp", "cp", "dp", "ep") if (par.get("cp") or 1) > 1 else ("tp", "pp", "dp", "ep")
+    parts = [f"{k.upper()}={par[k]}" for k in keys if isinstance(par.get(k), int)]
     return " · ".join(parts)
 
 
@@ -138,6 +141,7 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             "owned": f.money(dig(result, "cost.run.owned"), cur),
             "cloud": f.money(dig(result, "cost.run.cloud"), cur),
         }
+        text += _held_sentence(result)
         scaleup = _num(capex.get("scaleup"))
         if scaleup:  # supernodes: the scale-up plane is capex of its own (in the total)
             text += " " + _("The supernodes' scale-up plane adds %(scaleup)s.") % {
@@ -159,8 +163,23 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             "it": f.watts(dig(result, "power.it_w")),
             "pue": f.auto(dig(scenario, "cost.pue") or dig(result, "power.pue")),
             "energy": f.watt_hours(dig(result, "power.energy_wh")),
-        }
+        } + _held_sentence(result)
     return ""
+
+
+def _held_sentence(result: dict) -> str:
+    """What the run's cost and energy cover when failures are counted: the mean wall clock with them
+    (money.rollup.Sizing.held, stated by the assumption row assumption.held-time); "" otherwise, and
+    for a result stored before engine 2.45.0 (its cost covered the computing time alone)."""
+    g = result.get("goodput") or {}
+    days = _num(g.get("wall_clock_days"))
+    held = any(a.get("code") == "assumption.held-time" for a in result.get("assumptions") or [])
+    if not held or days is None or _num(dig(result, "cost.card_hours")) is None:
+        return ""
+    return " " + _(
+        "The run is paid and powered for the %(days)s the cluster is held, failures counted "
+        "(%(hours)s card-hours, the mean)."
+    ) % {"days": f.days(days), "hours": f.big(dig(result, "cost.card_hours"))}
 
 
 def _value(result: dict, key: str, path: str) -> Any:
@@ -297,7 +316,7 @@ def band_text(band: Any) -> str:
 
 def _deadline_risk(miss: float, target: float, failures: bool) -> str:
     """The chance of missing the deadline; with failures counted it counts the MFU range and the
-    interruptions together (compute.deadline_miss_probability, engine 2.45.0 on)."""
+    interruptions together (compute.deadline_miss_probability, engine 2.46.0 on)."""
     values = {"target": f.days(target), "p": f.percent(miss, 0)}
     if failures:
         return (

@@ -59,6 +59,9 @@ class Sizing:
     mfu: ArrayLike  # fraction
     cards_per_node: ArrayLike
     cards: ArrayLike
+    # wall-clock time the cluster is held per second of computing (plan.goodput.held_ratio: 1 / ETTR
+    # with failures counted, 1 without): the run's energy and cost are paid for the held time
+    held: ArrayLike = 1.0
 
 
 def cards_and_time(s: Sizing) -> dict[str, np.ndarray]:
@@ -221,7 +224,9 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, Any
     `counts_for(cards, nodes, tokens_per_s) -> Counts` sizes network and storage for the derived
     cluster (a closure, so the sweep can vectorize it and the plan can use the detailed designs).
     Returns a dict of numpy arrays keyed by SUMMARY_FIELDS; money in `facility.running.currency`; and the
-    Power, the Cost and the scale-up plane under "_power", "_cost", "_scaleup".
+    Power, the Cost, the scale-up plane and Sizing.held under "_power", "_cost", "_scaleup", "_held".
+    The time fields (compute.*) are the computing time; energy and the run's cost are paid for the
+    held time (hours x Sizing.held).
     """
     ct = cards_and_time(sizing)
     cards, nodes, seconds = ct["cards"], ct["nodes"], ct["seconds"]
@@ -235,12 +240,17 @@ def rollup(sizing: Sizing, counts_for: Any, facility: Facility) -> dict[str, Any
     # a supernode is bought whole: its idle nodes are paid for (not powered: they can be switched off)
     unit_nodes = np.asarray(f.unit_cards, dtype=np.int64) // np.asarray(sizing.cards_per_node, dtype=np.int64)
     nodes_bought = np.maximum(nodes, units * unit_nodes) + np.asarray(f.spare_nodes, dtype=np.int64)
-    pw = _power(cards, nodes, hours, counts, scaleup_w, f)
+    # the cluster is paid and powered while it is held: computing, and with failures counted the
+    # checkpoint stalls, re-done work, restarts and planned stops too (energy at the training draw
+    # throughout: an upper bound, the restarts idle the cards)
+    held_hours = hours * np.asarray(sizing.held, dtype=np.float64)
+    pw = _power(cards, nodes, held_hours, counts, scaleup_w, f)
     bill = _bill(cards, nodes_bought, counts, scaleup_usd, f.equipment)
-    money = cost_of(bill, hours, pw.it_w, pw.facility_w, f.running)
+    money = cost_of(bill, held_hours, pw.it_w, pw.facility_w, f.running)
     out: dict[str, Any] = dict(_summary(sizing, ct, tokens_per_s, pw, money))
     out["_power"] = pw
     out["_cost"] = money
+    out["_held"] = np.asarray(sizing.held, dtype=np.float64)  # Sizing.held, for the Monte Carlo's costs
     out["_scaleup"] = {
         "supernodes": units,
         "power_w": scaleup_w,

@@ -33,7 +33,7 @@ from estimator.layout.search import LayoutEval
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.pricing import equipment, model_flops, prices, vectorized_counts
 from estimator.money.pricing import facility as plan_facility
-from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, rollup
+from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, cards_and_time, rollup
 from estimator.plan import goodput
 from estimator.plan.compose import (
     SizeMemo,
@@ -44,7 +44,7 @@ from estimator.plan.compose import (
     size_for_deadline,
     smallest_fitting,
 )
-from estimator.plan.goodput import cards_for_deadline_with_failures
+from estimator.plan.goodput import cards_for_deadline_with_failures, held_ratio
 from estimator.plan.pilot import calibrated, fit_pilot
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
@@ -408,14 +408,22 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         cards_per_node=r.cards_per_node,
         cards=cards,
     )
-    values: dict[str, Any] = dict(rollup(sizing, vectorized_counts(r, tokens, state), _facility(r, cols)))
+    ct = cards_and_time(sizing)
+    with np.errstate(invalid="ignore"):  # rows without a plan (NaN seconds) size nothing
+        counts = vectorized_counts(r, tokens, state)(ct["cards"], ct["nodes"], tokens / ct["seconds"])
+    g = _goodput(r, ct, state)
+    # energy and cost for the time the cluster is held, failures counted (plan.sizing.size_plan)
+    held = held_ratio(g["wall_s"], ct["seconds"])
+    values: dict[str, Any] = dict(
+        rollup(dataclasses.replace(sizing, held=held), lambda *_: counts, _facility(r, cols))
+    )
     ok = (
         r.scenario.parallelism.fits_cards(cards)
         & state["feasible"]
         & np.isfinite(values["compute.wall_clock_days"])
     )
     ok &= ~unplanned
-    values.update(_goodput_columns(r, values, state))
+    values.update(_goodput_columns(g, np.shape(cards)))
     never = ok & ~np.isfinite(values["goodput.wall_clock_days"])  # interruptions outrun the progress
     ok &= ~never
     values["_ok"] = ok
@@ -436,20 +444,25 @@ NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more t
 TOO_LARGE = "no plan: the deadline needs more cards than the largest cluster this network can build"
 
 
-def _goodput_columns(r: Resolved, values: dict[str, Any], state: dict[str, Any]) -> dict[str, np.ndarray]:
-    """GOODPUT_FIELDS of the group's rows: plan.goodput.evaluate on the rows' cards, nodes, training
-    fabric and hot-tier bandwidth (the counts the roll-up just sized), as plan.estimate() does."""
-    g = goodput.evaluate(
-        r,
-        cards=values["compute.cards"],
-        nodes=values["compute.nodes"],
-        switches=state["fabric_switches"],
-        solve_s=values["compute.wall_clock_days"] * SECONDS_PER_DAY,
-        write_bytes_per_s=state["hot_write_bytes_per_s"],
-        read_bytes_per_s=state["hot_read_bytes_per_s"],
-    )
+def _goodput(r: Resolved, ct: dict[str, np.ndarray], state: dict[str, Any]) -> dict[str, Any]:
+    """plan.goodput.evaluate on the rows' cards, nodes, computing seconds, training fabric and
+    hot-tier bandwidth (the counts just sized), as plan.estimate() does."""
+    with np.errstate(invalid="ignore"):  # rows without a plan (NaN seconds) stay NaN
+        g = goodput.evaluate(
+            r,
+            cards=ct["cards"],
+            nodes=ct["nodes"],
+            switches=state["fabric_switches"],
+            solve_s=ct["seconds"],
+            write_bytes_per_s=state["hot_write_bytes_per_s"],
+            read_bytes_per_s=state["hot_read_bytes_per_s"],
+        )
     g["interruptions"] = g["unexpected"] + g["planned"]
-    n = np.shape(values["compute.cards"])
+    return g
+
+
+def _goodput_columns(g: dict[str, Any], n: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """GOODPUT_FIELDS of the group's rows from their goodput (_goodput)."""
     with np.errstate(invalid="ignore"):  # rows without a plan (NaN days) stay NaN
         return {
             f: np.broadcast_to(np.asarray(g[k], dtype=float) / _GOODPUT_UNIT.get(k, 1.0), n).copy()

@@ -11,6 +11,7 @@ from estimator.cluster.network import Fabric
 from estimator.cluster.storage import Storage
 from estimator.layout.search import LayoutSearch
 from estimator.money.rollup import Equipment
+from estimator.plan.result_goodput import GoodputSection
 
 # money.rollup.rollup's flat result: dotted names -> numpy scalars, and its objects under "_power",
 # "_cost", "_scaleup" (the roll-up is money's and keeps its shape)
@@ -32,7 +33,8 @@ class ClusterChoice:
 class Sized:
     """A plan's cluster and its roll-up of time, power and cost (before the result sections):
     FLOPs (money.pricing.model_flops, FLOP and FLOP per token), the peak (FLOP/s per card), the
-    storage design, unit prices (USD) and running-cost inputs (USD; PUE, years, utilization)."""
+    storage design, unit prices (USD) and running-cost inputs (USD; PUE, years, utilization), and
+    the goodput that decides how long the cluster is held (the roll-up's energy and cost)."""
 
     flops: dict[str, float]
     peak: float
@@ -41,3 +43,5 @@ class Sized:
     equipment: Equipment
     prices: dict[str, float]
     roll: Roll
+    # result.goodput of this cluster (plan.sizing: its wall may be infinite, goodput_of refuses that)
+    goodput: GoodputSection | None = None

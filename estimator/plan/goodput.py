@@ -174,6 +174,18 @@ def evaluate(
     return out
 
 
+def held_ratio(wall: ArrayLike, solve: ArrayLike) -> npt.NDArray[np.float64]:
+    """Wall-clock time the cluster is held per unit of computing time: wall / solve = 1 / ETTR
+    (reliability.wall_time; exactly 1 with failures not counted, where the wall is the solve time),
+    what the run's energy and cost are paid for (money.rollup.Sizing.held). 1 where the run never
+    finishes (an infinite wall: the plan is refused, plan.sizing.goodput_of and the sweep's
+    NEVER_FINISHES) or has no plan (NaN). Dimensionless: wall and solve in the same unit."""
+    w, t = np.asarray(wall, dtype=np.float64), np.asarray(solve, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = w / t
+    return np.asarray(np.where(np.isfinite(ratio) & (ratio > 0), ratio, 1.0))
+
+
 def _wall_quantiles(g: dict[str, Any], solve: npt.NDArray[np.float64], shape: Any) -> dict[str, Any]:
     """wall_p10_s, wall_p50_s (median), wall_p90_s: seconds of computing, checkpoint stalls and planned
     stops plus the P10 / P50 / P90 count of unexpected interruptions (reliability.count_quantiles)

@@ -18,7 +18,15 @@ from estimator.cluster.storage import Storage
 from estimator.contract.resolve import Resolved
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.pricing import equipment
-from estimator.plan.goodput import ADVICE_SHARE, FREE_LEVER_SHARE, LEVER_NAMES, Settings, evaluate, settings
+from estimator.plan.goodput import (
+    ADVICE_SHARE,
+    FREE_LEVER_SHARE,
+    LEVER_NAMES,
+    Settings,
+    evaluate,
+    held_ratio,
+    settings,
+)
 from estimator.plan.result import AdviceItem
 from estimator.plan.result_goodput import FailureAssumption, GoodputSection, Lever, LostDays, Spares
 
@@ -166,9 +174,11 @@ def _with(st: Settings, **changes: Any) -> Settings:
     return dataclasses.replace(st, **changes)
 
 
-def assumptions(r: Resolved) -> list[FailureAssumption]:
+def assumptions(r: Resolved, g: GoodputSection | None = None) -> list[FailureAssumption]:
     """The failure rates (per card-, node- and switch-hour, the vendor's scale applied) and the restart
-    figures behind result.goodput, as rows of result.assumptions (code, value, unit, source)."""
+    figures behind result.goodput, and with failures counted the time the run is paid for (`g`'s
+    wall clock over its computing, money.rollup.Sizing.held), as rows of result.assumptions (code,
+    value, unit, source)."""
     st, cat = settings(r), failures()
     vendor = cat.for_vendor(r.accelerator.vendor)
     scale_src = (
@@ -205,6 +215,17 @@ def assumptions(r: Resolved) -> list[FailureAssumption]:
                 source=f"scenario reliability.{key}_s"
                 if given is not None
                 else f"{src.source} ({src.as_of})",
+            )
+        )
+    if g is not None and g.failures_counted:
+        out.append(
+            FailureAssumption(
+                name="time the run is paid for, over its computing time (energy at the training draw throughout)",
+                code="assumption.held-time",
+                params={},
+                value=float(held_ratio(g.wall_clock_days, g.compute_days)),
+                unit="",
+                source="docs/goodput.md#what-the-run-costs: the cards are held for the wall clock with failures",
             )
         )
     return out

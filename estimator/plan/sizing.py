@@ -18,6 +18,7 @@ from estimator.money.rollup import Counts, Sizing, rollup
 from estimator.plan import goodput_section
 from estimator.plan.choose import choose_cluster
 from estimator.plan.chosen import Sized
+from estimator.plan.goodput import held_ratio
 from estimator.plan.result import Affords
 from estimator.plan.result_goodput import GoodputSection
 from estimator.words import counted
@@ -55,19 +56,23 @@ def size_plan(r: Resolved) -> Sized:
     storage = _storage(r, nodes, tokens_per_s)
     eq, pr = equipment(r), prices(r)
     counts = _counts_from_designs(choice.fabric, storage)
-    roll = rollup(
-        Sizing(
-            training_flop=flops["training_flop"],
-            tokens=s.training.tokens,
-            peak_flops=peak,
-            mfu=choice.mfu,
-            cards_per_node=r.cards_per_node,
-            cards=choice.cards,
-        ),
-        lambda cards, nodes_, tps: counts,
-        facility(r, eq, pr),
+    sizing = Sizing(
+        training_flop=flops["training_flop"],
+        tokens=s.training.tokens,
+        peak_flops=peak,
+        mfu=choice.mfu,
+        cards_per_node=r.cards_per_node,
+        cards=choice.cards,
     )
-    return Sized(flops, peak, choice, storage, eq, pr, roll)
+    fac = facility(r, eq, pr)
+    roll = rollup(sizing, lambda cards, nodes_, tps: counts, fac)
+    good = _goodput(r, Sized(flops, peak, choice, storage, eq, pr, roll))
+    # the cluster is paid for while it is held: with failures counted, the energy and cost of the
+    # run are those of the wall clock with them (goodput.held_ratio; capex does not move)
+    held = float(held_ratio(good.wall_clock_days, good.compute_days))
+    if held != 1.0:
+        roll = rollup(dataclasses.replace(sizing, held=held), lambda cards, nodes_, tps: counts, fac)
+    return Sized(flops, peak, choice, storage, eq, pr, roll, good)
 
 
 def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
@@ -107,10 +112,10 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
     )
 
 
-def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
-    """result.goodput of a sized plan; a run that never finishes is refused with its reason."""
+def _goodput(r: Resolved, z: Sized) -> GoodputSection:
+    """result.goodput of the cluster z (size_plan keeps it; its wall may be infinite)."""
     cards = z.choice.cards
-    out = goodput_section.section(
+    return goodput_section.section(
         r,
         cards=cards,
         nodes=-(-cards // r.cards_per_node),
@@ -119,6 +124,12 @@ def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
         storage=z.storage,
         cost_per_day=float(z.roll["cost.owned_per_card_hour"]) * cards * 24.0,
     )
+
+
+def goodput_of(r: Resolved, z: Sized) -> GoodputSection:
+    """result.goodput of a sized plan; a run that never finishes is refused with its reason."""
+    cards = z.choice.cards
+    out = z.goodput if z.goodput is not None else _goodput(r, z)
     if not math.isfinite(out.wall_clock_days):
         field = "cluster.cards" if r.scenario.cluster.cards is not None else "reliability"
         every_s, cost_s = (

@@ -272,12 +272,16 @@ def monte_carlo(
     prices: UncertainPrices = NO_PRICES,
     draws: int = DEFAULT_DRAWS,
     seed: int = DEFAULT_SEED,
+    held: float = 1.0,
 ) -> Uncertainty:
     """P10/P50/P90 of run days and cost for uncertain MFU and prices (see module docstring).
 
     Units: `training_flop` FLOP, `peak_flops` FLOP/s per card, `mfu` fraction; `prices` in USD
     (per card-hour, per kWh, per IT kW-month), capex USD, powers W. The owned cost is computed
     only when `prices.capex_total_usd` is given, each cloud cost only when its price is.
+    `held`: wall-clock time the cluster is held per unit of computing time (plan.goodput.held_ratio,
+    1 / ETTR; it does not depend on the MFU, reliability.wall_time): the costs are paid for the held
+    card-hours, the days are the computing days.
     """
     if not (training_flop > 0 and cards > 0 and peak_flops > 0):
         raise ScenarioError("Training FLOP, cards and peak FLOP/s must be positive.", "uncertainty")
@@ -293,7 +297,7 @@ def monte_carlo(
 
     seconds = training_flop / (cards * peak_flops * samples["mfu"])
     days = seconds / SECONDS_PER_DAY
-    card_hours = cards * seconds / 3600.0
+    card_hours = cards * seconds / 3600.0 * held
     outputs: dict[str, np.ndarray] = {"days": days, **_costs(samples, card_hours, cards, prices, rate)}
 
     drivers: dict[str, dict[str, dict[str, float]]] = {}

@@ -181,7 +181,7 @@ def _triangle_cdf_by_hand(x: float, lo: float, likely: float, hi: float) -> floa
 
 def test_deadline_risk_without_failures_counted_is_the_triangle_at_the_days():
     """reliability.failures false: the run is late when MFU < likely x days / target, the triangle's
-    CDF there (the formula of engine 2.44.0 and before, unchanged)."""
+    CDF there (the formula of engine 2.45.0 and before, unchanged)."""
     out = estimate({**ARTICLE, "cluster": {"target_days": 30}, "reliability": {"failures": False}})["result"]
     days = out["compute"]["wall_clock_days"]
     lo, likely, hi = out["uncertainty"]["inputs"]["mfu"]

@@ -11,6 +11,7 @@ import pytest
 from estimator.errors import ScenarioError
 from estimator.plan.batch import GOODPUT_FIELDS, evaluate_columns
 from estimator.plan.compose import estimate
+from estimator.plan.goodput import held_ratio
 
 LLAMA3 = {
     "model": {"preset": "llama-3.1-405b"},
@@ -206,6 +207,13 @@ def test_suggested_spares_cover_95_percent_of_node_failures():
     for m in (0.01, 0.3, 2.7, 12.5, 60.0):
         expected = next(s for s in range(1, 4097) if float(rel.spare_coverage(s, m)) >= 0.95)
         assert suggested_spares(m) == expected
+
+
+def test_held_ratio_is_wall_over_computing_and_one_where_there_is_no_finite_run():
+    # 60 days of wall clock for 50 of computing: the cluster is held 1.2 x its computing time
+    assert held_ratio(60.0, 50.0) == pytest.approx(1.2)
+    got = held_ratio(np.array([60.0, np.inf, np.nan, 50.0]), np.array([50.0, 50.0, 50.0, 50.0]))
+    assert got.tolist() == [pytest.approx(1.2), 1.0, 1.0, 1.0]
 
 
 def test_deadline_risk_reads_the_spread_the_section_shows() -> None:

@@ -155,10 +155,31 @@ def test_cny_is_usd_times_the_exchange_rate():
 def test_price_override_in_currency():
     base = estimate(with_(efficiency={"mfu": 0.4}))["result"]
     cheap = estimate(with_(efficiency={"mfu": 0.4}, cost={"cloud_price_per_card_hour": 1.0}))["result"]
-    # cloud cost = card-hours x price
-    assert cheap["cost"]["run"]["cloud"] == pytest.approx(
-        base["compute"]["accelerator_hours"] * 1.0, rel=1e-9
+    # cloud cost = the card-hours the cluster is held (failures counted: cards x wall-clock hours
+    # with them) x price
+    held_hours = cheap["compute"]["cards"] * cheap["goodput"]["wall_clock_days"] * 24.0
+    assert cheap["cost"]["card_hours"] == pytest.approx(held_hours, rel=1e-9)
+    assert cheap["cost"]["run"]["cloud"] == pytest.approx(held_hours * 1.0, rel=1e-9)
+    assert base["cost"]["run"]["cloud"] == pytest.approx(
+        held_hours * base["cost"]["cloud_per_card_hour"], rel=1e-9
     )
+
+
+def test_the_run_is_paid_for_the_time_the_cluster_is_held():
+    """With failures counted the cloud bill, the owned cost and the energy cover the wall clock with
+    them (computing / ETTR); without, the computing time alone. Capex does not depend on it."""
+    scenario = with_(efficiency={"mfu": 0.4})
+    held = estimate(scenario)["result"]
+    free = estimate({**scenario, "reliability": {"failures": False}})["result"]
+    ettr = held["goodput"]["effective_training_time_ratio"]
+    assert 0.5 < ettr < 1.0  # the default failure model interrupts this run
+    assert free["cost"]["card_hours"] == pytest.approx(free["compute"]["accelerator_hours"], rel=1e-12)
+    assert held["cost"]["card_hours"] == pytest.approx(held["compute"]["accelerator_hours"] / ettr, rel=1e-9)
+    for path in (("run", "cloud"), ("run", "owned"), ("run", "cloud_reserved")):
+        a, b = held["cost"][path[0]][path[1]], free["cost"][path[0]][path[1]]
+        assert a == pytest.approx(b / ettr, rel=1e-9), path
+    assert held["power"]["energy_wh"] == pytest.approx(free["power"]["energy_wh"] / ettr, rel=1e-9)
+    assert held["cost"]["capex"]["total"] == free["cost"]["capex"]["total"]
 
 
 def test_serving_section_for_qwen3_8b_on_an_atlas_800t_a2():

@@ -114,3 +114,14 @@ def test_ranks_break_ties_by_position():
     # Spearman of x with its own ties against a strictly increasing y: ranks (1, 2, 0) vs (0, 1, 2)
     # correlate (0·1 + 1·2 + 2·0 - 3·1·1) / 2 = -0.5
     assert spearman(np.array([2.0, 2.0, 1.0]), np.array([1.0, 2.0, 3.0])) == pytest.approx(-0.5)
+
+
+def test_the_costs_are_paid_for_the_held_time_and_the_days_stay_the_computing():
+    """held = 1/ETTR multiplies every cost draw (card-hours x price) and leaves the days: at a point
+    MFU of 0.5 and $2 per card-hour, 507 cards x 29.97 days x 24 h x 2 USD x 1.25."""
+    kw = dict(mfu=0.5, cloud_usd_per_card_hour=2.0, draws=100, **BASE)
+    once, held = monte_carlo(**kw), monte_carlo(held=1.25, **kw)
+    assert held.days == once.days
+    hours = 507 * 2.1e23 / (507 * 320e12 * 0.5) / 3600
+    assert held.cost_cloud["p50"] == pytest.approx(hours * 2.0 * 1.25, rel=1e-12)
+    assert once.cost_cloud["p50"] == pytest.approx(hours * 2.0, rel=1e-12)

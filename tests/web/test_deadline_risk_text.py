@@ -1,5 +1,5 @@
 """The headline's chance of missing a deadline says what it counts: with failures counted, the MFU
-range and the interruptions together (compute.deadline_miss_probability, engine 2.45.0); without
+range and the interruptions together (compute.deadline_miss_probability, engine 2.46.0); without
 them, the MFU range alone, in the old words."""
 
 from django.utils import translation

@@ -98,7 +98,7 @@ def _advised(
     rows: list[Assumption | FailureAssumption] = list(
         assumptions(r, z.choice, z.equipment, z.prices, problem.stack)
     )
-    rows += goodput_assumptions(r) if goodput is not None else []
+    rows += goodput_assumptions(r, goodput) if goodput is not None else []
     good_days = goodput.wall_clock_days if goodput is not None else None
     return dataclasses.replace(
         result,

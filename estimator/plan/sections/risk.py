@@ -75,7 +75,8 @@ def uncertainty_section(
     stack: StackProfile,
 ) -> UncertaintySection:
     """The Monte Carlo of the plan: `training_flop` (FLOP), `peak` (FLOP/s per card), the roll-up's
-    cards, capex (USD) and power (W), the prices `pr` (USD) with the scenario's spread."""
+    cards, capex (USD), power (W) and held time (the costs are paid for it, failures counted), the
+    prices `pr` (USD) with the scenario's spread."""
     s, u = r.scenario, r.scenario.uncertainty
     mfu_triangle, band = mfu_band(r, choice, peak, stack)
     spread = u.price_spread
@@ -97,5 +98,6 @@ def uncertainty_section(
         ),
         draws=u.samples,
         seed=u.seed,
+        held=float(roll["_held"]),
     )
     return UncertaintySection(monte_carlo=result, mfu_band=band)
