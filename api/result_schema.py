@@ -97,7 +97,11 @@ COMPONENTS: dict[str, Schema] = {
             "wall_clock_days": num("Training time, days"),
             "target_days": num("The deadline asked for, days (null: the cards were given)", True),
             "meets_target": flag("The deadline is met (null without a deadline)", True),
-            "deadline_miss_probability": num("Probability of missing the deadline (0-1)", True),
+            "deadline_miss_probability": num(
+                "Probability of missing the deadline (0-1): over the MFU range and, when failures are "
+                "counted, the spread of the interruption count (docs/goodput.md)",
+                True,
+            ),
             "mfu": num("Model FLOPs utilization used (0-1)"),
             "mfu_source": text("given, or predicted by the layout model"),
             "tokens": num("Training tokens"),
