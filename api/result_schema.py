@@ -102,6 +102,11 @@ COMPONENTS: dict[str, Schema] = {
                 "counted, the spread of the interruption count (docs/goodput.md)",
                 True,
             ),
+            "deadline_miss_counts_failures": flag(
+                "The probability counts the interruption count's spread with the MFU range (true), or the "
+                "MFU range alone (false: failures not counted); null without a deadline",
+                True,
+            ),
             "mfu": num("Model FLOPs utilization used (0-1)"),
             "mfu_source": text("given, or predicted by the layout model"),
             "tokens": num("Training tokens"),

@@ -50,13 +50,13 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _deadline(c: Mapping[str, Any], failures: bool = False) -> str:
-    """The chance of missing the deadline; `failures`: it counts the MFU range and the failures
-    together (compute.deadline_miss_probability with failures counted, engine 2.46.0 on)."""
+def _deadline(c: Mapping[str, Any]) -> str:
+    """The chance of missing the deadline, and that it counts the MFU range and the failures
+    together where the result says so (compute.deadline_miss_counts_failures)."""
     p = c.get("deadline_miss_probability")
     if p is None:
         return ""
-    both = " (MFU range and failures counted together)" if failures else ""
+    both = " (MFU range and failures counted together)" if c.get("deadline_miss_counts_failures") else ""
     return f"; {p:.0%} chance of missing the {c['target_days']:g}-day deadline{both}"
 
 
@@ -101,7 +101,7 @@ def _goodput_rows(g: Mapping[str, Any] | None, c: Mapping[str, Any]) -> list[lis
             f"median; P10-P90 {days(g['wall_clock_days_p10'])} - {days(g['wall_clock_days_p90'])}"
             f"{' at the planned MFU' if g.get('failures_counted') else ''}; "
             f"mean {days(g['wall_clock_days'])}; ETTR {g['effective_training_time_ratio']:.1%}"
-            + _deadline(c, bool(g.get("failures_counted"))),
+            + _deadline(c),
         ],
         [
             "interruptions",

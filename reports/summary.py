@@ -126,7 +126,7 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             text += " " + band
         miss, target = _num(compute.get("deadline_miss_probability")), _num(compute.get("target_days"))
         if miss is not None and target is not None:
-            text += " " + _deadline_risk(miss, target, bool(dig(result, "goodput.failures_counted")))
+            text += " " + _deadline_risk(miss, target, compute.get("deadline_miss_counts_failures") is True)
         return text
     if key == "days_with_failures":
         return goodput.why(result)
@@ -315,8 +315,9 @@ def band_text(band: Any) -> str:
 
 
 def _deadline_risk(miss: float, target: float, failures: bool) -> str:
-    """The chance of missing the deadline; with failures counted it counts the MFU range and the
-    interruptions together (compute.deadline_miss_probability, engine 2.46.0 on)."""
+    """The chance of missing the deadline; it counts the MFU range and the interruptions together
+    where the result says so (compute.deadline_miss_counts_failures, engine 2.46.0 on: a result
+    stored before counted the MFU range alone)."""
     values = {"target": f.days(target), "p": f.percent(miss, 0)}
     if failures:
         return (

@@ -100,6 +100,8 @@ class ComputeSection:
     target_days: float | None = omitted()
     meets_target: bool | None = omitted()
     deadline_miss_probability: float | None = omitted()
+    # what the probability counts: the interruption count's spread too (True), or the MFU range alone
+    deadline_miss_counts_failures: bool | None = omitted()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

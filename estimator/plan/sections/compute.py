@@ -91,7 +91,9 @@ def with_deadline_risk(
     mfu = uncertainty.mfu_triangle
     if compute.target_days is None or mfu is None:
         return compute
-    if goodput is not None and goodput.failures_counted and shape is not None:
+    both = goodput is not None and goodput.failures_counted and shape is not None
+    if both:
+        assert goodput is not None and shape is not None
         lost = goodput.lost_days
         p = budget_rules.deadline_miss_probability_with_failures(
             compute.target_days,
@@ -104,4 +106,4 @@ def with_deadline_risk(
     else:
         days = goodput.wall_clock_days if goodput is not None else compute.wall_clock_days
         p = budget_rules.deadline_miss_probability(days, compute.target_days, *mfu)
-    return dataclasses.replace(compute, deadline_miss_probability=p)
+    return dataclasses.replace(compute, deadline_miss_probability=p, deadline_miss_counts_failures=both)
