@@ -96,7 +96,12 @@ COMPONENTS: dict[str, Schema] = {
             "cards_per_node": count("Cards per server"),
             "wall_clock_days": num("Training time, days"),
             "target_days": num("The deadline asked for, days (null: the cards were given)", True),
-            "meets_target": flag("The deadline is met (null without a deadline)", True),
+            "meets_target": flag(
+                "The deadline is met at the planned MFU: the mean wall-clock days with failures counted (or the "
+                "days without them) are within it; deadline_miss_probability says how likely it is missed over "
+                "the MFU range (null without a deadline)",
+                True,
+            ),
             "deadline_miss_probability": num(
                 "Probability of missing the deadline (0-1): over the MFU range and, when failures are "
                 "counted, the spread of the interruption count (docs/goodput.md)",
