@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from estimator import limits
 from estimator.arrays import percentiles
 from estimator.errors import ScenarioError
+from estimator.money.budget import triangular_ppf
 from estimator.money.cost import (
     DEFAULT_DEPRECIATION_YEARS,
     DEFAULT_ELECTRICITY_USD_PER_KWH,
@@ -60,17 +61,6 @@ def as_range(value: Range, field: str) -> tuple[float, float, float]:
     if not low <= likely <= high:
         raise ScenarioError("A range must satisfy low <= likely <= high.", field)
     return low, likely, high
-
-
-def triangular(u: np.ndarray, low: float, likely: float, high: float) -> np.ndarray:
-    """Inverse CDF of the triangular distribution applied to uniforms `u` in [0, 1)."""
-    if high == low:
-        return np.full_like(u, low)
-    span = high - low
-    f_mode = (likely - low) / span
-    left = low + np.sqrt(u * span * (likely - low))
-    right = high - np.sqrt((1.0 - u) * span * (high - likely))
-    return np.where(u < f_mode, left, right)
 
 
 def triangle_from_quantiles(p10: float, mode: float, p90: float) -> tuple[float, float, float]:
@@ -293,7 +283,7 @@ def monte_carlo(
     n = int(draws)
     rng = np.random.default_rng(seed)
     u = rng.random((len(ranges), n))  # one draw for every input, in a fixed order
-    samples = {name: triangular(u[i], *r) for i, (name, r) in enumerate(ranges.items())}
+    samples = {name: triangular_ppf(u[i], *r) for i, (name, r) in enumerate(ranges.items())}
 
     seconds = training_flop / (cards * peak_flops * samples["mfu"])
     days = seconds / SECONDS_PER_DAY

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.plan.uncertainty import UncertainPrices, spearman, triangular
+from estimator.money.budget import triangular_ppf
+from estimator.plan.uncertainty import UncertainPrices, spearman
 from estimator.plan.uncertainty import monte_carlo as simulate
 
 # The article's section 6 example with the errata applied: 6 x 70e9 x 5e11 = 2.1e23 FLOP on
@@ -79,10 +80,10 @@ def test_owned_cost_driven_by_electricity_when_it_dominates():
 
 def test_triangular_inverse_cdf():
     u = np.random.default_rng(0).random(200_000)
-    x = triangular(u, 1.0, 2.0, 6.0)
+    x = triangular_ppf(u, 1.0, 2.0, 6.0)
     assert x.min() >= 1.0 and x.max() <= 6.0
     assert x.mean() == pytest.approx(3.0, rel=0.01)  # (a + c + b) / 3
-    assert np.all(triangular(u[:5], 2.0, 2.0, 2.0) == 2.0)
+    assert np.all(triangular_ppf(u[:5], 2.0, 2.0, 2.0) == 2.0)
     assert spearman(np.arange(10.0), np.arange(10.0) ** 3) == pytest.approx(1.0)
 
 
