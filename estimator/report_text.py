@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from estimator.plan.goodput_section import held_days
 from estimator.words import counted
 
 _SI = [(1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
@@ -150,7 +151,8 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
         ],
         ["throughput", f"{si(c['tokens_per_s'], 'tok/s')}", ""],
     ]
-    held = _held(r.get("goodput"))
+    held_for = held_days(r)
+    held = "" if held_for is None else f" over the {days(held_for)} held (mean, failures counted)"
     if "power" in r:
         rows.append(
             [
@@ -170,13 +172,6 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
             ]
         )
     return rows
-
-
-def _held(g: Mapping[str, Any] | None) -> str:
-    """What the energy and the run's cost cover: the mean wall clock with failures when counted."""
-    if not g or not g.get("failures_counted"):
-        return ""
-    return f" over the {days(g['wall_clock_days'])} held (mean, failures counted)"
 
 
 def _layout_lines(p: Mapping[str, Any]) -> list[str]:

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from estimator.dotted import get_path as dig
+from estimator.plan.goodput_section import held_days
 
 from . import formatting as f
 from . import goodput, labels
@@ -171,10 +172,8 @@ def _held_sentence(result: dict) -> str:
     """What the run's cost and energy cover when failures are counted: the mean wall clock with them
     (money.rollup.Sizing.held, stated by the assumption row assumption.held-time); "" otherwise, and
     for a result stored before engine 2.45.0 (its cost covered the computing time alone)."""
-    g = result.get("goodput") or {}
-    days = _num(g.get("wall_clock_days"))
-    held = any(a.get("code") == "assumption.held-time" for a in result.get("assumptions") or [])
-    if not held or days is None or _num(dig(result, "cost.card_hours")) is None:
+    days = held_days(result)
+    if days is None or _num(dig(result, "cost.card_hours")) is None:
         return ""
     return " " + _(
         "The run is paid and powered for the %(days)s the cluster is held, failures counted "

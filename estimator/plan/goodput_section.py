@@ -174,6 +174,21 @@ def _with(st: Settings, **changes: Any) -> Settings:
     return dataclasses.replace(st, **changes)
 
 
+HELD_TIME_CODE = "assumption.held-time"  # the row that says the run's cost covers the held time
+
+
+def held_days(result: Mapping[str, Any]) -> float | None:
+    """The wall-clock days a result's energy and run cost cover (goodput.wall_clock_days, the mean
+    with failures) when its assumption row HELD_TIME_CODE says so; None when they cover the
+    computing alone (failures not counted, or a result stored before engine 2.45.0). The one
+    reading of that for every surface (the CLI table, the report)."""
+    rows = result.get("assumptions") or []
+    days = (result.get("goodput") or {}).get("wall_clock_days")
+    if days is None or not any(a.get("code") == HELD_TIME_CODE for a in rows):
+        return None
+    return float(days)
+
+
 def assumptions(r: Resolved, g: GoodputSection | None = None) -> list[FailureAssumption]:
     """The failure rates (per card-, node- and switch-hour, the vendor's scale applied) and the restart
     figures behind result.goodput, and with failures counted the time the run is paid for (`g`'s
@@ -221,7 +236,7 @@ def assumptions(r: Resolved, g: GoodputSection | None = None) -> list[FailureAss
         out.append(
             FailureAssumption(
                 name="time the run is paid for, over its computing time (energy at the training draw throughout)",
-                code="assumption.held-time",
+                code=HELD_TIME_CODE,
                 params={},
                 value=float(held_ratio(g.wall_clock_days, g.compute_days)),
                 unit="",

@@ -12,6 +12,7 @@ from estimator.errors import ScenarioError
 from estimator.plan.batch import GOODPUT_FIELDS, evaluate_columns
 from estimator.plan.compose import estimate
 from estimator.plan.goodput import held_ratio
+from estimator.plan.goodput_section import HELD_TIME_CODE, held_days
 
 LLAMA3 = {
     "model": {"preset": "llama-3.1-405b"},
@@ -238,3 +239,11 @@ def test_deadline_risk_reads_the_spread_the_section_shows() -> None:
     assert base + per * float(p10) == pytest.approx(g["wall_clock_days_p10"], rel=1e-12)
     assert base + per * float(p90) == pytest.approx(g["wall_clock_days_p90"], rel=1e-12)
     assert 0.0 < out["compute"]["deadline_miss_probability"] < 1.0
+
+
+def test_held_days_reads_the_assumption_row_not_the_failure_switch():
+    goodput = {"failures_counted": True, "wall_clock_days": 59.5}
+    assert held_days({"goodput": goodput, "assumptions": [{"code": HELD_TIME_CODE}]}) == 59.5
+    # failures counted but no row: a result stored before 2.45.0, its cost covered the computing
+    assert held_days({"goodput": goodput, "assumptions": [{"code": "assumption.pue"}]}) is None
+    assert held_days({"assumptions": [{"code": HELD_TIME_CODE}]}) is None
