@@ -18,14 +18,8 @@ import numpy as np
 
 from estimator.errors import ScenarioError
 from estimator.layout.enumeration import REASONS, enumerate_candidates, structural_failures
-from estimator.layout.search import (
-    LayoutProblem,
-    LayoutSearch,
-    _make_eval,
-    evaluate,
-    partial_redundant,
-    rank_order,
-)
+from estimator.layout.evaluation import evaluate
+from estimator.layout.search import LayoutProblem, LayoutSearch, _make_eval, partial_redundant, rank_order
 from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money import pricing
 from estimator.plan import batch, sizing

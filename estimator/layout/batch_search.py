@@ -56,18 +56,20 @@ from estimator.layout.batch_enumeration import (
 )
 from estimator.layout.batch_timing import SIZE_FIELDS, SLICE_ROWS, STEP_KEYS, Columns, IntArray, time_by_stem
 from estimator.layout.enumeration import axis_values
-from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
-from estimator.layout.search import (
-    EVAL_TIME_KEYS,
+from estimator.layout.evaluation import (
     MEMORY_KEYS,
-    LayoutEval,
-    LayoutProblem,
-    _partial_recompute,
-    _take,
     card_memories,
     card_memory,
     evaluate_memory,
     fp8_activations,
+    partial_recompute,
+    take_memory,
+)
+from estimator.layout.memory import RECOMPUTE_CODES, MemoryBreakdown
+from estimator.layout.search import (
+    EVAL_TIME_KEYS,
+    LayoutEval,
+    LayoutProblem,
     make_evals,
     partial_redundant,
     speed_bin,
@@ -156,7 +158,7 @@ def _best_layouts(
     # bounded at rf = 0, and bounding their few fitting candidates again costs more than timing them
     kept = prune.winners(problems, base, c, rf) if bar is None else None
     if kept is not None:
-        c, mem, rf = {k: v[kept] for k, v in c.items()}, _take(mem, kept), rf[kept]
+        c, mem, rf = {k: v[kept] for k, v in c.items()}, take_memory(mem, kept), rf[kept]
     speed, times, at = time_by_stem(problems, base, c, rf)
     # per size, only the candidates in its top throughput bin can win: rank those, ties to the
     # search's enumeration order (the row number)
@@ -173,7 +175,7 @@ def _best_layouts(
         sel = np.flatnonzero(j == part)
         for k in EVAL_TIME_KEYS:
             t[k][sel] = np.asarray(times[part][k])[r[sel], z[sel]]
-    evals = make_evals(base, {k: v[win] for k, v in c.items()}, _take(mem, win), t)
+    evals = make_evals(base, {k: v[win] for k, v in c.items()}, take_memory(mem, win), t)
     for s, e in zip(size[win].tolist(), evals, strict=True):
         best[s] = e
     return best
@@ -450,7 +452,7 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
     heavy = np.flatnonzero(~none_fits)
     full = rows(heavy, RECOMPUTE_CODES["full"])
     # the slice's full-recompute memory came with its no-recompute memory (_Family.light_memory)
-    full_mem = _take(
+    full_mem = take_memory(
         fam.light_memory(start, stop, RECOMPUTE_CODES["full"], rows(every, RECOMPUTE_CODES["full"])), heavy
     )
     full_fits = np.asarray(full_mem.total <= hbm)
@@ -462,11 +464,16 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
     # attention scores of unfused kernels (memory.layer_activation_bytes keeps them at code 0 only):
     # with fused attention the no-recompute memory already computed is the same array of floats
     if base.flash_attention:
-        none_like = _take(none_mem, heavy[some])
+        none_like = take_memory(none_mem, heavy[some])
     else:
         none_like = card_memory(base, partial, partial["rc"])
-    mixed, f = _partial_recompute(
-        base, partial, np.ones(some.size, dtype=bool), none_like, _take(full_mem, some), np.zeros(some.size)
+    mixed, f = partial_recompute(
+        base,
+        partial,
+        np.ones(some.size, dtype=bool),
+        none_like,
+        take_memory(full_mem, some),
+        np.zeros(some.size),
     )
     partial_keep = np.asarray(mixed.total <= hbm) & ~partial_redundant(partial["rc"], f)
     full_keep = full_fits.copy()
@@ -481,4 +488,4 @@ def _fitting(base: LayoutProblem, fam: _Family, start: int, stop: int, rc_values
 def _kept(c: Columns, mem: MemoryBreakdown, rf: npt.ArrayLike, keep: npt.NDArray[np.bool_]) -> Fitting:
     """The candidates (and their memory and recompute share) where keep is true."""
     idx = np.flatnonzero(keep)
-    return {k: v[idx] for k, v in c.items()}, _take(mem, idx), np.asarray(rf, dtype=float)[idx]
+    return {k: v[idx] for k, v in c.items()}, take_memory(mem, idx), np.asarray(rf, dtype=float)[idx]

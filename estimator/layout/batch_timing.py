@@ -1,7 +1,7 @@
 """Step times of a batch of candidates (layout.batch_search), the cluster size a per-candidate
 column: `SizedProblem` (a LayoutProblem whose cards and fabric factors are arrays) and
 `time_by_stem` (one step-time call per group of layouts that differ only in their ZeRO stage,
-the stages a broadcast column). Units: seconds, tokens/s (layout.search.evaluate_time)."""
+the stages a broadcast column). Units: seconds, tokens/s (layout.evaluation.evaluate_time)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import numpy.typing as npt
 
 from estimator.arrays import FloatArray, unique_sorted
 from estimator.layout.enumeration import axis_values
+from estimator.layout.evaluation import evaluate_time
 from estimator.layout.memory import RECOMPUTE_CODES
-from estimator.layout.search import LayoutProblem, evaluate_time, speed_bin
+from estimator.layout.search import LayoutProblem, speed_bin
 
 Columns = dict[str, npt.NDArray[Any]]  # candidate columns (tp, pp, ..., size, stem, row)
 IntArray = npt.NDArray[np.int64]

@@ -2,7 +2,7 @@
 
 When the scenario's fixed parallelism fields leave no layout that passes the rules and fits in HBM,
 the plan is refused (estimator.plan.refusal) with these suggestions. Every rule and the memory check
-are the search's own (enumeration.structural_failures, search.evaluate_memory): a suggestion is a
+are the search's own (enumeration.structural_failures, evaluation.evaluate_memory): a suggestion is a
 layout the search would accept. Distance to the fixed layout, over the fixed fields only:
 |log2(value / fixed)| for the degrees and sizes (tp, pp, dp, ep, expert_tp, cp, micro_batch_size,
 virtual_stages: halving and doubling are one step), one step for a different sequence_parallel;
@@ -22,17 +22,9 @@ import numpy as np
 
 from estimator.arrays import FloatArray
 from estimator.layout.enumeration import enumerate_candidates, structural_failures
+from estimator.layout.evaluation import evaluate_memory, evaluate_time, take_memory
 from estimator.layout.memory import RECOMPUTE_CODES
-from estimator.layout.search import (
-    LayoutEval,
-    LayoutProblem,
-    _make_eval,
-    _take,
-    evaluate_memory,
-    evaluate_time,
-    partial_redundant,
-    rank_order,
-)
+from estimator.layout.search import LayoutEval, LayoutProblem, _make_eval, partial_redundant, rank_order
 
 # fixed field -> candidate array (enumeration.AXES, plus the derived dp)
 _LOG_FIELDS = {
@@ -104,7 +96,7 @@ def nearest_layouts(problem: LayoutProblem, limit: int = MAX_SUGGESTIONS) -> lis
     )
     if good.size == 0:
         return []
-    sub, mem, rf = {k: v[good] for k, v in sub.items()}, _take(mem, good), rf[good]
+    sub, mem, rf = {k: v[good] for k, v in sub.items()}, take_memory(mem, good), rf[good]
     keys = sorted(fixed) or ["tp", "pp"]
     columns = np.stack([_column(sub, k).astype(float) for k in keys], axis=1)
     groups, group_of = np.unique(columns, axis=0, return_inverse=True)
@@ -119,7 +111,7 @@ def nearest_layouts(problem: LayoutProblem, limit: int = MAX_SUGGESTIONS) -> lis
         one = {k: v[idx] for k, v in sub.items()}
         t = evaluate_time(relaxed, one, rf[idx])
         best = int(rank_order(t["tokens_per_s"], mem.total[idx], rf[idx], one["zero"])[0])
-        out.append(_make_eval(relaxed, one, _take(mem, idx), t, best))
+        out.append(_make_eval(relaxed, one, take_memory(mem, idx), t, best))
     return out
 
 

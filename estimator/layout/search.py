@@ -22,7 +22,7 @@ fit is `estimator.layout.fit`; many sizes or scenarios at once are `estimator.la
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,14 +38,17 @@ from estimator.layout.enumeration import (
     searched_grid,
     structural_failures,
 )
+from estimator.layout.evaluation import (
+    MEMORY_KEYS,
+    evaluate,
+    evaluate_memory,
+    evaluate_time,
+    take_memory,
+)
 from estimator.layout.memory import (
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
-    CardLayout,
     MemoryBreakdown,
-    MemoryPolicy,
-    per_card_memory_codes,
-    stack_memory,
     stage_layers,
 )
 from estimator.layout.problem import FIXABLE as FIXABLE
@@ -53,8 +56,6 @@ from estimator.layout.problem import LayoutProblem as LayoutProblem
 from estimator.layout.steptime import (
     BREAKDOWN_KEYS,
     COMPUTE_TERMS,
-    Candidates,
-    evaluate_step,
 )
 from estimator.limits import SEARCH_SECONDS as SEARCH_SECONDS
 
@@ -151,131 +152,6 @@ class LayoutSearch:
             "evaluated": self.evaluated,
             "feasible": self.feasible,
         }
-
-
-def evaluate(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[MemoryBreakdown, dict[str, np.ndarray]]:
-    """Memory and step time of candidate arrays c (keys tp, pp, dp, ep, cp, mbs, v, sp, zero, rc, m).
-
-    Scalars work too (0-d results). Adds tokens_per_s, predicted_mfu, predicted_hfu to the times.
-    """
-    mem, rf = evaluate_memory(problem, c)
-    return mem, evaluate_time(problem, c, rf)
-
-
-def evaluate_memory(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[MemoryBreakdown, FloatArray]:
-    """Per-card memory of candidate arrays c and the share of layers recomputed (rf; partial
-    recompute takes the fewest layers that fit, see _partial_recompute). Bytes; rf dimensionless.
-    The cheap half of `evaluate`: the search drops what does not fit before `evaluate_time`."""
-
-    def memory(rc: Num) -> MemoryBreakdown:
-        return card_memory(problem, c, rc)
-
-    rc = np.asarray(c["rc"])
-    mem = memory(rc)
-    rf = (rc == RECOMPUTE_CODES["full"]).astype(float)
-    partial = rc == RECOMPUTE_CODES["partial"]
-    if np.any(partial):
-        mem, rf = _partial_recompute(
-            problem, c, partial, mem, memory(np.where(partial, RECOMPUTE_CODES["full"], rc)), rf
-        )
-    return mem, rf
-
-
-def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> MemoryBreakdown:
-    """memory.per_card_memory of candidate arrays c with recompute codes rc (partial as stored by
-    the layers it does not recompute). Bytes."""
-    return card_memories(problem, c, [rc])[0]
-
-
-def card_memories(
-    problem: LayoutProblem, c: Mapping[str, Any], codes: Sequence[Num]
-) -> list[MemoryBreakdown]:
-    """card_memory of candidate arrays c with each of the recompute codes `codes` (one
-    memory.per_card_memory_codes call: what recompute does not change is computed once). Bytes."""
-    layout = CardLayout(
-        c["tp"],
-        c["pp"],
-        c["dp"],
-        c["ep"],
-        c["cp"],
-        c["zero"],
-        c["mbs"],
-        codes[0],
-        c["sp"],
-        c["v"],
-        False,
-        c["m"],
-        c["etp"],
-        problem.stage_split,
-    )
-    policy = stack_memory(
-        MemoryPolicy(
-            problem.grad_dtype,
-            problem.flash_attention,
-            problem.buffers,
-            fp8_activations(problem),
-            problem.stack.selective_recompute,
-            problem.stack.fsdp_fp32_shards,
-            problem.stack.reshard_after_forward,
-        ),
-        problem.stack,
-    )
-    return per_card_memory_codes(problem.arch, problem.counts, problem.seq_len, layout, codes, policy)
-
-
-def fp8_activations(problem: LayoutProblem) -> bool:
-    """Whether linear-layer inputs are saved as FP8 (training in FP8 on a card with FP8 GEMMs)."""
-    return problem.precision == "fp8" and bool(problem.accelerator.peak_flops_fp8)
-
-
-def evaluate_time(problem: LayoutProblem, c: Mapping[str, Any], rf: Num) -> dict[str, FloatArray]:
-    """Step time (estimator.layout.steptime) of candidate arrays c with recompute shares rf, plus
-    tokens_per_s (tokens/s), predicted_mfu = tokens/s · FLOP/token / (cards · peak) and
-    predicted_hfu = MFU + recomputed FLOP per card / (step time · peak): the model's FLOPs plus what
-    recomputation repeats, on the same convention (steptime.step._recomputed_flop), so HFU >= MFU."""
-    c = {**c, "rf": rf}
-    t = evaluate_step(problem, Candidates.from_mapping(c))
-    t["recompute_fraction"] = np.broadcast_to(rf, np.shape(t["step_time_s"]))
-    step_tokens = np.asarray(c["m"], dtype=float) * c["dp"] * c["mbs"] * problem.seq_len
-    peak = problem.accelerator.peak_flops(problem.precision)
-    t["tokens_per_s"] = step_tokens / t["step_time_s"]
-    t["predicted_mfu"] = t["tokens_per_s"] * problem.flop_per_token / (problem.cards * peak)
-    t["predicted_hfu"] = t["predicted_mfu"] + t["recomputed_flop_per_card"] / (t["step_time_s"] * peak)
-    return t
-
-
-MEMORY_KEYS = ("weights", "gradients", "optimizer", "activations", "other", "total")
-
-
-def _partial_recompute(
-    problem: LayoutProblem,
-    c: Mapping[str, Any],
-    partial: Num,
-    none: MemoryBreakdown,
-    full: MemoryBreakdown,
-    rf: Num,
-) -> tuple[MemoryBreakdown, FloatArray]:
-    """Block recompute: the fewest whole layers per stage k that bring the card under its HBM.
-
-    Memory falls linearly from no recompute (k = 0) to full recompute (k = all L_stage layers of
-    the fullest device), so k = ceil(L_stage · (none - HBM) / (none - full)); the step then pays
-    k/L_stage of a recomputed forward (steptime's fractional `full`). Megatron-LM --recompute-method
-    block --recompute-num-layers k. Bytes; fraction dimensionless.
-    """
-    hbm = float(problem.accelerator.hbm_bytes)
-    layers = stage_layers(
-        problem.arch.num_hidden_layers, problem.counts.n_dense_layers, c["pp"], c["v"], problem.stage_split
-    ).most
-    span = none.total - full.total
-    need = np.clip((none.total - hbm) / np.where(span > 0, span, 1.0), 0.0, 1.0)
-    k = np.ceil(need * layers - 1e-9)
-    f = np.where(partial, np.clip(k / np.maximum(layers, 1), 0.0, 1.0), rf)
-    mixed = {
-        key: getattr(none, key) + f * (getattr(full, key) - getattr(none, key))
-        for key in ("weights", "gradients", "optimizer", "activations", "other", "total")
-    }
-    mem = MemoryBreakdown(**{key: np.where(partial, mixed[key], getattr(none, key)) for key in mixed})
-    return mem, f
 
 
 def _make_eval(
@@ -458,12 +334,12 @@ def search(problem: LayoutProblem) -> LayoutSearch:
         i = int(np.argmin(mem.total))
         one = {k: v[i : i + 1] for k, v in sub.items()}
         t = evaluate_time(problem, one, rf[i : i + 1])
-        closest = _make_eval(problem, one, _take(mem, [i]), t, 0)
+        closest = _make_eval(problem, one, take_memory(mem, [i]), t, 0)
         return LayoutSearch(None, [], rejected, n, 0, closest)
     t, timed = _timed_evaluation(problem, {k: v[good] for k, v in sub.items()}, rf[good], started)
     good = good[:timed]  # everything, unless the wall-clock budget ran out
     sub = {k: v[good] for k, v in sub.items()}
-    mem, rf = _take(mem, good), rf[good]
+    mem, rf = take_memory(mem, good), rf[good]
     order = rank_order(t["tokens_per_s"], mem.total, rf, sub["zero"])[: top_n + 1]
     evals = [_make_eval(problem, sub, mem, t, int(i)) for i in order]
     feasible = int(fits.sum())
@@ -532,7 +408,3 @@ def rank_order(tokens_per_s: Num, total_bytes: Num, rf: Num, zero: Num, *outer: 
     `outer`: keys more significant than all of these (a batch's size index), most significant last."""
     keys = (total_bytes, rf, zero, -speed_bin(tokens_per_s), *outer)
     return np.lexsort(tuple(np.asarray(k) for k in keys))
-
-
-def _take(mem: MemoryBreakdown, idx: Any) -> MemoryBreakdown:
-    return MemoryBreakdown(**{k: np.asarray(getattr(mem, k))[idx] for k in MEMORY_KEYS})

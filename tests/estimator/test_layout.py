@@ -10,7 +10,8 @@ import pytest
 from estimator.catalog.entries import Accelerator
 from estimator.errors import ScenarioError
 from estimator.layout.enumeration import REASONS, enumerate_candidates, structural_failures
-from estimator.layout.search import BREAKDOWN_KEYS, LayoutProblem, evaluate, evaluate_layout, search
+from estimator.layout.evaluation import evaluate
+from estimator.layout.search import BREAKDOWN_KEYS, LayoutProblem, evaluate_layout, search
 from estimator.layout.stacks import STACKS
 from estimator.layout.steptime import ALPHA_NIC_S, ALPHA_SCALEUP_S, Fabric, hierarchical_allreduce_s
 from estimator.model.transformer import Architecture, param_counts

@@ -15,7 +15,8 @@ from estimator.layout import batch_search as layout_batch
 from estimator.layout.batch_enumeration import enumerate_layouts, enumerate_valid
 from estimator.layout.batch_search import best_layouts
 from estimator.layout.enumeration import enumerate_candidates, structural_failures
-from estimator.layout.search import card_memory, evaluate_time, search
+from estimator.layout.evaluation import card_memory, evaluate_time
+from estimator.layout.search import search
 from estimator.layout.stacks import STACKS
 from estimator.plan import compose as plan
 

@@ -18,7 +18,7 @@ from estimator.layout import prune
 from estimator.layout.batch_enumeration import enumerate_layouts, enumerate_valid
 from estimator.layout.batch_timing import SIZE_FIELDS, SizedProblem
 from estimator.layout.enumeration import axis_values
-from estimator.layout.search import evaluate_time
+from estimator.layout.evaluation import evaluate_time
 from estimator.layout.steptime.bounds import layer_floor, step_floor, step_time_floor
 from estimator.layout.steptime.candidates import Candidates
 from tests.estimator.test_layout_batch import DENSE, MOE, _problems, _scenario
