@@ -2,7 +2,7 @@
 status. Every Celery worker starts it when it is ready (config.celery, worker_ready) as a daemon
 thread that, at once and then every RECOVERY_INTERVAL_S:
 
-- runs the sweep watchdog (sweeps.services.watchdog_all): chunks of a sweep with no progress for
+- runs the sweep watchdog (sweeps.watchdog.watchdog_all): chunks of a sweep with no progress for
   SWEEP_STALL_S whose lease expired are queued again (a Redis restart lost their messages);
 - queues again batches with no progress and no live lease (integrations.batch_work.resume_stalled);
 - sends again webhook attempts overdue (integrations.delivery.overdue: a lost message, or an
@@ -21,7 +21,7 @@ import threading
 from django.conf import settings
 from django.db import close_old_connections, connections
 
-from sweeps import services as sweep_services
+from sweeps import watchdog as sweep_watchdog
 
 from . import batch_work, callbacks, delivery
 
@@ -33,7 +33,7 @@ _thread: threading.Thread | None = None
 
 def run_once() -> dict[str, int]:
     """One pass; returns what it did (for the logs and the tests)."""
-    outcome: dict[str, int] = dict(sweep_services.watchdog_all())
+    outcome: dict[str, int] = dict(sweep_watchdog.watchdog_all())
     outcome["batches_requeued"] = batch_work.resume_stalled()
     resent = delivery.overdue()
     for callback_id, number in resent:

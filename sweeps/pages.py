@@ -23,7 +23,7 @@ from reports import labels
 from reports import messages as messages_catalogue
 from teams.selectors import may_manage
 
-from . import charts, digests, selectors, services
+from . import charts, digests, selectors, services, watchdog
 from .builder import MAX_AXES as BUILDER_MAX_AXES
 from .builder import SweepBuilderForm
 from .models import Sweep
@@ -158,7 +158,7 @@ def _currency(sweep: Sweep) -> str:
 
 def report(request, token: str):
     sweep = get_object_or_404(Sweep, share_token=token)
-    services.watchdog(sweep=sweep)
+    watchdog.watchdog(sweep=sweep)
     payload = selectors.status_payload(sweep=sweep, request=request)
     currency = _currency(sweep)
     context: dict[str, Any] = {

@@ -7,7 +7,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import OperationalError
 
-from . import services
+from . import services, watchdog
 
 # An idempotent task's delivery and retry policy: acknowledged after it ran (a killed worker leaves
 # the message to another), and a database briefly unreachable or locked is tried again with backoff.
@@ -41,4 +41,4 @@ def run_chunk(sweep_id: int, index: int) -> str:
 )
 def watchdog_all() -> dict:
     """Periodic (celery beat, see CELERY_BEAT_SCHEDULE): re-queue lost chunks, fail hung sweeps."""
-    return services.watchdog_all()
+    return watchdog.watchdog_all()

@@ -28,7 +28,7 @@ from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrott
 from reports import money
 from reports.cells import neutralize, neutralize_row
 from reports.money import SWEEP_AMOUNT_COLUMNS
-from sweeps import selectors, services, signals
+from sweeps import selectors, services, signals, watchdog
 from sweeps.models import Sweep
 from teams.selectors import may_manage
 
@@ -159,7 +159,7 @@ class SweepDetailView(APIView):
     @extend_schema(operation_id="sweeps_retrieve", responses={200: SweepStatusSerializer, **ERRORS})
     def get(self, request, pk: int):
         sweep = _owned(request, pk)
-        services.watchdog(sweep=sweep)
+        watchdog.watchdog(sweep=sweep)
         return Response(selectors.status_payload(sweep=sweep, request=request))
 
     @extend_schema(operation_id="sweeps_destroy", responses={204: None, **ERRORS})
@@ -190,7 +190,7 @@ class SharedSweepView(APIView):
     @extend_schema(operation_id="sweeps_shared_retrieve", responses={200: SweepStatusSerializer, **ERRORS})
     def get(self, request, token: str):
         sweep = _shared(token)
-        services.watchdog(sweep=sweep)
+        watchdog.watchdog(sweep=sweep)
         return Response(selectors.status_payload(sweep=sweep, request=request))
 
 

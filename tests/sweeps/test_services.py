@@ -16,7 +16,7 @@ from estimator.dotted import get_path
 from estimator.errors import ScenarioError
 from estimator.plan.batch import SUMMARY_FIELDS
 from estimator.plan.compose import estimate
-from sweeps import selectors, services
+from sweeps import selectors, services, watchdog
 from sweeps.models import Sweep, SweepChunk
 
 pytestmark = pytest.mark.django_db
@@ -195,17 +195,17 @@ def test_watchdog_requeues_then_fails_a_stalled_sweep(sweep, settings, monkeypat
     settings.SWEEP_STALL_S, settings.SWEEP_FAIL_AFTER_S = 10, 100
     sent = []
     monkeypatch.setattr(services, "enqueue_chunks", lambda sweep_id, indexes=None: sent.append(sweep_id) or 3)
-    assert services.watchdog(sweep=sweep) == "ok" and not sent
+    assert watchdog.watchdog(sweep=sweep) == "ok" and not sent
     Sweep.objects.filter(pk=sweep.pk).update(progress_at=timezone.now() - timezone.timedelta(seconds=30))
     sweep.refresh_from_db()
-    assert services.watchdog(sweep=sweep) == "requeued" and sent == [sweep.pk]
-    assert services.watchdog(sweep=sweep) == "ok" and len(sent) == 1  # once per stall period
+    assert watchdog.watchdog(sweep=sweep) == "requeued" and sent == [sweep.pk]
+    assert watchdog.watchdog(sweep=sweep) == "ok" and len(sent) == 1  # once per stall period
     Sweep.objects.filter(pk=sweep.pk).update(
         progress_at=timezone.now() - timezone.timedelta(seconds=200),
         error="broker unavailable while queuing chunks",
     )
     sweep.refresh_from_db()
-    assert services.watchdog(sweep=sweep) == "failed"
+    assert watchdog.watchdog(sweep=sweep) == "failed"
     assert (
         sweep.status == "failed" and "no progress for" in sweep.error and "broker unavailable" in sweep.error
     )
