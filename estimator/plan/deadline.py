@@ -18,6 +18,7 @@ from estimator.contract.resolve import Resolved
 from estimator.errors import FieldError, ScenarioError
 from estimator.layout.batch_search import any_fits, best_layouts
 from estimator.layout.search import LayoutEval, LayoutProblem
+from estimator.layout.steptime.ceiling import mfu_ceiling
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
@@ -66,6 +67,10 @@ class SizeMemo:
                 fabric = None
             self._fabrics[cards] = fabric
         return self._fabrics[cards]
+
+    def problem(self, cards: int) -> LayoutProblem:
+        """The layout problem of `cards` (fabric(cards) built it; KeyError if it could not)."""
+        return self._problems[cards]
 
     def built(self, cards: int) -> Fabric:
         """The fabric `fabric(cards)` built (KeyError if it could not be)."""
@@ -123,8 +128,10 @@ def size_for_deadline(
     array in, an array out: one vectorized fixed point per block of sizes, not one per size; see
     Need for the limit).
 
-    Scan the round sizes upward from what a record MFU would need and keep the first whose best
-    layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
+    Scan the round sizes upward from what the highest MFU any layout can reach would need
+    (highest_mfu: steptime.ceiling; not the 65% record, which long sequences pass where the
+    convention counts the whole attention matrix, so sizes that meet lay below the scan) and keep
+    the first whose best layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
     splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
     size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
     at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
@@ -132,8 +139,8 @@ def size_for_deadline(
     share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
     in one vectorized pass (layout_batch.best_layouts, SCAN_IN_ONE_PASS: a pass's fixed cost is
     most of a small block's); the first size that meets wins."""
-    record = need(np.array([MAX_PLAUSIBLE_MFU]), None)
-    first = within_limit(r, sizes, int(record[0]), memo)
+    top = highest_mfu(sizes, memo)
+    first = within_limit(r, sizes, int(need(np.array([top]), None)[0]), memo, top)
     found = _scan(r, sizes, first, need, memo, ettr)
     if found[2] is not None:
         return found
@@ -219,17 +226,28 @@ def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list
     return ok
 
 
-def within_limit(r: Resolved, sizes: npt.NDArray[np.int64], cards: int, memo: SizeMemo) -> int:
-    """Index of the first round size of at least `cards` (what the deadline needs at a record
-    MFU); the refusal too_many_cards when that is past the largest cluster the scenario's network
-    builds (or past limits.MAX_CARDS). A network that cannot build even the smallest size keeps
-    its own error (size_for_deadline: evaluate_at)."""
+def highest_mfu(sizes: npt.NDArray[np.int64], memo: SizeMemo) -> float:
+    """The MFU no layout of this scenario exceeds (steptime.ceiling.mfu_ceiling: it does not depend
+    on the cluster size), read off the smallest size's layout problem; the record MFU where the
+    network cannot build that size (the scan then meets the fabric's error)."""
+    smallest = int(sizes[0])
+    if memo.fabric(smallest) is None:
+        return MAX_PLAUSIBLE_MFU
+    return mfu_ceiling(memo.problem(smallest))
+
+
+def within_limit(r: Resolved, sizes: npt.NDArray[np.int64], cards: int, memo: SizeMemo, top: float) -> int:
+    """Index of the first round size of at least `cards` (what the deadline needs at the MFU `top`
+    no layout exceeds, highest_mfu); the refusal too_many_cards when that is past the largest
+    cluster the scenario's network builds (or past limits.MAX_CARDS), stated at the lower of that
+    MFU and the record one (what it needs at either is past it). A network that cannot build even
+    the smallest size keeps its own error (size_for_deadline: evaluate_at)."""
     first = int(np.searchsorted(sizes, cards))
     if first < len(sizes) and memo.fabric(int(sizes[first])) is not None:
         return first
     if memo.fabric(int(sizes[0])) is None:  # not a matter of size: the scan meets the fabric's error
         return min(first, len(sizes) - 1)
-    raise too_many_cards(r, MAX_PLAUSIBLE_MFU, largest_built(sizes, first, memo))
+    raise too_many_cards(r, min(top, MAX_PLAUSIBLE_MFU), largest_built(sizes, first, memo))
 
 
 def largest_built(sizes: npt.NDArray[np.int64], below: int, memo: SizeMemo) -> int:

@@ -12,7 +12,8 @@ arrays of candidate layouts (`Candidates`). Submodules, one concern each:
 - layer_compute: a layer's compute terms (linears, attention core, element-wise, experts, host);
 - layer_comm: a layer's communication terms (TP, CP, EP) split into exposed and hidden, host floor;
 - step: the composition, with overlap and the slowdown overlapped communication inflicts.
-- bounds: floors of the step time that cost less than the model (what the layout search prunes with).
+- bounds: floors of the step time that cost less than the model (what the layout search prunes with);
+- ceiling: the highest MFU any layout of a problem can be predicted at (where deadline sizing starts).
 """
 
 from estimator.layout.steptime.candidates import Candidates
