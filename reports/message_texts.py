@@ -328,6 +328,13 @@ MESSAGES: dict[str, str] = {
     "assumption.hbm": gettext_noop("HBM per card"),
     "assumption.matmul-efficiency": gettext_noop("achievable matmul efficiency"),
     "assumption.mfu": gettext_noop("MFU"),
+    "assumption.flop-count": gettext_noop(
+        "FLOPs per token behind the MFU: 6·N_active + 12·L·s·d_attn, the whole attention matrix; "
+        "counting the causal half the kernels compute, the MFU is %(causal_mfu)s"
+    ),
+    "assumption.flop-count-6n": gettext_noop(
+        "FLOPs per token behind the MFU: 6·N_active, attention not counted"
+    ),
     "assumption.stack": gettext_noop("software stack"),
     "assumption.stack-default": gettext_noop("software stack (default for this accelerator)"),
     "assumption.tdp": gettext_noop("card TDP"),

@@ -89,6 +89,7 @@ PARAM_KINDS = {
     "highest_share": "percent0",
     "links": "percent0",
     "mfu": "percent0",
+    "causal_mfu": "percent0",
     "ratio": "ratio",
     "days": "days",
     "target_days": "days",

@@ -12,6 +12,7 @@ from estimator.contract.book_pricing import assumption as price_book_assumption
 from estimator.contract.book_pricing import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
 from estimator.layout.stack_profile import StackProfile
+from estimator.money.pricing import model_flops
 from estimator.money.rollup import Equipment
 from estimator.plan.chosen import ClusterChoice
 from estimator.plan.result import Assumption
@@ -40,6 +41,7 @@ class _Row:
     unit: str
     source: str
     detail: Mapping[str, Any] | None = None
+    params: Mapping[str, Any] | None = None  # the row's own, besides the accelerator and precision
 
 
 def assumptions(
@@ -56,7 +58,7 @@ def assumptions(
             source=row.source,
             detail=row.detail,
             code=f"assumption.{row.code}",
-            params=params,
+            params={**params, **(row.params or {})},
             source_code=f"source.{SOURCE_CODES[row.source]}" if row.source in SOURCE_CODES else None,
         )
         for row in rows
@@ -83,12 +85,45 @@ def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> l
         _Row("matmul-efficiency", "achievable matmul efficiency", acc.matmul_efficiency, "",
              _source(r, "matmul_efficiency")),
         _Row("mfu", "MFU", choice.mfu, "", MFU_SOURCES[choice.mfu_source]),
+        _flop_row(r, choice.mfu),
         # the software stack the step time assumes (its id as the value, its mechanisms in `detail`)
         _Row("stack" if chosen else "stack-default",
              "software stack" + ("" if chosen else " (default for this accelerator)"), stack.id, "",
              f"{stack.name}; {stack.source} ({stack.as_of}); release: {stack.release}", stack.mechanisms()),
         _Row("tdp", "card TDP", acc.tdp_w, "W", _source(r, "tdp_w")),
     ]  # fmt: skip
+
+
+FLOP_SOURCE = "Kaplan et al. 2020 (6·N_active); Chowdhery et al. 2022, PaLM, appendix B (12·L·s·d_attn)"
+
+
+def _flop_row(r: Resolved, mfu: float) -> _Row:
+    """The FLOPs per token the MFU counts (money.pricing.model_flops: the scenario's convention) and,
+    where PaLM's whole attention matrix is counted, the MFU on the FLOPs causal kernels run: the
+    dense 6·N_active and half the attention term (a causal layer's keys are half the matrix's, a
+    sliding window's too: model.transformer.attended_keys), `causal_mfu` =
+    MFU · (6·N + A/2) / (6·N + A). At 128K tokens that is about two thirds of the MFU shown."""
+    flops = model_flops(r)
+    dense, attention = flops["flop_per_token_6n"], flops["flop_per_token_attention"]
+    detail = {"dense": dense, "attention": attention}
+    if attention <= 0.0:  # training.attention_flops false: 6·N alone
+        return _Row(
+            "flop-count-6n",
+            "FLOPs per token behind the MFU: 6·N_active, attention not counted",
+            flops["flop_per_token"],
+            "FLOP",
+            FLOP_SOURCE,
+            detail,
+        )
+    causal = mfu * (dense + 0.5 * attention) / (dense + attention)
+    name = (
+        "FLOPs per token behind the MFU: 6·N_active + 12·L·s·d_attn, the whole attention matrix; "
+        f"counting the causal half the kernels compute, the MFU is {causal:.0%}"
+    )
+    detail = {**detail, "causal_mfu": causal}
+    return _Row(
+        "flop-count", name, flops["flop_per_token"], "FLOP", FLOP_SOURCE, detail, {"causal_mfu": causal}
+    )
 
 
 def _price_rows(r: Resolved, eq: Equipment, pr: Mapping[str, float]) -> list[_Row]:
