@@ -25,8 +25,9 @@ SECONDS_PER_YEAR = 365.0 * SECONDS_PER_DAY
 #: Upper: the ceiling of the step-time model itself (GEMM fraction 0.76 x matmul efficiency 0.85 =
 #: 0.65 of peak, estimator.layout.steptime) and above every published large-scale record (MegaScale 55.2 %
 #: on 12,288 GPUs, docs/sources.md#megascale; Llama 3 405B 38-43 %, docs/sources.md#llama3). The plan's
-#: deadline sizing starts its scan at the cards this MFU would need; advice flags a given MFU above
-#: it as optimistic. Lower: a typical-worst large-scale MFU, where the sizing scan stops.
+#: advice flags a given MFU above it as optimistic (the deadline sizing starts its scan at what the
+#: step-time model's own ceiling needs, layout.steptime.ceiling). Lower: a typical-worst large-scale
+#: MFU, where the sizing scan's first pass stops (plan.deadline._scan).
 MFU_PLAUSIBLE_MAX = 0.65
 MFU_PLAUSIBLE_MIN = 0.15
 

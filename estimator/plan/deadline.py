@@ -131,14 +131,17 @@ def size_for_deadline(
     Scan the round sizes upward from what the highest MFU any layout can reach would need
     (highest_mfu: steptime.ceiling; not the 65% record, which long sequences pass where the
     convention counts the whole attention matrix, so sizes that meet lay below the scan) and keep
-    the first whose best layout meets the deadline. MFU is jagged in the card count (its factors decide which tp·pp·dp
-    splits exist), so a bisection can stop at a lucky neighbour. Past the global batch's critical
-    size more cards lower the MFU (fewer micro-batches per DP rank, a larger bubble): the scan ends
-    at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot grow) and
-    keeps the size of highest throughput, failures counted when `ettr(cards, mfu)` (arrays) gives the
-    share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). The sizes are searched
-    in one vectorized pass (layout_batch.best_layouts, SCAN_IN_ONE_PASS: a pass's fixed cost is
-    most of a small block's); the first size that meets wins."""
+    the first whose best layout meets the deadline. MFU is jagged in the card count (its factors
+    decide which tp·pp·dp splits exist), so a bisection can stop at a lucky neighbour. The first
+    pass ends at a typical-worst MFU (or after MAX_SIZING_EVALS sizes, or where the fabric cannot
+    grow); where no size met and the pass raised the highest throughput found, a pass over the next
+    sizes follows (_scan: the MFU keeps falling as cards grow, but the throughput may still rise
+    enough to meet), at most MAX_SIZING_PASSES. Past the global batch's critical size more cards
+    lower the throughput too (fewer micro-batches per DP rank, a larger bubble): where nothing met,
+    the size of highest throughput is kept, failures counted when `ettr(cards, mfu)` (arrays) gives
+    the share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). Each
+    pass searches its sizes in one vectorized call (layout_batch.best_layouts, SCAN_IN_ONE_PASS: a
+    pass's fixed cost is most of a small block's); the first size that meets wins."""
     top = highest_mfu(sizes, memo)
     first = within_limit(r, sizes, int(need(np.array([top]), None)[0]), memo, top)
     found = _scan(r, sizes, first, need, memo, ettr)
@@ -163,23 +166,57 @@ def _scan(
     ettr: Ettr | None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """size_for_deadline's scan from sizes[first] (see there); the best layout is None only when no
-    scanned size holds a layout."""
+    scanned size holds a layout. A pass in which no size meets and which raised the highest
+    throughput found (cards · MFU · ETTR) is followed by one over the next sizes (_beyond), at most
+    MAX_SIZING_PASSES in all: the typical-worst MFU that ends the first is no floor of the model's
+    (a 671B MoE on H800 meets 60 days on 8,192 cards at 13% MFU, past what 15% needs)."""
     scan = _visited(sizes, first, need, memo)
-    bests = memo.best(scan)  # one vectorized pass for every size the scan visits (SCAN_IN_ONE_PASS)
-    for cards, best, ok in zip(scan, bests, _meets(scan, bests, need), strict=True):
-        if ok:
-            return cards, memo.built(cards), best
-    tried = dict(zip(scan, bests, strict=True))
+    tried: dict[int, LayoutEval | None] = {}
+    top = 0.0  # the highest throughput found before this pass
+    for _ in range(MAX_SIZING_PASSES):
+        bests = memo.best(scan)  # one vectorized pass for every size of it (SCAN_IN_ONE_PASS)
+        for cards, best, ok in zip(scan, bests, _meets(scan, bests, need), strict=True):
+            if ok:
+                return cards, memo.built(cards), best
+        tried.update(zip(scan, bests, strict=True))
+        speed = _throughputs(scan, bests, ettr)
+        if not scan or float(np.max(speed)) <= top:
+            break  # more cards no longer train faster
+        top = float(np.max(speed))
+        scan = _beyond(sizes, scan[-1], memo)
     if not tried:
         cards = int(sizes[first])
         fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
         return cards, fabric, found.best
-
-    sized = np.array(list(tried), dtype=np.int64)
-    mfus = np.array([0.0 if b is None else float(b.predicted_mfu) for b in tried.values()])
-    share = ettr(sized, np.where(mfus > 0, mfus, 1.0)) if ettr is not None else np.ones(len(sized))
-    cards = int(sized[int(np.argmax(sized * mfus * share))])  # the first of equals, as max() kept
+    sized = list(tried)
+    speed = _throughputs(sized, list(tried.values()), ettr)
+    cards = sized[int(np.argmax(speed))]  # the first of equals, as max() kept
     return cards, memo.built(cards), tried[cards]
+
+
+MAX_SIZING_PASSES = 3  # passes of up to MAX_SIZING_EVALS sizes a deadline scan may run (_scan)
+
+
+def _throughputs(
+    scan: list[int], bests: list[LayoutEval | None], ettr: Ettr | None
+) -> npt.NDArray[np.float64]:
+    """cards · predicted MFU · ETTR of each size (0 where no layout fits): proportional to the tokens
+    per second of wall clock, failures counted when `ettr` gives the share that trains."""
+    sized = np.array(scan, dtype=np.int64)
+    mfus = np.array([0.0 if b is None else float(b.predicted_mfu) for b in bests])
+    share = ettr(sized, np.where(mfus > 0, mfus, 1.0)) if ettr is not None and scan else np.ones(len(scan))
+    return np.asarray(sized * mfus * share, dtype=np.float64)
+
+
+def _beyond(sizes: npt.NDArray[np.int64], last: int, memo: SizeMemo) -> list[int]:
+    """The next sizes above `last`, each with a fabric: at most MAX_SIZING_EVALS, up to where the
+    fabric cannot grow."""
+    scan: list[int] = []
+    for cards in sizes[int(np.searchsorted(sizes, last, side="right")) :].tolist():
+        if len(scan) >= MAX_SIZING_EVALS or memo.fabric(int(cards)) is None:
+            break
+        scan.append(int(cards))
+    return scan
 
 
 def _visited(sizes: npt.NDArray[np.int64], first: int, need: Need, memo: SizeMemo) -> list[int]:
