@@ -42,6 +42,14 @@ def model_flops(r: Resolved) -> dict[str, float]:
     }
 
 
+def causal_share(dense: float, attention: float) -> float:
+    """The share of the FLOPs per token model_flops counts that causal kernels compute: the 6·N term
+    and half of PaLM's whole-matrix attention term (a causal layer attends to half the matrix's keys,
+    a sliding-window layer too: model.transformer.attended_keys); 1 where attention is not counted.
+    An MFU times it is the MFU on what the kernels run. Dimensionless."""
+    return (dense + 0.5 * attention) / (dense + attention) if attention > 0 else 1.0
+
+
 def _pick_by_speed(entries: dict[str, Any], gbps: float, attr: str) -> Any:
     """The catalog entry whose speed equals `gbps`, else the slowest one that is faster, else the fastest."""
     ranked = sorted(entries.values(), key=lambda e: getattr(e, attr))

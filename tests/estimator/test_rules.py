@@ -163,6 +163,15 @@ def test_advice_flags_mfu_above_the_bound(mfu, flagged):
     assert ("mfu-optimistic" in codes) is flagged
 
 
+@pytest.mark.parametrize(("mfu", "flagged"), [(0.7, False), (1.0, False), (1.1, True)])
+def test_advice_judges_a_long_sequence_mfu_on_what_causal_kernels_compute(mfu, flagged):
+    # 6·N = 0.42 T and PaLM's whole-matrix attention 1.03 T per token (Llama 3.1 70B at 128K):
+    # causal kernels compute 0.42 + 0.515 = 0.935 of the 1.45 T counted, a share of 0.645
+    result = {"compute": {"flop_per_token_6n": 0.42e12, "flop_per_token_attention": 1.03e12}}
+    codes = [a.code for a in advice.advise({"efficiency": {"mfu": mfu}}, result)]
+    assert ("mfu-optimistic" in codes) is flagged
+
+
 # ---- per-stage parameters ---------------------------------------------------------------------
 
 

@@ -12,7 +12,7 @@ from estimator.contract.book_pricing import assumption as price_book_assumption
 from estimator.contract.book_pricing import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
 from estimator.layout.stack_profile import StackProfile
-from estimator.money.pricing import model_flops
+from estimator.money.pricing import causal_share, model_flops
 from estimator.money.rollup import Equipment
 from estimator.plan.chosen import ClusterChoice
 from estimator.plan.result import Assumption
@@ -101,8 +101,8 @@ def _flop_row(r: Resolved, mfu: float) -> _Row:
     """The FLOPs per token the MFU counts (money.pricing.model_flops: the scenario's convention) and,
     where PaLM's whole attention matrix is counted, the MFU on the FLOPs causal kernels run: the
     dense 6·N_active and half the attention term (a causal layer's keys are half the matrix's, a
-    sliding window's too: model.transformer.attended_keys), `causal_mfu` =
-    MFU · (6·N + A/2) / (6·N + A). At 128K tokens that is about two thirds of the MFU shown."""
+    sliding window's too: money.pricing.causal_share), `causal_mfu` = MFU · (6·N + A/2) / (6·N + A).
+    At 128K tokens that is about two thirds of the MFU shown."""
     flops = model_flops(r)
     dense, attention = flops["flop_per_token_6n"], flops["flop_per_token_attention"]
     detail = {"dense": dense, "attention": attention}
@@ -115,7 +115,7 @@ def _flop_row(r: Resolved, mfu: float) -> _Row:
             FLOP_SOURCE,
             detail,
         )
-    causal = mfu * (dense + 0.5 * attention) / (dense + attention)
+    causal = mfu * causal_share(dense, attention)
     name = (
         "FLOPs per token behind the MFU: 6·N_active + 12·L·s·d_attn, the whole attention matrix; "
         f"counting the causal half the kernels compute, the MFU is {causal:.0%}"
