@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from estimator.money.pricing import causal_share
 from estimator.plan.goodput_section import held_days
 from estimator.words import counted
 
@@ -125,6 +126,18 @@ def _goodput_rows(g: Mapping[str, Any] | None, c: Mapping[str, Any]) -> list[lis
     ]
 
 
+CAUSAL_NOTE_SHARE = 0.9  # below it (attention over a fifth of the FLOPs counted) the table says both
+
+
+def _causal_note(c: Mapping[str, Any]) -> str:
+    """Where PaLM's whole attention matrix is much of the FLOPs counted (long sequences), the MFU on
+    what causal kernels compute (money.pricing.causal_share; the assumption row assumption.flop-count)."""
+    share = causal_share(
+        float(c.get("flop_per_token_6n") or 0.0), float(c.get("flop_per_token_attention") or 0.0)
+    )
+    return "" if share >= CAUSAL_NOTE_SHARE else f" ({c['mfu'] * share:.1%} on what causal kernels compute)"
+
+
 def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]]:
     """The headline table: compute, cards, time (with failures), throughput, power and cost."""
     c = r["compute"]
@@ -140,7 +153,11 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
             f"{c['cards']:,}",
             f"{counted(c['nodes'], 'node')} of {s['hardware'].get('cards_per_node') or ''}",
         ],
-        ["wall-clock", days(c["wall_clock_days"]), f"at MFU {c['mfu']:.1%}, before failures"],
+        [
+            "wall-clock",
+            days(c["wall_clock_days"]),
+            f"at MFU {c['mfu']:.1%}{_causal_note(c)}, before failures",
+        ],
         *_goodput_rows(r.get("goodput"), c),
         [
             "accelerator-hours",

@@ -37,3 +37,16 @@ def test_six_n_alone_says_attention_is_not_counted():
     assert row["code"] == "assumption.flop-count-6n"
     assert row["value"] == row["detail"]["dense"]
     assert "causal_mfu" not in row["params"]
+
+
+def test_the_cli_table_says_both_mfus_where_attention_is_much_of_the_count():
+    from estimator.report_text import format_plan
+
+    out = estimate(LONG)
+    c = out["result"]["compute"]
+    # 6·N = 6 x 70.55 G = 0.42 T of the 1.45 T counted: a causal share of (0.42 + 1.03 / 2) / 1.45
+    share = (c["flop_per_token_6n"] + 12 * 80 * 131072 * 8192 / 2) / c["flop_per_token"]
+    line = format_plan(out).split("wall-clock", 1)[1].splitlines()[0]
+    assert f"at MFU {c['mfu']:.1%} ({c['mfu'] * share:.1%} on what causal kernels compute)" in line
+    short = estimate({**LONG, "training": {**LONG["training"], "seq_len": 4096, "global_batch_tokens": 2**22}})
+    assert "causal" not in format_plan(short).split("wall-clock", 1)[1].splitlines()[0]  # attention 7% of the count
