@@ -48,5 +48,9 @@ def test_the_cli_table_says_both_mfus_where_attention_is_much_of_the_count():
     share = (c["flop_per_token_6n"] + 12 * 80 * 131072 * 8192 / 2) / c["flop_per_token"]
     line = format_plan(out).split("wall-clock", 1)[1].splitlines()[0]
     assert f"at MFU {c['mfu']:.1%} ({c['mfu'] * share:.1%} on what causal kernels compute)" in line
-    short = estimate({**LONG, "training": {**LONG["training"], "seq_len": 4096, "global_batch_tokens": 2**22}})
-    assert "causal" not in format_plan(short).split("wall-clock", 1)[1].splitlines()[0]  # attention 7% of the count
+    short = estimate(
+        {**LONG, "training": {**LONG["training"], "seq_len": 4096, "global_batch_tokens": 2**22}}
+    )
+    assert (
+        "causal" not in format_plan(short).split("wall-clock", 1)[1].splitlines()[0]
+    )  # attention 7% of the count
