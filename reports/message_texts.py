@@ -149,7 +149,11 @@ MESSAGES: dict[str, str] = {
         "No cluster this network can build (up to %(max_cards)s cards) holds the model in HBM: use an "
         "accelerator with more memory, a shorter sequence or switches with more ports."
     ),
-    "deadline-missed": gettext_noop("The plan takes %(days)s, more than the %(target_days)s target."),
+    "deadline-missed": gettext_noop(
+        "No cluster size meets the %(target_days)s target: the plan keeps the fastest the sizing found, "
+        "%(cards)s cards in %(days)s. More cards help only while each replica keeps enough micro-batches: "
+        "raise the global batch (training.global_batch_tokens), allow more days or train fewer tokens."
+    ),
     "over-budget": gettext_noop(
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."
     ),

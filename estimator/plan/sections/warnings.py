@@ -74,7 +74,8 @@ def _input_warnings(r: Resolved) -> list[PlanWarning]:
 
 
 def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> list[PlanWarning]:
-    """The deadline missed (days with failures when there are any)."""
+    """The deadline missed (days with failures when there are any): a scenario sized by its deadline
+    misses it only where no size the scan visited meets it (plan.deadline._scan keeps the fastest)."""
     if compute.meets_target is not False or compute.target_days is None:
         return []
     days = goodput_days if goodput_days is not None else compute.wall_clock_days
@@ -82,8 +83,11 @@ def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> l
         PlanWarning(
             code="deadline-missed",
             severity="warning",
-            message=f"The plan takes {days:.1f} days, more than the {compute.target_days:g}-day target.",
-            params={"days": days, "target_days": compute.target_days},
+            message=f"No cluster size meets the {compute.target_days:g}-day target: the plan keeps the fastest "
+            f"the sizing found, {compute.cards:,} cards in {days:.1f} days. More cards help only while each "
+            "replica keeps enough micro-batches: raise the global batch (training.global_batch_tokens), "
+            "allow more days or train fewer tokens.",
+            params={"days": days, "target_days": compute.target_days, "cards": compute.cards},
         )
     ]
 
