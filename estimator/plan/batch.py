@@ -273,18 +273,16 @@ def _predicted(
             def need(
                 mfu: npt.NDArray[np.float64],
                 limit: npt.NDArray[np.int64] | None,
-                first_only: bool = False,
                 *,
                 flop: float = flop,
                 seconds: float = seconds,
                 tok: float = key[0],
             ) -> npt.NDArray[np.int64]:
-                return cards_for_deadline_with_failures(
-                    r, flop, seconds, peak, mfu, multiple, tok, limit, first_only=first_only
-                )
+                return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok, limit)
 
+            met = goodput.deadline_met(r, seconds, key[0])
             try:
-                chosen, _, best = size_for_deadline(r, sizes, need, memo, goodput.ettr_at(r, key[0]))
+                chosen, _, best = size_for_deadline(r, sizes, need, memo, met, goodput.ettr_at(r, key[0]))
             except ScenarioError as exc:  # this row's deadline only: the others of the group still plan
                 if exc.errors[0].code not in (
                     "deadline-needs-too-many-cards",

@@ -37,20 +37,17 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 
-    def need(
-        mfu: npt.ArrayLike, limit: npt.ArrayLike | None = None, first_only: bool = False
-    ) -> npt.NDArray[np.int64]:
-        """With failures (plan.goodput); limit, first_only: deadline.Need."""
-        return cards_for_deadline_with_failures(
-            r, training_flop, seconds, peak, mfu, multiple, limit=limit, first_only=first_only
-        )
+    def need(mfu: npt.ArrayLike, limit: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
+        """With failures (plan.goodput); limit: deadline.Need."""
+        return cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple, limit=limit)
 
     if given_mfu is not None:  # grown to the smallest round size that fits where need's does not
         cards = cards_for_given_mfu(r, int(need(given_mfu)), given_mfu, SizeMemo(r))
         return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
-    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r), goodput.ettr_at(r))
+    met = goodput.deadline_met(r, seconds)
+    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r), met, goodput.ettr_at(r))
     return _choice(r, cards, fabric, layouts_at(r, cards, fabric), None)
 
 

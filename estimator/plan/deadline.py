@@ -32,17 +32,17 @@ MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 
 class Need(Protocol):
     """need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or
-    None), only the needs at most their limit are exact, the others some count above it. first_only
-    (with a limit): only the first need at most its limit is exact (and those before it are above
-    theirs); the needs after it are some count (the rounds stop once that first one has settled)."""
+    None), only the needs at most their limit are exact, the others some count above it."""
 
     def __call__(
-        self, mfus: npt.NDArray[np.float64], limit: npt.NDArray[np.int64] | None, /, first_only: bool = False
+        self, mfus: npt.NDArray[np.float64], limit: npt.NDArray[np.int64] | None, /
     ) -> npt.NDArray[np.int64]: ...
 
 
 # ettr(cards, mfus) -> the share of wall time that trains at each (plan.goodput.ettr_at)
 Ettr = Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]]
+# met(cards, mfus) -> whether each size's wall clock at its MFU fits the deadline (plan.goodput.deadline_met)
+Met = Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.bool_]]
 
 
 class SizeMemo:
@@ -121,12 +121,14 @@ def size_for_deadline(
     sizes: npt.NDArray[np.int64],
     need: Need,
     memo: SizeMemo,
+    met: Met,
     ettr: Ettr | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
     (cards, fabric, best layout). need(mfus, limit) -> cards the deadline needs at each MFU (an
-    array in, an array out: one vectorized fixed point per block of sizes, not one per size; see
-    Need for the limit).
+    array in, an array out: one vectorized fixed point, see Need for the limit), what bounds the
+    sizes scanned; met(cards, mfus) -> whether each size's wall clock fits the deadline at its MFU
+    (plan.goodput.deadline_met: what compute.meets_target judges), what decides each size.
 
     Scan the round sizes upward from what the highest MFU any layout can reach would need
     (highest_mfu: steptime.ceiling; not the 65% record, which long sequences pass where the
@@ -144,7 +146,7 @@ def size_for_deadline(
     pass's fixed cost is most of a small block's); the first size that meets wins."""
     top = highest_mfu(sizes, memo)
     first = within_limit(r, sizes, int(need(np.array([top]), None)[0]), memo, top)
-    found = _scan(r, sizes, first, need, memo, ettr)
+    found = _scan(r, sizes, first, (need, met), memo, ettr)
     if found[2] is not None:
         return found
     # no layout fits on any size the deadline scanned (too few tokens to need a cluster that holds
@@ -154,14 +156,14 @@ def size_for_deadline(
         if _fixed(r):  # a fixed layout keeps its own refusal (plan.refusal: the nearest layouts)
             return found
         raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
-    return _scan(r, sizes, fit, need, memo, ettr)
+    return _scan(r, sizes, fit, (need, met), memo, ettr)
 
 
 def _scan(
     r: Resolved,
     sizes: npt.NDArray[np.int64],
     first: int,
-    need: Need,
+    rule: tuple[Need, Met],
     memo: SizeMemo,
     ettr: Ettr | None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
@@ -170,12 +172,13 @@ def _scan(
     throughput found (cards · MFU · ETTR) is followed by one over the next sizes (_beyond), at most
     MAX_SIZING_PASSES in all: the typical-worst MFU that ends the first is no floor of the model's
     (a 671B MoE on H800 meets 60 days on 8,192 cards at 13% MFU, past what 15% needs)."""
+    need, met = rule
     scan = _visited(sizes, first, need, memo)
     tried: dict[int, LayoutEval | None] = {}
     top = 0.0  # the highest throughput found before this pass
     for _ in range(MAX_SIZING_PASSES):
         bests = memo.best(scan)  # one vectorized pass for every size of it (SCAN_IN_ONE_PASS)
-        for cards, best, ok in zip(scan, bests, _meets(scan, bests, need), strict=True):
+        for cards, best, ok in zip(scan, bests, _meets(scan, bests, met), strict=True):
             if ok:
                 return cards, memo.built(cards), best
         tried.update(zip(scan, bests, strict=True))
@@ -244,22 +247,16 @@ def _visited(sizes: npt.NDArray[np.int64], first: int, need: Need, memo: SizeMem
     return scan
 
 
-def _meets(block: list[int], found: list[LayoutEval | None], need: Need) -> list[bool]:
-    """Per size of the block up to the first that meets: its best layout meets the deadline
-    (need(its MFU) <= its cards), the needs of the whole block computed in one call (with the sizes
-    as the limit: only whether each need is at most its size matters, and first_only: the scan
-    keeps the first size that meets, so the sizes after it are left False, unasked)."""
+def _meets(block: list[int], found: list[LayoutEval | None], met: Met) -> list[bool]:
+    """Per size of the block: it has a layout and its wall clock at that layout's MFU fits the
+    deadline (met, one vectorized evaluation for the whole block)."""
     has = [i for i, b in enumerate(found) if b is not None]
     ok = [False] * len(block)
     if has:
         mfus = np.array([float(found[i].predicted_mfu) for i in has])  # type: ignore[union-attr]
-        limit = np.array([block[i] for i in has], dtype=np.int64)
-        for i, n in zip(
-            has, np.asarray(need(mfus, limit, first_only=True)).reshape(-1).tolist(), strict=True
-        ):
-            if n <= block[i]:
-                ok[i] = True
-                break  # the needs after the first that meets are not exact (first_only)
+        cards = np.array([block[i] for i in has], dtype=np.int64)
+        for i, fits in zip(has, np.asarray(met(cards, mfus)).reshape(-1).tolist(), strict=True):
+            ok[i] = bool(fits)
     return ok
 
 

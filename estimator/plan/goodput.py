@@ -254,6 +254,21 @@ def ettr_at(
     return ettr
 
 
+def deadline_met(
+    r: Resolved, seconds: float, tokens: float | None = None
+) -> Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.bool_]]:
+    """met(cards, mfu) (arrays): whether the wall clock at these sizes and MFUs, interruptions,
+    checkpoints and restarts counted where reliability.failures is on (at_cards: the same evaluate()
+    as result.goodput, whose mean judges compute.meets_target), fits `seconds` (s). One evaluation,
+    no fixed point: what the deadline scan asks of each size it searched (plan.deadline._meets)."""
+    at = at_cards_of(r, tokens, settings(r), spread=False)
+
+    def met(cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
+        return np.asarray(np.asarray(at(cards, mfu)["wall_s"], dtype=float) <= seconds)
+
+    return met
+
+
 def cards_for_deadline_with_failures(
     r: Resolved,
     training_flop: ArrayLike,
@@ -263,7 +278,6 @@ def cards_for_deadline_with_failures(
     multiple: int,
     tokens: ArrayLike | None = None,
     limit: ArrayLike | None = None,
-    first_only: bool = False,
 ) -> np.ndarray:
     """The deadline rule with failures: the fewest cards (whole `multiple`s) whose wall time WITH
     interruptions, checkpoints and restarts fits `seconds`. Compute time must fit seconds x ETTR, and
@@ -271,15 +285,10 @@ def cards_for_deadline_with_failures(
     ETTR(c)) from the failure-free count upward until it no longer grows.
 
     `limit` (cards, broadcast): the caller asks only whether the cards are at most `limit` (deadline
-    sizing: does a size meet the deadline). Each entry's rounds depend on that entry alone and its
+    sizing: whether the typical-worst need lies past the scan's largest size). Each entry's rounds depend on that entry alone and its
     count never falls from one round to the next, so an entry that has grown past its limit stays
     past it: the rounds stop once every entry has settled or passed its limit. Entries at most their
-    limit are then the same as without it; the others are some count above their limit.
-
-    `first_only` (with a limit): the caller reads only the first entry at most its limit (deadline
-    sizing keeps the first size that meets). An entry that no longer grows has settled for good,
-    so the rounds also stop once the first entry not past its limit has settled: it and every
-    entry before it are then as above, the entries after it some count."""
+    limit are then the same as without it; the others are some count above their limit."""
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards
@@ -298,6 +307,4 @@ def cards_for_deadline_with_failures(
             within = cards <= np.asarray(limit)
             if not np.any(moving & within):
                 break  # what still grows has passed its limit
-            if first_only and not np.ravel(moving)[int(np.argmax(within))]:
-                break  # the first entry within its limit has settled (those before it passed theirs)
     return cards

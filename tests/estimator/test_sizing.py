@@ -183,18 +183,16 @@ def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
 
 
 @pytest.mark.parametrize("doc", CASES, ids=IDS)
-def test_first_only_keeps_the_first_need_within_its_limit(doc):
-    """cards_for_deadline_with_failures with first_only: the first entry at most its limit and the
-    entries before it are those of the limit alone (the deadline scan reads no other)."""
-    r, flop, peak, multiple, seconds = _deadline_inputs(doc)
-    mfu = np.linspace(0.6, 0.2, 17)
-    full = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple)
-    for limit in (full - multiple, full, np.full(mfu.size, int(np.median(full))), full[::-1]):
-        within = np.flatnonzero(full <= limit)
-        got = cards_for_deadline_with_failures(
-            r, flop, seconds, peak, mfu, multiple, limit=limit, first_only=True
-        )
-        first = int(within[0]) if within.size else mfu.size
-        assert np.array_equal(got[:first] > limit[:first], np.ones(first, dtype=bool))
-        if within.size:
-            assert got[first] == full[first]
+def test_a_size_meets_the_deadline_as_its_goodput_judges_it(doc):
+    """goodput.deadline_met, what the scan decides each size with, at the plan's own cards and MFU
+    agrees with result.compute.meets_target (the mean wall clock with failures of result.goodput
+    against the deadline)."""
+    from estimator.plan.goodput import deadline_met
+
+    r, *_, seconds = _deadline_inputs(doc)
+    result = plan.estimate(doc)["result"]
+    c = result["compute"]
+    met = deadline_met(r, seconds)
+    assert bool(met(np.array([c["cards"]]), np.array([c["mfu"]]))[0]) is c["meets_target"]
+    days = result["goodput"]["wall_clock_days"]
+    assert c["meets_target"] is (days <= c["target_days"])
