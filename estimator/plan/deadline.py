@@ -145,7 +145,7 @@ def size_for_deadline(
     pass searches its sizes in one vectorized call (layout_batch.best_layouts, SCAN_IN_ONE_PASS: a
     pass's fixed cost is most of a small block's); the first size that meets wins."""
     top = highest_mfu(sizes, memo)
-    first = within_limit(r, sizes, int(need(np.array([top]), None)[0]), memo, top)
+    first = within_limit(r, sizes, _first_met(sizes, top, met), memo, top)
     found = _scan(r, sizes, first, (need, met), memo, ettr)
     if found[2] is not None:
         return found
@@ -270,13 +270,20 @@ def highest_mfu(sizes: npt.NDArray[np.int64], memo: SizeMemo) -> float:
     return mfu_ceiling(memo.problem(smallest))
 
 
-def within_limit(r: Resolved, sizes: npt.NDArray[np.int64], cards: int, memo: SizeMemo, top: float) -> int:
-    """Index of the first round size of at least `cards` (what the deadline needs at the MFU `top`
-    no layout exceeds, highest_mfu); the refusal too_many_cards when that is past the largest
-    cluster the scenario's network builds (or past limits.MAX_CARDS), stated at the lower of that
-    MFU and the record one (what it needs at either is past it). A network that cannot build even
-    the smallest size keeps its own error (size_for_deadline: evaluate_at)."""
-    first = int(np.searchsorted(sizes, cards))
+def _first_met(sizes: npt.NDArray[np.int64], mfu: float, met: Met) -> int:
+    """Index of the first round size whose wall clock would fit the deadline at `mfu` (len(sizes)
+    if none would): one evaluation of every size. Sizes past what the network builds get counts of
+    -1 there (money.pricing.vectorized_counts), and lie above every size it builds."""
+    ok = np.asarray(met(sizes, np.full(sizes.size, mfu)), dtype=bool)
+    return int(np.argmax(ok)) if ok.any() else len(sizes)
+
+
+def within_limit(r: Resolved, sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo, top: float) -> int:
+    """`first`, the index of the first round size that would meet the deadline at the MFU `top` no
+    layout exceeds (highest_mfu, _first_met); the refusal too_many_cards when that is past the
+    largest cluster the scenario's network builds (or past limits.MAX_CARDS), stated at the lower of
+    that MFU and the record one (what it needs at either is past it). A network that cannot build
+    even the smallest size keeps its own error (size_for_deadline: evaluate_at)."""
     if first < len(sizes) and memo.fabric(int(sizes[first])) is not None:
         return first
     if memo.fabric(int(sizes[0])) is None:  # not a matter of size: the scan meets the fabric's error
