@@ -249,8 +249,6 @@ def _predicted(
     vectorized search for all distinct card counts of the group (cards given), or deadline sizing
     per distinct (tokens, days) sharing one memo of searched sizes (plan.SizeMemo). The same
     numbers as plan.choose_cluster row by row."""
-    s = r.scenario
-    peak = r.accelerator.peak_flops(s.training.precision)
     memo = SizeMemo(r, reuse=True)
     picks: dict[tuple[float, float], tuple[int, LayoutEval | None]] = {}
     too_large: set[tuple[float, float]] = set()
@@ -265,24 +263,11 @@ def _predicted(
     else:
         multiple = cards_multiple(r)
         sizes = candidate_sizes(r, multiple)
-        flop_per_token = model_flops(r)["flop_per_token"]
         keys = [(float(tokens[i]), float(size[i])) for i in rows]
         for key in dict.fromkeys(keys):
-            flop, seconds = flop_per_token * key[0], key[1] * SECONDS_PER_DAY
-
-            def need(
-                mfu: npt.NDArray[np.float64],
-                limit: npt.NDArray[np.int64] | None,
-                *,
-                flop: float = flop,
-                seconds: float = seconds,
-                tok: float = key[0],
-            ) -> npt.NDArray[np.int64]:
-                return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, tok, limit)
-
-            met = goodput.deadline_met(r, seconds, key[0])
+            met = goodput.deadline_met(r, key[1] * SECONDS_PER_DAY, key[0])
             try:
-                chosen, _, best = size_for_deadline(r, sizes, need, memo, met, goodput.ettr_at(r, key[0]))
+                chosen, _, best = size_for_deadline(r, sizes, memo, met, goodput.ettr_at(r, key[0]))
             except ScenarioError as exc:  # this row's deadline only: the others of the group still plan
                 if exc.errors[0].code not in (
                     "deadline-needs-too-many-cards",

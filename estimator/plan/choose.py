@@ -4,9 +4,6 @@ plan.deadline), and the refusal when no layout plans on it (plan.refusal)."""
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
-
 from estimator.cluster.network import Fabric
 from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutSearch
@@ -37,17 +34,14 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)
 
-    def need(mfu: npt.ArrayLike, limit: npt.ArrayLike | None = None) -> npt.NDArray[np.int64]:
-        """With failures (plan.goodput); limit: deadline.Need."""
-        return cards_for_deadline_with_failures(r, training_flop, seconds, peak, mfu, multiple, limit=limit)
-
     if given_mfu is not None:  # grown to the smallest round size that fits where need's does not
-        cards = cards_for_given_mfu(r, int(need(given_mfu)), given_mfu, SizeMemo(r))
+        need = cards_for_deadline_with_failures(r, training_flop, seconds, peak, given_mfu, multiple)
+        cards = cards_for_given_mfu(r, int(need), given_mfu, SizeMemo(r))
         return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
     met = goodput.deadline_met(r, seconds)
-    cards, fabric, _ = size_for_deadline(r, sizes, need, SizeMemo(r), met, goodput.ettr_at(r))
+    cards, fabric, _ = size_for_deadline(r, sizes, SizeMemo(r), met, goodput.ettr_at(r))
     return _choice(r, cards, fabric, layouts_at(r, cards, fabric), None)
 
 

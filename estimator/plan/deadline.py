@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -28,15 +27,6 @@ from estimator.plan.problem import cards_multiple, evaluate_at, fabric_for, layo
 from estimator.words import counted
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
-
-
-class Need(Protocol):
-    """need(mfus, limit) -> the cards the deadline needs at each MFU (arrays); with limit (cards, or
-    None), only the needs at most their limit are exact, the others some count above it."""
-
-    def __call__(
-        self, mfus: npt.NDArray[np.float64], limit: npt.NDArray[np.int64] | None, /
-    ) -> npt.NDArray[np.int64]: ...
 
 
 # ettr(cards, mfus) -> the share of wall time that trains at each (plan.goodput.ettr_at)
@@ -119,16 +109,14 @@ SIZING_BLOCK = 8  # sizes whose memory is checked together first while looking f
 def size_for_deadline(
     r: Resolved,
     sizes: npt.NDArray[np.int64],
-    need: Need,
     memo: SizeMemo,
     met: Met,
     ettr: Ettr | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
-    (cards, fabric, best layout). need(mfus, limit) -> cards the deadline needs at each MFU (an
-    array in, an array out: one vectorized fixed point, see Need for the limit), what bounds the
-    sizes scanned; met(cards, mfus) -> whether each size's wall clock fits the deadline at its MFU
-    (plan.goodput.deadline_met: what compute.meets_target judges), what decides each size.
+    (cards, fabric, best layout). met(cards, mfus) -> whether each size's wall clock fits the
+    deadline at its MFU (arrays; plan.goodput.deadline_met: what compute.meets_target judges), what
+    bounds the sizes scanned and decides each.
 
     Scan the round sizes upward from what the highest MFU any layout can reach would need
     (highest_mfu: steptime.ceiling; not the 65% record, which long sequences pass where the
@@ -146,7 +134,7 @@ def size_for_deadline(
     pass's fixed cost is most of a small block's); the first size that meets wins."""
     top = highest_mfu(sizes, memo)
     first = within_limit(r, sizes, _first_met(sizes, top, met), memo, top)
-    found = _scan(r, sizes, first, (need, met), memo, ettr)
+    found = _scan(r, sizes, first, met, memo, ettr)
     if found[2] is not None:
         return found
     # no layout fits on any size the deadline scanned (too few tokens to need a cluster that holds
@@ -156,14 +144,14 @@ def size_for_deadline(
         if _fixed(r):  # a fixed layout keeps its own refusal (plan.refusal: the nearest layouts)
             return found
         raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
-    return _scan(r, sizes, fit, (need, met), memo, ettr)
+    return _scan(r, sizes, fit, met, memo, ettr)
 
 
 def _scan(
     r: Resolved,
     sizes: npt.NDArray[np.int64],
     first: int,
-    rule: tuple[Need, Met],
+    met: Met,
     memo: SizeMemo,
     ettr: Ettr | None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
@@ -172,8 +160,7 @@ def _scan(
     throughput found (cards · MFU · ETTR) is followed by one over the next sizes (_beyond), at most
     MAX_SIZING_PASSES in all: the typical-worst MFU that ends the first is no floor of the model's
     (a 671B MoE on H800 meets 60 days on 8,192 cards at 13% MFU, past what 15% needs)."""
-    need, met = rule
-    scan = _visited(sizes, first, need, memo)
+    scan = _visited(sizes, first, met, memo)
     tried: dict[int, LayoutEval | None] = {}
     top = 0.0  # the highest throughput found before this pass
     for _ in range(MAX_SIZING_PASSES):
@@ -222,15 +209,11 @@ def _beyond(sizes: npt.NDArray[np.int64], last: int, memo: SizeMemo) -> list[int
     return scan
 
 
-def _visited(sizes: npt.NDArray[np.int64], first: int, need: Need, memo: SizeMemo) -> list[int]:
+def _visited(sizes: npt.NDArray[np.int64], first: int, met: Met, memo: SizeMemo) -> list[int]:
     """The sizes the scan visits, in order, each with a fabric: from sizes[first] upward, at most
-    MAX_SIZING_EVALS, up to where the fabric cannot grow, and none above what a typical-worst MFU
-    needs (the first kept whatever it needs).
-
-    The typical-worst need matters only up to the largest size the scan could keep, so it is
-    computed with that size as its limit (the rounds of need stop once it is passed: see Need),
-    after the fabrics decided the candidates: fewer fixed-point rounds than the exact count, and
-    the same sizes."""
+    MAX_SIZING_EVALS, up to where the fabric cannot grow, and none past the first that would meet
+    the deadline even at a typical-worst MFU (the first kept whatever it needs; met: one evaluation
+    of the sizes the fabric admits)."""
     scan: list[int] = []
     for i in range(first, len(sizes)):
         if len(scan) >= MAX_SIZING_EVALS:
@@ -242,8 +225,9 @@ def _visited(sizes: npt.NDArray[np.int64], first: int, need: Need, memo: SizeMem
             continue
         scan.append(cards)
     if len(scan) > 1:
-        last = int(need(np.array([MIN_PLAUSIBLE_MFU]), np.array([scan[-1]], dtype=np.int64))[0])
-        scan = scan[:1] + [c for c in scan[1:] if c <= last]  # sizes ascend: a prefix
+        rest = np.array(scan[1:], dtype=np.int64)
+        worst = np.asarray(met(rest, np.full(rest.size, MIN_PLAUSIBLE_MFU)), dtype=bool)
+        scan = scan[: 2 + int(np.argmax(worst))] if worst.any() else scan  # sizes ascend: a prefix
     return scan
 
 

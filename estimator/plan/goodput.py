@@ -4,8 +4,9 @@ The physics is estimator.cluster.reliability; this module feeds it from a resolv
 vendor's failure rates, the recovery figures, the stack's checkpoint mode, the spares) and the
 cluster's designs (cards, nodes, the training fabric's switches, the hot tier's delivered write and
 read bandwidth). Vectorized: one plan passes scalars, a sweep group passes arrays (estimator.plan.batch),
-and the deadline sizing of plan.compose asks `cards_for_deadline_with_failures`, the one rule that
-turns a deadline into cards when failures are counted. Units: seconds, days, bytes/s, counts; money
+and the deadline sizing asks `deadline_met`, the one rule of a deadline with failures counted (a
+cluster's wall clock fits it), which `cards_for_deadline_with_failures` solves for the cards at a
+given MFU. Units: seconds, days, bytes/s, counts; money
 in the scenario's currency.
 """
 
@@ -277,18 +278,11 @@ def cards_for_deadline_with_failures(
     mfu: ArrayLike,
     multiple: int,
     tokens: ArrayLike | None = None,
-    limit: ArrayLike | None = None,
 ) -> np.ndarray:
     """The deadline rule with failures: the fewest cards (whole `multiple`s) whose wall time WITH
     interruptions, checkpoints and restarts fits `seconds`. Compute time must fit seconds x ETTR, and
     ETTR falls as cards grow (more cards fail more often), so c <- cards_for_deadline(seconds x
-    ETTR(c)) from the failure-free count upward until it no longer grows.
-
-    `limit` (cards, broadcast): the caller asks only whether the cards are at most `limit` (deadline
-    sizing: whether the typical-worst need lies past the scan's largest size). Each entry's rounds depend on that entry alone and its
-    count never falls from one round to the next, so an entry that has grown past its limit stays
-    past it: the rounds stop once every entry has settled or passed its limit. Entries at most their
-    limit are then the same as without it; the others are some count above their limit."""
+    ETTR(c)) from the failure-free count upward until it no longer grows."""
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards
@@ -301,10 +295,5 @@ def cards_for_deadline_with_failures(
         grown = np.minimum(grown, 1 << 40)
         if np.array_equal(grown, cards):
             break
-        moving = grown != cards
         cards = grown
-        if limit is not None:
-            within = cards <= np.asarray(limit)
-            if not np.any(moving & within):
-                break  # what still grows has passed its limit
     return cards

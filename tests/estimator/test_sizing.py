@@ -13,7 +13,7 @@ from estimator.layout.search import search
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money import pricing
 from estimator.plan import compose as plan
-from estimator.plan.goodput import cards_for_deadline_with_failures
+from estimator.plan.goodput import cards_for_deadline_with_failures, deadline_met
 
 CASES = [
     {
@@ -138,48 +138,29 @@ def test_a_random_deadline_is_sized_as_one_search_per_size_sizes_it(seed):
 
 
 @pytest.mark.parametrize("doc", CASES, ids=IDS)
-def test_a_limit_only_stops_the_rounds_of_needs_past_it(doc):
-    """cards_for_deadline_with_failures with a limit: a need at most its limit is the need without
-    one, any other is still above its limit (a need never falls from round to round)."""
-    r, flop, peak, multiple, seconds = _deadline_inputs(doc)
-    mfu = np.linspace(0.2, 0.6, 17)
-    full = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple)
-    for limit in (full - multiple, full, full + multiple, np.full(mfu.size, int(np.median(full)))):
-        got = cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
-        assert np.array_equal(got <= limit, full <= limit)
-        assert np.array_equal(got[full <= limit], full[full <= limit])
-
-
-@pytest.mark.parametrize("doc", CASES, ids=IDS)
-def test_the_scan_with_a_limited_worst_case_need_visits_the_same_sizes(doc):
-    """deadline._visited computes the typical-worst need with the scan's largest size as its limit;
-    the sizes are those of the exact need (the loop as it stood before the limit)."""
+def test_the_first_pass_ends_at_the_first_size_a_typical_worst_mfu_would_meet_with(doc):
+    """deadline._visited: from the first size, each with a fabric, at most MAX_SIZING_EVALS, up to
+    and including the first one (after the first) that the deadline's own rule (the plan with the
+    typical-worst MFU given at that size: its mean wall clock with failures) says meets it."""
     from estimator.plan import deadline
 
-    r, flop, peak, multiple, seconds = _deadline_inputs(doc)
-
-    def need(mfu, limit=None):
-        return cards_for_deadline_with_failures(r, flop, seconds, peak, mfu, multiple, limit=limit)
-
-    sizes = plan.candidate_sizes(r, multiple)
+    r, *_, seconds = _deadline_inputs(doc)
+    sizes = plan.candidate_sizes(r, plan.cards_multiple(r))
     memo = deadline.SizeMemo(r)
-    bounds = need(np.array([plan.MAX_PLAUSIBLE_MFU, deadline.MIN_PLAUSIBLE_MFU]))
-    first, last = min(int(np.searchsorted(sizes, int(bounds[0]))), len(sizes) - 1), int(bounds[1])
+    met = deadline_met(r, seconds)
+    first = deadline._first_met(sizes, deadline.highest_mfu(sizes, memo), met)
     expected: list[int] = []
     for cards in sizes[first:].tolist():
-        if (cards > last and expected) or len(expected) >= plan.MAX_SIZING_EVALS:
+        if len(expected) >= plan.MAX_SIZING_EVALS or (memo.fabric(cards) is None and expected):
             break
         if memo.fabric(cards) is None:
-            if expected:
-                break
             continue
         expected.append(cards)
-    assert deadline._visited(sizes, first, need, memo) == expected
-    # and with a worst-case need below the scan's top: the scan stops there (a low MFU floor)
-    low = int(need(np.array([0.5]))[0])
-    capped = [c for c in expected[1:] if c <= low]
-    low_need = lambda m, lim=None: need(np.maximum(m, 0.5), lim)  # noqa: E731
-    assert deadline._visited(sizes, first, low_need, memo)[1:] == capped
+        given = {**doc, "cluster": {"cards": cards}, "efficiency": {"mfu": deadline.MIN_PLAUSIBLE_MFU}}
+        days = plan.estimate(given)["result"]["goodput"]["wall_clock_days"]
+        if len(expected) > 1 and days <= doc["cluster"]["target_days"]:
+            break
+    assert deadline._visited(sizes, first, met, memo) == expected
 
 
 @pytest.mark.parametrize("doc", CASES, ids=IDS)
@@ -187,8 +168,6 @@ def test_a_size_meets_the_deadline_as_its_goodput_judges_it(doc):
     """goodput.deadline_met, what the scan decides each size with, at the plan's own cards and MFU
     agrees with result.compute.meets_target (the mean wall clock with failures of result.goodput
     against the deadline)."""
-    from estimator.plan.goodput import deadline_met
-
     r, *_, seconds = _deadline_inputs(doc)
     result = plan.estimate(doc)["result"]
     c = result["compute"]
