@@ -7,9 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from estimator.contract.resolve import resolve
+from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
 from estimator.money.budget import (
     MFU_STRATA,
+    capex_by_size,
+    cards_for_budget,
     deadline_miss_probability,
     deadline_miss_probability_with_failures,
     largest_within,
@@ -145,6 +149,27 @@ def test_sizing_by_budget_returns_the_largest_plan_within_budget():
     assert out["compute"]["wall_clock_days"] == pytest.approx(
         out["compute"]["accelerator_hours"] / 24 / cards
     )
+
+
+def test_a_budget_whose_most_cards_hold_no_layout_buys_the_largest_round_size_that_does():
+    """400M USD buys at most 14,568 MI300X (1,821 servers) with its network and storage: 8·3·607
+    cards, and a global batch of 4M tokens at 32K is 128 sequences, so DP is at most 128 and TP·PP·CP
+    at least 114, a multiple of 607 past every degree: no layout. The plan buys the largest round
+    size below (1,800 servers = 2^3·3^2·5^2; the next, 1,875, is 15,000 cards), not a refusal."""
+    doc = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e12, "seq_len": 32768},
+        "hardware": {"accelerator": "mi300x"},
+        "cluster": {"budget": 4e8},
+    }
+    with pytest.raises(ScenarioError):
+        estimate({**doc, "cluster": {"cards": 14568}})
+    out = estimate(doc)["result"]
+    assert out["compute"]["cards"] == 14400
+    assert out["cost"]["capex"]["total"] <= 4e8
+    r = resolve(validate_shape(doc))
+    assert cards_for_budget(r, 8, None) == 14568  # the most the budget buys
+    assert capex_by_size(r, np.array([14568 + 8]), None)[0] > 4e8
 
 
 def test_over_budget_plan_says_by_how_much_and_what_the_budget_buys():
