@@ -21,13 +21,15 @@ class ErrorItemSerializer(serializers.Serializer):
     message = serializers.CharField()
     code = serializers.CharField(
         required=False,
-        help_text="For a refused plan (estimator.plan.refusal): no-possible-layout, fixed-layout-does-not-fit "
-        "or no-feasible-layout",
+        help_text="For a refused plan (estimator.plan.refusal): no-possible-layout, fixed-layout-does-not-fit, "
+        "cards-split-into-no-layout, no-feasible-layout or budget-cards-hold-no-layout",
     )
     params = serializers.DictField(
         required=False,
         help_text="For a refused plan: cards, fixed, reasons (rule codes), rules (in words), suggestions "
-        "(the nearest accepted layouts, each as parallelism fields with its predicted_mfu)",
+        "(the nearest accepted layouts, each as parallelism fields with its predicted_mfu); for "
+        "cards-split-into-no-layout, below and above: the nearest round cluster sizes that hold a layout "
+        "(null where none)",
     )
 
 

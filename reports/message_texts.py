@@ -426,6 +426,14 @@ PLURALS: dict[str, tuple[str, Any]] = {
             "n",
         ),
     ),
+    "cards-split-into-no-layout": (
+        "cards",
+        ngettext_lazy(
+            "No parallel layout splits %(cards)s card: %(reasons)s. The nearest round cluster sizes that hold one: %(below)s and %(above)s cards.",
+            "No parallel layout splits %(cards)s cards: %(reasons)s. The nearest round cluster sizes that hold one: %(below)s and %(above)s cards.",
+            "n",
+        ),
+    ),
     "budget-cards-hold-no-layout": (
         "cards",
         ngettext_lazy(

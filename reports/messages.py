@@ -90,6 +90,8 @@ PARAM_KINDS = {
     "links": "percent0",
     "mfu": "percent0",
     "causal_mfu": "percent0",
+    "below": "count",
+    "above": "count",
     "ratio": "ratio",
     "days": "days",
     "target_days": "days",

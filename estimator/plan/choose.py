@@ -4,8 +4,6 @@ plan.deadline), and the refusal when no layout plans on it (plan.refusal)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from estimator.cluster.network import Fabric
 from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutSearch
@@ -14,10 +12,10 @@ from estimator.money.budget import cards_for_budget
 from estimator.plan import goodput
 from estimator.plan.chosen import ClusterChoice
 from estimator.plan.deadline import (
-    SIZING_BLOCK,
     SizeMemo,
     candidate_sizes,
     cards_for_given_mfu,
+    largest_fitting,
     size_for_deadline,
 )
 from estimator.plan.goodput import cards_for_deadline_with_failures
@@ -36,7 +34,7 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
         fabric, found = evaluate_at(r, cards)
         return _choice(r, cards, fabric, found, given_mfu)
     if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/money/budget.py ---
-        cards = _holding_a_layout(r, cards_for_budget(r, cards_multiple(r), given_mfu), SizeMemo(r))
+        cards = largest_fitting(r, cards_for_budget(r, cards_multiple(r), given_mfu), SizeMemo(r))
         return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
     assert s.cluster.target_days is not None  # the scenario requires one way of sizing
     seconds = s.cluster.target_days * SECONDS_PER_DAY
@@ -51,25 +49,6 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     met = goodput.deadline_met(r, seconds)
     cards, fabric, _ = size_for_deadline(r, sizes, SizeMemo(r), met, goodput.ettr_at(r))
     return _choice(r, cards, fabric, layouts_at(r, cards, fabric), None)
-
-
-def _holding_a_layout(r: Resolved, cards: int, memo: SizeMemo) -> int:
-    """The cluster a budget buys: the most cards it buys or, where no layout passes the rules and
-    fits on those (a count with a large prime factor splits into no tp·pp·cp·dp the batch allows:
-    14,568 = 8·3·607 MI300X for an 8B model at 32K tokens), the largest round size below it on
-    which one does (deadline.candidate_sizes, checked by memory alone in blocks of SIZING_BLOCK
-    from the top, as deadline.cards_for_given_mfu grows a deadline's); `cards` itself where none
-    does (the plan then refuses it: no layout fits at any size the budget buys)."""
-    if memo.fabric(cards) is not None and memo.fits([cards])[0]:
-        return cards
-    sizes = candidate_sizes(r, cards_multiple(r))
-    below = [int(c) for c in sizes[: int(np.searchsorted(sizes, cards))] if memo.fabric(int(c)) is not None]
-    for stop in range(len(below), 0, -SIZING_BLOCK):
-        block = below[max(0, stop - SIZING_BLOCK) : stop]
-        for c, ok in reversed(list(zip(block, memo.fits(block), strict=True))):
-            if ok:
-                return c
-    return cards
 
 
 def _choice(

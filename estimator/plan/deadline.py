@@ -347,6 +347,24 @@ def smallest_fitting(sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo) -
     return None
 
 
+def largest_fitting(r: Resolved, cards: int, memo: SizeMemo) -> int:
+    """`cards` where a layout passes the rules and fits on them, else the largest round size below
+    (candidate_sizes) on which one does, checked by memory alone (SizeMemo.fits) in blocks of
+    SIZING_BLOCK from the top; `cards` itself where none does. What a budget buys when its most
+    cards split into no layout (a count with a large prime factor: 14,568 = 8·3·607 MI300X for an
+    8B model at 32K tokens), as cards_for_given_mfu grows a deadline's to the next that holds one."""
+    if memo.fabric(cards) is not None and memo.fits([cards])[0]:
+        return cards
+    sizes = candidate_sizes(r, cards_multiple(r))
+    below = [int(c) for c in sizes[: int(np.searchsorted(sizes, cards))] if memo.fabric(int(c)) is not None]
+    for stop in range(len(below), 0, -SIZING_BLOCK):
+        block = below[max(0, stop - SIZING_BLOCK) : stop]
+        for c, ok in reversed(list(zip(block, memo.fits(block), strict=True))):
+            if ok:
+                return c
+    return cards
+
+
 def cards_for_given_mfu(r: Resolved, cards: int, mfu: float, memo: SizeMemo) -> int:
     """The cluster of a deadline with an MFU given: the `cards` it needs or, when no layout fits
     those in memory, the smallest round size above that does (candidate_sizes); too_many_cards

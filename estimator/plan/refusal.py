@@ -7,9 +7,11 @@ one FieldError carries:
   fixes only one), else the sizing field the user gave (`cluster.cards`, `cluster.budget` or
   `cluster.target_days`);
 - `code`: `no-possible-layout` (the fixed fields leave no layout that passes the rules),
-  `fixed-layout-does-not-fit` (layouts pass the rules but none fits in HBM), `no-feasible-layout`
-  (nothing fixed, and still nothing fits on these cards) or `budget-cards-hold-no-layout` (the same
-  on the cards a `cluster.budget` buys);
+  `fixed-layout-does-not-fit` (layouts pass the rules but none fits in HBM), `cards-split-into-no-layout`
+  (nothing fixed, and no layout passes the rules on these cards: `below` and `above` name the
+  nearest round sizes that hold one), `no-feasible-layout` (nothing fixed, layouts pass the rules
+  but none fits on these cards) or `budget-cards-hold-no-layout` (none fits on the cards a
+  `cluster.budget` buys, nor on any round size below them);
 - `params`: the cards, the fixed fields, the refusing rules (`reasons`: codes of
   layout.enumeration.REASONS, with `rules`: each in English words), the memory overflow where that is
   the reason (layout.fit.overflow_params), and `suggestions`: the nearest accepted layouts
@@ -22,11 +24,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from estimator.contract.resolve import Resolved
 from estimator.errors import FieldError, ScenarioError
 from estimator.layout.fit import overflow_params
 from estimator.layout.nearest import nearest_layouts, suggestion
 from estimator.layout.search import LayoutProblem, LayoutSearch
+from estimator.plan.deadline import SizeMemo, candidate_sizes, largest_fitting, smallest_fitting
+from estimator.plan.problem import cards_multiple
 from estimator.words import counted
 
 # The layout rules in words (English defaults; reports.messages has them as `rule.<code>`).
@@ -66,6 +72,17 @@ def _field(r: Resolved, fixed: Mapping[str, Any]) -> str:
     if cluster.cards is not None:
         return "cluster.cards"
     return "cluster.budget" if cluster.budget is not None else "cluster.target_days"
+
+
+def _round_neighbours(r: Resolved, cards: int) -> dict[str, int | None]:
+    """The largest round cluster size below `cards` and the smallest above it on which a layout
+    passes the rules and fits (plan.deadline: largest_fitting, smallest_fitting; memory alone),
+    None where there is none."""
+    memo = SizeMemo(r)
+    low = largest_fitting(r, cards, memo)
+    sizes = candidate_sizes(r, cards_multiple(r))
+    high = smallest_fitting(sizes, int(np.searchsorted(sizes, cards, side="right")), memo)
+    return {"below": low if low < cards else None, "above": None if high is None else int(sizes[high])}
 
 
 def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem) -> ScenarioError:
@@ -108,6 +125,16 @@ def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem
         message = (
             f"No parallel layout fits in HBM on the {counted(cards, 'card')} the budget buys. Raise the budget, "
             "use a larger-memory accelerator or a shorter sequence."
+        )
+    elif found.closest is None:  # nothing passed the rules: the count does not split, memory aside
+        code = "cards-split-into-no-layout"
+        params |= _round_neighbours(r, cards)
+        around = " and ".join(counted(params[k], "card") for k in ("below", "above") if params[k] is not None)
+        message = (
+            f"No parallel layout splits {counted(cards, 'card')}: "
+            + "; ".join(params["rules"])
+            + "."
+            + (f" The nearest round cluster sizes that hold one: {around}." if around else "")
         )
     else:
         code = "no-feasible-layout"

@@ -227,6 +227,27 @@ def test_model_too_large_for_the_cards_is_refused_without_figures():
     assert "fallback" not in err.message
 
 
+def test_cards_that_split_into_no_layout_are_refused_with_the_nearest_round_sizes_that_plan():
+    """14,568 MI300X = 8·3·607 for an 8B model at 32K tokens: a batch of 4M tokens is 128 sequences,
+    so DP <= 128 and TP·PP·CP >= 114 would have to divide 14,568, a multiple of 607: nothing passes
+    the rules, memory aside. The refusal says so (not "fits in HBM", not "add cards") and names the
+    round sizes either side that plan: 1,800 servers (14,400) and 1,875 (15,000)."""
+    doc = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e12, "seq_len": 32768},
+        "hardware": {"accelerator": "mi300x"},
+        "cluster": {"cards": 14568},
+    }
+    with pytest.raises(ScenarioError) as info:
+        estimate(doc)
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("cluster.cards", "cards-split-into-no-layout")
+    assert (err.params["below"], err.params["above"]) == (14400, 15000)
+    assert "dp-not-integral" in err.params["reasons"] and "out-of-memory" not in err.params["reasons"]
+    for cards in (14400, 15000):
+        assert estimate({**doc, "cluster": {"cards": cards}})["result"]["compute"]["cards"] == cards
+
+
 def test_refused_fixed_layout_names_its_rule_and_the_nearest_accepted_layouts():
     """Qwen3-235B (128 experts) on 256 cards at TP2 PP8 VP4 EP32 (Megatron-Bridge's published layout)
     plans since MoE folding (EP over TP x DP at expert-TP 1); with expert-TP 2 it cannot: DP = 256 /
