@@ -34,8 +34,12 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
         fabric, found = evaluate_at(r, cards)
         return _choice(r, cards, fabric, found, given_mfu)
     if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/money/budget.py ---
-        cards = largest_fitting(r, cards_for_budget(r, cards_multiple(r), given_mfu), SizeMemo(r))
-        return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
+        cards = cards_for_budget(r, cards_multiple(r), given_mfu)
+        fabric, found = evaluate_at(r, cards)
+        if found.best is None:  # the most cards it buys hold no layout: the largest round size below
+            cards = largest_fitting(r, cards, SizeMemo(r))  # that does (plan.deadline), if any
+            fabric, found = evaluate_at(r, cards)
+        return _choice(r, cards, fabric, found, given_mfu)
     assert s.cluster.target_days is not None  # the scenario requires one way of sizing
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)

@@ -356,12 +356,13 @@ def largest_fitting(r: Resolved, cards: int, memo: SizeMemo) -> int:
     if memo.fabric(cards) is not None and memo.fits([cards])[0]:
         return cards
     sizes = candidate_sizes(r, cards_multiple(r))
-    below = [int(c) for c in sizes[: int(np.searchsorted(sizes, cards))] if memo.fabric(int(c)) is not None]
-    for stop in range(len(below), 0, -SIZING_BLOCK):
-        block = below[max(0, stop - SIZING_BLOCK) : stop]
+    stop = int(np.searchsorted(sizes, cards))
+    while stop > 0:
+        block = [int(c) for c in sizes[max(0, stop - SIZING_BLOCK) : stop] if memo.fabric(int(c)) is not None]
         for c, ok in reversed(list(zip(block, memo.fits(block), strict=True))):
             if ok:
                 return c
+        stop -= SIZING_BLOCK
     return cards
 
 
