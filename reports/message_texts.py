@@ -151,8 +151,9 @@ MESSAGES: dict[str, str] = {
     ),
     "deadline-missed": gettext_noop(
         "No cluster size meets the %(target_days)s target: the plan keeps the fastest the sizing found, "
-        "%(cards)s cards in %(days)s. More cards help only while each replica keeps enough micro-batches: "
-        "raise the global batch, allow more days or train fewer tokens."
+        "%(cards)s cards in %(days)s. Allow more days, train fewer tokens, raise the global batch (more "
+        "cards help only while each replica keeps enough micro-batches) or lose less time to "
+        "interruptions (faster restarts, in-memory checkpoints)."
     ),
     "over-budget": gettext_noop(
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."

@@ -84,9 +84,10 @@ def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> l
             code="deadline-missed",
             severity="warning",
             message=f"No cluster size meets the {compute.target_days:g}-day target: the plan keeps the fastest "
-            f"the sizing found, {compute.cards:,} cards in {days:.1f} days. More cards help only while each "
-            "replica keeps enough micro-batches: raise the global batch (training.global_batch_tokens), "
-            "allow more days or train fewer tokens.",
+            f"the sizing found, {compute.cards:,} cards in {days:.1f} days. Allow more days, train fewer "
+            "tokens, raise the global batch (training.global_batch_tokens: more cards help only while each "
+            "replica keeps enough micro-batches) or lose less time to interruptions (reliability: faster "
+            "restarts, in-memory checkpoints).",
             params={"days": days, "target_days": compute.target_days, "cards": compute.cards},
         )
     ]
