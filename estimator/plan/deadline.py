@@ -1,7 +1,9 @@
 """Sizing for a deadline without a given MFU: the round cluster sizes it considers
 (candidate_sizes), the best layouts at many sizes computed in batches (SizeMemo) and the scan that
-keeps the smallest size whose predicted MFU meets the deadline (size_for_deadline). Units: cards,
-seconds, MFU (a share of peak)."""
+keeps the smallest size whose predicted MFU meets the deadline (size_for_deadline); and the round
+sizes nearest a card count that hold a layout (smallest_fitting above, largest_fitting below: a
+deadline with its MFU given, a budget, a refusal's suggestions). Units: cards, seconds, MFU (a
+share of peak)."""
 
 from __future__ import annotations
 
