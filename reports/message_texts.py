@@ -155,6 +155,11 @@ MESSAGES: dict[str, str] = {
         "cards help only while each replica keeps enough micro-batches) or lose less time to "
         "interruptions (faster restarts, in-memory checkpoints)."
     ),
+    "partial-node-slow": gettext_noop(
+        "%(cards)s cards leave the last of %(nodes)s servers part-used and split poorly (MFU %(mfu)s, "
+        "%(days)s before failures); the %(whole)s cards of those servers would train at MFU "
+        "%(whole_mfu)s in %(whole_days)s, for the same capex."
+    ),
     "over-budget": gettext_noop(
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."
     ),

@@ -248,6 +248,29 @@ def test_cards_that_split_into_no_layout_are_refused_with_the_nearest_round_size
         assert estimate({**doc, "cluster": {"cards": cards}})["result"]["compute"]["cards"] == cards
 
 
+def test_cards_that_leave_a_server_part_used_and_split_poorly_are_compared_with_its_whole_cards():
+    """1,001 H100 = 7·11·13 for Llama 3.1 70B split as TP 1 x PP 7 x DP 143; the 126 servers the plan
+    pays for hold 1,008, which the plan of those cards trains much faster on, for the same capex:
+    the warning gives that plan's MFU and days. Whole servers, or an MFU given, get no such warning."""
+    doc = {
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 1001},
+    }
+    result = estimate(doc)["result"]
+    (w,) = [w for w in result["warnings"] if w["code"] == "partial-node-slow"]
+    whole = estimate({**doc, "cluster": {"cards": 1008}})["result"]
+    assert (w["params"]["whole"], w["params"]["nodes"]) == (1008, 126)
+    assert w["params"]["whole_mfu"] == pytest.approx(whole["compute"]["mfu"], rel=1e-12)
+    assert w["params"]["whole_days"] == pytest.approx(whole["compute"]["wall_clock_days"], rel=1e-9)
+    assert whole["cost"]["capex"]["total"] == result["cost"]["capex"]["total"]
+    assert w["params"]["whole_mfu"] > 1.1 * result["compute"]["mfu"]
+    assert not [w for w in whole["warnings"] if w["code"] == "partial-node-slow"]
+    given = estimate({**doc, "efficiency": {"mfu": 0.4}})["result"]
+    assert not [w for w in given["warnings"] if w["code"] == "partial-node-slow"]
+
+
 def test_refused_fixed_layout_names_its_rule_and_the_nearest_accepted_layouts():
     """Qwen3-235B (128 experts) on 256 cards at TP2 PP8 VP4 EP32 (Megatron-Bridge's published layout)
     plans since MoE folding (EP over TP x DP at expert-TP 1); with expert-TP 2 it cannot: DP = 256 /

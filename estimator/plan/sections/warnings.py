@@ -7,9 +7,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from estimator.contract.resolve import Resolved
+from estimator.errors import ScenarioError
 from estimator.layout.search import LayoutSearch
 from estimator.limits import SEARCH_SECONDS
 from estimator.money import budget as budget_rules
+from estimator.plan.chosen import ClusterChoice
+from estimator.plan.problem import evaluate_at
 from estimator.plan.result import AdviceItem, BudgetSection, ComputeSection, CostSection, PlanWarning
 from estimator.words import counted
 
@@ -43,6 +46,44 @@ def warnings(
         )
     out += _deadline_warnings(compute, goodput_days) + _budget_warnings(r, cost)
     return out
+
+
+PARTIAL_NODE_GAIN = 1.1  # the whole servers' cards train at least this much faster: worth a warning
+
+
+def whole_servers_warning(r: Resolved, choice: ClusterChoice, days: float) -> PlanWarning | None:
+    """Given cards that leave the last server part-used (contract.resolve's input note) and split
+    poorly: the cards of the whole servers the plan pays for are searched too (plan.problem.evaluate_at;
+    the same servers, network and storage, so the same capex) and, where they train at least
+    PARTIAL_NODE_GAIN times as fast, the warning gives their MFU and days (`days`, before failures,
+    times the tokens/s ratio). None with an MFU given (both would train at it) or no layout."""
+    cards, per = r.scenario.cluster.cards, r.cards_per_node
+    best = choice.layouts.best
+    if cards is None or cards % per == 0 or best is None or choice.mfu_source != "predicted":
+        return None
+    whole = -(-cards // per) * per
+    try:
+        whole_best = evaluate_at(r, whole)[1].best
+    except ScenarioError:  # the network cannot build the whole servers' fabric
+        return None
+    if whole_best is None or whole_best.tokens_per_s < PARTIAL_NODE_GAIN * best.tokens_per_s:
+        return None
+    whole_days = days * best.tokens_per_s / whole_best.tokens_per_s
+    params = {
+        "cards": cards,
+        "whole": whole,
+        "nodes": whole // per,
+        "mfu": choice.mfu,
+        "whole_mfu": float(whole_best.predicted_mfu),
+        "days": days,
+        "whole_days": whole_days,
+    }
+    message = (
+        f"{cards:,} cards leave the last of {whole // per:,} servers part-used and split poorly (MFU "
+        f"{choice.mfu:.1%}, {days:.1f} days before failures); the {whole:,} cards of those servers would "
+        f"train at MFU {params['whole_mfu']:.1%} in {whole_days:.1f} days, for the same capex."
+    )
+    return PlanWarning(code="partial-node-slow", severity="warning", message=message, params=params)
 
 
 def _input_warnings(r: Resolved) -> list[PlanWarning]:
