@@ -36,8 +36,11 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/money/budget.py ---
         cards = cards_for_budget(r, cards_multiple(r), given_mfu)
         fabric, found = evaluate_at(r, cards)
-        if found.best is None:  # the most cards it buys hold no layout: the largest round size below
-            cards = largest_fitting(r, cards, SizeMemo(r))  # that does (plan.deadline), if any
+        smaller = largest_fitting(r, cards, SizeMemo(r)) if found.best is None else None
+        if (
+            smaller is not None
+        ):  # the most cards it buys hold no layout: the largest round size below that does
+            cards = smaller
             fabric, found = evaluate_at(r, cards)
         return _choice(r, cards, fabric, found, given_mfu)
     assert s.cluster.target_days is not None  # the scenario requires one way of sizing

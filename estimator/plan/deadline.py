@@ -163,27 +163,26 @@ def _scan(
     MAX_SIZING_PASSES in all: the typical-worst MFU that ends the first is no floor of the model's
     (a 671B MoE on H800 meets 60 days on 8,192 cards at 13% MFU, past what 15% needs)."""
     scan = _visited(sizes, first, met, memo)
-    tried: dict[int, LayoutEval | None] = {}
+    tried: dict[int, tuple[LayoutEval | None, float]] = {}  # size -> (best layout, throughput)
     top = 0.0  # the highest throughput found before this pass
     for _ in range(MAX_SIZING_PASSES):
         bests = memo.best(scan)  # one vectorized pass for every size of it (SCAN_IN_ONE_PASS)
         for cards, best, ok in zip(scan, bests, _meets(scan, bests, met), strict=True):
             if ok:
                 return cards, memo.built(cards), best
-        tried.update(zip(scan, bests, strict=True))
-        speed = _throughputs(scan, bests, ettr)
-        if not scan or float(np.max(speed)) <= top:
+        speed = _throughputs(scan, bests, ettr).tolist()
+        tried.update(zip(scan, zip(bests, speed, strict=True), strict=True))
+        if not scan or max(speed) <= top:
             break  # more cards no longer train faster
-        top = float(np.max(speed))
-        scan = _beyond(sizes, scan[-1], memo)
+        top = max(speed)
+        scan = _run_of_sizes(sizes, int(np.searchsorted(sizes, scan[-1], side="right")), memo, False)
     if not tried:
         cards = int(sizes[first])
         fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
         return cards, fabric, found.best
     sized = list(tried)
-    speed = _throughputs(sized, list(tried.values()), ettr)
-    cards = sized[int(np.argmax(speed))]  # the first of equals, as max() kept
-    return cards, memo.built(cards), tried[cards]
+    cards = sized[int(np.argmax([tried[c][1] for c in sized]))]  # the first of equals, as max() kept
+    return cards, memo.built(cards), tried[cards][0]
 
 
 MAX_SIZING_PASSES = 3  # passes of up to MAX_SIZING_EVALS sizes a deadline scan may run (_scan)
@@ -200,32 +199,27 @@ def _throughputs(
     return np.asarray(sized * mfus * share, dtype=np.float64)
 
 
-def _beyond(sizes: npt.NDArray[np.int64], last: int, memo: SizeMemo) -> list[int]:
-    """The next sizes above `last`, each with a fabric: at most MAX_SIZING_EVALS, up to where the
-    fabric cannot grow."""
+def _run_of_sizes(sizes: npt.NDArray[np.int64], start: int, memo: SizeMemo, skip_unbuilt: bool) -> list[int]:
+    """The sizes from sizes[start] upward, each with a fabric: at most MAX_SIZING_EVALS, up to where
+    the fabric cannot grow; skip_unbuilt: past the sizes without one before the first with one (the
+    first pass), else none when sizes[start] has none (a later pass: the fabric stopped growing)."""
     scan: list[int] = []
-    for cards in sizes[int(np.searchsorted(sizes, last, side="right")) :].tolist():
-        if len(scan) >= MAX_SIZING_EVALS or memo.fabric(int(cards)) is None:
+    for cards in sizes[start:].tolist():
+        if len(scan) >= MAX_SIZING_EVALS:
             break
+        if memo.fabric(int(cards)) is None:
+            if scan or not skip_unbuilt:
+                break  # the fabric cannot grow that far
+            continue
         scan.append(int(cards))
     return scan
 
 
 def _visited(sizes: npt.NDArray[np.int64], first: int, met: Met, memo: SizeMemo) -> list[int]:
-    """The sizes the scan visits, in order, each with a fabric: from sizes[first] upward, at most
-    MAX_SIZING_EVALS, up to where the fabric cannot grow, and none past the first that would meet
-    the deadline even at a typical-worst MFU (the first kept whatever it needs; met: one evaluation
-    of the sizes the fabric admits)."""
-    scan: list[int] = []
-    for i in range(first, len(sizes)):
-        if len(scan) >= MAX_SIZING_EVALS:
-            break
-        cards = int(sizes[i])
-        if memo.fabric(cards) is None:
-            if scan:
-                break  # the fabric cannot grow that far
-            continue
-        scan.append(cards)
+    """The sizes the first pass of the scan visits (_run_of_sizes from sizes[first]), none past the
+    first that would meet the deadline even at a typical-worst MFU (the first kept whatever it
+    needs; met: one evaluation of the sizes the fabric admits)."""
+    scan = _run_of_sizes(sizes, first, memo, True)
     if len(scan) > 1:
         rest = np.array(scan[1:], dtype=np.int64)
         worst = np.asarray(met(rest, np.full(rest.size, MIN_PLAUSIBLE_MFU)), dtype=bool)
@@ -349,14 +343,12 @@ def smallest_fitting(sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo) -
     return None
 
 
-def largest_fitting(r: Resolved, cards: int, memo: SizeMemo) -> int:
-    """`cards` where a layout passes the rules and fits on them, else the largest round size below
-    (candidate_sizes) on which one does, checked by memory alone (SizeMemo.fits) in blocks of
-    SIZING_BLOCK from the top; `cards` itself where none does. What a budget buys when its most
-    cards split into no layout (a count with a large prime factor: 14,568 = 8·3·607 MI300X for an
-    8B model at 32K tokens), as cards_for_given_mfu grows a deadline's to the next that holds one."""
-    if memo.fabric(cards) is not None and memo.fits([cards])[0]:
-        return cards
+def largest_fitting(r: Resolved, cards: int, memo: SizeMemo) -> int | None:
+    """The largest round size below `cards` (candidate_sizes) on which a layout passes the rules and
+    fits, checked by memory alone (SizeMemo.fits) in blocks of SIZING_BLOCK from the top; None where
+    none does. What a budget buys when its most cards split into no layout (a count with a large
+    prime factor: 14,568 = 8·3·607 MI300X for an 8B model at 32K tokens), as cards_for_given_mfu
+    grows a deadline's to the next that holds one."""
     sizes = candidate_sizes(r, cards_multiple(r))
     stop = int(np.searchsorted(sizes, cards))
     while stop > 0:
@@ -365,7 +357,7 @@ def largest_fitting(r: Resolved, cards: int, memo: SizeMemo) -> int:
             if ok:
                 return c
         stop -= SIZING_BLOCK
-    return cards
+    return None
 
 
 def cards_for_given_mfu(r: Resolved, cards: int, mfu: float, memo: SizeMemo) -> int:

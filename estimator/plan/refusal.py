@@ -79,10 +79,9 @@ def _round_neighbours(r: Resolved, cards: int) -> dict[str, int | None]:
     passes the rules and fits (plan.deadline: largest_fitting, smallest_fitting; memory alone),
     None where there is none."""
     memo = SizeMemo(r)
-    low = largest_fitting(r, cards, memo)
     sizes = candidate_sizes(r, cards_multiple(r))
     high = smallest_fitting(sizes, int(np.searchsorted(sizes, cards, side="right")), memo)
-    return {"below": low if low < cards else None, "above": None if high is None else int(sizes[high])}
+    return {"below": largest_fitting(r, cards, memo), "above": None if high is None else int(sizes[high])}
 
 
 def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem) -> ScenarioError:

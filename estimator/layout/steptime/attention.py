@@ -129,12 +129,15 @@ def backward_slowdown(
     return float(factor) if uneven else 1.0
 
 
+HEAD_FACTOR_MAX = 1.1  # the FA2 paper's curve capped above head size 128 (no kernel's factor exceeds it)
+
+
 def head_factor(kernel: str, family: str, head_dim: float) -> float:
     """Efficiency at head dimension `head_dim` relative to 128 (dimensionless), by kernel generation
     (Hopper-generation kernels on Hopper and Blackwell; the FA2 paper's curve elsewhere)."""
     if kernel == "fa3" and family in ("hopper", "blackwell"):
         return float(np.interp(np.log2(max(head_dim, 1.0)), _HOPPER_LOG2_DIMS, _HOPPER_HEAD_FACTORS))
-    return min((head_dim / (head_dim + 32.0)) / (128.0 / 160.0), 1.1)
+    return min((head_dim / (head_dim + 32.0)) / (128.0 / 160.0), HEAD_FACTOR_MAX)
 
 
 def score_dims(arch: Architecture) -> tuple[float, float]:

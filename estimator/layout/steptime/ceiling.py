@@ -18,7 +18,7 @@ its share of one token's compute takes at the fastest rates the model prices it 
   `attended_keys(causal=True)` counts, over the score and value widths `attention.score_dims`), a
   backward of at least twice the forward (attention.BACKWARD_TO_FORWARD_FUSED 2.5, _UNFUSED 2.0 on
   the whole matrix); a fused kernel reaches a fraction of the 16-bit peak R_peak16 that is its base
-  efficiency (at most 1) times its head-size factor (at most 1.1, attention.head_factor) times a
+  efficiency (at most 1) times its head-size factor (at most attention.HEAD_FACTOR_MAX) times a
   sequence factor below 1, so at most ATTENTION_EFFICIENCY_MAX of it; an unfused core runs at the
   16-bit GEMM rate, below R_peak16.
 
@@ -33,14 +33,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from estimator.layout.steptime.attention import score_dims
+from estimator.layout.steptime.attention import HEAD_FACTOR_MAX, score_dims
 from estimator.layout.steptime.rates import rates
 from estimator.model.transformer import attended_keys
 
 if TYPE_CHECKING:
     from estimator.layout.problem import LayoutProblem
 
-ATTENTION_EFFICIENCY_MAX = 1.1  # a fused kernel's share of the 16-bit peak: base <= 1 x head factor <= 1.1
+# a fused kernel's share of the 16-bit peak: its base efficiency (at most 1) times its head factor
+ATTENTION_EFFICIENCY_MAX = HEAD_FACTOR_MAX
 
 
 def mfu_ceiling(problem: LayoutProblem) -> float:

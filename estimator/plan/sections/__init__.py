@@ -26,7 +26,7 @@ from estimator.plan.sections.assumptions import assumptions
 from estimator.plan.sections.compute import compute_section, model_section, with_deadline_risk
 from estimator.plan.sections.layout import layout_sections
 from estimator.plan.sections.risk import uncertainty_section
-from estimator.plan.sections.warnings import budget_of, budget_section, warnings, whole_servers_warning
+from estimator.plan.sections.warnings import budget_of, budget_section, warnings
 from estimator.plan.serialise import encode, result_dict
 from estimator.plan.stack_sensitivity import stack_section
 from estimator.plan.starting_config import starting_configuration
@@ -104,8 +104,7 @@ def _advised(
         result,
         advice=items,
         starting_configuration=tuple(start),
-        warnings=tuple(warnings(r, z.choice.layouts, result.compute, result.cost, items, good_days))
-        + tuple(w for w in [whole_servers_warning(r, z.choice, result.compute.wall_clock_days)] if w),
+        warnings=tuple(warnings(r, z.choice, result.compute, result.cost, items, good_days)),
         assumptions=tuple(rows),
     )
 

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 from estimator.contract.resolve import Resolved
 from estimator.errors import ScenarioError
-from estimator.layout.search import LayoutSearch
 from estimator.limits import SEARCH_SECONDS
 from estimator.money import budget as budget_rules
 from estimator.plan.chosen import ClusterChoice
@@ -19,7 +18,7 @@ from estimator.words import counted
 
 def warnings(
     r: Resolved,
-    found: LayoutSearch,
+    choice: ClusterChoice,
     compute: ComputeSection,
     cost: CostSection,
     advice: Sequence[AdviceItem],
@@ -34,6 +33,9 @@ def warnings(
         for a in advice
     ]
     out += _input_warnings(r)
+    whole = whole_servers_warning(r, choice, compute.wall_clock_days)
+    out += [whole] if whole is not None else []
+    found = choice.layouts
     if found.timed_out:
         out.append(
             PlanWarning(
