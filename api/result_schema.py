@@ -99,7 +99,13 @@ COMPONENTS: dict[str, Schema] = {
             "meets_target": flag(
                 "The deadline is met at the planned MFU: the mean wall-clock days with failures counted (or the "
                 "days without them) are within it; deadline_miss_probability says how likely it is missed over "
-                "the MFU range (null without a deadline)",
+                "the MFU range. With deadline_confidence q: met when that probability is at most 1 - q (null "
+                "without a deadline)",
+                True,
+            ),
+            "deadline_confidence": num(
+                "cluster.deadline_confidence: the chance of meeting the deadline the cluster was sized for "
+                "(0.5-0.99; absent: sized at the planned MFU)",
                 True,
             ),
             "deadline_miss_probability": num(

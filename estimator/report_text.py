@@ -62,6 +62,14 @@ def _deadline(c: Mapping[str, Any]) -> str:
     return f"; {p:.0%} chance of missing the {c['target_days']:g}-day deadline{both}"
 
 
+def _confidence(c: Mapping[str, Any]) -> str:
+    """What the cards were sized for where the scenario asked a chance of meeting the deadline."""
+    q = c.get("deadline_confidence")
+    if q is None:
+        return ""
+    return f"; sized for a {q:.0%} chance of meeting the {c['target_days']:g}-day deadline"
+
+
 def _budget(b: Mapping[str, Any]) -> str:
     """One line: within the budget or over it by how much, and what the budget buys."""
     cur = b.get("currency", "")
@@ -151,7 +159,7 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
         [
             "cards",
             f"{c['cards']:,}",
-            f"{counted(c['nodes'], 'node')} of {s['hardware'].get('cards_per_node') or ''}",
+            f"{counted(c['nodes'], 'node')} of {s['hardware'].get('cards_per_node') or ''}{_confidence(c)}",
         ],
         [
             "wall-clock",

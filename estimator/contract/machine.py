@@ -56,6 +56,14 @@ class Cluster(_Section):
 
     cards: Int | None = Field(None, ge=1, le=limits.MAX_CARDS)
     target_days: Num | None = Field(None, gt=0, le=3650)
+    deadline_confidence: Num | None = Field(
+        None,
+        ge=0.5,
+        le=0.99,
+        description="With target_days: size the smallest round cluster whose chance of finishing in time, "
+        "counting the MFU range (result.uncertainty.mfu_band) and, with failures on, the spread of the "
+        "interruption count, is at least this (e.g. 0.9). Default: sized at the planned MFU",
+    )
     # --- budget sizing (estimator/money/budget.py) ---
     budget: Num | None = Field(
         None,

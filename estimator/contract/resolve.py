@@ -112,6 +112,13 @@ def _model(scenario: Scenario) -> tuple[str, Architecture, ParamCounts, bool, li
     return name, arch, param_counts(arch), True, notes
 
 
+def _check_confidence(scenario: Scenario) -> None:
+    """cluster.deadline_confidence is the chance of meeting a deadline: it needs cluster.target_days."""
+    if scenario.cluster.deadline_confidence is not None and scenario.cluster.target_days is None:
+        message = "needs cluster.target_days: it is the chance of finishing by a deadline"
+        raise ScenarioError(FieldError("cluster.deadline_confidence", message, "confidence-needs-deadline"))
+
+
 def _check_architecture(arch: Architecture) -> None:
     errors = []
     if arch.num_attention_heads % arch.num_key_value_heads:
@@ -355,6 +362,7 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
             f"cluster.cards = {cards} is not a whole number of {cards_per_node}-card nodes; the last node is partly used"
         )
     _check_parallelism(scenario, arch, cards)
+    _check_confidence(scenario)
     if scenario.training.precision == "fp8" and not acc.peak_flops_fp8:
         notes.append(f"{acc.name} has no FP8 tensor cores; BF16 peak used")
     fx = 1.0

@@ -52,6 +52,17 @@ BUDGET_SIZING_NOT_IN_SWEEPS = (
     "(and cost.budget to flag rows over budget)"
 )
 
+# A confident deadline is judged by its chance of missing at each size (plan.deadline_risk), which
+# the sweep's vectorized path does not compute per row.
+CONFIDENCE_NOT_IN_SWEEPS = (
+    "sizing for a chance of meeting the deadline is not available in sweeps: plan each scenario "
+    "(POST /api/v1/estimates or the batch) or leave cluster.deadline_confidence out"
+)
+NOT_IN_SWEEPS = {
+    "cluster.budget": BUDGET_SIZING_NOT_IN_SWEEPS,
+    "cluster.deadline_confidence": CONFIDENCE_NOT_IN_SWEEPS,
+}
+
 _FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
@@ -270,10 +281,11 @@ def _request(request: Any, max_scenarios: int) -> tuple[str, dict[str, Any], lis
     for a in axes:
         if isinstance(get_path(doc, a.field), dict):
             raise _err(f"axes.{a.field}", "names an object of the scenario; sweep one of its fields")
-        if a.field == "cluster.budget":
-            raise _err("axes.cluster.budget", BUDGET_SIZING_NOT_IN_SWEEPS)
-    if get_path(doc, "cluster.budget") is not None:
-        raise _err("base.cluster.budget", BUDGET_SIZING_NOT_IN_SWEEPS)
+        if a.field in NOT_IN_SWEEPS:
+            raise _err(f"axes.{a.field}", NOT_IN_SWEEPS[a.field])
+    for field, why in NOT_IN_SWEEPS.items():
+        if get_path(doc, field) is not None:
+            raise _err(f"base.{field}", why)
     return name, doc, axes
 
 

@@ -18,6 +18,7 @@ from estimator.plan.deadline import (
     largest_fitting,
     size_for_deadline,
 )
+from estimator.plan.deadline_risk import ConfidenceRule, confident_cards, deadline_rule
 from estimator.plan.goodput import cards_for_deadline_with_failures
 from estimator.plan.problem import cards_multiple, evaluate_at, layout_problem, layouts_at
 from estimator.plan.refusal import refusal
@@ -48,12 +49,16 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     multiple = cards_multiple(r)
 
     if given_mfu is not None:  # grown to the smallest round size that fits where need's does not
-        need = cards_for_deadline_with_failures(r, training_flop, seconds, peak, given_mfu, multiple)
-        cards = cards_for_given_mfu(r, int(need), given_mfu, SizeMemo(r))
+        if s.cluster.deadline_confidence is not None:  # the chance of missing at most 1 - q
+            rule = ConfidenceRule(r, seconds, float(s.cluster.deadline_confidence))
+            need = confident_cards(r, rule, training_flop, peak, given_mfu, multiple)
+        else:
+            need = int(cards_for_deadline_with_failures(r, training_flop, seconds, peak, given_mfu, multiple))
+        cards = cards_for_given_mfu(r, need, given_mfu, SizeMemo(r))
         return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)
-    met = goodput.deadline_met(r, seconds)
+    met = deadline_rule(r, seconds)  # at the planned MFU, or with cluster.deadline_confidence
     cards, fabric, _ = size_for_deadline(r, sizes, SizeMemo(r), met, goodput.ettr_at(r))
     return _choice(r, cards, fabric, layouts_at(r, cards, fabric), None)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -33,8 +34,22 @@ MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
 
 # ettr(cards, mfus) -> the share of wall time that trains at each (plan.goodput.ettr_at)
 Ettr = Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.float64]]
-# met(cards, mfus) -> whether each size's wall clock at its MFU fits the deadline (plan.goodput.deadline_met)
-Met = Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.bool_]]
+
+
+class Met(Protocol):
+    """The deadline's rule (plan.goodput.DeadlineMet at the planned MFU, plan.deadline_risk.
+    ConfidenceRule with cluster.deadline_confidence): met(cards, mfus, bests) -> whether each size
+    meets the deadline with its best layout and that layout's MFU; without `bests` whether it could
+    at that MFU (what bounds the scan). `chunk`: sizes the scan judges at a time (0: a pass at once)."""
+
+    chunk: int
+
+    def __call__(
+        self,
+        cards: npt.NDArray[np.int64],
+        mfu: npt.NDArray[np.float64],
+        bests: list[LayoutEval | None] | None = None,
+    ) -> npt.NDArray[np.bool_]: ...
 
 
 class SizeMemo:
@@ -167,9 +182,9 @@ def _scan(
     top = 0.0  # the highest throughput found before this pass
     for _ in range(MAX_SIZING_PASSES):
         bests = memo.best(scan)  # one vectorized pass for every size of it (SCAN_IN_ONE_PASS)
-        for cards, best, ok in zip(scan, bests, _meets(scan, bests, met), strict=True):
-            if ok:
-                return cards, memo.built(cards), best
+        hit = _first_meeting(scan, bests, met)
+        if hit is not None:
+            return scan[hit], memo.built(scan[hit]), bests[hit]
         speed = _throughputs(scan, bests, ettr).tolist()
         tried.update(zip(scan, zip(bests, speed, strict=True), strict=True))
         if not scan or max(speed) <= top:
@@ -227,15 +242,27 @@ def _visited(sizes: npt.NDArray[np.int64], first: int, met: Met, memo: SizeMemo)
     return scan
 
 
+def _first_meeting(scan: list[int], found: list[LayoutEval | None], met: Met) -> int | None:
+    """Index of the first size of the pass that meets the deadline (_meets), judged met.chunk sizes
+    at a time (all at once for chunk 0), None if none does."""
+    width = met.chunk or max(len(scan), 1)
+    for start in range(0, len(scan), width):
+        ok = _meets(scan[start : start + width], found[start : start + width], met)
+        if any(ok):
+            return start + ok.index(True)
+    return None
+
+
 def _meets(block: list[int], found: list[LayoutEval | None], met: Met) -> list[bool]:
-    """Per size of the block: it has a layout and its wall clock at that layout's MFU fits the
-    deadline (met, one vectorized evaluation for the whole block)."""
+    """Per size of the block: it has a layout and meets the deadline with it (met, one vectorized
+    evaluation for the whole block)."""
     has = [i for i, b in enumerate(found) if b is not None]
     ok = [False] * len(block)
     if has:
         mfus = np.array([float(found[i].predicted_mfu) for i in has])  # type: ignore[union-attr]
         cards = np.array([block[i] for i in has], dtype=np.int64)
-        for i, fits in zip(has, np.asarray(met(cards, mfus)).reshape(-1).tolist(), strict=True):
+        judged = met(cards, mfus, [found[i] for i in has])
+        for i, fits in zip(has, np.asarray(judged).reshape(-1).tolist(), strict=True):
             ok[i] = bool(fits)
     return ok
 

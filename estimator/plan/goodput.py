@@ -225,7 +225,7 @@ def at_cards_of(
         nodes = -(-c // r.cards_per_node)
         solve = np.asarray(tokens, dtype=float) * flop / (c * peak * np.asarray(mfu, dtype=float))
         counts_for(c, nodes, np.asarray(tokens, dtype=float) / solve)
-        return evaluate(
+        out = evaluate(
             r,
             cards=c,
             nodes=nodes,
@@ -236,6 +236,8 @@ def at_cards_of(
             st=st,
             spread=spread,
         )
+        out["solve_s"] = solve  # the computing seconds the wall is built on
+        return out
 
     return at
 
@@ -255,19 +257,25 @@ def ettr_at(
     return ettr
 
 
-def deadline_met(
-    r: Resolved, seconds: float, tokens: float | None = None
-) -> Callable[[npt.NDArray[np.int64], npt.NDArray[np.float64]], npt.NDArray[np.bool_]]:
+class DeadlineMet:
     """met(cards, mfu) (arrays): whether the wall clock at these sizes and MFUs, interruptions,
     checkpoints and restarts counted where reliability.failures is on (at_cards: the same evaluate()
     as result.goodput, whose mean judges compute.meets_target), fits `seconds` (s). One evaluation,
-    no fixed point: what the deadline scan asks of each size it searched (plan.deadline._meets)."""
-    at = at_cards_of(r, tokens, settings(r), spread=False)
+    no fixed point: what the deadline scan asks of each size it searched (plan.deadline._meets; the
+    sizes' best layouts, `bests`, do not change it). chunk 0: the scan judges a pass's sizes at once."""
 
-    def met(cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.bool_]:
-        return np.asarray(np.asarray(at(cards, mfu)["wall_s"], dtype=float) <= seconds)
+    chunk = 0
 
-    return met
+    def __init__(self, r: Resolved, seconds: float, tokens: float | None = None):
+        self.at, self.seconds = at_cards_of(r, tokens, settings(r), spread=False), seconds
+
+    def __call__(self, cards: ArrayLike, mfu: ArrayLike, bests: object = None) -> npt.NDArray[np.bool_]:
+        return np.asarray(np.asarray(self.at(cards, mfu)["wall_s"], dtype=float) <= self.seconds)
+
+
+def deadline_met(r: Resolved, seconds: float, tokens: float | None = None) -> DeadlineMet:
+    """The deadline's rule at the planned MFU (DeadlineMet)."""
+    return DeadlineMet(r, seconds, tokens)
 
 
 def cards_for_deadline_with_failures(

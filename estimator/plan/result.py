@@ -102,6 +102,8 @@ class ComputeSection:
     deadline_miss_probability: float | None = omitted()
     # what the probability counts: the interruption count's spread too (True), or the MFU range alone
     deadline_miss_counts_failures: bool | None = omitted()
+    # cluster.deadline_confidence q: the deadline is met when the chance of missing is at most 1 - q
+    deadline_confidence: float | None = omitted()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -48,7 +48,8 @@ def assemble(r: Resolved, z: Sized, problem: LayoutProblem, goodput: GoodputSect
     shape = None  # the interruption rate's Gamma shape, when failures are counted
     if goodput is not None and goodput.failures_counted:
         shape = count_shape(r, goodput.interruptions_by_cause)
-    compute = with_deadline_risk(compute, uncertainty, goodput, shape)
+    confidence = r.scenario.cluster.deadline_confidence
+    compute = with_deadline_risk(compute, uncertainty, goodput, shape, confidence)
     parallelism, memory, layout = layout_sections(r, choice, problem)
     cost = CostSection(cost=roll["_cost"], budget_in_currency=budget_of(r))
     result = Result(

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 
 from estimator.contract.resolve import Resolved
 from estimator.model.compute import SECONDS_PER_DAY
-from estimator.money import budget as budget_rules
 from estimator.plan.chosen import ClusterChoice, Roll
+from estimator.plan.deadline_risk import MISS_SLACK, Risk, miss_probability
 from estimator.plan.result import ComputeSection, ModelSection, UncertaintySection
 from estimator.plan.result_goodput import GoodputSection
 
@@ -82,12 +82,15 @@ def with_deadline_risk(
     uncertainty: UncertaintySection,
     goodput: GoodputSection | None,
     shape: float | None = None,
+    confidence: float | None = None,
 ) -> ComputeSection:
     """compute.deadline_miss_probability: P(days > target) under the Monte Carlo's MFU range; when
     failures are counted, of the wall-clock days with failures, counting both the MFU range and the
     spread of the interruption count (Gamma rate `shape`, plan.goodput_section.count_shape) behind
     goodput's P10-P90 (money.budget.deadline_miss_probability_with_failures); else of the days at
-    the MFU (money.budget.deadline_miss_probability)."""
+    the MFU (money.budget.deadline_miss_probability); plan.deadline_risk.miss_probability, the rule
+    the sizing judges by. With cluster.deadline_confidence `confidence` the verdict (meets_target)
+    is that chance at most 1 - confidence, as the sizing decided."""
     mfu = uncertainty.mfu_triangle
     if compute.target_days is None or mfu is None:
         return compute
@@ -95,15 +98,16 @@ def with_deadline_risk(
     if both:
         assert goodput is not None and shape is not None
         lost = goodput.lost_days
-        p = budget_rules.deadline_miss_probability_with_failures(
-            compute.target_days,
-            goodput.compute_days + lost.checkpoints_days + lost.planned_days,
-            goodput.expected_unexpected_interruptions_count,
-            (goodput.rework_s_per_interruption + goodput.restart_s) / SECONDS_PER_DAY,
-            shape,
-            mfu,
+        risk = Risk(
+            base_days=goodput.compute_days + lost.checkpoints_days + lost.planned_days,
+            unexpected=goodput.expected_unexpected_interruptions_count,
+            per_days=(goodput.rework_s_per_interruption + goodput.restart_s) / SECONDS_PER_DAY,
+            shape=shape,
         )
     else:
-        days = goodput.wall_clock_days if goodput is not None else compute.wall_clock_days
-        p = budget_rules.deadline_miss_probability(days, compute.target_days, *mfu)
+        risk = Risk(base_days=goodput.wall_clock_days if goodput is not None else compute.wall_clock_days)
+    p = miss_probability(compute.target_days, risk, mfu)
+    if confidence is not None:  # the verdict is the sizing's: a chance of missing of at most 1 - q
+        met = p <= (1.0 - confidence) * (1 + MISS_SLACK)
+        compute = dataclasses.replace(compute, meets_target=met, deadline_confidence=float(confidence))
     return dataclasses.replace(compute, deadline_miss_probability=p, deadline_miss_counts_failures=both)

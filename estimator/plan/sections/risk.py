@@ -1,7 +1,7 @@
 """result.uncertainty: the seeded Monte Carlo of days and money (plan.uncertainty) over the MFU's
-range (the scenario's own, +-25 % of a given MFU, or the evidence band of the plan's class,
-plan.evidence, widened by the release spread of its stack and the rows of a documented gap its
-layout lies in) and the prices' spread."""
+range (plan.mfu_range: the scenario's own, +-25 % of a given MFU, or the evidence band of the plan's
+class, widened by the release spread of its stack and the rows of a documented gap its layout lies
+in) and the prices' spread."""
 
 from __future__ import annotations
 
@@ -9,16 +9,10 @@ from collections.abc import Mapping
 
 from estimator.contract.resolve import Resolved
 from estimator.layout.stack_profile import StackProfile
-from estimator.layout.steptime.context_parallel import known_gap
-from estimator.plan import evidence
 from estimator.plan.chosen import ClusterChoice, Roll
+from estimator.plan.mfu_range import band_triangle, class_band, given_triangle, layout_band
 from estimator.plan.result import MfuBand, UncertaintySection
-from estimator.plan.uncertainty import UncertainPrices, monte_carlo, triangle_from_quantiles
-
-ASSUMED_MFU_SPREAD = 0.25  # +-25 % around a given MFU without a range: an assumption, said so
-
-# the catalog field whose sources state the peak a precision runs at (Accelerator.peak_flops)
-_PEAK_FIELD = {"fp8": "peak_flops_fp8", "fp32": "peak_flops_fp32"}
+from estimator.plan.uncertainty import UncertainPrices, monte_carlo
 
 
 def mfu_band(
@@ -26,38 +20,14 @@ def mfu_band(
 ) -> tuple[tuple[float, float, float], MfuBand]:
     """The Monte Carlo's MFU triangle (low, mode, high) and where it comes from: the scenario's own
     range, +-25 % of a given MFU (an assumption), or for a predicted MFU the evidence band of the
-    plan's class (estimator.plan.evidence), its P10-P90 matched by the triangle."""
+    plan's class and layout (plan.mfu_range), its P10-P90 matched by the triangle."""
     s, mfu = r.scenario, choice.mfu
     if s.efficiency.mfu_range is not None or choice.mfu_source != "predicted":
-        lo, hi = s.efficiency.mfu_range or (
-            mfu * (1 - ASSUMED_MFU_SPREAD),
-            min(1.0, mfu * (1 + ASSUMED_MFU_SPREAD)),
-        )
-        source = "given-range" if s.efficiency.mfu_range is not None else "assumed"
-        return (min(lo, mfu), mfu, max(hi, mfu)), MfuBand(source=source)
-    key = evidence.class_key(
-        r.accelerator.chip_family, evidence.workload_family(r.arch.num_experts, r.seq_len), stack.id
-    )
-    band = evidence.band_for(key)
-    peak_source = r.accelerator.sources.get(_PEAK_FIELD.get(s.training.precision, "peak_flops_bf16"))
-    peak_range = peak_source.range if peak_source is not None else None
-    band = evidence.widen_for_peak_range(band, peak, peak_range)
-    workload = evidence.workload_family(r.arch.num_experts, r.seq_len)
-    band = evidence.widen_for_release_spread(band, stack.spread_for(r.accelerator.chip_family, workload))
-    band = evidence.widen_for_known_gap(band, _known_gap_ratios(r, choice, stack))
-    low, mode, high = triangle_from_quantiles(mfu * band.p10_ratio, mfu, mfu * band.p90_ratio)
+        triangle, source = given_triangle(r, mfu)
+        return triangle, MfuBand(source=source)
+    band = layout_band(class_band(r, peak, stack), r, choice.layouts.best, stack)
     shown = MfuBand(source="evidence", evidence=band, release=stack.release)
-    return (max(low, 1e-6), mode, min(high, 1.0)), shown
-
-
-def _known_gap_ratios(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> list[float]:
-    """Ratios of the validation rows in the documented gap the plan's chosen layout lies in
-    (context_parallel.known_gap; none without a layout or outside every gap)."""
-    best = choice.layouts.best
-    if best is None:
-        return []
-    gap = known_gap(stack.cp_overlap, stack.cp_comm_type, best.cp, best.tp, r.scaleup_domain_cards)
-    return evidence.gap_observations().get(gap, []) if gap else []
+    return band_triangle(mfu, band), shown
 
 
 def _spread(x: float, spread: float) -> tuple[float, float, float]:

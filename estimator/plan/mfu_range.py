@@ -1,0 +1,64 @@
+"""The MFU range of a plan: the triangle (low, mode, high) the Monte Carlo and the deadline risk draw
+the MFU from. A given MFU takes the scenario's own range or +-ASSUMED_MFU_SPREAD (an assumption,
+said so); a predicted MFU the evidence band of the plan's class (plan.evidence: P10-P90 of
+published/predicted throughput), widened by the peak's published range, the release spread of its
+stack and the rows of a documented gap its layout lies in, the triangle matched to that P10-P90
+(plan.uncertainty.triangle_from_quantiles). Dimensionless (shares of peak, ratios)."""
+
+from __future__ import annotations
+
+from estimator.contract.resolve import Resolved
+from estimator.layout.search import LayoutEval
+from estimator.layout.stack_profile import StackProfile
+from estimator.layout.steptime.context_parallel import known_gap
+from estimator.plan import evidence
+from estimator.plan.uncertainty import triangle_from_quantiles
+
+ASSUMED_MFU_SPREAD = 0.25  # +-25 % around a given MFU without a range: an assumption, said so
+Triangle = tuple[float, float, float]
+
+# the catalog field whose sources state the peak a precision runs at (Accelerator.peak_flops)
+_PEAK_FIELD = {"fp8": "peak_flops_fp8", "fp32": "peak_flops_fp32"}
+
+
+def given_triangle(r: Resolved, mfu: float) -> tuple[Triangle, str]:
+    """(low, mode, high) of a given MFU: the scenario's efficiency.mfu_range ("given-range") or
+    +-ASSUMED_MFU_SPREAD of it, capped at 1 ("assumed"); the mode is the MFU itself."""
+    given = r.scenario.efficiency.mfu_range
+    lo, hi = given or (mfu * (1 - ASSUMED_MFU_SPREAD), min(1.0, mfu * (1 + ASSUMED_MFU_SPREAD)))
+    return (min(lo, mfu), mfu, max(hi, mfu)), "given-range" if given is not None else "assumed"
+
+
+def class_band(r: Resolved, peak: float, stack: StackProfile) -> evidence.Band:
+    """The evidence band of the plan's class (chip family, workload, stack) widened by the peak's
+    published range and the stack's release spread: what every layout of the scenario shares."""
+    workload = evidence.workload_family(r.arch.num_experts, r.seq_len)
+    band = evidence.band_for(evidence.class_key(r.accelerator.chip_family, workload, stack.id))
+    peak_source = r.accelerator.sources.get(_PEAK_FIELD.get(r.scenario.training.precision, "peak_flops_bf16"))
+    band = evidence.widen_for_peak_range(band, peak, peak_source.range if peak_source is not None else None)
+    return evidence.widen_for_release_spread(band, stack.spread_for(r.accelerator.chip_family, workload))
+
+
+def layout_band(
+    band: evidence.Band, r: Resolved, best: LayoutEval | None, stack: StackProfile
+) -> evidence.Band:
+    """`band` (class_band) widened by the ratios of the validation rows of the documented gap the
+    layout `best` lies in (context_parallel.known_gap; as it is without a layout or outside every gap)."""
+    if best is None:
+        return band
+    gap = known_gap(stack.cp_overlap, stack.cp_comm_type, best.cp, best.tp, r.scaleup_domain_cards)
+    return evidence.widen_for_known_gap(band, evidence.gap_observations().get(gap, []) if gap else [])
+
+
+def widest_band(band: evidence.Band) -> evidence.Band:
+    """`band` widened by the rows of every documented gap: no layout's band reaches past it (a bound
+    for sizes whose layout is not known yet)."""
+    ratios = [x for rows in evidence.gap_observations().values() for x in rows]
+    return evidence.widen_for_known_gap(band, ratios)
+
+
+def band_triangle(mfu: float, band: evidence.Band) -> Triangle:
+    """(low, mode, high) of a predicted MFU `mfu` whose P10 and P90 are mfu x the band's ratios,
+    low floored at 1e-6 and high capped at 1 (a share of peak)."""
+    low, mode, high = triangle_from_quantiles(mfu * band.p10_ratio, mfu, mfu * band.p90_ratio)
+    return max(low, 1e-6), mode, min(high, 1.0)
