@@ -122,7 +122,7 @@ def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> l
     if compute.meets_target is not False or compute.target_days is None:
         return []
     days = goodput_days if goodput_days is not None else compute.wall_clock_days
-    if compute.deadline_confidence is not None:
+    if compute.deadline_confidence_probability is not None:
         return [_confidence_missed(compute, days)]
     return [
         PlanWarning(
@@ -140,7 +140,10 @@ def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> l
 
 def _confidence_missed(compute: ComputeSection, days: float) -> PlanWarning:
     """No size the scan visited reaches cluster.deadline_confidence (plan.deadline_risk.ConfidenceRule)."""
-    q, miss = float(compute.deadline_confidence or 0.0), float(compute.deadline_miss_probability or 0.0)
+    q, miss = (
+        float(compute.deadline_confidence_probability or 0.0),
+        float(compute.deadline_miss_probability or 0.0),
+    )
     return PlanWarning(
         code="deadline-confidence-missed",
         severity="warning",
