@@ -19,6 +19,7 @@ from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutEval
 from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money import budget as budget_rules
+from estimator.plan import evidence
 from estimator.plan.goodput import DeadlineMet, at_cards_of, settings
 from estimator.plan.mfu_range import (
     Triangle,
@@ -29,6 +30,7 @@ from estimator.plan.mfu_range import (
     widest_band,
 )
 from estimator.plan.problem import resolved_stack
+from estimator.plan.uncertainty import triangle_from_quantiles
 
 MISS_SLACK = 1e-9  # relative: a chance of missing equal to the allowed one to rounding meets it
 
@@ -96,6 +98,10 @@ class ConfidenceRule:
         self.stack = resolved_stack(r)
         peak = r.accelerator.peak_flops(r.scenario.training.precision)
         self.band = class_band(r, peak, self.stack) if r.scenario.efficiency.mfu is None else None
+        # the highest MFU of the widest range per unit of predicted MFU (triangle_from_quantiles
+        # scales with its inputs; band_triangle then caps it at 1)
+        widest = None if self.band is None else widest_band(self.band)
+        self.high_ratio = None if widest is None else triangle_from_quantiles(*_unit_quantiles(widest))[2]
 
     def __call__(
         self,
@@ -106,21 +112,16 @@ class ConfidenceRule:
         mfus = np.asarray(mfu, dtype=float).ravel()
         g = self.at(np.asarray(cards, dtype=np.int64).ravel(), mfus)
         finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
+        if bests is None:
+            return np.asarray(finite & (self._late_at_highest(g, mfus) <= self.allowed * (1 + MISS_SLACK)))
         risks = risks_at(g, self.counted, self.counts, self.scale_sd)
-        layouts = bests if bests is not None else [None] * mfus.size
         out = [
-            bool(ok) and self._meets(k, float(m), b, bests is None)
-            for ok, k, m, b in zip(finite, risks, mfus, layouts, strict=True)
+            bool(ok)
+            and miss_probability(self.target_days, k, self._triangle(float(m), b))
+            <= self.allowed * (1 + MISS_SLACK)
+            for ok, k, m, b in zip(finite, risks, mfus, bests, strict=True)
         ]
         return np.array(out, dtype=bool)
-
-    def _meets(self, risk: Risk, mfu: float, best: LayoutEval | None, bound: bool) -> bool:
-        """The decision at one size (bound: whether it could meet with any layout at that MFU)."""
-        if bound:
-            late = self._late_at_highest(risk, mfu)
-        else:
-            late = miss_probability(self.target_days, risk, self._triangle(mfu, best))
-        return late <= self.allowed * (1 + MISS_SLACK)
 
     def _triangle(self, mfu: float, best: LayoutEval | None) -> Triangle:
         """The MFU range of a size whose best layout is `best` (plan.mfu_range, as the plan states it)."""
@@ -128,16 +129,30 @@ class ConfidenceRule:
             return given_triangle(self.r, mfu)[0]
         return band_triangle(mfu, layout_band(self.band, self.r, best, self.stack))
 
-    def _late_at_highest(self, risk: Risk, mfu: float) -> float:
-        """P(late | the MFU is the highest any layout's range at `mfu` reaches): the run then takes s =
-        mfu / high of its time at the likely MFU, and as many interruptions on average."""
-        band = None if self.band is None else widest_band(self.band)
-        high = given_triangle(self.r, mfu)[0][2] if band is None else band_triangle(mfu, band)[2]
+    def _late_at_highest(self, g: dict[str, Any], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """P(late | the MFU is the highest any layout's range at `mfu` reaches), per size: the run then
+        takes s = mfu / high of its time at the likely MFU, and as many interruptions on average."""
+        if self.high_ratio is None:
+            high = np.array([given_triangle(self.r, float(m))[0][2] for m in mfu])
+        else:
+            high = np.minimum(mfu * self.high_ratio, 1.0)
         s = mfu / high
-        if risk.shape is None or risk.per_days <= 0:
-            return float(s * risk.base_days > self.target_days)
-        room = (self.target_days - s * risk.base_days) / risk.per_days
-        return float(rel.count_exceedance(room, s * risk.unexpected, risk.shape))
+        day = SECONDS_PER_DAY
+        solve = np.asarray(g["solve_s"], dtype=float).ravel()
+        if not self.counted:
+            return np.asarray(s * solve / day > self.target_days, dtype=float)
+        base = (solve + g["checkpoints_s"] + g["planned_total_s"]) / day
+        per = (g["rework_s"] + g["restart_s"]) / day
+        shape = rel.rate_shape(g["rates"], self.counts, self.scale_sd)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(per > 0, (self.target_days - s * base) / np.where(per > 0, per, 1.0), np.inf)
+        late = rel.count_exceedance(room, s * g["unexpected"], shape)
+        return np.asarray(np.where(per > 0, late, (s * base > self.target_days).astype(float)))
+
+
+def _unit_quantiles(band: evidence.Band) -> tuple[float, float, float]:
+    """(P10, mode, P90) of a predicted MFU of 1 under `band`."""
+    return band.p10_ratio, 1.0, band.p90_ratio
 
 
 def deadline_rule(r: Resolved, seconds: float, tokens: float | None = None) -> DeadlineMet | ConfidenceRule:
