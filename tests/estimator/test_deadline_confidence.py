@@ -231,3 +231,27 @@ def test_sweeps_refuse_a_confidence():
     with pytest.raises(ScenarioError) as err:
         validate_sweep({"name": "q", "base": {**base, "cluster": {"target_days": 30}}, "axes": axes})
     assert err.value.errors[0].field == "axes.cluster.deadline_confidence"
+
+
+GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% is reachable, 99% is not
+    "model": {"preset": "llama-3.1-405b"},
+    "training": {"tokens": 15e12},
+    "hardware": {"accelerator": "h100-sxm"},
+    "efficiency": {"mfu": 0.4},
+    "reliability": {"rate_scale": 1.5},
+    "cluster": {"target_days": 100},
+}
+
+
+def test_an_unreachable_confidence_with_a_given_mfu_takes_the_count_of_lowest_chance():
+    reached = _compute(_with(GIVEN_405B, deadline_confidence=0.9))
+    missed = _compute(_with(GIVEN_405B, deadline_confidence=0.99))
+    assert reached["meets_target"] is True and reached["deadline_miss_probability"] <= 0.1
+    assert missed["meets_target"] is False and missed["deadline_miss_probability"] > 0.01
+    assert missed["cards"] >= reached["cards"]
+    doc = _with(GIVEN_405B, deadline_confidence=0.99)
+    lowest = _miss_on(doc, missed["cards"])
+    assert lowest == pytest.approx(missed["deadline_miss_probability"], rel=1e-6)
+    for other in (missed["cards"] - 8, missed["cards"] + 8, missed["cards"] // 2, 2 * missed["cards"]):
+        miss = _miss_on(doc, other)  # None: no cluster of that size plans (past the network's largest)
+        assert miss is None or miss >= lowest * (1 - 1e-9), other
