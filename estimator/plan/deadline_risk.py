@@ -90,7 +90,7 @@ def risks_of(a: dict[str, Any]) -> list[Risk]:
 
 
 class ConfidenceRule:
-    """The deadline sizing's test with cluster.deadline_confidence q (plan.deadline.DeadlineRule):
+    """The deadline sizing's test with cluster.deadline_confidence q (a plan.deadline.Met):
     a size meets when its chance of missing the deadline is at most 1 - q. Called with the sizes'
     best layouts it decides (miss_probability with the MFU range of each layout, plan.mfu_range);
     without them it is the bound the scan starts and ends by: a size can meet only if it would at
