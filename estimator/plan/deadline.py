@@ -151,7 +151,7 @@ def size_for_deadline(
     pass's fixed cost is most of a small block's); the first size that meets wins."""
     top = highest_mfu(sizes, memo)
     first = within_limit(r, sizes, _first_met(sizes, top, met), memo, top)
-    found = _scan(r, sizes, first, met, memo, ettr)
+    found = _scan(r, sizes, first, met, memo, ettr, top)
     if found[2] is not None:
         return found
     # no layout fits on any size the deadline scanned (too few tokens to need a cluster that holds
@@ -161,7 +161,7 @@ def size_for_deadline(
         if _fixed(r):  # a fixed layout keeps its own refusal (plan.refusal: the nearest layouts)
             return found
         raise no_cluster_holds(largest_built(sizes, len(sizes), memo))
-    return _scan(r, sizes, fit, met, memo, ettr)
+    return _scan(r, sizes, fit, met, memo, ettr, top)
 
 
 def _scan(
@@ -171,8 +171,10 @@ def _scan(
     met: Met,
     memo: SizeMemo,
     ettr: Ettr | None,
+    ceiling: float,
 ) -> tuple[int, Fabric, LayoutEval | None]:
-    """size_for_deadline's scan from sizes[first] (see there); the best layout is None only when no
+    """size_for_deadline's scan from sizes[first] (see there; `ceiling` the MFU no layout exceeds,
+    highest_mfu); the best layout is None only when no
     scanned size holds a layout. A pass in which no size meets and which raised the highest
     throughput found (cards · MFU · ETTR) is followed by one over the next sizes (_beyond), at most
     MAX_SIZING_PASSES in all: the typical-worst MFU that ends the first is no floor of the model's
@@ -195,7 +197,7 @@ def _scan(
         cards = int(sizes[first])
         fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
         return cards, fabric, found.best
-    _fastest_below(sizes, first, memo, ettr, tried)
+    _fastest_below(sizes, first, memo, ettr, tried, ceiling)
     sized = sorted(tried)
     cards = sized[int(np.argmax([tried[c][1] for c in sized]))]  # the first of equals, as max() kept
     return cards, memo.built(cards), tried[cards][0]
@@ -210,27 +212,28 @@ def _fastest_below(
     memo: SizeMemo,
     ettr: Ettr | None,
     tried: dict[int, tuple[LayoutEval | None, float]],
+    top: float,
 ) -> None:
     """Where no size meets the deadline, the sizes below the scan's start join `tried` (size -> best
-    layout, throughput) in blocks of MAX_SIZING_EVALS downward while the fastest found is the lowest
-    of the block: the start bounds the sizes that can meet, not the fastest. Past the global batch's
-    critical size more cards train slower, and interruptions grow with the cards, so the fastest
-    cluster can lie below what the deadline would need (Llama 3.1 405B, 15T tokens in 90 days on
-    H100 with 1.5x the vendor's interruption rate: 10,240 cards take 145 days with failures, the
-    16,384 the scan's sizes offered 223)."""
+    layout, throughput), in blocks of MAX_SIZING_EVALS downward until no size below can beat the
+    fastest found: a size's throughput cards · MFU · ETTR is at most cards · `top` (the MFU no layout
+    exceeds, highest_mfu; ETTR <= 1). The start bounds the sizes that can meet, not the fastest: past
+    the global batch's critical size more cards can train slower, and interruptions grow with the
+    cards (Llama 3.1 405B, 15T tokens in 32 days on H100: 10,240 cards take 135 days with failures,
+    the 20,480 the fastest of the sizes above the scan's start 195; the throughput is not unimodal
+    in the cards, MFU collapsing where the batch splits badly)."""
     stop = first
     while stop > 0:
-        block = [
-            int(c) for c in sizes[max(0, stop - MAX_SIZING_EVALS) : stop] if memo.fabric(int(c)) is not None
-        ]
-        if not block:
-            return
-        bests = memo.best(block)
-        speeds = _throughputs(block, bests, ettr).tolist()
-        tried.update(zip(block, zip(bests, speeds, strict=True), strict=True))
-        if max(tried.values(), key=lambda t: t[1])[1] > speeds[0] or len(block) < MAX_SIZING_EVALS:
-            return  # the fastest lies above this block's lowest size (or no size is left below)
-        stop -= MAX_SIZING_EVALS
+        start = max(0, stop - MAX_SIZING_EVALS)
+        block = [int(c) for c in sizes[start:stop] if memo.fabric(int(c)) is not None]
+        if block:
+            bests = memo.best(block)
+            tried.update(
+                zip(block, zip(bests, _throughputs(block, bests, ettr).tolist(), strict=True), strict=True)
+            )
+        if float(sizes[start]) * top <= max(t[1] for t in tried.values()):
+            return  # every size below is slower than the fastest found
+        stop = start
 
 
 def _throughputs(

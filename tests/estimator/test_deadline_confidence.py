@@ -177,16 +177,24 @@ def test_no_size_reaching_the_confidence_keeps_the_fastest_and_says_so():
     assert "deadline-missed" not in codes
 
 
-def test_where_no_size_meets_the_plan_is_the_fastest_round_size_even_below_the_scans_start():
-    res = plan.estimate(SLOW_405B)["result"]
+SHORT_405B = {**SLOW_405B, "reliability": {}, "cluster": {"target_days": 32}}  # default rates
+
+
+@pytest.mark.parametrize(
+    ("doc", "offered"),
+    [(SLOW_405B, 16384), (SHORT_405B, 20480)],
+    ids=["90d-1.5x-interruptions", "32d"],
+)
+def test_where_no_size_meets_the_plan_is_the_fastest_round_size_even_below_the_scans_start(doc, offered):
+    res = plan.estimate(doc)["result"]
     assert res["compute"]["meets_target"] is False
-    r = resolve(validate_shape(SLOW_405B))
+    r = resolve(validate_shape(doc))
     sizes = [int(s) for s in plan.candidate_sizes(r, plan.cards_multiple(r)) if 4096 <= s <= 24576]
-    walls = {c: _wall_days_on(SLOW_405B, c) for c in sizes}
+    walls = {c: _wall_days_on(doc, c) for c in sizes}
     fastest = min(walls, key=walls.get)
-    assert res["compute"]["cards"] == fastest
+    assert res["compute"]["cards"] == fastest == 10240
     assert res["goodput"]["wall_clock_days"] == pytest.approx(walls[fastest], rel=1e-9)
-    assert walls[16384] > 1.4 * walls[fastest]  # the size the scan's own sizes offered before
+    assert walls[offered] > 1.4 * walls[fastest]  # the size the sizes above the scan's start offered
 
 
 def test_a_confidence_without_a_deadline_is_refused_on_its_field():
