@@ -8,6 +8,7 @@ deadline needs (deadline_miss_probability). Units: days, counts, shares of peak.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,8 +18,10 @@ import numpy.typing as npt
 from estimator.cluster import reliability as rel
 from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutEval
+from estimator.limits import MAX_CARDS
 from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money import budget as budget_rules
+from estimator.plan import evidence
 from estimator.plan.goodput import DeadlineMet, at_cards_of, settings
 from estimator.plan.mfu_range import (
     Triangle,
@@ -29,6 +32,7 @@ from estimator.plan.mfu_range import (
     widest_band,
 )
 from estimator.plan.problem import resolved_stack
+from estimator.plan.uncertainty import triangle_from_quantiles
 
 MISS_SLACK = 1e-9  # relative: a chance of missing equal to the allowed one to rounding meets it
 
@@ -57,27 +61,36 @@ def miss_probability(target_days: float, risk: Risk, mfu: Triangle) -> float:
     )
 
 
-def risks_at(g: dict[str, Any], counted: bool, counts: dict[str, float], scale_sd: float) -> list[Risk]:
-    """The Risk of each size from plan.goodput.at_cards_of's arrays `g` at those sizes, as the goodput
-    section states them (result.goodput; the shape as goodput_section.count_shape: reliability.
-    rate_shape of the rates, `counts` the published counts behind them, `scale_sd` the relative sd
-    of the vendor's scale)."""
+def risk_arrays(
+    g: dict[str, Any], counted: bool, counts: dict[str, float], scale_sd: float
+) -> dict[str, Any]:
+    """Risk's fields, one array entry per size, from plan.goodput.at_cards_of's arrays `g` at those
+    sizes, as the goodput section states them (result.goodput; the shape as goodput_section.
+    count_shape: reliability.rate_shape of the rates, `counts` the published counts behind them,
+    `scale_sd` the relative sd of the vendor's scale); shape None where failures are not counted."""
     day = SECONDS_PER_DAY
-    solve = np.broadcast_to(np.asarray(g["solve_s"], dtype=float), np.shape(g["wall_s"]))
+    solve = np.broadcast_to(np.asarray(g["solve_s"], dtype=float), np.shape(g["wall_s"])).ravel()
     if not counted:
-        return [Risk(base_days=float(x) / day) for x in solve.ravel()]
-    base = (solve + g["checkpoints_s"] + g["planned_total_s"]) / day
-    per = (g["rework_s"] + g["restart_s"]) / day
-    shape = rel.rate_shape(g["rates"], counts, scale_sd)
-    columns = np.broadcast_arrays(base, g["unexpected"], per, shape)
-    return [
-        Risk(float(b), float(u), float(p), float(k))
-        for b, u, p, k in zip(*(c.ravel() for c in columns), strict=True)
-    ]
+        return {"base_days": solve / day, "shape": None}
+    parts = np.broadcast_arrays(
+        (solve + np.ravel(g["checkpoints_s"]) + np.ravel(g["planned_total_s"])) / day,
+        np.ravel(g["unexpected"]),
+        (np.ravel(g["rework_s"]) + np.ravel(g["restart_s"])) / day,
+        np.ravel(rel.rate_shape(g["rates"], counts, scale_sd)),
+    )
+    return dict(zip(("base_days", "unexpected", "per_days", "shape"), parts, strict=True))
+
+
+def risks_of(a: dict[str, Any]) -> list[Risk]:
+    """The Risk of each size of risk_arrays' `a`."""
+    if a["shape"] is None:
+        return [Risk(base_days=float(x)) for x in a["base_days"]]
+    columns = (a["base_days"], a["unexpected"], a["per_days"], a["shape"])
+    return [Risk(float(b), float(u), float(p), float(k)) for b, u, p, k in zip(*columns, strict=True)]
 
 
 class ConfidenceRule:
-    """The deadline sizing's test with cluster.deadline_confidence q (plan.deadline.DeadlineRule):
+    """The deadline sizing's test with cluster.deadline_confidence q (a plan.deadline.Met):
     a size meets when its chance of missing the deadline is at most 1 - q. Called with the sizes'
     best layouts it decides (miss_probability with the MFU range of each layout, plan.mfu_range);
     without them it is the bound the scan starts and ends by: a size can meet only if it would at
@@ -96,6 +109,10 @@ class ConfidenceRule:
         self.stack = resolved_stack(r)
         peak = r.accelerator.peak_flops(r.scenario.training.precision)
         self.band = class_band(r, peak, self.stack) if r.scenario.efficiency.mfu is None else None
+        # the highest MFU of the widest range per unit of predicted MFU (triangle_from_quantiles
+        # scales with its inputs; band_triangle then caps it at 1)
+        widest = None if self.band is None else widest_band(self.band)
+        self.high_ratio = None if widest is None else triangle_from_quantiles(*_unit_quantiles(widest))[2]
 
     def __call__(
         self,
@@ -106,21 +123,34 @@ class ConfidenceRule:
         mfus = np.asarray(mfu, dtype=float).ravel()
         g = self.at(np.asarray(cards, dtype=np.int64).ravel(), mfus)
         finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
-        risks = risks_at(g, self.counted, self.counts, self.scale_sd)
-        layouts = bests if bests is not None else [None] * mfus.size
-        out = [
-            bool(ok) and self._meets(k, float(m), b, bests is None)
-            for ok, k, m, b in zip(finite, risks, mfus, layouts, strict=True)
-        ]
-        return np.array(out, dtype=bool)
+        risk = risk_arrays(g, self.counted, self.counts, self.scale_sd)
+        if bests is None:
+            return np.asarray(finite & (self._late_at_highest(risk, mfus) <= self.allowed * (1 + MISS_SLACK)))
+        return np.asarray(self._chances(finite, risk, mfus, bests) <= self.allowed * (1 + MISS_SLACK))
 
-    def _meets(self, risk: Risk, mfu: float, best: LayoutEval | None, bound: bool) -> bool:
-        """The decision at one size (bound: whether it could meet with any layout at that MFU)."""
-        if bound:
-            late = self._late_at_highest(risk, mfu)
-        else:
-            late = miss_probability(self.target_days, risk, self._triangle(mfu, best))
-        return late <= self.allowed * (1 + MISS_SLACK)
+    def chances(
+        self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64], bests: list[LayoutEval | None]
+    ) -> npt.NDArray[np.float64]:
+        """The chance of missing of each size with its best layout and that layout's MFU (1 where the
+        run never finishes)."""
+        mfus = np.asarray(mfu, dtype=float).ravel()
+        g = self.at(np.asarray(cards, dtype=np.int64).ravel(), mfus)
+        finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
+        return self._chances(finite, risk_arrays(g, self.counted, self.counts, self.scale_sd), mfus, bests)
+
+    def _chances(
+        self,
+        finite: npt.NDArray[np.bool_],
+        risk: dict[str, Any],
+        mfus: npt.NDArray[np.float64],
+        bests: list[LayoutEval | None],
+    ) -> npt.NDArray[np.float64]:
+        """miss_probability of each size (risk_arrays `risk`), 1 where its wall is infinite."""
+        out = [
+            miss_probability(self.target_days, k, self._triangle(float(m), b)) if ok else 1.0
+            for ok, k, m, b in zip(finite, risks_of(risk), mfus, bests, strict=True)
+        ]
+        return np.array(out, dtype=float)
 
     def _triangle(self, mfu: float, best: LayoutEval | None) -> Triangle:
         """The MFU range of a size whose best layout is `best` (plan.mfu_range, as the plan states it)."""
@@ -128,16 +158,28 @@ class ConfidenceRule:
             return given_triangle(self.r, mfu)[0]
         return band_triangle(mfu, layout_band(self.band, self.r, best, self.stack))
 
-    def _late_at_highest(self, risk: Risk, mfu: float) -> float:
-        """P(late | the MFU is the highest any layout's range at `mfu` reaches): the run then takes s =
-        mfu / high of its time at the likely MFU, and as many interruptions on average."""
-        band = None if self.band is None else widest_band(self.band)
-        high = given_triangle(self.r, mfu)[0][2] if band is None else band_triangle(mfu, band)[2]
-        s = mfu / high
-        if risk.shape is None or risk.per_days <= 0:
-            return float(s * risk.base_days > self.target_days)
-        room = (self.target_days - s * risk.base_days) / risk.per_days
-        return float(rel.count_exceedance(room, s * risk.unexpected, risk.shape))
+    def _late_at_highest(self, a: dict[str, Any], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """P(late | the MFU is the highest any layout's range at `mfu` reaches), per size (risk_arrays
+        `a`): the run then takes s = mfu / high of its time at the likely MFU, and as many
+        interruptions on average; late for certain where an interruption costs nothing and the base
+        alone is late."""
+        if self.high_ratio is None:
+            high = np.array([given_triangle(self.r, float(m))[0][2] for m in mfu])
+        else:
+            high = np.minimum(mfu * self.high_ratio, 1.0)
+        base = mfu / high * a["base_days"]
+        if a["shape"] is None:
+            return np.asarray(base > self.target_days, dtype=float)
+        per = a["per_days"]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = (self.target_days - base) / np.where(per > 0, per, 1.0)
+        late = rel.count_exceedance(room, mfu / high * a["unexpected"], a["shape"])
+        return np.asarray(np.where(per > 0, late, (base > self.target_days).astype(float)))
+
+
+def _unit_quantiles(band: evidence.Band) -> tuple[float, float, float]:
+    """(P10, mode, P90) of a predicted MFU of 1 under `band`."""
+    return band.p10_ratio, 1.0, band.p90_ratio
 
 
 def deadline_rule(r: Resolved, seconds: float, tokens: float | None = None) -> DeadlineMet | ConfidenceRule:
@@ -152,32 +194,42 @@ def deadline_rule(r: Resolved, seconds: float, tokens: float | None = None) -> D
 def confident_cards(
     r: Resolved, rule: ConfidenceRule, flop: float, peak: float, mfu: float, multiple: int
 ) -> int:
-    """The fewest cards (whole `multiple`s) whose chance of missing is at most 1 - q with the MFU given
-    (its range: plan.mfu_range.given_triangle). None of fewer than the deadline needs failure-free at
-    the range's highest MFU can meet; from there the count doubles until one meets (at most
-    MAX_DOUBLINGS times: past that the cards the deadline needs at the record MFU, whose refusal the
-    plan then meets), and a bisection finds the smallest that meets between the last that does not
-    and it. The chance falls as cards grow until interruptions dominate, so the bisection finds the
-    first size that meets where that is monotone (tests/estimator/test_deadline_confidence.py)."""
+    """The fewest cards (whole `multiple`s) whose chance of missing is at most 1 - q at the MFU given
+    (its range: plan.mfu_range.given_triangle). None of fewer than the deadline needs without failures
+    at the range's highest MFU can meet; from there the count doubles until one meets, and a
+    bisection finds the smallest that meets between the last that does not and it. Where no count up
+    to limits.MAX_CARDS meets, the count of lowest chance (a ternary search around the doubling's
+    lowest; the plan then misses its confidence and says so). The chance falls as cards grow until
+    interruptions dominate, then rises: where that holds the bisection finds the first count that
+    meets and the ternary search the lowest chance (tests/estimator/test_deadline_confidence.py)."""
+    seconds = rule.target_days * SECONDS_PER_DAY
     high = given_triangle(r, mfu)[0][2]
-    low_k = max(
-        1, int(cards_for_deadline(flop, rule.target_days * SECONDS_PER_DAY, peak, high, multiple)) // multiple
-    )
+    low_k = max(1, int(cards_for_deadline(flop, seconds, peak, high, multiple)) // multiple)
+    known: dict[int, float] = {}
 
-    def meets(k: int) -> bool:
-        return bool(rule(np.array([k * multiple]), np.array([mfu]), [None])[0])
+    def chance(k: int) -> float:
+        if k not in known:
+            known[k] = float(rule.chances(np.array([k * multiple]), np.array([mfu]), [None])[0])
+        return known[k]
 
-    if meets(low_k):
-        return low_k * multiple
-    high_k = 2 * low_k
-    for _ in range(MAX_DOUBLINGS):
-        if meets(high_k):
-            break
-        low_k, high_k = high_k, 2 * high_k
-    while high_k - low_k > 1:  # low_k does not meet, high_k does (or is past every size tried)
-        mid = (low_k + high_k) // 2
-        low_k, high_k = (low_k, mid) if meets(mid) else (mid, high_k)
-    return high_k * multiple
+    allowed = rule.allowed * (1 + MISS_SLACK)
+    k = low_k
+    while chance(k) > allowed:
+        if 2 * k * multiple > MAX_CARDS:
+            return _lowest_chance(chance, min(known, key=known.__getitem__), MAX_CARDS // multiple) * multiple
+        k *= 2
+    lower = max(low_k, k // 2)  # does not meet unless it is low_k, which met
+    while k - lower > 1:
+        mid = (lower + k) // 2
+        lower, k = (lower, mid) if chance(mid) <= allowed else (mid, k)
+    return k * multiple
 
 
-MAX_DOUBLINGS = 12  # confident_cards: 4,096 times the cards of the lower bound
+def _lowest_chance(chance: Callable[[int], float], best: int, most: int) -> int:
+    """The count of lowest `chance` between best / 2 and 2 best (at most `most`), by ternary search
+    (a unimodal chance: falling, then rising)."""
+    lo, hi = max(1, best // 2), min(2 * best, most)
+    while hi - lo > 2:
+        a, b = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+        lo, hi = (lo, b) if chance(a) <= chance(b) else (a, hi)
+    return min(range(lo, hi + 1), key=chance)

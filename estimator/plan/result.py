@@ -103,7 +103,7 @@ class ComputeSection:
     # what the probability counts: the interruption count's spread too (True), or the MFU range alone
     deadline_miss_counts_failures: bool | None = omitted()
     # cluster.deadline_confidence q: the deadline is met when the chance of missing is at most 1 - q
-    deadline_confidence: float | None = omitted()
+    deadline_confidence_probability: float | None = omitted("deadline_confidence")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -109,5 +109,7 @@ def with_deadline_risk(
     p = miss_probability(compute.target_days, risk, mfu)
     if confidence is not None:  # the verdict is the sizing's: a chance of missing of at most 1 - q
         met = p <= (1.0 - confidence) * (1 + MISS_SLACK)
-        compute = dataclasses.replace(compute, meets_target=met, deadline_confidence=float(confidence))
+        compute = dataclasses.replace(
+            compute, meets_target=met, deadline_confidence_probability=float(confidence)
+        )
     return dataclasses.replace(compute, deadline_miss_probability=p, deadline_miss_counts_failures=both)

@@ -122,7 +122,7 @@ def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> l
     if compute.meets_target is not False or compute.target_days is None:
         return []
     days = goodput_days if goodput_days is not None else compute.wall_clock_days
-    if compute.deadline_confidence is not None:
+    if compute.deadline_confidence_probability is not None:
         return [_confidence_missed(compute, days)]
     return [
         PlanWarning(
@@ -140,13 +140,16 @@ def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> l
 
 def _confidence_missed(compute: ComputeSection, days: float) -> PlanWarning:
     """No size the scan visited reaches cluster.deadline_confidence (plan.deadline_risk.ConfidenceRule)."""
-    q, miss = float(compute.deadline_confidence or 0.0), float(compute.deadline_miss_probability or 0.0)
+    q, miss = (
+        float(compute.deadline_confidence_probability or 0.0),
+        float(compute.deadline_miss_probability or 0.0),
+    )
     return PlanWarning(
         code="deadline-confidence-missed",
         severity="warning",
         message=f"No cluster size reaches a {q:.0%} chance of meeting the {compute.target_days:g}-day target: "
-        f"the plan keeps the fastest the sizing found, {compute.cards:,} cards in {days:.1f} days with a "
-        f"{miss:.0%} chance of missing it. Ask for less confidence (cluster.deadline_confidence), allow more "
+        f"the plan keeps {compute.cards:,} cards, {days:.1f} days with a {miss:.0%} chance of missing it "
+        "(the fastest the sizing found; with an MFU given, the count of lowest chance). Ask for less confidence (cluster.deadline_confidence), allow more "
         "days, train fewer tokens or lose less time to interruptions (reliability: faster restarts, "
         "in-memory checkpoints).",
         params={

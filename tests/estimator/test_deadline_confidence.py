@@ -1,0 +1,257 @@
+"""cluster.deadline_confidence: a deadline plan sized for a chance of meeting its deadline.
+
+The hand-computed case: failures off and an MFU of 0.4 given without a range, so the MFU is
+Triangular(0.3, 0.4, 0.5) (plan.mfu_range: +-25 % assumed) and the run is late exactly when the
+MFU falls below 0.4 x days(cards) / T. For a 90 % chance of meeting, P(MFU < x) = 0.1 below the
+mode: (x - 0.3)^2 / ((0.5 - 0.3)(0.4 - 0.3)) = 0.1, x = 0.3 + sqrt(0.002) = 0.344721; the days at
+0.4 may be at most T x / 0.4 = 25.854 of T = 30, so the cards are
+C / (25.854 d x 86,400 s x 989.4 TFLOP/s x 0.4) = 827.6 -> 104 nodes of 8 = 832 cards (720 without
+the confidence: 713.2 at 30 days, 90 nodes). The searched cases are checked against the chance of
+missing of the same scenario planned on each round size (cluster.cards, its own fabric, storage,
+layout and MFU band), computed from that plan's sections with money.budget's formula."""
+
+import math
+
+import pytest
+
+from estimator.contract.resolve import resolve
+from estimator.contract.scenario import validate_shape
+from estimator.contract.sweep import validate_sweep
+from estimator.errors import ScenarioError
+from estimator.model.compute import SECONDS_PER_DAY
+from estimator.money import budget, pricing
+from estimator.plan import compose as plan
+from estimator.plan.goodput_section import count_shape
+
+GIVEN = {
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 1.5e12},
+    "hardware": {"accelerator": "h100-sxm"},
+    "efficiency": {"mfu": 0.4},
+    "reliability": {"failures": False},
+    "cluster": {"target_days": 30},
+}
+H100_BF16_PEAK = 989.4e12  # FLOP/s, the catalog's dense BF16 peak of the H100 SXM5
+
+
+def _with(doc: dict, **cluster) -> dict:
+    return {**doc, "cluster": {**doc["cluster"], **cluster}}
+
+
+def _compute(doc: dict) -> dict:
+    return plan.estimate(doc)["result"]["compute"]
+
+
+def test_a_given_mfu_is_sized_for_its_confidence_as_computed_by_hand():
+    c = _compute(_with(GIVEN, deadline_confidence=0.9))
+    x = 0.3 + math.sqrt(0.1 * 0.2 * 0.1)
+    assert x == pytest.approx(0.344721, abs=1e-6)
+    days_allowed = 30 * x / 0.4
+    need = c["training_flop"] / (days_allowed * SECONDS_PER_DAY * H100_BF16_PEAK * 0.4)
+    assert need == pytest.approx(827.6, abs=0.1)
+    assert c["cards"] == 832 == 8 * math.ceil(need / 8)
+    assert c["deadline_confidence"] == 0.9
+    assert c["meets_target"] is True
+    late_mfu = 0.4 * c["wall_clock_days"] / 30  # below it the run is late
+    assert c["deadline_miss_probability"] == pytest.approx((late_mfu - 0.3) ** 2 / (0.2 * 0.1), rel=1e-9)
+    assert c["deadline_miss_probability"] <= 0.1
+
+
+def test_without_a_confidence_the_given_mfu_plan_is_sized_at_the_mfu():
+    c = _compute(GIVEN)
+    assert c["cards"] == 720  # 713.2 cards at 30 days, 90 nodes
+    assert "deadline_confidence" not in c
+    assert c["deadline_miss_probability"] > 0.4  # the mode is the MFU: about half the draws are late
+
+
+def test_more_confidence_never_buys_fewer_cards():
+    cards = [_compute(_with(GIVEN, deadline_confidence=q))["cards"] for q in (0.5, 0.7, 0.9, 0.99)]
+    assert cards == sorted(cards)
+    assert cards[0] < cards[-1]
+
+
+SEARCHED = [
+    {
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"tokens": 2e12},
+        "hardware": {"accelerator": "ascend-910b2"},
+        "cluster": {"target_days": 30, "deadline_confidence": 0.9},
+    },
+    {
+        "model": {"preset": "qwen3-30b-a3b"},
+        "training": {"tokens": 5e12},
+        "hardware": {"accelerator": "h800-sxm"},
+        "cluster": {"target_days": 14, "deadline_confidence": 0.8},
+    },
+    {  # CloudMatrix 384 supernodes: whole supernodes of 384 cards
+        "model": {"preset": "deepseek-v3"},
+        "training": {"tokens": 14.8e12},
+        "hardware": {"accelerator": "ascend-910c"},
+        "cluster": {"target_days": 90, "deadline_confidence": 0.9},
+    },
+    {  # 128K tokens on CP layouts; failures off: the triangular CDF alone
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 2e11, "seq_len": 131072, "global_batch_tokens": 16 * 2**20},
+        "hardware": {"accelerator": "h100-sxm"},
+        "reliability": {"failures": False},
+        "cluster": {"target_days": 7, "deadline_confidence": 0.75},
+    },
+]
+SEARCHED_IDS = ["70b-910b2", "qwen3-moe-h800", "deepseek-v3-910c", "8b-128k-h100"]
+NO_LAYOUT_REACHES = 2.0  # an MFU no layout reaches (tests/estimator/test_sizing.py)
+
+
+def _miss_on(doc: dict, cards: int) -> float | None:
+    """The chance of missing doc's deadline of the same scenario planned on `cards` cards (None where
+    no layout plans there), from that plan's sections: money.budget's formulas on its goodput, its
+    interruption rates' Gamma shape and its MFU triangle (result.uncertainty.inputs.mfu)."""
+    target = doc["cluster"]["target_days"]
+    given = {**doc, "cluster": {"cards": cards}}
+    try:
+        res = plan.estimate(given)["result"]
+    except ScenarioError:
+        return None
+    tri = tuple(res["uncertainty"]["inputs"]["mfu"])
+    g = res["goodput"]
+    if not g["failures_counted"]:
+        return budget.deadline_miss_probability(g["wall_clock_days"], target, *tri)
+    lost = g["lost_days"]
+    shape = count_shape(resolve(validate_shape(given)), g["interruptions_by_cause"])
+    return budget.deadline_miss_probability_with_failures(
+        target,
+        g["compute_days"] + lost["checkpoints"] + lost["planned"],
+        g["expected_unexpected_interruptions"],
+        (g["rework_per_interruption_s"] + g["restart_s"]) / SECONDS_PER_DAY,
+        shape,
+        tri,
+    )
+
+
+@pytest.mark.parametrize("doc", SEARCHED, ids=SEARCHED_IDS)
+def test_a_searched_plan_takes_the_first_round_size_that_reaches_its_confidence(doc):
+    r = resolve(validate_shape(doc))
+    allowed = 1 - doc["cluster"]["deadline_confidence"]
+    c = _compute(doc)
+    assert c["meets_target"] is True
+    assert c["deadline_miss_probability"] <= allowed
+    assert _miss_on(doc, c["cards"]) == pytest.approx(c["deadline_miss_probability"], rel=1e-6, abs=1e-9)
+    # every round size below, from what no layout's MFU could do without failures, misses more often
+    flop = pricing.model_flops(r)["training_flop"]
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    sizes = plan.candidate_sizes(r, plan.cards_multiple(r))
+    floor = flop / (doc["cluster"]["target_days"] * SECONDS_PER_DAY * peak * NO_LAYOUT_REACHES)
+    below = [int(s) for s in sizes[(sizes >= floor) & (sizes < c["cards"])]]
+    assert below, "the case should have round sizes below its plan"
+    for cards in below:
+        miss = _miss_on(doc, cards)
+        assert miss is None or miss > allowed, cards
+
+
+@pytest.mark.parametrize("doc", SEARCHED[:2], ids=SEARCHED_IDS[:2])
+def test_asking_for_confidence_buys_more_cards_than_the_planned_mfu(doc):
+    point = dict(doc, cluster={"target_days": doc["cluster"]["target_days"]})
+    assert _compute(doc)["cards"] > _compute(point)["cards"]
+    assert _compute(point)["deadline_miss_probability"] > 1 - doc["cluster"]["deadline_confidence"]
+
+
+SLOW_405B = {  # 1.5x the vendor's interruption rate: no cluster finishes 15T tokens in 90 days
+    "model": {"preset": "llama-3.1-405b"},
+    "training": {"tokens": 15e12},
+    "hardware": {"accelerator": "h100-sxm"},
+    "reliability": {"rate_scale": 1.5},
+    "cluster": {"target_days": 90},
+}
+
+
+def _wall_days_on(doc: dict, cards: int) -> float:
+    """Mean wall-clock days with failures of doc planned on `cards` cards."""
+    return plan.estimate({**doc, "cluster": {"cards": cards}})["result"]["goodput"]["wall_clock_days"]
+
+
+def test_no_size_reaching_the_confidence_keeps_the_fastest_and_says_so():
+    res = plan.estimate(_with(SLOW_405B, deadline_confidence=0.99))["result"]
+    assert res["compute"]["meets_target"] is False
+    assert res["compute"]["deadline_miss_probability"] > 0.01
+    codes = [w["code"] for w in res["warnings"]]
+    assert "deadline-confidence-missed" in codes
+    assert "deadline-missed" not in codes
+
+
+def test_where_no_size_meets_the_plan_is_the_fastest_round_size_even_below_the_scans_start():
+    res = plan.estimate(SLOW_405B)["result"]
+    assert res["compute"]["meets_target"] is False
+    r = resolve(validate_shape(SLOW_405B))
+    sizes = [int(s) for s in plan.candidate_sizes(r, plan.cards_multiple(r)) if 4096 <= s <= 24576]
+    walls = {c: _wall_days_on(SLOW_405B, c) for c in sizes}
+    fastest = min(walls, key=walls.get)
+    assert res["compute"]["cards"] == fastest
+    assert res["goodput"]["wall_clock_days"] == pytest.approx(walls[fastest], rel=1e-9)
+    assert walls[16384] > 1.4 * walls[fastest]  # the size the scan's own sizes offered before
+
+
+def test_a_confidence_without_a_deadline_is_refused_on_its_field():
+    with pytest.raises(ScenarioError) as err:
+        resolve(
+            validate_shape(
+                {
+                    "model": {"preset": "llama-3.1-8b"},
+                    "training": {"tokens": 1e12},
+                    "cluster": {"cards": 64, "deadline_confidence": 0.9},
+                }
+            )
+        )
+    assert err.value.errors[0].field == "cluster.deadline_confidence"
+    assert err.value.errors[0].code == "confidence-needs-deadline"
+
+
+@pytest.mark.parametrize("q", [0.4, 1.0, 0.995])
+def test_a_confidence_outside_half_to_99_percent_is_refused(q):
+    with pytest.raises(ScenarioError) as err:
+        validate_shape(
+            {
+                "model": {"preset": "llama-3.1-8b"},
+                "training": {"tokens": 1e12},
+                "cluster": {"target_days": 30, "deadline_confidence": q},
+            }
+        )
+    assert err.value.errors[0].field == "cluster.deadline_confidence"
+
+
+def test_sweeps_refuse_a_confidence():
+    base = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e12},
+        "cluster": {"target_days": 30, "deadline_confidence": 0.9},
+    }
+    axes = {"training.tokens": [1e12, 2e12]}
+    with pytest.raises(ScenarioError) as err:
+        validate_sweep({"name": "q", "base": base, "axes": axes})
+    assert err.value.errors[0].field == "base.cluster.deadline_confidence"
+    axes = {"cluster.deadline_confidence": [0.8, 0.9]}
+    with pytest.raises(ScenarioError) as err:
+        validate_sweep({"name": "q", "base": {**base, "cluster": {"target_days": 30}}, "axes": axes})
+    assert err.value.errors[0].field == "axes.cluster.deadline_confidence"
+
+
+GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% is reachable, 99% is not
+    "model": {"preset": "llama-3.1-405b"},
+    "training": {"tokens": 15e12},
+    "hardware": {"accelerator": "h100-sxm"},
+    "efficiency": {"mfu": 0.4},
+    "reliability": {"rate_scale": 1.5},
+    "cluster": {"target_days": 100},
+}
+
+
+def test_an_unreachable_confidence_with_a_given_mfu_takes_the_count_of_lowest_chance():
+    reached = _compute(_with(GIVEN_405B, deadline_confidence=0.9))
+    missed = _compute(_with(GIVEN_405B, deadline_confidence=0.99))
+    assert reached["meets_target"] is True and reached["deadline_miss_probability"] <= 0.1
+    assert missed["meets_target"] is False and missed["deadline_miss_probability"] > 0.01
+    assert missed["cards"] >= reached["cards"]
+    doc = _with(GIVEN_405B, deadline_confidence=0.99)
+    lowest = _miss_on(doc, missed["cards"])
+    assert lowest == pytest.approx(missed["deadline_miss_probability"], rel=1e-6)
+    for other in (missed["cards"] - 8, missed["cards"] + 8, missed["cards"] // 2, 2 * missed["cards"]):
+        miss = _miss_on(doc, other)  # None: no cluster of that size plans (past the network's largest)
+        assert miss is None or miss >= lowest * (1 - 1e-9), other
