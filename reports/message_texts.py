@@ -158,9 +158,10 @@ MESSAGES: dict[str, str] = {
     # estimator.plan.sections.warnings._confidence_missed; the web text names no field path
     "deadline-confidence-missed": gettext_noop(
         "No cluster size reaches a %(confidence)s chance of meeting the %(target_days)s target: the plan "
-        "keeps the fastest the sizing found, %(cards)s cards in %(days)s with a %(probability)s chance "
-        "of missing it. Ask for a smaller chance of meeting the deadline, allow more days, train fewer "
-        "tokens or lose less time to interruptions (faster restarts, in-memory checkpoints)."
+        "keeps %(cards)s cards, %(days)s with a %(probability)s chance of missing it (the fastest the "
+        "sizing found; with an MFU given, the count of lowest chance). Ask for a smaller chance of "
+        "meeting the deadline, allow more days, train fewer tokens or lose less time to interruptions "
+        "(faster restarts, in-memory checkpoints)."
     ),
     "partial-node-slow": gettext_noop(
         "%(cards)s cards leave the last of %(nodes)s servers part-used and split poorly (MFU %(mfu)s, "

@@ -343,8 +343,8 @@ def confidence_text(compute: dict) -> str:
     if compute.get("meets_target") is False:
         return (
             _(
-                "No cluster size reaches a %(q)s chance of meeting the %(target)s-day deadline; the "
-                "fastest the sizing found has a %(p)s chance of missing it."
+                "No cluster size reaches a %(q)s chance of meeting the %(target)s-day deadline; "
+                "this one has a %(p)s chance of missing it."
             )
             % values
         )

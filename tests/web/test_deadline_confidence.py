@@ -183,8 +183,9 @@ def test_the_warning_that_no_size_reaches_the_chance_reads_in_both_languages():
     with translation.override("en"):
         text = messages.warning(item, "USD")["message"]
     assert text.startswith(
-        "No cluster size reaches a 99% chance of meeting the 30 days target: the plan keeps the fastest "
-        "the sizing found, 38,400 cards in 31.4 days with a 25.0% chance of missing it."
+        "No cluster size reaches a 99% chance of meeting the 30 days target: the plan keeps 38,400 "
+        "cards, 31.4 days with a 25.0% chance of missing it (the fastest the sizing found; with an MFU "
+        "given, the count of lowest chance)."
     ), text
     assert "cluster." not in text
     with translation.override("zh-hans"):
@@ -281,12 +282,12 @@ def test_a_chance_no_size_reaches_is_said_so_on_the_cards_and_warned_in_both_lan
     shown = f"{miss * 100:.1f}%"
     en = client.get(f"/r/{est.share_token}/").content.decode()
     assert _cards_why(en).startswith(
-        "No cluster size reaches a 99% chance of meeting the 30-day deadline; the fastest the sizing "
-        f"found has a {shown} chance of missing it."
+        f"No cluster size reaches a 99% chance of meeting the 30-day deadline; this one has a {shown} "
+        "chance of missing it."
     ), _cards_why(en)
-    assert f"with a {shown} chance of missing it. Ask for a smaller chance" in en
+    assert f"with a {shown} chance of missing it (the fastest the sizing found;" in en
     zh = client.get(f"/zh-hans/r/{est.share_token}/").content.decode()
-    assert f"错过期限的概率为 {shown}。请降低所要求的按期完成概率" in zh
+    assert f"错过期限的概率为 {shown}（规模搜索中最快的一个" in zh
     words = english_words(_main_text(zh))
     assert words == [], sorted(set(words))
     assert len(english_words(_main_text(en))) > 100  # the counter reads the page (the English one is English)
@@ -328,7 +329,7 @@ def test_the_counter_reads_the_main_text_as_the_browser_does():
 def test_the_api_refuses_a_chance_without_a_deadline_in_the_one_error_shape(api_client, scenario):
     body = {**scenario, "cluster": {"cards": 64, "deadline_confidence": 0.9}}
     (err,) = errors_of(api_client.post(URL, body, format="json"))
-    assert err["field"] == "cluster.deadline_confidence"
+    assert (err["field"], err.get("code")) == ("cluster.deadline_confidence", "confidence-needs-deadline")
     assert err["message"] == "needs cluster.target_days: it is the chance of finishing by a deadline"
 
 
