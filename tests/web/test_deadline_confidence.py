@@ -103,6 +103,14 @@ def test_the_form_shows_a_refused_percentage_next_to_the_field(client):
     assert not Estimate.objects.exists()
 
 
+@pytest.mark.django_db
+def test_edit_a_copy_of_a_confident_plan_prefills_the_percentage(client, make_estimate):
+    est = make_estimate(data=CONFIDENT)
+    html = client.get(f"/?copy={est.share_token}").content.decode()
+    assert re.search(r'<input type="number" name="deadline_confidence" value="90"', html)
+    assert "deadline_confidence" not in html.split('name="extra"')[1].split("</textarea>")[0]
+
+
 def test_edit_a_copy_shows_the_fraction_as_a_percentage():
     initial = EstimateForm.initial_from({"cluster": {"target_days": 30, "deadline_confidence": 0.9}})
     assert initial["deadline_confidence"] == 90 and initial["sizing"] == "deadline"
