@@ -9,7 +9,7 @@ import re
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from estimator.contract.sweep import CONFIDENCE_NOT_IN_SWEEPS
+from estimator.contract.sweep import BUDGET_SIZING_NOT_IN_SWEEPS, CONFIDENCE_NOT_IN_SWEEPS
 
 FIELD_MESSAGES: dict[str, str] = {
     "must-be-greater-than": gettext_noop("must be greater than %(limit)s"),
@@ -50,7 +50,11 @@ FIELD_MESSAGES: dict[str, str] = {
     "confidence-needs-deadline": gettext_noop(
         "needs a deadline in days: it is the chance of finishing by the deadline"
     ),
-    # estimator.contract.sweep.CONFIDENCE_NOT_IN_SWEEPS (the core gives it without a code)
+    # estimator.contract.sweep's refusals (the core gives them without a code)
+    "budget-not-in-sweeps": gettext_noop(
+        "sizing by budget is not available in sweeps: give a card count or a deadline (and a budget "
+        "to flag the rows over it)"
+    ),
     "confidence-not-in-sweeps": gettext_noop(
         "sizing for a chance of meeting the deadline is not available in sweeps: plan each scenario "
         "as an estimate of its own, or leave the chance of meeting the deadline out"
@@ -68,6 +72,7 @@ SENTENCES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^is not a field of the scenario contract$"), "not-a-scenario-field"),
     (re.compile(r"^input should be a valid integer.*$"), "must-be-whole-number"),
     (re.compile(r"^must be a whole number$"), "must-be-whole-number"),
+    (re.compile(f"^{re.escape(BUDGET_SIZING_NOT_IN_SWEEPS)}$"), "budget-not-in-sweeps"),
     (re.compile(f"^{re.escape(CONFIDENCE_NOT_IN_SWEEPS)}$"), "confidence-not-in-sweeps"),
 ]
 

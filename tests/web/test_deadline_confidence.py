@@ -175,6 +175,31 @@ def test_the_sweep_refusal_reads_in_both_languages(where, path):
         _zh_only(messages.scenario_error(err))
 
 
+@pytest.mark.django_db
+def test_the_sweep_page_shows_the_refusal_in_chinese(client):
+    data = {"name": "q", "base": json.dumps(CONFIDENT), "axes": json.dumps({"training.tokens": [2e11, 5e11]})}
+    html = client.post("/zh-hans/sweeps/", data).content.decode()
+    assert "base.cluster.deadline_confidence: 扫描不支持按“按期完成的概率”确定规模" in html
+
+
+@pytest.mark.django_db
+def test_the_sweep_refusal_of_budget_sizing_reads_in_both_languages():
+    """The other sizing a sweep refuses, worded by the same rule (field_messages.SENTENCES)."""
+    base = {**CONFIDENT, "cluster": {"budget": 5e7}}
+    with pytest.raises(ScenarioError) as info:
+        sweep_services.create_sweep(
+            data={"name": "b", "base": base, "axes": {"training.tokens": [2e11]}}, owner=None
+        )
+    (err,) = info.value.errors
+    assert err.field == "base.cluster.budget"
+    with translation.override("en"):
+        assert messages.scenario_error(err).startswith(
+            "sizing by budget is not available in sweeps: give a card"
+        )
+    with translation.override("zh-hans"):
+        _zh_only(messages.scenario_error(err))
+
+
 def test_the_warning_that_no_size_reaches_the_chance_reads_in_both_languages():
     item = {
         "code": "deadline-confidence-missed",
