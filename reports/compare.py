@@ -38,6 +38,13 @@ ROWS = [
         "percent",
     ),
     (
+        "confidence",
+        gettext_lazy("Chance of meeting the deadline (sized for)"),
+        "result",
+        "compute.deadline_confidence",
+        "percent",
+    ),
+    (
         "miss",
         gettext_lazy("Probability of missing the deadline"),
         "result",

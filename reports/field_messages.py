@@ -9,6 +9,8 @@ import re
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
+from estimator.contract.sweep import BUDGET_SIZING_NOT_IN_SWEEPS, CONFIDENCE_NOT_IN_SWEEPS
+
 FIELD_MESSAGES: dict[str, str] = {
     "must-be-greater-than": gettext_noop("must be greater than %(limit)s"),
     "must-be-at-least": gettext_noop("must be at least %(limit)s"),
@@ -44,6 +46,19 @@ FIELD_MESSAGES: dict[str, str] = {
         "must be '<team>/<book>' or '<team>/<book>@<version>' (lowercase short names)"
     ),
     "unknown-catalog-id": gettext_noop("%(id)s is not an id of the catalog"),
+    # estimator.contract.resolve._check_confidence; the web text names no field path
+    "confidence-needs-deadline": gettext_noop(
+        "needs a deadline in days: it is the chance of finishing by the deadline"
+    ),
+    # estimator.contract.sweep's refusals (the core gives them without a code)
+    "budget-not-in-sweeps": gettext_noop(
+        "sizing by budget is not available in sweeps: give a card count or a deadline (and a budget "
+        "to flag the rows over it)"
+    ),
+    "confidence-not-in-sweeps": gettext_noop(
+        "sizing for a chance of meeting the deadline is not available in sweeps: plan each scenario "
+        "as an estimate of its own, or leave the chance of meeting the deadline out"
+    ),
 }
 
 # the core's English sentences that arrive without a code (a sweep row's error) -> (pattern, code);
@@ -57,6 +72,8 @@ SENTENCES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^is not a field of the scenario contract$"), "not-a-scenario-field"),
     (re.compile(r"^input should be a valid integer.*$"), "must-be-whole-number"),
     (re.compile(r"^must be a whole number$"), "must-be-whole-number"),
+    (re.compile(f"^{re.escape(BUDGET_SIZING_NOT_IN_SWEEPS)}$"), "budget-not-in-sweeps"),
+    (re.compile(f"^{re.escape(CONFIDENCE_NOT_IN_SWEEPS)}$"), "confidence-not-in-sweeps"),
 ]
 
 # Python's json decoder's faults (json.decoder), the `detail` of "invalid-json"

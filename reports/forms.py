@@ -78,7 +78,14 @@ FIELD_PATHS = {
     "server_price": "cost.server_price",
     "price_book": "cost.price_book",
 }
-PATH_FIELDS = {path: name for name, path in FIELD_PATHS.items()} | {"team": "team"}
+PATH_FIELDS = {path: name for name, path in FIELD_PATHS.items()} | {
+    "team": "team",
+    "cluster.deadline_confidence": "deadline_confidence",
+}
+# The form asks the chance of meeting the deadline in percent; the scenario holds it as a fraction
+# (cluster.deadline_confidence, 0.5-0.99).
+CONFIDENCE_PATH = "cluster.deadline_confidence"
+CONFIDENCE_PERCENT = (50, 99)
 
 # The folded sections of the form: (legend, fields)
 ADVANCED = [
@@ -162,6 +169,16 @@ class EstimateForm(forms.Form):
         widget=forms.RadioSelect,
     )
     target_days = forms.FloatField(label=_("Deadline (days)"), required=False, initial=30)
+    deadline_confidence = forms.FloatField(
+        label=_("Chance of meeting the deadline (%)"),
+        required=False,
+        min_value=CONFIDENCE_PERCENT[0],
+        max_value=CONFIDENCE_PERCENT[1],
+        help_text=_(
+            "Sizes the smallest cluster that finishes in time with this chance, counting the MFU range "
+            "and the interruptions. Blank: sized at the planned MFU."
+        ),
+    )
     cards = AmountField(label=_("Cards"), required=False, integer=True)
     budget = AmountField(
         label=_("Budget"),
@@ -351,6 +368,8 @@ class EstimateForm(forms.Form):
             doc["model"] = {"params": data["params_b"] * 1e9}
         skips = {"deadline": {"cards"}, "cards": {"target_days"}, "budget": {"cards", "target_days"}}
         skip = skips[data["sizing"]]
+        if data["sizing"] == "deadline" and data.get("deadline_confidence") is not None:
+            set_path(doc, CONFIDENCE_PATH, data["deadline_confidence"] / 100)  # 90 -> 0.9
         for name, path in FIELD_PATHS.items():
             value = data.get(name)
             if name in skip or value in (None, ""):
@@ -442,6 +461,10 @@ class EstimateForm(forms.Form):
             elif not isinstance(cls.base_fields[name], forms.IntegerField) and name != "seq_len":
                 value = _compact(value)
             initial[name] = value
+        confidence = get_path(rest, CONFIDENCE_PATH)
+        if isinstance(confidence, int | float) and not isinstance(confidence, bool):
+            pop_path(rest, CONFIDENCE_PATH)  # anything else stays in the JSON box, as typed
+            initial["deadline_confidence"] = _compact(round(confidence * 100, 6))  # 0.9 -> 90
         sized_by_budget = pop_path(rest, "cluster.budget")
         if sized_by_budget is not None:
             initial["budget"] = _compact(sized_by_budget)

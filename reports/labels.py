@@ -130,6 +130,7 @@ AXES = {
     "hardware.overrides": _("Accelerator changes"),
     "cluster.cards": _("Cards"),
     "cluster.target_days": _("Deadline (days)"),
+    "cluster.deadline_confidence": _("Chance of meeting the deadline"),
     "cluster.budget": _("Budget"),
     "efficiency.mfu": _("MFU"),
     "efficiency.mfu_range": _("MFU range"),

@@ -155,6 +155,14 @@ MESSAGES: dict[str, str] = {
         "cards help only while each replica keeps enough micro-batches) or lose less time to "
         "interruptions (faster restarts, in-memory checkpoints)."
     ),
+    # estimator.plan.sections.warnings._confidence_missed; the web text names no field path
+    "deadline-confidence-missed": gettext_noop(
+        "No cluster size reaches a %(confidence)s chance of meeting the %(target_days)s target: the plan "
+        "keeps %(cards)s cards, %(days)s with a %(probability)s chance of missing it (the fastest the "
+        "sizing found; with an MFU given, the count of lowest chance). Ask for a smaller chance of "
+        "meeting the deadline, allow more days, train fewer tokens or lose less time to interruptions "
+        "(faster restarts, in-memory checkpoints)."
+    ),
     "partial-node-slow": gettext_noop(
         "%(cards)s cards leave the last of %(nodes)s servers part-used and split poorly (MFU %(mfu)s, "
         "%(days)s before failures); the %(whole)s cards of those servers would train at MFU "

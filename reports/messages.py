@@ -98,6 +98,8 @@ PARAM_KINDS = {
     "ratio": "ratio",
     "days": "days",
     "target_days": "days",
+    "confidence": "percent0",
+    "probability": "percent",
     "capex": "money",
     "cloud": "money",
     "budget": "money",

@@ -86,6 +86,9 @@ def _why(key: str, scenario: dict, result: dict) -> str:
             return _("As given in the scenario; laid out as %(layout)s.") % {
                 "layout": layout_label(result) or "—"
             }
+        confident = confidence_text(compute)
+        if confident:
+            return confident + " " + _("Laid out as %(layout)s.") % {"layout": layout_label(result) or "—"}
         return _(
             "%(flop)s FLOP of training at %(mfu)s MFU on %(accel)s must finish in %(days)s; "
             "rounded up to whole servers and to the layout %(layout)s."
@@ -326,3 +329,26 @@ def _deadline_risk(miss: float, target: float, failures: bool) -> str:
             % values
         )
     return _("Chance of missing the %(target)s deadline: %(p)s.") % values
+
+
+def confidence_text(compute: dict) -> str:
+    """What the cards were sized for where the scenario asked a chance of meeting the deadline
+    (compute.deadline_confidence, with compute.meets_target the sizing's verdict: a chance of missing
+    of at most 1 - q); "" for a plan sized at the planned MFU or a result without the figures."""
+    q, miss = _num(compute.get("deadline_confidence")), _num(compute.get("deadline_miss_probability"))
+    target = _num(compute.get("target_days"))
+    if q is None or miss is None or target is None:
+        return ""
+    values = {"q": f.percent(q, 0), "target": f.auto(target), "p": f.percent(miss)}
+    if compute.get("meets_target") is False:
+        return (
+            _(
+                "No cluster size reaches a %(q)s chance of meeting the %(target)s-day deadline; "
+                "this one has a %(p)s chance of missing it."
+            )
+            % values
+        )
+    return (
+        _("Sized for a %(q)s chance of meeting the %(target)s-day deadline; %(p)s chance of missing it.")
+        % values
+    )

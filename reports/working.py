@@ -29,6 +29,11 @@ TABLES = [
             (gettext_lazy("Wall-clock time"), "compute.wall_clock_days", "days"),
             (gettext_lazy("Deadline"), "compute.target_days", "days"),
             (
+                gettext_lazy("Chance of meeting the deadline (sized for)"),
+                "compute.deadline_confidence",
+                "percent",
+            ),
+            (
                 gettext_lazy("Probability of missing the deadline"),
                 "compute.deadline_miss_probability",
                 "percent",

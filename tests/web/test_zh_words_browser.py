@@ -149,6 +149,24 @@ def test_chinese_report_and_compare_have_no_english_words(zh, live_server):
     assert (report, report_supernode, compare) == ([], [], [])
 
 
+def test_chinese_report_of_a_plan_sized_for_a_chance_has_no_english_words(zh, live_server):
+    """cluster.deadline_confidence: the cards' line (reports.summary.confidence_text), the working
+    row and, where no size reaches the chance, the warning deadline-confidence-missed."""
+    pages = []
+    for tokens, q in ((5e11, 0.9), (5e12, 0.99)):  # the second reaches no 99% (70B, 5T tokens, 30 days)
+        data = {
+            **ARTICLE,
+            "training": {"tokens": tokens},
+            "cluster": {"target_days": 30, "deadline_confidence": q},
+        }
+        est = create_estimate(data=data, owner=None)
+        zh.goto(f"{live_server.url}/zh-hans/r/{est.share_token}/")
+        zh.wait_for_selector("#chart-cost .main-svg", timeout=30_000)
+        assert "按期完成" in zh.inner_text("#headline-cards")
+        pages.append(_count(zh, f"report-confidence-{q}"))
+    assert pages == [[], []]
+
+
 def test_chinese_sweep_and_validation_have_no_english_words(zh, live_server, settings, monkeypatch):
     sweep = _done_sweep(settings, monkeypatch)
     zh.goto(f"{live_server.url}/zh-hans/sweeps/{sweep.share_token}/")
