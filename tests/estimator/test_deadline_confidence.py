@@ -263,3 +263,17 @@ def test_an_unreachable_confidence_with_a_given_mfu_takes_the_count_of_lowest_ch
     for other in (missed["cards"] - 8, missed["cards"] + 8, missed["cards"] // 2, 2 * missed["cards"]):
         miss = _miss_on(doc, other)  # None: no cluster of that size plans (past the network's largest)
         assert miss is None or miss >= lowest * (1 - 1e-9), other
+
+
+def test_a_plan_sized_at_its_mfu_that_likely_misses_says_how_to_size_for_the_chance():
+    doc = SEARCHED[2]  # DeepSeek-V3 on 910C: the band leans below the prediction
+    point = _compute({**doc, "cluster": {"target_days": 90}})
+    res = plan.estimate({**doc, "cluster": {"target_days": 90}})["result"]
+    assert point["meets_target"] is True and point["deadline_miss_probability"] > 0.5
+    likely = [w for w in res["warnings"] if w["code"] == "deadline-likely-missed"]
+    assert len(likely) == 1 and likely[0]["params"]["probability"] == point["deadline_miss_probability"]
+    sized = plan.estimate(doc)["result"]["warnings"]  # asked for 90 %: nothing to say
+    assert "deadline-likely-missed" not in [w["code"] for w in sized]
+    given = plan.estimate(GIVEN)["result"]  # a given MFU's symmetric range: about half the draws late
+    assert given["compute"]["deadline_miss_probability"] <= 0.5
+    assert "deadline-likely-missed" not in [w["code"] for w in given["warnings"]]

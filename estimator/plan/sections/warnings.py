@@ -119,8 +119,10 @@ def _input_warnings(r: Resolved) -> list[PlanWarning]:
 def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> list[PlanWarning]:
     """The deadline missed (days with failures when there are any): a scenario sized by its deadline
     misses it only where no size the scan visited meets it (plan.deadline._scan keeps the fastest)."""
-    if compute.meets_target is not False or compute.target_days is None:
+    if compute.target_days is None:
         return []
+    if compute.meets_target is not False:
+        return _likely_missed(compute)
     days = goodput_days if goodput_days is not None else compute.wall_clock_days
     if compute.deadline_confidence_probability is not None:
         return [_confidence_missed(compute, days)]
@@ -134,6 +136,29 @@ def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> l
             "replica keeps enough micro-batches) or lose less time to interruptions (reliability: faster "
             "restarts, in-memory checkpoints).",
             params={"days": days, "target_days": compute.target_days, "cards": compute.cards},
+        )
+    ]
+
+
+LIKELY_MISSED = 0.5  # a plan sized at the planned MFU that misses more often than this says so
+
+
+def _likely_missed(compute: ComputeSection) -> list[PlanWarning]:
+    """A plan sized at the planned MFU that meets its deadline there but, over the MFU range and the
+    interruption spread (compute.deadline_miss_probability), misses it more often than LIKELY_MISSED:
+    the lever is cluster.deadline_confidence (plan.deadline_risk)."""
+    miss = compute.deadline_miss_probability
+    if compute.deadline_confidence_probability is not None or miss is None or miss <= LIKELY_MISSED:
+        return []
+    return [
+        PlanWarning(
+            code="deadline-likely-missed",
+            severity="info",
+            message=f"Sized at the planned MFU the plan meets the {compute.target_days:g}-day target, but over "
+            f"the MFU range{' and the interruptions' if compute.deadline_miss_counts_failures else ''} it "
+            f"misses it with a {miss:.0%} chance. To size for the chance of meeting it, set "
+            "cluster.deadline_confidence (for example 0.9).",
+            params={"probability": miss, "target_days": compute.target_days},
         )
     ]
 
