@@ -227,6 +227,26 @@ def test_the_warning_that_no_size_reaches_the_chance_reads_in_both_languages():
     assert "99%" in zh and "38,400 张卡" in zh and "25.0%" in zh, zh
 
 
+def test_the_warning_that_a_plan_likely_misses_reads_in_both_languages():
+    item = {
+        "code": "deadline-likely-missed",
+        "severity": "info",
+        "message": "Sized at the planned MFU ... set cluster.deadline_confidence (for example 0.9).",
+        "params": {"probability": 0.5954, "target_days": 90.0},
+    }
+    with translation.override("en"):
+        text = messages.warning(item, "USD")["message"]
+    assert text == (
+        "Sized at the planned MFU the plan meets the 90 days target, but over the MFU range and the "
+        "interruptions it misses it with a 59.5% chance. To size for the chance of meeting it, give a "
+        "chance of meeting the deadline (for example 90%)."
+    ), text
+    with translation.override("zh-hans"):
+        zh = messages.warning(item, "CNY")["message"]
+    _zh_only(zh)
+    assert "59.5%" in zh and "90%" in zh, zh
+
+
 # --- the report --------------------------------------------------------------------------------
 
 _SKIPPED = {"script", "style", "noscript", "template", "code"}

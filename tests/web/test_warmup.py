@@ -56,7 +56,9 @@ def test_freeze_heap_takes_the_objects_made_so_far_out_of_every_collection():
     made_before = ["a long-lived object"]  # a list: tracked by the collector
     try:
         frozen = warmup.freeze_heap()
-        assert frozen == gc.get_freeze_count() > 0
+        # frozen objects can be freed (a live-server thread of an earlier test letting go of one),
+        # never added without another freeze: the count only falls from what freeze_heap froze
+        assert 0 < gc.get_freeze_count() <= frozen
         assert not any(o is made_before for o in gc.get_objects())  # frozen: no generation holds it
         made_after = ["a request's object"]
         assert any(o is made_after for o in gc.get_objects())  # later objects are collected as usual

@@ -162,7 +162,8 @@ def test_chinese_report_of_a_plan_sized_for_a_chance_has_no_english_words(zh, li
         est = create_estimate(data=data, owner=None)
         zh.goto(f"{live_server.url}/zh-hans/r/{est.share_token}/")
         zh.wait_for_selector("#chart-cost .main-svg", timeout=30_000)
-        assert "按期完成" in zh.inner_text("#headline-cards")
+        cards = zh.inner_text("#headline-cards")  # the chance asked for, in the cards' line
+        assert f"{q:.0%} 的概率在 30 天期限内完成" in cards, cards
         pages.append(_count(zh, f"report-confidence-{q}"))
     assert pages == [[], []]
 
