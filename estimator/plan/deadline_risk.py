@@ -108,7 +108,8 @@ class ConfidenceRule:
         self.counted, self.counts, self.scale_sd = st.on, st.counts, st.scale_rel_sd
         self.stack = resolved_stack(r)
         peak = r.accelerator.peak_flops(r.scenario.training.precision)
-        self.band = class_band(r, peak, self.stack) if r.scenario.efficiency.mfu is None else None
+        eff = r.scenario.efficiency  # a given MFU or range: plan.mfu_range.given_triangle, as mfu_band
+        self.band = class_band(r, peak, self.stack) if eff.mfu is None and eff.mfu_range is None else None
         # the highest MFU of the widest range per unit of predicted MFU (triangle_from_quantiles
         # scales with its inputs; band_triangle then caps it at 1)
         widest = None if self.band is None else widest_band(self.band)

@@ -277,3 +277,14 @@ def test_a_plan_sized_at_its_mfu_that_likely_misses_says_how_to_size_for_the_cha
     given = plan.estimate(GIVEN)["result"]  # a given MFU's symmetric range: about half the draws late
     assert given["compute"]["deadline_miss_probability"] <= 0.5
     assert "deadline-likely-missed" not in [w["code"] for w in given["warnings"]]
+
+
+def test_a_predicted_mfu_with_a_range_given_is_sized_on_that_range():
+    doc = _with(SEARCHED[1], deadline_confidence=0.8)
+    doc = {**doc, "efficiency": {"mfu_range": [0.05, 0.5]}}  # wide: more cards than the evidence band
+    c = _compute(doc)
+    res = plan.estimate(doc)["result"]
+    assert res["uncertainty"]["mfu_band"]["source"] == "given-range"
+    assert c["deadline_miss_probability"] == pytest.approx(_miss_on(doc, c["cards"]), rel=1e-6)
+    assert c["meets_target"] is True and c["deadline_miss_probability"] <= 0.2
+    assert c["cards"] > _compute(_with(SEARCHED[1], deadline_confidence=0.8))["cards"]  # the evidence band's
