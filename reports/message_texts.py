@@ -157,9 +157,9 @@ MESSAGES: dict[str, str] = {
     ),
     # estimator.plan.sections.warnings._confidence_missed; the web text names no field path
     "deadline-likely-missed": gettext_noop(
-        "Sized at the planned MFU the plan meets the %(target_days)s target, but over the MFU range and "
-        "the interruptions it misses it with a %(probability)s chance. To size for the chance of meeting "
-        "it, give a chance of meeting the deadline (for example 90%%)."
+        "Sized at the planned MFU the plan meets the %(target_days)s target, but it misses it with a "
+        "%(probability)s chance (the MFU range counted, and the interruptions where failures are). To size "
+        "for the chance of meeting it, give a chance of meeting the deadline (for example 90%%)."
     ),
     "deadline-confidence-missed": gettext_noop(
         "No cluster size reaches a %(confidence)s chance of meeting the %(target_days)s target: the plan "

@@ -237,9 +237,9 @@ def test_the_warning_that_a_plan_likely_misses_reads_in_both_languages():
     with translation.override("en"):
         text = messages.warning(item, "USD")["message"]
     assert text == (
-        "Sized at the planned MFU the plan meets the 90 days target, but over the MFU range and the "
-        "interruptions it misses it with a 59.5% chance. To size for the chance of meeting it, give a "
-        "chance of meeting the deadline (for example 90%)."
+        "Sized at the planned MFU the plan meets the 90 days target, but it misses it with a 59.5% "
+        "chance (the MFU range counted, and the interruptions where failures are). To size for the "
+        "chance of meeting it, give a chance of meeting the deadline (for example 90%)."
     ), text
     with translation.override("zh-hans"):
         zh = messages.warning(item, "CNY")["message"]

@@ -118,7 +118,9 @@ def _input_warnings(r: Resolved) -> list[PlanWarning]:
 
 def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> list[PlanWarning]:
     """The deadline missed (days with failures when there are any): a scenario sized by its deadline
-    misses it only where no size the scan visited meets it (plan.deadline._scan keeps the fastest)."""
+    misses it only where no size the scan visited meets it (plan.deadline._scan keeps the fastest);
+    with cluster.deadline_confidence, no size reached that chance; met at the planned MFU but more
+    likely missed than not over the MFU range, the lever (_likely_missed)."""
     if compute.target_days is None:
         return []
     if compute.meets_target is not False:
