@@ -282,6 +282,11 @@ def band_text(band: Any) -> str:
         return ""
     if band.get("source") == "assumed":
         return _("The band is ±25%% of the MFU you gave: an assumption, not evidence.")
+    if band.get("source") == "calibration":
+        return _(
+            "The band is ±%(width)s around the plan calibrated on your pilot run: the pilot's own spread, "
+            "how far the target is from the pilot and what the pilot did not exercise."
+        ) % {"width": f.percent(band.get("relative_half_width"), 0)}
     if band.get("source") != "evidence":
         return ""
     rows = f.count(band.get("rows"))

@@ -59,6 +59,9 @@ class Resolved:
     # achieved bandwidth of the step-time model are scaled by them; 1.0 without calibration.pilot
     compute_factor: float = 1.0
     comm_factor: float = 1.0
+    # the fitted pilot those factors came from (estimator.plan.pilot.PilotFit; typed loosely: the
+    # contract does not import the plan): its band is the plan's MFU range (plan.mfu_range)
+    pilot_fit: Any = None
     # a model known only by its size: the shape assumed for it (estimator.contract.assumed_shape)
     assumed_shape: dict[str, Any] | None = None
 

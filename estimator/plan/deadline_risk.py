@@ -26,9 +26,11 @@ from estimator.plan.goodput import DeadlineMet, at_cards_of, settings
 from estimator.plan.mfu_range import (
     Triangle,
     band_triangle,
+    calibration_width,
     class_band,
     given_triangle,
     layout_band,
+    ratio_triangle,
     widest_band,
 )
 from estimator.plan.problem import resolved_stack
@@ -114,6 +116,10 @@ class ConfidenceRule:
         # scales with its inputs; band_triangle then caps it at 1)
         widest = None if self.band is None else widest_band(self.band)
         self.high_ratio = None if widest is None else triangle_from_quantiles(*_unit_quantiles(widest))[2]
+        if self.band is not None and r.pilot_fit is not None:  # the pilot's band, at most BAND_MAX wide
+            from estimator.plan.pilot_section import BAND_MAX  # a plan without a pilot never needs it
+
+            self.high_ratio = triangle_from_quantiles(1.0 - BAND_MAX, 1.0, 1.0 + BAND_MAX)[2]
 
     def __call__(
         self,
@@ -121,42 +127,48 @@ class ConfidenceRule:
         mfu: npt.NDArray[np.float64],
         bests: list[LayoutEval | None] | None = None,
     ) -> npt.NDArray[np.bool_]:
-        mfus = np.asarray(mfu, dtype=float).ravel()
-        g = self.at(np.asarray(cards, dtype=np.int64).ravel(), mfus)
+        mfus, sizes = np.asarray(mfu, dtype=float).ravel(), np.asarray(cards, dtype=np.int64).ravel()
+        g = self.at(sizes, mfus)
         finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
         risk = risk_arrays(g, self.counted, self.counts, self.scale_sd)
         if bests is None:
             return np.asarray(finite & (self._late_at_highest(risk, mfus) <= self.allowed * (1 + MISS_SLACK)))
-        return np.asarray(self._chances(finite, risk, mfus, bests) <= self.allowed * (1 + MISS_SLACK))
+        return np.asarray(self._chances(finite, risk, mfus, sizes, bests) <= self.allowed * (1 + MISS_SLACK))
 
     def chances(
         self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64], bests: list[LayoutEval | None]
     ) -> npt.NDArray[np.float64]:
         """The chance of missing of each size with its best layout and that layout's MFU (1 where the
         run never finishes)."""
-        mfus = np.asarray(mfu, dtype=float).ravel()
-        g = self.at(np.asarray(cards, dtype=np.int64).ravel(), mfus)
+        mfus, sizes = np.asarray(mfu, dtype=float).ravel(), np.asarray(cards, dtype=np.int64).ravel()
+        g = self.at(sizes, mfus)
         finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
-        return self._chances(finite, risk_arrays(g, self.counted, self.counts, self.scale_sd), mfus, bests)
+        risk = risk_arrays(g, self.counted, self.counts, self.scale_sd)
+        return self._chances(finite, risk, mfus, sizes, bests)
 
     def _chances(
         self,
         finite: npt.NDArray[np.bool_],
         risk: dict[str, Any],
         mfus: npt.NDArray[np.float64],
+        sizes: npt.NDArray[np.int64],
         bests: list[LayoutEval | None],
     ) -> npt.NDArray[np.float64]:
         """miss_probability of each size (risk_arrays `risk`), 1 where its wall is infinite."""
         out = [
-            miss_probability(self.target_days, k, self._triangle(float(m), b)) if ok else 1.0
-            for ok, k, m, b in zip(finite, risks_of(risk), mfus, bests, strict=True)
+            miss_probability(self.target_days, k, self._triangle(float(m), b, int(c))) if ok else 1.0
+            for ok, k, m, c, b in zip(finite, risks_of(risk), mfus, sizes, bests, strict=True)
         ]
         return np.array(out, dtype=float)
 
-    def _triangle(self, mfu: float, best: LayoutEval | None) -> Triangle:
-        """The MFU range of a size whose best layout is `best` (plan.mfu_range, as the plan states it)."""
+    def _triangle(self, mfu: float, best: LayoutEval | None, cards: int) -> Triangle:
+        """The MFU range of `cards` whose best layout is `best` (plan.mfu_range, as the plan states it
+        in sections.risk.mfu_band: given, a pilot's band, or the evidence band)."""
         if self.band is None:
             return given_triangle(self.r, mfu)[0]
+        width = calibration_width(self.r, best, cards)
+        if width is not None:
+            return ratio_triangle(mfu, 1.0 - width, 1.0 + width)
         return band_triangle(mfu, layout_band(self.band, self.r, best, self.stack))
 
     def _late_at_highest(self, a: dict[str, Any], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:

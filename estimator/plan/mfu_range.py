@@ -3,7 +3,8 @@ the MFU from. A given MFU takes the scenario's own range or +-ASSUMED_MFU_SPREAD
 said so); a predicted MFU the evidence band of the plan's class (plan.evidence: P10-P90 of
 published/predicted throughput), widened by the peak's published range, the release spread of its
 stack and the rows of a documented gap its layout lies in, the triangle matched to that P10-P90
-(plan.uncertainty.triangle_from_quantiles). Dimensionless (shares of peak, ratios)."""
+(plan.uncertainty.triangle_from_quantiles). A plan calibrated on a pilot takes the pilot's band
+instead (calibration_width). Dimensionless (shares of peak, ratios)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,24 @@ def widest_band(band: evidence.Band) -> evidence.Band:
 
 
 def band_triangle(mfu: float, band: evidence.Band) -> Triangle:
-    """(low, mode, high) of a predicted MFU `mfu` whose P10 and P90 are mfu x the band's ratios,
-    low floored at 1e-6 and high capped at 1 (a share of peak)."""
-    low, mode, high = triangle_from_quantiles(mfu * band.p10_ratio, mfu, mfu * band.p90_ratio)
+    """(low, mode, high) of a predicted MFU `mfu` whose P10 and P90 are mfu x the band's ratios."""
+    return ratio_triangle(mfu, band.p10_ratio, band.p90_ratio)
+
+
+def ratio_triangle(mfu: float, p10_ratio: float, p90_ratio: float) -> Triangle:
+    """(low, mode, high) of a predicted MFU `mfu` whose P10 and P90 are mfu x these ratios, low
+    floored at 1e-6 and high capped at 1 (a share of peak)."""
+    low, mode, high = triangle_from_quantiles(mfu * p10_ratio, mfu, mfu * p90_ratio)
     return max(low, 1e-6), mode, min(high, 1.0)
+
+
+def calibration_width(r: Resolved, best: LayoutEval | None, cards: int) -> float | None:
+    """The relative half-width of the pilot's band (plan.pilot_section.band_half_width,
+    docs/calibration.md#band) at `cards` whose best layout is `best`: a calibrated plan's MFU range
+    is that band, its ends the P10 and P90 (the 80 % band the report shows), not the evidence band
+    of the uncalibrated model. None without a pilot or a layout."""
+    if r.pilot_fit is None or best is None:
+        return None
+    from estimator.plan.pilot_section import band_half_width  # a plan without a pilot never needs it
+
+    return band_half_width(r.pilot_fit, best, r, cards)[0]

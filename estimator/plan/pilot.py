@@ -153,4 +153,6 @@ def fit_pilot(r: Resolved, problem_for: ProblemFor) -> PilotFit:
 
 def calibrated(r: Resolved, fit: PilotFit) -> Resolved:
     """The target scenario with the pilot's factors at the step-time model's hooks."""
-    return dataclasses.replace(r, compute_factor=fit.factors.compute, comm_factor=fit.factors.comm)
+    return dataclasses.replace(
+        r, compute_factor=fit.factors.compute, comm_factor=fit.factors.comm, pilot_fit=fit
+    )

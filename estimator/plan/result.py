@@ -164,9 +164,11 @@ class CostSection:
 class MfuBand:
     """result.uncertainty.mfu_band: where the Monte Carlo's MFU range comes from."""
 
-    source: str  # "given-range", "assumed" or "evidence"
+    source: str  # "given-range", "assumed", "evidence" or "calibration"
     evidence: Band | None = None  # the evidence band (plan.evidence) when source is "evidence"
     release: str | None = None  # the stack release the evidence band stands for (StackProfile.release)
+    # the pilot's band (result.calibration.band) when source is "calibration": P10-P90 = 1 -+ this
+    half_width_fraction: float | None = omitted("relative_half_width")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

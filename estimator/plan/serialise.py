@@ -104,7 +104,9 @@ def _uncertainty(u: types.UncertaintySection) -> dict[str, Any]:
 
 def _mfu_band(b: types.MfuBand) -> dict[str, Any]:
     release = {} if b.release is None else {"release": b.release}
-    return {"source": b.source, **(b.evidence.to_dict() if b.evidence is not None else {}), **release}
+    width = {} if b.half_width_fraction is None else {"relative_half_width": b.half_width_fraction}
+    evidence = b.evidence.to_dict() if b.evidence is not None else {}
+    return {"source": b.source, **evidence, **release, **width}
 
 
 def _to_dict(obj: Fabric | Storage | Power | Serving | UnitBill) -> dict[str, Any]:

@@ -288,3 +288,45 @@ def test_a_predicted_mfu_with_a_range_given_is_sized_on_that_range():
     assert c["deadline_miss_probability"] == pytest.approx(_miss_on(doc, c["cards"]), rel=1e-6)
     assert c["meets_target"] is True and c["deadline_miss_probability"] <= 0.2
     assert c["cards"] > _compute(_with(SEARCHED[1], deadline_confidence=0.8))["cards"]  # the evidence band's
+
+
+PILOTED = {  # Llama 3.1 8B calibrated on an 8-card pilot that measured 8,000 tokens/s per card
+    "model": {"preset": "llama-3.1-8b"},
+    "training": {"tokens": 1e12, "seq_len": 8192, "global_batch_tokens": 512 * 8192},
+    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+    "calibration": {
+        "pilot": {
+            "cards": 8,
+            "seq_len": 8192,
+            "global_batch_tokens": 64 * 8192,
+            "measured_tokens_per_s_per_card": 8000,
+        }
+    },
+    "cluster": {"target_days": 10},
+}
+
+
+def test_a_calibrated_plan_draws_its_mfu_from_the_pilots_band():
+    res = plan.estimate(PILOTED)["result"]
+    width = res["calibration"]["band"]["relative_half_width"]
+    assert res["uncertainty"]["mfu_band"] == {"source": "calibration", "relative_half_width": width}
+    low, mode, high = res["uncertainty"]["inputs"]["mfu"]
+    assert mode == res["compute"]["mfu"]
+    # the band's ends are the triangle's P10 and P90 (the 80 % band): its CDF on either side of the mode
+    p10, p90 = mode * (1 - width), mode * (1 + width)
+    assert (p10 - low) ** 2 / ((high - low) * (mode - low)) == pytest.approx(0.1, rel=1e-6)
+    assert 1 - (high - p90) ** 2 / ((high - low) * (high - mode)) == pytest.approx(0.9, rel=1e-6)
+
+
+def test_a_calibrated_plan_is_sized_for_its_confidence_on_the_pilots_band():
+    doc = _with(PILOTED, deadline_confidence=0.9)
+    c = _compute(doc)
+    assert c["meets_target"] is True and c["deadline_miss_probability"] <= 0.1
+    assert _miss_on(doc, c["cards"]) == pytest.approx(c["deadline_miss_probability"], rel=1e-6)
+    r = resolve(validate_shape(doc))
+    sizes = plan.candidate_sizes(r, plan.cards_multiple(r))
+    point = _compute(PILOTED)["cards"]
+    below = [int(s) for s in sizes[(sizes >= point) & (sizes < c["cards"])]]
+    assert below
+    for cards in below:  # the pilot's band at each size: every smaller size misses more often
+        assert _miss_on(doc, cards) > 0.1, cards

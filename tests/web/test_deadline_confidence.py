@@ -402,3 +402,16 @@ def test_the_scenario_schema_documents_the_field(api_client):
     cluster = schema["$defs"]["Cluster"]["properties"]["deadline_confidence"]
     bounds = [b for b in cluster.get("anyOf", [cluster]) if "minimum" in b]
     assert bounds and (bounds[0]["minimum"], bounds[0]["maximum"]) == (0.5, 0.99)
+
+
+def test_a_calibrated_plans_band_says_it_is_the_pilots_in_both_languages():
+    from reports.summary import band_text
+
+    band = {"source": "calibration", "relative_half_width": 0.1664}
+    with translation.override("en"):
+        text = band_text(band)
+    assert text.startswith("The band is ±17% around the plan calibrated on your pilot run"), text
+    with translation.override("zh-hans"):
+        zh = band_text(band)
+    _zh_only(zh)
+    assert "±17%" in zh, zh

@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from estimator.contract.resolve import Resolved
 from estimator.layout.stack_profile import StackProfile
 from estimator.plan.chosen import ClusterChoice, Roll
-from estimator.plan.mfu_range import band_triangle, class_band, given_triangle, layout_band
+from estimator.plan.mfu_range import (
+    band_triangle,
+    calibration_width,
+    class_band,
+    given_triangle,
+    layout_band,
+    ratio_triangle,
+)
 from estimator.plan.result import MfuBand, UncertaintySection
 from estimator.plan.uncertainty import UncertainPrices, monte_carlo
 
@@ -25,6 +32,11 @@ def mfu_band(
     if s.efficiency.mfu_range is not None or choice.mfu_source != "predicted":
         triangle, source = given_triangle(r, mfu)
         return triangle, MfuBand(source=source)
+    width = calibration_width(r, choice.layouts.best, choice.cards)
+    if width is not None:  # calibrated on a pilot: the pilot's band, not the uncalibrated model's
+        return ratio_triangle(mfu, 1.0 - width, 1.0 + width), MfuBand(
+            source="calibration", half_width_fraction=width
+        )
     band = layout_band(class_band(r, peak, stack), r, choice.layouts.best, stack)
     shown = MfuBand(source="evidence", evidence=band, release=stack.release)
     return band_triangle(mfu, band), shown
