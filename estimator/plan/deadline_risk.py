@@ -127,39 +127,31 @@ class ConfidenceRule:
         mfu: npt.NDArray[np.float64],
         bests: list[LayoutEval | None] | None = None,
     ) -> npt.NDArray[np.bool_]:
-        mfus, sizes = np.asarray(mfu, dtype=float).ravel(), np.asarray(cards, dtype=np.int64).ravel()
-        g = self.at(sizes, mfus)
-        finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
-        risk = risk_arrays(g, self.counted, self.counts, self.scale_sd)
-        if bests is None:
-            return np.asarray(finite & (self._late_at_highest(risk, mfus) <= self.allowed * (1 + MISS_SLACK)))
-        return np.asarray(self._chances(finite, risk, mfus, sizes, bests) <= self.allowed * (1 + MISS_SLACK))
+        if bests is not None:
+            return np.asarray(self.chances(cards, mfu, bests) <= self.allowed * (1 + MISS_SLACK))
+        mfus, _, finite, risk = self._risk(cards, mfu)
+        return np.asarray(finite & (self._late_at_highest(risk, mfus) <= self.allowed * (1 + MISS_SLACK)))
 
     def chances(
         self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64], bests: list[LayoutEval | None]
     ) -> npt.NDArray[np.float64]:
         """The chance of missing of each size with its best layout and that layout's MFU (1 where the
         run never finishes)."""
-        mfus, sizes = np.asarray(mfu, dtype=float).ravel(), np.asarray(cards, dtype=np.int64).ravel()
-        g = self.at(sizes, mfus)
-        finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
-        risk = risk_arrays(g, self.counted, self.counts, self.scale_sd)
-        return self._chances(finite, risk, mfus, sizes, bests)
-
-    def _chances(
-        self,
-        finite: npt.NDArray[np.bool_],
-        risk: dict[str, Any],
-        mfus: npt.NDArray[np.float64],
-        sizes: npt.NDArray[np.int64],
-        bests: list[LayoutEval | None],
-    ) -> npt.NDArray[np.float64]:
-        """miss_probability of each size (risk_arrays `risk`), 1 where its wall is infinite."""
+        mfus, sizes, finite, risk = self._risk(cards, mfu)
         out = [
             miss_probability(self.target_days, k, self._triangle(float(m), b, int(c))) if ok else 1.0
             for ok, k, m, c, b in zip(finite, risks_of(risk), mfus, sizes, bests, strict=True)
         ]
         return np.array(out, dtype=float)
+
+    def _risk(
+        self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.bool_], dict[str, Any]]:
+        """(MFUs, sizes, whether each run finishes, risk_arrays) of these sizes at these MFUs."""
+        mfus, sizes = np.asarray(mfu, dtype=float).ravel(), np.asarray(cards, dtype=np.int64).ravel()
+        g = self.at(sizes, mfus)
+        finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
+        return mfus, sizes, finite, risk_arrays(g, self.counted, self.counts, self.scale_sd)
 
     def _triangle(self, mfu: float, best: LayoutEval | None, cards: int) -> Triangle:
         """The MFU range of `cards` whose best layout is `best` (plan.mfu_range, as the plan states it
