@@ -112,6 +112,7 @@ PARAM_KINDS = {
     "nodes": "count",
     "cards": "count",
     "max_cards": "count",
+    "most_cards": "count",
     "heads": "count",
     "layers": "count",
     "experts": "count",
