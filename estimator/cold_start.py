@@ -24,16 +24,19 @@ import marshal
 import os
 import sys
 import types
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from typing import Any, Final
 
 # Python's own cache directory for this package, and the interpreter's tag: marshal's format and
-# the text dataclasses generates both depend on the Python version, as bytecode does.
+# the text dataclasses generates both depend on the Python version, as bytecode does (the file
+# also starts with the bytecode's magic number, checked on reading, as a .pyc's is).
 CACHE_PATH: Final = (
     Path(__file__).resolve().parent / "__pycache__" / f"dataclass-code.{sys.implementation.cache_tag}.marshal"
 )
-# More entries than any one command uses means texts of edited classes pile up: start afresh.
-MAX_ENTRIES: Final = 4000
+# A cache holding more than this many times the texts the writing process ran keeps only those:
+# the texts of edited or removed classes do not pile up.
+STALE_FACTOR: Final = 2
 
 # pydantic.plugin._loader.get_plugins returns no plugin for these values of the variable.
 PLUGINS_DISABLED: Final = ("__all__", "1", "true")
@@ -66,11 +69,13 @@ class DataclassCode:
     `install()` puts `self.exec` in the dataclasses module's namespace, where it shadows the builtin
     `exec` that module calls with the generated text; `uninstall()` removes it and, if a text was
     compiled here and Python may write bytecode (sys.dont_write_bytecode, as for .pyc files), writes
-    the cache (a temporary file, then a rename: a concurrent process reads the old or the new one)."""
+    the cache (a temporary file, then a rename: a concurrent process reads the old or the new one).
+    The file is trusted as the .pyc files beside it are: both are code Python runs."""
 
     def __init__(self, path: Path = CACHE_PATH) -> None:
         self.path = path
         self.codes: dict[str, types.CodeType] = {}
+        self.used: set[str] = set()  # texts executed in this process
         self.compiled = 0  # texts compiled in this process (not found in the cache)
         self.reused = 0  # texts found in the cache
 
@@ -90,6 +95,7 @@ class DataclassCode:
         if not isinstance(source, str):
             exec(source, *args, **kwargs)
             return
+        self.used.add(source)
         code = self.codes.get(source)
         if code is None:
             code = compile(source, "<string>", "exec", dont_inherit=True)
@@ -101,18 +107,21 @@ class DataclassCode:
 
     def _read(self) -> dict[str, types.CodeType]:
         try:
-            data = marshal.loads(self.path.read_bytes())
+            magic, data = marshal.loads(self.path.read_bytes())
         except (OSError, EOFError, ValueError, TypeError):
             return {}
-        if not isinstance(data, dict) or len(data) > MAX_ENTRIES:
+        if magic != MAGIC_NUMBER or not isinstance(data, dict):
             return {}
         return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, types.CodeType)}
 
     def _write(self) -> None:
+        codes = self.codes
+        if len(codes) > STALE_FACTOR * len(self.used):
+            codes = {text: code for text, code in codes.items() if text in self.used}
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(exist_ok=True)
-            tmp.write_bytes(marshal.dumps(self.codes))
+            tmp.write_bytes(marshal.dumps((MAGIC_NUMBER, codes)))
             tmp.replace(self.path)
         except OSError:  # a read-only install: compile each time
             with contextlib.suppress(OSError):

@@ -3,8 +3,10 @@ dataclasses compiles (issue 27). Each is checked for giving what it replaces: th
 (none), the same code objects, classes that behave as dataclasses do."""
 
 import dataclasses
+import marshal
 import subprocess
 import sys
+from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 
 import pytest
@@ -108,6 +110,31 @@ def test_an_unreadable_cache_is_ignored(tmp_path, monkeypatch):
     assert (
         isinstance(DataclassCode(path)._read(), dict) and len(DataclassCode(path)._read()) == 6
     )  # rewritten
+
+
+def test_another_python_s_cache_is_ignored(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = tmp_path / "code.marshal"
+    _define(DataclassCode(path))
+    _, codes = marshal.loads(path.read_bytes())
+    path.write_bytes(marshal.dumps((b"\x00\x00\r\n", codes)))  # another bytecode magic number
+    cache = DataclassCode(path)
+    _define(cache)
+    assert cache.compiled == 6 and cache.reused == 0
+
+
+def test_texts_no_process_runs_any_more_are_dropped(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    path = tmp_path / "code.marshal"
+    stale = {f"def f{i}(): pass": compile(f"def f{i}(): pass", "<string>", "exec") for i in range(13)}
+    path.write_bytes(marshal.dumps((MAGIC_NUMBER, stale)))
+    cache = DataclassCode(path)
+    _define(cache)  # 6 texts run; 19 held is more than twice 6: only the 6 are kept
+    assert len(cache.codes) == 19 and len(DataclassCode(path)._read()) == 6
+    path.write_bytes(marshal.dumps((MAGIC_NUMBER, dict(list(stale.items())[:5]))))
+    cache = DataclassCode(path)
+    _define(cache)  # 11 held, no more than twice 6: all kept
+    assert len(DataclassCode(path)._read()) == 11
 
 
 def test_exec_of_a_code_object_passes_through():
