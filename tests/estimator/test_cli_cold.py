@@ -51,6 +51,7 @@ NOT_ON_THE_PLAN_PATH = (
     "estimator.report_text",  # the --format table text only
     "estimator.contract.price_book",  # a book's pydantic models: only a plan that names a book
     "importlib.metadata",  # pydantic's plugin loader imports it (estimator.cold_start stands in)
+    "numpy.polynomial",  # the erfc fit's polynomial is summed by Horner's rule (cluster.reliability)
     "numpy.ma",  # np.unique and np.percentile import it (estimator.arrays stands in for them)
     "django",
     "celery",
