@@ -79,9 +79,14 @@ class DataclassCode:
         self.compiled = 0  # texts compiled in this process (not found in the cache)
         self.reused = 0  # texts found in the cache
 
-    def install(self) -> None:
+    def install(self) -> bool:
+        """Read the cache and shadow dataclasses' exec; False (nothing done) if something else
+        already shadows it."""
+        if "exec" in vars(dataclasses):
+            return False
         self.codes = self._read()
         dataclasses.exec = self.exec  # type: ignore[attr-defined]
+        return True
 
     def uninstall(self) -> None:
         if vars(dataclasses).get("exec") == self.exec:

@@ -137,6 +137,15 @@ def test_texts_no_process_runs_any_more_are_dropped(tmp_path, monkeypatch):
     assert len(DataclassCode(path)._read()) == 11
 
 
+def test_another_exec_in_dataclasses_is_left_alone(tmp_path, monkeypatch):
+    theirs = DataclassCode(tmp_path / "theirs.marshal")
+    monkeypatch.setattr(dataclasses, "exec", theirs.exec, raising=False)
+    ours = DataclassCode(tmp_path / "ours.marshal")
+    assert not ours.install()
+    ours.uninstall()
+    assert vars(dataclasses)["exec"] == theirs.exec
+
+
 def test_exec_of_a_code_object_passes_through():
     ns: dict[str, object] = {}
     DataclassCode(Path("/nonexistent")).exec(compile("a = 1", "<string>", "exec"), {}, ns)
