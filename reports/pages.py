@@ -151,6 +151,8 @@ def _budget_block(result: dict, cur: str) -> dict | None:
             "cards": fmt.count(affords.get("cards")),
             "nodes": fmt.count(affords.get("nodes")),
             "servers": int(affords.get("nodes") or 0),  # the count the sentence's plural follows
+            # the most cards the budget buys, where they train slower (plan.budget_choice)
+            "most": fmt.count(affords["most_cards"]) if affords.get("most_cards") else None,
             "capex": fmt.money(affords.get("capex"), cur),
             # the median where failures are counted, as the headline of that plan's own report
             "days": fmt.days(
