@@ -310,6 +310,9 @@ MESSAGES: dict[str, str] = {
     "start.zero_stage.3": gettext_noop(
         "The model does not fit with stage 2, so shard the weights too (article 7.1)."
     ),
+    "start.zero_stage.3-faster": gettext_noop(
+        "Stage 2 fits too, but only with more recomputation or smaller micro-batches: the same layout with stage 2 trains %(slower_by)s slower, so shard the weights too."
+    ),
     "start.zero_stage.chosen-low": gettext_noop(
         "The chosen layout fits with the optimizer state sharded (stage 1, Megatron's distributed optimizer) or not at all (stage 0), and moves less data than stage 2; with pipeline parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823)."
     ),

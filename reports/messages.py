@@ -83,6 +83,7 @@ PARAM_KINDS = {
     "hbm_bytes": "bytes",
     "bubble": "percent0",
     "bubble_low": "percent0",
+    "slower_by": "percent0",
     "bubble_high": "percent0",
     "share": "percent0",
     "lowest_share": "percent",
