@@ -168,6 +168,9 @@ MESSAGES: dict[str, str] = {
         "meeting the deadline, allow more days, train fewer tokens or lose less time to interruptions "
         "(faster restarts, in-memory checkpoints)."
     ),
+    "global-batch-rounded": gettext_noop(
+        "The chosen layout trains with a global batch of %(sequences)s sequences (%(tokens)s tokens), not the %(asked_sequences)s asked (%(asked_tokens)s tokens, %(batch_ratio)s): DP %(dp)s x %(micro_batches)s micro-batches of %(micro_batch_size)s. To keep the batch, ask for a multiple of DP x micro-batch x sequence length or fix the DP size."
+    ),
     "partial-node-slow": gettext_noop(
         "%(cards)s cards leave the last of %(nodes)s servers part-used and split poorly (MFU %(mfu)s, "
         "%(days)s before failures); the %(whole)s cards of those servers would train at MFU "

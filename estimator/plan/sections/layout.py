@@ -27,8 +27,7 @@ def layout_sections(
         fits_z2, z2_speed = zero2_twin(problem, shown)
         parallelism = ParallelismSection(
             layout=shown,
-            # the batch is rounded to whole micro-batches per DP rank (tokens)
-            global_batch_tokens=shown.micro_batches * shown.dp * shown.micro_batch_size * r.seq_len,
+            global_batch_tokens=planned_batch_tokens(r, shown),
         )
         memory = MemorySection(
             layout=shown,
@@ -46,6 +45,13 @@ def layout_sections(
         choice=choice_reason(best, found.runners_up) if best is not None else None,
     )
     return parallelism, memory, layout
+
+
+def planned_batch_tokens(r: Resolved, layout: LayoutEval) -> int:
+    """The global batch a layout trains with (tokens): whole micro-batches per DP rank, as the
+    enumeration rounds training.global_batch_tokens to the DP size (layout.enumeration.candidate_grid,
+    within its BATCH_TOLERANCE) — result.parallelism.global_batch_tokens."""
+    return layout.micro_batches * layout.dp * layout.micro_batch_size * r.seq_len
 
 
 def zero2_twin(problem: LayoutProblem, shown: LayoutEval) -> tuple[bool | None, float | None]:
