@@ -367,6 +367,9 @@ MESSAGES: dict[str, str] = {
     "assumption.stack": gettext_noop("software stack"),
     "assumption.stack-default": gettext_noop("software stack (default for this accelerator)"),
     "assumption.tdp": gettext_noop("card TDP"),
+    "assumption.moe-imbalance": gettext_noop(
+        "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
+    ),
     "assumption.server-price": gettext_noop("server price (cards included)"),
     "assumption.switch-price": gettext_noop("switch price"),
     "assumption.transceiver-price": gettext_noop("transceiver price"),
@@ -387,6 +390,9 @@ MESSAGES: dict[str, str] = {
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
     "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
     "source.mfu-predicted": gettext_noop("layout model prediction"),
+    "source.moe-imbalance-default": gettext_noop(
+        "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for force-balanced benchmarks) [U]"
+    ),
     # --- diagnose a measured run (estimator.plan.diagnose) ---
     "diagnose.network": gettext_noop(
         "Communication wait is %(share)s of the step, above %(threshold)s: suspect the network first (article section 5.1). "
