@@ -5,7 +5,8 @@ Prints the median and min wall time of N runs for a small plan (Llama 3.1 8B on 
 and the Llama 3.1 405B 60-day deadline plan, then the import time of the plan command's modules
 (`python -X importtime`, cumulative microseconds) and the modules that cost the most themselves.
 Each process is new (cold); by default with the bytecode caches an installed package has (one
-untimed run writes them), --no-bytecode without (every module compiled, PYTHONDONTWRITEBYTECODE).
+untimed run writes them, and what is kept beside them: the data files' parses, dataclasses' code,
+estimator.cold_start), --no-bytecode without (every module compiled, PYTHONDONTWRITEBYTECODE).
 Prints wall and CPU time (user + system of the child, less sensitive to a shared machine's load).
 --against DIR also times the same commands in another checkout (the old path, e.g. /work/main),
 its runs interleaved with this one's so both see the same load, and prints the ratio of CPU medians.

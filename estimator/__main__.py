@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 # The CLI uses no pydantic plugin; looking for them scans every installed distribution's metadata
-# (importlib.metadata) when the first model is built, a tenth of a cold start.
+# (importlib.metadata) when the first model is built, a tenth of a cold start. Run as `python -m
+# estimator`, the loader itself is not imported either (estimator.cold_start.skip_plugin_discovery).
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 # The CLI calls no BLAS routine (the core's arrays are elementwise). numpy's OpenBLAS starts one
 # thread per core when numpy is imported, and the idle ones spin before they sleep: CPU a plan never
@@ -23,6 +24,7 @@ os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 # numpy is first imported; a caller's own setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from estimator.cold_start import DataclassCode, skip_plugin_discovery
 from estimator.errors import ScenarioError
 from estimator.jsonio import loads_strict, to_jsonable
 
@@ -249,4 +251,12 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     _pause_gc()
-    sys.exit(main())
+    # one command and its end: no plugin search, dataclasses' methods compiled once per install
+    skip_plugin_discovery()
+    _code = DataclassCode()
+    _code.install()
+    try:
+        _exit = main()
+    finally:
+        _code.uninstall()
+    sys.exit(_exit)

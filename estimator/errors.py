@@ -9,6 +9,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class FieldError:
+    """One fault of a scenario: the dotted field, a sentence, and a code with parameters for translation."""
+
     field: str  # dotted path into the scenario, e.g. "training.tokens"
     message: str  # one sentence a person can act on (the English default)
     # for a refusal the web layer renders in the reader's language: its code and parameters

@@ -155,6 +155,10 @@ MESSAGES: dict[str, str] = {
         "cards help only while each replica keeps enough micro-batches) or lose less time to "
         "interruptions (faster restarts, in-memory checkpoints)."
     ),
+    "budget-fastest-not-most": gettext_noop(
+        "The budget buys up to %(most_cards)s cards, but fewer train faster: the plan takes the %(cards)s "
+        "cards that train fastest of the sizes it buys."
+    ),
     # estimator.plan.sections.warnings._confidence_missed; the web text names no field path
     "deadline-likely-missed": gettext_noop(
         "Sized at the planned MFU the plan meets the %(target_days)s target, but it misses it with a "

@@ -118,6 +118,7 @@ PARAM_KINDS = {
     "nodes": "count",
     "cards": "count",
     "max_cards": "count",
+    "most_cards": "count",
     "heads": "count",
     "layers": "count",
     "experts": "count",

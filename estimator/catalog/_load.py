@@ -67,6 +67,8 @@ class Preset:
 
 @dataclass(frozen=True)
 class Catalog:
+    """Every catalog table by id, the defaults with their sources, and the data's version."""
+
     accelerators: dict[str, Accelerator]
     servers: dict[str, Server]
     switches: dict[str, Switch]

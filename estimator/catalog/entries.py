@@ -12,6 +12,8 @@ from typing import Literal, get_args
 
 @dataclass(frozen=True)
 class Source:
+    """Where a catalog figure comes from and when it was read (`range` where sources disagree)."""
+
     source: str  # document, data sheet, paper (with grade [A]/[B]/[C]/[U] where known)
     as_of: str  # "YYYY-MM" or "YYYY-MM-DD"
     range: tuple[float, float] | None = None  # where sources disagree: (low, high)
@@ -29,6 +31,8 @@ ASCEND_FAMILIES = frozenset({"ascend-910b", "ascend-910c", "ascend-310p"})
 
 @dataclass(frozen=True)
 class Accelerator:
+    """One accelerator (GPU/NPU) of accelerators.toml: peak FLOP/s, HBM, scale-up link, power, prices."""
+
     id: str
     name: str
     vendor: str
@@ -60,6 +64,8 @@ class Accelerator:
 
 @dataclass(frozen=True)
 class Server:
+    """One server (node) of servers.toml: its accelerator, cards and NICs per node, host power, price."""
+
     id: str
     name: str
     accelerator: str  # default accelerator id
@@ -82,6 +88,8 @@ class Server:
 
 @dataclass(frozen=True)
 class Switch:
+    """One fabric switch of switches.toml: ports at port_gbps, power without optics, price."""
+
     id: str
     name: str
     vendor: str
@@ -95,6 +103,8 @@ class Switch:
 
 @dataclass(frozen=True)
 class Transceiver:
+    """One optical transceiver of transceivers.toml: Gb/s, power, price."""
+
     id: str
     name: str
     gbps: float
@@ -105,6 +115,8 @@ class Transceiver:
 
 @dataclass(frozen=True)
 class Drive:
+    """One storage drive of drives.toml: kind, capacity, sequential read/write bytes/s, power, price."""
+
     id: str
     name: str
     kind: str  # "nvme" or "hdd"

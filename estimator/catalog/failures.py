@@ -65,6 +65,8 @@ class VendorRates:
 
 @dataclass(frozen=True)
 class Failures:
+    """failures.toml: the fleets' interruption records, each vendor's rates, the recovery times (seconds)."""
+
     fleets: dict[str, Fleet]
     vendors: dict[str, VendorRates]
     recovery: dict[str, float]

@@ -205,6 +205,15 @@ _ERFC_COEFFS = (
 _ERFC_AT_0 = float(np.exp(sum(_ERFC_COEFFS)))  # the fit at x = 0 (t = 1)
 
 
+def _horner(t: FloatArray, coeffs: tuple[float, ...]) -> FloatArray:
+    """sum_k coeffs[k] t^k by Horner's rule, elementwise (dimensionless): the operations of numpy's
+    polynomial.polyval in its order, without importing numpy.polynomial (a cold CLI start, issue 27)."""
+    acc = coeffs[-1] + t * 0
+    for c in reversed(coeffs[:-1]):
+        acc = c + acc * t
+    return acc
+
+
 def normal_sf(z: ArrayLike) -> FloatArray:
     """P(Z > z) for a standard normal Z (vectorized, dimensionless): erfc(z / sqrt 2) / 2 with
     Numerical Recipes' Chebyshev erfc (fractional error < 1.2e-7; docs/sources.md#numerical-recipes),
@@ -212,7 +221,7 @@ def normal_sf(z: ArrayLike) -> FloatArray:
     erfc(-x) = 2 - erfc(x) below 0, meet there (the tail stays monotone)."""
     x = np.abs(_f(z)) / np.sqrt(2.0)
     t = 1.0 / (1.0 + 0.5 * x)
-    poly = np.polynomial.polynomial.polyval(t, _ERFC_COEFFS)
+    poly = _horner(t, _ERFC_COEFFS)
     half = t * np.exp(-x * x + poly) / (2.0 * _ERFC_AT_0)
     return np.asarray(np.where(_f(z) >= 0, half, 1.0 - half))
 

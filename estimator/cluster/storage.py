@@ -120,6 +120,8 @@ class CacheTier:
 
 @dataclass(frozen=True)
 class Storage:
+    """The storage section of a plan: checkpoint and dataset sizes and the three tiers. Bytes."""
+
     checkpoint_bytes: float
     dataset_bytes: float  # tokenized
     raw_dataset_bytes: float

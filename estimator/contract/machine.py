@@ -69,7 +69,10 @@ class Cluster(_Section):
         None,
         gt=0,
         le=1e14,
-        description="Capital budget in cost.currency: the largest cluster whose capex fits (estimator.money.budget)",
+        description=(
+            "Capital budget in cost.currency: the fastest of the clusters whose capex fits (the most it buys, "
+            "estimator.money.budget, or a round size below that trains faster: estimator.plan.budget_choice)"
+        ),
     )
 
     @model_validator(mode="after")

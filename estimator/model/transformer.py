@@ -15,6 +15,8 @@ from numpy.typing import ArrayLike, NDArray
 
 @dataclass(frozen=True)
 class Architecture:
+    """A transformer's shape, in config.json's names (counts and widths; estimator.model.config_json)."""
+
     num_hidden_layers: int
     hidden_size: int
     num_attention_heads: int

@@ -33,7 +33,7 @@ from estimator.layout.search import LayoutEval
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.pricing import equipment, model_flops, prices, vectorized_counts
 from estimator.money.pricing import facility as plan_facility
-from estimator.money.rollup import SUMMARY_FIELDS, Facility, Sizing, cards_and_time, rollup
+from estimator.money.rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, cards_and_time, rollup
 from estimator.plan import goodput
 from estimator.plan.compose import (
     SizeMemo,
@@ -229,7 +229,7 @@ def evaluate_columns(
         for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
-        for f in SUMMARY_FIELDS:  # a row that cannot be planned carries its reason and no figures
+        for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS):  # a row that cannot be planned: its reason, no figures
             out[f][rows[~good]] = np.nan
         errors[rows[~good]] = np.asarray(values["_error"], dtype=object)[~good]
     out["ok"] = ok
@@ -394,6 +394,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     ct = cards_and_time(sizing)
     with np.errstate(invalid="ignore"):  # rows without a plan (NaN seconds) size nothing
         counts = vectorized_counts(r, tokens, state)(ct["cards"], ct["nodes"], tokens / ct["seconds"])
+    counts = _none_where(counts, ~state["feasible"])
     g = _goodput(r, ct, state)
     # energy and cost for the time the cluster is held, failures counted (plan.sizing.size_plan)
     held = held_ratio(g["wall_s"], ct["seconds"])
@@ -418,6 +419,8 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     )
     errors[~ok & ~structural & unplanned] = NO_LAYOUT
     errors[never] = NEVER_FINISHES
+    if not given_cards:  # an MFU given: the deadline's cards past what the network builds
+        too_large |= ~slow & ~state["feasible"]
     errors[too_large] = TOO_LARGE
     values["_error"] = errors
     return values
@@ -442,6 +445,15 @@ def _goodput(r: Resolved, ct: dict[str, np.ndarray], state: dict[str, Any]) -> d
         )
     g["interruptions"] = g["unexpected"] + g["planned"]
     return g
+
+
+def _none_where(counts: Counts, past: npt.NDArray[np.bool_]) -> Counts:
+    """The counts with those of rows past what the network builds (-1, money.pricing's mark) at 0:
+    such a row is refused with its reason and carries no figure, and the roll-up refuses negative
+    counts for the whole group."""
+    if not past.any():
+        return counts
+    return Counts(**{f.name: np.where(past, 0, getattr(counts, f.name)) for f in dataclasses.fields(counts)})
 
 
 def _goodput_columns(g: dict[str, Any], n: tuple[int, ...]) -> dict[str, np.ndarray]:

@@ -1,8 +1,10 @@
-"""Choosing the plan's cluster: the given cards, the cards a budget buys (money.budget) or the cards
+"""Choosing the plan's cluster: the given cards, the fastest cluster a budget buys (plan.budget_choice) or the cards
 a deadline needs (with failures counted, plan.goodput; without a given MFU by the scan of
 plan.deadline), and the refusal when no layout plans on it (plan.refusal)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 from estimator.cluster.network import Fabric
 from estimator.contract.resolve import Resolved
@@ -10,12 +12,12 @@ from estimator.layout.search import LayoutSearch
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money.budget import cards_for_budget
 from estimator.plan import goodput
+from estimator.plan.budget_choice import fastest_affordable
 from estimator.plan.chosen import ClusterChoice
 from estimator.plan.deadline import (
     SizeMemo,
     candidate_sizes,
     cards_for_given_mfu,
-    largest_fitting,
     size_for_deadline,
 )
 from estimator.plan.deadline_risk import ConfidenceRule, confident_cards, deadline_rule
@@ -34,16 +36,12 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
         cards = s.cluster.cards
         fabric, found = evaluate_at(r, cards)
         return _choice(r, cards, fabric, found, given_mfu)
-    if s.cluster.budget is not None:  # --- budget sizing hook: the rule is in estimator/money/budget.py ---
-        cards = cards_for_budget(r, cards_multiple(r), given_mfu)
-        fabric, found = evaluate_at(r, cards)
-        smaller = largest_fitting(r, cards, SizeMemo(r)) if found.best is None else None
-        if (
-            smaller is not None
-        ):  # the most cards it buys hold no layout: the largest round size below that does
-            cards = smaller
-            fabric, found = evaluate_at(r, cards)
-        return _choice(r, cards, fabric, found, given_mfu)
+    if s.cluster.budget is not None:  # the most it buys (money.budget), then the fastest it buys
+        most = cards_for_budget(r, cards_multiple(r), given_mfu)
+        cards = fastest_affordable(r, most, SizeMemo(r), given_mfu)
+        return dataclasses.replace(
+            _choice(r, cards, *evaluate_at(r, cards), given_mfu), budget_most_cards=most
+        )
     assert s.cluster.target_days is not None  # the scenario requires one way of sizing
     seconds = s.cluster.target_days * SECONDS_PER_DAY
     multiple = cards_multiple(r)

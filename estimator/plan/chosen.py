@@ -27,6 +27,7 @@ class ClusterChoice:
     mfu_source: str  # "given" or "predicted"
     fabric: Fabric
     layouts: LayoutSearch
+    budget_most_cards: int | None = None  # sized by a budget: the most cards it buys (plan.budget_choice)
 
 
 @dataclass(frozen=True)

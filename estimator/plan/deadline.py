@@ -197,43 +197,59 @@ def _scan(
         cards = int(sizes[first])
         fabric, found = evaluate_at(r, cards)  # raises the fabric's own error
         return cards, fabric, found.best
-    _fastest_below(sizes, first, memo, ettr, tried, ceiling)
-    sized = sorted(tried)
-    cards = sized[int(np.argmax([tried[c][1] for c in sized]))]  # the first of equals, as max() kept
+    fastest_below(sizes, first, memo, lambda block: searched_speeds(block, memo, ettr), tried, ceiling)
+    cards = fastest_of(tried)  # the first of equals, as max() kept
     return cards, memo.built(cards), tried[cards][0]
 
 
 MAX_SIZING_PASSES = 3  # passes of up to MAX_SIZING_EVALS sizes a deadline scan may run (_scan)
 
 
-def _fastest_below(
+def fastest_below(
     sizes: npt.NDArray[np.int64],
     first: int,
     memo: SizeMemo,
-    ettr: Ettr | None,
+    speeds: Speeds,
     tried: dict[int, tuple[LayoutEval | None, float]],
     top: float,
 ) -> None:
-    """Where no size meets the deadline, the sizes below the scan's start join `tried` (size -> best
-    layout, throughput), in blocks of MAX_SIZING_EVALS downward until no size below can beat the
-    fastest found: a size's throughput cards · MFU · ETTR is at most cards · `top` (the MFU no layout
-    exceeds, highest_mfu; ETTR <= 1). The start bounds the sizes that can meet, not the fastest: past
-    the global batch's critical size more cards can train slower, and interruptions grow with the
-    cards (Llama 3.1 405B, 15T tokens in 32 days on H100: 10,240 cards take 135 days with failures,
-    the 20,480 the fastest of the sizes above the scan's start 195; the throughput is not unimodal
-    in the cards, MFU collapsing where the batch splits badly)."""
+    """The sizes below sizes[first] join `tried` (size -> best layout, throughput: `speeds` of a
+    block of sizes, each with a fabric), in blocks of MAX_SIZING_EVALS downward until no size below
+    can beat the fastest found: a size's throughput cards · MFU · ETTR is at most cards · `top` (the
+    MFU no layout exceeds, highest_mfu, or the one given; ETTR <= 1). Where no size meets a deadline
+    (_scan) the start bounds the sizes that can meet, not the fastest: past the global batch's
+    critical size more cards can train slower, and interruptions grow with the cards (Llama 3.1
+    405B, 15T tokens in 32 days on H100: 10,240 cards take 135 days with failures, the 20,480 the
+    fastest of the sizes above the scan's start 195; the throughput is not unimodal in the cards,
+    MFU collapsing where the batch splits badly). A budget (plan.budget_choice) starts from the most
+    it buys."""
     stop = first
     while stop > 0:
         start = max(0, stop - MAX_SIZING_EVALS)
         block = [int(c) for c in sizes[start:stop] if memo.fabric(int(c)) is not None]
         if block:
-            bests = memo.best(block)
-            tried.update(
-                zip(block, zip(bests, _throughputs(block, bests, ettr).tolist(), strict=True), strict=True)
-            )
-        if float(sizes[start]) * top <= max(t[1] for t in tried.values()):
+            tried.update(zip(block, speeds(block), strict=True))
+        if tried and float(sizes[start]) * top <= max(t[1] for t in tried.values()):
             return  # every size below is slower than the fastest found
         stop = start
+
+
+# speeds(block) -> (best layout, throughput) of each size of the block (fastest_below)
+Speeds = Callable[[list[int]], list[tuple[LayoutEval | None, float]]]
+
+
+def searched_speeds(
+    block: list[int], memo: SizeMemo, ettr: Ettr | None
+) -> list[tuple[LayoutEval | None, float]]:
+    """Each size's best layout (memo.best) and its throughput (_throughputs)."""
+    bests = memo.best(block)
+    return list(zip(bests, _throughputs(block, bests, ettr).tolist(), strict=True))
+
+
+def fastest_of(tried: dict[int, tuple[LayoutEval | None, float]]) -> int:
+    """The size of highest throughput among `tried`, the smallest of equals."""
+    sized = sorted(tried)
+    return sized[int(np.argmax([tried[c][1] for c in sized]))]
 
 
 def _throughputs(

@@ -202,9 +202,11 @@ def confident_cards(
     """The fewest cards (whole `multiple`s) whose chance of missing is at most 1 - q at the MFU given
     (its range: plan.mfu_range.given_triangle). None of fewer than the deadline needs without failures
     at the range's highest MFU can meet; from there the count doubles until one meets, and a
-    bisection finds the smallest that meets between the last that does not and it. Where no count up
-    to limits.MAX_CARDS meets, the count of lowest chance (a ternary search around the doubling's
-    lowest; the plan then misses its confidence and says so). The chance falls as cards grow until
+    bisection finds the smallest that meets between the last that does not and it. Where no doubling
+    up to limits.MAX_CARDS meets, the count of lowest chance (a ternary search around the doubling's
+    lowest): where it meets, the doubling stepped over the counts that do, and the bisection runs
+    between the largest tried below it and it; where it does not, the plan misses its confidence and
+    says so. The chance falls as cards grow until
     interruptions dominate, then rises: where that holds the bisection finds the first count that
     meets and the ternary search the lowest chance (tests/estimator/test_deadline_confidence.py)."""
     seconds = rule.target_days * SECONDS_PER_DAY
@@ -221,9 +223,14 @@ def confident_cards(
     k = low_k
     while chance(k) > allowed:
         if 2 * k * multiple > MAX_CARDS:
-            return _lowest_chance(chance, min(known, key=known.__getitem__), MAX_CARDS // multiple) * multiple
+            k = _lowest_chance(chance, min(known, key=known.__getitem__), MAX_CARDS // multiple)
+            if chance(k) > allowed:
+                return k * multiple  # no count meets: the lowest chance
+            break  # the doubling stepped over every count that meets: they lie around the lowest
         k *= 2
-    lower = max(low_k, k // 2)  # does not meet unless it is low_k, which met
+    # the largest count tried below k that does not meet (k itself where it is low_k, which met):
+    # left of the lowest chance, where the chance falls, so the first that meets lies between
+    lower = max((c for c, p in known.items() if c < k and p > allowed), default=k)
     while k - lower > 1:
         mid = (lower + k) // 2
         lower, k = (lower, mid) if chance(mid) <= allowed else (mid, k)

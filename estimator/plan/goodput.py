@@ -25,8 +25,10 @@ from estimator.catalog.failures import failures
 from estimator.cluster import reliability as rel
 from estimator.contract.resolve import Resolved
 from estimator.layout.stacks import resolve_stack
+from estimator.limits import MAX_CARDS
 from estimator.model.compute import cards_for_deadline
 from estimator.money.pricing import model_flops, vectorized_counts
+from estimator.plan.count_search import smallest_at_most
 
 NODE_CAUSES = ("accelerator", "hbm", "host", "host_maintenance")  # a node is swapped out
 ADVICE_SHARE = 0.03  # checkpoints or restarts costing more than this share of the wall time get advice
@@ -290,18 +292,64 @@ def cards_for_deadline_with_failures(
     """The deadline rule with failures: the fewest cards (whole `multiple`s) whose wall time WITH
     interruptions, checkpoints and restarts fits `seconds`. Compute time must fit seconds x ETTR, and
     ETTR falls as cards grow (more cards fail more often), so c <- cards_for_deadline(seconds x
-    ETTR(c)) from the failure-free count upward until it no longer grows."""
+    ETTR(c)) from the failure-free count upward: it never passes the fewest that meet, and where it
+    stops (c meets) it is that count. A count that keeps growing after SIZING_ROUNDS rounds (the
+    interruptions nearly or wholly outrun the cards) is settled by _beyond_rounds: the fewest that
+    meet above it, or, where none up to limits.MAX_CARDS does, UNREACHABLE_CARDS (past every
+    network: the plan refuses, plan.deadline.too_many_cards)."""
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards
     at = at_cards_of(r, tokens, settings(r), spread=False)  # the rounds read ETTR only
+    grew = np.ones(cards.shape, dtype=bool)
     for _ in range(SIZING_ROUNDS):
         ettr = np.maximum(np.asarray(at(cards, mfu)["ettr"], dtype=float), 1e-3)
         grown = np.maximum(
             cards, cards_for_deadline(training_flop, np.asarray(seconds) * ettr, peak, mfu, multiple)
         )
-        grown = np.minimum(grown, 1 << 40)
-        if np.array_equal(grown, cards):
+        grown = np.minimum(grown, UNREACHABLE_CARDS)
+        grew = grown != cards
+        if not grew.any():
             break
         cards = grown
+    if grew.any():
+        cards = np.array(cards, copy=True)
+        cards[grew] = _beyond_rounds(r, cards, seconds, mfu, multiple, tokens, grew)
     return cards
+
+
+UNREACHABLE_CARDS = 1 << 40  # the count a deadline no count up to limits.MAX_CARDS meets is given
+
+
+def _beyond_rounds(
+    r: Resolved,
+    cards: np.ndarray,
+    seconds: ArrayLike,
+    mfu: ArrayLike,
+    multiple: int,
+    tokens: ArrayLike | None,
+    rows: npt.NDArray[np.bool_],
+) -> np.ndarray:
+    """The fewest cards (whole `multiple`s, from `cards`, which do not meet, up to limits.MAX_CARDS)
+    whose mean wall clock with failures (at_cards, as DeadlineMet judges) fits `seconds`, for the
+    rows whose fixed point was still growing; UNREACHABLE_CARDS where none does. The wall clock
+    falls, then rises as interruptions outgrow the cards (plan.count_search)."""
+    shape = cards.shape
+    at = np.flatnonzero(np.broadcast_to(rows, shape))
+    per_row = {
+        "seconds": np.broadcast_to(np.asarray(seconds, dtype=float), shape).ravel()[at],
+        "mfu": np.broadcast_to(np.asarray(mfu, dtype=float), shape).ravel()[at],
+        "tokens": np.broadcast_to(
+            np.asarray(r.scenario.training.tokens if tokens is None else tokens, dtype=float), shape
+        ).ravel()[at],
+    }
+    st = settings(r)
+
+    def wall(i: npt.NDArray[np.int64], k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        evaluated = at_cards_of(r, per_row["tokens"][i], st, spread=False)(k * multiple, per_row["mfu"][i])
+        return np.asarray(evaluated["wall_s"], dtype=float)
+
+    lo = cards.ravel()[at] // multiple
+    hi = np.maximum(lo, MAX_CARDS // multiple)
+    found, met = smallest_at_most(wall, lo, hi, per_row["seconds"])
+    return np.where(met, found * multiple, UNREACHABLE_CARDS)

@@ -203,6 +203,8 @@ class Affords:
     compute_days: float | None = omitted()  # without failures, when `days` counts them
     # with failures counted: the median days (goodput.wall_clock_days_p50 of that plan); `days` is its mean
     median_days: float | None = omitted("days_p50")
+    # the most cards the budget buys, where they train slower than `cards` (plan.budget_choice)
+    most_cards: int | None = omitted()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

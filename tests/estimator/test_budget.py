@@ -138,38 +138,77 @@ def test_deadline_risk_falls_as_the_deadline_moves_out(
     assert 0.0 <= far <= near <= 1.0
 
 
-def test_sizing_by_budget_returns_the_largest_plan_within_budget():
+def _plan_at(doc: dict, cards: int) -> dict | None:
+    """The reference: the scenario planned on `cards` cards given (None where no layout fits)."""
+    try:
+        return estimate({**doc, "cluster": {"cards": cards}})["result"]
+    except ScenarioError:
+        return None
+
+
+def test_the_budget_buys_the_most_cards_whose_capex_fits():
+    # 33 Atlas 800T A2 servers at ~1.49 M CNY each with their network and storage: 49.3 M <= 50 M,
+    # one more server breaks the budget
+    r = resolve(validate_shape({**ARTICLE, "cluster": {"budget": BUDGET}}))
+    assert cards_for_budget(r, 8, None) == 264
+    assert capex_by_size(r, np.array([264]), None)[0] <= BUDGET < capex_by_size(r, np.array([272]), None)[0]
+
+
+def test_the_budget_plans_the_fastest_of_the_sizes_it_buys():
+    """The most the budget buys, 264 cards (33 servers, 49.3 M CNY), train slower than 256 (32
+    servers, the round size below: 2^5; 43.9 M CNY), whose layouts split the batch better: the plan
+    takes 256 and says the budget buys up to 264. Reference: the plans with the cards given, on the
+    most and on every round size from half of it up (16 to 32 servers)."""
     out = estimate({**ARTICLE, "cluster": {"budget": BUDGET}})["result"]
-    cards, per_node = out["compute"]["cards"], out["compute"]["cards_per_node"]
-    assert out["cost"]["capex"]["total"] <= BUDGET
+    cards = out["compute"]["cards"]
+    assert cards == 256 and out["cost"]["capex"]["total"] <= BUDGET
     assert out["budget"]["within"] and out["budget"]["sized_by_budget"]
-    bigger = estimate({**ARTICLE, "cluster": {"cards": cards + per_node}})["result"]
-    assert bigger["cost"]["capex"]["total"] > BUDGET  # one more server breaks the budget
+    days = out["goodput"]["wall_clock_days"]
+    for nodes in (16, 18, 20, 24, 25, 27, 30, 33):
+        other = _plan_at(ARTICLE, nodes * 8)
+        assert other is None or other["goodput"]["wall_clock_days"] > days
+    fewer = [w for w in out["warnings"] if w["code"] == "budget-fastest-not-most"]
+    assert fewer and fewer[0]["params"] == {"most_cards": 264, "cards": 256}
+    assert out["budget"]["affords"]["most_cards"] == 264
     # its days: the same work at its own cards and MFU (card-hours / 24 / cards)
     assert out["compute"]["wall_clock_days"] == pytest.approx(
         out["compute"]["accelerator_hours"] / 24 / cards
     )
 
 
-def test_a_budget_whose_most_cards_hold_no_layout_buys_the_largest_round_size_that_does():
+def test_a_budget_whose_most_cards_hold_no_layout_buys_the_fastest_round_size_that_does():
     """400M USD buys at most 14,568 MI300X (1,821 servers) with its network and storage: 8·3·607
     cards, and a global batch of 4M tokens at 32K is 128 sequences, so DP is at most 128 and TP·PP·CP
-    at least 114, a multiple of 607 past every degree: no layout. The plan buys the largest round
-    size below (1,800 servers = 2^3·3^2·5^2; the next, 1,875, is 15,000 cards), not a refusal."""
+    at least 114, a multiple of 607 past every degree: no layout. Of the round sizes below, 10,240
+    cards (1,280 servers, DP 128 x 80) train fastest: more cards only add model parallelism to an 8B
+    model. Reference: the plans with the cards given on the round sizes from 900 to 1,800 servers."""
     doc = {
         "model": {"preset": "llama-3.1-8b"},
         "training": {"tokens": 1e12, "seq_len": 32768},
         "hardware": {"accelerator": "mi300x"},
         "cluster": {"budget": 4e8},
     }
-    with pytest.raises(ScenarioError):
-        estimate({**doc, "cluster": {"cards": 14568}})
+    assert _plan_at(doc, 14568) is None
     out = estimate(doc)["result"]
-    assert out["compute"]["cards"] == 14400
+    assert out["compute"]["cards"] == 10240
     assert out["cost"]["capex"]["total"] <= 4e8
     r = resolve(validate_shape(doc))
     assert cards_for_budget(r, 8, None) == 14568  # the most the budget buys
     assert capex_by_size(r, np.array([14568 + 8]), None)[0] > 4e8
+    days = out["goodput"]["wall_clock_days"]
+    for nodes in (900, 960, 1000, 1024, 1080, 1152, 1200, 1296, 1350, 1440, 1500, 1536, 1600, 1728, 1800):
+        other = _plan_at({k: v for k, v in doc.items() if k != "cluster"}, nodes * 8)
+        assert other is None or other["goodput"]["wall_clock_days"] > days
+
+
+def test_a_budget_with_an_mfu_given_plans_the_most_it_buys():
+    # the same throughput per card on every size: more cards train faster (interruptions aside at
+    # this scale), so the plan is the most the budget buys and no warning says otherwise
+    doc = {**ARTICLE, "efficiency": {"mfu": 0.4}, "cluster": {"budget": BUDGET}}
+    out = estimate(doc)["result"]
+    assert out["compute"]["cards"] == 264
+    assert "budget-fastest-not-most" not in [w["code"] for w in out["warnings"]]
+    assert "most_cards" not in out["budget"]["affords"]
 
 
 def test_over_budget_plan_says_by_how_much_and_what_the_budget_buys():
@@ -227,15 +266,15 @@ def test_budget_too_small_and_two_sizings_are_rejected():
 def test_what_50m_cny_buys_is_one_figure_in_every_report(sizing):
     """Issue 20: the article's 70B example with a 50 M CNY budget said 54.8 days (30-day plan's
     block), 64.9 (5-day plan's block) and 57.5 (the budget-sized plan). Now each block is the
-    budget-sized plan: 264 cards (33 Atlas 800T A2 at ~1.49 M CNY each: 33 x 1.49 M = 49.3 M <= 50 M,
-    34 would cost 50.8 M), and the same days everywhere."""
+    budget-sized plan: 256 cards (32 Atlas 800T A2, 43.9 M CNY: the fastest of the sizes the budget
+    buys, test_the_budget_plans_the_fastest_of_the_sizes_it_buys), and the same days everywhere."""
     cost = {"currency": "CNY", "budget": BUDGET}
     by_budget = estimate({**ARTICLE, "cost": cost, "cluster": {"budget": BUDGET}})["result"]
     out = estimate({**ARTICLE, "cost": cost, "cluster": sizing})["result"]
     affords = out["budget"]["affords"]
-    assert affords["cards"] == 264 and affords["nodes"] == 33
+    assert affords["cards"] == 256 and affords["nodes"] == 32
     # the budget-sized plan's days with failures counted; its compute days are its own work on its
     # own cards
     assert affords["days"] == by_budget["goodput"]["wall_clock_days"]
     assert affords["compute_days"] == by_budget["compute"]["wall_clock_days"]
-    assert affords["compute_days"] == pytest.approx(by_budget["compute"]["accelerator_hours"] / 24 / 264)
+    assert affords["compute_days"] == pytest.approx(by_budget["compute"]["accelerator_hours"] / 24 / 256)

@@ -36,7 +36,8 @@ def test_importing_the_contract_builds_no_validator():
 
 
 # What `python -m estimator plan` must not import (issue 27, cold start): the other commands' and
-# paths' modules (validation, diagnose, sweeps, a pilot's calibration), the web stack, and tomllib
+# paths' modules (validation, diagnose, sweeps, a pilot's calibration), the web stack, the
+# distributions' metadata, and tomllib
 # once the catalog's and the evidence bands' parses are kept beside the bytecode
 # (estimator.catalog.read_toml).
 NOT_ON_THE_PLAN_PATH = (
@@ -49,6 +50,8 @@ NOT_ON_THE_PLAN_PATH = (
     "estimator.plan.pilot_section",
     "estimator.report_text",  # the --format table text only
     "estimator.contract.price_book",  # a book's pydantic models: only a plan that names a book
+    "importlib.metadata",  # pydantic's plugin loader imports it (estimator.cold_start stands in)
+    "numpy.polynomial",  # the erfc fit's polynomial is summed by Horner's rule (cluster.reliability)
     "numpy.ma",  # np.unique and np.percentile import it (estimator.arrays stands in for them)
     "django",
     "celery",
@@ -66,7 +69,8 @@ except SystemExit as exc:
     code = exc.code
 threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else None
 sys.stderr.write("PROBE " + json.dumps({"code": code, "modules": sorted(sys.modules), "threads": threads,
-    "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+    "gc_enabled": gc.isenabled(), "frozen": gc.get_freeze_count(),
+    "dataclasses_exec": "exec" in vars(sys.modules["dataclasses"])}))
 """
 
 
@@ -113,6 +117,7 @@ def test_the_plan_command_imports_only_what_planning_needs(tmp_path):
         assert "tomllib" not in modules
     # the collector was paused for the imports and runs again, their objects frozen (estimator.__main__)
     assert probe["gc_enabled"] and probe["frozen"] > 0
+    assert not probe["dataclasses_exec"]  # estimator.cold_start's cache is uninstalled at the end
     if probe["threads"] is not None:  # Linux: OpenBLAS started no idle threads beside the one that plans
         assert probe["threads"] == 1
 

@@ -12,6 +12,7 @@ layout and MFU band), computed from that plan's sections with money.budget's for
 
 import math
 
+import numpy as np
 import pytest
 
 from estimator.contract.resolve import resolve
@@ -330,3 +331,32 @@ def test_a_calibrated_plan_is_sized_for_its_confidence_on_the_pilots_band():
     assert below
     for cards in below:  # the pilot's band at each size: every smaller size misses more often
         assert _miss_on(doc, cards) > 0.1, cards
+
+
+class _NarrowDip:
+    """A rule whose chance of missing (per 8-card unit k) is 0.05 + |k - 300| / 400: at most 0.1
+    only for k in [280, 320], which no doubling from 100 units (100, 200, 400, ...) lands in."""
+
+    target_days = 1.0
+    allowed = 0.1
+
+    def chances(self, cards, mfu, bests):
+        return 0.05 + np.abs(np.asarray(cards) / 8 - 300) / 400
+
+
+def test_counts_that_meet_between_two_doublings_give_the_first_of_them():
+    # by hand: the range's highest MFU 0.5 on 1 PFLOP/s cards needs 800 cards (100 units) in one day
+    # for flop = 800 x 86,400 x 1e15 x 0.5; doubling from there steps over 280..320 units, the lowest
+    # chance lies at 300 and the first count that meets is 280 units (2,240 cards), not 300
+    from estimator.plan.deadline_risk import confident_cards
+
+    doc = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": "h100-sxm"},
+        "efficiency": {"mfu": 0.4, "mfu_range": [0.3, 0.5]},
+        "cluster": {"target_days": 1},
+    }
+    r = resolve(validate_shape(doc))
+    flop = 800 * SECONDS_PER_DAY * 1e15 * 0.5
+    assert confident_cards(r, _NarrowDip(), flop, 1e15, 0.4, 8) == 2_240

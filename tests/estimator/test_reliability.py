@@ -101,6 +101,12 @@ def test_normal_sf_against_the_error_function() -> None:
     assert float(rel.normal_sf(0.0)) == pytest.approx(0.5, abs=1e-7)
 
 
+def test_horner_sums_the_polynomial_elementwise() -> None:
+    # 1 + 2t + 3t^2 at t = 0, 2, -1: 1, 17, 2; a scalar stays a scalar
+    assert rel._horner(np.array([0.0, 2.0, -1.0]), (1.0, 2.0, 3.0)).tolist() == [1.0, 17.0, 2.0]
+    assert float(rel._horner(np.float64(0.5), (-1.0, 0.0, 4.0))) == 0.0
+
+
 def test_count_exceedance_inverts_the_wilson_hilferty_quantiles() -> None:
     # mean 10, shape 2: a = 5/3, theta = 6 (above); WH quantiles by hand:
     # P50 = 10 (1 - 1/15)^3 = 8.1304, P90 = 10 (1 - 1/15 + 1.28155 / (3 sqrt(5/3)))^3

@@ -24,6 +24,8 @@ from estimator.layout.steptime.constants import ALPHA_NIC_S, ALPHA_SCALEUP_S
 
 @dataclass(frozen=True)
 class Fabric:
+    """A two-level fabric's parameters for the collective times (the module docstring gives each). Bytes/s, cards."""
+
     domain: float
     bw_up: float
     nic: float

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Rates:
+    """The rates a step's kernels run at on one card: FLOP/s per precision, HBM bytes/s, the recipe."""
+
     linear: float  # FLOP/s of the transformer linears (FP8 when trained in FP8)
     bf16: float  # FLOP/s of 16-bit GEMMs (router, output layer, unfused attention)
     hbm: float  # bytes/s of streaming kernels

@@ -50,7 +50,7 @@ def warnings(
                 params={"seconds": SEARCH_SECONDS, "timed": found.timed, "feasible": found.feasible},
             )
         )
-    out += _deadline_warnings(compute, goodput_days) + _budget_warnings(r, cost)
+    out += _deadline_warnings(compute, goodput_days) + _budget_warnings(r, cost) + _fewer_than_bought(choice)
     return out
 
 
@@ -90,6 +90,23 @@ def batch_warning(r: Resolved, choice: ClusterChoice) -> PlanWarning | None:
         "multiple of DP x micro-batch x seq_len or fix parallelism.dp."
     )
     return PlanWarning(code="global-batch-rounded", severity="warning", message=message, params=params)
+
+
+def _fewer_than_bought(choice: ClusterChoice) -> list[PlanWarning]:
+    """A budget-sized plan on fewer cards than the budget buys (plan.budget_choice: they train
+    faster)."""
+    most = choice.budget_most_cards
+    if most is None or most <= choice.cards:
+        return []
+    return [
+        PlanWarning(
+            code="budget-fastest-not-most",
+            severity="info",
+            message=f"The budget buys up to {counted(most, 'card')}, but fewer train faster: the plan takes "
+            f"the {counted(choice.cards, 'card')} that train fastest of the sizes it buys.",
+            params={"most_cards": most, "cards": choice.cards},
+        )
+    ]
 
 
 PARTIAL_NODE_GAIN = 1.1  # the whole servers' cards train at least this much faster: worth a warning
