@@ -159,6 +159,10 @@ COMPONENTS: dict[str, Schema] = {
         {
             "fits": flag("The layout fits the card's memory"),
             "fits_with_zero2": flag("It would fit with ZeRO-2 (null: not asked)", True),
+            "zero2_speed_factor": num(
+                "ZeRO-3 layouts where ZeRO-2 fits: the same layout's tokens/s with ZeRO-2 over its own (null: not asked)",
+                True,
+            ),
             "hbm_bytes": num("Memory of one card, bytes"),
             "per_card_bytes": numbers(
                 "Per card, bytes: weights, gradients, optimizer, activations, other, total"

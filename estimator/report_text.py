@@ -273,8 +273,8 @@ def format_plan(out: Mapping[str, Any]) -> str:
     lines.extend(_machine_lines(r))
     if r.get("calibration"):
         lines.append(format_calibration(r["calibration"]))
-    for w in r.get("warnings", []):
-        lines.append(f"warning [{w['code']}]: {w['message']}")
+    for w in r.get("warnings", []):  # each with its own severity: info, warning or error
+        lines.append(f"{w.get('severity') or 'warning'} [{w['code']}]: {w['message']}")
     return "\n".join(lines) + "\n"
 
 

@@ -172,6 +172,9 @@ MESSAGES: dict[str, str] = {
         "meeting the deadline, allow more days, train fewer tokens or lose less time to interruptions "
         "(faster restarts, in-memory checkpoints)."
     ),
+    "global-batch-rounded": gettext_noop(
+        "The chosen layout trains with a global batch of %(sequences)s sequences (%(tokens)s tokens), not the %(asked_sequences)s asked (%(asked_tokens)s tokens, %(batch_ratio)s): DP %(dp)s x %(micro_batches)s micro-batches of %(micro_batch_size)s. To keep the batch, ask for a multiple of DP x micro-batch x sequence length or fix the DP size."
+    ),
     "partial-node-slow": gettext_noop(
         "%(cards)s cards leave the last of %(nodes)s servers part-used and split poorly (MFU %(mfu)s, "
         "%(days)s before failures); the %(whole)s cards of those servers would train at MFU "
@@ -314,6 +317,9 @@ MESSAGES: dict[str, str] = {
     "start.zero_stage.3": gettext_noop(
         "The model does not fit with stage 2, so shard the weights too (article 7.1)."
     ),
+    "start.zero_stage.3-faster": gettext_noop(
+        "Stage 2 fits too, but only with more recomputation or smaller micro-batches: the same layout with stage 2 trains %(slower_by)s slower, so shard the weights too."
+    ),
     "start.zero_stage.chosen-low": gettext_noop(
         "The chosen layout fits with the optimizer state sharded (stage 1, Megatron's distributed optimizer) or not at all (stage 0), and moves less data than stage 2; with pipeline parallelism DeepSpeed supports only stage 1 (deepspeedai/DeepSpeed#823)."
     ),
@@ -365,6 +371,9 @@ MESSAGES: dict[str, str] = {
     "assumption.stack": gettext_noop("software stack"),
     "assumption.stack-default": gettext_noop("software stack (default for this accelerator)"),
     "assumption.tdp": gettext_noop("card TDP"),
+    "assumption.moe-imbalance": gettext_noop(
+        "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
+    ),
     "assumption.server-price": gettext_noop("server price (cards included)"),
     "assumption.switch-price": gettext_noop("switch price"),
     "assumption.transceiver-price": gettext_noop("transceiver price"),
@@ -385,6 +394,9 @@ MESSAGES: dict[str, str] = {
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
     "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
     "source.mfu-predicted": gettext_noop("layout model prediction"),
+    "source.moe-imbalance-default": gettext_noop(
+        "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for force-balanced benchmarks) [U]"
+    ),
     # --- diagnose a measured run (estimator.plan.diagnose) ---
     "diagnose.network": gettext_noop(
         "Communication wait is %(share)s of the step, above %(threshold)s: suspect the network first (article section 5.1). "

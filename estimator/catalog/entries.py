@@ -81,6 +81,9 @@ class Server:
     # a node costs chassis_price_usd + cards_per_node * accelerator.price_usd
     chassis_price_usd: float = 0.0
     supernode: str = ""  # id in supernodes.toml of the unit this node is built into ("" = none)
+    # link layer of the compute-fabric NICs: "infiniband" or "ethernet" (RoCE); "" = either (a
+    # generic server); the default scale-out switch is one of it (money.pricing.default_switch)
+    scaleout_fabric: str = ""
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ class Switch:
 
     id: str
     name: str
+    vendor: str
+    fabric: str  # link layer: "infiniband" or "ethernet"
     ports: int  # at port_gbps
     port_gbps: float
     power_w: float  # typical, without optics

@@ -7,12 +7,12 @@ them imports another (docs/architecture.md#layers).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from estimator import catalog
-from estimator.catalog.entries import Drive
+from estimator.catalog.entries import Drive, Switch
 from estimator.cluster.network import fabric_counts, storage_fabric_counts
 from estimator.cluster.storage import StorageInputs, storage_counts, volumes
 from estimator.cluster.supernode import facility_fields
@@ -59,6 +59,23 @@ def _pick_by_speed(entries: dict[str, Any], gbps: float, attr: str) -> Any:
     return ranked[-1]
 
 
+def default_switch(r: Resolved, port_gbps: float) -> Switch:
+    """The scale-out switch priced when the scenario names none: of the server's compute-fabric link
+    layer (catalog Server.scaleout_fabric: InfiniBand or Ethernet/RoCE; any where the server names
+    none or no switch carries it), at `port_gbps` (Gbit/s) where one is, the accelerator vendor's
+    first (Huawei CloudEngine for Ascend's RoCE plane, NVIDIA Quantum for DGX InfiniBand), then the
+    scenario's radix (network.switch_ports); else the slowest faster one. equipment prices another
+    radix or speed by capacity."""
+    every = catalog.switches()
+    fabric = r.server.scaleout_fabric
+    pool = {k: v for k, v in every.items() if v.fabric == fabric} or every
+    matching = [v for v in pool.values() if v.port_gbps == port_gbps]
+    if not matching:
+        return cast(Switch, _pick_by_speed(pool, port_gbps, "port_gbps"))
+    vendor, ports = r.accelerator.vendor, r.scenario.network.switch_ports
+    return min(matching, key=lambda v: (v.vendor != vendor, v.ports != ports))  # stable: catalog order
+
+
 def equipment(r: Resolved) -> Equipment:
     """Unit prices and powers from the catalog, with the scenario's overrides (in its currency)."""
     s, d, acc, server = r.scenario, r.defaults, r.accelerator, r.server
@@ -73,11 +90,7 @@ def equipment(r: Resolved) -> Equipment:
                 f"unknown switch '{s.network.switch}'; known: {known}", "network.switch"
             ) from None
     else:
-        matching = {k: v for k, v in catalog.switches().items() if v.port_gbps == port_gbps}
-        sw = _pick_by_speed(matching or catalog.switches(), port_gbps, "port_gbps")
-        if matching:
-            same_radix = [v for v in matching.values() if v.ports == s.network.switch_ports]
-            sw = same_radix[0] if same_radix else sw
+        sw = default_switch(r, port_gbps)
     # A switch of another radix or speed is priced by its capacity (ports x Gb/s), an assumption.
     capacity_ratio = (s.network.switch_ports * port_gbps) / (sw.ports * sw.port_gbps)
     book, fx = r.price_book, r.book_usd_to_cny

@@ -15,7 +15,8 @@ suggestion, params, suggestion_code, and `message_code` where the sentence has v
     comm-wait-over-30pct     exposed communication > 30 % of the step (article 5.1)
     oversubscribed-fabric-dp oversubscription > 1 with DP traffic crossing leaves (article 3.2)
     flat-network-too-large   a single-switch network past ~16 nodes (article 3.2)
-    zero3-unneeded           ZeRO-3 where stage 2 fits (article 7.1)
+    zero3-unneeded           ZeRO-3 where stage 2 fits and trains as fast (article 7.1;
+                             starting_config.zero2_verdict)
     fp32-precision           FP32 training; BF16 halves memory (article 4.4, 7.1)
     hccl-buffer              Ascend: start HCCL_BUFFSIZE at 256 MB (article 4.3 measurement;
                              errata: not 10-20 % of HBM)
@@ -39,7 +40,7 @@ from estimator.dotted import get_path
 from estimator.model.compute import MFU_PLAUSIBLE_MAX
 from estimator.money.pricing import causal_share
 from estimator.plan.result import AdviceItem
-from estimator.plan.starting_config import HCCL_BUFFSIZE_START_MB
+from estimator.plan.starting_config import HCCL_BUFFSIZE_START_MB, zero2_verdict
 from estimator.plan.supernode_rules import supernode_does_not_pay, supernode_partly_used, supernode_pays
 
 MiB = 1024 * 1024
@@ -220,7 +221,7 @@ def _flat_network_too_large(s: Doc, r: Doc) -> Advice | None:
 
 
 def _zero3_unneeded(s: Doc, r: Doc) -> Advice | None:
-    if number_at(r, "parallelism.zero_stage") != 3 or get_path(r, "memory.fits_with_zero2") is not True:
+    if zero2_verdict(r) != "as-fast":  # stage 2 does not fit, or only slower (the search chose 3 for it)
         return None
     return _advice(
         "zero3-unneeded",

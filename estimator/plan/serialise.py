@@ -72,7 +72,11 @@ def _parallelism(p: types.ParallelismSection) -> dict[str, Any]:
 
 
 def _memory(m: types.MemorySection) -> dict[str, Any]:
-    return m.layout.memory_dict() | {"fits": m.fits, "fits_with_zero2": m.fits_with_zero2}
+    return m.layout.memory_dict() | {
+        "fits": m.fits,
+        "fits_with_zero2": m.fits_with_zero2,
+        "zero2_speed_factor": m.zero2_speed_factor,
+    }
 
 
 def _layout(s: types.LayoutSection) -> dict[str, Any]:

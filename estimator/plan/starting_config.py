@@ -9,6 +9,7 @@ from typing import Any
 
 from estimator.contract.readings import bubble_fraction, is_ascend, number_at
 from estimator.dotted import get_path
+from estimator.layout.search import TIE_BAND
 from estimator.plan.result import Setting
 
 HCCL_BUFFSIZE_START_MB = 256  # article 4.3: 256 MB beat 64 MB by ~15 % on 8-card DP; CANN default 200
@@ -120,11 +121,38 @@ def _micro_batches_row(r: Doc, pp: float) -> Setting:
     return _setting("micro_batches", f"{lo}-{hi}", reason, "start.micro_batches.range", params)
 
 
+def zero2_verdict(r: Doc) -> str | None:
+    """What stage 2 would do in place of the chosen ZeRO-3 layout (result.memory's ZeRO-2 twin: the
+    same layout with stage 2): "no-fit"; "slower" where it fits but its tokens/s fall below the
+    search's tie band (layout.search.TIE_BAND: stage 3 freed memory for less recomputation or a larger
+    micro-batch, and the search preferred it for its speed); "as-fast" where it fits within the band
+    or faster (also a result without the speed, stored before it was kept); None when the chosen
+    layout is not ZeRO-3. The one rule advice zero3-unneeded and the starting configuration read."""
+    if number_at(r, "parallelism.zero_stage") != 3:
+        return None
+    fits_z2 = get_path(r, "memory.fits_with_zero2")
+    if fits_z2 is not True:
+        return "no-fit" if fits_z2 is False else None
+    speed = number_at(r, "memory.zero2_speed_factor")
+    return "slower" if speed is not None and speed < 1.0 / (1.0 + TIE_BAND) else "as-fast"
+
+
 def _zero_row(r: Doc, pp: float, fits_z2: Any) -> Setting:
     """The chosen layout's ZeRO stage when there is one; else the article's rule."""
     chosen = number_at(r, "parallelism.zero_stage")
     fits = get_path(r, "memory.fits")
-    if fits_z2 is False or (chosen == 3 and fits is not False):
+    verdict = zero2_verdict(r)
+    if verdict == "slower" and fits is not False:
+        speed = number_at(r, "memory.zero2_speed_factor") or 1.0
+        return _setting(
+            "zero_stage",
+            3,
+            f"Stage 2 fits too, but only with more recomputation or smaller micro-batches: the same layout "
+            f"with stage 2 trains {1.0 - speed:.0%} slower, so shard the weights too.",
+            "start.zero_stage.3-faster",
+            {"slower_by": 1.0 - speed},
+        )
+    if fits_z2 is False or (chosen == 3 and fits is not False and verdict != "as-fast"):
         return _setting(
             "zero_stage",
             3,

@@ -105,8 +105,10 @@ CASES = {
         {"r_network__tiers": 1, "r_network__leaf_switches": 1, "r_compute__nodes": 8},
     ),
     "zero3-unneeded": (
-        {"r_parallelism__zero_stage": 3},
-        {"r_parallelism__zero_stage": 3, "r_memory__fits_with_zero2": False},
+        # stage 2 fits and trains 1 % slower: inside the search's 2 % tie band
+        {"r_parallelism__zero_stage": 3, "r_memory__zero2_speed_factor": 0.99},
+        # stage 2 fits but trains 9 % slower: the search chose stage 3 for its speed
+        {"r_parallelism__zero_stage": 3, "r_memory__zero2_speed_factor": 0.91},
     ),
     "fp32-precision": ({"s_training__precision": "fp32"}, {"s_training__precision": "bf16"}),
     "hccl-buffer": (
@@ -234,6 +236,26 @@ def test_starting_configuration_repeats_the_interleaved_layout_it_relies_on():
         "dp": 16,
         "ep": 8,
     }
+
+
+def test_zero3_stays_quiet_where_stage_2_does_not_fit():
+    s, r = _plan(r_parallelism__zero_stage=3, r_memory__fits_with_zero2=False)
+    assert "zero3-unneeded" not in codes(s, r)
+
+
+def test_starting_configuration_says_why_zero3_beat_a_fitting_stage_2():
+    """A ZeRO-3 layout whose stage-2 twin fits but trains 9 % slower: the row keeps stage 3 and says
+    it was faster, not that stage 2 does not fit (the report once said both that and, in the advice,
+    'use stage 2')."""
+    s, r = _plan(r_parallelism__pp=1, r_parallelism__zero_stage=3, r_memory__zero2_speed_factor=0.91)
+    row = {row.setting: row for row in starting_configuration(s, r)}["zero_stage"]
+    assert (row.value, row.code) == (3, "start.zero_stage.3-faster")
+    assert row.params["slower_by"] == pytest.approx(0.09)
+    assert "9% slower" in row.reason
+    # as fast within the tie band: the advice's stage 2, not a false "does not fit"
+    s, r = _plan(r_parallelism__pp=1, r_parallelism__zero_stage=3, r_memory__zero2_speed_factor=0.99)
+    row = {row.setting: row for row in starting_configuration(s, r)}["zero_stage"]
+    assert (row.value, row.code) == (2, "start.zero_stage.2")
 
 
 def test_starting_configuration_zero_stage_follows_memory():

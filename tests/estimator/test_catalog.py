@@ -269,7 +269,15 @@ def test_figure_without_source_or_outside_range_is_rejected():
 
 def test_entry_with_bare_number_or_unknown_field_is_rejected():
     fig = {"value": 1, "source": "s", "as_of": "2024-01"}
-    good = {"name": "n", "ports": fig, "port_gbps": fig, "power_w": fig, "price_usd": fig}
+    good = {
+        "name": "n",
+        "vendor": "v",
+        "fabric": "ethernet",
+        "ports": fig,
+        "port_gbps": fig,
+        "power_w": fig,
+        "price_usd": fig,
+    }
     assert build_entry(Switch, "x", good, "switches").ports == 1
     with pytest.raises(CatalogDataError, match="source"):
         build_entry(Switch, "x", {**good, "ports": 64}, "switches")

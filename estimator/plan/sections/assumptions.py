@@ -11,6 +11,7 @@ from typing import Any
 from estimator.contract.book_pricing import assumption as price_book_assumption
 from estimator.contract.book_pricing import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
+from estimator.contract.run import Training
 from estimator.layout.stack_profile import StackProfile
 from estimator.money.pricing import causal_share, model_flops
 from estimator.money.rollup import Equipment
@@ -18,6 +19,10 @@ from estimator.plan.chosen import ClusterChoice
 from estimator.plan.result import Assumption
 
 GENERIC = "catalog defaults / scenario"
+MOE_IMBALANCE_DEFAULT_SOURCE = (
+    "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for "
+    "force-balanced benchmarks) [U]"
+)
 
 # generic sources -> their code (a title is shown as it is; these are rendered in the reader's language)
 SOURCE_CODES = {
@@ -25,6 +30,7 @@ SOURCE_CODES = {
     GENERIC: "catalog-or-scenario",
     "scenario efficiency.mfu": "mfu-given",
     "layout model prediction": "mfu-predicted",
+    MOE_IMBALANCE_DEFAULT_SOURCE: "moe-imbalance-default",
     "scenario cost.server_price": "scenario",
 }
 
@@ -75,7 +81,8 @@ def _source(r: Resolved, field: str) -> str:
 
 
 def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> list[_Row]:
-    """Peak (FLOP/s), HBM (B), matmul efficiency, MFU, the software stack and the card's TDP (W)."""
+    """Peak (FLOP/s), HBM (B), matmul efficiency, MFU, the software stack, the card's TDP (W) and a
+    MoE model's load imbalance."""
     acc, precision = r.accelerator, r.scenario.training.precision
     chosen = r.scenario.training.stack
     return [
@@ -91,7 +98,21 @@ def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> l
              "software stack" + ("" if chosen else " (default for this accelerator)"), stack.id, "",
              f"{stack.name}; {stack.source} ({stack.as_of}); release: {stack.release}", stack.mechanisms()),
         _Row("tdp", "card TDP", acc.tdp_w, "W", _source(r, "tdp_w")),
+        *_moe_rows(r),
     ]  # fmt: skip
+
+
+def _moe_rows(r: Resolved) -> list[_Row]:
+    """A MoE model's load imbalance (max/mean routed tokens per expert-parallel rank, dimensionless):
+    the step time's expert GEMMs and all-to-all scale with it (docs/steptime.md), and its default
+    moves the days by about 5 % per 0.1. No row for a dense model."""
+    if not r.arch.is_moe:
+        return []
+    value = float(r.scenario.training.moe_imbalance)
+    default = Training.model_fields["moe_imbalance"].default
+    source = MOE_IMBALANCE_DEFAULT_SOURCE if value == default else "scenario input"
+    name = "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
+    return [_Row("moe-imbalance", name, value, "", source)]
 
 
 FLOP_SOURCE = "Kaplan et al. 2020 (6·N_active); Chowdhery et al. 2022, PaLM, appendix B (12·L·s·d_attn)"

@@ -4,9 +4,13 @@ layout, and the search's counts, runners-up and reason for the choice (layout.ch
 
 from __future__ import annotations
 
+import numpy as np
+
 from estimator.contract.resolve import Resolved
+from estimator.layout.activations import RECOMPUTE_CODES
 from estimator.layout.choice import choice_reason
-from estimator.layout.search import LayoutEval, LayoutProblem, evaluate_layout
+from estimator.layout.evaluation import evaluate
+from estimator.layout.search import LayoutEval, LayoutProblem
 from estimator.plan.chosen import ClusterChoice
 from estimator.plan.result import LayoutSection, MemorySection, ParallelismSection
 
@@ -20,15 +24,16 @@ def layout_sections(
     shown: LayoutEval | None = best if best is not None else found.closest
     parallelism = memory = None
     if shown is not None:
+        fits_z2, z2_speed = zero2_twin(problem, shown)
         parallelism = ParallelismSection(
             layout=shown,
-            # the batch is rounded to whole micro-batches per DP rank (tokens)
-            global_batch_tokens=shown.micro_batches * shown.dp * shown.micro_batch_size * r.seq_len,
+            global_batch_tokens=planned_batch_tokens(r, shown),
         )
         memory = MemorySection(
             layout=shown,
             fits=bool(best is not None and shown.memory_dict().get("fits", True)),
-            fits_with_zero2=fits_with_zero2(problem, shown),
+            fits_with_zero2=fits_z2,
+            zero2_speed_factor=z2_speed,
         )
     layout = LayoutSection(
         feasible=found.feasible,
@@ -42,20 +47,35 @@ def layout_sections(
     return parallelism, memory, layout
 
 
-def fits_with_zero2(problem: LayoutProblem, shown: LayoutEval) -> bool | None:
-    """For a ZeRO-3 layout: would the same layout fit with stage 2 (no weight sharding)?"""
+def planned_batch_tokens(r: Resolved, layout: LayoutEval) -> int:
+    """The global batch a layout trains with (tokens): whole micro-batches per DP rank, as the
+    enumeration rounds training.global_batch_tokens to the DP size (layout.enumeration.candidate_grid,
+    within its BATCH_TOLERANCE) — result.parallelism.global_batch_tokens."""
+    return layout.micro_batches * layout.dp * layout.micro_batch_size * r.seq_len
+
+
+def zero2_twin(problem: LayoutProblem, shown: LayoutEval) -> tuple[bool | None, float | None]:
+    """For a ZeRO-3 layout, the same layout with stage 2 (no weight sharding; the same micro-batches,
+    so the same global batch; partial recompute refits its layer count, layout.evaluation): (memory.fits_with_zero2, whether it fits; memory.zero2_speed_factor, its
+    tokens/s over the shown layout's where it fits) (dimensionless; < 1: stage 2 is slower, as when
+    the weights stage 3 shards leave room for less recomputation or a larger micro-batch). Both None
+    for a layout that is not ZeRO-3."""
     if shown.zero_stage != 3:
-        return None
-    alt = evaluate_layout(
-        problem,
-        tp=shown.tp,
-        pp=shown.pp,
-        ep=shown.ep,
-        cp=shown.cp,
-        micro_batch_size=shown.micro_batch_size,
-        virtual_stages=shown.virtual_stages,
-        sequence_parallel=shown.sequence_parallel,
-        zero_stage=2,
-        recompute=shown.recompute,
-    )
-    return bool(alt.fits)
+        return None, None
+    c = {
+        "tp": shown.tp,
+        "pp": shown.pp,
+        "cp": shown.cp,
+        "ep": shown.ep,
+        "etp": shown.expert_tp,
+        "mbs": shown.micro_batch_size,
+        "v": shown.virtual_stages,
+        "sp": shown.sequence_parallel,
+        "zero": 2,
+        "rc": RECOMPUTE_CODES[shown.recompute],
+        "dp": shown.dp,
+        "m": shown.micro_batches,  # the same global batch as the shown layout's
+    }
+    mem, t = evaluate(problem, {k: np.asarray(v) for k, v in c.items()})
+    fits = bool(float(mem.total) <= float(problem.accelerator.hbm_bytes))
+    return fits, float(t["tokens_per_s"]) / float(shown.tokens_per_s) if fits else None

@@ -1,5 +1,6 @@
 """result.warnings and result.budget: advice shown as warnings, the plan's own warnings (input notes,
-an assumed shape, ignored config.json fields, a timed-out search, a missed deadline, over budget),
+an assumed shape, ignored config.json fields, a global batch rounded far from the one asked, a
+timed-out search, a missed deadline, over budget),
 and the budget's status (money.budget.status)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from estimator.money import budget as budget_rules
 from estimator.plan.chosen import ClusterChoice
 from estimator.plan.problem import evaluate_at
 from estimator.plan.result import AdviceItem, BudgetSection, ComputeSection, CostSection, PlanWarning
+from estimator.plan.sections.layout import planned_batch_tokens
 from estimator.words import counted
 
 
@@ -35,6 +37,8 @@ def warnings(
     out += _input_warnings(r)
     whole = whole_servers_warning(r, choice, compute.wall_clock_days)
     out += [whole] if whole is not None else []
+    batch = batch_warning(r, choice)
+    out += [batch] if batch is not None else []
     found = choice.layouts
     if found.timed_out:
         out.append(
@@ -48,6 +52,44 @@ def warnings(
         )
     out += _deadline_warnings(compute, goodput_days) + _budget_warnings(r, cost) + _fewer_than_bought(choice)
     return out
+
+
+# [U] judgement: a global batch moved by more than this share from the one asked changes the run's
+# optimisation (tokens per step, so the learning-rate schedule), not just its rounding to the DP size
+BATCH_NOTE_SHARE = 0.10
+
+
+def batch_warning(r: Resolved, choice: ClusterChoice) -> PlanWarning | None:
+    """global-batch-rounded: the chosen layout trains with a global batch (whole micro-batches per DP
+    rank, sections.layout.planned_batch_tokens) more than BATCH_NOTE_SHARE away from
+    training.global_batch_tokens; params in sequences and tokens, batch_ratio = planned / asked
+    (dimensionless). None without a layout or within the share."""
+    best = choice.layouts.best
+    if best is None:
+        return None
+    asked = float(r.scenario.training.global_batch_tokens)
+    planned = planned_batch_tokens(r, best)
+    ratio = planned / asked
+    if abs(ratio - 1.0) <= BATCH_NOTE_SHARE:
+        return None
+    seqs, asked_seqs = planned // r.seq_len, max(1, round(asked / r.seq_len))
+    params = {
+        "sequences": seqs,
+        "asked_sequences": asked_seqs,
+        "tokens": planned,
+        "asked_tokens": int(asked),
+        "batch_ratio": ratio,
+        "dp": best.dp,
+        "micro_batches": best.micro_batches,
+        "micro_batch_size": best.micro_batch_size,
+    }
+    message = (
+        f"The chosen layout trains with a global batch of {seqs:,} sequences ({planned:,} tokens), not the "
+        f"{asked_seqs:,} asked ({int(asked):,} tokens, {ratio - 1:+.0%}): DP {best.dp:,} x "
+        f"{best.micro_batches:,} micro-batches of {best.micro_batch_size:,}. To keep the batch, ask for a "
+        "multiple of DP x micro-batch x seq_len or fix parallelism.dp."
+    )
+    return PlanWarning(code="global-batch-rounded", severity="warning", message=message, params=params)
 
 
 def _fewer_than_bought(choice: ClusterChoice) -> list[PlanWarning]:

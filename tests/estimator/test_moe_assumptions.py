@@ -1,0 +1,34 @@
+"""A MoE plan lists the load imbalance its expert GEMMs and all-to-all assume (training.moe_imbalance,
+default 1.1) among its assumptions: a default that moves the days by about 5 % per 0.1 (DeepSeek-V3
+on 3,840 Ascend 910C: 50.1 days at 1.0, 53.1 at 1.1, 62.9 at 1.5) must be visible."""
+
+from estimator.plan.compose import estimate
+
+
+def _rows(model, **training):
+    result = estimate(
+        {
+            "model": {"preset": model},
+            "training": {"tokens": 1e11, **training},
+            "hardware": {"accelerator": "h100-sxm"},
+            "cluster": {"cards": 64},
+        },
+        {},
+    )["result"]
+    return {a["code"]: a for a in result["assumptions"]}
+
+
+def test_moe_plan_shows_the_default_imbalance():
+    row = _rows("qwen3-30b-a3b")["assumption.moe-imbalance"]
+    assert row["value"] == 1.1
+    assert row["source_code"] == "source.moe-imbalance-default"
+
+
+def test_moe_plan_shows_the_imbalance_given():
+    row = _rows("qwen3-30b-a3b", moe_imbalance=1.4)["assumption.moe-imbalance"]
+    assert row["value"] == 1.4
+    assert row["source"] == "scenario input"
+
+
+def test_dense_plan_has_no_imbalance_row():
+    assert "assumption.moe-imbalance" not in _rows("llama-3.1-8b")
