@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -176,6 +177,7 @@ def report(request, token: str):
         summary = sweep.summary
         describe = _describer(sweep.axes)
         budget = _budget(sweep)
+        row_money = _row_money(sweep)
         figures = [("pareto", charts.pareto(summary, describe, currency, _group_of(sweep)))]
         figures += [
             (f"heat-{n}", charts.heatmap(item, sweep.axes, currency))
@@ -190,8 +192,14 @@ def report(request, token: str):
         context["has_pareto"] = any(fig["id"] == "pareto" for fig in context["figures"])
         if summary.get("series"):
             context["series_label"] = labels.axis(summary["series"]["field"])
-        context["best"] = _best_tables(sweep, summary, currency, budget)
-        context["budget"] = fmt.money(budget, currency) if budget else None
+        context["best"] = _best_tables(sweep, summary, row_money)
+        context["budget"] = (
+            fmt.money(budget, currency) if budget and not _swept(sweep, *MONEY_FIELDS) else None
+        )
+        # each row's own budget (swept) or the base's in each row's currency (the currency swept)
+        context["budget_per_row"] = _swept(sweep, BUDGET_FIELD) or (
+            budget is not None and _swept(sweep, *MONEY_FIELDS)
+        )
         context["row_errors"] = [
             (messages_catalogue.sentence(message), count)
             for message, count in (summary.get("errors") or {}).items()
@@ -200,8 +208,35 @@ def report(request, token: str):
 
 
 def _budget(sweep: Sweep) -> float | None:
-    value = (sweep.base.get("cost") or {}).get("budget")
+    return _amount((sweep.base.get("cost") or {}).get("budget"))
+
+
+def _amount(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+BUDGET_FIELD = "cost.budget"
+MONEY_FIELDS = (selectors.CURRENCY_FIELD, BUDGET_FIELD)  # a row's currency and budget: swept or the base's
+
+
+def _swept(sweep: Sweep, *fields: str) -> bool:
+    return any(a["field"] in fields for a in sweep.axes)
+
+
+def _row_money(sweep: Sweep) -> Callable[[int], tuple[str, float | None]]:
+    """index -> (currency, budget) of that row: its scenario's (the one its "Full estimate" plans),
+    so with cost.currency or cost.budget as an axis each row reads in its own currency and is
+    flagged over its own budget, not the base's."""
+    if not _swept(sweep, *MONEY_FIELDS):
+        currency, budget = _currency(sweep), _budget(sweep)
+        return lambda _index: (currency, budget)
+    axes = services.axes_of(sweep=sweep)
+
+    def of(index: int) -> tuple[str, float | None]:
+        cost = estimator_sweep.scenario_at(sweep.base, axes, index).get("cost") or {}
+        return str(cost.get("currency") or "USD"), _amount(cost.get("budget"))
+
+    return of
 
 
 def _group_of(sweep: Sweep):
@@ -222,11 +257,12 @@ def _group_of(sweep: Sweep):
     return group_of
 
 
-def _best_rows(axes, rows: list[dict], currency: str, budget: float | None) -> list[dict]:
+def _best_rows(axes, rows: list[dict], row_money: Callable[[int], tuple[str, float | None]]) -> list[dict]:
     out = []
     for r in rows:
         ds = estimator_sweep.digits(axes, r["index"])
         capex = r.get("cost.capex.total")
+        currency, budget = row_money(r["index"])
         out.append(
             {
                 "index": r["index"],
@@ -242,7 +278,9 @@ def _best_rows(axes, rows: list[dict], currency: str, budget: float | None) -> l
     return out
 
 
-def _best_tables(sweep: Sweep, summary: dict, currency: str, budget: float | None) -> list[dict]:
+def _best_tables(
+    sweep: Sweep, summary: dict, row_money: Callable[[int], tuple[str, float | None]]
+) -> list[dict]:
     """The best configurations: per metric over the whole sweep, or, for a sweep over models or
     chips, one table per series (its fastest configurations)."""
     fields = [labels.axis(a["field"]) for a in sweep.axes]
@@ -256,7 +294,7 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str, budget: float | Non
                 "series": value,
                 "colour": charts.COLORS[i % len(charts.COLORS)],  # the series' colour on the chart
                 "fields": fields,
-                "rows": _best_rows(axes, rows, currency, budget),
+                "rows": _best_rows(axes, rows, row_money),
             }
             for i, value in enumerate(series["values"])
             if (rows := (series["best"].get(value) or {}).get(digests.DAYS))
@@ -270,7 +308,7 @@ def _best_tables(sweep: Sweep, summary: dict, currency: str, budget: float | Non
                     "metric": metric,
                     "label": charts.label(metric),
                     "fields": fields,
-                    "rows": _best_rows(axes, rows, currency, budget),
+                    "rows": _best_rows(axes, rows, row_money),
                 }
             )
     return tables
