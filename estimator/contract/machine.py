@@ -164,7 +164,15 @@ class Network(_Section):
 
 
 class Storage(_Section):
-    checkpoint_interval_s: Num = Field(3600, gt=0, le=1e7)
+    checkpoint_interval_s: Num | None = Field(
+        None,
+        gt=0,
+        le=1e7,
+        description=(
+            "Compute seconds between checkpoints, as reliability.checkpoint_interval_s (give one of "
+            "the two); default Daly's optimum, the warm tier then archiving one checkpoint an hour"
+        ),
+    )
     checkpoint_write_s: Num = Field(120, gt=0, le=1e6)
     checkpoints_kept: Int = Field(5, ge=1, le=10_000)
     checkpoint_bytes_per_param: Num = Field(12, gt=0, le=64, description="fp32 master + Adam m, v = 12")

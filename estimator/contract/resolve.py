@@ -122,6 +122,34 @@ def _check_confidence(scenario: Scenario) -> None:
         raise ScenarioError(FieldError("cluster.deadline_confidence", message, "confidence-needs-deadline"))
 
 
+def checkpoint_interval(scenario: Scenario) -> float | None:
+    """The checkpoint interval the scenario gives (compute seconds between checkpoints):
+    reliability.checkpoint_interval_s or storage.checkpoint_interval_s (one question, two places a
+    reader may look for it: _check_intervals refuses two different answers); None: the plan takes
+    Daly's optimum (plan.goodput)."""
+    given = scenario.reliability.checkpoint_interval_s
+    return float(given) if given is not None else _float_or_none(scenario.storage.checkpoint_interval_s)
+
+
+def _float_or_none(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _check_intervals(scenario: Scenario) -> None:
+    """storage.checkpoint_interval_s and reliability.checkpoint_interval_s are one interval: both
+    given, they must agree."""
+    a, b = scenario.storage.checkpoint_interval_s, scenario.reliability.checkpoint_interval_s
+    if a is not None and b is not None and float(a) != float(b):
+        message = (
+            f"is {a:g} s but reliability.checkpoint_interval_s is {b:g} s: they are the same interval, "
+            "give one of them"
+        )
+        params = {"storage": float(a), "reliability": float(b)}
+        raise ScenarioError(
+            FieldError("storage.checkpoint_interval_s", message, "two-checkpoint-intervals", params)
+        )
+
+
 def _check_architecture(arch: Architecture) -> None:
     errors = []
     if arch.num_attention_heads % arch.num_key_value_heads:
@@ -366,6 +394,7 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
         )
     _check_parallelism(scenario, arch, cards)
     _check_confidence(scenario)
+    _check_intervals(scenario)
     if scenario.training.precision == "fp8" and not acc.peak_flops_fp8:
         notes.append(f"{acc.name} has no FP8 tensor cores; BF16 peak used")
     fx = 1.0
