@@ -45,7 +45,15 @@ class InlineAccelerator(_Section):
 class Hardware(_Section):
     accelerator: str | InlineAccelerator = "ascend-910b2"
     server: str | None = Field(None, max_length=60, description="Default: the accelerator's server")
-    cards_per_node: Int | None = Field(None, ge=1, le=limits.MAX_SCALEUP_DOMAIN)
+    cards_per_node: Int | None = Field(
+        None,
+        ge=1,
+        le=limits.MAX_SCALEUP_DOMAIN,
+        description=(
+            "Cards per node, overriding the server's: the node keeps the server's NICs per card and, "
+            "unless the server is a supernode, its scale-up domain is the node's cards"
+        ),
+    )
     overrides: dict[str, Num] = Field(
         default_factory=dict, description="Single catalog fields of the accelerator"
     )

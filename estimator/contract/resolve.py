@@ -69,7 +69,10 @@ class Resolved:
     def scaleup_domain_cards(self) -> int:
         """Cards on one HCCS/NVLink domain: the server's (8 for a node, 384 for a CloudMatrix
         supernode), never more than the accelerator supports."""
-        server_domain = max(self.server.scaleup_domain_cards, self.cards_per_node)
+        server = self.server
+        supernode = server.scaleup_domain_cards > server.cards_per_node
+        # a node's own domain follows hardware.cards_per_node; a supernode's spans its nodes
+        server_domain = server.scaleup_domain_cards if supernode else self.cards_per_node
         return min(self.accelerator.scaleup_domain_cards, server_domain)
 
 
@@ -120,6 +123,12 @@ def _check_confidence(scenario: Scenario) -> None:
     if scenario.cluster.deadline_confidence is not None and scenario.cluster.target_days is None:
         message = "needs cluster.target_days: it is the chance of finishing by a deadline"
         raise ScenarioError(FieldError("cluster.deadline_confidence", message, "confidence-needs-deadline"))
+
+
+def nics_for(server: Server, cards_per_node: int) -> int:
+    """Scale-out NICs of a node of `cards_per_node` cards (hardware.cards_per_node may override the
+    server's): the server's NICs per card, rounded up to whole NICs (8 per 8 cards: 4 per 4)."""
+    return max(1, -(-server.nics_per_node * cards_per_node // server.cards_per_node))
 
 
 def checkpoint_interval(scenario: Scenario) -> float | None:
@@ -409,7 +418,7 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
         accelerator=acc,
         server=server,
         cards_per_node=cards_per_node,
-        nics_per_node=net.nics_per_node or server.nics_per_node,
+        nics_per_node=net.nics_per_node or nics_for(server, cards_per_node),
         nic_gbps=net.nic_gbps or server.nic_gbps,
         seq_len=int(seq_len),
         usd_to_currency=fx,
