@@ -155,6 +155,10 @@ MESSAGES: dict[str, str] = {
         "cards help only while each replica keeps enough micro-batches) or lose less time to "
         "interruptions (faster restarts, in-memory checkpoints)."
     ),
+    "two-checkpoint-intervals": gettext_noop(
+        "The storage section's checkpoint interval (%(storage)s s) and the reliability section's "
+        "(%(reliability)s s) are the same interval: give one of them."
+    ),
     "budget-fastest-not-most": gettext_noop(
         "The budget buys up to %(most_cards)s cards, but fewer train faster: the plan takes the %(cards)s "
         "cards that train fastest of the sizes it buys."

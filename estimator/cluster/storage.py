@@ -76,6 +76,9 @@ def drives_needed(required: ArrayLike, per_drive: ArrayLike) -> int | IntArray:
     return int(out) if out.ndim == 0 else out
 
 
+ARCHIVE_INTERVAL_S = 3600.0  # s: the warm tier's archive interval where no checkpoint interval is given
+
+
 @dataclass(frozen=True)
 class HotTier:
     """NVMe parallel file system. Bytes, bytes/s, seconds, counts."""
@@ -147,7 +150,10 @@ class StorageInputs:
     (module docstring); `plan` fills every field it knows from the scenario and the catalog
     (money.pricing.storage_inputs)."""
 
-    checkpoint_interval_s: float = 3600.0
+    # seconds between checkpoints: the scenario's (contract.resolve.checkpoint_interval) or, where
+    # Daly's optimum sets it (known only after the storage: plan.goodput), ARCHIVE_INTERVAL_S, the
+    # warm tier then archiving one checkpoint that often
+    checkpoint_interval_s: float = ARCHIVE_INTERVAL_S
     checkpoint_write_s: float = 120.0
     checkpoints_kept: int = 5
     checkpoints_archived: int | None = None  # None: as many as kept
@@ -400,11 +406,6 @@ def _notes(
         notes.append(
             f"The checkpoint write window ({s.checkpoint_write_s:g} s) is not shorter than the interval "
             f"({s.checkpoint_interval_s:g} s): checkpoints would never finish between saves."
-        )
-    else:
-        notes.append(
-            f"Synchronous checkpoints stall training {100 * s.checkpoint_write_s / s.checkpoint_interval_s:.2g}% "
-            "of the time; local NVMe staging (two-stage, asynchronous) can hide most of it."
         )
     notes.append(
         f"Restart reads one checkpoint back in {hot.restart_read_s:.3g} s at {_gb(hot.read_capability_bytes_per_s)}."

@@ -45,7 +45,15 @@ class InlineAccelerator(_Section):
 class Hardware(_Section):
     accelerator: str | InlineAccelerator = "ascend-910b2"
     server: str | None = Field(None, max_length=60, description="Default: the accelerator's server")
-    cards_per_node: Int | None = Field(None, ge=1, le=limits.MAX_SCALEUP_DOMAIN)
+    cards_per_node: Int | None = Field(
+        None,
+        ge=1,
+        le=limits.MAX_SCALEUP_DOMAIN,
+        description=(
+            "Cards per node, overriding the server's: the node keeps the server's NICs per card and, "
+            "unless the server is a supernode, its scale-up domain is the node's cards"
+        ),
+    )
     overrides: dict[str, Num] = Field(
         default_factory=dict, description="Single catalog fields of the accelerator"
     )
@@ -164,7 +172,15 @@ class Network(_Section):
 
 
 class Storage(_Section):
-    checkpoint_interval_s: Num = Field(3600, gt=0, le=1e7)
+    checkpoint_interval_s: Num | None = Field(
+        None,
+        gt=0,
+        le=1e7,
+        description=(
+            "Compute seconds between checkpoints, as reliability.checkpoint_interval_s (give one of "
+            "the two); default Daly's optimum, the warm tier then archiving one checkpoint an hour"
+        ),
+    )
     checkpoint_write_s: Num = Field(120, gt=0, le=1e6)
     checkpoints_kept: Int = Field(5, ge=1, le=10_000)
     checkpoint_bytes_per_param: Num = Field(12, gt=0, le=64, description="fp32 master + Adam m, v = 12")

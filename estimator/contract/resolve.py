@@ -69,7 +69,10 @@ class Resolved:
     def scaleup_domain_cards(self) -> int:
         """Cards on one HCCS/NVLink domain: the server's (8 for a node, 384 for a CloudMatrix
         supernode), never more than the accelerator supports."""
-        server_domain = max(self.server.scaleup_domain_cards, self.cards_per_node)
+        server = self.server
+        supernode = server.scaleup_domain_cards > server.cards_per_node
+        # a node's own domain follows hardware.cards_per_node; a supernode's spans its nodes
+        server_domain = server.scaleup_domain_cards if supernode else self.cards_per_node
         return min(self.accelerator.scaleup_domain_cards, server_domain)
 
 
@@ -120,6 +123,40 @@ def _check_confidence(scenario: Scenario) -> None:
     if scenario.cluster.deadline_confidence is not None and scenario.cluster.target_days is None:
         message = "needs cluster.target_days: it is the chance of finishing by a deadline"
         raise ScenarioError(FieldError("cluster.deadline_confidence", message, "confidence-needs-deadline"))
+
+
+def nics_for(server: Server, cards_per_node: int) -> int:
+    """Scale-out NICs of a node of `cards_per_node` cards (hardware.cards_per_node may override the
+    server's): the server's NICs per card, rounded up to whole NICs (8 per 8 cards: 4 per 4)."""
+    return max(1, -(-server.nics_per_node * cards_per_node // server.cards_per_node))
+
+
+def checkpoint_interval(scenario: Scenario) -> float | None:
+    """The checkpoint interval the scenario gives (compute seconds between checkpoints):
+    reliability.checkpoint_interval_s or storage.checkpoint_interval_s (one question, two places a
+    reader may look for it: _check_intervals refuses two different answers); None: the plan takes
+    Daly's optimum (plan.goodput)."""
+    given = scenario.reliability.checkpoint_interval_s
+    return float(given) if given is not None else _float_or_none(scenario.storage.checkpoint_interval_s)
+
+
+def _float_or_none(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def _check_intervals(scenario: Scenario) -> None:
+    """storage.checkpoint_interval_s and reliability.checkpoint_interval_s are one interval: both
+    given, they must agree."""
+    a, b = scenario.storage.checkpoint_interval_s, scenario.reliability.checkpoint_interval_s
+    if a is not None and b is not None and float(a) != float(b):
+        message = (
+            f"is {a:g} s but reliability.checkpoint_interval_s is {b:g} s: they are the same interval, "
+            "give one of them"
+        )
+        params = {"storage": float(a), "reliability": float(b)}
+        raise ScenarioError(
+            FieldError("storage.checkpoint_interval_s", message, "two-checkpoint-intervals", params)
+        )
 
 
 def _check_architecture(arch: Architecture) -> None:
@@ -366,6 +403,7 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
         )
     _check_parallelism(scenario, arch, cards)
     _check_confidence(scenario)
+    _check_intervals(scenario)
     if scenario.training.precision == "fp8" and not acc.peak_flops_fp8:
         notes.append(f"{acc.name} has no FP8 tensor cores; BF16 peak used")
     fx = 1.0
@@ -380,7 +418,7 @@ def resolve(scenario: Scenario, books: Mapping[str, PriceBook] | None = None) ->
         accelerator=acc,
         server=server,
         cards_per_node=cards_per_node,
-        nics_per_node=net.nics_per_node or server.nics_per_node,
+        nics_per_node=net.nics_per_node or nics_for(server, cards_per_node),
         nic_gbps=net.nic_gbps or server.nic_gbps,
         seq_len=int(seq_len),
         usd_to_currency=fx,

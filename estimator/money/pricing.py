@@ -14,10 +14,10 @@ import numpy as np
 from estimator import catalog
 from estimator.catalog.entries import Drive, Switch
 from estimator.cluster.network import fabric_counts, storage_fabric_counts
-from estimator.cluster.storage import StorageInputs, storage_counts, volumes
+from estimator.cluster.storage import ARCHIVE_INTERVAL_S, StorageInputs, storage_counts, volumes
 from estimator.cluster.supernode import facility_fields
 from estimator.contract.book_pricing import book_note, priced
-from estimator.contract.resolve import Resolved, electricity_usd_per_kwh
+from estimator.contract.resolve import Resolved, checkpoint_interval, electricity_usd_per_kwh
 from estimator.errors import ScenarioError
 from estimator.model.transformer import flops_per_token_terms
 from estimator.money.cost import RunningPrices
@@ -152,7 +152,7 @@ def storage_inputs(r: Resolved) -> StorageInputs:
     st, d = r.scenario.storage, r.defaults
     nvme, hdd = drives(r)
     return StorageInputs(
-        checkpoint_interval_s=st.checkpoint_interval_s,
+        checkpoint_interval_s=checkpoint_interval(r.scenario) or ARCHIVE_INTERVAL_S,
         checkpoint_write_s=st.checkpoint_write_s,
         checkpoints_kept=st.checkpoints_kept,
         checkpoints_archived=st.archive_checkpoints,

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 
 from estimator.catalog.failures import failures
 from estimator.cluster import reliability as rel
-from estimator.contract.resolve import Resolved
+from estimator.contract.resolve import Resolved, checkpoint_interval
 from estimator.layout.stacks import resolve_stack
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import cards_for_deadline
@@ -91,7 +91,7 @@ def settings(r: Resolved, mode: str | None = None) -> Settings:
         peer_bytes_per_s_per_node=r.nics_per_node * r.nic_gbps * 1e9 / 8 * rec["peer_link_efficiency"],
         repair_s=rec["repair_h"] * rel.SECONDS_PER_HOUR,
         spare_nodes=rs.spare_nodes,
-        interval_s=rs.checkpoint_interval_s,
+        interval_s=checkpoint_interval(r.scenario),  # None: Daly's optimum
         fleet=fleet.name,
         source=fleet.source,
     )
