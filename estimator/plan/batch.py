@@ -44,6 +44,7 @@ from estimator.plan.compose import (
     size_for_deadline,
     smallest_fitting,
 )
+from estimator.plan.deadline import cards_without_failures, largest_built, only_interruptions
 from estimator.plan.goodput import cards_for_deadline_with_failures, held_ratio
 from estimator.plan.pilot import calibrated, fit_pilot
 
@@ -243,15 +244,16 @@ def _predicted(
     size: npt.NDArray[np.float64],
     given_cards: bool,
     rows: IntArray,
-) -> tuple[IntArray, npt.NDArray[np.float64], dict[str, npt.NDArray[Any]], npt.NDArray[np.bool_]]:
+) -> tuple[IntArray, npt.NDArray[np.float64], dict[str, npt.NDArray[Any]], npt.NDArray[np.float64]]:
     """Cards, MFU, layout columns and "past the largest cluster" of the rows without an MFU (a
-    deadline no cluster the network builds meets: deadline.too_many_cards), from the layout model: one
+    deadline no cluster the network builds meets: deadline.too_many_cards; the MFU its refusal
+    states, NaN for the rows that plan), from the layout model: one
     vectorized search for all distinct card counts of the group (cards given), or deadline sizing
     per distinct (tokens, days) sharing one memo of searched sizes (plan.SizeMemo). The same
     numbers as plan.choose_cluster row by row."""
     memo = SizeMemo(r, reuse=True)
     picks: dict[tuple[float, float], tuple[int, LayoutEval | None]] = {}
-    too_large: set[tuple[float, float]] = set()
+    too_large: dict[tuple[float, float], float] = {}  # the refused deadlines: the MFU their refusal states
     if given_cards:
         distinct = sorted({int(size[i]) for i in rows})
         with_fabric = [c for c in distinct if memo.fabric(c) is not None]
@@ -275,13 +277,13 @@ def _predicted(
                 ):
                     raise
                 chosen, best = int(sizes[0]), None  # a size that builds; the row gets no figures
-                too_large.add(key)
+                too_large[key] = float(exc.errors[0].params["mfu"])
             picks[key] = (chosen, best)
     cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
     bests = [picks[k][1] for k in keys]
     # no layout at these cards: no MFU, so no figures (no figure without a plan, plan.refusal)
     mfu = np.array([np.nan if b is None else b.predicted_mfu for b in bests])
-    return cards, mfu, _layout_columns(bests), np.array([k in too_large for k in keys], dtype=bool)
+    return cards, mfu, _layout_columns(bests), np.array([too_large.get(k, np.nan) for k in keys])
 
 
 def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
@@ -369,10 +371,10 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
             r, flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r), tokens
         )
     layout = _empty_layout_columns(n)
-    too_large = np.zeros(n, dtype=bool)
+    past_mfu = np.where(slow, np.nan, mfu)  # the MFU at which a refused deadline is past every cluster
     rows = np.flatnonzero(slow)
     if rows.size:
-        cards[rows], mfu[rows], found, too_large[rows] = _predicted(r, tokens, size, given_cards, rows)
+        cards[rows], mfu[rows], found, past_mfu[rows] = _predicted(r, tokens, size, given_cards, rows)
         for f, v in found.items():
             layout[f][rows] = v
     given = np.flatnonzero(~slow)
@@ -419,15 +421,33 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     )
     errors[~ok & ~structural & unplanned] = NO_LAYOUT
     errors[never] = NEVER_FINISHES
-    if not given_cards:  # an MFU given: the deadline's cards past what the network builds
-        too_large |= ~slow & ~state["feasible"]
-    errors[too_large] = TOO_LARGE
+    if not given_cards:  # refused deadlines: those predicted, those with an MFU past what the network builds
+        too_large = np.where(slow, np.isfinite(past_mfu), ~state["feasible"])
+        errors[too_large] = _past_reasons(r, flop[too_large], size[too_large], past_mfu[too_large])
     values["_error"] = errors
     return values
 
 
+def _past_reasons(
+    r: Resolved, flop: npt.NDArray[np.float64], days: npt.NDArray[np.float64], mfu: npt.NDArray[np.float64]
+) -> npt.NDArray[Any]:
+    """The reason of each deadline row no cluster this network builds meets, as estimate() refuses
+    it (deadline.too_many_cards): UNMET_WITH_FAILURES where its need without interruptions at `mfu`
+    fits in the largest cluster (deadline.only_interruptions), else TOO_LARGE."""
+    if not flop.size:
+        return np.empty(0, dtype=object)
+    sizes = candidate_sizes(r, cards_multiple(r))
+    largest = largest_built(sizes, len(sizes), SizeMemo(r, reuse=True))
+    unmet = only_interruptions(cards_without_failures(r, flop, days * SECONDS_PER_DAY, mfu), largest)
+    return np.where(unmet, UNMET_WITH_FAILURES, TOO_LARGE).astype(object)
+
+
 NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more than the time between them"
 TOO_LARGE = "no plan: the deadline needs more cards than the largest cluster this network can build"
+UNMET_WITH_FAILURES = (
+    "no plan: without interruptions a cluster this network can build would meet the deadline, but "
+    "counting them none does (more cards are interrupted more often)"
+)
 
 
 def _goodput(r: Resolved, ct: dict[str, np.ndarray], state: dict[str, Any]) -> dict[str, Any]:

@@ -365,9 +365,7 @@ def too_many_cards(r: Resolved, mfu: float, largest: int) -> ScenarioError:
     only the interruptions put it past the largest cluster (code deadline-unmet-with-failures)."""
     s = r.scenario
     days = float(s.cluster.target_days or 0.0)
-    flop = model_flops(r)["training_flop"]
-    peak = r.accelerator.peak_flops(s.training.precision)
-    bare = int(cards_for_deadline(flop, days * SECONDS_PER_DAY, peak, mfu, cards_multiple(r)))
+    bare = int(cards_without_failures(r, model_flops(r)["training_flop"], days * SECONDS_PER_DAY, mfu))
     params = {
         "target_days": days,
         "tokens": s.training.tokens,
@@ -376,7 +374,7 @@ def too_many_cards(r: Resolved, mfu: float, largest: int) -> ScenarioError:
         "max_cards": largest,
     }
     asked = f"Training {s.training.tokens:.3g} tokens in {counted(days, 'day')}"
-    if bare <= largest:  # the interruptions of a cluster that large are what cannot be met
+    if only_interruptions(bare, largest):
         code = "deadline-unmet-with-failures"
         message = (
             f"{asked} needs {counted(bare, 'card')} at an MFU of {mfu:.0%} without interruptions, but "
@@ -393,6 +391,23 @@ def too_many_cards(r: Resolved, mfu: float, largest: int) -> ScenarioError:
             "ports (network.switch_ports)."
         )
     return ScenarioError([FieldError("cluster.target_days", message, code, params)])
+
+
+def cards_without_failures(
+    r: Resolved, training_flop: npt.ArrayLike, seconds: npt.ArrayLike, mfu: npt.ArrayLike
+) -> npt.NDArray[np.int64]:
+    """Cards a deadline of `seconds` needs at `mfu` if nothing failed: Time = C / (cards · peak ·
+    MFU) (compute.cards_for_deadline), in whole replicas of nodes (cards_multiple). Vectorized."""
+    peak = r.accelerator.peak_flops(r.scenario.training.precision)
+    return np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, cards_multiple(r)))
+
+
+def only_interruptions(bare: npt.ArrayLike, largest: int) -> npt.NDArray[np.bool_]:
+    """Whether a deadline no cluster up to `largest` cards meets is out of reach only because of
+    its interruptions: its need without them (`bare` cards, cards_without_failures) is within
+    `largest` (refusal code deadline-unmet-with-failures, else deadline-needs-too-many-cards).
+    Used by too_many_cards and by a sweep row's reason (plan.batch)."""
+    return np.asarray(bare) <= largest
 
 
 def smallest_fitting(sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo) -> int | None:
