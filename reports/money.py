@@ -18,6 +18,7 @@ from typing import Any, Literal
 from babel.numbers import get_currency_precision
 
 from estimator.dotted import get_path
+from estimator.money.rollup import SUMMARY_FIELDS
 
 Kind = Literal["total", "rate"]
 RATE_EXTRA_PLACES = 2
@@ -51,10 +52,10 @@ RESULT_AMOUNTS: tuple[tuple[str, Kind], ...] = (
     ("budget.affords.capex", "total"),
     ("goodput.spares.capex", "total"),
 )
-# The sweep's summary columns that are amounts (in the sweep row's currency).
-SWEEP_AMOUNT_COLUMNS = frozenset(
-    {"cost.capex.total", "cost.run.owned", "cost.run.cloud", "cost.run.cloud_reserved"}
-)
+# The sweep's columns that are amounts (in the sweep row's currency), with their kind: the result's
+# amounts (RESULT_AMOUNTS) among the fields a sweep row carries (estimator.plan.batch: SUMMARY_FIELDS).
+SWEEP_AMOUNT_KINDS: dict[str, Kind] = {path: kind for path, kind in RESULT_AMOUNTS if path in SUMMARY_FIELDS}
+SWEEP_AMOUNT_COLUMNS = frozenset(SWEEP_AMOUNT_KINDS)
 
 
 def places(currency: str, kind: Kind = "total") -> int:

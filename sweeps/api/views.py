@@ -27,7 +27,7 @@ from api.schema import TEAM_PARAMETER
 from api.throttling import AnonRateThrottle, SweepCreateThrottle, UserRateThrottle, client_ip
 from reports import money
 from reports.cells import neutralize, neutralize_row
-from reports.money import SWEEP_AMOUNT_COLUMNS
+from reports.money import SWEEP_AMOUNT_COLUMNS, SWEEP_AMOUNT_KINDS, Kind
 from sweeps import selectors, services, signals, watchdog
 from sweeps.models import Sweep
 from teams.selectors import may_manage
@@ -281,7 +281,9 @@ def _csv_stream(sweep: Sweep, start: int, stop: int):
             writer.writerow(neutralize_row(_csv_header(names, amounts, currency)))
             header_done = True
         cells = [
-            _amount_cells(col, currency, row_currency) if i in amounts else _csv_cells(col)
+            _amount_cells(col, currency, row_currency, SWEEP_AMOUNT_KINDS[names[i]])
+            if i in amounts
+            else _csv_cells(col)
             for i, col in enumerate(cols)
         ]
         writer.writerows(zip(*cells, strict=True))
@@ -307,14 +309,18 @@ def _csv_cells(values) -> list:
     return [seen[v] if v in seen else seen.setdefault(v, neutralize(v)) for v in cells]
 
 
-def _amount_cells(values, currency: str | None, row_currency: list[str] | None) -> list[str]:
+def _amount_cells(
+    values, currency: str | None, row_currency: list[str] | None, kind: Kind = "total"
+) -> list[str]:
     """An amount column's cells: decimal strings (empty without an amount) in `currency`, once per
     distinct bit pattern; or in each row's currency when the currency is swept, once per distinct
-    (amount, currency)."""
+    (amount, currency). A rate (`kind`, reports.money) keeps its two more places."""
     if currency is not None and values.dtype.kind == "f":
         distinct, where = np.unique(values.view(f"u{values.dtype.itemsize}"), return_inverse=True)
         amounts = distinct.view(values.dtype).tolist()
-        cells = np.array([neutralize(money.decimal_amount(v, currency) or "") for v in amounts], dtype=object)
+        cells = np.array(
+            [neutralize(money.decimal_amount(v, currency, kind) or "") for v in amounts], dtype=object
+        )
         return cells[where.reshape(-1)].tolist()
     seen: dict = {}
     out = []
@@ -324,7 +330,7 @@ def _amount_cells(values, currency: str | None, row_currency: list[str] | None) 
         key = (v, cur)
         cell = seen.get(key)
         if cell is None:
-            cell = seen[key] = neutralize(money.decimal_amount(v, cur) or "")
+            cell = seen[key] = neutralize(money.decimal_amount(v, cur, kind) or "")
         out.append(cell)
     return out
 

@@ -70,8 +70,9 @@ def test_csv_rows_equal_the_json_rows_with_a_swept_currency(base, settings, monk
     cur = columns.index("cost.currency")
     for got, want in zip(rows[1:], page["rows"], strict=True):
         for name, cell, value in zip(columns, got, want, strict=True):
-            if name in page["amount_columns"]:
-                assert cell == str(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_EVEN))
+            if name in page["amount_columns"]:  # USD and CNY: 2 minor digits, a rate 2 more
+                places = Decimal("0.0001") if name in SWEPT_RATES else Decimal("0.01")
+                assert cell == str(Decimal(repr(value)).quantize(places, rounding=ROUND_HALF_EVEN))
             elif value is None:
                 assert cell in ("", "nan"), name  # JSON null: no message, or a NaN figure
             elif isinstance(value, bool):
@@ -81,3 +82,50 @@ def test_csv_rows_equal_the_json_rows_with_a_swept_currency(base, settings, monk
             else:
                 assert cell == str(value), name
         assert got[cur] in ("USD", "CNY")
+
+
+# Every amount a sweep row carries (estimator.money.rollup.SUMMARY_FIELDS in money; by hand): the four
+# capex parts besides the total, and the owned price per card-hour, a rate with two more places.
+SWEPT_TOTALS = (
+    "cost.capex.compute",
+    "cost.capex.network",
+    "cost.capex.storage",
+    "cost.capex.scaleup",
+    "cost.capex.total",
+    "cost.run.owned",
+    "cost.run.cloud",
+    "cost.run.cloud_reserved",
+)
+SWEPT_RATES = ("cost.owned_per_card_hour",)
+
+
+@pytest.mark.django_db
+def test_every_amount_column_names_its_currency_and_is_a_decimal_string(base, monkeypatch):
+    """Before, only four of the nine were amounts: cost.capex.compute read 21120000.0 under a header
+    without a currency, and the JSON's amount_columns left it out."""
+    from estimator.plan.compose import estimate
+
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    user = get_user_model().objects.create_user("amounts", password="pw-12345678")
+    base = {**base, "cost": {"currency": "CNY"}}
+    sweep = services.create_sweep(data={"base": base, "axes": {"cluster.cards": [512, 1024]}}, owner=user)
+    services.run_chunk(sweep_id=sweep.pk, index=0, worker="test")
+    api = APIClient()
+    api.force_authenticate(user)
+    page = api.get(f"/api/v1/sweeps/{sweep.pk}/results?page=1&page_size=100").json()
+    assert set(page["amount_columns"]) == {*SWEPT_TOTALS, *SWEPT_RATES}
+    body = b"".join(api.get(f"/api/v1/sweeps/{sweep.pk}/results?format=csv").streaming_content).decode()
+    header, *rows = list(csv.reader(io.StringIO(body)))
+    for i, cards in enumerate((512, 1024)):
+        result = estimate({**base, "cluster": {"cards": cards}})["result"]
+        for name in (*SWEPT_TOTALS, *SWEPT_RATES):
+            cell = rows[i][header.index(f"{name} (CNY)")]
+            places = Decimal("0.0001") if name in SWEPT_RATES else Decimal("0.01")  # CNY: 2 minor digits
+            want = Decimal(repr(float(_dig(result, name)))).quantize(places, rounding=ROUND_HALF_EVEN)
+            assert cell == str(want), (cards, name)
+
+
+def _dig(result: dict, path: str):
+    for key in path.split("."):
+        result = result[key]
+    return result
