@@ -206,7 +206,8 @@ MESSAGES: dict[str, str] = {
     "supernode-pays": gettext_noop(
         "On %(supernodes)s x %(supernode)s, TP=%(tp)s and EP=%(ep)s run inside the %(domain_cards)s-card "
         "domain: the plan trains %(speedup)s as fast as the same cards as %(node_cards)s-card nodes "
-        "(TP=%(node_tp)s, EP=%(node_ep)s, PP=%(node_pp)s; step %(step_time_s)s against %(node_step_time_s)s), "
+        "(TP=%(node_tp)s, EP=%(node_ep)s, PP=%(node_pp)s; a step of %(sequences)s sequences in %(step_time_s)s "
+        "against %(node_sequences)s in %(node_step_time_s)s), "
         "for %(capex_ratio)s capex and %(power_ratio)s IT power."
     ),
     "supernode-partly-used": gettext_noop(

@@ -71,6 +71,9 @@ class LayoutBrief:
     cp: int
     predicted_mfu: float
     tokens_per_s: float
+    # the global batch the layout trains, dp x micro-batch x micro-batches: each domain size's
+    # layout rounds the asked batch to its own DP, so two step times compare only with these
+    sequences_per_step: int
     tp_ep_inside_domain: bool
     breakdown_s: Mapping[str, float]  # step-time term -> seconds
 

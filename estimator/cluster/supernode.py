@@ -98,6 +98,7 @@ def _layout_brief(best: LayoutEval | None, domain: int) -> LayoutBrief | None:
         cp=best.cp,
         predicted_mfu=float(best.predicted_mfu),
         tokens_per_s=float(best.tokens_per_s),
+        sequences_per_step=best.dp * best.micro_batch_size * best.micro_batches,
         tp_ep_inside_domain=best.tp * best.ep <= domain,
         breakdown_s={k: float(v) for k, v in best.breakdown_s.items()},
     )

@@ -67,6 +67,8 @@ def _value(r: Doc) -> Advice | None:
         "node_pp": nd["pp"],
         "step_time_s": sn["step_time_s"],
         "node_step_time_s": nd["step_time_s"],
+        "sequences": sn["sequences_per_step"],
+        "node_sequences": nd["sequences_per_step"],
         "speedup": vs["speedup"],
         "capex_ratio": vs["capex_ratio"],
         "power_ratio": vs["power_ratio"],
@@ -75,8 +77,9 @@ def _value(r: Doc) -> Advice | None:
     facts = (
         f"On {sec['supernodes']} x {unit['name']}, TP={sn['tp']} and EP={sn['ep']} run inside the "
         f"{sn['domain_cards']}-card domain: the plan trains {vs['speedup']:.2f}x as fast as the same "
-        f"cards as {nd['domain_cards']}-card nodes (TP={nd['tp']}, EP={nd['ep']}, PP={nd['pp']}; step "
-        f"{sn['step_time_s']:.2f} s against {nd['step_time_s']:.2f} s), for {vs['capex_ratio'] - 1:+.0%} "
+        f"cards as {nd['domain_cards']}-card nodes (TP={nd['tp']}, EP={nd['ep']}, PP={nd['pp']}; a step of "
+        f"{sn['sequences_per_step']} sequences in {sn['step_time_s']:.2f} s against {nd['sequences_per_step']} "
+        f"in {nd['step_time_s']:.2f} s), for {vs['capex_ratio'] - 1:+.0%} "
         f"capex and {vs['power_ratio'] - 1:+.0%} IT power."
     )
     if vs["pays"]:

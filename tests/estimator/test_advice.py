@@ -48,10 +48,18 @@ RESULT = {
 }
 
 
-_BRIEF = {"domain_cards": 384, "step_time_s": 1.5, "tp": 2, "ep": 64, "pp": 1}
+_BRIEF = {"domain_cards": 384, "step_time_s": 1.5, "tp": 2, "ep": 64, "pp": 1, "sequences_per_step": 24}
 VERSUS = {
     "supernode": _BRIEF,
-    "nodes": {**_BRIEF, "domain_cards": 8, "step_time_s": 2.4, "tp": 8, "ep": 1, "pp": 16},
+    "nodes": {
+        **_BRIEF,
+        "domain_cards": 8,
+        "step_time_s": 2.4,
+        "tp": 8,
+        "ep": 1,
+        "pp": 16,
+        "sequences_per_step": 32,
+    },
     "speedup": 2.4 / 1.5,
     "capex_ratio": 1.34,
     "power_ratio": 1.3,
@@ -304,3 +312,13 @@ def test_starting_configuration_for_ascend():
     assert cfg["HCCL_CONNECT_TIMEOUT"] == 1200  # 64 nodes
     assert cfg["HCCL_DETERMINISTIC"] == "false"
     assert cfg["recompute"] == "full"  # it does not fit
+
+
+def test_the_supernode_advice_gives_each_step_its_batch():
+    """Each domain's layout rounds the global batch to its own DP: the step times compare only with
+    their batches (here 24 sequences on the supernode against 32 as nodes), the speed-up is the
+    tokens/s ratio."""
+    s, r = _plan(r_scaleup=SUPERNODE)
+    (item,) = [a for a in advise(s, r) if a.code == "supernode-pays"]
+    assert "a step of 24 sequences in 1.50 s against 32 in 2.40 s" in item.message
+    assert (item.params["sequences"], item.params["node_sequences"]) == (24, 32)

@@ -176,18 +176,9 @@ def test_the_forms_checkpoint_interval_is_the_one_the_days_count(client):
     """The form's "Checkpoint interval (s)" (storage.checkpoint_interval_s): before 2.55.0 it sized
     only the warm tier, the days taking Daly's optimum whatever the reader entered."""
     from reports.models import Estimate
+    from tests.web.test_pages import FORM
 
-    form = {
-        "model_source": "preset",
-        "preset": "llama-3.1-8b",
-        "accelerator": "ascend-910b2",
-        "tokens": "200B",
-        "sizing": "cards",
-        "cards": "64",
-        "currency": "USD",
-        "checkpoint_interval_s": "1800",
-    }
-    assert client.post("/", form).status_code == 302
+    assert client.post("/", {**FORM, "checkpoint_interval_s": "1800"}).status_code == 302
     est = Estimate.objects.get()
     assert est.result["goodput"]["checkpoint_interval_s"] == 1800.0
     assert est.result["goodput"]["checkpoint_interval_rule"] == "given"
