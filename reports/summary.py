@@ -152,14 +152,13 @@ def _why(key: str, scenario: dict, result: dict) -> str:
                 "scaleup": f.money(scaleup, cur)
             }
         budget = _num(dig(result, "budget.budget"))
-        total = _num(capex.get("total"))
-        if budget is not None and total is not None:
-            if total <= budget:
+        if budget is not None:  # the budget block's verdict and amount (result.budget, money.budget.status)
+            if dig(result, "budget.within"):
                 text += " " + _("Within the budget of %(budget)s.") % {"budget": f.money(budget, cur)}
             else:
                 text += " " + _("Over the budget of %(budget)s by %(over)s.") % {
                     "budget": f.money(budget, cur),
-                    "over": f.money(total - budget, cur),
+                    "over": f.money(dig(result, "budget.over_by"), cur),
                 }
         return text
     if key == "power":
