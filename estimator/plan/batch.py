@@ -44,7 +44,8 @@ from estimator.plan.compose import (
     size_for_deadline,
     smallest_fitting,
 )
-from estimator.plan.deadline import cards_without_failures, largest_built, only_interruptions
+from estimator.plan.deadline import largest_built
+from estimator.plan.deadline_refusals import cards_without_failures, only_interruptions
 from estimator.plan.goodput import cards_for_deadline_with_failures, held_ratio
 from estimator.plan.pilot import calibrated, fit_pilot
 
@@ -246,7 +247,7 @@ def _predicted(
     rows: IntArray,
 ) -> tuple[IntArray, npt.NDArray[np.float64], dict[str, npt.NDArray[Any]], npt.NDArray[np.float64]]:
     """Cards, MFU, layout columns and "past the largest cluster" of the rows without an MFU (a
-    deadline no cluster the network builds meets: deadline.too_many_cards; the MFU its refusal
+    deadline no cluster the network builds meets: deadline_refusals.too_many_cards; the MFU its refusal
     states, NaN for the rows that plan), from the layout model: one
     vectorized search for all distinct card counts of the group (cards given), or deadline sizing
     per distinct (tokens, days) sharing one memo of searched sizes (plan.SizeMemo). The same
@@ -432,8 +433,8 @@ def _past_reasons(
     r: Resolved, flop: npt.NDArray[np.float64], days: npt.NDArray[np.float64], mfu: npt.NDArray[np.float64]
 ) -> npt.NDArray[Any]:
     """The reason of each deadline row no cluster this network builds meets, as estimate() refuses
-    it (deadline.too_many_cards): UNMET_WITH_FAILURES where its need without interruptions at `mfu`
-    fits in the largest cluster (deadline.only_interruptions), else TOO_LARGE."""
+    it (deadline_refusals.too_many_cards): UNMET_WITH_FAILURES where its need without interruptions at `mfu`
+    fits in the largest cluster (deadline_refusals.only_interruptions), else TOO_LARGE."""
     if not flop.size:
         return np.empty(0, dtype=object)
     sizes = candidate_sizes(r, cards_multiple(r))

@@ -296,7 +296,7 @@ def cards_for_deadline_with_failures(
     stops (c meets) it is that count. A count that keeps growing after SIZING_ROUNDS rounds (the
     interruptions nearly or wholly outrun the cards) is settled by _beyond_rounds: the fewest that
     meet above it, or, where none up to limits.MAX_CARDS does, UNREACHABLE_CARDS (past every
-    network: the plan refuses, plan.deadline.too_many_cards)."""
+    network: the plan refuses, plan.deadline_refusals.too_many_cards)."""
     cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
         return cards

@@ -1,6 +1,6 @@
 """A deadline sizes the smallest cluster that both holds the model and meets the deadline
 (plan.deadline.smallest_fitting, cards_for_given_mfu), and a deadline no cluster this network can
-build meets is refused at the field the user asked it with (deadline.too_many_cards)."""
+build meets is refused at the field the user asked it with (deadline_refusals.too_many_cards)."""
 
 import numpy as np
 import pytest
