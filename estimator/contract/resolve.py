@@ -137,11 +137,9 @@ def checkpoint_interval(scenario: Scenario) -> float | None:
     reader may look for it: _check_intervals refuses two different answers); None: the plan takes
     Daly's optimum (plan.goodput)."""
     given = scenario.reliability.checkpoint_interval_s
-    return float(given) if given is not None else _float_or_none(scenario.storage.checkpoint_interval_s)
-
-
-def _float_or_none(value: float | None) -> float | None:
-    return None if value is None else float(value)
+    if given is None:
+        given = scenario.storage.checkpoint_interval_s
+    return None if given is None else float(given)
 
 
 def _check_intervals(scenario: Scenario) -> None:

@@ -39,8 +39,9 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     if s.cluster.budget is not None:  # the most it buys (money.budget), then the fastest it buys
         most = cards_for_budget(r, cards_multiple(r), given_mfu)
         cards = fastest_affordable(r, most, SizeMemo(r), given_mfu)
+        more = most if most > cards else None  # the plan takes fewer: they train faster
         return dataclasses.replace(
-            _choice(r, cards, *evaluate_at(r, cards), given_mfu), budget_most_cards=most
+            _choice(r, cards, *evaluate_at(r, cards), given_mfu), budget_most_cards=more
         )
     assert s.cluster.target_days is not None  # the scenario requires one way of sizing
     seconds = s.cluster.target_days * SECONDS_PER_DAY

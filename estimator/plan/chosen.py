@@ -27,7 +27,8 @@ class ClusterChoice:
     mfu_source: str  # "given" or "predicted"
     fabric: Fabric
     layouts: LayoutSearch
-    budget_most_cards: int | None = None  # sized by a budget: the most cards it buys (plan.budget_choice)
+    # sized by a budget that buys more cards than train fastest: the most it buys (plan.budget_choice)
+    budget_most_cards: int | None = None
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,8 @@ def smallest_at_most(
 ) -> tuple[IntArray, npt.NDArray[np.bool_]]:
     """Per row: (the smallest count in [lo, hi] where f <= limit, True), or, where no count of the
     range gets there, (the count where f is lowest, False). f is unimodal on each range."""
-    best = lowest(f, lo, hi)
-    rows = np.arange(lo.size)
-    met = np.asarray(f(rows, best) <= np.broadcast_to(limit, lo.shape))
+    best, value = _lowest(f, lo, hi)
+    met = np.asarray(value <= np.broadcast_to(limit, lo.shape))
     out = best.copy()
     if met.any():
         at = np.flatnonzero(met)
@@ -43,6 +42,11 @@ def lowest(f: Quantity, lo: IntArray, hi: IntArray) -> IntArray:
     """Per row, the count in [lo, hi] where the unimodal f is lowest (the first of equals): the
     bracket narrows to the grid points either side of the grid's lowest until it holds at most GRID
     counts, which are all evaluated."""
+    return _lowest(f, lo, hi)[0]
+
+
+def _lowest(f: Quantity, lo: IntArray, hi: IntArray) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """lowest's counts and f there."""
     lo, hi = np.array(lo, dtype=np.int64), np.array(hi, dtype=np.int64)
     while True:
         wide = np.flatnonzero(hi - lo > GRID)
@@ -54,8 +58,8 @@ def lowest(f: Quantity, lo: IntArray, hi: IntArray) -> IntArray:
         lo[wide] = grid[at, np.maximum(j - 1, 0)]
         hi[wide] = grid[at, np.minimum(j + 1, GRID - 1)]
     counts, values = _every_count(f, lo, hi)
-    out: IntArray = counts[np.arange(lo.size), np.argmin(values, axis=1)]
-    return out
+    rows, j = np.arange(lo.size), np.argmin(values, axis=1)
+    return counts[rows, j], values[rows, j]
 
 
 def first_at_most(f: Quantity, lo: IntArray, hi: IntArray, limit: npt.ArrayLike) -> IntArray:

@@ -109,13 +109,8 @@ def budget_affords(r: Resolved, own: Sized | None = None) -> Affords | None:
         mfu_source=own.choice.mfu_source,
         compute_days=compute_days,
         median_days=median_days,
-        most_cards=_most_if_more(own.choice.budget_most_cards, int(roll["compute.cards"])),
+        most_cards=own.choice.budget_most_cards,
     )
-
-
-def _most_if_more(most: int | None, cards: int) -> int | None:
-    """The most cards the budget buys where the plan takes fewer, else None."""
-    return most if most is not None and most > cards else None
 
 
 def _goodput(r: Resolved, z: Sized) -> GoodputSection:

@@ -16,6 +16,7 @@ import pytest
 from estimator.errors import ScenarioError
 from estimator.plan.batch import TOO_LARGE, UNMET_WITH_FAILURES, evaluate_columns
 from estimator.plan.compose import estimate
+from tests.estimator.test_given_mfu_deadline import BASE as GIVEN_MFU_BASE
 
 SENTENCE = {
     "deadline-needs-too-many-cards": TOO_LARGE,
@@ -32,13 +33,7 @@ PREDICTED = {
 }
 # The same model, 15T tokens at a given MFU of 40% (tests/estimator/test_given_mfu_deadline.py): 60
 # days plan; 45 days only the interruptions make impossible; half a day needs ~5 million cards.
-GIVEN = {
-    "model": {"preset": "llama-3.1-405b"},
-    "training": {"tokens": 15e12, "seq_len": 8192, "global_batch_tokens": 16 * 1024 * 1024},
-    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
-    "efficiency": {"mfu": 0.4},
-    "cluster": {"target_days": 60},
-}
+GIVEN = GIVEN_MFU_BASE
 CASES = [
     (PREDICTED, "training.tokens", [1e11, 1e12, 1e16]),
     # the group validates with its first row: 1e12 tokens in a millisecond's worth of days

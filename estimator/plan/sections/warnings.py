@@ -96,7 +96,7 @@ def _fewer_than_bought(choice: ClusterChoice) -> list[PlanWarning]:
     """A budget-sized plan on fewer cards than the budget buys (plan.budget_choice: they train
     faster)."""
     most = choice.budget_most_cards
-    if most is None or most <= choice.cards:
+    if most is None:
         return []
     return [
         PlanWarning(
