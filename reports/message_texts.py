@@ -139,12 +139,6 @@ MESSAGES: dict[str, str] = {
         "the %(max_cards)s cards of the largest cluster this network can build. Allow more days, train fewer "
         "tokens or use switches with more ports."
     ),
-    "deadline-unmet-with-failures": gettext_noop(
-        "Training %(tokens)s tokens in %(target_days)s needs %(cards)s cards at an MFU of %(mfu)s without "
-        "interruptions, but counting them no cluster up to the %(max_cards)s cards this network can build "
-        "finishes in time: more cards are interrupted more often. Allow more days, train fewer tokens or "
-        "restart faster."
-    ),
     "no-cluster-holds-the-model": gettext_noop(
         "No cluster this network can build (up to %(max_cards)s cards) holds the model in HBM: use an "
         "accelerator with more memory, a shorter sequence or switches with more ports."
