@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -286,6 +287,24 @@ def _predicted(
     return cards, mfu, _layout_columns(bests), np.array([too_large.get(k, np.nan) for k in keys])
 
 
+def _given_mfu_cards(
+    r: Resolved,
+    flop: npt.NDArray[np.float64],
+    days: npt.NDArray[np.float64],
+    peak: float,
+    mfu: npt.NDArray[np.float64],
+    tokens: npt.NDArray[np.float64],
+) -> IntArray:
+    """The cards of each deadline row at its MFU given (NaN: predicted, sized later by _predicted),
+    as plan.choose sizes one: goodput.cards_for_deadline_with_failures up to the largest cluster."""
+    memo = SizeMemo(r, reuse=True)
+    given = np.where(np.isnan(mfu), 1.0, mfu)
+    largest = functools.partial(largest_cluster, r, memo)
+    return cards_for_deadline_with_failures(
+        r, flop, days * SECONDS_PER_DAY, peak, given, cards_multiple(r), tokens, largest=largest
+    )
+
+
 def _row_need(r: Resolved, tokens: float, days: float) -> Callable[[float], int]:
     """need(mfu) of a row's deadline: the cards `tokens` in `days` need without interruptions."""
     flop = float(model_flops(r)["flop_per_token"]) * tokens
@@ -370,20 +389,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
     )
     slow = np.isnan(mfu)
-    if given_cards:
-        cards = size.astype(np.int64)
-    else:
-        memo = SizeMemo(r, reuse=True)
-        cards = cards_for_deadline_with_failures(
-            r,
-            flop,
-            size * SECONDS_PER_DAY,
-            peak,
-            np.where(slow, 1.0, mfu),
-            cards_multiple(r),
-            tokens,
-            largest=lambda: largest_cluster(r, memo),
-        )
+    cards = size.astype(np.int64) if given_cards else _given_mfu_cards(r, flop, size, peak, mfu, tokens)
     layout = _empty_layout_columns(n)
     past_mfu = np.where(slow, np.nan, mfu)  # the MFU at which a refused deadline is past every cluster
     rows = np.flatnonzero(slow)
