@@ -104,3 +104,39 @@ def test_points_are_planned_once_for_every_language(client, make_estimate, monke
         with translation.override(lang):
             pages.report_figures(est)
     assert len(calls) == 1
+
+
+LLAMA_405B_256 = {  # 405B on 256 H100: 0.25 x 256 = 64 cards hold 5.12 TB < the 6.48 TB of its state
+    "model": {"preset": "llama-3.1-405b"},
+    "training": {"tokens": 1e12, "seq_len": 8192, "global_batch_tokens": 16 * 1024 * 1024},
+    "hardware": {"accelerator": "h100-sxm", "server": "dgx-h100"},
+    "cluster": {"cards": 256},
+}
+
+
+def test_the_api_gives_the_points_the_report_draws(api_client, client, make_estimate):
+    est = make_estimate(data=LLAMA_405B_256)
+    body = api_client.get(f"/api/v1/reports/{est.share_token}/cards").json()
+    assert body["cards"] == 256 and body["reproduced"] is True
+    fig = _figure(client.get(f"/r/{est.share_token}/").content.decode(), "chart-cards-days")
+    days = next(t for t in fig["data"] if t["name"] == "Days")
+    assert [p["cards"] for p in body["points"]] == days["x"]
+    assert [p["wall_clock_days"] for p in body["points"]] == days["y"]
+    own = next(p for p in body["points"] if p["cards"] == 256)
+    stored = api_client.get(f"/api/v1/reports/{est.share_token}").json()
+    assert own["capex"] == stored["amounts"]["cost.capex.total"]  # the same money as the report's
+    assert own["wall_clock_days"] == est.result["goodput"]["wall_clock_days_p50"]
+    low = body["points"][0]
+    assert low["cards"] == 64 and low["planned"] is False and low["wall_clock_days"] is None
+    assert low["capex"] is None and low["refusal"]["code"] == "count-no-layout"
+    assert low["refusal"]["params"] == {"cards": 64}
+    assert low["refusal"]["message"] == "no parallel layout fits in HBM on 64 cards"  # the core's English
+
+
+def test_the_api_says_when_the_stored_plan_is_not_reproduced(api_client, make_estimate):
+    est = make_estimate()
+    est.result["cost"]["capex"]["total"] *= 1.01
+    est.save()
+    body = api_client.get(f"/api/v1/reports/{est.share_token}/cards").json()
+    assert body == {"cards": 64, "reproduced": False, "points": []}
+    assert api_client.get("/api/v1/reports/nosuchtoken/cards").status_code == 404
