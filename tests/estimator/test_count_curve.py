@@ -9,6 +9,8 @@ are round (whole servers, whole supernodes) and bounded."""
 from __future__ import annotations
 
 import copy
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -79,6 +81,22 @@ def test_the_point_at_the_plans_count_is_the_plan(scenario):
     assert own.compute_days == res["compute"]["wall_clock_days"]
     assert own.mfu == res["compute"]["mfu"]
     assert own.capex_in_currency == res["cost"]["capex"]["total"]
+
+
+GOLDEN = json.loads((Path(__file__).parents[1] / "golden" / "scenarios.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_the_point_at_the_plans_count_is_the_plan_for_every_golden_scenario(name):
+    """Supernodes, MoE, a chance of meeting the deadline, serving and a budget, a pilot: the same."""
+    res = estimate(copy.deepcopy(GOLDEN[name]))["result"]
+    cards = res["compute"]["cards"]
+    own = _own(plan_counts(GOLDEN[name], cards), cards)
+    assert (own.wall_clock_days, own.mfu, own.capex_in_currency) == (
+        res["goodput"]["wall_clock_days_p50"],
+        res["compute"]["mfu"],
+        res["cost"]["capex"]["total"],
+    )
 
 
 def test_the_work_is_fixed_but_failures_grow_with_the_cards():
