@@ -499,6 +499,14 @@ PLURALS: dict[str, tuple[str, Any]] = {
             "n",
         ),
     ),
+    "count-over-work-budget": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: not planned, more parallel layouts to search than a plan may (%(limit)s)",
+            "%(cards)s cards: not planned, more parallel layouts to search than a plan may (%(limit)s)",
+            "n",
+        ),
+    ),
     "cards-split-into-no-layout": (
         "cards",
         ngettext_lazy(

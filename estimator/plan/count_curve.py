@@ -7,7 +7,8 @@ engine cannot plan is a refusal with its code, never a number.
 
 The counts: the plan's own, and for each ratio of RATIOS the round size (plan.deadline.candidate_sizes:
 whole nodes or supernodes and whole replicas, the node count 2^a·3^b·5^c, as a deadline sizes a
-cluster) nearest to ratio × cards on a log scale; at most len(RATIOS) + 1 points, so bounded work.
+cluster) nearest to ratio × cards on a log scale; at most len(RATIOS) + 1 points, each within the
+work budget of a plan at that count (plan.work_budget: a count over it is refused), so bounded work.
 
 Per point: cards; days, the headline's days (result.goodput.wall_clock_days_p50: with failures
 where the scenario counts them, else the days of computing, as the plan's own headline); the days
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from estimator import limits
 from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
@@ -31,6 +33,7 @@ from estimator.errors import ScenarioError
 from estimator.plan import batch
 from estimator.plan.deadline import candidate_sizes
 from estimator.plan.problem import cards_multiple, fabric_for
+from estimator.plan.work_budget import layout_candidates
 
 # ratios of the plan's cards the other points stand near (about 0.25x to 4x, geometric)
 RATIOS = (0.25, 0.35, 0.5, 0.7, 1.4, 2.0, 2.8, 4.0)
@@ -42,6 +45,9 @@ NO_LAYOUT = (
 NO_FABRIC = "count-no-fabric"  # the network cannot connect that many cards (cluster.network.design_fabric)
 NEVER_FINISHES = "count-never-finishes"  # interruptions outrun the progress (plan.goodput)
 NOT_PLANNED = "count-not-planned"  # the fixed layout does not divide the cards (contract's parallelism)
+OVER_WORK_BUDGET = (
+    "count-over-work-budget"  # more layouts to search than a plan may (limits.MAX_LAYOUT_CANDIDATES)
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,9 +107,14 @@ def plan_counts(
     base = fixed_cards_scenario(data, cards)
     r = resolve(validate_shape(base), books)
     counts = counts_around(candidate_sizes(r, cards_multiple(r)), cards)
-    out = batch.evaluate_columns(base, {"cluster.cards": np.array(counts, dtype=np.float64)}, books)
+    searched = [c for c in counts if layout_candidates(r, c) <= limits.MAX_LAYOUT_CANDIDATES]
+    out = batch.evaluate_columns(base, {"cluster.cards": np.array(searched, dtype=np.float64)}, books)
     points = []
-    for i, c in enumerate(counts):
+    for c in counts:
+        if c not in searched:  # the same work budget as a plan at this count (plan.work_budget)
+            points.append(_over_budget(c))
+            continue
+        i = searched.index(c)
         if out["ok"][i]:
             points.append(
                 CountPoint(
@@ -117,6 +128,15 @@ def plan_counts(
         else:
             points.append(_refused(r, c, out["error"][i]))
     return points
+
+
+def _over_budget(cards: int) -> CountPoint:
+    return CountPoint(
+        cards=cards,
+        refusal_code=OVER_WORK_BUDGET,
+        refusal_params={"cards": cards, "limit": limits.MAX_LAYOUT_CANDIDATES},
+        refusal_message=f"{cards} cards give more than {limits.MAX_LAYOUT_CANDIDATES} parallel layouts to search",
+    )
 
 
 def _refused(r: Any, cards: int, error: object) -> CountPoint:

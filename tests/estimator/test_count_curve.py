@@ -162,3 +162,20 @@ def test_supernode_counts_are_whole_supernodes():
     points = plan_counts(scenario, 2304)
     assert all(p.cards % 384 == 0 for p in points)  # CloudMatrix 384: 384 cards a supernode
     assert min(p.cards for p in points) < 2304 < max(p.cards for p in points)
+
+
+def test_a_count_over_the_work_budget_is_refused_not_searched(monkeypatch):
+    from estimator import limits
+    from estimator.contract.resolve import resolve
+    from estimator.contract.scenario import validate_shape
+    from estimator.plan.count_curve import OVER_WORK_BUDGET
+    from estimator.plan.work_budget import layout_candidates
+
+    r = resolve(validate_shape(LLAMA_405B))
+    own = layout_candidates(r, 256)
+    monkeypatch.setattr(limits, "MAX_LAYOUT_CANDIDATES", own)  # the plan's own count is just within
+    points = plan_counts(LLAMA_405B, 256)
+    over = [p for p in points if layout_candidates(r, p.cards) > own]
+    assert over  # more cards, more ways to split them
+    assert all(p.refusal_code == OVER_WORK_BUDGET and p.refusal_params["limit"] == own for p in over)
+    assert _own(points, 256).planned
