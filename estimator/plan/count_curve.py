@@ -27,7 +27,7 @@ import numpy as np
 
 from estimator import limits
 from estimator.contract.price_book import PriceBook
-from estimator.contract.resolve import resolve
+from estimator.contract.resolve import Resolved, resolve
 from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
 from estimator.plan import batch
@@ -139,7 +139,7 @@ def _over_budget(cards: int) -> CountPoint:
     )
 
 
-def _refused(r: Any, cards: int, error: object) -> CountPoint:
+def _refused(r: Resolved, cards: int, error: object) -> CountPoint:
     """The refusal of a count the batch could not plan, by the batch's reason; a count whose fabric
     cannot be built says so with design_fabric's sentence."""
     if error == batch.NO_LAYOUT:
