@@ -460,6 +460,47 @@ PLURALS: dict[str, tuple[str, Any]] = {
             "n",
         ),
     ),
+    # estimator.plan.count_curve: a count of the cards chart the engine cannot plan (its hover)
+    "count-no-layout": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: no plan, no parallel layout fits in HBM",
+            "%(cards)s cards: no plan, no parallel layout fits in HBM",
+            "n",
+        ),
+    ),
+    "count-no-fabric": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: no plan, the network cannot connect that many (larger switches can)",
+            "%(cards)s cards: no plan, the network cannot connect that many (larger switches can)",
+            "n",
+        ),
+    ),
+    "count-never-finishes": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: no plan, the run never finishes (interruptions cost more than the time between them)",
+            "%(cards)s cards: no plan, the run never finishes (interruptions cost more than the time between them)",
+            "n",
+        ),
+    ),
+    "count-not-planned": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: no plan, the fixed layout does not divide the cards",
+            "%(cards)s cards: no plan, the fixed layout does not divide the cards",
+            "n",
+        ),
+    ),
+    "count-over-work-budget": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: not planned, more parallel layouts to search than a plan may (%(limit)s)",
+            "%(cards)s cards: not planned, more parallel layouts to search than a plan may (%(limit)s)",
+            "n",
+        ),
+    ),
     "cards-split-into-no-layout": (
         "cards",
         ngettext_lazy(
