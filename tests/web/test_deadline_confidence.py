@@ -197,6 +197,37 @@ def test_a_sweep_sized_for_a_chance_shows_each_rows_chance_of_missing_as_its_est
 
 
 @pytest.mark.django_db
+def test_the_sweep_builder_asks_the_chance_in_percent_with_the_deadline_only(client):
+    from sweeps.builder import SweepBuilderForm
+
+    html = client.get("/sweeps/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert 'name="deadline_confidence"' in html and "Chance of meeting the deadline (%)" in html
+    assert "按期完成的概率（%）" in client.get("/zh-hans/sweeps/").content.decode()
+
+    fields = {
+        "preset": "llama-3.1-70b",
+        "accelerator": "ascend-910b2",
+        "tokens": "500B",
+        "sizing": "deadline",
+        "target_days": "30",
+        "currency": "CNY",
+        "deadline_confidence": "90",
+        "axis1_field": "training.tokens",
+        "axis1_list": "200B, 500B",
+    }
+    form = SweepBuilderForm(fields)
+    assert form.is_valid(), form.errors
+    assert form.request()["base"]["cluster"] == {"target_days": 30.0, "deadline_confidence": 0.9}
+    by_cards = SweepBuilderForm({**fields, "sizing": "cards", "cards": "1024"})
+    assert by_cards.is_valid(), by_cards.errors
+    assert by_cards.request()["base"]["cluster"] == {"cards": 1024}
+    with translation.override("zh-hans"):
+        high = SweepBuilderForm({**fields, "deadline_confidence": "100"})
+        assert not high.is_valid()
+        assert "小于或等于99" in high.errors["deadline_confidence"][0]
+
+
+@pytest.mark.django_db
 def test_a_sweep_asking_too_many_searches_for_a_chance_is_refused_in_both_languages(client):
     # 101 token values x 100 deadlines: 10,100 sizings, past limits.MAX_SWEEP_CONFIDENT_SIZINGS (10,000)
     axes = {
