@@ -36,9 +36,9 @@ def next_sub_batch(*, rows: int, seconds: float, target_s: float, first: int, la
 
 
 # The first sub-batch of a sweep sized for a chance of meeting the deadline (estimator.contract.sweep.
-# confident_sizings > 0): a row can cost a confidence search, up to ~30 ms (estimator.limits,
+# confident_sizings > 0): a row can cost a confidence search, up to ~40 ms (estimator.limits,
 # MAX_SWEEP_CONFIDENT_SIZINGS), so 2,000 such rows would hold the chunk's lease (SWEEP_LEASE_S,
-# 30 s) past its expiry before its first renewal; 200 are about 6 s. Later sub-batches are sized
+# 30 s) past its expiry before its first renewal; 200 are about 8 s. Later sub-batches are sized
 # from the measured rate as any (next_sub_batch, never under this first size).
 CONFIDENT_SUB_BATCH = 200
 

@@ -84,7 +84,7 @@ def test_a_later_chunk_starts_at_the_sweeps_rate(sweep, settings, monkeypatch): 
 
 @pytest.mark.django_db
 def test_a_sweep_sized_for_a_chance_starts_in_sub_batches_of_at_most_200(base, settings, monkeypatch):
-    """A confidence search per row (up to ~30 ms): 2,000 rows would outlast the 30 s lease before
+    """A confidence search per row (up to ~40 ms): 2,000 rows would outlast the 30 s lease before
     its first renewal, so the first sub-batch is sub_batch.CONFIDENT_SUB_BATCH (200) rows; with a
     0 s target every one is (next_sub_batch): 450 rows as 200 + 200 + 50. The rows differ only in a
     price, so the chunk needs two searches (a 70B at MFU 0.45, 90 % in 30 and in 60 days)."""
