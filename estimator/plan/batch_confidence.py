@@ -51,7 +51,7 @@ class GroupConfidence:
             self._rules[key] = ConfidenceRule(self.r, key[1] * SECONDS_PER_DAY, self.confidence, key[0])
         return self._rules[key]
 
-    def given_cards(
+    def cards_at_given_mfu(
         self, flop: FloatArray, tokens: FloatArray, days: FloatArray, mfu: FloatArray, rows: IntArray
     ) -> IntArray:
         """Cards of the rows with an MFU given: confident_cards (whole cards_multiple units) once per

@@ -83,7 +83,7 @@ def size_rows(r: Resolved, x: RowInputs, confident: GroupConfidence | None) -> R
     given = np.flatnonzero(~slow)
     unplanned = np.isnan(mfu)
     if given.size and confident is not None:  # sized for the chance of missing (plan.choose_cluster)
-        cards[given] = confident.given_cards(x.flop, x.tokens, x.size, mfu, given)
+        cards[given] = confident.cards_at_given_mfu(x.flop, x.tokens, x.size, mfu, given)
     if given.size:
         unplanned[given] = without_layout(r, cards[given])
         if not x.given_cards:  # a deadline's cards grow to the smallest round size that fits (plan.choose)
