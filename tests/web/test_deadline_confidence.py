@@ -197,6 +197,22 @@ def test_a_sweep_sized_for_a_chance_shows_each_rows_chance_of_missing_as_its_est
 
 
 @pytest.mark.django_db
+def test_the_csv_of_a_sweep_sized_for_a_chance_has_the_chance_and_each_rows_chance_of_missing(
+    confident_sweep, client
+):
+    sweep, _, _ = confident_sweep
+    url = f"/api/v1/sweeps/shared/{sweep.share_token}/results?format=csv"
+    lines = b"".join(client.get(url).streaming_content).decode().splitlines()
+    header = lines[0].split(",")
+    rows = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
+    page = sweep_selectors.result_page(sweep=sweep, page=1, page_size=10)
+    miss = page["columns"].index("compute.deadline_miss_probability")
+    assert [float(r["compute.deadline_confidence"]) for r in rows] == [0.9, 0.9]
+    for r, row in zip(rows, page["rows"], strict=True):
+        assert float(r["compute.deadline_miss_probability"]) == pytest.approx(row[miss], rel=1e-9)
+
+
+@pytest.mark.django_db
 def test_the_sweep_builder_asks_the_chance_in_percent_with_the_deadline_only(client):
     from sweeps.builder import SweepBuilderForm
 
