@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from api.throttling import client_ip
 from estimator.contract import sweep as estimator_sweep
 from estimator.errors import ScenarioError
+from estimator.plan.batch_confidence import MISS_FIELD
 from reports import formatting as fmt
 from reports import labels
 from reports import messages as messages_catalogue
@@ -206,9 +207,6 @@ def report(request, token: str):
             for message, count in (summary.get("errors") or {}).items()
         ]
     return render(request, "sweeps/report.html", context)
-
-
-MISS_FIELD = "compute.deadline_miss_probability"  # plan.batch_confidence.MISS_FIELD, result.compute's
 
 
 def _confidence(sweep: Sweep) -> dict[str, Any]:
