@@ -28,6 +28,10 @@ MAX_SWEEP_AXES = 8
 MAX_AXIS_VALUES = 100_000  # values of one numeric axis (a list or a {start, stop, step} range)
 MAX_TEXT_AXIS_VALUES = 200  # values of one string or boolean axis (each is validated in full)
 SWEEP_SAMPLE_VALUES = 200  # numeric axis values validated against the base (extremes + an even sample)
+# distinct sizings for a chance of meeting the deadline (cluster.deadline_confidence) in one sweep: the
+# product of its axes but prices; at up to ~40 ms each (a miss chance searched over sizes: Qwen3-30B-A3B
+# on H800 over 30 token counts, 37.7 ms a row) about 7 minutes of one worker, within a chunk's 900 s
+MAX_SWEEP_CONFIDENT_SIZINGS = 10_000
 
 # ---- batches of estimates (integrations.batches: POST /api/v1/estimates/batch) -----------------
 MAX_BATCH_SCENARIOS = 50  # scenarios in one batch; each one also has the budget of a single estimate
