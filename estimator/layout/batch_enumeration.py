@@ -53,7 +53,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem]) -> Columns:
     A = _level_model(problems, big, vals)
     a, ep, etp = _level_experts(big, vals, A)
     b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
-    tp = A["tp"][a[b]]
+    tp = A["tp"].take(a.take(b))
     if vals["sp"].size > 1 and big.sequence_parallel_with_tp:  # enumeration.sp_off_not_searched
         d, sp = np.arange(b.size), tp > 1
     else:  # level E: sp
@@ -62,26 +62,33 @@ def enumerate_layouts(problems: Sequence[LayoutProblem]) -> Columns:
         d, sp = d[ok], sp[ok]
     # level F: zero; a table of the stages allowed without and with pp > 1, a row per parent
     allowed = np.stack([np.ones(vals["zero"].size, dtype=bool), (vals["zero"] < 2) | big.sharded_with_pp])
-    e, z = np.nonzero(allowed[(pp[d] > 1).astype(np.int64)])  # by parent row, then in stage order
-    zero = vals["zero"][z]
-    de = d[e]
-    bde = b[de]
-    abde = a[bde]
+    e, z = _nonzero_2d(allowed[(pp[d] > 1).astype(np.int64)])  # by parent row, then in stage order
+    zero = vals["zero"].take(z)
+    de = d.take(e)
+    bde = b.take(de)
+    abde = a.take(bde)
     return {
         "stem": e,  # the layout without its ZeRO stage (the step time broadcasts over the stages)
-        "size": A["size"][abde],
-        "tp": A["tp"][abde],
-        "pp": A["pp"][abde],
-        "cp": A["cp"][abde],
-        "dp": A["dp"][abde],
-        "ep": ep[bde],
-        "etp": etp[bde],
-        "mbs": mbs[de],
-        "v": v[de],
-        "m": m[de],
-        "sp": sp[e],
+        "size": A["size"].take(abde),
+        "tp": A["tp"].take(abde),
+        "pp": A["pp"].take(abde),
+        "cp": A["cp"].take(abde),
+        "dp": A["dp"].take(abde),
+        "ep": ep.take(bde),
+        "etp": etp.take(bde),
+        "mbs": mbs.take(de),
+        "v": v.take(de),
+        "m": m.take(de),
+        "sp": sp.take(e),
         "zero": zero,
     }
+
+
+def _nonzero_2d(table: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
+    """np.nonzero of a 2-d table, (rows, columns) in C order, from its flat indices (the 2-d
+    np.nonzero walks a multi-index per element: several times the cost of a flat scan)."""
+    rows, cols = np.divmod(np.flatnonzero(table), table.shape[1])
+    return rows, cols
 
 
 def _level_model(problems: Sequence[LayoutProblem], big: LayoutProblem, vals: dict[str, IntArray]) -> Columns:
@@ -95,8 +102,13 @@ def _level_model(problems: Sequence[LayoutProblem], big: LayoutProblem, vals: di
     tp_v, cp_v = vals["tp"], vals["cp"]
     k, t, q = np.meshgrid(np.arange(size_pp.size), np.arange(tp_v.size), np.arange(cp_v.size), indexing="ij")
     A = {"size": size_pp[k.ravel()], "pp": pp_cat[k.ravel()], "tp": tp_v[t.ravel()], "cp": cp_v[q.ravel()]}
-    order = np.lexsort((A["cp"], A["pp"], A["tp"], A["size"]))
-    A = {key: v[order] for key, v in A.items()}
+    # np.lexsort((cp, pp, tp, size)) as one stable sort of a key that orders as the four columns do
+    # (each a non-negative integer below its width)
+    rank = np.zeros(A["size"].size, dtype=np.int64)
+    for col in ("size", "tp", "pp", "cp"):
+        rank = rank * (int(A[col].max(initial=0)) + 1) + A[col]
+    order = np.argsort(rank, kind="stable")
+    A = {key: v.take(order) for key, v in A.items()}
     model = A["tp"] * A["pp"] * A["cp"]
     cards = cards_of[A["size"]]
     ok = (
@@ -124,7 +136,7 @@ def _level_experts(
     ep_g, etp_g = (g.ravel() for g in np.meshgrid(vals["ep"], vals["etp"], indexing="ij"))
     a, j = _expand(rows_a["size"].size, np.arange(ep_g.size))
     ep, etp = ep_g[j], etp_g[j]
-    ta, ca, da = rows_a["tp"][a], rows_a["cp"][a], rows_a["dp"][a]
+    ta, ca, da = rows_a["tp"].take(a), rows_a["cp"].take(a), rows_a["dp"].take(a)
     ok = (
         ~etp_not_searched(ta, ep, etp, "expert_tp" in big.fixed_normalized, arch.is_moe)
         & (experts % ep == 0)
@@ -145,7 +157,7 @@ def _level_micro_batches(
     and m and the batch rules only on the (pair, mbs, v) those leave."""
     L, gbs = big.arch.num_hidden_layers, big.global_batch_seqs
     mbs_g, v_g = (g.ravel() for g in np.meshgrid(vals["mbs"], vals["v"], indexing="ij"))
-    pp_b, dp_b = rows_a["pp"][a], rows_a["dp"][a]
+    pp_b, dp_b = rows_a["pp"].take(a), rows_a["dp"].take(a)
     pairs, inv = np.unique(pp_b * (int(dp_b.max(initial=0)) + 1) + dp_b, return_inverse=True)
     first = np.zeros(pairs.size, dtype=np.int64)
     first[inv[::-1]] = np.arange(inv.size)[::-1]  # a row of each pair
@@ -158,20 +170,20 @@ def _level_micro_batches(
         & ~((v_t > 1) & (pp_t == 1))
         & ~auto_split_fails(L, pp_t, v_t, split)
     )
-    pair_of, combo = np.nonzero(staged[pp_of_pair.ravel()])  # by pair, then in (mbs, v) order
-    pp, dp, mbs, v = pp_b[first][pair_of], dp_b[first][pair_of], mbs_g[combo], v_g[combo]
+    pair_of, combo = _nonzero_2d(staged[pp_of_pair.ravel()])  # by pair, then in (mbs, v) order
+    pp, dp, mbs, v = pp_b[first].take(pair_of), dp_b[first].take(pair_of), mbs_g.take(combo), v_g.take(combo)
     step = np.where(v > 1, pp, 1)
     m = np.maximum(np.rint(gbs / (dp * mbs) / step), 1).astype(np.int64) * step
     ok = (np.abs(m * dp * mbs - gbs) <= BATCH_TOLERANCE * gbs) & ~((v > 1) & (m % pp != 0))
     pair_of, combo, m = pair_of[ok], combo[ok], m[ok]
     per_pair = np.bincount(pair_of, minlength=pairs.size)
     starts = np.cumsum(per_pair) - per_pair
-    n_row = per_pair[inv]
+    n_row = per_pair.take(inv)
     b = np.repeat(np.arange(a.size), n_row)
     k = np.arange(b.size) - np.repeat(np.cumsum(n_row) - n_row, n_row)  # position in its row
-    at = starts[inv[b]] + k  # each row's valid (mbs, v) among its pair's
-    g = combo[at]
-    return b, mbs_g[g], v_g[g], m[at], pp_b[b]
+    at = starts.take(inv.take(b)) + k  # each row's valid (mbs, v) among its pair's
+    g = combo.take(at)
+    return b, mbs_g.take(g), v_g.take(g), m.take(at), pp_b.take(b)
 
 
 def enumerate_valid(problems: Sequence[LayoutProblem]) -> Columns:

@@ -39,18 +39,14 @@ def evaluate_memory(problem: LayoutProblem, c: Mapping[str, Any]) -> tuple[Memor
     recompute takes the fewest layers that fit, see partial_recompute). Bytes; rf dimensionless.
     The cheap half of `evaluate`: the search drops what does not fit before `evaluate_time`."""
 
-    def memory(rc: Num) -> MemoryBreakdown:
-        return card_memory(problem, c, rc)
-
     rc = np.asarray(c["rc"])
-    mem = memory(rc)
     rf = (rc == RECOMPUTE_CODES["full"]).astype(float)
     partial = rc == RECOMPUTE_CODES["partial"]
-    if np.any(partial):
-        mem, rf = partial_recompute(
-            problem, c, partial, mem, memory(np.where(partial, RECOMPUTE_CODES["full"], rc)), rf
-        )
-    return mem, rf
+    if not np.any(partial):
+        return card_memory(problem, c, rc), rf
+    # with the full-recompute memory of the partial ones: one call, what recompute does not change once
+    mem, full = card_memories(problem, c, [rc, np.where(partial, RECOMPUTE_CODES["full"], rc)])
+    return partial_recompute(problem, c, partial, mem, full, rf)
 
 
 def card_memory(problem: LayoutProblem, c: Mapping[str, Any], rc: Num) -> MemoryBreakdown:
