@@ -66,6 +66,7 @@ def stage_layers(
         last = np.where(single, num_layers, full if fixed_last is None else fixed_last)
         full = np.broadcast_to(full, pp.shape)
     dense_first = np.minimum(n_dense, first)
-    dense_mid = np.clip(n_dense - first, 0, full)
-    dense_last = np.clip(n_dense - (num_layers - last), 0, last)
+    # np.clip(x, 0, hi) as maximum then minimum: the same integers without clip's Python wrapper
+    dense_mid = np.minimum(np.maximum(n_dense - first, 0), full)
+    dense_last = np.minimum(np.maximum(n_dense - (num_layers - last), 0), last)
     return StageLayers(full, first, last, dense_first, dense_mid, dense_last, pp >= 3, single)
