@@ -357,5 +357,9 @@ def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -
     for failing in ranked:
         first = np.minimum(first, failing)
     codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=np.int64)
-    out: npt.NDArray[np.int64] = codes[np.broadcast_to(first, shape)]
-    return out
+    if np.array_equal(codes[:-1], np.arange(none)):  # the rules in REASONS order: a position is its code
+        out: npt.NDArray[np.int64] = np.broadcast_to(first, shape).astype(np.int64)
+        out[out == none] = -1
+        return out
+    found: npt.NDArray[np.int64] = codes[np.broadcast_to(first, shape)]
+    return found
