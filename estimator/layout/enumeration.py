@@ -341,7 +341,13 @@ def gathered(axis: Any, at: tuple[npt.NDArray[np.intp], ...]) -> npt.NDArray[Any
     return out if out.ndim else np.full(at[0].shape, out)  # a column constant over the product
 
 
-def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
+# A REASONS index, -1 (passes) or -2 (not searched) per entry of the product: one byte each (the
+# product of the free axes reaches tens of millions of entries; int64 made it 8 bytes).
+REASON_DTYPE = np.int8
+assert len(REASONS) < np.iinfo(REASON_DTYPE).max
+
+
+def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -> npt.NDArray[np.int8]:
     """Per entry of a product of `shape`, the REASONS index of the first rule of `failures` (in
     their order) it fails, -1 where it fails none. The first failing rule is the one of lowest
     position, and a minimum does not depend on the order it is taken in: the rules' masks, each on
@@ -356,6 +362,6 @@ def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -
     first: npt.NDArray[Any] = np.full((), none, dtype=small)
     for failing in ranked:
         first = np.minimum(first, failing)
-    codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=np.int64)
-    out: npt.NDArray[np.int64] = codes[np.broadcast_to(first, shape)]
+    codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=REASON_DTYPE)
+    out: npt.NDArray[np.int8] = np.broadcast_to(codes[first], shape)  # a view: no full-size copy
     return out
