@@ -32,7 +32,9 @@ RULES = {
     "tp-crosses-scaleup-domain": gettext_noop("TP must stay inside one scale-up (NVLink/HCCS) domain"),
     "tp-not-dividing-heads": gettext_noop("TP must divide the attention heads and the KV heads"),
     "sequence-parallel-needs-tp": gettext_noop("sequence parallelism needs TP > 1"),
-    "cp-not-dividing-sequence": gettext_noop("CP must divide the sequence length"),
+    "cp-not-dividing-sequence": gettext_noop(
+        "the sequence length must split into 2 x CP equal chunks (CP with the causal load balance)"
+    ),
     "pp-not-dividing-layers": gettext_noop("PP x virtual stages cannot exceed the layers"),
     "virtual-stages-need-pp": gettext_noop("interleaved (virtual) stages need PP > 1"),
     "stage-layers-not-splitting": gettext_noop(

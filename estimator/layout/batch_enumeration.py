@@ -28,6 +28,7 @@ from estimator.layout.enumeration import (
     BATCH_TOLERANCE,
     auto_split_fails,
     axis_values,
+    cp_not_dividing_sequence,
     ep_not_folding,
     etp_not_searched,
     stage_split_fails,
@@ -103,7 +104,7 @@ def _level_model(problems: Sequence[LayoutProblem], big: LayoutProblem, vals: di
         (A["tp"] <= big.domain_cards)
         & (arch.num_attention_heads % A["tp"] == 0)
         & (kv % A["tp"] == 0)
-        & (big.seq_len % A["cp"] == 0)
+        & ~cp_not_dividing_sequence(big.seq_len, A["cp"], big.cp_load_balance)
         & (A["pp"] <= arch.num_hidden_layers)
         & (cards % model == 0)
     )

@@ -10,7 +10,9 @@ value), built with numpy, never a Python loop over candidates:
   Llama 3 did: 126 layers on 16 stages); for v = 1 any further deficit comes off middle devices,
   for v > 1 (interleaving) the deficit may be at most 2 layers. Interleaving also needs the
   micro-batches divisible by pp (Megatron-LM's rule).
-- cp: powers of two with at least MIN_CP_CHUNK tokens per rank (shorter chunks only add traffic).
+- cp: powers of two with at least MIN_CP_CHUNK tokens per rank (shorter chunks only add traffic);
+  the sequence must split into 2·cp equal chunks where the stack balances the causal work
+  (`cp_not_dividing_sequence`).
 - ep, etp: 1 for dense models. MoE parallel folding (Megatron-Core, docs/sources.md#megatron-core-moe):
   the MoE layers regroup the tp·cp·dp ranks of a pipeline stage into expert-TP x EP x expert-DP, so
   ep (powers of two dividing the experts) times the expert tensor-parallel size etp must divide
@@ -68,6 +70,8 @@ class LayoutProblem(Protocol):
     def stage_split(self) -> tuple[int | None, int | None]: ...
     @property
     def sequence_parallel_with_tp(self) -> bool: ...
+    @property
+    def cp_load_balance(self) -> bool: ...
 
 
 MIN_CP_CHUNK = 4096
@@ -249,7 +253,7 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
         ("tp-crosses-scaleup-domain", tp > problem.domain_cards),
         ("tp-not-dividing-heads", (arch.num_attention_heads % tp != 0) | (kv % tp != 0)),
         ("sequence-parallel-needs-tp", c["sp"] & (tp == 1)),
-        ("cp-not-dividing-sequence", problem.seq_len % cp != 0),
+        ("cp-not-dividing-sequence", cp_not_dividing_sequence(problem.seq_len, cp, problem.cp_load_balance)),
         ("pp-not-dividing-layers", pp * v > L),
         ("stage-layers-not-splitting", stage_split_fails(L, pp, problem.stage_split)),
         ("virtual-stages-need-pp", (v > 1) & (pp == 1)),
@@ -264,6 +268,20 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
         ("micro-batches-not-multiple-of-pp", (v > 1) & (c["m"] % pp != 0)),
         ("zero-stage-incompatible-with-pp", (c["zero"] >= 2) & (pp > 1) & (not problem.sharded_with_pp)),
     ]
+
+
+def cp_not_dividing_sequence(seq_len: int, cp: IntArray, load_balance: bool) -> BoolArray:
+    """The sequence (tokens) does not split into context parallelism's equal chunks: 2·cp of them
+    where the stack balances the causal work (rank r holds chunks r and 2cp-1-r:
+    StackProfile.cp_load_balance), cp otherwise; cp = 1 needs no split. Sources: MindSpeed
+    ContextParallelFeature.validate_args (Ascend/MindSpeed, mindspeed/features_manager/
+    context_parallel/context_parallel_feature.py: megatron_cp_algo and hybrid_cp_algo assert
+    seq_length % (2·cp) == 0); Megatron-LM's get_batch_on_this_cp_rank views the sequence as 2·cp
+    chunks (docs/sources.md#context-parallel)."""
+    cp = np.asarray(cp)
+    chunks = np.where((cp > 1) & bool(load_balance), 2 * cp, cp)
+    out: BoolArray = np.asarray(seq_len % chunks != 0)
+    return out
 
 
 def ep_not_folding(tp: IntArray, cp: IntArray, dp: IntArray, ep: IntArray, etp: IntArray) -> BoolArray:

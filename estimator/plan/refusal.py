@@ -40,7 +40,7 @@ RULES = {
     "tp-crosses-scaleup-domain": "TP must stay inside one scale-up (NVLink/HCCS) domain",
     "tp-not-dividing-heads": "TP must divide the attention heads and the KV heads",
     "sequence-parallel-needs-tp": "sequence parallelism needs TP > 1",
-    "cp-not-dividing-sequence": "CP must divide the sequence length",
+    "cp-not-dividing-sequence": "the sequence length must split into 2 x CP equal chunks (CP with the causal load balance)",
     "pp-not-dividing-layers": "PP x virtual stages cannot exceed the layers",
     "virtual-stages-need-pp": "interleaved (virtual) stages need PP > 1",
     "stage-layers-not-splitting": "the pipeline devices without a fixed first/last layer count must share the other layers evenly",

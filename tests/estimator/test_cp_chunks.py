@@ -1,0 +1,48 @@
+"""Context parallelism splits the sequence into 2·cp equal chunks where the stack balances the
+causal work (MindSpeed's megatron_cp_algo asserts seq_length % (2·cp) == 0; Megatron-LM's
+get_batch_on_this_cp_rank views the sequence as 2·cp chunks): layout.enumeration.cp_not_dividing_sequence,
+one rule for the search and the batched search."""
+
+import numpy as np
+import pytest
+
+from estimator.errors import ScenarioError
+from estimator.layout.enumeration import cp_not_dividing_sequence
+from estimator.plan.compose import estimate
+
+
+def test_the_sequence_splits_into_two_chunks_per_cp_rank():
+    cp = np.array([1, 2, 4, 8, 16, 32])
+    # 100,000 = 2^5 · 5^5: 2·cp = 64 does not divide it (100,000 / 64 = 1,562.5), 2·cp = 32 does
+    # (3,125); without the load balance cp = 32 divides it (3,125)
+    assert cp_not_dividing_sequence(100_000, cp, True).tolist() == [False] * 5 + [True]
+    assert cp_not_dividing_sequence(100_000, cp, False).tolist() == [False] * 6
+    # 131,000 = 2^3 · 16,375: cp 4 gives 8 chunks of 16,375; cp 8 would need 16 (8,187.5 tokens)
+    assert cp_not_dividing_sequence(131_000, cp, True).tolist() == [False, False, False, True, True, True]
+    # an odd sequence splits for cp = 1 only
+    assert cp_not_dividing_sequence(4095, cp, True).tolist() == [False] + [True] * 5
+
+
+DOC = {
+    "model": {"preset": "deepseek-v3"},
+    "training": {"tokens": 1e12, "seq_len": 131_000},
+    "hardware": {"accelerator": "ascend-910c"},
+    "cluster": {"cards": 768},
+}
+
+
+def test_a_plan_at_131000_tokens_takes_a_cp_whose_chunks_are_whole():
+    # engine 2.59.0 planned CP 8 here (131,000 / 16 = 8,187.5 tokens a chunk: MindSpeed refuses it)
+    layout = estimate(DOC)["result"]["parallelism"]
+    assert 131_000 % (2 * layout["cp"]) == 0
+    assert layout["cp"] <= 4
+
+
+def test_a_fixed_cp_whose_chunks_are_not_whole_is_refused_with_the_rule():
+    with pytest.raises(ScenarioError) as info:
+        estimate({**DOC, "parallelism": {"cp": 8}})
+    (err,) = info.value.errors
+    assert err.field == "parallelism.cp"
+    assert err.code == "no-possible-layout"
+    assert "cp-not-dividing-sequence" in err.params["reasons"]
+    assert "2 x CP equal chunks" in err.message
