@@ -193,7 +193,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
     """Everything enumerate_layouts(problems) reads: the model, the sequence and batch, the fixed
     axes, the scale-up domain, the sizes, the axis ranges of the largest size (the others' pipeline
     ranges are their cards' divisors), and the rules that read the stack (fused attention, sequence
-    parallelism's dominance, sharding with pipelining, the stage split)."""
+    parallelism's dominance, sharding with pipelining, CP's load-balanced chunks, the stage split)."""
     p, big = problems[0], max(problems, key=lambda q: q.cards)
     return (
         p.arch,
@@ -205,6 +205,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
         p.flash_attention,
         p.sequence_parallel_with_tp,
         p.sharded_with_pp,
+        p.cp_load_balance,
         p.stage_split,
         tuple(q.cards for q in problems),
         tuple((axis, tuple(v.tolist())) for axis, v in axis_values(big).items() if axis != "rc"),

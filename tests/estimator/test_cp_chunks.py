@@ -46,3 +46,31 @@ def test_a_fixed_cp_whose_chunks_are_not_whole_is_refused_with_the_rule():
     assert err.code == "no-possible-layout"
     assert "cp-not-dividing-sequence" in err.params["reasons"]
     assert "2 x CP equal chunks" in err.message
+
+
+def test_the_batched_search_keeps_an_enumeration_per_cp_load_balance():
+    """batch_enumeration reads the stack's cp_load_balance, so its kept enumerations are keyed by it:
+    at 65,552 = 16·4,097 tokens CP 16 (at most 65,552 / 4,096 = 16.004) is a layout only without
+    the balance (16 chunks of 4,097 tokens; 2·16 = 32 chunks would be 2,048.5)."""
+    import dataclasses
+
+    from estimator.layout import batch_enumeration
+    from tests.estimator.test_layout_batch import _problems
+
+    doc = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e12, "seq_len": 65_552},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 64},
+    }
+    balanced = _problems(doc, [256])
+    unbalanced = [
+        dataclasses.replace(p, stack=dataclasses.replace(p.stack, cp_load_balance=False)) for p in balanced
+    ]
+    assert batch_enumeration.enumeration_key(balanced) != batch_enumeration.enumeration_key(unbalanced)
+    batch_enumeration.clear()
+    try:
+        assert max(batch_enumeration.shared_layouts(balanced)[0]["cp"].tolist()) == 8
+        assert max(batch_enumeration.shared_layouts(unbalanced)[0]["cp"].tolist()) == 16
+    finally:
+        batch_enumeration.clear()
