@@ -184,6 +184,11 @@ MESSAGES: dict[str, str] = {
         "%(days)s before failures); the %(whole)s cards of those servers would train at MFU "
         "%(whole_mfu)s in %(whole_days)s, for the same capex."
     ),
+    "partial-supernode-slow": gettext_noop(
+        "%(cards)s cards leave %(idle_cards)s of the %(whole)s cards of %(supernodes)s x %(supernode)s idle "
+        "(MFU %(mfu)s, %(days)s before failures); the supernodes are bought whole, and all %(whole)s of "
+        "their cards would train at MFU %(whole_mfu)s in %(whole_days)s."
+    ),
     "over-budget": gettext_noop(
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."
     ),
