@@ -30,6 +30,7 @@ from estimator.plan.mfu_range import (
     class_band,
     given_triangle,
     layout_band,
+    mfu_ceiling,
     ratio_triangle,
     widest_band,
 )
@@ -113,7 +114,8 @@ class ConfidenceRule:
         eff = r.scenario.efficiency  # a given MFU or range: plan.mfu_range.given_triangle, as mfu_band
         self.band = class_band(r, peak, self.stack) if eff.mfu is None and eff.mfu_range is None else None
         # the highest MFU of the widest range per unit of predicted MFU (triangle_from_quantiles
-        # scales with its inputs; band_triangle then caps it at 1)
+        # scales with its inputs; band_triangle then caps it at the ceiling, mfu_ceiling)
+        self.ceiling = mfu_ceiling(r)
         widest = None if self.band is None else widest_band(self.band)
         self.high_ratio = None if widest is None else triangle_from_quantiles(*_unit_quantiles(widest))[2]
         if self.band is not None and r.pilot_fit is not None:  # the pilot's band, at most BAND_MAX wide
@@ -160,8 +162,8 @@ class ConfidenceRule:
             return given_triangle(self.r, mfu)[0]
         width = calibration_width(self.r, best, cards)
         if width is not None:
-            return ratio_triangle(mfu, 1.0 - width, 1.0 + width)
-        return band_triangle(mfu, layout_band(self.band, self.r, best, self.stack))
+            return ratio_triangle(mfu, 1.0 - width, 1.0 + width, self.ceiling)
+        return band_triangle(mfu, layout_band(self.band, self.r, best, self.stack), self.ceiling)
 
     def _late_at_highest(self, a: dict[str, Any], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """P(late | the MFU is the highest any layout's range at `mfu` reaches), per size (risk_arrays
@@ -171,7 +173,7 @@ class ConfidenceRule:
         if self.high_ratio is None:
             high = np.array([given_triangle(self.r, float(m))[0][2] for m in mfu])
         else:
-            high = np.minimum(mfu * self.high_ratio, 1.0)
+            high = np.minimum(mfu * self.high_ratio, np.maximum(self.ceiling, mfu))
         base = mfu / high * a["base_days"]
         if a["shape"] is None:
             return np.asarray(base > self.target_days, dtype=float)
