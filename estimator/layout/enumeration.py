@@ -359,6 +359,26 @@ def gathered(axis: Any, at: tuple[npt.NDArray[np.intp], ...]) -> npt.NDArray[Any
     return out if out.ndim else np.full(at[0].shape, out)  # a column constant over the product
 
 
+def blocking_reasons(problem: LayoutProblem) -> list[str]:
+    """The structural rules that stand between the candidates and a layout, in REASONS order: those
+    failed by the candidates the search considers that fail the fewest rules (one, where a single
+    rule is all that refuses them). A refusal names these, not every rule some candidate failed
+    first (a free TP of 256 fails 'TP must divide the heads' whatever else is fixed). [] where some
+    candidate passes every rule."""
+    grid = candidate_grid(problem)
+    keep = searched_grid(problem, grid)
+    masks = [(name, np.asarray(failing, dtype=bool)) for name, failing in structural_failures(problem, grid)]
+    count = np.zeros((), dtype=np.int8)
+    for _name, failing in masks:
+        count = count + failing.astype(np.int8)
+    count = np.broadcast_to(count, keep.shape)
+    fewest = int(count[keep].min()) if keep.any() else 0
+    if fewest == 0:
+        return []
+    closest = keep & (count == fewest)
+    return [name for name, failing in masks if np.any(closest & failing)]
+
+
 # A REASONS index, -1 (passes) or -2 (not searched) per entry of the product: one byte each (the
 # product of the free axes reaches tens of millions of entries; int64 made it 8 bytes).
 REASON_DTYPE = np.int8

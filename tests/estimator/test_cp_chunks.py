@@ -74,3 +74,18 @@ def test_the_batched_search_keeps_an_enumeration_per_cp_load_balance():
         assert max(batch_enumeration.shared_layouts(unbalanced)[0]["cp"].tolist()) == 16
     finally:
         batch_enumeration.clear()
+
+
+def test_a_refusal_names_the_rules_that_refuse_the_fixed_fields_not_every_rule_some_layout_failed():
+    """CP 3 at 131,072 = 2^17 tokens: 2·3 = 6 chunks do not split it. TP 8 x CP 3 x DP 32 (768 cards,
+    EP 16 x expert TP 8 folding into the 768 ranks, one sequence per DP rank of the 32) fails that
+    rule alone, so it is the one named; before, every rule some free axis failed first was listed
+    too ('TP must divide the attention heads', for the free TP of 256; 'sequence parallelism needs
+    TP > 1')."""
+    doc = {**DOC, "training": {"tokens": 1e12, "seq_len": 131_072}, "parallelism": {"cp": 3}}
+    with pytest.raises(ScenarioError) as info:
+        estimate(doc)
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("parallelism.cp", "no-possible-layout")
+    assert err.params["reasons"] == ["cp-not-dividing-sequence"]
+    assert "attention heads" not in err.message
