@@ -94,12 +94,13 @@ def _report_parts() -> None:
     from django.conf import settings
     from django.utils import translation
 
-    from reports import pages, services
+    from reports import count_points, pages, services
 
     out = services.run_estimate(data=SAMPLE_SCENARIO)  # the stored form (strict JSON), no database
+    counts = count_points.points(SAMPLE_SCENARIO, None, out["result"])  # the cards chart's plans
     for code, _name in settings.LANGUAGES:
         with translation.override(code):
-            pages.build_figures(out["result"])
+            pages.build_figures(out["result"], counts)
             pages.build_derived(out["scenario"], out["result"])
 
 

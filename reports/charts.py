@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from . import formatting as f
-from . import goodput, labels
+from . import goodput, labels, messages
 from .summary import currency, dig
 
 logger = logging.getLogger(__name__)
@@ -171,65 +171,93 @@ def memory(result: dict) -> go.Figure | None:
     return _layout(fig, title, barmode="stack", yaxis_title="GB")
 
 
-def cards_vs_days(result: dict) -> go.Figure | None:
-    """Wall-clock days (and cluster cost) against the card count, at the chosen layout's efficiency.
-
-    Days = card-hours / (24 · cards): the same work spread over more or fewer cards at the MFU of
-    this plan; real clusters lose some efficiency as they grow, so the curve is optimistic to the right.
-    """
+def cards_vs_days(result: dict, counts: list[dict] | None = None) -> go.Figure | None:
+    """Days (the headline's, with failures where counted) and cluster cost against the card count:
+    each point the scenario planned at that count (estimator.plan.count_curve, reports.count_points),
+    a count the engine cannot plan a gap with its reason. None without planned points."""
     cards = _n(dig(result, "compute.cards"))
-    card_hours = _n(dig(result, "compute.accelerator_hours"))
-    if not cards or not card_hours:
+    rows = [p for p in counts or [] if isinstance(p, dict) and _n(p.get("cards"))]
+    if not cards or not any(_n(p.get("wall_clock_days")) for p in rows):
         return None
-    per_node = max(1.0, cards / (_n(dig(result, "compute.nodes")) or cards))
-    steps = sorted(
-        {
-            max(per_node, round(cards * k / per_node) * per_node)
-            for k in (0.25, 0.35, 0.5, 0.7, 1, 1.4, 2, 2.8, 4)
-        }
-    )
-    days = [card_hours / 24 / c for c in steps]
+    cur = currency(result)
+    xs = [p["cards"] for p in rows]
+    days = [_n(p.get("wall_clock_days")) for p in rows]
+    capex = [_n(p.get("capex_in_currency")) for p in rows]
     fig = go.Figure()
     fig.add_scatter(
-        x=steps,
+        x=xs,
         y=days,
         mode="lines+markers",
         name=_("Days"),
         line_color=COLORS[0],
-        customdata=[f"{f.count(c)} · {f.days(d)}" for c, d in zip(steps, days, strict=True)],
+        customdata=[_count_hover(p, cur) for p in rows],
         hovertemplate="%{customdata}<extra></extra>",
     )
     fig.add_scatter(
         x=[cards],
-        y=[card_hours / 24 / cards],
+        y=[goodput.days_with_failures(result)],
         mode="markers",
         name=_("This plan"),
         marker={"size": 14, "color": COLORS[1], "symbol": "star"},
         hoverinfo="skip",
     )
-    capex = _n(dig(result, "cost.capex.total"))
-    layout: dict = {"xaxis_title": _("cards"), "yaxis_title": _("days")}
-    if capex:
-        cur = currency(result)
-        per_card = capex / cards
-        costs = [per_card * c for c in steps]
+    layout: dict = {
+        "xaxis": {"type": "log", "title": _("cards (log scale)"), **log_ticks(xs, f.count)},
+        "yaxis_title": _days_title(result),
+    }
+    if any(capex):
         fig.add_scatter(
-            x=steps,
-            y=costs,
-            mode="lines",
+            x=xs,
+            y=capex,
+            mode="lines+markers",
             name=_("Cluster cost"),
             yaxis="y2",
             line={"color": COLORS[2], "dash": "dot"},
-            customdata=[f.money(v, cur) for v in costs],
+            customdata=[_count_hover(p, cur) for p in rows],
             hovertemplate="%{customdata}<extra></extra>",
         )
-        layout["yaxis2"] = {
-            **_money_axis(cur, max(costs)),
-            "overlaying": "y",
-            "side": "right",
-            "showgrid": False,
-        }
-    return _layout(fig, _("Cards against days and cost, at this plan's MFU"), **layout)
+        top = max(v for v in capex if v is not None)
+        layout["yaxis2"] = {**_money_axis(cur, top), "overlaying": "y", "side": "right", "showgrid": False}
+    _add_refused(fig, rows, layout)
+    return _layout(fig, _("Cards against days and cost, each size planned"), **layout)
+
+
+def _days_title(result: dict) -> str:
+    counted = dig(result, "goodput.failures_counted")
+    return _("days with failures (median)") if counted else _("days")
+
+
+def _count_hover(point: dict, cur: str) -> str:
+    """One planned count in words: cards, days, MFU and cost; a refused count its reason."""
+    if point.get("refusal_code"):
+        return messages.render(
+            point["refusal_code"], point.get("refusal_params"), point.get("refusal_message", "")
+        )
+    return _("%(cards)s cards: %(days)s, MFU %(mfu)s, cluster cost %(cost)s") % {
+        "cards": f.count(point.get("cards")),
+        "days": f.days(point.get("wall_clock_days")),
+        "mfu": f.percent(point.get("mfu")),
+        "cost": f.money(point.get("capex_in_currency"), cur),
+    }
+
+
+def _add_refused(fig: go.Figure, rows: list[dict], layout: dict) -> None:
+    """The counts the engine refused, as crosses along the foot of the chart (an axis of their own,
+    0 to 1) whose hover gives the reason; the days and cost lines have a gap there."""
+    refused = [p for p in rows if p.get("refusal_code")]
+    if not refused:
+        return
+    fig.add_scatter(
+        x=[p["cards"] for p in refused],
+        y=[0.04] * len(refused),
+        mode="markers",
+        name=_("No plan"),
+        yaxis="y3",
+        marker={"symbol": "x", "size": 10, "color": COLORS[3]},
+        customdata=[_count_hover(p, "") for p in refused],
+        hovertemplate="%{customdata}<extra></extra>",
+    )
+    layout["yaxis3"] = {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}
 
 
 def cost(result: dict) -> go.Figure | None:
@@ -418,13 +446,14 @@ def planes(result: dict) -> go.Figure | None:
     return _layout(fig, title, barmode="group", yaxis=axis, height=380)
 
 
-def all_figures(result: dict) -> list[tuple[str, go.Figure]]:
-    """(dom id, figure) for every chart this result can draw, in report order."""
+def all_figures(result: dict, counts: list[dict] | None = None) -> list[tuple[str, go.Figure]]:
+    """(dom id, figure) for every chart this result can draw, in report order; `counts`: the planned
+    points of the cards chart (reports.count_points), which is not drawn without them."""
     makers = [
         ("chart-goodput", goodput.figure),
         ("chart-step-time", step_time),
         ("chart-memory", memory),
-        ("chart-cards-days", cards_vs_days),
+        ("chart-cards-days", lambda res: cards_vs_days(res, counts)),
         ("chart-cost", cost),
         ("chart-network", network),
         ("chart-planes", planes),

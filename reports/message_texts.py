@@ -139,12 +139,6 @@ MESSAGES: dict[str, str] = {
         "the %(max_cards)s cards of the largest cluster this network can build. Allow more days, train fewer "
         "tokens or use switches with more ports."
     ),
-    "deadline-unmet-with-failures": gettext_noop(
-        "Training %(tokens)s tokens in %(target_days)s needs %(cards)s cards at an MFU of %(mfu)s without "
-        "interruptions, but counting them no cluster up to the %(max_cards)s cards this network can build "
-        "finishes in time: more cards are interrupted more often. Allow more days, train fewer tokens or "
-        "restart faster."
-    ),
     "no-cluster-holds-the-model": gettext_noop(
         "No cluster this network can build (up to %(max_cards)s cards) holds the model in HBM: use an "
         "accelerator with more memory, a shorter sequence or switches with more ports."
@@ -468,6 +462,47 @@ PLURALS: dict[str, tuple[str, Any]] = {
         ngettext_lazy(
             "No parallel layout fits in HBM on %(cards)s card. Add cards, use a larger-memory accelerator or a shorter sequence.",
             "No parallel layout fits in HBM on %(cards)s cards. Add cards, use a larger-memory accelerator or a shorter sequence.",
+            "n",
+        ),
+    ),
+    # estimator.plan.count_curve: a count of the cards chart the engine cannot plan (its hover)
+    "count-no-layout": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: no plan, no parallel layout fits in HBM",
+            "%(cards)s cards: no plan, no parallel layout fits in HBM",
+            "n",
+        ),
+    ),
+    "count-no-fabric": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: no plan, the network cannot connect that many (larger switches can)",
+            "%(cards)s cards: no plan, the network cannot connect that many (larger switches can)",
+            "n",
+        ),
+    ),
+    "count-never-finishes": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: no plan, the run never finishes (interruptions cost more than the time between them)",
+            "%(cards)s cards: no plan, the run never finishes (interruptions cost more than the time between them)",
+            "n",
+        ),
+    ),
+    "count-not-planned": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: no plan, the fixed layout does not divide the cards",
+            "%(cards)s cards: no plan, the fixed layout does not divide the cards",
+            "n",
+        ),
+    ),
+    "count-over-work-budget": (
+        "cards",
+        ngettext_lazy(
+            "%(cards)s card: not planned, more parallel layouts to search than a plan may (%(limit)s)",
+            "%(cards)s cards: not planned, more parallel layouts to search than a plan may (%(limit)s)",
             "n",
         ),
     ),

@@ -366,10 +366,6 @@ SENTENCES = {
     gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
     gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
     gettext_noop("no plan: the deadline needs more cards than the largest cluster this network can build"),
-    gettext_noop(
-        "no plan: without interruptions a cluster this network can build would meet the deadline, but "
-        "counting them none does (more cards are interrupted more often)"
-    ),
 }
 
 

@@ -32,6 +32,7 @@ from . import (
     calibration_block,
     charts,
     compare,
+    count_points,
     downloads,
     glossary,
     goodput,
@@ -213,11 +214,12 @@ def _report_context(request, estimate: Estimate) -> dict:
     }
 
 
-def build_figures(result: dict) -> list[dict]:
-    """The report's figures as JSON-ready dicts (Plotly's own JSON), in the active language."""
+def build_figures(result: dict, counts: list[dict] | None = None) -> list[dict]:
+    """The report's figures as JSON-ready dicts (Plotly's own JSON), in the active language;
+    `counts`: the planned points of the cards chart (report_counts)."""
     return [
         {"id": dom_id, "data_id": f"{dom_id}-data", "figure": json.loads(fig.to_json())}
-        for dom_id, fig in charts.all_figures(result)
+        for dom_id, fig in charts.all_figures(result, counts)
     ]
 
 
@@ -244,7 +246,21 @@ def report_figures(estimate: Estimate) -> list[dict]:
     key holds the share token, this code's engine version (a new release draws anew) and the
     language (titles and axis labels are translated)."""
     key = f"report-figures:{estimate.share_token}:{ENGINE_VERSION}:{PAGE_BUILD}:{translation.get_language()}"
-    return _cached(key, lambda: build_figures(estimate.result), FIGURES_TTL_S, "report figures")
+    return _cached(
+        key, lambda: build_figures(estimate.result, report_counts(estimate)), FIGURES_TTL_S, "report figures"
+    )
+
+
+def report_counts(estimate: Estimate) -> list[dict]:
+    """The planned points of the cards chart (reports.count_points: the stored input planned at round
+    sizes around its cards by this engine and catalog), cached for every language."""
+    key = f"report-counts:{estimate.share_token}:{ENGINE_VERSION}:{catalog.CATALOG_VERSION}"
+    return _cached(
+        key,
+        lambda: count_points.points(estimate.input, estimate.price_book, estimate.result),
+        FIGURES_TTL_S,
+        "report counts",
+    )
 
 
 @require_GET

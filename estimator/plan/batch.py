@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -44,8 +45,8 @@ from estimator.plan.compose import (
     size_for_deadline,
     smallest_fitting,
 )
-from estimator.plan.deadline import largest_built
-from estimator.plan.deadline_refusals import cards_without_failures, only_interruptions
+from estimator.plan.deadline import largest_cluster
+from estimator.plan.deadline_refusals import cards_without_failures
 from estimator.plan.goodput import cards_for_deadline_with_failures, held_ratio
 from estimator.plan.pilot import calibrated, fit_pilot
 
@@ -270,12 +271,11 @@ def _predicted(
         for key in dict.fromkeys(keys):
             met = goodput.deadline_met(r, key[1] * SECONDS_PER_DAY, key[0])
             try:
-                chosen, _, best = size_for_deadline(r, sizes, memo, met, goodput.ettr_at(r, key[0]))
+                chosen, _, best = size_for_deadline(
+                    r, sizes, memo, met, goodput.ettr_at(r, key[0]), _row_need(r, key[0], key[1])
+                )
             except ScenarioError as exc:  # this row's deadline only: the others of the group still plan
-                if exc.errors[0].code not in (
-                    "deadline-needs-too-many-cards",
-                    "deadline-unmet-with-failures",
-                ):
+                if exc.errors[0].code != "deadline-needs-too-many-cards":
                     raise
                 chosen, best = int(sizes[0]), None  # a size that builds; the row gets no figures
                 too_large[key] = float(exc.errors[0].params["mfu"])
@@ -285,6 +285,30 @@ def _predicted(
     # no layout at these cards: no MFU, so no figures (no figure without a plan, plan.refusal)
     mfu = np.array([np.nan if b is None else b.predicted_mfu for b in bests])
     return cards, mfu, _layout_columns(bests), np.array([too_large.get(k, np.nan) for k in keys])
+
+
+def _given_mfu_cards(
+    r: Resolved,
+    flop: npt.NDArray[np.float64],
+    days: npt.NDArray[np.float64],
+    peak: float,
+    mfu: npt.NDArray[np.float64],
+    tokens: npt.NDArray[np.float64],
+) -> IntArray:
+    """The cards of each deadline row at its MFU given (NaN: predicted, sized later by _predicted),
+    as plan.choose sizes one: goodput.cards_for_deadline_with_failures up to the largest cluster."""
+    memo = SizeMemo(r, reuse=True)
+    given = np.where(np.isnan(mfu), 1.0, mfu)
+    largest = functools.partial(largest_cluster, r, memo)
+    return cards_for_deadline_with_failures(
+        r, flop, days * SECONDS_PER_DAY, peak, given, cards_multiple(r), tokens, largest=largest
+    )
+
+
+def _row_need(r: Resolved, tokens: float, days: float) -> Callable[[float], int]:
+    """need(mfu) of a row's deadline: the cards `tokens` in `days` need without interruptions."""
+    flop = float(model_flops(r)["flop_per_token"]) * tokens
+    return lambda mfu: int(cards_without_failures(r, flop, days * SECONDS_PER_DAY, mfu))
 
 
 def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
@@ -365,12 +389,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
     )
     slow = np.isnan(mfu)
-    if given_cards:
-        cards = size.astype(np.int64)
-    else:
-        cards = cards_for_deadline_with_failures(
-            r, flop, size * SECONDS_PER_DAY, peak, np.where(slow, 1.0, mfu), cards_multiple(r), tokens
-        )
+    cards = size.astype(np.int64) if given_cards else _given_mfu_cards(r, flop, size, peak, mfu, tokens)
     layout = _empty_layout_columns(n)
     past_mfu = np.where(slow, np.nan, mfu)  # the MFU at which a refused deadline is past every cluster
     rows = np.flatnonzero(slow)
@@ -422,33 +441,15 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     )
     errors[~ok & ~structural & unplanned] = NO_LAYOUT
     errors[never] = NEVER_FINISHES
-    if not given_cards:  # refused deadlines: those predicted, those with an MFU past what the network builds
-        too_large = np.where(slow, np.isfinite(past_mfu), ~state["feasible"])
-        errors[too_large] = _past_reasons(r, flop[too_large], size[too_large], past_mfu[too_large])
+    if not given_cards:  # deadlines past what the network builds even without interruptions (estimate()'s
+        # deadline-needs-too-many-cards); those out of reach only because of them plan the fastest cluster
+        errors[np.where(slow, np.isfinite(past_mfu), ~state["feasible"])] = TOO_LARGE
     values["_error"] = errors
     return values
 
 
-def _past_reasons(
-    r: Resolved, flop: npt.NDArray[np.float64], days: npt.NDArray[np.float64], mfu: npt.NDArray[np.float64]
-) -> npt.NDArray[Any]:
-    """The reason of each deadline row no cluster this network builds meets, as estimate() refuses
-    it (deadline_refusals.too_many_cards): UNMET_WITH_FAILURES where its need without interruptions at `mfu`
-    fits in the largest cluster (deadline_refusals.only_interruptions), else TOO_LARGE."""
-    if not flop.size:
-        return np.empty(0, dtype=object)
-    sizes = candidate_sizes(r, cards_multiple(r))
-    largest = largest_built(sizes, len(sizes), SizeMemo(r, reuse=True))
-    unmet = only_interruptions(cards_without_failures(r, flop, days * SECONDS_PER_DAY, mfu), largest)
-    return np.where(unmet, UNMET_WITH_FAILURES, TOO_LARGE).astype(object)
-
-
 NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more than the time between them"
 TOO_LARGE = "no plan: the deadline needs more cards than the largest cluster this network can build"
-UNMET_WITH_FAILURES = (
-    "no plan: without interruptions a cluster this network can build would meet the deadline, but "
-    "counting them none does (more cards are interrupted more often)"
-)
 
 
 def _goodput(r: Resolved, ct: dict[str, np.ndarray], state: dict[str, Any]) -> dict[str, Any]:

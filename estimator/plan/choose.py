@@ -18,6 +18,7 @@ from estimator.plan.deadline import (
     SizeMemo,
     candidate_sizes,
     cards_for_given_mfu,
+    largest_cluster,
     size_for_deadline,
 )
 from estimator.plan.deadline_risk import ConfidenceRule, confident_cards, deadline_rule
@@ -48,12 +49,25 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
     multiple = cards_multiple(r)
 
     if given_mfu is not None:  # grown to the smallest round size that fits where need's does not
+        memo = SizeMemo(r)
         if s.cluster.deadline_confidence is not None:  # the chance of missing at most 1 - q
             rule = ConfidenceRule(r, seconds, float(s.cluster.deadline_confidence))
-            need = confident_cards(r, rule, training_flop, peak, given_mfu, multiple)
-        else:
-            need = int(cards_for_deadline_with_failures(r, training_flop, seconds, peak, given_mfu, multiple))
-        cards = cards_for_given_mfu(r, need, given_mfu, SizeMemo(r))
+            need = confident_cards(
+                rule, training_flop, peak, given_mfu, multiple, largest=lambda: largest_cluster(r, memo)
+            )
+        else:  # past what the network builds: the fastest it builds (the plan then says it misses)
+            need = int(
+                cards_for_deadline_with_failures(
+                    r,
+                    training_flop,
+                    seconds,
+                    peak,
+                    given_mfu,
+                    multiple,
+                    largest=lambda: largest_cluster(r, memo),
+                )
+            )
+        cards = cards_for_given_mfu(r, need, given_mfu, memo)
         return _choice(r, cards, *evaluate_at(r, cards), given_mfu)
 
     sizes = candidate_sizes(r, multiple)

@@ -24,7 +24,7 @@ from estimator.layout.steptime.ceiling import mfu_ceiling
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import MFU_PLAUSIBLE_MAX as MAX_PLAUSIBLE_MFU
 from estimator.model.compute import MFU_PLAUSIBLE_MIN as MIN_PLAUSIBLE_MFU
-from estimator.plan.deadline_refusals import no_cluster_holds, too_many_cards
+from estimator.plan.deadline_refusals import need_without_failures, no_cluster_holds, too_many_cards
 from estimator.plan.problem import cards_multiple, evaluate_at, fabric_for, layout_problem, layouts_at
 
 MAX_SIZING_EVALS = 40  # layout searches a deadline sizing may run
@@ -127,6 +127,7 @@ def size_for_deadline(
     memo: SizeMemo,
     met: Met,
     ettr: Ettr | None = None,
+    need: Callable[[float], int] | None = None,
 ) -> tuple[int, Fabric, LayoutEval | None]:
     """The smallest round cluster size whose best layout's predicted MFU meets the deadline:
     (cards, fabric, best layout). met(cards, mfus) -> whether each size's wall clock fits the
@@ -146,9 +147,13 @@ def size_for_deadline(
     the size of highest throughput is kept, failures counted when `ettr(cards, mfu)` (arrays) gives
     the share of wall time that trains (plan.goodput.ettr_at; the deadline is then missed). Each
     pass searches its sizes in one vectorized call (layout_batch.best_layouts, SCAN_IN_ONE_PASS: a
-    pass's fixed cost is most of a small block's); the first size that meets wins."""
+    pass's fixed cost is most of a small block's); the first size that meets wins. need(mfu): the
+    cards the deadline needs at an MFU without interruptions (deadline_refusals.need_without_failures
+    of the scenario's; a sweep row's own), which decides where a deadline out of reach with them
+    scans from (within_limit)."""
     top = highest_mfu(sizes, memo)
-    first = within_limit(r, sizes, _first_met(sizes, top, met), memo, top)
+    bare = need or (lambda mfu: need_without_failures(r, mfu))
+    first = within_limit(r, sizes, _first_met(sizes, top, met), memo, top, bare)
     found = _scan(r, sizes, first, met, memo, ettr, top)
     if found[2] is not None:
         return found
@@ -332,17 +337,31 @@ def _first_met(sizes: npt.NDArray[np.int64], mfu: float, met: Met) -> int:
     return int(np.argmax(ok)) if ok.any() else len(sizes)
 
 
-def within_limit(r: Resolved, sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo, top: float) -> int:
-    """`first`, the index of the first round size that would meet the deadline at the MFU `top` no
-    layout exceeds (highest_mfu, _first_met); the refusal too_many_cards when that is past the
-    largest cluster the scenario's network builds (or past limits.MAX_CARDS), stated at the lower of
-    that MFU and the record one (what it needs at either is past it). A network that cannot build
-    even the smallest size keeps its own error (size_for_deadline: evaluate_at)."""
+def within_limit(
+    r: Resolved,
+    sizes: npt.NDArray[np.int64],
+    first: int,
+    memo: SizeMemo,
+    top: float,
+    need: Callable[[float], int],
+) -> int:
+    """Where the deadline scan starts: `first`, the index of the first round size that would meet the
+    deadline at the MFU `top` no layout exceeds (highest_mfu, _first_met), where the scenario's
+    network builds it; past the largest cluster it builds (or past limits.MAX_CARDS), the first size
+    that would meet it without interruptions at that MFU (capped at the record one; `need(mfu)`,
+    cards), whose scan then
+    keeps the fastest cluster and says it misses (sections.warnings, deadline-missed); the refusal
+    too_many_cards where even that is past the largest. A network that cannot build even the
+    smallest size keeps its own error (size_for_deadline: evaluate_at)."""
     if first < len(sizes) and memo.fabric(int(sizes[first])) is not None:
         return first
     if memo.fabric(int(sizes[0])) is None:  # not a matter of size: the scan meets the fabric's error
         return min(first, len(sizes) - 1)
-    raise too_many_cards(r, min(top, MAX_PLAUSIBLE_MFU), largest_built(sizes, first, memo))
+    mfu, largest = min(top, MAX_PLAUSIBLE_MFU), largest_built(sizes, first, memo)
+    bare = int(need(mfu))
+    if bare > largest:
+        raise too_many_cards(r, mfu, largest)
+    return int(np.searchsorted(sizes, bare))
 
 
 def largest_built(sizes: npt.NDArray[np.int64], below: int, memo: SizeMemo) -> int:
@@ -353,6 +372,12 @@ def largest_built(sizes: npt.NDArray[np.int64], below: int, memo: SizeMemo) -> i
         mid = (low + high + 1) // 2
         low, high = (mid, high) if memo.fabric(int(sizes[mid])) is not None else (low, mid - 1)
     return int(sizes[low])
+
+
+def largest_cluster(r: Resolved, memo: SizeMemo) -> int:
+    """The largest round size (candidate_sizes) the scenario's network builds, in cards."""
+    sizes = candidate_sizes(r, cards_multiple(r))
+    return largest_built(sizes, len(sizes), memo)
 
 
 def smallest_fitting(sizes: npt.NDArray[np.int64], first: int, memo: SizeMemo) -> int | None:

@@ -22,7 +22,8 @@ from estimator.limits import MAX_CARDS
 from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money import budget as budget_rules
 from estimator.plan import evidence
-from estimator.plan.goodput import DeadlineMet, at_cards_of, settings
+from estimator.plan.count_search import smallest_at_most
+from estimator.plan.goodput import DeadlineMet, at_cards_of, fastest_cards, settings
 from estimator.plan.mfu_range import (
     Triangle,
     band_triangle,
@@ -199,51 +200,33 @@ def deadline_rule(r: Resolved, seconds: float, tokens: float | None = None) -> D
 
 
 def confident_cards(
-    r: Resolved, rule: ConfidenceRule, flop: float, peak: float, mfu: float, multiple: int
+    rule: ConfidenceRule,
+    flop: float,
+    peak: float,
+    mfu: float,
+    multiple: int,
+    largest: Callable[[], int],
 ) -> int:
-    """The fewest cards (whole `multiple`s) whose chance of missing is at most 1 - q at the MFU given
-    (its range: plan.mfu_range.given_triangle). None of fewer than the deadline needs without failures
-    at the range's highest MFU can meet; from there the count doubles until one meets, and a
-    bisection finds the smallest that meets between the last that does not and it. Where no doubling
-    up to limits.MAX_CARDS meets, the count of lowest chance (a ternary search around the doubling's
-    lowest): where it meets, the doubling stepped over the counts that do, and the bisection runs
-    between the largest tried below it and it; where it does not, the plan misses its confidence and
-    says so. The chance falls as cards grow until
-    interruptions dominate, then rises: where that holds the bisection finds the first count that
-    meets and the ternary search the lowest chance (tests/estimator/test_deadline_confidence.py)."""
-    seconds = rule.target_days * SECONDS_PER_DAY
-    high = given_triangle(r, mfu)[0][2]
-    low_k = max(1, int(cards_for_deadline(flop, seconds, peak, high, multiple)) // multiple)
-    known: dict[int, float] = {}
+    """The fewest cards (whole `multiple`s, up to the largest cluster the network builds, `largest()`)
+    whose chance of missing is at most 1 - q at the MFU given (its range: plan.mfu_range.
+    given_triangle); where none gets there, the count of lowest chance, and where every count misses
+    for certain, the fastest (plan.goodput.fastest_cards: the shortest mean wall clock), as the
+    deadline sizing without an MFU keeps the fastest size. The chance falls as cards grow until
+    interruptions dominate, then rises (plan.count_search.smallest_at_most, exact for such a
+    quantity; tests/estimator/test_deadline_confidence.py). Counts past the largest cluster are
+    never judged: their fabric, and so their failure rates, do not exist. `flop` and `peak` (FLOP,
+    FLOP/s) give the failure-free need, returned as it is where it is past the largest (the caller
+    refuses it: plan.deadline_refusals.too_many_cards)."""
+    top = max(1, min(MAX_CARDS, int(largest())) // multiple)
+    bare = int(cards_for_deadline(flop, rule.target_days * SECONDS_PER_DAY, peak, mfu, multiple))
+    if bare > top * multiple:
+        return bare
 
-    def chance(k: int) -> float:
-        if k not in known:
-            known[k] = float(rule.chances(np.array([k * multiple]), np.array([mfu]), [None])[0])
-        return known[k]
+    def chance(_: npt.NDArray[np.int64], k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        return rule.chances(k * multiple, np.full(k.size, mfu), [None] * k.size)
 
-    allowed = rule.allowed * (1 + MISS_SLACK)
-    k = low_k
-    while chance(k) > allowed:
-        if 2 * k * multiple > MAX_CARDS:
-            k = _lowest_chance(chance, min(known, key=known.__getitem__), MAX_CARDS // multiple)
-            if chance(k) > allowed:
-                return k * multiple  # no count meets: the lowest chance
-            break  # the doubling stepped over every count that meets: they lie around the lowest
-        k *= 2
-    # the largest count tried below k that does not meet (k itself where it is low_k, which met):
-    # left of the lowest chance, where the chance falls, so the first that meets lies between
-    lower = max((c for c, p in known.items() if c < k and p > allowed), default=k)
-    while k - lower > 1:
-        mid = (lower + k) // 2
-        lower, k = (lower, mid) if chance(mid) <= allowed else (mid, k)
-    return k * multiple
-
-
-def _lowest_chance(chance: Callable[[int], float], best: int, most: int) -> int:
-    """The count of lowest `chance` between best / 2 and 2 best (at most `most`), by ternary search
-    (a unimodal chance: falling, then rising)."""
-    lo, hi = max(1, best // 2), min(2 * best, most)
-    while hi - lo > 2:
-        a, b = lo + (hi - lo) // 3, hi - (hi - lo) // 3
-        lo, hi = (lo, b) if chance(a) <= chance(b) else (a, hi)
-    return min(range(lo, hi + 1), key=chance)
+    one, last = np.ones(1, dtype=np.int64), np.array([top], dtype=np.int64)
+    found, met = smallest_at_most(chance, one, last, rule.allowed * (1 + MISS_SLACK))
+    if met[0] or float(chance(one, found)[0]) < 1.0:
+        return int(found[0]) * multiple
+    return int(fastest_cards(rule.r, mfu, multiple, None, np.ones(1, dtype=bool), top * multiple)[0])

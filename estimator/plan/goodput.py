@@ -28,7 +28,7 @@ from estimator.layout.stacks import resolve_stack
 from estimator.limits import MAX_CARDS
 from estimator.model.compute import cards_for_deadline
 from estimator.money.pricing import model_flops, vectorized_counts
-from estimator.plan.count_search import smallest_at_most
+from estimator.plan.count_search import lowest, smallest_at_most
 
 NODE_CAUSES = ("accelerator", "hbm", "host", "host_maintenance")  # a node is swapped out
 ADVICE_SHARE = 0.03  # checkpoints or restarts costing more than this share of the wall time get advice
@@ -288,68 +288,101 @@ def cards_for_deadline_with_failures(
     mfu: ArrayLike,
     multiple: int,
     tokens: ArrayLike | None = None,
+    largest: Callable[[], int] | None = None,
 ) -> np.ndarray:
     """The deadline rule with failures: the fewest cards (whole `multiple`s) whose wall time WITH
     interruptions, checkpoints and restarts fits `seconds`. Compute time must fit seconds x ETTR, and
     ETTR falls as cards grow (more cards fail more often), so c <- cards_for_deadline(seconds x
     ETTR(c)) from the failure-free count upward: it never passes the fewest that meet, and where it
     stops (c meets) it is that count. A count that keeps growing after SIZING_ROUNDS rounds (the
-    interruptions nearly or wholly outrun the cards) is settled by _beyond_rounds: the fewest that
-    meet above it, or, where none up to limits.MAX_CARDS does, UNREACHABLE_CARDS (past every
-    network: the plan refuses, plan.deadline_refusals.too_many_cards)."""
-    cards = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
+    interruptions nearly or wholly outrun the cards), or that grows past the largest cluster the
+    network builds (`largest()`, cards; limits.MAX_CARDS without), is settled by _fewest_meeting: the
+    fewest that meet up to there or, where none does, the count of the shortest wall time (fastest_cards) (the plan
+    keeps the fastest and says it misses: sections.warnings, deadline-missed), as the deadline
+    sizing without an MFU does. Where even the failure-free count is past the largest it is
+    returned as it is (past every cluster: the plan refuses, plan.deadline_refusals.too_many_cards)."""
+    bare = np.asarray(cards_for_deadline(training_flop, seconds, peak, mfu, multiple), dtype=np.int64)
     if not r.scenario.reliability.failures:
-        return cards
+        return bare
     at = at_cards_of(r, tokens, settings(r), spread=False)  # the rounds read ETTR only
-    grew = np.ones(cards.shape, dtype=bool)
+    cards, grew = bare, np.ones(bare.shape, dtype=bool)
     for _ in range(SIZING_ROUNDS):
         ettr = np.maximum(np.asarray(at(cards, mfu)["ettr"], dtype=float), 1e-3)
         grown = np.maximum(
             cards, cards_for_deadline(training_flop, np.asarray(seconds) * ettr, peak, mfu, multiple)
         )
-        grown = np.minimum(grown, UNREACHABLE_CARDS)
+        grown = np.minimum(grown, MAX_CARDS + multiple)  # past every cluster, and no overflow
         grew = grown != cards
         if not grew.any():
             break
         cards = grown
-    if grew.any():
-        cards = np.array(cards, copy=True)
-        cards[grew] = _beyond_rounds(r, cards, seconds, mfu, multiple, tokens, grew)
+    top = MAX_CARDS if largest is None else min(MAX_CARDS, int(largest()))
+    settle = (grew | (cards > top)) & (bare <= top)
+    if not settle.any():
+        return cards
+    cards, met = np.array(cards, copy=True), np.zeros(cards.shape, dtype=bool)
+    search = settle & (cards <= top)  # past top the fixed point passed no count that meets: none does
+    if search.any():
+        found, ok = _fewest_meeting(
+            _Walls(r, cards.shape, mfu, multiple, tokens, search), cards, seconds, top
+        )
+        cards[search], met[search] = found, ok
+    slow = settle & ~met
+    if slow.any():
+        cards[slow] = fastest_cards(r, mfu, multiple, tokens, slow, top)
     return cards
 
 
-UNREACHABLE_CARDS = 1 << 40  # the count a deadline no count up to limits.MAX_CARDS meets is given
+class _Walls:
+    """The mean wall clock with failures (at_cards, as DeadlineMet judges; seconds) of the rows
+    `rows` of arrays of `shape` at counts of whole `multiple`s: a plan.count_search Quantity."""
+
+    def __init__(
+        self,
+        r: Resolved,
+        shape: tuple[int, ...],
+        mfu: ArrayLike,
+        multiple: int,
+        tokens: ArrayLike | None,
+        rows: npt.NDArray[np.bool_],
+    ):
+        self.r, self.shape, self.multiple, self.st = r, shape, multiple, settings(r)
+        self.at = np.flatnonzero(np.broadcast_to(rows, shape))
+        self.mfu = self.of(mfu)
+        self.tokens = self.of(r.scenario.training.tokens if tokens is None else tokens)
+
+    def of(self, values: ArrayLike) -> npt.NDArray[np.float64]:
+        """The rows' entries of `values` (a scalar or an array of the shape)."""
+        return np.broadcast_to(np.asarray(values, dtype=float), self.shape).ravel()[self.at]
+
+    def __call__(self, i: npt.NDArray[np.int64], k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        evaluated = at_cards_of(self.r, self.tokens[i], self.st, spread=False)(k * self.multiple, self.mfu[i])
+        return np.asarray(evaluated["wall_s"], dtype=float)
 
 
-def _beyond_rounds(
+def _fewest_meeting(
+    walls: _Walls, cards: np.ndarray, seconds: ArrayLike, top: int
+) -> tuple[np.ndarray, npt.NDArray[np.bool_]]:
+    """Per row of `walls`: (the fewest cards from the row's `cards`, which do not meet, up to `top`
+    whose wall clock fits `seconds`, True), or (a count, False) where none does. The wall clock
+    falls, then rises as interruptions outgrow the cards (plan.count_search)."""
+    lo = np.asarray(cards, dtype=np.int64).ravel()[walls.at] // walls.multiple
+    hi = np.maximum(lo, top // walls.multiple)
+    found, met = smallest_at_most(walls, lo, hi, walls.of(seconds))
+    return found * walls.multiple, met
+
+
+def fastest_cards(
     r: Resolved,
-    cards: np.ndarray,
-    seconds: ArrayLike,
     mfu: ArrayLike,
     multiple: int,
     tokens: ArrayLike | None,
     rows: npt.NDArray[np.bool_],
+    top: int,
 ) -> np.ndarray:
-    """The fewest cards (whole `multiple`s, from `cards`, which do not meet, up to limits.MAX_CARDS)
-    whose mean wall clock with failures (at_cards, as DeadlineMet judges) fits `seconds`, for the
-    rows whose fixed point was still growing; UNREACHABLE_CARDS where none does. The wall clock
-    falls, then rises as interruptions outgrow the cards (plan.count_search)."""
-    shape = cards.shape
-    at = np.flatnonzero(np.broadcast_to(rows, shape))
-    per_row = {
-        "seconds": np.broadcast_to(np.asarray(seconds, dtype=float), shape).ravel()[at],
-        "mfu": np.broadcast_to(np.asarray(mfu, dtype=float), shape).ravel()[at],
-        "tokens": np.broadcast_to(
-            np.asarray(r.scenario.training.tokens if tokens is None else tokens, dtype=float), shape
-        ).ravel()[at],
-    }
-    st = settings(r)
-
-    def wall(i: npt.NDArray[np.int64], k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        evaluated = at_cards_of(r, per_row["tokens"][i], st, spread=False)(k * multiple, per_row["mfu"][i])
-        return np.asarray(evaluated["wall_s"], dtype=float)
-
-    lo = cards.ravel()[at] // multiple
-    hi = np.maximum(lo, MAX_CARDS // multiple)
-    found, met = smallest_at_most(wall, lo, hi, per_row["seconds"])
-    return np.where(met, found * multiple, UNREACHABLE_CARDS)
+    """Per row of `rows`: the count (whole `multiple`s, up to `top` cards) of the shortest mean wall
+    clock with failures at `mfu` (plan.count_search.lowest from one unit: the same count whatever
+    the deadline), what a deadline no count meets plans on."""
+    walls = _Walls(r, np.shape(rows), mfu, multiple, tokens, rows)
+    one = np.ones(walls.at.size, dtype=np.int64)
+    return lowest(walls, one, np.maximum(one, top // multiple)) * multiple

@@ -4,8 +4,9 @@
 would enumerate more than limits.MAX_LAYOUT_CANDIDATES layouts (400 on `cluster.cards`), before
 any search runs. The count is that of the planner's own layout problem (estimator.plan.compose's
 `layout_problem`, estimator.layout.enumeration's axes): this module only counts, the rules live there.
-It sits above plan (it imports plan; nothing in the core imports it), so the callers are the
-entry points: the CLI and the web's one estimate path (reports.services.run_estimate).
+It sits above plan's planning (it imports plan.compose; nothing that plans imports it), so the
+callers are the entry points: the CLI, the web's one estimate path (reports.services.run_estimate)
+and plan.count_curve (each count the report's cards chart plans).
 """
 
 from __future__ import annotations

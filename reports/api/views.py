@@ -24,6 +24,8 @@ from estimator import catalog
 from estimator.contract.scenario import scenario_json_schema
 from reports import selectors, services
 from reports.models import Estimate
+from reports.money import money, result_currency
+from reports.pages import report_counts
 from teams.selectors import may_manage
 
 from .serializers import (
@@ -31,6 +33,7 @@ from .serializers import (
     DiffRowSerializer,
     EstimateListItemSerializer,
     EstimateSerializer,
+    MoneySerializer,
     RecomputedResultField,
     SharedReportSerializer,
     book_summary,
@@ -229,6 +232,89 @@ class RecomputeView(APIView):
                 "newer_price_book": out["newer_book"],
             }
         )
+
+
+_COUNT_POINTS = inline_serializer(
+    "CountPoint",
+    {
+        "cards": serializers.IntegerField(),
+        "planned": serializers.BooleanField(help_text="False: the engine cannot plan this count (refusal)."),
+        "wall_clock_days": serializers.FloatField(
+            allow_null=True, help_text="The headline's days: with failures where counted (the median)."
+        ),
+        "compute_days": serializers.FloatField(allow_null=True, help_text="Days of computing alone."),
+        "mfu": serializers.FloatField(allow_null=True, help_text="The MFU of this count's own best layout."),
+        "capex": MoneySerializer(allow_null=True, help_text="The cluster's capex at this count."),
+        "refusal": inline_serializer(
+            "CountRefusal",
+            {
+                "code": serializers.CharField(
+                    help_text="count-no-layout, count-no-fabric, count-never-finishes, ..."
+                ),
+                "message": serializers.CharField(help_text="The core's English sentence."),
+                "params": serializers.DictField(help_text="What the code's sentence is worded with (cards)."),
+            },
+            allow_null=True,
+        ),
+    },
+    many=True,
+)
+
+
+class CardsCurveView(APIView):
+    """The shared report's "cards against days and cost" chart as data: the stored input planned
+    at round sizes around its cards (reports.count_points, the same points the report draws, from
+    the same cache). A refused count has its code, params and the core's English sentence (the
+    report words it in the reader's language)."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        operation_id="reports_cards",
+        responses={
+            200: inline_serializer(
+                "CardsCurve",
+                {
+                    "cards": serializers.IntegerField(help_text="The plan's own card count."),
+                    "reproduced": serializers.BooleanField(
+                        help_text="False: today's engine or catalog does not plan the stored count as "
+                        "stored (see recompute), so there are no points."
+                    ),
+                    "points": _COUNT_POINTS,
+                },
+            ),
+            404: ErrorSerializer,
+        },
+    )
+    def get(self, request, token: str):
+        estimate = _shared(token)
+        cur = result_currency(estimate.result)
+        counts = report_counts(estimate)
+        return Response(
+            {
+                "cards": estimate.result.get("compute", {}).get("cards"),
+                "reproduced": bool(counts),
+                "points": [_count_point(p, cur) for p in counts],
+            }
+        )
+
+
+def _count_point(point: dict, currency: str) -> dict:
+    code = point.get("refusal_code") or ""
+    refusal = {
+        "code": code,
+        "message": point.get("refusal_message", ""),
+        "params": point.get("refusal_params"),
+    }
+    return {
+        "cards": point["cards"],
+        "planned": not code,
+        "wall_clock_days": point.get("wall_clock_days"),
+        "compute_days": point.get("compute_days"),
+        "mfu": point.get("mfu"),
+        "capex": money(point.get("capex_in_currency"), currency),
+        "refusal": refusal if code else None,
+    }
 
 
 class ScenarioSchemaView(APIView):

@@ -1,10 +1,12 @@
-"""A sweep row refused for its deadline gives the reason estimate() gives for the same scenario:
-past the largest cluster even without interruptions (deadline-needs-too-many-cards), or within it
-without them but not counting them (deadline-unmet-with-failures: more cards fail more often, so
-allowing more days or restarting faster helps and switches with more ports do not). Before, every
-such row read "needs more cards than the largest cluster", the advice of the other refusal.
+"""A sweep row whose deadline no cluster meets reads as estimate() answers the same scenario: past
+the largest cluster even without interruptions, refused (deadline-needs-too-many-cards, the row's
+TOO_LARGE); within it without them but not counting them (more cards fail more often), planned on
+the fastest cluster, which misses (estimate()'s deadline-missed; refused as
+deadline-unmet-with-failures before 2.59.0, a plan with the MFU predicted and a refusal with it
+given).
 
-The reference is estimate() of each row's scenario, its code mapped onto the row's sentence."""
+The reference is estimate() of each row's scenario: its refusal mapped onto the row's sentence, or
+its plan's cards and verdict."""
 
 from __future__ import annotations
 
@@ -14,14 +16,12 @@ import numpy as np
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.plan.batch import TOO_LARGE, UNMET_WITH_FAILURES, evaluate_columns
+from estimator.plan.batch import TOO_LARGE, evaluate_columns
 from estimator.plan.compose import estimate
 from tests.estimator.test_given_mfu_deadline import BASE as GIVEN_MFU_BASE
 
-SENTENCE = {
-    "deadline-needs-too-many-cards": TOO_LARGE,
-    "deadline-unmet-with-failures": UNMET_WITH_FAILURES,
-}
+SENTENCE = {"deadline-needs-too-many-cards": TOO_LARGE}
+
 # Llama 3.1 405B on H100s in one day, MFU from the layout model: 1e11 tokens plan; 1e12 need ~43,700
 # cards without interruptions (inside the 65,536 a 64-port fabric holds) but none meets it counting
 # them (tests/estimator/test_deadline_limits.py); 1e16 need ~4e8 cards in any case.
@@ -43,24 +43,30 @@ CASES = [
 ]
 
 
-def _expected(base: dict, field: str, value: float) -> str | None:
+def _expected(base: dict, field: str, value: float) -> tuple[str | None, int | None, bool | None]:
+    """(the row's reason, its cards, whether it meets) as estimate() answers the row's scenario."""
     doc = copy.deepcopy(base)
     section, key = field.split(".")
     doc[section][key] = value
     try:
-        estimate(doc)
+        compute = estimate(doc)["result"]["compute"]
     except ScenarioError as exc:
-        return SENTENCE[exc.errors[0].code]
-    return None
+        code = exc.errors[0].code
+    else:
+        return None, int(compute["cards"]), bool(compute["meets_target"])
+    return SENTENCE.get(code, code), None, None  # another refusal fails the comparison with its code
 
 
 @pytest.mark.parametrize(("base", "field", "values"), CASES)
-def test_a_refused_deadline_row_reads_as_estimate_refuses_it(base, field, values):
+def test_a_deadline_row_no_cluster_meets_reads_as_estimate_answers_it(base, field, values):
     out = evaluate_columns(base, {field: np.array(values)})
     expected = [_expected(base, field, v) for v in values]
-    assert UNMET_WITH_FAILURES in expected and TOO_LARGE in expected  # both refusals in each case
-    assert list(out["error"]) == expected
-    assert out["ok"].tolist() == [e is None for e in expected]
+    assert TOO_LARGE in [e[0] for e in expected] and False in [e[2] for e in expected]  # both in each case
+    assert list(out["error"]) == [e[0] for e in expected]
+    assert out["ok"].tolist() == [e[0] is None for e in expected]
+    for i, (_, cards, _) in enumerate(expected):
+        if cards is not None:
+            assert int(out["compute.cards"][i]) == cards
 
 
 def test_without_failures_the_same_deadline_plans_or_is_too_large():

@@ -242,7 +242,7 @@ def test_sweeps_refuse_a_confidence():
     assert err.value.errors[0].field == "axes.cluster.deadline_confidence"
 
 
-GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% is reachable, 99% is not
+GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% and 99% are reachable, at 90 days 90% is not
     "model": {"preset": "llama-3.1-405b"},
     "training": {"tokens": 15e12},
     "hardware": {"accelerator": "h100-sxm"},
@@ -254,11 +254,15 @@ GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% is reacha
 
 def test_an_unreachable_confidence_with_a_given_mfu_takes_the_count_of_lowest_chance():
     reached = _compute(_with(GIVEN_405B, deadline_confidence=0.9))
-    missed = _compute(_with(GIVEN_405B, deadline_confidence=0.99))
+    # 99% at 100 days: 31,608 cards miss with a chance of 0.998% (the plan on those cards states it);
+    # before 2.59.0 the doubling search stepped over them and called 99% out of reach
+    surely = _compute(_with(GIVEN_405B, deadline_confidence=0.99))
+    assert surely["meets_target"] is True and surely["deadline_miss_probability"] <= 0.01
+    assert _miss_on(_with(GIVEN_405B, deadline_confidence=0.99), surely["cards"] - 8) > 0.01  # the first
+    doc = _with({**GIVEN_405B, "cluster": {"target_days": 90}}, deadline_confidence=0.9)
+    missed = _compute(doc)
     assert reached["meets_target"] is True and reached["deadline_miss_probability"] <= 0.1
-    assert missed["meets_target"] is False and missed["deadline_miss_probability"] > 0.01
-    assert missed["cards"] >= reached["cards"]
-    doc = _with(GIVEN_405B, deadline_confidence=0.99)
+    assert missed["meets_target"] is False and missed["deadline_miss_probability"] > 0.1
     lowest = _miss_on(doc, missed["cards"])
     assert lowest == pytest.approx(missed["deadline_miss_probability"], rel=1e-6)
     for other in (missed["cards"] - 8, missed["cards"] + 8, missed["cards"] // 2, 2 * missed["cards"]):
@@ -335,7 +339,8 @@ def test_a_calibrated_plan_is_sized_for_its_confidence_on_the_pilots_band():
 
 class _NarrowDip:
     """A rule whose chance of missing (per 8-card unit k) is 0.05 + |k - 300| / 400: at most 0.1
-    only for k in [280, 320], which no doubling from 100 units (100, 200, 400, ...) lands in."""
+    only for k in [280, 320], which no doubling from 100 units (100, 200, 400, ...) lands in (the
+    search before 2.59.0 doubled)."""
 
     target_days = 1.0
     allowed = 0.1
@@ -345,18 +350,28 @@ class _NarrowDip:
 
 
 def test_counts_that_meet_between_two_doublings_give_the_first_of_them():
-    # by hand: the range's highest MFU 0.5 on 1 PFLOP/s cards needs 800 cards (100 units) in one day
-    # for flop = 800 x 86,400 x 1e15 x 0.5; doubling from there steps over 280..320 units, the lowest
-    # chance lies at 300 and the first count that meets is 280 units (2,240 cards), not 300
+    # by hand: the lowest chance lies at 300 units and the first count that meets is 280 units
+    # (2,240 cards), not 300; the failure-free need, 800 x 86,400 x 1e15 x 0.5 FLOP at an MFU of 0.4
+    # on 1 PFLOP/s cards in a day, is 1,000 cards, within the largest cluster (65,536)
     from estimator.plan.deadline_risk import confident_cards
 
-    doc = {
-        "model": {"preset": "llama-3.1-8b"},
-        "training": {"tokens": 1e12},
-        "hardware": {"accelerator": "h100-sxm"},
-        "efficiency": {"mfu": 0.4, "mfu_range": [0.3, 0.5]},
-        "cluster": {"target_days": 1},
-    }
-    r = resolve(validate_shape(doc))
     flop = 800 * SECONDS_PER_DAY * 1e15 * 0.5
-    assert confident_cards(r, _NarrowDip(), flop, 1e15, 0.4, 8) == 2_240
+    assert confident_cards(_NarrowDip(), flop, 1e15, 0.4, 8, largest=lambda: 65_536) == 2_240
+    # past the largest cluster even without failures: the need itself, which the plan refuses
+    assert confident_cards(_NarrowDip(), flop, 1e15, 0.4, 8, largest=lambda: 512) == 1_000
+
+
+def test_a_confidence_every_count_misses_for_certain_takes_the_fastest_count():
+    # Llama 3.1 405B, 15T tokens at a given 40% in 30 days: the fastest count takes about 51.4 days
+    # (tests/estimator/test_given_mfu_deadline.py), so every count misses for certain. Before 2.59.0
+    # the plan took the first count tried, 15,432 cards that take 99 days.
+    doc = {**GIVEN_405B, "reliability": {}, "cluster": {"target_days": 30, "deadline_confidence": 0.9}}
+    res = plan.estimate(doc)["result"]
+    fastest = plan.estimate({**doc, "cluster": {"target_days": 45}})["result"]  # no confidence asked
+    assert res["compute"]["deadline_miss_probability"] == 1.0 and res["compute"]["meets_target"] is False
+    assert res["compute"]["cards"] == fastest["compute"]["cards"]
+    assert fastest["compute"]["meets_target"] is False
+    assert res["goodput"]["wall_clock_days"] == pytest.approx(
+        fastest["goodput"]["wall_clock_days"], rel=1e-12
+    )
+    assert 51.0 < res["goodput"]["wall_clock_days"] < 52.0

@@ -23,9 +23,9 @@ def figure_builds(monkeypatch):
     calls = []
     real = charts.all_figures
 
-    def counting(result):
+    def counting(result, counts=None):
         calls.append(result)
-        return real(result)
+        return real(result, counts)
 
     monkeypatch.setattr(charts, "all_figures", counting)
     return calls
