@@ -378,6 +378,7 @@ MESSAGES: dict[str, str] = {
     "assumption.moe-imbalance": gettext_noop(
         "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
     ),
+    "assumption.global-batch": gettext_noop("global batch (tokens a step, asked)"),
     "assumption.server-price": gettext_noop("server price (cards included)"),
     "assumption.switch-price": gettext_noop("switch price"),
     "assumption.transceiver-price": gettext_noop("transceiver price"),
@@ -400,6 +401,9 @@ MESSAGES: dict[str, str] = {
     "source.mfu-predicted": gettext_noop("layout model prediction"),
     "source.moe-imbalance-default": gettext_noop(
         "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for force-balanced benchmarks) [U]"
+    ),
+    "source.global-batch-default": gettext_noop(
+        "default: 4M tokens a step, Llama 2's (Touvron et al. 2023, section 2.2; training.global_batch_tokens) [U]"
     ),
     # --- diagnose a measured run (estimator.plan.diagnose) ---
     "diagnose.network": gettext_noop(

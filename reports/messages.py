@@ -316,6 +316,7 @@ UNITS = {
     "per card-hour": gettext_lazy("per card-hour"),
     "per node-hour": gettext_lazy("per node-hour"),
     "per switch-hour": gettext_lazy("per switch-hour"),
+    "tokens": gettext_lazy("tokens"),
 }
 
 
