@@ -22,7 +22,7 @@ from estimator.layout.evaluation import evaluate
 from estimator.layout.search import LayoutProblem, LayoutSearch, _make_eval, partial_redundant, rank_order
 from estimator.model.compute import SECONDS_PER_DAY, cards_for_deadline
 from estimator.money import pricing
-from estimator.plan import batch, sizing
+from estimator.plan import batch_sizing, sizing
 from estimator.plan import compose as plan
 from estimator.plan.choose import _choice
 
@@ -121,7 +121,7 @@ def choose_cluster_legacy(r, training_flop: float, peak: float):
 
 def _predicted_legacy(r, tokens, size, given_cards, rows):
     """batch's rows without an MFU before batching: choose_cluster per distinct (tokens, size); the
-    old path had no "past the largest cluster" rows (the fourth column is all False)."""
+    old path had no "past the largest cluster" rows (the fourth column, their MFU, is all NaN)."""
     s = r.scenario
     cache: dict = {}
     for i in rows:
@@ -142,7 +142,7 @@ def _predicted_legacy(r, tokens, size, given_cards, rows):
     picks = [cache[(float(tokens[i]), float(size[i]))] for i in rows]
     cards = np.array([p[0] for p in picks], dtype=np.int64)
     mfu = np.array([np.nan if p[1] is None else p[1].predicted_mfu for p in picks])
-    return cards, mfu, batch._layout_columns([p[1] for p in picks]), np.zeros(len(picks), dtype=bool)
+    return cards, mfu, [p[1] for p in picks], np.full(len(picks), np.nan)
 
 
 @contextlib.contextmanager
@@ -151,6 +151,6 @@ def legacy_paths():
     with (
         mock.patch.object(plan, "choose_cluster", choose_cluster_legacy),
         mock.patch.object(sizing, "choose_cluster", choose_cluster_legacy),  # what plan() calls
-        mock.patch.object(batch, "_predicted", _predicted_legacy),
+        mock.patch.object(batch_sizing, "predicted", _predicted_legacy),
     ):
         yield

@@ -22,7 +22,7 @@ MIN_TOKENS = 1.0  # training.tokens: fewer than one token cannot be planned
 # Parallel layouts the search may enumerate for one scenario. A MoE model at 128K+ tokens inside a
 # CloudMatrix 384 domain gives about 2.9 M at any card count from 384 on (DeepSeek-V3: 2,927,232;
 # TP and expert TP up to 256, EP up to 256, CP up to 32), so the cap is above that. Measured on
-# the search (engine 2.60.0, one-byte reason codes): 2.9 M layouts 0.3 s and 170 MB peak RSS,
+# the search (engine 2.61.0, one-byte reason codes): 2.9 M layouts 0.3 s and 170 MB peak RSS,
 # 4.2 M 0.5 s and 226 MB; the former cap of 2 M cost 520 MB with eight-byte codes.
 MAX_LAYOUT_CANDIDATES = 4_000_000
 SEARCH_SECONDS = 2.0  # wall-clock budget of the layout search; then it returns its best so far
@@ -33,6 +33,10 @@ MAX_SWEEP_AXES = 8
 MAX_AXIS_VALUES = 100_000  # values of one numeric axis (a list or a {start, stop, step} range)
 MAX_TEXT_AXIS_VALUES = 200  # values of one string or boolean axis (each is validated in full)
 SWEEP_SAMPLE_VALUES = 200  # numeric axis values validated against the base (extremes + an even sample)
+# distinct sizings for a chance of meeting the deadline (cluster.deadline_confidence) in one sweep: the
+# product of its axes but prices; at up to ~40 ms each (a miss chance searched over sizes: Qwen3-30B-A3B
+# on H800 over 30 token counts, 37.7 ms a row) about 7 minutes of one worker, within a chunk's 900 s
+MAX_SWEEP_CONFIDENT_SIZINGS = 10_000
 
 # ---- batches of estimates (integrations.batches: POST /api/v1/estimates/batch) -----------------
 MAX_BATCH_SCENARIOS = 50  # scenarios in one batch; each one also has the budget of a single estimate

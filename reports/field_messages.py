@@ -9,7 +9,7 @@ import re
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from estimator.contract.sweep import BUDGET_SIZING_NOT_IN_SWEEPS, CONFIDENCE_NOT_IN_SWEEPS
+from estimator.contract.sweep import BUDGET_SIZING_NOT_IN_SWEEPS
 
 FIELD_MESSAGES: dict[str, str] = {
     "must-be-greater-than": gettext_noop("must be greater than %(limit)s"),
@@ -55,9 +55,10 @@ FIELD_MESSAGES: dict[str, str] = {
         "sizing by budget is not available in sweeps: give a card count or a deadline (and a budget "
         "to flag the rows over it)"
     ),
-    "confidence-not-in-sweeps": gettext_noop(
-        "sizing for a chance of meeting the deadline is not available in sweeps: plan each scenario "
-        "as an estimate of its own, or leave the chance of meeting the deadline out"
+    # estimator.contract.sweep._check_confident_sizings (limits.MAX_SWEEP_CONFIDENT_SIZINGS)
+    "too-many-confident-sizings": gettext_noop(
+        "sizing for a chance of meeting the deadline searches each of the %(sizings)s combinations "
+        "of the axes other than prices; the limit is %(max_sizings)s per sweep: sweep fewer values"
     ),
 }
 
@@ -73,7 +74,6 @@ SENTENCES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^input should be a valid integer.*$"), "must-be-whole-number"),
     (re.compile(r"^must be a whole number$"), "must-be-whole-number"),
     (re.compile(f"^{re.escape(BUDGET_SIZING_NOT_IN_SWEEPS)}$"), "budget-not-in-sweeps"),
-    (re.compile(f"^{re.escape(CONFIDENCE_NOT_IN_SWEEPS)}$"), "confidence-not-in-sweeps"),
 ]
 
 # Python's json decoder's faults (json.decoder), the `detail` of "invalid-json"

@@ -120,6 +120,8 @@ PARAM_KINDS = {
     "nodes": "count",
     "cards": "count",
     "max_cards": "count",
+    "sizings": "count",
+    "max_sizings": "count",
     "most_cards": "count",
     "heads": "count",
     "layers": "count",

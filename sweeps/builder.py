@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from api.amounts import AmountField
 from estimator import catalog
 from reports import formatting, labels
-from reports.forms import QuantityField
+from reports.forms import CONFIDENCE_PERCENT, QuantityField
 
 MAX_AXES = 3
 
@@ -66,6 +66,17 @@ class SweepBuilderForm(forms.Form):
         label=_("Cards"), required=False, integer=True, initial=1024, validators=[MinValueValidator(1)]
     )
     target_days = forms.FloatField(label=_("Deadline (days)"), required=False, min_value=0.01, initial=30)
+    # as the estimate form asks it (percent; the scenario takes the fraction), with the deadline only
+    deadline_confidence = forms.FloatField(
+        label=_("Chance of meeting the deadline (%)"),
+        required=False,
+        min_value=CONFIDENCE_PERCENT[0],
+        max_value=CONFIDENCE_PERCENT[1],
+        help_text=_(
+            "Sizes the smallest cluster that finishes in time with this chance, counting the MFU range "
+            "and the interruptions. Blank: sized at the planned MFU."
+        ),
+    )
     mfu = forms.FloatField(
         label=_("MFU (0-1)"),
         required=False,
@@ -195,4 +206,6 @@ class SweepBuilderForm(forms.Form):
             base["efficiency"] = {"mfu": d["mfu"]}
         if d.get("budget") is not None:
             base["cost"]["budget"] = d["budget"]
+        if d["sizing"] == "deadline" and d.get("deadline_confidence") is not None:
+            base["cluster"]["deadline_confidence"] = d["deadline_confidence"] / 100  # 90 -> 0.9
         return {"name": d.get("name") or "", "base": base, "axes": d["axes_dict"]}

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from api.throttling import client_ip
 from estimator.contract import sweep as estimator_sweep
 from estimator.errors import ScenarioError
+from estimator.plan.batch_confidence import MISS_FIELD
 from reports import formatting as fmt
 from reports import labels
 from reports import messages as messages_catalogue
@@ -200,11 +201,24 @@ def report(request, token: str):
         context["budget_per_row"] = _swept(sweep, BUDGET_FIELD) or (
             budget is not None and _swept(sweep, *MONEY_FIELDS)
         )
+        context.update(_confidence(sweep))
         context["row_errors"] = [
             (messages_catalogue.sentence(message), count)
             for message, count in (summary.get("errors") or {}).items()
         ]
     return render(request, "sweeps/report.html", context)
+
+
+def _confidence(sweep: Sweep) -> dict[str, Any]:
+    """Whether the rows are sized for a chance of meeting their deadline (the best tables then show
+    each row's chance of missing it) and that chance where the base gives it (an axis shows it per row)."""
+    field = estimator_sweep.CONFIDENCE_FIELD
+    q = (sweep.base.get("cluster") or {}).get("deadline_confidence")
+    swept = _swept(sweep, field)
+    return {
+        "confident": swept or _amount(q) is not None,
+        "confidence": None if swept or _amount(q) is None else fmt.percent(q, 0),
+    }
 
 
 def _budget(sweep: Sweep) -> float | None:
@@ -272,6 +286,8 @@ def _best_rows(axes, rows: list[dict], row_money: Callable[[int], tuple[str, flo
                 "capex": fmt.money(capex, currency),
                 "owned": fmt.money(r.get(digests.COST_OWNED), currency),
                 "cloud": fmt.money(r.get(digests.COST_CLOUD), currency),
+                # sized for a chance of meeting the deadline: the row's chance of missing it (estimate's)
+                "miss": fmt.percent(r.get(MISS_FIELD)),
                 "over_budget": budget is not None and isinstance(capex, int | float) and capex > budget,
             }
         )

@@ -38,7 +38,7 @@ from .digests import chunk_digest, merge_digests, pack
 from .leases import acquire_lease, renew_lease
 from .models import ChunkLease, Sweep, SweepChunk
 from .signals import sweep_finished
-from .sub_batch import first_sub_batch, next_sub_batch
+from .sub_batch import first_size, first_sub_batch, next_sub_batch
 
 RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in SweepsConfig.ready)
 
@@ -316,6 +316,8 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
     axes = axes_of(sweep=sweep)
     first = max(1, int(setting(name="SWEEP_SUB_BATCH")))
     largest = max(first, int(setting(name="SWEEP_SUB_BATCH_MAX")))
+    confident = estimator_sweep.confident_sizings(sweep["base"], axes) > 0  # a search per row: slower
+    first = first_size(configured=first, confident=confident)
     target_s = float(setting(name="SWEEP_SUB_BATCH_S"))
     books = books_of(sweep=sweep)
     t0 = time.perf_counter()

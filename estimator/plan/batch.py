@@ -10,16 +10,16 @@ the layout model like plan.choose_cluster, batched: the group's distinct card co
 its deadlines scan) go through one vectorized layout search (layout_batch.best_layouts), shared by
 every row with the same cards, and the enumeration and accelerator-independent memory are reused
 by the next group of the same model and batch. Those rows also get their chosen layout
-(LAYOUT_FIELDS).
+(LAYOUT_FIELDS). A group with cluster.deadline_confidence is sized for that chance of meeting its
+deadlines and its rows get the chance and their chance of missing (plan.batch_confidence).
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -36,18 +36,13 @@ from estimator.money.pricing import equipment, model_flops, prices, vectorized_c
 from estimator.money.pricing import facility as plan_facility
 from estimator.money.rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, cards_and_time, rollup
 from estimator.plan import goodput
+from estimator.plan.batch_confidence import CONFIDENCE_FIELDS, GroupConfidence, confidence_columns
+from estimator.plan.batch_sizing import RowInputs, size_rows
 from estimator.plan.compose import (
-    SizeMemo,
-    candidate_sizes,
-    cards_multiple,
     problem_at,
     resolved_stack,
-    size_for_deadline,
-    smallest_fitting,
 )
-from estimator.plan.deadline import largest_cluster
-from estimator.plan.deadline_refusals import cards_without_failures
-from estimator.plan.goodput import cards_for_deadline_with_failures, held_ratio
+from estimator.plan.goodput import held_ratio
 from estimator.plan.pilot import calibrated, fit_pilot
 
 # Numeric fields evaluated as arrays inside a group; every other field makes a group of its own.
@@ -66,6 +61,7 @@ NUMERIC_FIELDS = (
 )
 STACK_FIELD = "stack.id"  # the software stack each row's step time assumes (a string column)
 __all__ = [
+    "CONFIDENCE_FIELDS",
     "GOODPUT_FIELDS",
     "LAYOUT_FIELDS",
     "NUMERIC_FIELDS",
@@ -190,7 +186,7 @@ def evaluate_columns(
     if len(lengths) > 1:
         raise ScenarioError("every axis column must have the same length", "axes")
     n = lengths.pop() if lengths else 1
-    out = {f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS)}
+    out = {f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS)}
     out.update(_empty_layout_columns(n))
     out[STACK_FIELD] = np.full(n, "", dtype="<U40")
     ok = np.zeros(n, dtype=bool)
@@ -229,7 +225,7 @@ def evaluate_columns(
             errors[rows] = str(exc)
             continue
         good = values.pop("_ok")
-        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS):
+        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
         for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS):  # a row that cannot be planned: its reason, no figures
@@ -239,104 +235,6 @@ def evaluate_columns(
     out["error"] = errors
     return out
 
-
-def _predicted(
-    r: Resolved,
-    tokens: npt.NDArray[np.float64],
-    size: npt.NDArray[np.float64],
-    given_cards: bool,
-    rows: IntArray,
-) -> tuple[IntArray, npt.NDArray[np.float64], dict[str, npt.NDArray[Any]], npt.NDArray[np.float64]]:
-    """Cards, MFU, layout columns and "past the largest cluster" of the rows without an MFU (a
-    deadline no cluster the network builds meets: deadline_refusals.too_many_cards; the MFU its refusal
-    states, NaN for the rows that plan), from the layout model: one
-    vectorized search for all distinct card counts of the group (cards given), or deadline sizing
-    per distinct (tokens, days) sharing one memo of searched sizes (plan.SizeMemo). The same
-    numbers as plan.choose_cluster row by row."""
-    memo = SizeMemo(r, reuse=True)
-    picks: dict[tuple[float, float], tuple[int, LayoutEval | None]] = {}
-    too_large: dict[tuple[float, float], float] = {}  # the refused deadlines: the MFU their refusal states
-    if given_cards:
-        distinct = sorted({int(size[i]) for i in rows})
-        with_fabric = [c for c in distinct if memo.fabric(c) is not None]
-        for c, best in zip(with_fabric, memo.best(with_fabric), strict=True):
-            picks[(0.0, float(c))] = (c, best)
-        for c in set(distinct) - set(with_fabric):
-            picks[(0.0, float(c))] = (c, None)
-        keys = [(0.0, float(size[i])) for i in rows]
-    else:
-        multiple = cards_multiple(r)
-        sizes = candidate_sizes(r, multiple)
-        keys = [(float(tokens[i]), float(size[i])) for i in rows]
-        for key in dict.fromkeys(keys):
-            met = goodput.deadline_met(r, key[1] * SECONDS_PER_DAY, key[0])
-            try:
-                chosen, _, best = size_for_deadline(
-                    r, sizes, memo, met, goodput.ettr_at(r, key[0]), _row_need(r, key[0], key[1])
-                )
-            except ScenarioError as exc:  # this row's deadline only: the others of the group still plan
-                if exc.errors[0].code != "deadline-needs-too-many-cards":
-                    raise
-                chosen, best = int(sizes[0]), None  # a size that builds; the row gets no figures
-                too_large[key] = float(exc.errors[0].params["mfu"])
-            picks[key] = (chosen, best)
-    cards = np.array([picks[k][0] for k in keys], dtype=np.int64)
-    bests = [picks[k][1] for k in keys]
-    # no layout at these cards: no MFU, so no figures (no figure without a plan, plan.refusal)
-    mfu = np.array([np.nan if b is None else b.predicted_mfu for b in bests])
-    return cards, mfu, _layout_columns(bests), np.array([too_large.get(k, np.nan) for k in keys])
-
-
-def _given_mfu_cards(
-    r: Resolved,
-    flop: npt.NDArray[np.float64],
-    days: npt.NDArray[np.float64],
-    peak: float,
-    mfu: npt.NDArray[np.float64],
-    tokens: npt.NDArray[np.float64],
-) -> IntArray:
-    """The cards of each deadline row at its MFU given (NaN: predicted, sized later by _predicted),
-    as plan.choose sizes one: goodput.cards_for_deadline_with_failures up to the largest cluster."""
-    memo = SizeMemo(r, reuse=True)
-    given = np.where(np.isnan(mfu), 1.0, mfu)
-    largest = functools.partial(largest_cluster, r, memo)
-    return cards_for_deadline_with_failures(
-        r, flop, days * SECONDS_PER_DAY, peak, given, cards_multiple(r), tokens, largest=largest
-    )
-
-
-def _row_need(r: Resolved, tokens: float, days: float) -> Callable[[float], int]:
-    """need(mfu) of a row's deadline: the cards `tokens` in `days` need without interruptions."""
-    flop = float(model_flops(r)["flop_per_token"]) * tokens
-    return lambda mfu: int(cards_without_failures(r, flop, days * SECONDS_PER_DAY, mfu))
-
-
-def _without_layout(r: Resolved, cards: IntArray) -> npt.NDArray[np.bool_]:
-    """Rows (an MFU given) whose cards admit no layout that passes the rules and fits: the plan
-    refuses those (plan.choose._choice) whatever the MFU, so the row has no figures either."""
-    memo = SizeMemo(r, reuse=True)
-    values, where = np.unique(np.asarray(cards, dtype=np.int64), return_inverse=True)
-    distinct = [c for c in values.tolist() if memo.fabric(c) is not None]
-    has = dict(zip(distinct, memo.fits(distinct), strict=True))  # memory only, no step time
-    without = np.array([not has.get(c, True) for c in values.tolist()], dtype=bool)
-    return without[where.reshape(-1)]
-
-
-def _grow_to_fit(r: Resolved, cards: IntArray, unplanned: npt.NDArray[np.bool_], rows: IntArray) -> None:
-    """Rows (a deadline, an MFU given) whose cards hold no layout: the smallest round size above
-    them that does, as deadline.cards_for_given_mfu sizes one scenario (in place; rows with no such
-    size stay unplanned)."""
-    memo = SizeMemo(r, reuse=True)
-    sizes = candidate_sizes(r, cards_multiple(r))
-    grow = rows[unplanned[rows]]
-    for c in np.unique(cards[grow]).tolist():
-        fit = smallest_fitting(sizes, int(np.searchsorted(sizes, c, side="right")), memo)
-        if fit is not None:
-            same = grow[cards[grow] == c]
-            cards[same], unplanned[same] = int(sizes[fit]), False
-
-
-IntArray = npt.NDArray[np.int64]
 
 # The chosen layout of rows whose MFU the layout model predicts (NaN, or "" for recompute, for rows
 # with an MFU given and rows where no layout fits): the contract's `parallelism` fields.
@@ -389,21 +287,10 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
     )
     slow = np.isnan(mfu)
-    cards = size.astype(np.int64) if given_cards else _given_mfu_cards(r, flop, size, peak, mfu, tokens)
-    layout = _empty_layout_columns(n)
-    past_mfu = np.where(slow, np.nan, mfu)  # the MFU at which a refused deadline is past every cluster
-    rows = np.flatnonzero(slow)
-    if rows.size:
-        cards[rows], mfu[rows], found, past_mfu[rows] = _predicted(r, tokens, size, given_cards, rows)
-        for f, v in found.items():
-            layout[f][rows] = v
-    given = np.flatnonzero(~slow)
-    unplanned = np.isnan(mfu)
-    if given.size:
-        unplanned[given] = _without_layout(r, cards[given])
-        if not given_cards:  # a deadline's cards grow to the smallest round size that fits (plan.choose)
-            _grow_to_fit(r, cards, unplanned, given)
-    mfu = np.where(unplanned, np.nan, mfu)
+    confident = None if s.cluster.deadline_confidence is None else GroupConfidence(r)
+    z = size_rows(r, RowInputs(flop, tokens, size, mfu, given_cards), confident)
+    cards, mfu, bests, past_mfu, unplanned = z.cards, z.mfu, z.bests, z.past_mfu, z.unplanned
+    layout = _layout_columns(bests) if slow.any() else _empty_layout_columns(n)
     state: dict[str, Any] = {}
     sizing = Sizing(
         training_flop=flop,
@@ -434,6 +321,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     ok &= ~never
     values["_ok"] = ok
     values.update(layout)
+    values.update(confidence_columns(confident, ok, (tokens, size, cards, mfu), bests))
     structural = ~(r.scenario.parallelism.fits_cards(cards) & state["feasible"])
     errors = np.full(np.shape(ok), None, dtype=object)
     errors[~ok & (structural | ~unplanned)] = (

@@ -17,7 +17,6 @@ import pytest
 
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
-from estimator.contract.sweep import validate_sweep
 from estimator.errors import ScenarioError
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money import budget, pricing
@@ -224,22 +223,6 @@ def test_a_confidence_outside_half_to_99_percent_is_refused(q):
             }
         )
     assert err.value.errors[0].field == "cluster.deadline_confidence"
-
-
-def test_sweeps_refuse_a_confidence():
-    base = {
-        "model": {"preset": "llama-3.1-8b"},
-        "training": {"tokens": 1e12},
-        "cluster": {"target_days": 30, "deadline_confidence": 0.9},
-    }
-    axes = {"training.tokens": [1e12, 2e12]}
-    with pytest.raises(ScenarioError) as err:
-        validate_sweep({"name": "q", "base": base, "axes": axes})
-    assert err.value.errors[0].field == "base.cluster.deadline_confidence"
-    axes = {"cluster.deadline_confidence": [0.8, 0.9]}
-    with pytest.raises(ScenarioError) as err:
-        validate_sweep({"name": "q", "base": {**base, "cluster": {"target_days": 30}}, "axes": axes})
-    assert err.value.errors[0].field == "axes.cluster.deadline_confidence"
 
 
 GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% and 99% are reachable, at 90 days 90% is not

@@ -173,3 +173,29 @@ def test_results_page_parameters_are_checked(api, base):
     assert api.get(f"{URL}/{body['id']}/results?page=0").status_code == 400
     assert api.get(f"{URL}/{body['id']}/results?page_size=100000").status_code == 400
     assert api.get(f"{URL}/{body['id']}/results?page=x").status_code == 400
+
+
+def test_a_sweep_sized_for_a_chance_is_accepted_within_its_searches(api, base):
+    """cluster.deadline_confidence in the base (it was refused before 2.59.0) and on an axis; past
+    limits.MAX_SWEEP_CONFIDENT_SIZINGS (10,000) searches, 400 on `axes` in the one error shape:
+    101 token counts x 100 deadlines are 10,100."""
+    confident = {**base, "cluster": {"target_days": 30, "deadline_confidence": 0.9}}
+    r = post(api, {"base": confident, "axes": {"training.tokens": [5e11, 1e12]}})
+    assert r.status_code == 202, r.content
+    r = post(
+        api,
+        {
+            "base": {**base, "cluster": {"target_days": 30}},
+            "axes": {"cluster.deadline_confidence": [0.8, 0.9]},
+        },
+    )
+    assert r.status_code == 202, r.content
+    axes = {
+        "training.tokens": {"start": 1e11, "stop": 2e11, "step": 1e9},
+        "cluster.target_days": {"start": 1, "stop": 100, "step": 1},
+    }
+    r = post(api, {"base": confident, "axes": axes})
+    assert r.status_code == 400, r.content
+    (error,) = r.json()["errors"]
+    assert error["field"] == "axes" and error["code"] == "too-many-confident-sizings"
+    assert error["params"] == {"sizings": 10_100, "max_sizings": 10_000}

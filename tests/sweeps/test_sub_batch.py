@@ -80,3 +80,32 @@ def test_a_later_chunk_starts_at_the_sweeps_rate(sweep, settings, monkeypatch): 
     monkeypatch.setattr(batch, "evaluate_columns", spy)
     assert services.run_chunk(sweep_id=sweep.pk, index=1, worker="test") == "stored"
     assert sizes == [5] * 10
+
+
+@pytest.mark.django_db
+def test_a_sweep_sized_for_a_chance_starts_in_sub_batches_of_at_most_200(base, settings, monkeypatch):
+    """A confidence search per row (up to ~40 ms): 2,000 rows would outlast the 30 s lease before
+    its first renewal, so the first sub-batch is sub_batch.CONFIDENT_SUB_BATCH (200) rows; with a
+    0 s target every one is (next_sub_batch): 450 rows as 200 + 200 + 50. The rows differ only in a
+    price, so the chunk needs two searches (a 70B at MFU 0.45, 90 % in 30 and in 60 days)."""
+    settings.SWEEP_SUB_BATCH, settings.SWEEP_SUB_BATCH_S, settings.SWEEP_CHUNK_SIZE = 2000, 0.0, 1000
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    confident = {**base, "cluster": {"target_days": 30, "deadline_confidence": 0.9}}
+    prices = {"start": 0.01, "stop": 2.25, "step": 0.01}  # 225 values
+    axes = {"cluster.target_days": [30, 60], "cost.electricity_per_kwh": prices}
+    made = services.create_sweep(data={"name": "q", "base": confident, "axes": axes}, owner=None)
+    assert made.total == 450
+    sizes: list[int] = []
+    real = batch.evaluate_columns
+
+    def spy(base, columns, books=None):
+        sizes.append(len(next(iter(columns.values()))))
+        return real(base, columns, books)
+
+    monkeypatch.setattr(batch, "evaluate_columns", spy)
+    assert services.run_chunk(sweep_id=made.pk, index=0, worker="test") == "stored"
+    assert sizes == [200, 200, 50]
+    stored = unpack(SweepChunk.objects.get(sweep=made, index=0).data)
+    assert stored["ok"].all() and (stored["compute.deadline_confidence"] == 0.9).all()
+    plain = sub_batch.first_size(configured=2000, confident=False)
+    assert plain == 2000 and sub_batch.first_size(configured=100, confident=True) == 100
