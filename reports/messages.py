@@ -35,6 +35,9 @@ RULES = {
     "cp-not-dividing-sequence": gettext_noop(
         "the sequence length must split into 2 x CP equal chunks (CP with the causal load balance)"
     ),
+    "sequence-parallel-not-dividing-sequence": gettext_noop(
+        "with sequence parallelism TP must divide the tokens of a CP rank (sequence length / CP)"
+    ),
     "pp-not-dividing-layers": gettext_noop("PP x virtual stages cannot exceed the layers"),
     "virtual-stages-need-pp": gettext_noop("interleaved (virtual) stages need PP > 1"),
     "stage-layers-not-splitting": gettext_noop(

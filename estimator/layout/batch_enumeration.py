@@ -31,6 +31,8 @@ from estimator.layout.enumeration import (
     cp_not_dividing_sequence,
     ep_not_folding,
     etp_not_searched,
+    sp_not_dividing_sequence,
+    sp_splits_sequence,
     stage_split_fails,
 )
 from estimator.layout.problem import LayoutProblem
@@ -54,12 +56,12 @@ def enumerate_layouts(problems: Sequence[LayoutProblem]) -> Columns:
     A = _level_model(problems, big, vals)
     a, ep, etp = _level_experts(big, vals, A)
     b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
-    tp = A["tp"][a[b]]
+    tp, cp = A["tp"][a[b]], A["cp"][a[b]]
     if vals["sp"].size > 1 and big.sequence_parallel_with_tp:  # enumeration.sp_off_not_searched
-        d, sp = np.arange(b.size), tp > 1
+        d, sp = np.arange(b.size), (tp > 1) & sp_splits_sequence(big.seq_len, tp, cp)
     else:  # level E: sp
         d, sp = _expand(b.size, vals["sp"])
-        ok = ~(sp & (tp[d] == 1))
+        ok = ~(sp & (tp[d] == 1)) & ~sp_not_dividing_sequence(big.seq_len, tp[d], cp[d], sp)
         d, sp = d[ok], sp[ok]
     # level F: zero; a table of the stages allowed without and with pp > 1, a row per parent
     allowed = np.stack([np.ones(vals["zero"].size, dtype=bool), (vals["zero"] < 2) | big.sharded_with_pp])

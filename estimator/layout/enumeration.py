@@ -84,6 +84,7 @@ REASONS = (
     "tp-not-dividing-heads",
     "sequence-parallel-needs-tp",
     "cp-not-dividing-sequence",
+    "sequence-parallel-not-dividing-sequence",
     "pp-not-dividing-layers",
     "stage-layers-not-splitting",
     "virtual-stages-need-pp",
@@ -186,17 +187,19 @@ BATCH_TOLERANCE = 0.25  # largest relative change of the global batch accepted t
 
 def candidate_count(problem: LayoutProblem) -> int:
     """How many candidates enumerate_candidates builds: the product of the axis sizes, with the
-    (tp, ep, etp, sp) quadruples a free expert-TP size or a free sequence-parallel switch leaves
+    (tp, cp, ep, etp, sp) tuples a free expert-TP size or a free sequence-parallel switch leaves
     out (etp_not_searched, sp_off_not_searched) not counted."""
     vals = axis_values(problem)
     rest = 1
     for axis in AXES:
-        if axis not in ("tp", "ep", "etp", "sp"):
+        if axis not in ("tp", "cp", "ep", "etp", "sp"):
             rest *= len(vals[axis])
-    tp, ep, etp, sp = np.meshgrid(vals["tp"], vals["ep"], vals["etp"], vals["sp"], indexing="ij")
+    tp, cp, ep, etp, sp = np.meshgrid(
+        vals["tp"], vals["cp"], vals["ep"], vals["etp"], vals["sp"], indexing="ij"
+    )
     fixed = problem.fixed_normalized
     left_out = etp_not_searched(tp, ep, etp, "expert_tp" in fixed, problem.arch.is_moe) | sp_off_not_searched(
-        sp, tp, "sequence_parallel" not in fixed, problem.sequence_parallel_with_tp
+        sp, tp, cp, problem.seq_len, "sequence_parallel" not in fixed, problem.sequence_parallel_with_tp
     )
     return rest * int(np.count_nonzero(~left_out))
 
@@ -227,7 +230,12 @@ def searched_grid(problem: LayoutProblem, c: dict[str, np.ndarray]) -> BoolArray
     shape = np.broadcast_shapes(*(v.shape for v in c.values()))
     etp = etp_not_searched(c["tp"], c["ep"], c["etp"], "expert_tp" in fixed, problem.arch.is_moe)
     sp = sp_off_not_searched(
-        c["sp"], c["tp"], "sequence_parallel" not in fixed, problem.sequence_parallel_with_tp
+        c["sp"],
+        c["tp"],
+        c["cp"],
+        problem.seq_len,
+        "sequence_parallel" not in fixed,
+        problem.sequence_parallel_with_tp,
     )
     return np.broadcast_to(~(etp | sp), shape)
 
@@ -254,6 +262,10 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
         ("tp-not-dividing-heads", (arch.num_attention_heads % tp != 0) | (kv % tp != 0)),
         ("sequence-parallel-needs-tp", c["sp"] & (tp == 1)),
         ("cp-not-dividing-sequence", cp_not_dividing_sequence(problem.seq_len, cp, problem.cp_load_balance)),
+        (
+            "sequence-parallel-not-dividing-sequence",
+            sp_not_dividing_sequence(problem.seq_len, tp, cp, c["sp"]),
+        ),
         ("pp-not-dividing-layers", pp * v > L),
         ("stage-layers-not-splitting", stage_split_fails(L, pp, problem.stage_split)),
         ("virtual-stages-need-pp", (v > 1) & (pp == 1)),
@@ -293,7 +305,24 @@ def ep_not_folding(tp: IntArray, cp: IntArray, dp: IntArray, ep: IntArray, etp: 
     return out
 
 
-def sp_off_not_searched(sp: BoolArray, tp: IntArray, free: bool, with_tp: bool) -> BoolArray:
+def sp_splits_sequence(seq_len: int, tp: IntArray, cp: IntArray) -> BoolArray:
+    """Sequence parallelism splits each CP rank's seq_len/cp tokens over its TP ranks: they must
+    divide, seq_len % (cp·tp) == 0 (Megatron-Core tensor_parallel.mappings: _split_along_first_dim
+    and _reduce_scatter_along_first_dim assert "First dimension of the tensor should be divisible
+    by tensor parallel size"; MindSpeed runs the same mappings). Counts of tokens and ranks."""
+    out: BoolArray = np.asarray(seq_len % (np.asarray(cp) * np.asarray(tp)) == 0)
+    return out
+
+
+def sp_not_dividing_sequence(seq_len: int, tp: IntArray, cp: IntArray, sp: BoolArray) -> BoolArray:
+    """Sequence parallelism on (tp > 1) where it cannot split a CP rank's tokens (sp_splits_sequence)."""
+    out: BoolArray = np.asarray(np.asarray(sp) & (np.asarray(tp) > 1) & ~sp_splits_sequence(seq_len, tp, cp))
+    return out
+
+
+def sp_off_not_searched(
+    sp: BoolArray, tp: IntArray, cp: IntArray, seq_len: int, free: bool, with_tp: bool
+) -> BoolArray:
     """SEQUENCE_PARALLEL_WITH_TP: candidates a free sequence-parallel switch leaves out, its off
     position wherever tp > 1 (LayoutProblem.sequence_parallel_with_tp: fused attention). Every
     published recipe the validation reads runs sequence parallelism with TP (Megatron-LM, NeMo,
@@ -302,10 +331,12 @@ def sp_off_not_searched(sp: BoolArray, tp: IntArray, free: bool, with_tp: bool) 
     activations and their element-wise kernels tp times (Korthikanti et al. 2022). With the
     re-gather the model can price the off twin faster by at most the re-gather's exposed part; the
     search does not offer it, a scenario that fixes parallelism.sequence_parallel = false is planned
-    as given (docs/steptime.md "Sequence-parallel backward re-gather")."""
+    as given (docs/steptime.md "Sequence-parallel backward re-gather"). Where sequence parallelism
+    cannot split a CP rank's tokens (sp_splits_sequence: seq_len % (cp·tp) != 0), the off twin is
+    the layout and is searched."""
     if not free or not with_tp:
-        return np.zeros(np.broadcast_shapes(np.shape(sp), np.shape(tp)), dtype=bool)
-    out: BoolArray = np.asarray(~sp & (tp > 1))
+        return np.zeros(np.broadcast_shapes(np.shape(sp), np.shape(tp), np.shape(cp)), dtype=bool)
+    out: BoolArray = np.asarray(~sp & (tp > 1) & sp_splits_sequence(seq_len, tp, cp))
     return out
 
 

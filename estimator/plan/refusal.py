@@ -44,6 +44,7 @@ RULES = {
     "tp-not-dividing-heads": "TP must divide the attention heads and the KV heads",
     "sequence-parallel-needs-tp": "sequence parallelism needs TP > 1",
     "cp-not-dividing-sequence": "the sequence length must split into 2 x CP equal chunks (CP with the causal load balance)",
+    "sequence-parallel-not-dividing-sequence": "with sequence parallelism TP must divide the tokens of a CP rank (sequence length / CP)",
     "pp-not-dividing-layers": "PP x virtual stages cannot exceed the layers",
     "virtual-stages-need-pp": "interleaved (virtual) stages need PP > 1",
     "stage-layers-not-splitting": "the pipeline devices without a fixed first/last layer count must share the other layers evenly",

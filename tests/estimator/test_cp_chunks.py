@@ -89,3 +89,24 @@ def test_a_refusal_names_the_rules_that_refuse_the_fixed_fields_not_every_rule_s
     assert (err.field, err.code) == ("parallelism.cp", "no-possible-layout")
     assert err.params["reasons"] == ["cp-not-dividing-sequence"]
     assert "attention heads" not in err.message
+
+
+def test_sequence_parallelism_splits_the_tokens_of_a_cp_rank():
+    from estimator.layout.enumeration import sp_splits_sequence
+
+    # 100,000 = 2^5 · 5^5: CP 8 leaves 12,500 tokens a rank, which TP 8 splits into 1,562.5 (Megatron's
+    # sequence-parallel scatter refuses it) and TP 4 into 3,125; CP 4 leaves 25,000, TP 8: 3,125
+    splits = sp_splits_sequence(100_000, np.array([4, 8, 8]), np.array([8, 8, 4]))
+    assert splits.tolist() == [True, False, True]
+
+
+def test_a_100k_plan_keeps_sequence_parallel_splits_whole_and_searches_tp_without_it_where_not():
+    doc = {**DOC, "training": {"tokens": 1e12, "seq_len": 100_000}}
+    p = estimate(doc)["result"]["parallelism"]
+    # before: TP 8 x CP 8 with sequence parallelism, 1,562.5 tokens a rank
+    assert not p["sequence_parallel"] or 100_000 % (p["cp"] * p["tp"]) == 0
+    fixed = estimate({**doc, "parallelism": {"tp": 8, "cp": 8}})["result"]["parallelism"]
+    assert (fixed["tp"], fixed["cp"], fixed["sequence_parallel"]) == (8, 8, False)  # the off twin
+    with pytest.raises(ScenarioError) as info:
+        estimate({**doc, "parallelism": {"tp": 8, "cp": 8, "sequence_parallel": True}})
+    assert info.value.errors[0].params["reasons"] == ["sequence-parallel-not-dividing-sequence"]
