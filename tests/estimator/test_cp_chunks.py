@@ -32,7 +32,7 @@ DOC = {
 
 
 def test_a_plan_at_131000_tokens_takes_a_cp_whose_chunks_are_whole():
-    # before engine 2.63.0 it planned CP 8 here (131,000 / 16 = 8,187.5 tokens a chunk: MindSpeed refuses it)
+    # before engine 2.64.0 it planned CP 8 here (131,000 / 16 = 8,187.5 tokens a chunk: MindSpeed refuses it)
     layout = estimate(DOC)["result"]["parallelism"]
     assert 131_000 % (2 * layout["cp"]) == 0
     assert layout["cp"] <= 4

@@ -39,7 +39,7 @@ def test_the_range_reaches_the_ceiling_and_never_falls_below_the_mfu():
 
 def test_a_long_context_plan_whose_mfu_passes_1_is_planned():
     # DeepSeek-V3 at 128K on 768 Ascend 910C with the DualPipe stack: predicted MFU 1.09 (59.5 % on
-    # what causal kernels compute). Engine 2.64.0 refused it: "efficiency.mfu: A range must satisfy
+    # what causal kernels compute). Engine 2.65.0 refused it: "efficiency.mfu: A range must satisfy
     # low <= likely <= high" (the range capped at 1 below its mode), a field the scenario never gave.
     doc = {
         "model": {"preset": "deepseek-v3"},

@@ -94,7 +94,7 @@ def test_the_pilot_and_the_diagnosis_refuse_the_same_step_below_it():
 
 def test_a_long_context_step_faster_than_model_flops_at_peak_is_diagnosed():
     """DeepSeek-V3 at 128K on 768 910C (TP 8 x CP 4 x EP 32, DualPipe): a measured 13.5 s step is
-    above the kernels' 10.198 s at peak, so it is diagnosed; engine 2.68.0 refused it as 'above
+    above the kernels' 10.198 s at peak, so it is diagnosed; engine 2.69.0 refused it as 'above
     peak' against the model FLOPs' 18.76 s."""
     run = {
         "model": {"preset": "deepseek-v3"},
