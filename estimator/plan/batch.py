@@ -36,6 +36,14 @@ from estimator.money.pricing import equipment, model_flops, prices, vectorized_c
 from estimator.money.pricing import facility as plan_facility
 from estimator.money.rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, cards_and_time, rollup
 from estimator.plan import goodput
+from estimator.plan.batch_budget import (
+    BUDGET_FIELDS,
+    BUYS_NOTHING,
+    MOST_CARDS_FIELD,
+    SERVER_PRICE_FIELD,
+    BudgetSizes,
+    size_by_budget,
+)
 from estimator.plan.batch_confidence import CONFIDENCE_FIELDS, GroupConfidence, confidence_columns
 from estimator.plan.batch_sizing import RowInputs, size_rows
 from estimator.plan.compose import (
@@ -61,6 +69,7 @@ NUMERIC_FIELDS = (
 )
 STACK_FIELD = "stack.id"  # the software stack each row's step time assumes (a string column)
 __all__ = [
+    "BUDGET_FIELDS",
     "CONFIDENCE_FIELDS",
     "GOODPUT_FIELDS",
     "LAYOUT_FIELDS",
@@ -186,7 +195,9 @@ def evaluate_columns(
     if len(lengths) > 1:
         raise ScenarioError("every axis column must have the same length", "axes")
     n = lengths.pop() if lengths else 1
-    out = {f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS)}
+    out = {
+        f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS, *BUDGET_FIELDS)
+    }
     out.update(_empty_layout_columns(n))
     out[STACK_FIELD] = np.full(n, "", dtype="<U40")
     ok = np.zeros(n, dtype=bool)
@@ -225,7 +236,7 @@ def evaluate_columns(
             errors[rows] = str(exc)
             continue
         good = values.pop("_ok")
-        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS):
+        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS, *BUDGET_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
         for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS):  # a row that cannot be planned: its reason, no figures
@@ -281,11 +292,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     mfu = np.array(
         cols.get("efficiency.mfu", np.full(n, np.nan if s.efficiency.mfu is None else s.efficiency.mfu))
     )
-    given_cards = s.cluster.cards is not None
-    size = cols.get(
-        "cluster.cards" if given_cards else "cluster.target_days",
-        np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
-    )
+    given_cards, size, by_budget = _row_sizes(r, cols, tokens, mfu)
     slow = np.isnan(mfu)
     confident = None if s.cluster.deadline_confidence is None else GroupConfidence(r)
     z = size_rows(r, RowInputs(flop, tokens, size, mfu, given_cards), confident)
@@ -316,6 +323,8 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         & np.isfinite(values["compute.wall_clock_days"])
     )
     ok &= ~unplanned
+    if by_budget is not None:  # estimate()'s budget-buys-no-cluster
+        ok &= ~by_budget.buys_nothing
     values.update(_goodput_columns(g, np.shape(cards)))
     never = ok & ~np.isfinite(values["goodput.wall_clock_days"])  # interruptions outrun the progress
     ok &= ~never
@@ -329,6 +338,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     )
     errors[~ok & ~structural & unplanned] = NO_LAYOUT
     errors[never] = NEVER_FINISHES
+    values.update(_budget_columns(by_budget, ok, errors))
     if not given_cards:  # deadlines past what the network builds even without interruptions (estimate()'s
         # deadline-needs-too-many-cards); those out of reach only because of them plan the fastest cluster
         errors[np.where(slow, np.isfinite(past_mfu), ~state["feasible"])] = TOO_LARGE
@@ -338,6 +348,37 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
 
 NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more than the time between them"
 TOO_LARGE = "no plan: the deadline needs more cards than the largest cluster this network can build"
+
+
+def _row_sizes(
+    r: Resolved, cols: dict[str, np.ndarray], tokens: np.ndarray, mfu: np.ndarray
+) -> tuple[bool, np.ndarray, BudgetSizes | None]:
+    """How the group's rows are sized: (cards given, each row's cards or deadline days, the budget's
+    sizing). A budget-sized group's rows take the cards their budget buys (plan.batch_budget) and are
+    then planned as those cards given, as plan.choose_cluster plans the cluster a budget buys."""
+    s, n = r.scenario, len(tokens)
+    if s.cluster.budget is not None:
+        server = s.cost.server_price
+        prices = cols.get(SERVER_PRICE_FIELD, np.full(n, np.nan if server is None else float(server)))
+        by_budget = size_by_budget(r, tokens, mfu, prices)
+        return True, by_budget.cards.astype(float), by_budget
+    given_cards = s.cluster.cards is not None
+    size = cols.get(
+        "cluster.cards" if given_cards else "cluster.target_days",
+        np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
+    )
+    return given_cards, size, None
+
+
+def _budget_columns(
+    by_budget: BudgetSizes | None, ok: npt.NDArray[np.bool_], errors: npt.NDArray[Any]
+) -> dict[str, np.ndarray]:
+    """BUDGET_FIELDS of the group's planned rows (NaN elsewhere and without a budget sizing); the
+    rows whose budget buys no cluster get that reason (in place in `errors`)."""
+    if by_budget is None:
+        return {MOST_CARDS_FIELD: np.full(np.shape(ok), np.nan)}
+    errors[by_budget.buys_nothing] = BUYS_NOTHING
+    return {MOST_CARDS_FIELD: np.where(ok, by_budget.most, np.nan)}
 
 
 def _goodput(r: Resolved, ct: dict[str, np.ndarray], state: dict[str, Any]) -> dict[str, Any]:
