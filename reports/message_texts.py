@@ -166,7 +166,7 @@ MESSAGES: dict[str, str] = {
     "deadline-confidence-missed": gettext_noop(
         "No cluster size reaches a %(confidence)s chance of meeting the %(target_days)s target: the plan "
         "keeps %(cards)s cards, %(days)s with a %(probability)s chance of missing it (the fastest the "
-        "sizing found; with an MFU given, the count of lowest chance). Ask for a smaller chance of "
+        "sizing found). Ask for a smaller chance of "
         "meeting the deadline, allow more days, train fewer tokens or lose less time to interruptions "
         "(faster restarts, in-memory checkpoints)."
     ),

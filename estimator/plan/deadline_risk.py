@@ -207,24 +207,37 @@ def confident_cards(
 ) -> int:
     """The fewest cards (whole `multiple`s, up to the largest cluster the network builds, `largest()`)
     whose chance of missing is at most 1 - q at the MFU given (its range: plan.mfu_range.
-    given_triangle); where none gets there, the count of lowest chance, and where every count misses
-    for certain, the fastest (plan.goodput.fastest_cards: the shortest mean wall clock), as the
-    deadline sizing without an MFU keeps the fastest size. The chance falls as cards grow until
-    interruptions dominate, then rises (plan.count_search.smallest_at_most, exact for such a
-    quantity; tests/estimator/test_deadline_confidence.py). Counts past the largest cluster are
-    never judged: their fabric, and so their failure rates, do not exist. `flop` and `peak` (FLOP,
-    FLOP/s) give the failure-free need, returned as it is where it is past the largest (the caller
-    refuses it: plan.deadline_refusals.too_many_cards)."""
+    given_triangle); where none gets there, the fastest count (plan.goodput.fastest_cards: the
+    shortest mean wall clock), as the deadline sizing without an MFU keeps its fastest size and a
+    deadline no count meets keeps the fastest (near the lowest chance, whose count is noise where
+    the chance is flat: 0.99968 to 0.99969 over hundreds of cards). None of fewer than the deadline needs
+    without failures at the range's highest MFU can meet (their chance is 1), so the search runs from
+    there; the chance falls as cards grow until interruptions dominate, then rises
+    (plan.count_search.smallest_at_most, exact for such a quantity; the fabric's switches grow in
+    steps, a pod or a layer of cores at a time, so near its lowest the chance is jagged by a few
+    percent of itself and the count found the fewest to within that; tests/estimator/
+    test_deadline_confidence.py). A chance costs money.budget.MFU_STRATA evaluations, each kept for
+    the rounds that share it.
+    Counts past the largest cluster are never judged: their fabric, and so their failure rates, do
+    not exist. `flop` and `peak` (FLOP, FLOP/s) give the failure-free need at `mfu`, returned as it
+    is where it is past the largest (the caller refuses it: plan.deadline_refusals.too_many_cards)."""
     top = max(1, min(MAX_CARDS, int(largest())) // multiple)
-    bare = int(cards_for_deadline(flop, rule.target_days * SECONDS_PER_DAY, peak, mfu, multiple))
-    if bare > top * multiple:
-        return bare
+    seconds = rule.target_days * SECONDS_PER_DAY
+    if int(cards_for_deadline(flop, seconds, peak, mfu, multiple)) > top * multiple:
+        return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))
+    high = given_triangle(rule.r, mfu)[0][2]
+    first = min(top, max(1, int(cards_for_deadline(flop, seconds, peak, high, multiple)) // multiple))
+    known: dict[int, float] = {}  # the rounds share their ends
 
     def chance(_: npt.NDArray[np.int64], k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        return rule.chances(k * multiple, np.full(k.size, mfu), [None] * k.size)
+        todo = [int(c) for c in dict.fromkeys(k.tolist()) if int(c) not in known]
+        if todo:
+            found = rule.chances(np.array(todo) * multiple, np.full(len(todo), mfu), [None] * len(todo))
+            known.update(zip(todo, found.tolist(), strict=True))
+        return np.array([known[int(c)] for c in k.tolist()])
 
-    one, last = np.ones(1, dtype=np.int64), np.array([top], dtype=np.int64)
-    found, met = smallest_at_most(chance, one, last, rule.allowed * (1 + MISS_SLACK))
-    if met[0] or float(chance(one, found)[0]) < 1.0:
+    lo, hi = np.array([first], dtype=np.int64), np.array([top], dtype=np.int64)
+    found, met = smallest_at_most(chance, lo, hi, rule.allowed * (1 + MISS_SLACK))
+    if met[0]:
         return int(found[0]) * multiple
     return int(fastest_cards(rule.r, mfu, multiple, None, np.ones(1, dtype=bool), top * multiple)[0])

@@ -235,7 +235,7 @@ def _confidence_missed(compute: ComputeSection, days: float) -> PlanWarning:
         severity="warning",
         message=f"No cluster size reaches a {q:.0%} chance of meeting the {compute.target_days:g}-day target: "
         f"the plan keeps {compute.cards:,} cards, {days:.1f} days with a {miss:.0%} chance of missing it "
-        "(the fastest the sizing found; with an MFU given, the count of lowest chance). Ask for less confidence (cluster.deadline_confidence), allow more "
+        "(the fastest the sizing found). Ask for less confidence (cluster.deadline_confidence), allow more "
         "days, train fewer tokens or lose less time to interruptions (reliability: faster restarts, "
         "in-memory checkpoints).",
         params={
