@@ -106,3 +106,34 @@ def test_a_budget_sweep_asking_too_many_searches_is_refused_in_both_languages(cl
     data = {"name": "b", "base": json.dumps(BUDGETED), "axes": json.dumps(axes)}
     html = client.post("/zh-hans/sweeps/", data).content.decode()
     assert "按预算确定规模要对运行价格以外各扫描轴的 10,100 种组合逐一搜索" in html
+
+
+@pytest.mark.django_db
+def test_the_sweep_builder_sizes_by_a_budget_as_the_estimate_form_does(client):
+    from sweeps.builder import SweepBuilderForm
+
+    html = client.get("/zh-hans/sweeps/").content.decode()
+    assert 'value="budget"' in html
+    fields = {
+        "preset": "llama-3.1-70b",
+        "accelerator": "ascend-910b2",
+        "tokens": "500B",
+        "sizing": "budget",
+        "budget": "5000万",
+        "currency": "CNY",
+        "axis1_field": "cluster.budget",
+        "axis1_list": "5000万, 1亿",
+    }
+    form = SweepBuilderForm(fields)
+    assert form.is_valid(), form.errors
+    request = form.request()
+    # the budget sizes the cluster: cluster.budget, not the flag cost.budget
+    assert request["base"]["cluster"] == {"budget": 5e7} and "budget" not in request["base"]["cost"]
+    assert request["axes"] == {"cluster.budget": [5e7, 1e8]}
+    by_deadline = SweepBuilderForm({**fields, "sizing": "deadline", "target_days": "30"})
+    assert by_deadline.is_valid(), by_deadline.errors
+    assert by_deadline.request()["base"]["cost"]["budget"] == 5e7  # a deadline's budget flags rows
+    with translation.override("zh-hans"):
+        missing = SweepBuilderForm({**fields, "budget": ""})
+        assert not missing.is_valid()
+        _zh_only(missing.errors["budget"][0])
