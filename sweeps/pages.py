@@ -210,14 +210,21 @@ def report(request, token: str):
 
 
 def _confidence(sweep: Sweep) -> dict[str, Any]:
-    """Whether the rows are sized for a chance of meeting their deadline (the best tables then show
-    each row's chance of missing it) and that chance where the base gives it (an axis shows it per row)."""
+    """Whether the rows are sized for a chance of meeting their deadline and that chance where the
+    base gives it (an axis shows it per row); and whether they are sized by deadline at all (the best
+    tables then show each row's chance of missing it, as its estimate states it for every deadline)."""
     field = estimator_sweep.CONFIDENCE_FIELD
-    q = (sweep.base.get("cluster") or {}).get("deadline_confidence")
+    cluster = sweep.base.get("cluster") or {}
+    q = cluster.get("deadline_confidence")
     swept = _swept(sweep, field)
+    confident = swept or _amount(q) is not None
+    by_deadline = _swept(sweep, "cluster.target_days") or (
+        cluster.get("target_days") is not None and not _swept(sweep, "cluster.cards", "cluster.budget")
+    )
     return {
-        "confident": swept or _amount(q) is not None,
+        "confident": confident,
         "confidence": None if swept or _amount(q) is None else fmt.percent(q, 0),
+        "miss_column": confident or by_deadline,
     }
 
 

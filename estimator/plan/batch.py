@@ -294,7 +294,8 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     )
     given_cards, size, by_budget = _row_sizes(r, cols, tokens, mfu)
     slow = np.isnan(mfu)
-    confident = None if s.cluster.deadline_confidence is None else GroupConfidence(r)
+    deadline = None if given_cards else GroupConfidence(r)  # each row's chance of missing its deadline
+    confident = None if deadline is None or deadline.confidence is None else deadline
     z = size_rows(r, RowInputs(flop, tokens, size, mfu, given_cards), confident)
     cards, mfu, bests, past_mfu, unplanned = z.cards, z.mfu, z.bests, z.past_mfu, z.unplanned
     layout = _layout_columns(bests) if slow.any() else _empty_layout_columns(n)
@@ -330,7 +331,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     ok &= ~never
     values["_ok"] = ok
     values.update(layout)
-    values.update(confidence_columns(confident, ok, (tokens, size, cards, mfu), bests))
+    values.update(confidence_columns(deadline, ok, (tokens, size, cards, mfu), bests))
     structural = ~(r.scenario.parallelism.fits_cards(cards) & state["feasible"])
     errors = np.full(np.shape(ok), None, dtype=object)
     errors[~ok & (structural | ~unplanned)] = (

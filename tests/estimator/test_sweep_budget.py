@@ -104,6 +104,7 @@ def test_rows_are_the_fastest_cluster_the_budget_buys_as_estimate_plans_them():
     codes, out = _assert_rows_are_estimates(LLAMA_405B, axes)
     assert codes == ["budget-buys-no-cluster"] * 2 + [None] * 6
     assert out["error"][0] == out["error"][1] == BUYS_NOTHING
+    assert np.isnan(out["compute.deadline_miss_probability"]).all()  # no deadline, no chance of missing it
     # the plan takes fewer cards than the most the budget buys where they train faster, and a
     # dearer server buys fewer cards
     planned = out["ok"]
