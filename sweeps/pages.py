@@ -29,6 +29,7 @@ from . import charts, digests, selectors, services, watchdog
 from .builder import MAX_AXES as BUILDER_MAX_AXES
 from .builder import SweepBuilderForm
 from .models import Sweep
+from .ranking import RANKED_IN
 
 SESSION_KEY = "sweep_tokens"  # sweeps this browser started (lets anonymous creators cancel)
 
@@ -179,9 +180,12 @@ def report(request, token: str):
         describe = _describer(sweep.axes)
         budget = _budget(sweep)
         row_money = _row_money(sweep)
-        figures = [("pareto", charts.pareto(summary, describe, currency, _group_of(sweep)))]
+        # rows in several currencies are ranked and charted in USD (sweeps.ranking)
+        ranked_in = summary.get(RANKED_IN) or currency
+        context["ranked_in"] = summary.get(RANKED_IN)
+        figures = [("pareto", charts.pareto(summary, describe, ranked_in, _group_of(sweep)))]
         figures += [
-            (f"heat-{n}", charts.heatmap(item, sweep.axes, currency))
+            (f"heat-{n}", charts.heatmap(item, sweep.axes, ranked_in))
             for n, item in enumerate(summary["heat"])
         ]
         context["figures"] = [

@@ -68,12 +68,17 @@ NUMERIC_FIELDS = (
     "cost.utilization",
 )
 STACK_FIELD = "stack.id"  # the software stack each row's step time assumes (a string column)
+# result.cost.exchange_rate: units of the row's currency (cost.currency) per USD, the one rate its
+# amounts are converted by (contract.resolve: cost.usd_to_cny or the catalog's); a sweep over the
+# currency ranks its rows' amounts in USD by it (sweeps.digests)
+RATE_FIELD = "cost.exchange_rate"
 __all__ = [
     "BUDGET_FIELDS",
     "CONFIDENCE_FIELDS",
     "GOODPUT_FIELDS",
     "LAYOUT_FIELDS",
     "NUMERIC_FIELDS",
+    "RATE_FIELD",
     "STACK_FIELD",
     "SUMMARY_FIELDS",
     "evaluate_columns",
@@ -109,6 +114,10 @@ _GOODPUT_UNIT = {
     "wall_p90_s": SECONDS_PER_DAY,
     "mtbi_s": 3600.0,
 }
+
+
+# the float columns of every row (NaN where not planned or not stated), besides the layout's
+ROW_FIELDS = (*SUMMARY_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS, *BUDGET_FIELDS, RATE_FIELD)
 
 
 def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
@@ -195,9 +204,7 @@ def evaluate_columns(
     if len(lengths) > 1:
         raise ScenarioError("every axis column must have the same length", "axes")
     n = lengths.pop() if lengths else 1
-    out = {
-        f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS, *BUDGET_FIELDS)
-    }
+    out = {f: np.full(n, np.nan) for f in ROW_FIELDS}
     out.update(_empty_layout_columns(n))
     out[STACK_FIELD] = np.full(n, "", dtype="<U40")
     ok = np.zeros(n, dtype=bool)
@@ -236,10 +243,10 @@ def evaluate_columns(
             errors[rows] = str(exc)
             continue
         good = values.pop("_ok")
-        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS, *BUDGET_FIELDS):
+        for f in (*ROW_FIELDS, *LAYOUT_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
-        for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS):  # a row that cannot be planned: its reason, no figures
+        for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS, RATE_FIELD):  # a row not planned: its reason, no figures
             out[f][rows[~good]] = np.nan
         errors[rows[~good]] = np.asarray(values["_error"], dtype=object)[~good]
     out["ok"] = ok
@@ -344,6 +351,7 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         # deadline-needs-too-many-cards); those out of reach only because of them plan the fastest cluster
         errors[np.where(slow, np.isfinite(past_mfu), ~state["feasible"])] = TOO_LARGE
     values["_error"] = errors
+    values[RATE_FIELD] = np.full(np.shape(ok), float(r.usd_to_currency))
     return values
 
 
