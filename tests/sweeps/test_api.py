@@ -202,7 +202,7 @@ def test_a_sweep_sized_for_a_chance_is_accepted_within_its_searches(api, base):
 
 
 def test_a_sweep_sized_by_budget_is_accepted_within_its_searches(api, base):
-    """cluster.budget in the base and on an axis (refused before 2.61.0, budget-not-in-sweeps); past
+    """cluster.budget in the base and on an axis (refused before 2.63.0, budget-not-in-sweeps); past
     limits.MAX_SWEEP_BUDGET_SIZINGS (10,000) searches, 400 on `axes` in the one error shape: 101
     token counts x 100 budgets are 10,100, an electricity price axis adds none."""
     budgeted = {**base, "cluster": {"budget": 5e7}}

@@ -286,8 +286,7 @@ def test_the_warning_that_no_size_reaches_the_chance_reads_in_both_languages():
         text = messages.warning(item, "USD")["message"]
     assert text.startswith(
         "No cluster size reaches a 99% chance of meeting the 30 days target: the plan keeps 38,400 "
-        "cards, 31.4 days with a 25.0% chance of missing it (the fastest the sizing found; with an MFU "
-        "given, the count of lowest chance)."
+        "cards, 31.4 days with a 25.0% chance of missing it (the fastest the sizing found)."
     ), text
     assert "cluster." not in text
     with translation.override("zh-hans"):
@@ -407,7 +406,7 @@ def test_a_chance_no_size_reaches_is_said_so_on_the_cards_and_warned_in_both_lan
         f"No cluster size reaches a 99% chance of meeting the 30-day deadline; this one has a {shown} "
         "chance of missing it."
     ), _cards_why(en)
-    assert f"with a {shown} chance of missing it (the fastest the sizing found;" in en
+    assert f"with a {shown} chance of missing it (the fastest the sizing found)." in en
     zh = client.get(f"/zh-hans/r/{est.share_token}/").content.decode()
     assert f"错过期限的概率为 {shown}（规模搜索中最快的一个" in zh
     words = english_words(_main_text(zh))
