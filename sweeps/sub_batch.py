@@ -41,11 +41,11 @@ def next_sub_batch(*, rows: int, seconds: float, target_s: float, first: int, la
 # MAX_SWEEP_BUDGET_SIZINGS), so 2,000 such rows would hold the chunk's lease (SWEEP_LEASE_S, 30 s)
 # past its expiry before its first renewal; 200 are about 8 to 12 s. Later sub-batches are sized
 # from the measured rate as any (next_sub_batch, never under this first size).
-CONFIDENT_SUB_BATCH = 200
+SEARCHED_SUB_BATCH = 200
 
 
-def first_size(*, configured: int, confident: bool) -> int:
+def first_size(*, configured: int, searched: bool) -> int:
     """The first sub-batch of a chunk before its rate is known: the configured SWEEP_SUB_BATCH, at
-    most CONFIDENT_SUB_BATCH rows where the rows are sized by a search each (a chance of meeting the
+    most SEARCHED_SUB_BATCH rows where the rows are sized by a search each (a chance of meeting the
     deadline, a budget)."""
-    return min(configured, CONFIDENT_SUB_BATCH) if confident else configured
+    return min(configured, SEARCHED_SUB_BATCH) if searched else configured
