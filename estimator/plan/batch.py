@@ -11,7 +11,9 @@ its deadlines scan) go through one vectorized layout search (layout_batch.best_l
 every row with the same cards, and the enumeration and accelerator-independent memory are reused
 by the next group of the same model and batch. Those rows also get their chosen layout
 (LAYOUT_FIELDS). A group with cluster.deadline_confidence is sized for that chance of meeting its
-deadlines and its rows get the chance and their chance of missing (plan.batch_confidence).
+deadlines (plan.batch_confidence), and every deadline row gets its chance of missing it, as estimate()
+states it; a group with cluster.budget takes the fastest cluster each row's budget buys
+(plan.batch_budget). Each row carries its plan's exchange rate (RATE_FIELD).
 """
 
 from __future__ import annotations
