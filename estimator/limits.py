@@ -37,6 +37,10 @@ SWEEP_SAMPLE_VALUES = 200  # numeric axis values validated against the base (ext
 # product of its axes but prices; at up to ~40 ms each (a miss chance searched over sizes: Qwen3-30B-A3B
 # on H800 over 30 token counts, 37.7 ms a row) about 7 minutes of one worker, within a chunk's 900 s
 MAX_SWEEP_CONFIDENT_SIZINGS = 10_000
+# distinct budget sizings (cluster.budget) in one sweep: the product of its axes but the prices that
+# change no capex; a search of the sizes a budget buys costs 5 to 60 ms (Llama 3.1 405B, 15T tokens on
+# H100, 0.1 to 2 G USD, failures counted), as a confidence search does, so the same bound
+MAX_SWEEP_BUDGET_SIZINGS = 10_000
 
 # ---- batches of estimates (integrations.batches: POST /api/v1/estimates/batch) -----------------
 MAX_BATCH_SCENARIOS = 50  # scenarios in one batch; each one also has the budget of a single estimate

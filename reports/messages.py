@@ -372,6 +372,7 @@ SENTENCES = {
     gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
     gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
     gettext_noop("no plan: the deadline needs more cards than the largest cluster this network can build"),
+    gettext_noop("no plan: the budget does not buy the smallest cluster"),
 }
 
 

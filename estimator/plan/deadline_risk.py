@@ -56,12 +56,27 @@ class Risk:
 
 def miss_probability(target_days: float, risk: Risk, mfu: Triangle) -> float:
     """P(the wall clock exceeds `target_days`) of a plan with `risk` whose MFU is triangular `mfu`
-    (money.budget.deadline_miss_probability_with_failures, or deadline_miss_probability without
-    failures)."""
+    (miss_probabilities of one plan)."""
     if risk.shape is None:
-        return budget_rules.deadline_miss_probability(risk.base_days, target_days, *mfu)
-    return budget_rules.deadline_miss_probability_with_failures(
-        target_days, risk.base_days, risk.unexpected, risk.per_days, risk.shape, mfu
+        arrays: dict[str, Any] = {"base_days": np.array([risk.base_days]), "shape": None}
+    else:
+        fields = ("base_days", "unexpected", "per_days", "shape")
+        arrays = {f: np.array([getattr(risk, f)], dtype=float) for f in fields}
+    return float(miss_probabilities(target_days, arrays, np.array([mfu], dtype=float))[0])
+
+
+def miss_probabilities(
+    target_days: Any, a: dict[str, Any], mfu: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """miss_probability of many plans at once: risk_arrays' `a` (one entry per plan; shape None:
+    failures not counted) and their MFU triangles `mfu` (rows of low, mode, high), the deadline one
+    or one per plan (money.budget.deadline_miss_probabilities_with_failures, or
+    deadline_miss_probabilities without failures)."""
+    triangle = (mfu[:, 0], mfu[:, 1], mfu[:, 2])
+    if a["shape"] is None:
+        return budget_rules.deadline_miss_probabilities(a["base_days"], target_days, triangle)
+    return budget_rules.deadline_miss_probabilities_with_failures(
+        target_days, a["base_days"], a["unexpected"], a["per_days"], a["shape"], triangle
     )
 
 
@@ -85,67 +100,48 @@ def risk_arrays(
     return dict(zip(("base_days", "unexpected", "per_days", "shape"), parts, strict=True))
 
 
-def risks_of(a: dict[str, Any]) -> list[Risk]:
-    """The Risk of each size of risk_arrays' `a`."""
-    if a["shape"] is None:
-        return [Risk(base_days=float(x)) for x in a["base_days"]]
-    columns = (a["base_days"], a["unexpected"], a["per_days"], a["shape"])
-    return [Risk(float(b), float(u), float(p), float(k)) for b, u, p, k in zip(*columns, strict=True)]
+class DeadlineChance:
+    """The chance of missing a deadline of `seconds` for `tokens` (the scenario's when None) of plans
+    of the scenario at given sizes, MFUs and best layouts (chances): each with the MFU range of its
+    layout (plan.mfu_range, as the plan states it) and, failures counted, the goodput at its size
+    (plan.goodput.at_cards_of), all of them in one vectorized integration (miss_probabilities)."""
 
-
-class ConfidenceRule:
-    """The deadline sizing's test with cluster.deadline_confidence q (a plan.deadline.Met):
-    a size meets when its chance of missing the deadline is at most 1 - q. Called with the sizes'
-    best layouts it decides (miss_probability with the MFU range of each layout, plan.mfu_range);
-    without them it is the bound the scan starts and ends by: a size can meet only if it would at
-    the highest MFU of the widest range any of its layouts can have (P(late) is the mean over MFUs of
-    P(late | MFU), which falls as the MFU rises, so it is at least P(late | that MFU)). A size whose
-    run never finishes (an infinite wall) never meets. `chunk`: sizes the scan judges at a time (the
-    exact chance costs money.budget.MFU_STRATA evaluations a size)."""
-
-    chunk = 4
-
-    def __init__(self, r: Resolved, seconds: float, confidence: float, tokens: float | None = None):
+    def __init__(self, r: Resolved, seconds: float, tokens: float | None = None):
         st = settings(r)
-        self.r, self.target_days, self.allowed = r, seconds / SECONDS_PER_DAY, 1.0 - confidence
+        self.r, self.target_days = r, seconds / SECONDS_PER_DAY
         self.at = at_cards_of(r, tokens, st, spread=False)
         self.counted, self.counts, self.scale_sd = st.on, st.counts, st.scale_rel_sd
         self.stack = resolved_stack(r)
         peak = r.accelerator.peak_flops(r.scenario.training.precision)
         eff = r.scenario.efficiency  # a given MFU or range: plan.mfu_range.given_triangle, as mfu_band
         self.band = class_band(r, peak, self.stack) if eff.mfu is None and eff.mfu_range is None else None
-        # the highest MFU of the widest range per unit of predicted MFU (triangle_from_quantiles
-        # scales with its inputs; band_triangle then caps it at the ceiling, mfu_ceiling)
-        self.ceiling = mfu_ceiling(r)
-        widest = None if self.band is None else widest_band(self.band)
-        self.high_ratio = None if widest is None else triangle_from_quantiles(*_unit_quantiles(widest))[2]
-        if self.band is not None and r.pilot_fit is not None:  # the pilot's band, at most BAND_MAX wide
-            from estimator.plan.pilot_section import BAND_MAX  # a plan without a pilot never needs it
-
-            self.high_ratio = triangle_from_quantiles(1.0 - BAND_MAX, 1.0, 1.0 + BAND_MAX)[2]
-
-    def __call__(
-        self,
-        cards: npt.NDArray[np.int64],
-        mfu: npt.NDArray[np.float64],
-        bests: list[LayoutEval | None] | None = None,
-    ) -> npt.NDArray[np.bool_]:
-        if bests is not None:
-            return np.asarray(self.chances(cards, mfu, bests) <= self.allowed * (1 + MISS_SLACK))
-        mfus, _, finite, risk = self._risk(cards, mfu)
-        return np.asarray(finite & (self._late_at_highest(risk, mfus) <= self.allowed * (1 + MISS_SLACK)))
+        self.ceiling = mfu_ceiling(r)  # the MFU range's cap (plan.mfu_range.mfu_ceiling)
 
     def chances(
         self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64], bests: list[LayoutEval | None]
     ) -> npt.NDArray[np.float64]:
         """The chance of missing of each size with its best layout and that layout's MFU (1 where the
         run never finishes)."""
+        return self.chances_by(np.full(np.size(cards), self.target_days), cards, mfu, bests)
+
+    def chances_by(
+        self,
+        target_days: npt.NDArray[np.float64],
+        cards: npt.NDArray[np.int64],
+        mfu: npt.NDArray[np.float64],
+        bests: list[LayoutEval | None],
+    ) -> npt.NDArray[np.float64]:
+        """chances with a deadline per size (`target_days`; the goodput at a size does not depend on
+        the deadline, so one rule serves every deadline of its tokens)."""
         mfus, sizes, finite, risk = self._risk(cards, mfu)
-        out = [
-            miss_probability(self.target_days, k, self._triangle(float(m), b, int(c))) if ok else 1.0
-            for ok, k, m, c, b in zip(finite, risks_of(risk), mfus, sizes, bests, strict=True)
-        ]
-        return np.array(out, dtype=float)
+        out = np.ones(mfus.shape[0])
+        at = np.flatnonzero(finite)
+        if at.size:
+            triangles = np.array([self._triangle(float(mfus[i]), bests[i], int(sizes[i])) for i in at])
+            kept = {k: v if v is None else np.asarray(v)[at] for k, v in risk.items()}
+            days = np.asarray(target_days, dtype=float)[at]
+            out[at] = miss_probabilities(days, kept, triangles.reshape(-1, 3))
+        return out
 
     def _risk(
         self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]
@@ -165,6 +161,42 @@ class ConfidenceRule:
         if width is not None:
             return ratio_triangle(mfu, 1.0 - width, 1.0 + width, self.ceiling)
         return band_triangle(mfu, layout_band(self.band, self.r, best, self.stack), self.ceiling)
+
+
+class ConfidenceRule(DeadlineChance):
+    """The deadline sizing's test with cluster.deadline_confidence q (a plan.deadline.Met):
+    a size meets when its chance of missing the deadline is at most 1 - q. Called with the sizes'
+    best layouts it decides (miss_probability with the MFU range of each layout, plan.mfu_range);
+    without them it is the bound the scan starts and ends by: a size can meet only if it would at
+    the highest MFU of the widest range any of its layouts can have (P(late) is the mean over MFUs of
+    P(late | MFU), which falls as the MFU rises, so it is at least P(late | that MFU)). A size whose
+    run never finishes (an infinite wall) never meets. `chunk`: sizes the scan judges at a time (the
+    exact chance costs money.budget.MFU_STRATA evaluations a size)."""
+
+    chunk = 4
+
+    def __init__(self, r: Resolved, seconds: float, confidence: float, tokens: float | None = None):
+        super().__init__(r, seconds, tokens)
+        self.allowed = 1.0 - confidence
+        # the highest MFU of the widest range per unit of predicted MFU (triangle_from_quantiles
+        # scales with its inputs; band_triangle then caps it at the ceiling, mfu_ceiling)
+        widest = None if self.band is None else widest_band(self.band)
+        self.high_ratio = None if widest is None else triangle_from_quantiles(*_unit_quantiles(widest))[2]
+        if self.band is not None and r.pilot_fit is not None:  # the pilot's band, at most BAND_MAX wide
+            from estimator.plan.pilot_section import BAND_MAX  # a plan without a pilot never needs it
+
+            self.high_ratio = triangle_from_quantiles(1.0 - BAND_MAX, 1.0, 1.0 + BAND_MAX)[2]
+
+    def __call__(
+        self,
+        cards: npt.NDArray[np.int64],
+        mfu: npt.NDArray[np.float64],
+        bests: list[LayoutEval | None] | None = None,
+    ) -> npt.NDArray[np.bool_]:
+        if bests is not None:
+            return np.asarray(self.chances(cards, mfu, bests) <= self.allowed * (1 + MISS_SLACK))
+        mfus, _, finite, risk = self._risk(cards, mfu)
+        return np.asarray(finite & (self._late_at_highest(risk, mfus) <= self.allowed * (1 + MISS_SLACK)))
 
     def _late_at_highest(self, a: dict[str, Any], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """P(late | the MFU is the highest any layout's range at `mfu` reaches), per size (risk_arrays
