@@ -19,7 +19,12 @@ MAX_CARDS = 1_048_576  # cluster.cards, parallelism.dp, serving.cards (2**20 acc
 MAX_SCALEUP_DOMAIN = 1_024  # hardware.accelerator.scaleup_domain_cards, hardware.cards_per_node
 MAX_MC_SAMPLES = 100_000  # uncertainty.samples (Monte Carlo draws); the default is 10,000
 MIN_TOKENS = 1.0  # training.tokens: fewer than one token cannot be planned
-MAX_LAYOUT_CANDIDATES = 2_000_000  # parallel layouts the search may enumerate for one scenario
+# Parallel layouts the search may enumerate for one scenario. A MoE model at 128K+ tokens inside a
+# CloudMatrix 384 domain gives about 2.9 M at any card count from 384 on (DeepSeek-V3: 2,927,232;
+# TP and expert TP up to 256, EP up to 256, CP up to 32), so the cap is above that. Measured on
+# the search (engine 2.63.0, one-byte reason codes): 2.9 M layouts 0.3 s and 170 MB peak RSS,
+# 4.2 M 0.5 s and 226 MB; the former cap of 2 M cost 520 MB with eight-byte codes.
+MAX_LAYOUT_CANDIDATES = 4_000_000
 SEARCH_SECONDS = 2.0  # wall-clock budget of the layout search; then it returns its best so far
 
 # ---- sweeps (sweeps.services checks these before the core validates the request) ---------------
@@ -32,6 +37,10 @@ SWEEP_SAMPLE_VALUES = 200  # numeric axis values validated against the base (ext
 # product of its axes but prices; at up to ~40 ms each (a miss chance searched over sizes: Qwen3-30B-A3B
 # on H800 over 30 token counts, 37.7 ms a row) about 7 minutes of one worker, within a chunk's 900 s
 MAX_SWEEP_CONFIDENT_SIZINGS = 10_000
+# distinct budget sizings (cluster.budget) in one sweep: the product of its axes but the prices that
+# change no capex; a search of the sizes a budget buys costs 5 to 60 ms (Llama 3.1 405B, 15T tokens on
+# H100, 0.1 to 2 G USD, failures counted), as a confidence search does, so the same bound
+MAX_SWEEP_BUDGET_SIZINGS = 10_000
 
 # ---- batches of estimates (integrations.batches: POST /api/v1/estimates/batch) -----------------
 MAX_BATCH_SCENARIOS = 50  # scenarios in one batch; each one also has the budget of a single estimate

@@ -9,8 +9,6 @@ import re
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from estimator.contract.sweep import BUDGET_SIZING_NOT_IN_SWEEPS
-
 FIELD_MESSAGES: dict[str, str] = {
     "must-be-greater-than": gettext_noop("must be greater than %(limit)s"),
     "must-be-at-least": gettext_noop("must be at least %(limit)s"),
@@ -50,15 +48,15 @@ FIELD_MESSAGES: dict[str, str] = {
     "confidence-needs-deadline": gettext_noop(
         "needs a deadline in days: it is the chance of finishing by the deadline"
     ),
-    # estimator.contract.sweep's refusals (the core gives them without a code)
-    "budget-not-in-sweeps": gettext_noop(
-        "sizing by budget is not available in sweeps: give a card count or a deadline (and a budget "
-        "to flag the rows over it)"
-    ),
-    # estimator.contract.sweep._check_confident_sizings (limits.MAX_SWEEP_CONFIDENT_SIZINGS)
+    # estimator.contract.sweep._check_searches (limits.MAX_SWEEP_CONFIDENT_SIZINGS)
     "too-many-confident-sizings": gettext_noop(
         "sizing for a chance of meeting the deadline searches each of the %(sizings)s combinations "
         "of the axes other than prices; the limit is %(max_sizings)s per sweep: sweep fewer values"
+    ),
+    # estimator.contract.sweep._check_searches (limits.MAX_SWEEP_BUDGET_SIZINGS)
+    "too-many-budget-sizings": gettext_noop(
+        "sizing by budget searches each of the %(sizings)s combinations of the axes other than "
+        "running prices; the limit is %(max_sizings)s per sweep: sweep fewer values"
     ),
 }
 
@@ -73,7 +71,6 @@ SENTENCES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^is not a field of the scenario contract$"), "not-a-scenario-field"),
     (re.compile(r"^input should be a valid integer.*$"), "must-be-whole-number"),
     (re.compile(r"^must be a whole number$"), "must-be-whole-number"),
-    (re.compile(f"^{re.escape(BUDGET_SIZING_NOT_IN_SWEEPS)}$"), "budget-not-in-sweeps"),
 ]
 
 # Python's json decoder's faults (json.decoder), the `detail` of "invalid-json"

@@ -166,7 +166,7 @@ MESSAGES: dict[str, str] = {
     "deadline-confidence-missed": gettext_noop(
         "No cluster size reaches a %(confidence)s chance of meeting the %(target_days)s target: the plan "
         "keeps %(cards)s cards, %(days)s with a %(probability)s chance of missing it (the fastest the "
-        "sizing found; with an MFU given, the count of lowest chance). Ask for a smaller chance of "
+        "sizing found). Ask for a smaller chance of "
         "meeting the deadline, allow more days, train fewer tokens or lose less time to interruptions "
         "(faster restarts, in-memory checkpoints)."
     ),
@@ -177,6 +177,11 @@ MESSAGES: dict[str, str] = {
         "%(cards)s cards leave the last of %(nodes)s servers part-used and split poorly (MFU %(mfu)s, "
         "%(days)s before failures); the %(whole)s cards of those servers would train at MFU "
         "%(whole_mfu)s in %(whole_days)s, for the same capex."
+    ),
+    "partial-supernode-slow": gettext_noop(
+        "%(cards)s cards leave %(idle_cards)s of the %(whole)s cards of %(supernodes)s x %(supernode)s idle "
+        "(MFU %(mfu)s, %(days)s before failures); the supernodes are bought whole, and all %(whole)s of "
+        "their cards would train at MFU %(whole_mfu)s in %(whole_days)s."
     ),
     "over-budget": gettext_noop(
         "Both buying (%(capex)s) and renting (%(cloud)s) exceed the budget of %(budget)s."
@@ -373,6 +378,7 @@ MESSAGES: dict[str, str] = {
     "assumption.moe-imbalance": gettext_noop(
         "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
     ),
+    "assumption.global-batch": gettext_noop("global batch (tokens a step, asked)"),
     "assumption.server-price": gettext_noop("server price (cards included)"),
     "assumption.switch-price": gettext_noop("switch price"),
     "assumption.transceiver-price": gettext_noop("transceiver price"),
@@ -395,6 +401,9 @@ MESSAGES: dict[str, str] = {
     "source.mfu-predicted": gettext_noop("layout model prediction"),
     "source.moe-imbalance-default": gettext_noop(
         "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for force-balanced benchmarks) [U]"
+    ),
+    "source.global-batch-default": gettext_noop(
+        "default: 4M tokens a step, Llama 2's (Touvron et al. 2023, section 2.2; training.global_batch_tokens) [U]"
     ),
     # --- diagnose a measured run (estimator.plan.diagnose) ---
     "diagnose.network": gettext_noop(

@@ -32,7 +32,12 @@ RULES = {
     "tp-crosses-scaleup-domain": gettext_noop("TP must stay inside one scale-up (NVLink/HCCS) domain"),
     "tp-not-dividing-heads": gettext_noop("TP must divide the attention heads and the KV heads"),
     "sequence-parallel-needs-tp": gettext_noop("sequence parallelism needs TP > 1"),
-    "cp-not-dividing-sequence": gettext_noop("CP must divide the sequence length"),
+    "cp-not-dividing-sequence": gettext_noop(
+        "the sequence length must split into 2 x CP equal chunks (CP with the causal load balance)"
+    ),
+    "sequence-parallel-not-dividing-sequence": gettext_noop(
+        "with sequence parallelism TP must divide the tokens of a CP rank (sequence length / CP)"
+    ),
     "pp-not-dividing-layers": gettext_noop("PP x virtual stages cannot exceed the layers"),
     "virtual-stages-need-pp": gettext_noop("interleaved (virtual) stages need PP > 1"),
     "stage-layers-not-splitting": gettext_noop(
@@ -316,6 +321,7 @@ UNITS = {
     "per card-hour": gettext_lazy("per card-hour"),
     "per node-hour": gettext_lazy("per node-hour"),
     "per switch-hour": gettext_lazy("per switch-hour"),
+    "tokens": gettext_lazy("tokens"),
 }
 
 
@@ -366,6 +372,7 @@ SENTENCES = {
     gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
     gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
     gettext_noop("no plan: the deadline needs more cards than the largest cluster this network can build"),
+    gettext_noop("no plan: the budget does not buy the smallest cluster"),
 }
 
 

@@ -27,6 +27,7 @@ AXIS_FIELDS: dict[str, str | None] = {
     "model.preset": "presets",
     "cluster.cards": None,
     "cluster.target_days": None,
+    "cluster.budget": None,
     "training.tokens": None,
     "efficiency.mfu": None,
     "network.oversubscription": None,
@@ -58,7 +59,11 @@ class SweepBuilderForm(forms.Form):
     tokens = QuantityField(label=_("Training tokens"), initial="1T", help_text=_("e.g. 5e11, 500B or 5000亿"))
     sizing = forms.ChoiceField(
         label=_("Size the cluster by"),
-        choices=[("cards", _("a card count (how long?)")), ("deadline", _("a deadline (how many cards?)"))],
+        choices=[
+            ("cards", _("a card count (how long?)")),
+            ("deadline", _("a deadline (how many cards?)")),
+            ("budget", _("a budget (what does it buy?)")),
+        ],
         initial="cards",
         widget=forms.RadioSelect,
     )
@@ -177,6 +182,8 @@ class SweepBuilderForm(forms.Form):
             self.add_error("cards", _("Give a card count."))
         if data.get("sizing") == "deadline" and data.get("target_days") is None:
             self.add_error("target_days", _("Give a deadline in days."))
+        if data.get("sizing") == "budget" and data.get("budget") is None:
+            self.add_error("budget", _("Give the budget to size the cluster by."))
         axes: dict[str, Any] = {}
         for i in range(1, MAX_AXES + 1):
             axis = self._axis(i, data)
@@ -199,13 +206,23 @@ class SweepBuilderForm(forms.Form):
             "model": {"preset": d["preset"]},
             "training": {"tokens": d["tokens"]},
             "hardware": {"accelerator": d["accelerator"]},
-            "cluster": {"cards": d["cards"]} if d["sizing"] == "cards" else {"target_days": d["target_days"]},
+            "cluster": _cluster(d),
             "cost": {"currency": d["currency"]},
         }
         if d.get("mfu") is not None:
             base["efficiency"] = {"mfu": d["mfu"]}
-        if d.get("budget") is not None:
+        if d.get("budget") is not None and d["sizing"] != "budget":  # flags the rows over it
             base["cost"]["budget"] = d["budget"]
         if d["sizing"] == "deadline" and d.get("deadline_confidence") is not None:
             base["cluster"]["deadline_confidence"] = d["deadline_confidence"] / 100  # 90 -> 0.9
         return {"name": d.get("name") or "", "base": base, "axes": d["axes_dict"]}
+
+
+def _cluster(d: Mapping[str, Any]) -> dict[str, Any]:
+    """The base's cluster by the sizing chosen: the cards, the deadline or the budget (which then
+    sizes the cluster, as the estimate form's does, instead of flagging the rows over it)."""
+    if d["sizing"] == "cards":
+        return {"cards": d["cards"]}
+    if d["sizing"] == "budget":
+        return {"budget": d["budget"]}
+    return {"target_days": d["target_days"]}

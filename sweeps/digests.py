@@ -13,6 +13,8 @@ import numpy as np
 
 from estimator.contract import sweep as estimator_sweep
 
+from .ranking import RANKED_IN, best_first, mixed_currencies, ranked
+
 # Result fields used by the summary, best tables, heatmaps and Pareto front (those the core returns).
 DAYS = "compute.wall_clock_days"
 COST_OWNED = "cost.run.owned"
@@ -216,9 +218,9 @@ def series_axis(axes: list[estimator_sweep.Axis]) -> int | None:
     return None
 
 
-def _best_rows(arrays, fields, metric: str, idx: np.ndarray, start: int) -> list[dict] | None:
-    """The BEST_K rows of `idx` lowest in `metric`, with every numeric field."""
-    values = arrays[metric].astype(np.float64)[idx]
+def _best_rows(arrays, fields, metric: str, idx: np.ndarray, start: int, mixed: bool) -> list[dict] | None:
+    """The BEST_K rows of `idx` lowest in `metric` (as ranked), with every numeric field."""
+    values = ranked(arrays, metric, mixed)[idx]
     finite = np.isfinite(values)
     if not finite.any():
         return None
@@ -276,8 +278,8 @@ def pareto(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return kept[estimator_sweep.pareto_front(x[kept], y[kept])]
 
 
-def _front(arrays, cost: str, idx: np.ndarray, start: int) -> list[list]:
-    x, y = arrays[DAYS][idx].astype(np.float64), arrays[cost][idx].astype(np.float64)
+def _front(arrays, cost: str, idx: np.ndarray, start: int, mixed: bool) -> list[list]:
+    x, y = arrays[DAYS][idx].astype(np.float64), ranked(arrays, cost, mixed)[idx]
     front = pareto(x, y)[:PARETO_MAX_POINTS]
     return [[start + int(idx[i]), _round(x[i]), _round(y[i])] for i in front]
 
@@ -287,18 +289,18 @@ def _series_digest(axes, start: int, arrays, fields, ok_idx: np.ndarray) -> dict
     where = series_axis(axes)
     if where is None or DAYS not in arrays or ok_idx.size == 0:
         return None
-    axis = axes[where]
+    axis, mixed = axes[where], mixed_currencies(axes)
     n = len(next(iter(arrays.values())))
     pos = estimator_sweep.decode_indices(axes, start, start + n)[axis.field][ok_idx]
     out: dict[str, Any] = {"field": axis.field, "pareto": {}, "best": {}}
     for v in np.unique(pos):
         idx = ok_idx[pos == v]
         key = str(axis.values[int(v)])
-        out["pareto"][key] = {c: _front(arrays, c, idx, start) for c in PARETO_COSTS if c in arrays}
+        out["pareto"][key] = {c: _front(arrays, c, idx, start, mixed) for c in PARETO_COSTS if c in arrays}
         out["best"][key] = {
             m: rows
             for m in (DAYS, COST_OWNED)
-            if m in arrays and (rows := _best_rows(arrays, fields, m, idx, start))
+            if m in arrays and (rows := _best_rows(arrays, fields, m, idx, start, mixed))
         }
     return out
 
@@ -324,10 +326,11 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
         digest["errors"] = {str(msgs[i])[:500]: int(counts[i]) for i in top}
     fields = [k for k in arrays if arrays[k].dtype.kind in "fiub"]
     ok_idx = np.flatnonzero(feasible)
+    mixed = mixed_currencies(axes)
     for metric in RANK_METRICS:
         if metric not in arrays or ok_idx.size == 0:
             continue
-        values = arrays[metric].astype(np.float64)[ok_idx]
+        values = ranked(arrays, metric, mixed)[ok_idx]
         finite = np.isfinite(values)
         if not finite.any():
             continue
@@ -339,7 +342,7 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
         for cost in PARETO_COSTS:
             if cost not in arrays or ok_idx.size == 0:
                 continue
-            x, y = arrays[DAYS][ok_idx].astype(np.float64), arrays[cost][ok_idx].astype(np.float64)
+            x, y = arrays[DAYS][ok_idx].astype(np.float64), ranked(arrays, cost, mixed)[ok_idx]
             front = pareto(x, y)[:PARETO_MAX_POINTS]
             digest["pareto"][cost] = [[start + int(ok_idx[i]), _round(x[i]), _round(y[i])] for i in front]
     series = _series_digest(axes, start, arrays, fields, ok_idx)
@@ -348,11 +351,12 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
     if DAYS in arrays and ok_idx.size:
         step = max(1, ok_idx.size // SAMPLE_PER_CHUNK)
         picks = ok_idx[::step][:SAMPLE_PER_CHUNK]
+        costs = {c: ranked(arrays, c, mixed) for c in PARETO_COSTS if c in arrays}
         digest["sample"] = [
             [
                 start + int(i),
                 _round(arrays[DAYS][i]),
-                *(_round(arrays[c][i]) if c in arrays else None for c in PARETO_COSTS),
+                *(_round(costs[c][i]) if c in costs else None for c in PARETO_COSTS),
             ]
             for i in picks
         ]
@@ -365,7 +369,7 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
             if metric not in arrays:
                 continue
             grid = np.full(ni * nj, np.inf)
-            vals = np.where(feasible, arrays[metric].astype(np.float64), np.inf)
+            vals = np.where(feasible, ranked(arrays, metric, mixed), np.inf)
             vals = np.where(np.isfinite(vals), vals, np.inf)
             np.minimum.at(grid, cell, vals)
             digest["heat"][f"{i}|{j}|{metric}"] = [_round(v) if np.isfinite(v) else None for v in grid]
@@ -388,6 +392,9 @@ def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict
             summary["errors"][msg] = summary["errors"].get(msg, 0) + count
     summary["errors"] = dict(sorted(summary["errors"].items(), key=lambda kv: -kv[1])[:10])
     metrics = {m for d in digests for m in d.get("best", {})}
+    mixed = mixed_currencies(axes)
+    if mixed:
+        summary[RANKED_IN] = "USD"
     for metric in RANK_METRICS:
         if metric not in metrics:
             continue
@@ -395,8 +402,7 @@ def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict
         hi = [d["range"][metric][1] for d in digests if metric in d.get("range", {})]
         summary["range"][metric] = [min(lo), max(hi)]
         rows = [r for d in digests for r in d.get("best", {}).get(metric, [])]
-        rows.sort(key=lambda r: (r.get(metric) if r.get(metric) is not None else math.inf, r["index"]))
-        summary["best"][metric] = rows[:BEST_K]
+        summary["best"][metric] = best_first(rows, metric, mixed)[:BEST_K]
     for cost in PARETO_COSTS:
         points = [p for d in digests for p in d.get("pareto", {}).get(cost, [])]
         if not points:
@@ -450,6 +456,7 @@ def _merge_series(axes: list[estimator_sweep.Axis], parts: list[dict]) -> dict |
     axis = next(a for a in axes if a.field == parts[0]["field"])
     values = [str(v) for v in axis.values if str(v) in seen]
     out: dict[str, Any] = {"field": parts[0]["field"], "values": values, "pareto": {}, "best": {}}
+    mixed = mixed_currencies(axes)
     for v in values:
         out["pareto"][v] = {
             c: _merged_front([p for part in parts for p in part["pareto"].get(v, {}).get(c, [])])
@@ -458,7 +465,7 @@ def _merge_series(axes: list[estimator_sweep.Axis], parts: list[dict]) -> dict |
         out["best"][v] = {}
         for metric in (DAYS, COST_OWNED):
             rows = [r for part in parts for r in part["best"].get(v, {}).get(metric, [])]
-            rows.sort(key=lambda r: (r.get(metric) if r.get(metric) is not None else math.inf, r["index"]))
+            rows = best_first(rows, metric, mixed)
             if rows:
                 out["best"][v][metric] = rows[:BEST_K]
     return out

@@ -29,6 +29,7 @@ from . import charts, digests, selectors, services, watchdog
 from .builder import MAX_AXES as BUILDER_MAX_AXES
 from .builder import SweepBuilderForm
 from .models import Sweep
+from .ranking import RANKED_IN
 
 SESSION_KEY = "sweep_tokens"  # sweeps this browser started (lets anonymous creators cancel)
 
@@ -179,9 +180,12 @@ def report(request, token: str):
         describe = _describer(sweep.axes)
         budget = _budget(sweep)
         row_money = _row_money(sweep)
-        figures = [("pareto", charts.pareto(summary, describe, currency, _group_of(sweep)))]
+        # rows in several currencies are ranked and charted in USD (sweeps.ranking)
+        ranked_in = summary.get(RANKED_IN) or currency
+        context["ranked_in"] = summary.get(RANKED_IN)
+        figures = [("pareto", charts.pareto(summary, describe, ranked_in, _group_of(sweep)))]
         figures += [
-            (f"heat-{n}", charts.heatmap(item, sweep.axes, currency))
+            (f"heat-{n}", charts.heatmap(item, sweep.axes, ranked_in))
             for n, item in enumerate(summary["heat"])
         ]
         context["figures"] = [
@@ -210,14 +214,21 @@ def report(request, token: str):
 
 
 def _confidence(sweep: Sweep) -> dict[str, Any]:
-    """Whether the rows are sized for a chance of meeting their deadline (the best tables then show
-    each row's chance of missing it) and that chance where the base gives it (an axis shows it per row)."""
+    """Whether the rows are sized for a chance of meeting their deadline and that chance where the
+    base gives it (an axis shows it per row); and whether they are sized by deadline at all (the best
+    tables then show each row's chance of missing it, as its estimate states it for every deadline)."""
     field = estimator_sweep.CONFIDENCE_FIELD
-    q = (sweep.base.get("cluster") or {}).get("deadline_confidence")
+    cluster = sweep.base.get("cluster") or {}
+    q = cluster.get("deadline_confidence")
     swept = _swept(sweep, field)
+    confident = swept or _amount(q) is not None
+    by_deadline = _swept(sweep, "cluster.target_days") or (
+        cluster.get("target_days") is not None and not _swept(sweep, "cluster.cards", "cluster.budget")
+    )
     return {
-        "confident": swept or _amount(q) is not None,
+        "confident": confident,
         "confidence": None if swept or _amount(q) is None else fmt.percent(q, 0),
+        "miss_column": confident or by_deadline,
     }
 
 

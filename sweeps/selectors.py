@@ -15,6 +15,7 @@ from teams.selectors import visible_to
 
 from .digests import unpack
 from .models import Sweep, SweepChunk
+from .ranking import CURRENCY_FIELD
 from .services import axes_of
 
 # --------------------------------------------------------------------------------------------
@@ -93,12 +94,12 @@ def status_payload(*, sweep: Sweep, request=None) -> dict[str, Any]:
 
 
 AXIS_VALUES_SHOWN = 1000
-CURRENCY_FIELD = "cost.currency"
 
 
 def sweep_currency(*, sweep: Sweep) -> str | None:
     """The ISO 4217 currency of every amount of the sweep (rows, summary); None when
-    cost.currency is an axis: then each row's is in that column."""
+    cost.currency is an axis: then each row's is in that column, and the summary's money rankings
+    are in USD (sweeps.ranking, summary["ranked_in"])."""
     if any(a["field"] == CURRENCY_FIELD for a in sweep.axes):
         return None
     return str((sweep.base.get("cost") or {}).get("currency") or "USD")

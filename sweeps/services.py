@@ -316,8 +316,8 @@ def _compute_and_store(sweep_id: int, index: int, sweep: Mapping[str, Any], hold
     axes = axes_of(sweep=sweep)
     first = max(1, int(setting(name="SWEEP_SUB_BATCH")))
     largest = max(first, int(setting(name="SWEEP_SUB_BATCH_MAX")))
-    confident = estimator_sweep.confident_sizings(sweep["base"], axes) > 0  # a search per row: slower
-    first = first_size(configured=first, confident=confident)
+    searched = estimator_sweep.searched_sizings(sweep["base"], axes) > 0  # a search per row: slower
+    first = first_size(configured=first, searched=searched)
     target_s = float(setting(name="SWEEP_SUB_BATCH_S"))
     books = books_of(sweep=sweep)
     t0 = time.perf_counter()

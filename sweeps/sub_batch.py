@@ -35,15 +35,17 @@ def next_sub_batch(*, rows: int, seconds: float, target_s: float, first: int, la
     return int(max(first, min(largest, rows * SUB_BATCH_GROWTH, wanted)))
 
 
-# The first sub-batch of a sweep sized for a chance of meeting the deadline (estimator.contract.sweep.
-# confident_sizings > 0): a row can cost a confidence search, up to ~40 ms (estimator.limits,
-# MAX_SWEEP_CONFIDENT_SIZINGS), so 2,000 such rows would hold the chunk's lease (SWEEP_LEASE_S,
-# 30 s) past its expiry before its first renewal; 200 are about 8 s. Later sub-batches are sized
+# The first sub-batch of a sweep sized for a chance of meeting the deadline or by budget
+# (estimator.contract.sweep.searched_sizings > 0): a row can cost a confidence search, up to ~40 ms,
+# or a budget search, up to ~60 ms (estimator.limits: MAX_SWEEP_CONFIDENT_SIZINGS,
+# MAX_SWEEP_BUDGET_SIZINGS), so 2,000 such rows would hold the chunk's lease (SWEEP_LEASE_S, 30 s)
+# past its expiry before its first renewal; 200 are about 8 to 12 s. Later sub-batches are sized
 # from the measured rate as any (next_sub_batch, never under this first size).
-CONFIDENT_SUB_BATCH = 200
+SEARCHED_SUB_BATCH = 200
 
 
-def first_size(*, configured: int, confident: bool) -> int:
+def first_size(*, configured: int, searched: bool) -> int:
     """The first sub-batch of a chunk before its rate is known: the configured SWEEP_SUB_BATCH, at
-    most CONFIDENT_SUB_BATCH rows where the rows are sized for a chance of meeting the deadline."""
-    return min(configured, CONFIDENT_SUB_BATCH) if confident else configured
+    most SEARCHED_SUB_BATCH rows where the rows are sized by a search each (a chance of meeting the
+    deadline, a budget)."""
+    return min(configured, SEARCHED_SUB_BATCH) if searched else configured

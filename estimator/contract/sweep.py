@@ -29,6 +29,7 @@ import numpy as np
 from estimator.arrays import unique_sorted
 from estimator.dotted import get_path, pop_path, set_path
 from estimator.errors import FieldError, ScenarioError, not_an_object
+from estimator.limits import MAX_SWEEP_BUDGET_SIZINGS as MAX_BUDGET_SIZINGS
 from estimator.limits import MAX_SWEEP_CONFIDENT_SIZINGS as MAX_CONFIDENT_SIZINGS
 
 MAX_SCENARIOS = 2_000_000  # per sweep request (the product of the axes)
@@ -38,23 +39,15 @@ MAX_NAME_CHARS = 200
 VALIDATE_VALUES_PER_AXIS = 200  # axis values parsed with the base scenario (all when fewer)
 
 # Fields that exclude one another in the scenario contract: an axis over one removes the other
-# from the base, so a base with `cluster.target_days` can be swept over `cluster.cards` (and its
-# chance of meeting the deadline goes with the deadline: it needs one).
+# from the base, so a base with `cluster.target_days` can be swept over `cluster.cards` or
+# `cluster.budget` (and its chance of meeting the deadline goes with the deadline: it needs one).
 EXCLUSIVE_FIELDS = {
-    "cluster.cards": ("cluster.target_days", "cluster.deadline_confidence"),
-    "cluster.target_days": ("cluster.cards",),
+    "cluster.cards": ("cluster.target_days", "cluster.deadline_confidence", "cluster.budget"),
+    "cluster.target_days": ("cluster.cards", "cluster.budget"),
+    "cluster.budget": ("cluster.cards", "cluster.target_days", "cluster.deadline_confidence"),
     "model.preset": ("model.params",),
     "model.params": ("model.preset",),
 }
-
-# A sweep sizes each row by cards or by deadline; sizing by budget is a search over capex per row that
-# the vectorized path does not do (cost.budget still flags rows over budget).
-BUDGET_SIZING_NOT_IN_SWEEPS = (
-    "sizing by budget is not available in sweeps: give cluster.cards or cluster.target_days "
-    "(and cost.budget to flag rows over budget)"
-)
-
-NOT_IN_SWEEPS = {"cluster.budget": BUDGET_SIZING_NOT_IN_SWEEPS}
 
 # A deadline sized for a chance of meeting it (cluster.deadline_confidence) searches the chance of
 # missing at many sizes per row (plan.batch_confidence): about 15 ms a row against 0.5 ms without
@@ -63,6 +56,23 @@ NOT_IN_SWEEPS = {"cluster.budget": BUDGET_SIZING_NOT_IN_SWEEPS}
 # no row's cards: the rows that differ only in them share a sizing.
 CONFIDENCE_FIELD = "cluster.deadline_confidence"
 PRICE_PREFIX = "cost."
+
+# A budget-sized row (cluster.budget) searches the sizes its budget buys for the fastest
+# (plan.batch_budget): 5 to 60 ms a row (Llama 3.1 405B, 15T tokens on H100, 0.1 to 2 G USD, failures
+# counted, MFU predicted or 0.4), so its distinct searches are capped too
+# (limits.MAX_SWEEP_BUDGET_SIZINGS). Only the prices of what a budget buys (the server price: capex)
+# change a row's cards; the running prices and the budget flag do not, and the rows that differ only
+# in them share a search.
+BUDGET_FIELD = "cluster.budget"
+CAPEX_NEUTRAL_FIELDS = (
+    "cost.electricity_per_kwh",
+    "cost.pue",
+    "cost.cloud_price_per_card_hour",
+    "cost.cloud_reserved_price_per_card_hour",
+    "cost.depreciation_years",
+    "cost.utilization",
+    "cost.budget",
+)
 
 _FIELD_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
@@ -261,8 +271,8 @@ def _sample_values(values: tuple[Any, ...], limit: int) -> list[Any]:
 
 def _request(request: Any, max_scenarios: int) -> tuple[str, dict[str, Any], list[Axis]]:
     """The request's own rules: its keys, the name, the base object, the axes (parse_axes) and
-    the effective base; budget sizing is refused on an axis and in the base, and confidence
-    searches past the work budget (_check_confident_sizings)."""
+    the effective base; confidence and budget searches past the work budget are refused
+    (_check_searches)."""
     if not isinstance(request, dict):
         raise not_an_object("the body must be a JSON object {name, base, axes}")
     unknown = set(request) - {"name", "base", "axes"}
@@ -283,12 +293,7 @@ def _request(request: Any, max_scenarios: int) -> tuple[str, dict[str, Any], lis
     for a in axes:
         if isinstance(get_path(doc, a.field), dict):
             raise _err(f"axes.{a.field}", "names an object of the scenario; sweep one of its fields")
-        if a.field in NOT_IN_SWEEPS:
-            raise _err(f"axes.{a.field}", NOT_IN_SWEEPS[a.field])
-    for field, why in NOT_IN_SWEEPS.items():
-        if get_path(doc, field) is not None:
-            raise _err(f"base.{field}", why)
-    _check_confident_sizings(doc, axes)
+    _check_searches(doc, axes)
     return name, doc, axes
 
 
@@ -301,8 +306,32 @@ def confident_sizings(doc: dict[str, Any], axes: list[Axis]) -> int:
     return math.prod(len(a) for a in axes if not a.field.startswith(PRICE_PREFIX))
 
 
-def _check_confident_sizings(doc: dict[str, Any], axes: list[Axis]) -> None:
-    """The work budget of the confidence searches (limits.MAX_SWEEP_CONFIDENT_SIZINGS), on `axes`."""
+def budget_sizings(doc: dict[str, Any], axes: list[Axis]) -> int:
+    """The budget searches a sweep may run: the product of its axes' lengths other than the prices
+    that change no capex (CAPEX_NEUTRAL_FIELDS) where its rows are sized by budget (in the
+    effective base `doc` or on an axis), else 0."""
+    if get_path(doc, BUDGET_FIELD) is None and all(a.field != BUDGET_FIELD for a in axes):
+        return 0
+    return math.prod(len(a) for a in axes if a.field not in CAPEX_NEUTRAL_FIELDS)
+
+
+def searched_sizings(doc: dict[str, Any], axes: list[Axis]) -> int:
+    """The sizings a sweep searches row by row (a chance of meeting the deadline or a budget: they
+    exclude one another), 0 where every row is sized by arithmetic or one layout search."""
+    return confident_sizings(doc, axes) + budget_sizings(doc, axes)
+
+
+def _check_searches(doc: dict[str, Any], axes: list[Axis]) -> None:
+    """The work budget of the confidence and budget searches (limits.MAX_SWEEP_CONFIDENT_SIZINGS,
+    MAX_SWEEP_BUDGET_SIZINGS), on `axes`."""
+    count, limit = budget_sizings(doc, axes), MAX_BUDGET_SIZINGS
+    if count > limit:
+        message = (
+            f"sizing by budget searches each of the {count:,} combinations of the axes other than "
+            f"running prices; the limit is {limit:,} per sweep: sweep fewer values"
+        )
+        params = {"sizings": count, "max_sizings": limit}
+        raise ScenarioError([FieldError("axes", message, "too-many-budget-sizings", params)])
     count, limit = confident_sizings(doc, axes), MAX_CONFIDENT_SIZINGS
     if count > limit:
         message = (

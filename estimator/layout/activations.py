@@ -132,6 +132,7 @@ def layer_coefficients(
     fp8: bool = False,
     selective: tuple[str, ...] = ("core_attn",),
     storage: Storage | None = None,
+    imbalance: float = 1.0,
 ) -> tuple[LayerCoefficients, LayerCoefficients]:
     """(dense layer, MoE layer) activation coefficients for an architecture.
 
@@ -150,6 +151,10 @@ def layer_coefficients(
     storage: what the stack stores beyond that (`Storage`): "norms" always recomputed leaves only
     the two norm inputs (4h) of the replicated part; the attention and expert terms follow
     `_attention_split` and `_moe_split`.
+
+    imbalance: max/mean routed tokens per EP rank (training.moe_imbalance): the busiest rank, the
+    one that must fit in HBM, stores that many times the balanced share of routed token copies, as
+    its experts compute them in the step time (steptime.moe.tokens_per_local_expert).
 
     Generalises Korthikanti's 34·h: replicated = LayerNorm inputs 4h + attention and MLP inputs 4h
     + two 1-byte dropout masks 2h = 10h (8h for a model trained without dropout: no masks); split =
@@ -175,6 +180,7 @@ def layer_coefficients(
         return dense, dense
     act_out = 0.0 if "moe_act" in storage.always else 2.0 - fc2_saving  # the activation output (fc2 input)
     routed, shared = _moe_split(arch, fp8, storage, mlp_coeff)
+    routed *= imbalance
     router = 4.0 * arch.num_experts  # fp32 router logits
     moe = LayerCoefficients(
         replicated,
@@ -182,7 +188,11 @@ def layer_coefficients(
         scores,
         2.0 * h,
         2.0 * h if "layernorm" in selective and "norms" not in storage.always else 0.0,
-        (act_out * arch.num_experts_per_tok * arch.moe_intermediate_size if "moe_act" in selective else 0.0)
+        (
+            act_out * arch.num_experts_per_tok * arch.moe_intermediate_size * imbalance
+            if "moe_act" in selective
+            else 0.0
+        )
         + (shared if "shared_experts" in selective else 0.0),
         redo_scores,
     )

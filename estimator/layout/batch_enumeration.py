@@ -28,8 +28,11 @@ from estimator.layout.enumeration import (
     BATCH_TOLERANCE,
     auto_split_fails,
     axis_values,
+    cp_not_dividing_sequence,
     ep_not_folding,
     etp_not_searched,
+    sp_not_dividing_sequence,
+    sp_splits_sequence,
     stage_split_fails,
 )
 from estimator.layout.problem import LayoutProblem
@@ -53,12 +56,13 @@ def enumerate_layouts(problems: Sequence[LayoutProblem]) -> Columns:
     A = _level_model(problems, big, vals)
     a, ep, etp = _level_experts(big, vals, A)
     b, mbs, v, m, pp = _level_micro_batches(big, vals, A, a)
-    tp = A["tp"].take(a.take(b))
+    ab = a.take(b)
+    tp, cp = A["tp"].take(ab), A["cp"].take(ab)
     if vals["sp"].size > 1 and big.sequence_parallel_with_tp:  # enumeration.sp_off_not_searched
-        d, sp = np.arange(b.size), tp > 1
+        d, sp = np.arange(b.size), (tp > 1) & sp_splits_sequence(big.seq_len, tp, cp)
     else:  # level E: sp
         d, sp = _expand(b.size, vals["sp"])
-        ok = ~(sp & (tp[d] == 1))
+        ok = ~(sp & (tp[d] == 1)) & ~sp_not_dividing_sequence(big.seq_len, tp[d], cp[d], sp)
         d, sp = d[ok], sp[ok]
     # level F: zero; a table of the stages allowed without and with pp > 1, a row per parent
     allowed = np.stack([np.ones(vals["zero"].size, dtype=bool), (vals["zero"] < 2) | big.sharded_with_pp])
@@ -115,7 +119,7 @@ def _level_model(problems: Sequence[LayoutProblem], big: LayoutProblem, vals: di
         (A["tp"] <= big.domain_cards)
         & (arch.num_attention_heads % A["tp"] == 0)
         & (kv % A["tp"] == 0)
-        & (big.seq_len % A["cp"] == 0)
+        & ~cp_not_dividing_sequence(big.seq_len, A["cp"], big.cp_load_balance)
         & (A["pp"] <= arch.num_hidden_layers)
         & (cards % model == 0)
     )
@@ -204,7 +208,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
     """Everything enumerate_layouts(problems) reads: the model, the sequence and batch, the fixed
     axes, the scale-up domain, the sizes, the axis ranges of the largest size (the others' pipeline
     ranges are their cards' divisors), and the rules that read the stack (fused attention, sequence
-    parallelism's dominance, sharding with pipelining, the stage split)."""
+    parallelism's dominance, sharding with pipelining, CP's load-balanced chunks, the stage split)."""
     p, big = problems[0], max(problems, key=lambda q: q.cards)
     return (
         p.arch,
@@ -216,6 +220,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
         p.flash_attention,
         p.sequence_parallel_with_tp,
         p.sharded_with_pp,
+        p.cp_load_balance,
         p.stage_split,
         tuple(q.cards for q in problems),
         tuple((axis, tuple(v.tolist())) for axis, v in axis_values(big).items() if axis != "rc"),

@@ -403,7 +403,7 @@ _families: dict[tuple[Any, ...], _Family] = {}
 def _family(problems: Sequence[LayoutProblem], store: dict[tuple[Any, ...], _Family]) -> _Family:
     """The _Family of these sizes kept in `store`: keyed by everything enumeration and memory read."""
     p = problems[0]
-    memory = (p.stack.memory_key(), p.grad_dtype, p.buffers, fp8_activations(p))
+    memory = (p.stack.memory_key(), p.grad_dtype, p.buffers, fp8_activations(p), p.moe_imbalance)
     key = (enumeration_key(problems), *memory)
     found = store.pop(key, None)
     if found is None:

@@ -10,7 +10,9 @@ value), built with numpy, never a Python loop over candidates:
   Llama 3 did: 126 layers on 16 stages); for v = 1 any further deficit comes off middle devices,
   for v > 1 (interleaving) the deficit may be at most 2 layers. Interleaving also needs the
   micro-batches divisible by pp (Megatron-LM's rule).
-- cp: powers of two with at least MIN_CP_CHUNK tokens per rank (shorter chunks only add traffic).
+- cp: powers of two with at least MIN_CP_CHUNK tokens per rank (shorter chunks only add traffic);
+  the sequence must split into 2·cp equal chunks where the stack balances the causal work
+  (`cp_not_dividing_sequence`).
 - ep, etp: 1 for dense models. MoE parallel folding (Megatron-Core, docs/sources.md#megatron-core-moe):
   the MoE layers regroup the tp·cp·dp ranks of a pipeline stage into expert-TP x EP x expert-DP, so
   ep (powers of two dividing the experts) times the expert tensor-parallel size etp must divide
@@ -68,6 +70,8 @@ class LayoutProblem(Protocol):
     def stage_split(self) -> tuple[int | None, int | None]: ...
     @property
     def sequence_parallel_with_tp(self) -> bool: ...
+    @property
+    def cp_load_balance(self) -> bool: ...
 
 
 MIN_CP_CHUNK = 4096
@@ -80,6 +84,7 @@ REASONS = (
     "tp-not-dividing-heads",
     "sequence-parallel-needs-tp",
     "cp-not-dividing-sequence",
+    "sequence-parallel-not-dividing-sequence",
     "pp-not-dividing-layers",
     "stage-layers-not-splitting",
     "virtual-stages-need-pp",
@@ -182,17 +187,19 @@ BATCH_TOLERANCE = 0.25  # largest relative change of the global batch accepted t
 
 def candidate_count(problem: LayoutProblem) -> int:
     """How many candidates enumerate_candidates builds: the product of the axis sizes, with the
-    (tp, ep, etp, sp) quadruples a free expert-TP size or a free sequence-parallel switch leaves
+    (tp, cp, ep, etp, sp) tuples a free expert-TP size or a free sequence-parallel switch leaves
     out (etp_not_searched, sp_off_not_searched) not counted."""
     vals = axis_values(problem)
     rest = 1
     for axis in AXES:
-        if axis not in ("tp", "ep", "etp", "sp"):
+        if axis not in ("tp", "cp", "ep", "etp", "sp"):
             rest *= len(vals[axis])
-    tp, ep, etp, sp = np.meshgrid(vals["tp"], vals["ep"], vals["etp"], vals["sp"], indexing="ij")
+    tp, cp, ep, etp, sp = np.meshgrid(
+        vals["tp"], vals["cp"], vals["ep"], vals["etp"], vals["sp"], indexing="ij"
+    )
     fixed = problem.fixed_normalized
     left_out = etp_not_searched(tp, ep, etp, "expert_tp" in fixed, problem.arch.is_moe) | sp_off_not_searched(
-        sp, tp, "sequence_parallel" not in fixed, problem.sequence_parallel_with_tp
+        sp, tp, cp, problem.seq_len, "sequence_parallel" not in fixed, problem.sequence_parallel_with_tp
     )
     return rest * int(np.count_nonzero(~left_out))
 
@@ -223,7 +230,12 @@ def searched_grid(problem: LayoutProblem, c: dict[str, np.ndarray]) -> BoolArray
     shape = np.broadcast_shapes(*(v.shape for v in c.values()))
     etp = etp_not_searched(c["tp"], c["ep"], c["etp"], "expert_tp" in fixed, problem.arch.is_moe)
     sp = sp_off_not_searched(
-        c["sp"], c["tp"], "sequence_parallel" not in fixed, problem.sequence_parallel_with_tp
+        c["sp"],
+        c["tp"],
+        c["cp"],
+        problem.seq_len,
+        "sequence_parallel" not in fixed,
+        problem.sequence_parallel_with_tp,
     )
     return np.broadcast_to(~(etp | sp), shape)
 
@@ -249,7 +261,11 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
         ("tp-crosses-scaleup-domain", tp > problem.domain_cards),
         ("tp-not-dividing-heads", (arch.num_attention_heads % tp != 0) | (kv % tp != 0)),
         ("sequence-parallel-needs-tp", c["sp"] & (tp == 1)),
-        ("cp-not-dividing-sequence", problem.seq_len % cp != 0),
+        ("cp-not-dividing-sequence", cp_not_dividing_sequence(problem.seq_len, cp, problem.cp_load_balance)),
+        (
+            "sequence-parallel-not-dividing-sequence",
+            sp_not_dividing_sequence(problem.seq_len, tp, cp, c["sp"]),
+        ),
         ("pp-not-dividing-layers", pp * v > L),
         ("stage-layers-not-splitting", stage_split_fails(L, pp, problem.stage_split)),
         ("virtual-stages-need-pp", (v > 1) & (pp == 1)),
@@ -266,6 +282,20 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
     ]
 
 
+def cp_not_dividing_sequence(seq_len: int, cp: IntArray, load_balance: bool) -> BoolArray:
+    """The sequence (tokens) does not split into context parallelism's equal chunks: 2·cp of them
+    where the stack balances the causal work (rank r holds chunks r and 2cp-1-r:
+    StackProfile.cp_load_balance), cp otherwise; cp = 1 needs no split. Sources: MindSpeed
+    ContextParallelFeature.validate_args (Ascend/MindSpeed, mindspeed/features_manager/
+    context_parallel/context_parallel_feature.py: megatron_cp_algo and hybrid_cp_algo assert
+    seq_length % (2·cp) == 0); Megatron-LM's get_batch_on_this_cp_rank views the sequence as 2·cp
+    chunks (docs/sources.md#context-parallel)."""
+    cp = np.asarray(cp)
+    chunks = np.where((cp > 1) & bool(load_balance), 2 * cp, cp)
+    out: BoolArray = np.asarray(seq_len % chunks != 0)
+    return out
+
+
 def ep_not_folding(tp: IntArray, cp: IntArray, dp: IntArray, ep: IntArray, etp: IntArray) -> BoolArray:
     """MoE parallel folding (Megatron-Core's expert rank generator): the expert-TP x EP x expert-DP
     grid of the MoE layers must tile the tp·cp·dp ranks of a pipeline stage, so ep·etp divides
@@ -275,7 +305,24 @@ def ep_not_folding(tp: IntArray, cp: IntArray, dp: IntArray, ep: IntArray, etp: 
     return out
 
 
-def sp_off_not_searched(sp: BoolArray, tp: IntArray, free: bool, with_tp: bool) -> BoolArray:
+def sp_splits_sequence(seq_len: int, tp: IntArray, cp: IntArray) -> BoolArray:
+    """Sequence parallelism splits each CP rank's seq_len/cp tokens over its TP ranks: they must
+    divide, seq_len % (cp·tp) == 0 (Megatron-Core tensor_parallel.mappings: _split_along_first_dim
+    and _reduce_scatter_along_first_dim assert "First dimension of the tensor should be divisible
+    by tensor parallel size"; MindSpeed runs the same mappings). Counts of tokens and ranks."""
+    out: BoolArray = np.asarray(seq_len % (np.asarray(cp) * np.asarray(tp)) == 0)
+    return out
+
+
+def sp_not_dividing_sequence(seq_len: int, tp: IntArray, cp: IntArray, sp: BoolArray) -> BoolArray:
+    """Sequence parallelism on (tp > 1) where it cannot split a CP rank's tokens (sp_splits_sequence)."""
+    out: BoolArray = np.asarray(np.asarray(sp) & (np.asarray(tp) > 1) & ~sp_splits_sequence(seq_len, tp, cp))
+    return out
+
+
+def sp_off_not_searched(
+    sp: BoolArray, tp: IntArray, cp: IntArray, seq_len: int, free: bool, with_tp: bool
+) -> BoolArray:
     """SEQUENCE_PARALLEL_WITH_TP: candidates a free sequence-parallel switch leaves out, its off
     position wherever tp > 1 (LayoutProblem.sequence_parallel_with_tp: fused attention). Every
     published recipe the validation reads runs sequence parallelism with TP (Megatron-LM, NeMo,
@@ -284,10 +331,12 @@ def sp_off_not_searched(sp: BoolArray, tp: IntArray, free: bool, with_tp: bool) 
     activations and their element-wise kernels tp times (Korthikanti et al. 2022). With the
     re-gather the model can price the off twin faster by at most the re-gather's exposed part; the
     search does not offer it, a scenario that fixes parallelism.sequence_parallel = false is planned
-    as given (docs/steptime.md "Sequence-parallel backward re-gather")."""
+    as given (docs/steptime.md "Sequence-parallel backward re-gather"). Where sequence parallelism
+    cannot split a CP rank's tokens (sp_splits_sequence: seq_len % (cp·tp) != 0), the off twin is
+    the layout and is searched."""
     if not free or not with_tp:
-        return np.zeros(np.broadcast_shapes(np.shape(sp), np.shape(tp)), dtype=bool)
-    out: BoolArray = np.asarray(~sp & (tp > 1))
+        return np.zeros(np.broadcast_shapes(np.shape(sp), np.shape(tp), np.shape(cp)), dtype=bool)
+    out: BoolArray = np.asarray(~sp & (tp > 1) & sp_splits_sequence(seq_len, tp, cp))
     return out
 
 
@@ -341,7 +390,33 @@ def gathered(axis: Any, at: tuple[npt.NDArray[np.intp], ...]) -> npt.NDArray[Any
     return out if out.ndim else np.full(at[0].shape, out)  # a column constant over the product
 
 
-def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
+def blocking_reasons(problem: LayoutProblem) -> list[str]:
+    """The structural rules that stand between the candidates and a layout, in REASONS order: those
+    failed by the candidates the search considers that fail the fewest rules (one, where a single
+    rule is all that refuses them). A refusal names these, not every rule some candidate failed
+    first (a free TP of 256 fails 'TP must divide the heads' whatever else is fixed). [] where some
+    candidate passes every rule."""
+    grid = candidate_grid(problem)
+    keep = searched_grid(problem, grid)
+    masks = [(name, np.asarray(failing, dtype=bool)) for name, failing in structural_failures(problem, grid)]
+    count = np.zeros((), dtype=np.int8)
+    for _name, failing in masks:
+        count = count + failing.astype(np.int8)
+    count = np.broadcast_to(count, keep.shape)
+    fewest = int(count[keep].min()) if keep.any() else 0
+    if fewest == 0:
+        return []
+    closest = keep & (count == fewest)
+    return [name for name, failing in masks if np.any(closest & failing)]
+
+
+# A REASONS index, -1 (passes) or -2 (not searched) per entry of the product: one byte each (the
+# product of the free axes reaches tens of millions of entries; int64 made it 8 bytes).
+REASON_DTYPE = np.int8
+assert len(REASONS) < np.iinfo(REASON_DTYPE).max
+
+
+def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -> npt.NDArray[np.int8]:
     """Per entry of a product of `shape`, the REASONS index of the first rule of `failures` (in
     their order) it fails, -1 where it fails none. The first failing rule is the one of lowest
     position, and a minimum does not depend on the order it is taken in: the rules' masks, each on
@@ -356,10 +431,6 @@ def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -
     first: npt.NDArray[Any] = np.full((), none, dtype=small)
     for failing in ranked:
         first = np.minimum(first, failing)
-    codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=np.int64)
-    if np.array_equal(codes[:-1], np.arange(none)):  # the rules in REASONS order: a position is its code
-        out: npt.NDArray[np.int64] = np.broadcast_to(first, shape).astype(np.int64)
-        out[out == none] = -1
-        return out
-    found: npt.NDArray[np.int64] = codes[np.broadcast_to(first, shape)]
-    return found
+    codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=REASON_DTYPE)
+    out: npt.NDArray[np.int8] = np.broadcast_to(codes[first], shape)  # a view: no full-size copy
+    return out

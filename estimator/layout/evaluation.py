@@ -85,6 +85,7 @@ def card_memories(
             problem.stack.selective_recompute,
             problem.stack.fsdp_fp32_shards,
             problem.stack.reshard_after_forward,
+            moe_imbalance=problem.moe_imbalance,
         ),
         problem.stack,
     )

@@ -156,7 +156,8 @@ class MemoryPolicy:
     master weight; under PP the gathered weights and unsharded gradients stay for the step);
     reshard_after_forward: the stack's ZeRO-3 policy (stacks.StackProfile); logits_bytes: bytes per
     logit the cross-entropy keeps; storage: activations.Storage; optimizer_bytes: K, optimizer
-    bytes per parameter (fp32 master + Adam moments); dualpipe: DualPipe's placement and schedule.
+    bytes per parameter (fp32 master + Adam moments); dualpipe: DualPipe's placement and schedule;
+    moe_imbalance: max/mean routed tokens per EP rank (the busiest rank's routed activations).
     """
 
     grad_dtype: str = DEFAULT_GRAD_DTYPE
@@ -170,6 +171,7 @@ class MemoryPolicy:
     storage: Storage = field(default_factory=Storage)
     optimizer_bytes: float = OPTIMIZER_BYTES
     dualpipe: bool = False
+    moe_imbalance: float = 1.0
 
 
 def stack_memory(policy: MemoryPolicy, stack: StackProfile) -> MemoryPolicy:
@@ -344,7 +346,9 @@ def _stage_activations(
     the logits of the head and of each MTP depth and the MTP blocks (`_mtp_activations`).
     whole: _whole_layer of the layout, when the caller computed it already."""
     rc = recompute_code(lay.recompute)
-    c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective, policy.storage)
+    c_dense, c_moe = layer_coefficients(
+        arch, policy.fp8, policy.selective, policy.storage, policy.moe_imbalance
+    )
     act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
     a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
     # a dense model's stages hold no MoE layer: n_layers - n_dense = 0 adds the same 0.0 either way
@@ -386,7 +390,9 @@ def _whole_layer(
     """The activations of the largest layer without recompute (bytes, one micro-batch): what full
     recompute re-materialises during a layer's backward. It does not depend on the recompute code,
     so per_card_memory_codes computes it once for all its codes."""
-    c_dense, c_moe = layer_coefficients(arch, policy.fp8, policy.selective, policy.storage)
+    c_dense, c_moe = layer_coefficients(
+        arch, policy.fp8, policy.selective, policy.storage, policy.moe_imbalance
+    )
     act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
     whole_dense = layer_activation_bytes(c_dense, *act_args, 0, policy.flash_attention)
     whole_moe = layer_activation_bytes(c_moe, *act_args, 0, policy.flash_attention) if arch.is_moe else 0.0

@@ -143,6 +143,12 @@ class LayoutProblem:
         return self.stack.flash_attention
 
     @property
+    def cp_load_balance(self) -> bool:
+        """The stack splits the sequence into 2·cp chunks for the causal load balance
+        (layout.enumeration.cp_not_dividing_sequence)."""
+        return self.stack.cp_load_balance
+
+    @property
     def selective_saves_memory(self) -> bool:
         return selective_saves_memory(self.arch, self.stack.selective_recompute, self.flash_attention)
 

@@ -31,6 +31,7 @@ import numpy.typing as npt
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.enumeration import (
+    REASON_DTYPE,
     REASONS,
     candidate_grid,
     first_failure,
@@ -354,7 +355,8 @@ def _structurally_valid(problem: LayoutProblem) -> tuple[dict[str, Any], npt.NDA
     are assigned on the whole product, the columns gathered for the passing entries only."""
     grid = candidate_grid(problem)
     keep = searched_grid(problem, grid)
-    reason = np.where(keep, first_failure(structural_failures(problem, grid), keep.shape), -2).ravel()
+    failing = first_failure(structural_failures(problem, grid), keep.shape)
+    reason = np.where(keep, failing, REASON_DTYPE(-2)).ravel()
     at = np.unravel_index(np.flatnonzero(reason == -1), keep.shape)
     sub = {k: gathered(v, at) for k, v in grid.items()}
     return sub, reason, int(np.count_nonzero(keep))

@@ -11,7 +11,9 @@ its deadlines scan) go through one vectorized layout search (layout_batch.best_l
 every row with the same cards, and the enumeration and accelerator-independent memory are reused
 by the next group of the same model and batch. Those rows also get their chosen layout
 (LAYOUT_FIELDS). A group with cluster.deadline_confidence is sized for that chance of meeting its
-deadlines and its rows get the chance and their chance of missing (plan.batch_confidence).
+deadlines (plan.batch_confidence), and every deadline row gets its chance of missing it, as estimate()
+states it; a group with cluster.budget takes the fastest cluster each row's budget buys
+(plan.batch_budget). Each row carries its plan's exchange rate (RATE_FIELD).
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ from estimator.money.pricing import equipment, model_flops, prices, vectorized_c
 from estimator.money.pricing import facility as plan_facility
 from estimator.money.rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, cards_and_time, rollup
 from estimator.plan import goodput
+from estimator.plan.batch_budget import (
+    BUDGET_FIELDS,
+    BUYS_NOTHING,
+    MOST_CARDS_FIELD,
+    SERVER_PRICE_FIELD,
+    BudgetSizes,
+    size_by_budget,
+)
 from estimator.plan.batch_confidence import CONFIDENCE_FIELDS, GroupConfidence, confidence_columns
 from estimator.plan.batch_sizing import RowInputs, size_rows
 from estimator.plan.compose import (
@@ -60,11 +70,17 @@ NUMERIC_FIELDS = (
     "cost.utilization",
 )
 STACK_FIELD = "stack.id"  # the software stack each row's step time assumes (a string column)
+# result.cost.exchange_rate: units of the row's currency (cost.currency) per USD, the one rate its
+# amounts are converted by (contract.resolve: cost.usd_to_cny or the catalog's); a sweep over the
+# currency ranks its rows' amounts in USD by it (sweeps.digests)
+RATE_FIELD = "cost.exchange_rate"
 __all__ = [
+    "BUDGET_FIELDS",
     "CONFIDENCE_FIELDS",
     "GOODPUT_FIELDS",
     "LAYOUT_FIELDS",
     "NUMERIC_FIELDS",
+    "RATE_FIELD",
     "STACK_FIELD",
     "SUMMARY_FIELDS",
     "evaluate_columns",
@@ -100,6 +116,10 @@ _GOODPUT_UNIT = {
     "wall_p90_s": SECONDS_PER_DAY,
     "mtbi_s": 3600.0,
 }
+
+
+# the float columns of every row (NaN where not planned or not stated), besides the layout's
+ROW_FIELDS = (*SUMMARY_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS, *BUDGET_FIELDS, RATE_FIELD)
 
 
 def _codes(values: Any) -> tuple[np.ndarray, list[Any]]:
@@ -186,7 +206,7 @@ def evaluate_columns(
     if len(lengths) > 1:
         raise ScenarioError("every axis column must have the same length", "axes")
     n = lengths.pop() if lengths else 1
-    out = {f: np.full(n, np.nan) for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS)}
+    out = {f: np.full(n, np.nan) for f in ROW_FIELDS}
     out.update(_empty_layout_columns(n))
     out[STACK_FIELD] = np.full(n, "", dtype="<U40")
     ok = np.zeros(n, dtype=bool)
@@ -225,10 +245,10 @@ def evaluate_columns(
             errors[rows] = str(exc)
             continue
         good = values.pop("_ok")
-        for f in (*SUMMARY_FIELDS, *LAYOUT_FIELDS, *GOODPUT_FIELDS, *CONFIDENCE_FIELDS):
+        for f in (*ROW_FIELDS, *LAYOUT_FIELDS):
             out[f][rows] = np.broadcast_to(values[f], (len(rows),))
         ok[rows] = good
-        for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS):  # a row that cannot be planned: its reason, no figures
+        for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS, RATE_FIELD):  # a row not planned: its reason, no figures
             out[f][rows[~good]] = np.nan
         errors[rows[~good]] = np.asarray(values["_error"], dtype=object)[~good]
     out["ok"] = ok
@@ -281,13 +301,10 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     mfu = np.array(
         cols.get("efficiency.mfu", np.full(n, np.nan if s.efficiency.mfu is None else s.efficiency.mfu))
     )
-    given_cards = s.cluster.cards is not None
-    size = cols.get(
-        "cluster.cards" if given_cards else "cluster.target_days",
-        np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
-    )
+    given_cards, size, by_budget = _row_sizes(r, cols, tokens, mfu)
     slow = np.isnan(mfu)
-    confident = None if s.cluster.deadline_confidence is None else GroupConfidence(r)
+    deadline = None if given_cards else GroupConfidence(r)  # each row's chance of missing its deadline
+    confident = None if deadline is None or deadline.confidence is None else deadline
     z = size_rows(r, RowInputs(flop, tokens, size, mfu, given_cards), confident)
     cards, mfu, bests, past_mfu, unplanned = z.cards, z.mfu, z.bests, z.past_mfu, z.unplanned
     layout = _layout_columns(bests) if slow.any() else _empty_layout_columns(n)
@@ -316,12 +333,14 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
         & np.isfinite(values["compute.wall_clock_days"])
     )
     ok &= ~unplanned
+    if by_budget is not None:  # estimate()'s budget-buys-no-cluster
+        ok &= ~by_budget.buys_nothing
     values.update(_goodput_columns(g, np.shape(cards)))
     never = ok & ~np.isfinite(values["goodput.wall_clock_days"])  # interruptions outrun the progress
     ok &= ~never
     values["_ok"] = ok
     values.update(layout)
-    values.update(confidence_columns(confident, ok, (tokens, size, cards, mfu), bests))
+    values.update(confidence_columns(deadline, ok, (tokens, size, cards, mfu), bests))
     structural = ~(r.scenario.parallelism.fits_cards(cards) & state["feasible"])
     errors = np.full(np.shape(ok), None, dtype=object)
     errors[~ok & (structural | ~unplanned)] = (
@@ -329,15 +348,48 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     )
     errors[~ok & ~structural & unplanned] = NO_LAYOUT
     errors[never] = NEVER_FINISHES
+    values.update(_budget_columns(by_budget, ok, errors))
     if not given_cards:  # deadlines past what the network builds even without interruptions (estimate()'s
         # deadline-needs-too-many-cards); those out of reach only because of them plan the fastest cluster
         errors[np.where(slow, np.isfinite(past_mfu), ~state["feasible"])] = TOO_LARGE
     values["_error"] = errors
+    values[RATE_FIELD] = np.full(np.shape(ok), float(r.usd_to_currency))
     return values
 
 
 NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more than the time between them"
 TOO_LARGE = "no plan: the deadline needs more cards than the largest cluster this network can build"
+
+
+def _row_sizes(
+    r: Resolved, cols: dict[str, np.ndarray], tokens: np.ndarray, mfu: np.ndarray
+) -> tuple[bool, np.ndarray, BudgetSizes | None]:
+    """How the group's rows are sized: (cards given, each row's cards or deadline days, the budget's
+    sizing). A budget-sized group's rows take the cards their budget buys (plan.batch_budget) and are
+    then planned as those cards given, as plan.choose_cluster plans the cluster a budget buys."""
+    s, n = r.scenario, len(tokens)
+    if s.cluster.budget is not None:
+        server = s.cost.server_price
+        prices = cols.get(SERVER_PRICE_FIELD, np.full(n, np.nan if server is None else float(server)))
+        by_budget = size_by_budget(r, tokens, mfu, prices)
+        return True, by_budget.cards.astype(float), by_budget
+    given_cards = s.cluster.cards is not None
+    size = cols.get(
+        "cluster.cards" if given_cards else "cluster.target_days",
+        np.full(n, float((s.cluster.cards if given_cards else s.cluster.target_days) or 0.0)),
+    )
+    return given_cards, size, None
+
+
+def _budget_columns(
+    by_budget: BudgetSizes | None, ok: npt.NDArray[np.bool_], errors: npt.NDArray[Any]
+) -> dict[str, np.ndarray]:
+    """BUDGET_FIELDS of the group's planned rows (NaN elsewhere and without a budget sizing); the
+    rows whose budget buys no cluster get that reason (in place in `errors`)."""
+    if by_budget is None:
+        return {MOST_CARDS_FIELD: np.full(np.shape(ok), np.nan)}
+    errors[by_budget.buys_nothing] = BUYS_NOTHING
+    return {MOST_CARDS_FIELD: np.where(ok, by_budget.most, np.nan)}
 
 
 def _goodput(r: Resolved, ct: dict[str, np.ndarray], state: dict[str, Any]) -> dict[str, Any]:

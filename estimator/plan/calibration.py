@@ -225,9 +225,10 @@ def _far_below_message(measured_s: float, slowest_s: float) -> str:
 def check_plausible(
     measured_tokens_per_s: float, predicted_tokens_per_s: float, mfu: float, path: str
 ) -> None:
-    """Refuse a pilot above the chip's peak (model FLOPs utilization >= 1) or far below every validated
-    row (measured / predicted tokens/s below PILOT_RATIO_MIN). Tokens/s per card; mfu dimensionless:
-    the step time at MFU 1 (estimator.plan.peak_step.step_time_at_peak_s) over the measured step."""
+    """Refuse a pilot above the chip's peak (the FLOPs its kernels compute at or above it) or far
+    below every validated row (measured / predicted tokens/s below PILOT_RATIO_MIN). Tokens/s per
+    card; mfu dimensionless, the share of peak the kernels would run at: the step time with the
+    kernels at peak (estimator.plan.peak_step.step_time_at_peak_s) over the measured step."""
     if mfu >= 1.0:
         message = (
             f"{measured_tokens_per_s:,.0f} tokens/s per card is {mfu:.0%} of the chip's peak for this model: "

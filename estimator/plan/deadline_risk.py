@@ -31,6 +31,7 @@ from estimator.plan.mfu_range import (
     class_band,
     given_triangle,
     layout_band,
+    mfu_ceiling,
     ratio_triangle,
     widest_band,
 )
@@ -55,12 +56,27 @@ class Risk:
 
 def miss_probability(target_days: float, risk: Risk, mfu: Triangle) -> float:
     """P(the wall clock exceeds `target_days`) of a plan with `risk` whose MFU is triangular `mfu`
-    (money.budget.deadline_miss_probability_with_failures, or deadline_miss_probability without
-    failures)."""
+    (miss_probabilities of one plan)."""
     if risk.shape is None:
-        return budget_rules.deadline_miss_probability(risk.base_days, target_days, *mfu)
-    return budget_rules.deadline_miss_probability_with_failures(
-        target_days, risk.base_days, risk.unexpected, risk.per_days, risk.shape, mfu
+        arrays: dict[str, Any] = {"base_days": np.array([risk.base_days]), "shape": None}
+    else:
+        fields = ("base_days", "unexpected", "per_days", "shape")
+        arrays = {f: np.array([getattr(risk, f)], dtype=float) for f in fields}
+    return float(miss_probabilities(target_days, arrays, np.array([mfu], dtype=float))[0])
+
+
+def miss_probabilities(
+    target_days: Any, a: dict[str, Any], mfu: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """miss_probability of many plans at once: risk_arrays' `a` (one entry per plan; shape None:
+    failures not counted) and their MFU triangles `mfu` (rows of low, mode, high), the deadline one
+    or one per plan (money.budget.deadline_miss_probabilities_with_failures, or
+    deadline_miss_probabilities without failures)."""
+    triangle = (mfu[:, 0], mfu[:, 1], mfu[:, 2])
+    if a["shape"] is None:
+        return budget_rules.deadline_miss_probabilities(a["base_days"], target_days, triangle)
+    return budget_rules.deadline_miss_probabilities_with_failures(
+        target_days, a["base_days"], a["unexpected"], a["per_days"], a["shape"], triangle
     )
 
 
@@ -84,15 +100,70 @@ def risk_arrays(
     return dict(zip(("base_days", "unexpected", "per_days", "shape"), parts, strict=True))
 
 
-def risks_of(a: dict[str, Any]) -> list[Risk]:
-    """The Risk of each size of risk_arrays' `a`."""
-    if a["shape"] is None:
-        return [Risk(base_days=float(x)) for x in a["base_days"]]
-    columns = (a["base_days"], a["unexpected"], a["per_days"], a["shape"])
-    return [Risk(float(b), float(u), float(p), float(k)) for b, u, p, k in zip(*columns, strict=True)]
+class DeadlineChance:
+    """The chance of missing a deadline of `seconds` for `tokens` (the scenario's when None) of plans
+    of the scenario at given sizes, MFUs and best layouts (chances): each with the MFU range of its
+    layout (plan.mfu_range, as the plan states it) and, failures counted, the goodput at its size
+    (plan.goodput.at_cards_of), all of them in one vectorized integration (miss_probabilities)."""
+
+    def __init__(self, r: Resolved, seconds: float, tokens: float | None = None):
+        st = settings(r)
+        self.r, self.target_days = r, seconds / SECONDS_PER_DAY
+        self.at = at_cards_of(r, tokens, st, spread=False)
+        self.counted, self.counts, self.scale_sd = st.on, st.counts, st.scale_rel_sd
+        self.stack = resolved_stack(r)
+        peak = r.accelerator.peak_flops(r.scenario.training.precision)
+        eff = r.scenario.efficiency  # a given MFU or range: plan.mfu_range.given_triangle, as mfu_band
+        self.band = class_band(r, peak, self.stack) if eff.mfu is None and eff.mfu_range is None else None
+        self.ceiling = mfu_ceiling(r)  # the MFU range's cap (plan.mfu_range.mfu_ceiling)
+
+    def chances(
+        self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64], bests: list[LayoutEval | None]
+    ) -> npt.NDArray[np.float64]:
+        """The chance of missing of each size with its best layout and that layout's MFU (1 where the
+        run never finishes)."""
+        return self.chances_by(np.full(np.size(cards), self.target_days), cards, mfu, bests)
+
+    def chances_by(
+        self,
+        target_days: npt.NDArray[np.float64],
+        cards: npt.NDArray[np.int64],
+        mfu: npt.NDArray[np.float64],
+        bests: list[LayoutEval | None],
+    ) -> npt.NDArray[np.float64]:
+        """chances with a deadline per size (`target_days`; the goodput at a size does not depend on
+        the deadline, so one rule serves every deadline of its tokens)."""
+        mfus, sizes, finite, risk = self._risk(cards, mfu)
+        out = np.ones(mfus.shape[0])
+        at = np.flatnonzero(finite)
+        if at.size:
+            triangles = np.array([self._triangle(float(mfus[i]), bests[i], int(sizes[i])) for i in at])
+            kept = {k: v if v is None else np.asarray(v)[at] for k, v in risk.items()}
+            days = np.asarray(target_days, dtype=float)[at]
+            out[at] = miss_probabilities(days, kept, triangles.reshape(-1, 3))
+        return out
+
+    def _risk(
+        self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.bool_], dict[str, Any]]:
+        """(MFUs, sizes, whether each run finishes, risk_arrays) of these sizes at these MFUs."""
+        mfus, sizes = np.asarray(mfu, dtype=float).ravel(), np.asarray(cards, dtype=np.int64).ravel()
+        g = self.at(sizes, mfus)
+        finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
+        return mfus, sizes, finite, risk_arrays(g, self.counted, self.counts, self.scale_sd)
+
+    def _triangle(self, mfu: float, best: LayoutEval | None, cards: int) -> Triangle:
+        """The MFU range of `cards` whose best layout is `best` (plan.mfu_range, as the plan states it
+        in sections.risk.mfu_band: given, a pilot's band, or the evidence band)."""
+        if self.band is None:
+            return given_triangle(self.r, mfu)[0]
+        width = calibration_width(self.r, best, cards)
+        if width is not None:
+            return ratio_triangle(mfu, 1.0 - width, 1.0 + width, self.ceiling)
+        return band_triangle(mfu, layout_band(self.band, self.r, best, self.stack), self.ceiling)
 
 
-class ConfidenceRule:
+class ConfidenceRule(DeadlineChance):
     """The deadline sizing's test with cluster.deadline_confidence q (a plan.deadline.Met):
     a size meets when its chance of missing the deadline is at most 1 - q. Called with the sizes'
     best layouts it decides (miss_probability with the MFU range of each layout, plan.mfu_range);
@@ -105,16 +176,10 @@ class ConfidenceRule:
     chunk = 4
 
     def __init__(self, r: Resolved, seconds: float, confidence: float, tokens: float | None = None):
-        st = settings(r)
-        self.r, self.target_days, self.allowed = r, seconds / SECONDS_PER_DAY, 1.0 - confidence
-        self.at = at_cards_of(r, tokens, st, spread=False)
-        self.counted, self.counts, self.scale_sd = st.on, st.counts, st.scale_rel_sd
-        self.stack = resolved_stack(r)
-        peak = r.accelerator.peak_flops(r.scenario.training.precision)
-        eff = r.scenario.efficiency  # a given MFU or range: plan.mfu_range.given_triangle, as mfu_band
-        self.band = class_band(r, peak, self.stack) if eff.mfu is None and eff.mfu_range is None else None
+        super().__init__(r, seconds, tokens)
+        self.allowed = 1.0 - confidence
         # the highest MFU of the widest range per unit of predicted MFU (triangle_from_quantiles
-        # scales with its inputs; band_triangle then caps it at 1)
+        # scales with its inputs; band_triangle then caps it at the ceiling, mfu_ceiling)
         widest = None if self.band is None else widest_band(self.band)
         self.high_ratio = None if widest is None else triangle_from_quantiles(*_unit_quantiles(widest))[2]
         if self.band is not None and r.pilot_fit is not None:  # the pilot's band, at most BAND_MAX wide
@@ -133,37 +198,6 @@ class ConfidenceRule:
         mfus, _, finite, risk = self._risk(cards, mfu)
         return np.asarray(finite & (self._late_at_highest(risk, mfus) <= self.allowed * (1 + MISS_SLACK)))
 
-    def chances(
-        self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64], bests: list[LayoutEval | None]
-    ) -> npt.NDArray[np.float64]:
-        """The chance of missing of each size with its best layout and that layout's MFU (1 where the
-        run never finishes)."""
-        mfus, sizes, finite, risk = self._risk(cards, mfu)
-        out = [
-            miss_probability(self.target_days, k, self._triangle(float(m), b, int(c))) if ok else 1.0
-            for ok, k, m, c, b in zip(finite, risks_of(risk), mfus, sizes, bests, strict=True)
-        ]
-        return np.array(out, dtype=float)
-
-    def _risk(
-        self, cards: npt.NDArray[np.int64], mfu: npt.NDArray[np.float64]
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.bool_], dict[str, Any]]:
-        """(MFUs, sizes, whether each run finishes, risk_arrays) of these sizes at these MFUs."""
-        mfus, sizes = np.asarray(mfu, dtype=float).ravel(), np.asarray(cards, dtype=np.int64).ravel()
-        g = self.at(sizes, mfus)
-        finite = np.isfinite(np.asarray(g["wall_s"], dtype=float)).ravel()
-        return mfus, sizes, finite, risk_arrays(g, self.counted, self.counts, self.scale_sd)
-
-    def _triangle(self, mfu: float, best: LayoutEval | None, cards: int) -> Triangle:
-        """The MFU range of `cards` whose best layout is `best` (plan.mfu_range, as the plan states it
-        in sections.risk.mfu_band: given, a pilot's band, or the evidence band)."""
-        if self.band is None:
-            return given_triangle(self.r, mfu)[0]
-        width = calibration_width(self.r, best, cards)
-        if width is not None:
-            return ratio_triangle(mfu, 1.0 - width, 1.0 + width)
-        return band_triangle(mfu, layout_band(self.band, self.r, best, self.stack))
-
     def _late_at_highest(self, a: dict[str, Any], mfu: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         """P(late | the MFU is the highest any layout's range at `mfu` reaches), per size (risk_arrays
         `a`): the run then takes s = mfu / high of its time at the likely MFU, and as many
@@ -172,7 +206,7 @@ class ConfidenceRule:
         if self.high_ratio is None:
             high = np.array([given_triangle(self.r, float(m))[0][2] for m in mfu])
         else:
-            high = np.minimum(mfu * self.high_ratio, 1.0)
+            high = np.minimum(mfu * self.high_ratio, np.maximum(self.ceiling, mfu))
         base = mfu / high * a["base_days"]
         if a["shape"] is None:
             return np.asarray(base > self.target_days, dtype=float)
@@ -207,24 +241,37 @@ def confident_cards(
 ) -> int:
     """The fewest cards (whole `multiple`s, up to the largest cluster the network builds, `largest()`)
     whose chance of missing is at most 1 - q at the MFU given (its range: plan.mfu_range.
-    given_triangle); where none gets there, the count of lowest chance, and where every count misses
-    for certain, the fastest (plan.goodput.fastest_cards: the shortest mean wall clock), as the
-    deadline sizing without an MFU keeps the fastest size. The chance falls as cards grow until
-    interruptions dominate, then rises (plan.count_search.smallest_at_most, exact for such a
-    quantity; tests/estimator/test_deadline_confidence.py). Counts past the largest cluster are
-    never judged: their fabric, and so their failure rates, do not exist. `flop` and `peak` (FLOP,
-    FLOP/s) give the failure-free need, returned as it is where it is past the largest (the caller
-    refuses it: plan.deadline_refusals.too_many_cards)."""
+    given_triangle); where none gets there, the fastest count (plan.goodput.fastest_cards: the
+    shortest mean wall clock), as the deadline sizing without an MFU keeps its fastest size and a
+    deadline no count meets keeps the fastest (near the lowest chance, whose count is noise where
+    the chance is flat: 0.99968 to 0.99969 over hundreds of cards). None of fewer than the deadline needs
+    without failures at the range's highest MFU can meet (their chance is 1), so the search runs from
+    there; the chance falls as cards grow until interruptions dominate, then rises
+    (plan.count_search.smallest_at_most, exact for such a quantity; the fabric's switches grow in
+    steps, a pod or a layer of cores at a time, so near its lowest the chance is jagged by a few
+    percent of itself and the count found the fewest to within that; tests/estimator/
+    test_deadline_confidence.py). A chance costs money.budget.MFU_STRATA evaluations, each kept for
+    the rounds that share it.
+    Counts past the largest cluster are never judged: their fabric, and so their failure rates, do
+    not exist. `flop` and `peak` (FLOP, FLOP/s) give the failure-free need at `mfu`, returned as it
+    is where it is past the largest (the caller refuses it: plan.deadline_refusals.too_many_cards)."""
     top = max(1, min(MAX_CARDS, int(largest())) // multiple)
-    bare = int(cards_for_deadline(flop, rule.target_days * SECONDS_PER_DAY, peak, mfu, multiple))
-    if bare > top * multiple:
-        return bare
+    seconds = rule.target_days * SECONDS_PER_DAY
+    if int(cards_for_deadline(flop, seconds, peak, mfu, multiple)) > top * multiple:
+        return int(cards_for_deadline(flop, seconds, peak, mfu, multiple))
+    high = given_triangle(rule.r, mfu)[0][2]
+    first = min(top, max(1, int(cards_for_deadline(flop, seconds, peak, high, multiple)) // multiple))
+    known: dict[int, float] = {}  # the rounds share their ends
 
     def chance(_: npt.NDArray[np.int64], k: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        return rule.chances(k * multiple, np.full(k.size, mfu), [None] * k.size)
+        todo = [int(c) for c in dict.fromkeys(k.tolist()) if int(c) not in known]
+        if todo:
+            found = rule.chances(np.array(todo) * multiple, np.full(len(todo), mfu), [None] * len(todo))
+            known.update(zip(todo, found.tolist(), strict=True))
+        return np.array([known[int(c)] for c in k.tolist()])
 
-    one, last = np.ones(1, dtype=np.int64), np.array([top], dtype=np.int64)
-    found, met = smallest_at_most(chance, one, last, rule.allowed * (1 + MISS_SLACK))
-    if met[0] or float(chance(one, found)[0]) < 1.0:
+    lo, hi = np.array([first], dtype=np.int64), np.array([top], dtype=np.int64)
+    found, met = smallest_at_most(chance, lo, hi, rule.allowed * (1 + MISS_SLACK))
+    if met[0]:
         return int(found[0]) * multiple
     return int(fastest_cards(rule.r, mfu, multiple, None, np.ones(1, dtype=bool), top * multiple)[0])

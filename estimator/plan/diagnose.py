@@ -101,9 +101,9 @@ def _sentence(err: Any) -> str:
 
 
 def _check_possible(problem: LayoutProblem, step_time_s: float) -> None:
-    """Refuse a measured step (s) at or below the step time at MFU 1 (estimator.plan.peak_step.
-    step_time_at_peak_s), which no run reaches (a unit mistake, ms for s); diagnosing it would
-    compare the model with an impossible figure."""
+    """Refuse a measured step (s) at or below the step time with the kernels at peak
+    (estimator.plan.peak_step.step_time_at_peak_s), which no run reaches (a unit mistake, ms for
+    s); diagnosing it would compare the model with an impossible figure."""
     fastest = step_time_at_peak_s(problem)
     if step_time_s <= fastest:
         message = (

@@ -12,6 +12,7 @@ from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutEval
 from estimator.layout.stack_profile import StackProfile
 from estimator.layout.steptime.context_parallel import known_gap
+from estimator.money.pricing import causal_share, model_flops
 from estimator.plan import evidence
 from estimator.plan.uncertainty import triangle_from_quantiles
 
@@ -58,16 +59,28 @@ def widest_band(band: evidence.Band) -> evidence.Band:
     return evidence.widen_for_known_gap(band, ratios)
 
 
-def band_triangle(mfu: float, band: evidence.Band) -> Triangle:
-    """(low, mode, high) of a predicted MFU `mfu` whose P10 and P90 are mfu x the band's ratios."""
-    return ratio_triangle(mfu, band.p10_ratio, band.p90_ratio)
+def mfu_ceiling(r: Resolved) -> float:
+    """The highest MFU a plan of `r` can reach: the one at which the FLOPs the kernels compute run at
+    peak. The MFU counts PaLM's whole attention matrix (money.pricing.model_flops) while causal
+    kernels compute half of it (money.pricing.causal_share), so the ceiling is 1 / causal_share:
+    1 where attention is not counted, about 1.84 for DeepSeek-V3 at 128K tokens (a predicted MFU of
+    109 % there runs the kernels at 59 % of peak). Dimensionless (a share of peak)."""
+    flops = model_flops(r)
+    return 1.0 / causal_share(flops["flop_per_token_6n"], flops["flop_per_token_attention"])
 
 
-def ratio_triangle(mfu: float, p10_ratio: float, p90_ratio: float) -> Triangle:
+def band_triangle(mfu: float, band: evidence.Band, ceiling: float = 1.0) -> Triangle:
+    """(low, mode, high) of a predicted MFU `mfu` whose P10 and P90 are mfu x the band's ratios,
+    high capped at `ceiling` (mfu_ceiling)."""
+    return ratio_triangle(mfu, band.p10_ratio, band.p90_ratio, ceiling)
+
+
+def ratio_triangle(mfu: float, p10_ratio: float, p90_ratio: float, ceiling: float = 1.0) -> Triangle:
     """(low, mode, high) of a predicted MFU `mfu` whose P10 and P90 are mfu x these ratios, low
-    floored at 1e-6 and high capped at 1 (a share of peak)."""
+    floored at 1e-6 and high capped at `ceiling` (mfu_ceiling: the kernels' FLOPs at peak; never
+    below the MFU itself)."""
     low, mode, high = triangle_from_quantiles(mfu * p10_ratio, mfu, mfu * p90_ratio)
-    return max(low, 1e-6), mode, min(high, 1.0)
+    return max(low, 1e-6), mode, min(high, max(ceiling, mode))
 
 
 def calibration_width(r: Resolved, best: LayoutEval | None, cards: int) -> float | None:

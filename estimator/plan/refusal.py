@@ -13,7 +13,9 @@ one FieldError carries:
   but none fits on these cards) or `budget-cards-hold-no-layout` (none fits on the cards a
   `cluster.budget` buys, nor on any round size below them);
 - `params`: the cards, the fixed fields, the refusing rules (`reasons`: codes of
-  layout.enumeration.REASONS, with `rules`: each in English words), the memory overflow where that is
+  layout.enumeration.REASONS, with `rules`: each in English words; where no layout passes the
+  rules, those failed by the candidates that fail the fewest, layout.enumeration.blocking_reasons),
+  the memory overflow where that is
   the reason (layout.fit.overflow_params), and `suggestions`: the nearest accepted layouts
   (layout.nearest), each as parallelism fields with its predicted MFU;
 - `message`: the English default (the web layer renders code + params in the reader's language).
@@ -28,6 +30,7 @@ import numpy as np
 
 from estimator.contract.resolve import Resolved
 from estimator.errors import FieldError, ScenarioError
+from estimator.layout.enumeration import blocking_reasons
 from estimator.layout.fit import overflow_params
 from estimator.layout.nearest import nearest_layouts, suggestion
 from estimator.layout.search import LayoutProblem, LayoutSearch
@@ -40,7 +43,8 @@ RULES = {
     "tp-crosses-scaleup-domain": "TP must stay inside one scale-up (NVLink/HCCS) domain",
     "tp-not-dividing-heads": "TP must divide the attention heads and the KV heads",
     "sequence-parallel-needs-tp": "sequence parallelism needs TP > 1",
-    "cp-not-dividing-sequence": "CP must divide the sequence length",
+    "cp-not-dividing-sequence": "the sequence length must split into 2 x CP equal chunks (CP with the causal load balance)",
+    "sequence-parallel-not-dividing-sequence": "with sequence parallelism TP must divide the tokens of a CP rank (sequence length / CP)",
     "pp-not-dividing-layers": "PP x virtual stages cannot exceed the layers",
     "virtual-stages-need-pp": "interleaved (virtual) stages need PP > 1",
     "stage-layers-not-splitting": "the pipeline devices without a fixed first/last layer count must share the other layers evenly",
@@ -87,7 +91,11 @@ def _round_neighbours(r: Resolved, cards: int) -> dict[str, int | None]:
 def refusal(r: Resolved, cards: int, found: LayoutSearch, problem: LayoutProblem) -> ScenarioError:
     """The ScenarioError of a plan whose search found no layout at `cards` (module docstring)."""
     fixed = {k: v for k, v in r.scenario.parallelism.fixed().items() if k != "top_n"}
-    reasons = [k for k in found.rejected if k != "partial-recompute-redundant"] or ["out-of-memory"]
+    reasons = (
+        (blocking_reasons(problem) if found.closest is None else [])
+        or [k for k in found.rejected if k != "partial-recompute-redundant"]
+        or ["out-of-memory"]
+    )
     suggestions = [suggestion(e) for e in nearest_layouts(problem)] if fixed else []
     params: dict[str, Any] = {
         "cards": cards,

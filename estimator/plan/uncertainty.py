@@ -206,11 +206,14 @@ class UncertainPrices:
 NO_PRICES = UncertainPrices()
 
 
-def _ranges(mfu: Range, p: UncertainPrices) -> dict[str, tuple[float, float, float]]:
-    """The triangles drawn, by input name, in the fixed order of the draws; validated."""
+def _ranges(
+    mfu: Range, p: UncertainPrices, mfu_ceiling: float = 1.0
+) -> dict[str, tuple[float, float, float]]:
+    """The triangles drawn, by input name, in the fixed order of the draws; validated (the MFU in
+    (0, mfu_ceiling]: plan.mfu_range.mfu_ceiling)."""
     ranges: dict[str, tuple[float, float, float]] = {"mfu": as_range(mfu, "efficiency.mfu")}
-    if not (ranges["mfu"][0] > 0 and ranges["mfu"][2] <= 1):
-        raise ScenarioError("MFU must lie in (0, 1].", "efficiency.mfu")
+    if not (ranges["mfu"][0] > 0 and ranges["mfu"][2] <= mfu_ceiling):
+        raise ScenarioError(f"MFU must lie in (0, {mfu_ceiling:g}].", "efficiency.mfu")
     if p.cloud_usd_per_card_hour is not None:
         ranges["cloud_price_per_card_hour"] = as_range(
             p.cloud_usd_per_card_hour, "cost.cloud_price_per_card_hour"
@@ -263,6 +266,7 @@ def monte_carlo(
     draws: int = DEFAULT_DRAWS,
     seed: int = DEFAULT_SEED,
     held: float = 1.0,
+    mfu_ceiling: float = 1.0,
 ) -> Uncertainty:
     """P10/P50/P90 of run days and cost for uncertain MFU and prices (see module docstring).
 
@@ -271,14 +275,15 @@ def monte_carlo(
     only when `prices.capex_total_usd` is given, each cloud cost only when its price is.
     `held`: wall-clock time the cluster is held per unit of computing time (plan.goodput.held_ratio,
     1 / ETTR; it does not depend on the MFU, reliability.wall_time): the costs are paid for the held
-    card-hours, the days are the computing days.
+    card-hours, the days are the computing days. `mfu_ceiling`: the highest MFU the triangle may
+    reach (plan.mfu_range.mfu_ceiling; 1 where the FLOPs counted are the FLOPs computed).
     """
     if not (training_flop > 0 and cards > 0 and peak_flops > 0):
         raise ScenarioError("Training FLOP, cards and peak FLOP/s must be positive.", "uncertainty")
     if not 1 <= int(draws) <= limits.MAX_MC_SAMPLES:
         raise ScenarioError(f"Draws must be between 1 and {limits.MAX_MC_SAMPLES:,}.", "uncertainty.samples")
     rate = exchange_rate(prices.currency, prices.usd_to_cny)
-    ranges = _ranges(mfu, prices)
+    ranges = _ranges(mfu, prices, mfu_ceiling)
 
     n = int(draws)
     rng = np.random.default_rng(seed)

@@ -21,6 +21,7 @@ from estimator.errors import ScenarioError
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money import budget, pricing
 from estimator.plan import compose as plan
+from estimator.plan.goodput import at_cards_of
 from estimator.plan.goodput_section import count_shape
 
 GIVEN = {
@@ -235,22 +236,36 @@ GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% and 99% a
 }
 
 
-def test_an_unreachable_confidence_with_a_given_mfu_takes_the_count_of_lowest_chance():
+def _mean_wall_days(doc: dict, cards: int, mfu: float) -> float:
+    """The mean wall clock with failures of doc's scenario on `cards` at `mfu` (plan.goodput.at_cards_of,
+    what the goodput section reports), at any count, a layout or not."""
+    r = resolve(validate_shape(doc))
+    return (
+        float(at_cards_of(r, spread=False)(np.array([cards]), np.array([mfu]))["wall_s"][0]) / SECONDS_PER_DAY
+    )
+
+
+def test_an_unreachable_confidence_with_a_given_mfu_takes_the_fastest_count():
     reached = _compute(_with(GIVEN_405B, deadline_confidence=0.9))
     # 99% at 100 days: 31,608 cards miss with a chance of 0.998% (the plan on those cards states it);
     # before 2.59.0 the doubling search stepped over them and called 99% out of reach
     surely = _compute(_with(GIVEN_405B, deadline_confidence=0.99))
     assert surely["meets_target"] is True and surely["deadline_miss_probability"] <= 0.01
     assert _miss_on(_with(GIVEN_405B, deadline_confidence=0.99), surely["cards"] - 8) > 0.01  # the first
-    doc = _with({**GIVEN_405B, "cluster": {"target_days": 90}}, deadline_confidence=0.9)
-    missed = _compute(doc)
     assert reached["meets_target"] is True and reached["deadline_miss_probability"] <= 0.1
+    # 90 days: no count reaches 90%; the plan keeps the fastest count, as a deadline no count meets
+    # does (before 2.60.0 the count of lowest chance, noise where the chance is flat)
+    doc = _with({**GIVEN_405B, "cluster": {"target_days": 90}}, deadline_confidence=0.9)
+    res = plan.estimate(doc)["result"]
+    missed, wall = res["compute"], res["goodput"]["wall_clock_days"]
     assert missed["meets_target"] is False and missed["deadline_miss_probability"] > 0.1
-    lowest = _miss_on(doc, missed["cards"])
-    assert lowest == pytest.approx(missed["deadline_miss_probability"], rel=1e-6)
+    assert "deadline-confidence-missed" in [w["code"] for w in res["warnings"]]
+    assert missed["deadline_miss_probability"] == pytest.approx(_miss_on(doc, missed["cards"]), rel=1e-6)
+    assert _mean_wall_days(doc, missed["cards"], 0.4) == pytest.approx(wall, rel=1e-9)
     for other in (missed["cards"] - 8, missed["cards"] + 8, missed["cards"] // 2, 2 * missed["cards"]):
-        miss = _miss_on(doc, other)  # None: no cluster of that size plans (past the network's largest)
-        assert miss is None or miss >= lowest * (1 - 1e-9), other
+        assert _mean_wall_days(doc, other, 0.4) >= wall * (1 - 1e-12), other
+    no_confidence = {**doc, "cluster": {"target_days": 30}}  # 30 days: no count meets, the fastest
+    assert plan.estimate(no_confidence)["result"]["compute"]["cards"] == missed["cards"]
 
 
 def test_a_plan_sized_at_its_mfu_that_likely_misses_says_how_to_size_for_the_chance():
@@ -333,15 +348,24 @@ class _NarrowDip:
 
 
 def test_counts_that_meet_between_two_doublings_give_the_first_of_them():
-    # by hand: the lowest chance lies at 300 units and the first count that meets is 280 units
-    # (2,240 cards), not 300; the failure-free need, 800 x 86,400 x 1e15 x 0.5 FLOP at an MFU of 0.4
-    # on 1 PFLOP/s cards in a day, is 1,000 cards, within the largest cluster (65,536)
+    # by hand: the range's highest MFU 0.5 on 1 PFLOP/s cards needs 800 cards (100 units) in one day
+    # for flop = 800 x 86,400 x 1e15 x 0.5, where the search starts; the lowest chance lies at 300
+    # units and the first count that meets is 280 units (2,240 cards), not 300
     from estimator.plan.deadline_risk import confident_cards
 
+    doc = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": "h100-sxm"},
+        "efficiency": {"mfu": 0.4, "mfu_range": [0.3, 0.5]},
+        "cluster": {"target_days": 1},
+    }
+    rule = _NarrowDip()
+    rule.r = resolve(validate_shape(doc))
     flop = 800 * SECONDS_PER_DAY * 1e15 * 0.5
-    assert confident_cards(_NarrowDip(), flop, 1e15, 0.4, 8, largest=lambda: 65_536) == 2_240
-    # past the largest cluster even without failures: the need itself, which the plan refuses
-    assert confident_cards(_NarrowDip(), flop, 1e15, 0.4, 8, largest=lambda: 512) == 1_000
+    assert confident_cards(rule, flop, 1e15, 0.4, 8, largest=lambda: 65_536) == 2_240
+    # past the largest cluster even without failures (1,000 cards at the MFU of 0.4): that need, refused
+    assert confident_cards(rule, flop, 1e15, 0.4, 8, largest=lambda: 512) == 1_000
 
 
 def test_a_confidence_every_count_misses_for_certain_takes_the_fastest_count():

@@ -1,6 +1,8 @@
 """A MoE plan lists the load imbalance its expert GEMMs and all-to-all assume (training.moe_imbalance,
 default 1.1) among its assumptions: a default that moves the days by about 5 % per 0.1 (DeepSeek-V3
-on 3,840 Ascend 910C: 50.1 days at 1.0, 53.1 at 1.1, 62.9 at 1.5) must be visible."""
+on 3,840 Ascend 910C: 50.1 days at 1.0, 53.1 at 1.1, 62.9 at 1.5) must be visible. Every plan lists
+the global batch it was asked for (training.global_batch_tokens, default 4M tokens): DeepSeek-V3 at
+32K on 2,048 Ascend 910B2 takes 34.5 days at the default, 29.4 at 16M tokens."""
 
 from estimator.plan.compose import estimate
 
@@ -32,3 +34,14 @@ def test_moe_plan_shows_the_imbalance_given():
 
 def test_dense_plan_has_no_imbalance_row():
     assert "assumption.moe-imbalance" not in _rows("llama-3.1-8b")
+
+
+def test_every_plan_shows_the_global_batch_asked_and_whence():
+    # the default is Llama 2's 4M tokens a step: 1,024 sequences of 4,096 = 4,194,304 tokens; at 32K
+    # it is 128 sequences, and the DP sizes and micro-batches a layout may take follow from it
+    row = _rows("llama-3.1-8b")["assumption.global-batch"]
+    assert (row["value"], row["unit"]) == (1024 * 4096, "tokens")
+    assert row["source_code"] == "source.global-batch-default"
+    given = _rows("qwen3-30b-a3b", seq_len=32768, global_batch_tokens=16 * 2**20)["assumption.global-batch"]
+    assert given["value"] == 16_777_216
+    assert given["source"] == "scenario input"

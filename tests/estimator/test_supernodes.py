@@ -221,3 +221,30 @@ def test_nvl36x2_is_chosen_by_its_tray():
     assert sec["unit"]["supernode_id"] == "gb200-nvl36x2" and sec["supernodes"] == 32
     assert sec["racks"]["compute"] == 64 and sec["totals"]["rack_switches"] == 32 * 18
     assert _plan("gb200", preset="llama-3.1-405b")["scaleup"]["unit"]["supernode_id"] == "gb200-nvl72"
+
+
+def test_cards_that_leave_supernodes_part_idle_are_compared_with_all_their_cards():
+    """400 Ascend 910C are bought as ceil(400 / 384) = 2 CloudMatrix 384, 768 cards, 368 of them idle;
+    the warning gives the plan of all 768 (its MFU and days), whose nodes and UB plane the 400-card
+    plan prices already. Days are FLOPs / (cards · peak · MFU), so the 768-card days are the 400-card
+    days x (400 · MFU_400) / (768 · MFU_768). A multiple of 384, or an MFU given, gets no warning."""
+    doc = {
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"tokens": 1e12},
+        "hardware": {"accelerator": "ascend-910c"},
+        "cluster": {"cards": 400},
+    }
+    result = estimate(doc)["result"]
+    (w,) = [w for w in result["warnings"] if w["code"] == "partial-supernode-slow"]
+    p = w["params"]
+    assert (p["whole"], p["supernodes"], p["idle_cards"], p["supernode"]) == (768, 2, 368, "cloudmatrix-384")
+    whole = estimate({**doc, "cluster": {"cards": 768}})["result"]
+    assert p["whole_mfu"] == pytest.approx(whole["compute"]["mfu"], rel=1e-12)
+    assert p["whole_days"] == pytest.approx(whole["compute"]["wall_clock_days"], rel=1e-9)
+    assert p["whole_days"] == pytest.approx(p["days"] * 400 * p["mfu"] / (768 * p["whole_mfu"]), rel=1e-9)
+    for part in ("compute", "scaleup"):  # the supernodes' nodes and plane: priced whole either way
+        assert whole["cost"]["capex"][part] == result["cost"]["capex"][part]
+    assert "368 of the 768 cards of 2 x" in w["message"]
+    assert not [w for w in whole["warnings"] if w["code"] == "partial-supernode-slow"]
+    given = estimate({**doc, "efficiency": {"mfu": 0.4}})["result"]
+    assert not [w for w in given["warnings"] if w["code"].startswith("partial-")]

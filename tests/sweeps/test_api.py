@@ -199,3 +199,24 @@ def test_a_sweep_sized_for_a_chance_is_accepted_within_its_searches(api, base):
     (error,) = r.json()["errors"]
     assert error["field"] == "axes" and error["code"] == "too-many-confident-sizings"
     assert error["params"] == {"sizings": 10_100, "max_sizings": 10_000}
+
+
+def test_a_sweep_sized_by_budget_is_accepted_within_its_searches(api, base):
+    """cluster.budget in the base and on an axis (refused before 2.72.0, budget-not-in-sweeps); past
+    limits.MAX_SWEEP_BUDGET_SIZINGS (10,000) searches, 400 on `axes` in the one error shape: 101
+    token counts x 100 budgets are 10,100, an electricity price axis adds none."""
+    budgeted = {**base, "cluster": {"budget": 5e7}}
+    r = post(api, {"base": budgeted, "axes": {"training.tokens": [5e11, 1e12]}})
+    assert r.status_code == 202, r.content
+    r = post(api, {"base": base, "axes": {"cluster.budget": [5e7, 1e8], "cost.server_price": [1e6, 2e6]}})
+    assert r.status_code == 202, r.content
+    axes = {
+        "training.tokens": {"start": 1e11, "stop": 2e11, "step": 1e9},
+        "cluster.budget": {"start": 1e7, "stop": 1e9, "step": 1e7},
+        "cost.electricity_per_kwh": [0.1, 0.2],
+    }
+    r = post(api, {"base": budgeted, "axes": axes})
+    assert r.status_code == 400, r.content
+    (error,) = r.json()["errors"]
+    assert error["field"] == "axes" and error["code"] == "too-many-budget-sizings"
+    assert error["params"] == {"sizings": 10_100, "max_sizings": 10_000}

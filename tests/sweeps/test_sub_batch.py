@@ -85,7 +85,7 @@ def test_a_later_chunk_starts_at_the_sweeps_rate(sweep, settings, monkeypatch): 
 @pytest.mark.django_db
 def test_a_sweep_sized_for_a_chance_starts_in_sub_batches_of_at_most_200(base, settings, monkeypatch):
     """A confidence search per row (up to ~40 ms): 2,000 rows would outlast the 30 s lease before
-    its first renewal, so the first sub-batch is sub_batch.CONFIDENT_SUB_BATCH (200) rows; with a
+    its first renewal, so the first sub-batch is sub_batch.SEARCHED_SUB_BATCH (200) rows; with a
     0 s target every one is (next_sub_batch): 450 rows as 200 + 200 + 50. The rows differ only in a
     price, so the chunk needs two searches (a 70B at MFU 0.45, 90 % in 30 and in 60 days)."""
     settings.SWEEP_SUB_BATCH, settings.SWEEP_SUB_BATCH_S, settings.SWEEP_CHUNK_SIZE = 2000, 0.0, 1000
@@ -107,5 +107,37 @@ def test_a_sweep_sized_for_a_chance_starts_in_sub_batches_of_at_most_200(base, s
     assert sizes == [200, 200, 50]
     stored = unpack(SweepChunk.objects.get(sweep=made, index=0).data)
     assert stored["ok"].all() and (stored["compute.deadline_confidence"] == 0.9).all()
-    plain = sub_batch.first_size(configured=2000, confident=False)
-    assert plain == 2000 and sub_batch.first_size(configured=100, confident=True) == 100
+    plain = sub_batch.first_size(configured=2000, searched=False)
+    assert plain == 2000 and sub_batch.first_size(configured=100, searched=True) == 100
+
+
+@pytest.mark.django_db
+def test_a_sweep_sized_by_budget_starts_in_sub_batches_of_at_most_200(base, settings, monkeypatch):
+    """A budget search per row (up to ~60 ms) is bounded as a confidence search is: 450 rows as
+    200 + 200 + 50 with a 0 s target; the rows differ only in a running price, so the chunk needs two
+    searches (a 70B at MFU 0.45 on Ascend 910B2, 50 M and 100 M USD)."""
+    settings.SWEEP_SUB_BATCH, settings.SWEEP_SUB_BATCH_S, settings.SWEEP_CHUNK_SIZE = 2000, 0.0, 1000
+    monkeypatch.setattr(services, "enqueue_chunks", lambda *a, **k: 0)
+    budgeted = {**base, "cluster": {"budget": 5e7}}
+    prices = {"start": 0.01, "stop": 2.25, "step": 0.01}  # 225 values
+    axes = {"cluster.budget": [5e7, 1e8], "cost.electricity_per_kwh": prices}
+    made = services.create_sweep(data={"name": "b", "base": budgeted, "axes": axes}, owner=None)
+    assert made.total == 450
+    sizes: list[int] = []
+    real = batch.evaluate_columns
+
+    def spy(base, columns, books=None):
+        sizes.append(len(next(iter(columns.values()))))
+        return real(base, columns, books)
+
+    monkeypatch.setattr(batch, "evaluate_columns", spy)
+    assert services.run_chunk(sweep_id=made.pk, index=0, worker="test") == "stored"
+    assert sizes == [200, 200, 50]
+    stored = unpack(SweepChunk.objects.get(sweep=made, index=0).data)
+    assert stored["ok"].all()
+    # the electricity price changes no capex: each budget buys one cluster whatever it is
+    assert (
+        len(set(stored["compute.cards"][:225].tolist()))
+        == len(set(stored["compute.cards"][225:].tolist()))
+        == 1
+    )

@@ -269,24 +269,6 @@ def test_a_sweep_asking_too_many_searches_for_a_chance_is_refused_in_both_langua
     assert "按“按期完成的概率”确定规模要对价格以外各扫描轴的 10,100 种组合逐一搜索" in html
 
 
-@pytest.mark.django_db
-def test_the_sweep_refusal_of_budget_sizing_reads_in_both_languages():
-    """The other sizing a sweep refuses, worded by the same rule (field_messages.SENTENCES)."""
-    base = {**CONFIDENT, "cluster": {"budget": 5e7}}
-    with pytest.raises(ScenarioError) as info:
-        sweep_services.create_sweep(
-            data={"name": "b", "base": base, "axes": {"training.tokens": [2e11]}}, owner=None
-        )
-    (err,) = info.value.errors
-    assert err.field == "base.cluster.budget"
-    with translation.override("en"):
-        assert messages.scenario_error(err).startswith(
-            "sizing by budget is not available in sweeps: give a card"
-        )
-    with translation.override("zh-hans"):
-        _zh_only(messages.scenario_error(err))
-
-
 def test_the_warning_that_no_size_reaches_the_chance_reads_in_both_languages():
     item = {
         "code": "deadline-confidence-missed",
@@ -304,8 +286,7 @@ def test_the_warning_that_no_size_reaches_the_chance_reads_in_both_languages():
         text = messages.warning(item, "USD")["message"]
     assert text.startswith(
         "No cluster size reaches a 99% chance of meeting the 30 days target: the plan keeps 38,400 "
-        "cards, 31.4 days with a 25.0% chance of missing it (the fastest the sizing found; with an MFU "
-        "given, the count of lowest chance)."
+        "cards, 31.4 days with a 25.0% chance of missing it (the fastest the sizing found)."
     ), text
     assert "cluster." not in text
     with translation.override("zh-hans"):
@@ -425,7 +406,7 @@ def test_a_chance_no_size_reaches_is_said_so_on_the_cards_and_warned_in_both_lan
         f"No cluster size reaches a 99% chance of meeting the 30-day deadline; this one has a {shown} "
         "chance of missing it."
     ), _cards_why(en)
-    assert f"with a {shown} chance of missing it (the fastest the sizing found;" in en
+    assert f"with a {shown} chance of missing it (the fastest the sizing found)." in en
     zh = client.get(f"/zh-hans/r/{est.share_token}/").content.decode()
     assert f"错过期限的概率为 {shown}（规模搜索中最快的一个" in zh
     words = english_words(_main_text(zh))

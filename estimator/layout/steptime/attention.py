@@ -44,6 +44,14 @@ the Triton FlashAttention to the next power of two (flash_attn_triton.py: BLOCK_
 max(next_power_of_2(d), 16)), FlashAttention-2 to a multiple of 32 up to 128 and of 64 above
 (flash_api.cpp: round_multiple(head_size, head_size <= 128 ? 32 : 64)); MPT-30B's 112 runs as 128.
 cuDNN takes any multiple of 8.
+FlashAttention-2 and the Triton FlashAttention take one head size for queries, keys and values
+(FlashAttention v2.6.3, 2024-07-25: csrc/flash_attn/flash_api.cpp mha_fwd line 416
+`CHECK_SHAPE(v, batch_size, seqlen_k, num_heads_k, head_size_og)`, the query's head size;
+flash_attn/flash_attn_triton.py `_flash_attn_forward` line 817 `assert v.shape == (batch, seqlen_k,
+nheads, d)`), as CANN's FlashAttentionScore of MindSpeed-LLM 1.0.RC3 does (steptime.ascend): where
+MLA's value is narrower than its query/key head (DeepSeek-V2/V3: 128 against 192) the value reaches
+the kernel padded to the query's size and the kernel computes the padding (`kernel_score_dims`;
+cuDNN fused attention and FlashAttention-3 take the two sizes as they are).
 The Triton kernel's backward is slower still where the head dimension is not its block's power of two
 (`EVEN_HEADDIM` False: MPT-30B's 112 in a 128 block): every step of its inner loop over the query
 blocks then masks its loads and stores and adds four `tl.debug_barrier()` (block-wide syncs) that
@@ -147,6 +155,19 @@ def score_dims(arch: Architecture) -> tuple[float, float]:
             arch.v_head_dim or arch.head_dim
         )
     return float(arch.head_dim), float(arch.head_dim)
+
+
+# Fused kernels that take one head size for Q, K and V (module docstring)
+ONE_HEAD_SIZE_KERNELS = ("fa2", "fa-triton", "ascend-fa")
+
+
+def kernel_score_dims(kernel: str, d_qk: float, d_v: float) -> tuple[float, float]:
+    """(d_qk, d_v) a fused kernel computes with (elements): the value padded to the query/key head
+    size on the kernels of ONE_HEAD_SIZE_KERNELS (FlashAttention-2, Triton FlashAttention, CANN's;
+    a CANN call from MindSpeed-LLM's other layouts is steptime.ascend.ascend_score_dims'), else as given."""
+    if kernel in ONE_HEAD_SIZE_KERNELS:
+        return d_qk, max(d_qk, d_v)
+    return d_qk, d_v
 
 
 def layer_kinds(arch: Architecture, seq_len: float) -> tuple[tuple[float, float, float], ...]:

@@ -82,9 +82,12 @@ def attention_core(problem: LayoutProblem, c: Candidates, tokens: Num, r: Rates)
         passes = n_fwd + bwd * backward_slowdown(problem)
         ring = cpx.ring_size(c.cp, stack.cp_comm_type, float(problem.domain_cards), c.tp)
         balance = cpx.load_balance_factor(ring, stack.cp_load_balance)
-        dims = att.score_dims(arch)
+        # MLA: the value padded to the query's head size where the kernel takes one head size
+        d_qk, d_v = att.score_dims(arch)
         if ascend_fa(problem):
-            dims = ascend_score_dims(*dims)  # MLA: the value padded to the query's head size
+            dims = ascend_score_dims(d_qk, d_v)
+        else:
+            dims = att.kernel_score_dims(stack.attention_kernel, d_qk, d_v)
         # each kind of layer (full, sliding window) at its kernel's efficiency for the keys it spans
         total = arr(0.0)
         for share, span, keys in att.layer_kinds(arch, s):

@@ -23,6 +23,10 @@ MOE_IMBALANCE_DEFAULT_SOURCE = (
     "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for "
     "force-balanced benchmarks) [U]"
 )
+GLOBAL_BATCH_DEFAULT_SOURCE = (
+    "default: 4M tokens a step, Llama 2's (Touvron et al. 2023, section 2.2; "
+    "training.global_batch_tokens) [U]"
+)
 
 # generic sources -> their code (a title is shown as it is; these are rendered in the reader's language)
 SOURCE_CODES = {
@@ -31,6 +35,7 @@ SOURCE_CODES = {
     "scenario efficiency.mfu": "mfu-given",
     "layout model prediction": "mfu-predicted",
     MOE_IMBALANCE_DEFAULT_SOURCE: "moe-imbalance-default",
+    GLOBAL_BATCH_DEFAULT_SOURCE: "global-batch-default",
     "scenario cost.server_price": "scenario",
 }
 
@@ -99,13 +104,15 @@ def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> l
              f"{stack.name}; {stack.source} ({stack.as_of}); release: {stack.release}", stack.mechanisms()),
         _Row("tdp", "card TDP", acc.tdp_w, "W", _source(r, "tdp_w")),
         *_moe_rows(r),
+        _batch_row(r),
     ]  # fmt: skip
 
 
 def _moe_rows(r: Resolved) -> list[_Row]:
     """A MoE model's load imbalance (max/mean routed tokens per expert-parallel rank, dimensionless):
-    the step time's expert GEMMs and all-to-all scale with it (docs/steptime.md), and its default
-    moves the days by about 5 % per 0.1. No row for a dense model."""
+    the step time's expert GEMMs and all-to-all and the busiest rank's routed activations scale
+    with it (docs/steptime.md), and its default moves the days by about 5 % per 0.1. No row for a
+    dense model."""
     if not r.arch.is_moe:
         return []
     value = float(r.scenario.training.moe_imbalance)
@@ -113,6 +120,17 @@ def _moe_rows(r: Resolved) -> list[_Row]:
     source = MOE_IMBALANCE_DEFAULT_SOURCE if value == default else "scenario input"
     name = "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
     return [_Row("moe-imbalance", name, value, "", source)]
+
+
+def _batch_row(r: Resolved) -> _Row:
+    """The global batch asked (tokens per optimizer step; the layout rounds it to its DP size,
+    warning global-batch-rounded): it sets the DP size and micro-batches the layouts may take, so
+    its default moves long-context and MoE plans (DeepSeek-V3 at 32K on 2,048 Ascend 910B2: 34.5
+    days at the default 4M tokens, 29.4 at 16M)."""
+    value = float(r.scenario.training.global_batch_tokens)
+    default = float(Training.model_fields["global_batch_tokens"].default)
+    source = GLOBAL_BATCH_DEFAULT_SOURCE if value == default else "scenario input"
+    return _Row("global-batch", "global batch (tokens a step, asked)", value, "tokens", source)
 
 
 FLOP_SOURCE = "Kaplan et al. 2020 (6·N_active); Chowdhery et al. 2022, PaLM, appendix B (12·L·s·d_attn)"

@@ -16,6 +16,7 @@ from estimator.plan.mfu_range import (
     class_band,
     given_triangle,
     layout_band,
+    mfu_ceiling,
     ratio_triangle,
 )
 from estimator.plan.result import MfuBand, UncertaintySection
@@ -34,12 +35,12 @@ def mfu_band(
         return triangle, MfuBand(source=source)
     width = calibration_width(r, choice.layouts.best, choice.cards)
     if width is not None:  # calibrated on a pilot: the pilot's band, not the uncalibrated model's
-        return ratio_triangle(mfu, 1.0 - width, 1.0 + width), MfuBand(
+        return ratio_triangle(mfu, 1.0 - width, 1.0 + width, mfu_ceiling(r)), MfuBand(
             source="calibration", half_width_fraction=width
         )
     band = layout_band(class_band(r, peak, stack), r, choice.layouts.best, stack)
     shown = MfuBand(source="evidence", evidence=band, release=stack.release)
-    return band_triangle(mfu, band), shown
+    return band_triangle(mfu, band, mfu_ceiling(r)), shown
 
 
 def _spread(x: float, spread: float) -> tuple[float, float, float]:
@@ -81,5 +82,6 @@ def uncertainty_section(
         draws=u.samples,
         seed=u.seed,
         held=float(roll["_held"]),
+        mfu_ceiling=mfu_ceiling(r),
     )
     return UncertaintySection(monte_carlo=result, mfu_band=band)

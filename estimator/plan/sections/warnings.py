@@ -6,7 +6,9 @@ and the budget's status (money.budget.status)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from estimator.cluster.supernode import cards_quantum, supernode_entry
 from estimator.contract.resolve import Resolved
 from estimator.errors import ScenarioError
 from estimator.limits import SEARCH_SECONDS
@@ -109,42 +111,66 @@ def _fewer_than_bought(choice: ClusterChoice) -> list[PlanWarning]:
     ]
 
 
-PARTIAL_NODE_GAIN = 1.1  # the whole servers' cards train at least this much faster: worth a warning
+PARTIAL_NODE_GAIN = 1.1  # the whole units' cards train at least this much faster: worth a warning
 
 
 def whole_servers_warning(r: Resolved, choice: ClusterChoice, days: float) -> PlanWarning | None:
-    """Given cards that leave the last server part-used (contract.resolve's input note) and split
-    poorly: the cards of the whole servers the plan pays for are searched too (plan.problem.evaluate_at;
-    the same servers, network and storage, so the same capex) and, where they train at least
-    PARTIAL_NODE_GAIN times as fast, the warning gives their MFU and days (`days`, before failures,
-    times the tokens/s ratio). None with an MFU given (both would train at it) or no layout."""
-    cards, per = r.scenario.cluster.cards, r.cards_per_node
+    """Given cards that leave the last unit bought part-used (a server, or a supernode where the
+    accelerator lives in one: cluster.supernode.cards_quantum; contract.resolve's input note) are
+    compared with the cards of the whole units the plan pays for (plan.problem.evaluate_at): where
+    those train at least PARTIAL_NODE_GAIN times as fast, the warning gives their MFU and days
+    (`days`, before failures, times the tokens/s ratio). Whole servers keep the same servers,
+    network and storage, so the same capex (`partial-node-slow`); whole supernodes keep their nodes
+    and scale-up plane, priced whole either way (`partial-supernode-slow`). None with an MFU given
+    (both would train at it) or no layout."""
+    cards, per = r.scenario.cluster.cards, cards_quantum(r)
     best = choice.layouts.best
     if cards is None or cards % per == 0 or best is None or choice.mfu_source != "predicted":
         return None
     whole = -(-cards // per) * per
     try:
         whole_best = evaluate_at(r, whole)[1].best
-    except ScenarioError:  # the network cannot build the whole servers' fabric
+    except ScenarioError:  # the network cannot build the whole units' fabric
         return None
     if whole_best is None or whole_best.tokens_per_s < PARTIAL_NODE_GAIN * best.tokens_per_s:
         return None
-    whole_days = days * best.tokens_per_s / whole_best.tokens_per_s
     params = {
         "cards": cards,
         "whole": whole,
-        "nodes": whole // per,
         "mfu": choice.mfu,
         "whole_mfu": float(whole_best.predicted_mfu),
         "days": days,
-        "whole_days": whole_days,
+        "whole_days": days * best.tokens_per_s / whole_best.tokens_per_s,
     }
+    if per != r.cards_per_node:
+        return _whole_supernodes_warning(r, per, params)
+    params["nodes"] = whole // per
     message = (
         f"{cards:,} cards leave the last of {whole // per:,} servers part-used and split poorly (MFU "
         f"{choice.mfu:.1%}, {days:.1f} days before failures); the {whole:,} cards of those servers would "
-        f"train at MFU {params['whole_mfu']:.1%} in {whole_days:.1f} days, for the same capex."
+        f"train at MFU {params['whole_mfu']:.1%} in {params['whole_days']:.1f} days, for the same capex."
     )
     return PlanWarning(code="partial-node-slow", severity="warning", message=message, params=params)
+
+
+def _whole_supernodes_warning(r: Resolved, per: int, params: dict[str, Any]) -> PlanWarning:
+    """partial-supernode-slow (whole_servers_warning): the idle cards of the supernodes bought whole
+    would train the run this much sooner."""
+    sn = supernode_entry(r)
+    name = sn.name if sn is not None else ""
+    cards, whole = int(params["cards"]), int(params["whole"])
+    params |= {
+        "supernodes": whole // per,
+        "supernode": sn.id if sn is not None else "",
+        "idle_cards": whole - cards,
+    }
+    message = (
+        f"{cards:,} cards leave {whole - cards:,} of the {whole:,} cards of {whole // per} x {name} idle "
+        f"(MFU {params['mfu']:.1%}, {params['days']:.1f} days before failures); the supernodes are bought "
+        f"whole, and all {whole:,} of their cards would train at MFU {params['whole_mfu']:.1%} in "
+        f"{params['whole_days']:.1f} days."
+    )
+    return PlanWarning(code="partial-supernode-slow", severity="warning", message=message, params=params)
 
 
 def _input_warnings(r: Resolved) -> list[PlanWarning]:
@@ -235,7 +261,7 @@ def _confidence_missed(compute: ComputeSection, days: float) -> PlanWarning:
         severity="warning",
         message=f"No cluster size reaches a {q:.0%} chance of meeting the {compute.target_days:g}-day target: "
         f"the plan keeps {compute.cards:,} cards, {days:.1f} days with a {miss:.0%} chance of missing it "
-        "(the fastest the sizing found; with an MFU given, the count of lowest chance). Ask for less confidence (cluster.deadline_confidence), allow more "
+        "(the fastest the sizing found). Ask for less confidence (cluster.deadline_confidence), allow more "
         "days, train fewer tokens or lose less time to interruptions (reliability: faster restarts, "
         "in-memory checkpoints).",
         params={

@@ -1,0 +1,139 @@
+"""Budget-sized sweeps on the web: accepted by the API in the base and on an axis, each row (its
+page, its CSV) what the row's estimate plans for its budget, the row a budget buys nothing for with
+that reason, and the work-budget refusal, in English and Chinese."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.utils import translation
+
+from estimator.contract import sweep as estimator_sweep
+from estimator.errors import ScenarioError
+from estimator.plan.compose import estimate
+from reports import messages
+from sweeps import selectors as sweep_selectors
+from sweeps import services as sweep_services
+from tests.web.test_deadline_confidence import _zh_only
+
+BUDGETED = {  # tests/estimator/test_budget.py's article example, 50 M CNY
+    "name": "70B 按预算",
+    "model": {"preset": "llama-3.1-70b"},
+    "training": {"tokens": 5e11},
+    "hardware": {"accelerator": "ascend-910b2"},
+    "cluster": {"budget": 5e7},
+    "cost": {"currency": "CNY"},
+}
+BUYS_NOTHING_ZH = "无方案：该预算买不起最小的集群"
+
+
+@pytest.fixture
+def budget_sweep(monkeypatch, client):
+    """BUDGETED over three budgets (1,000 CNY buys no server), run in process, and its page in
+    English and Chinese."""
+    monkeypatch.setattr(sweep_services, "enqueue_chunks", lambda *a, **k: 0)
+    data = {"name": "b", "base": BUDGETED, "axes": {"cluster.budget": [1e3, 5e7, 5e8]}}
+    sweep = sweep_services.create_sweep(data=data, owner=None)
+    for i in range(sweep.chunks_total):
+        sweep_services.run_chunk(sweep_id=sweep.pk, index=i, worker="test")
+    sweep.refresh_from_db()
+    assert sweep.status == "done", sweep.error
+    en = client.get(f"/sweeps/{sweep.share_token}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    zh = client.get(f"/zh-hans/sweeps/{sweep.share_token}/").content.decode()
+    return sweep, en, zh
+
+
+@pytest.mark.django_db
+def test_each_row_is_the_plan_its_budget_buys(budget_sweep):
+    # the most 50 M CNY buys, 264 cards, train slower than 256 (tests/estimator/test_budget.py)
+    sweep, en, zh = budget_sweep
+    axes = [estimator_sweep.Axis(a["field"], tuple(a["values"])) for a in sweep.axes]
+    page = sweep_selectors.result_page(sweep=sweep, page=1, page_size=10)
+    col = {name: page["columns"].index(name) for name in page["columns"]}
+    rows = page["rows"]
+    with pytest.raises(ScenarioError) as refused:
+        estimate(estimator_sweep.scenario_at(sweep.base, axes, 0))
+    assert refused.value.errors[0].code == "budget-buys-no-cluster"
+    assert rows[0][col["ok"]] is False and rows[0][col["compute.cards"]] is None
+    for index in (1, 2):
+        result = estimate(estimator_sweep.scenario_at(sweep.base, axes, index))["result"]
+        row = rows[index]
+        assert row[col["compute.cards"]] == result["compute"]["cards"]
+        assert row[col["cost.capex.total"]] == pytest.approx(result["cost"]["capex"]["total"], rel=1e-9)
+        assert row[col["goodput.wall_clock_days"]] == pytest.approx(
+            result["goodput"]["wall_clock_days"], rel=1e-9
+        )
+        assert row[col["budget.affords.most_cards"]] == result["budget"]["affords"]["most_cards"]
+    assert rows[1][col["compute.cards"]] == 256 and rows[1][col["budget.affords.most_cards"]] == 264
+    assert "no plan: the budget does not buy the smallest cluster" in en
+    assert BUYS_NOTHING_ZH in zh
+
+
+@pytest.mark.django_db
+def test_the_csv_of_a_budget_sweep_says_what_the_budget_buys_beyond_the_plan(budget_sweep, client):
+    sweep, _, _ = budget_sweep
+    url = f"/api/v1/sweeps/shared/{sweep.share_token}/results?format=csv"
+    lines = b"".join(client.get(url).streaming_content).decode().splitlines()
+    header = lines[0].split(",")
+    rows = [dict(zip(header, line.split(","), strict=True)) for line in lines[1:]]
+    assert [r["compute.cards"] for r in rows][1:] == ["256.0", "2560.0"]
+    assert rows[1]["budget.affords.most_cards"] == "264.0"
+
+
+@pytest.mark.django_db
+def test_a_budget_sweep_asking_too_many_searches_is_refused_in_both_languages(client):
+    # 101 token values x 100 budgets: 10,100 searches, past limits.MAX_SWEEP_BUDGET_SIZINGS (10,000)
+    axes = {
+        "training.tokens": {"start": 1e11, "stop": 2e11, "step": 1e9},
+        "cluster.budget": {"start": 1e7, "stop": 1e9, "step": 1e7},
+    }
+    with pytest.raises(ScenarioError) as info:
+        sweep_services.create_sweep(data={"name": "b", "base": BUDGETED, "axes": axes}, owner=None)
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("axes", "too-many-budget-sizings")
+    with translation.override("en"):
+        assert messages.scenario_error(err) == (
+            "sizing by budget searches each of the 10,100 combinations of the axes other than running "
+            "prices; the limit is 10,000 per sweep: sweep fewer values"
+        )
+    with translation.override("zh-hans"):
+        zh = messages.scenario_error(err)
+        _zh_only(zh)
+        assert "10,100" in zh and "10,000" in zh
+    with translation.override("zh-hans"):
+        _zh_only(messages.sentence("no plan: the budget does not buy the smallest cluster"))
+    data = {"name": "b", "base": json.dumps(BUDGETED), "axes": json.dumps(axes)}
+    html = client.post("/zh-hans/sweeps/", data).content.decode()
+    assert "按预算确定规模要对运行价格以外各扫描轴的 10,100 种组合逐一搜索" in html
+
+
+@pytest.mark.django_db
+def test_the_sweep_builder_sizes_by_a_budget_as_the_estimate_form_does(client):
+    from sweeps.builder import SweepBuilderForm
+
+    html = client.get("/zh-hans/sweeps/").content.decode()
+    assert 'value="budget"' in html
+    fields = {
+        "preset": "llama-3.1-70b",
+        "accelerator": "ascend-910b2",
+        "tokens": "500B",
+        "sizing": "budget",
+        "budget": "5000万",
+        "currency": "CNY",
+        "axis1_field": "cluster.budget",
+        "axis1_list": "5000万, 1亿",
+    }
+    form = SweepBuilderForm(fields)
+    assert form.is_valid(), form.errors
+    request = form.request()
+    # the budget sizes the cluster: cluster.budget, not the flag cost.budget
+    assert request["base"]["cluster"] == {"budget": 5e7} and "budget" not in request["base"]["cost"]
+    assert request["axes"] == {"cluster.budget": [5e7, 1e8]}
+    by_deadline = SweepBuilderForm({**fields, "sizing": "deadline", "target_days": "30"})
+    assert by_deadline.is_valid(), by_deadline.errors
+    assert by_deadline.request()["base"]["cost"]["budget"] == 5e7  # a deadline's budget flags rows
+    with translation.override("zh-hans"):
+        missing = SweepBuilderForm({**fields, "budget": ""})
+        assert not missing.is_valid()
+        _zh_only(missing.errors["budget"][0])
