@@ -362,6 +362,8 @@ def _stage_activations(
     head = _mtp_activations(arch, seq_len, lay, policy, arr(a_moe) if arch.is_moe else a_dense)
 
     def per_mb(n_layers: npt.ArrayLike, n_dense: npt.ArrayLike) -> FloatArray:
+        if not arch.is_moe:  # the MoE layers' 0.0 bytes add nothing (x + 0.0 = x for x >= 0)
+            return arr(np.asarray(n_dense) * a_dense)
         return arr(np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe)
 
     if policy.dualpipe:
