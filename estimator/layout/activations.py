@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray, arr
+from estimator.arrays import FloatArray, Num, arr
 from estimator.errors import ScenarioError
 from estimator.layout.stacks import recomputes_scores
 from estimator.model.transformer import Architecture, is_gated_mlp
@@ -234,14 +234,19 @@ def layer_activation_bytes(
         * np.asarray(micro_batch_size, dtype=float)
     )
     rep_div = np.where(sp, tp, 1.0)
-    keep_scores = ((rc == 0) | ((rc == 1) & (not coeffs.selective_scores))) & (not flash_attention)
-    scores = np.where(keep_scores, coeffs.score_per_key * np.asarray(seq_len, dtype=float), 0.0)
+    scores: Num = 0.0  # fused kernels never store the scores (split + 0.0 = split: split >= 0)
+    if not flash_attention:
+        keep_scores = (rc == 0) | ((rc == 1) & (not coeffs.selective_scores))
+        scores = np.where(keep_scores, coeffs.score_per_key * np.asarray(seq_len, dtype=float), 0.0)
     sel = (rc == 1).astype(float)
     replicated = coeffs.replicated - sel * coeffs.selective_replicated
     split = coeffs.split - sel * coeffs.selective_split
     stored = tokens * (replicated / rep_div + (split + scores) / tp)
+    full_rc = rc == 2
+    if not np.any(full_rc):  # stored has the shape of the selection (it reads rc, tokens, tp)
+        return arr(stored)
     full = tokens * coeffs.input_bytes / rep_div
-    return arr(np.where(rc == 2, full, stored))
+    return arr(np.where(full_rc, full, stored))
 
 
 def korthikanti_layer_bytes(
