@@ -62,6 +62,9 @@ RULES = {
     "micro-batches-not-multiple-of-pp": gettext_noop(
         "with interleaving the micro-batches must be a multiple of PP"
     ),
+    "zero-stage-not-run-by-stack": gettext_noop(
+        "the software stack does not run this ZeRO stage (MindSpeed-LLM: the distributed optimizer, ZeRO-1, at most)"
+    ),
     "zero-stage-incompatible-with-pp": gettext_noop(
         "ZeRO-2/3 does not combine with pipeline parallelism on this stack"
     ),
