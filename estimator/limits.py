@@ -23,7 +23,8 @@ MIN_TOKENS = 1.0  # training.tokens: fewer than one token cannot be planned
 # CloudMatrix 384 domain gives about 2.9 M at any card count from 384 on (DeepSeek-V3: 2,927,232;
 # TP and expert TP up to 256, EP up to 256, CP up to 32), so the cap is above that. Measured on
 # the search (engine 2.63.0, one-byte reason codes): 2.9 M layouts 0.3 s and 170 MB peak RSS,
-# 4.2 M 0.5 s and 226 MB; the former cap of 2 M cost 520 MB with eight-byte codes.
+# 4.2 M 0.5 s and 226 MB; the former cap of 2 M cost 520 MB with eight-byte codes. The same cap
+# bounds the layouts a refusal's nearest-layouts search counts over all its searches (layout.nearest).
 MAX_LAYOUT_CANDIDATES = 4_000_000
 SEARCH_SECONDS = 2.0  # wall-clock budget of the layout search; then it returns its best so far
 

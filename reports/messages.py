@@ -16,6 +16,8 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
+from estimator import catalog
+
 from . import field_messages, labels
 from . import formatting as f
 from .message_texts import MESSAGES, PLURALS
@@ -61,6 +63,9 @@ RULES = {
     ),
     "micro-batches-not-multiple-of-pp": gettext_noop(
         "with interleaving the micro-batches must be a multiple of PP"
+    ),
+    "zero-stage-not-run-by-stack": gettext_noop(
+        "the software stack does not run this ZeRO stage (MindSpeed-LLM: the distributed optimizer, ZeRO-1, at most)"
     ),
     "zero-stage-incompatible-with-pp": gettext_noop(
         "ZeRO-2/3 does not combine with pipeline parallelism on this stack"
@@ -155,6 +160,7 @@ PARAM_KINDS = {
     "step_time_s": "seconds",
     "node_step_time_s": "seconds",
     "supernodes": "count",
+    "supernode": "supernode",
     "idle_cards": "count",
     "cards_per_supernode": "count",
     "domain_cards": "count",
@@ -186,6 +192,8 @@ def _param(name: str, value: Any, currency: str) -> str:
         return field_messages.json_detail(value)
     if kind == "memory_term":
         return labels.memory_term(value)
+    if kind == "supernode":  # a catalog id: its product name, in every language (as the core's default)
+        return supernode_name(value)
     if kind == "times":
         return f"{f.number(value, 2)}×"
     if kind == "change":
@@ -231,6 +239,15 @@ def render(code: str | None, params: dict | None, default: str = "", currency: s
         return _(MESSAGES[code]) % values if "%(" in MESSAGES[code] else _(MESSAGES[code]).replace("%%", "%")
     except (KeyError, TypeError, ValueError):
         return default
+
+
+def supernode_name(supernode_id: Any) -> str:
+    """The catalog supernode's name ("Huawei CloudMatrix 384 (Atlas 900 A3 SuperPoD): 384 Ascend
+    910C"), the id itself where the catalog has none (a report stored before it was renamed)."""
+    try:
+        return catalog.supernode(str(supernode_id)).name
+    except KeyError:
+        return str(supernode_id)
 
 
 SAME_MESSAGE = {"supernode-does-not-pay": "supernode-pays"}

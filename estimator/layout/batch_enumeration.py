@@ -34,6 +34,7 @@ from estimator.layout.enumeration import (
     sp_not_dividing_sequence,
     sp_splits_sequence,
     stage_split_fails,
+    zero_not_run_by_stack,
 )
 from estimator.layout.problem import LayoutProblem
 
@@ -66,6 +67,7 @@ def enumerate_layouts(problems: Sequence[LayoutProblem]) -> Columns:
         d, sp = d[ok], sp[ok]
     # level F: zero; a table of the stages allowed without and with pp > 1, a row per parent
     allowed = np.stack([np.ones(vals["zero"].size, dtype=bool), (vals["zero"] < 2) | big.sharded_with_pp])
+    allowed &= ~zero_not_run_by_stack(vals["zero"], big.max_zero_stage)
     e, z = _nonzero_2d(allowed[(pp[d] > 1).astype(np.int64)])  # by parent row, then in stage order
     zero = vals["zero"].take(z)
     de = d.take(e)
@@ -220,6 +222,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
         p.flash_attention,
         p.sequence_parallel_with_tp,
         p.sharded_with_pp,
+        p.max_zero_stage,
         p.cp_load_balance,
         p.stage_split,
         tuple(q.cards for q in problems),

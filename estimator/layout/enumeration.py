@@ -25,7 +25,8 @@ value), built with numpy, never a Python loop over candidates:
 - dp = cards / (tp·pp·cp) must be an integer; the global batch (sequences) is rounded to a whole
   number of micro-batches per DP rank and the candidate is rejected if that moves it by more than 25%.
 - micro_batch_size: powers of two up to MAX_MICRO_BATCH; virtual_stages 1, 2, 4, 8;
-  sequence_parallel only with tp > 1; zero_stage 0-3 (ZeRO-2/3 with pp > 1 only where the stack
+  sequence_parallel only with tp > 1; zero_stage 0-3, at most the stack's highest
+  (`zero_not_run_by_stack`: MindSpeed runs ZeRO-1) (ZeRO-2/3 with pp > 1 only where the stack
   shards under pipeline parallelism, FSDP2; DeepSpeed refuses it); recompute none / selective /
   full / partial (selective is skipped when it would store no less than no recompute: flash
   attention and no recompute module beyond the attention core).
@@ -65,6 +66,8 @@ class LayoutProblem(Protocol):
     @property
     def sharded_with_pp(self) -> bool: ...
     @property
+    def max_zero_stage(self) -> int: ...
+    @property
     def fixed_normalized(self) -> Mapping[str, Any]: ...
     @property
     def stage_split(self) -> tuple[int | None, int | None]: ...
@@ -97,6 +100,7 @@ REASONS = (
     "ep-not-folding-into-tp-cp-dp",
     "batch-off-by-over-25pct",
     "micro-batches-not-multiple-of-pp",
+    "zero-stage-not-run-by-stack",
     "zero-stage-incompatible-with-pp",
     "partial-recompute-redundant",
     "out-of-memory",
@@ -278,8 +282,16 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
         ("ep-not-folding-into-tp-cp-dp", ep_not_folding(tp, cp, dp, ep, etp)),
         ("batch-off-by-over-25pct", np.abs(c["m"] * dp * c["mbs"] - gbs) > BATCH_TOLERANCE * gbs),
         ("micro-batches-not-multiple-of-pp", (v > 1) & (c["m"] % pp != 0)),
+        ("zero-stage-not-run-by-stack", zero_not_run_by_stack(c["zero"], problem.max_zero_stage)),
         ("zero-stage-incompatible-with-pp", (c["zero"] >= 2) & (pp > 1) & (not problem.sharded_with_pp)),
     ]
+
+
+def zero_not_run_by_stack(zero: IntArray, max_zero_stage: int) -> BoolArray:
+    """A ZeRO stage beyond the highest the stack runs (StackProfile.max_zero_stage: MindSpeed-LLM
+    1.0.RC3 shards with the distributed optimizer only, ZeRO-1)."""
+    out: BoolArray = np.asarray(np.asarray(zero) > max_zero_stage)
+    return out
 
 
 def cp_not_dividing_sequence(seq_len: int, cp: IntArray, load_balance: bool) -> BoolArray:

@@ -135,6 +135,10 @@ class LayoutProblem:
         return self.stack.sharded_with_pp
 
     @property
+    def max_zero_stage(self) -> int:
+        return self.stack.max_zero_stage
+
+    @property
     def sequence_parallel_with_tp(self) -> bool:
         """SEQUENCE_PARALLEL_WITH_TP (layout.enumeration.sp_off_not_searched): a free
         sequence-parallel switch is searched on only wherever tp > 1, on a stack with fused attention

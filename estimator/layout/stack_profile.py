@@ -109,6 +109,19 @@ class StackProfile:
       and gradients reduce-scattered per micro-batch, docs/sources.md#torchtitan); DeepSpeed refuses
       ZeRO-2/3 with its pipeline engine and the Megatron-Core stacks shard with the distributed
       optimizer (ZeRO-1) under PP.
+    max_zero_stage: the highest ZeRO stage the stack runs (enumeration's rule
+      zero-stage-not-run-by-stack): 3 where it shards the weights (FSDP, DeepSpeed ZeRO-3,
+      Megatron-FSDP); 1 for MindSpeed-LLM 1.0.RC3 on Megatron-Core 0.6 (MindSpeed tag
+      v1.0.RC3_core_r0.6.0), whose only sharding is the distributed optimizer (ZeRO-1: optimizer
+      state split over DP; the gradients reduce-scattered out of a full-size grad buffer, so no
+      ZeRO-2 saving): MindSpeed's release note lists data, tensor, pipeline, virtual-pipeline and
+      sequence parallelism, recompute and the distributed optimizer ("将优化器状态拆分到所有DP组间");
+      weights are sharded only by later features outside that release: Megatron FSDP (MindSpeed
+      docs/en/features/custom_fsdp.md, core_r0.18.0: "not recommended to combine it with other
+      features", its MoE test "requires Ascend accuracy and performance validation"), FSDP2
+      (docs/en/features/fsdp2.md: the distributed optimizer and Megatron recompute must be off) and
+      LayerZeRO for MindSpeed-MM's multimodal models (docs/en/features/LayerZeRO.md);
+      docs/sources.md#mindspeed.
     vendors: the accelerator vendors the stack runs on (catalog `vendor`: NVIDIA, AMD, Huawei).
     needs_fp8_hardware: the stack's MoE kernels need Hopper or newer (DeepEP's NVSHMEM kernels, FP8
       GEMMs); the catalog marks such accelerators by their FP8 peak.
@@ -221,6 +234,7 @@ class StackProfile:
     fp8_recipe: str = "delayed"
     fp8_weight_cache: bool = False
     sharded_with_pp: bool = False
+    max_zero_stage: int = 3
     vendors: tuple[str, ...] = ("NVIDIA",)
     needs_fp8_hardware: bool = False
     summary: str = ""

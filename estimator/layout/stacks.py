@@ -160,6 +160,7 @@ STACKS: dict[str, StackProfile] = {
             overlap_p2p_comm=True,
             per_expert_gemms=False,
             vendors=("Huawei",),
+            max_zero_stage=1,  # the distributed optimizer only (StackProfile.max_zero_stage)
             summary="Huawei Ascend: CANN FlashAttention, MC2 fused TP communication, one grouped expert kernel.",
             cp_comm_types=("p2p", "a2a", "a2a+p2p"),
             release="MindSpeed-LLM 1.0.RC3 with CANN 8.0.RC3",

@@ -268,8 +268,25 @@ def test_fixed_fields_are_honoured_like_the_search(fixed):
             "parallelism": fixed,
             "cluster": {"cards": 64},
         }
+        if fixed.get("zero_stage", 0) >= 2:  # the default 910B2's MindSpeed runs ZeRO-1 at most
+            doc["hardware"] = {"accelerator": "h100-sxm"}
         problems = _problems(doc, [64, 128, 256, 512, 1024])
         found = [search(p).best for p in problems]
         assert any(b is not None for b in found), (preset, fixed)
         for p, got, single in zip(problems, best_layouts(problems), found, strict=True):
             _same(got, single, (preset, fixed, p.cards))
+
+
+def test_a_zero_stage_the_stack_does_not_run_is_refused_by_both_searches():
+    """ZeRO-3 fixed under MindSpeed (the 910B2 default; StackProfile.max_zero_stage 1): neither the
+    single nor the batched search finds a layout at any size."""
+    doc = {
+        "model": {"preset": "qwen3-30b-a3b"},
+        "training": {"tokens": 1e12},
+        "parallelism": {"zero_stage": 3},
+        "cluster": {"cards": 64},
+    }
+    problems = _problems(doc, [64, 128, 256, 512, 1024])
+    assert problems and all(p.stack.id == "mindspeed-2025" for p in problems)
+    assert [search(p).best for p in problems] == [None] * len(problems)
+    assert best_layouts(problems) == [None] * len(problems)

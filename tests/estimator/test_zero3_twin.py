@@ -8,12 +8,13 @@ import pytest
 
 from estimator.plan.compose import estimate
 
-# DeepSeek-V3 at 32K tokens on 2,560 Ascend 910B2: the search chooses ZeRO-3 with partial recompute.
+# DeepSeek-V3 at 32K tokens on 1,024 H100 (Megatron-Core MoE recipes): the search chooses ZeRO-3.
+# (Through 2.72.0 this was 2,560 Ascend 910B2, whose MindSpeed stack runs ZeRO-1 at most since 2.73.0.)
 SCENARIO = {
     "model": {"preset": "deepseek-v3"},
     "training": {"tokens": 2e12, "seq_len": 32768},
-    "hardware": {"accelerator": "ascend-910b2"},
-    "cluster": {"cards": 2560},
+    "hardware": {"accelerator": "h100-sxm"},
+    "cluster": {"cards": 1024},
 }
 LAYOUT_KEYS = (
     "tp",
