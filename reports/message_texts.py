@@ -147,6 +147,11 @@ MESSAGES: dict[str, str] = {
         "cards help only while each replica keeps enough micro-batches) or lose less time to "
         "interruptions (faster restarts, in-memory checkpoints)."
     ),
+    "deadline-missed.mfu-given": gettext_noop(
+        "No cluster size meets the %(target_days)s target: the plan keeps the fastest the sizing found, "
+        "%(cards)s cards in %(days)s. Allow more days, train fewer tokens or lose less time to "
+        "interruptions (faster restarts, in-memory checkpoints)."
+    ),
     "two-checkpoint-intervals": gettext_noop(
         "The storage section's checkpoint interval (%(storage)s s) and the reliability section's "
         "(%(reliability)s s) are the same interval: give one of them."
