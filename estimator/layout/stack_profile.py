@@ -122,6 +122,16 @@ class StackProfile:
       (docs/en/features/fsdp2.md: the distributed optimizer and Megatron recompute must be off) and
       LayerZeRO for MindSpeed-MM's multimodal models (docs/en/features/LayerZeRO.md);
       docs/sources.md#mindspeed.
+    moe_tp_needs_sp: the stack trains a MoE model with TP > 1 only under sequence parallelism
+      (enumeration's rule moe-tp-without-sequence-parallel): Megatron-Core refuses it in every
+      release the profiles name: core_v0.6.0 megatron/training/arguments.py:495-499 (MindSpeed-LLM
+      1.0.RC3's base, whose validate_args MindSpeed wraps: "When using MoE and tensor parallelism,
+      sequence parallelism must be used.", any EP) and model_parallel_config.py:286-290 (EP > 1);
+      core_r0.8.0 megatron/core/transformer/moe/moe_layer.py:96-104 (MoELayer.forward raises
+      ValueError in training with TP > 1 and no SP), core_v0.15.0 moe_layer.py:265 and main
+      (2026-08, d98e8a6) moe_layer.py:636 still (model_parallel_config.py:560 only warns since
+      0532e92, 2025-08). True for the Megatron-Core profiles and MindSpeed; DeepSpeed-MoE,
+      torchtitan and DeepSeek's stack have no such check.
     vendors: the accelerator vendors the stack runs on (catalog `vendor`: NVIDIA, AMD, Huawei).
     needs_fp8_hardware: the stack's MoE kernels need Hopper or newer (DeepEP's NVSHMEM kernels, FP8
       GEMMs); the catalog marks such accelerators by their FP8 peak.
@@ -235,6 +245,7 @@ class StackProfile:
     fp8_weight_cache: bool = False
     sharded_with_pp: bool = False
     max_zero_stage: int = 3
+    moe_tp_needs_sp: bool = False
     vendors: tuple[str, ...] = ("NVIDIA",)
     needs_fp8_hardware: bool = False
     summary: str = ""
