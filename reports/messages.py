@@ -65,6 +65,9 @@ RULES = {
     "micro-batches-not-multiple-of-pp": gettext_noop(
         "with interleaving the micro-batches must be a multiple of PP"
     ),
+    "moe-tp-without-sequence-parallel": gettext_noop(
+        "a MoE model with TP > 1 needs sequence parallelism on this stack (Megatron-Core, MindSpeed)"
+    ),
     "zero-stage-not-run-by-stack": gettext_noop(
         "the software stack does not run this ZeRO stage (MindSpeed-LLM: the distributed optimizer, ZeRO-1, at most)"
     ),

@@ -150,6 +150,7 @@ REJECTED = {
     "dp-not-integral": gettext_lazy("cards not divisible by TP x PP"),
     "batch-off-by-over-25pct": gettext_lazy("global batch off by more than 25%"),
     "zero-stage-incompatible-with-pp": gettext_lazy("ZeRO stage not usable with pipelines"),
+    "moe-tp-without-sequence-parallel": gettext_lazy("MoE with TP needs sequence parallelism"),
     "zero-stage-not-run-by-stack": gettext_lazy("ZeRO stage not run by the software stack"),
     "partial-recompute-redundant": gettext_lazy("partial recomputation not needed"),
     "out-of-memory": gettext_lazy("does not fit in HBM"),

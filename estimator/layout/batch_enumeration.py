@@ -31,6 +31,7 @@ from estimator.layout.enumeration import (
     cp_not_dividing_sequence,
     ep_not_folding,
     etp_not_searched,
+    moe_tp_without_sp,
     sp_not_dividing_sequence,
     sp_splits_sequence,
     stage_split_fails,
@@ -64,6 +65,9 @@ def enumerate_layouts(problems: Sequence[LayoutProblem]) -> Columns:
     else:  # level E: sp
         d, sp = _expand(b.size, vals["sp"])
         ok = ~(sp & (tp[d] == 1)) & ~sp_not_dividing_sequence(big.seq_len, tp[d], cp[d], sp)
+        d, sp = d[ok], sp[ok]
+    if big.arch.is_moe and big.moe_tp_needs_sp:  # enumeration.moe_tp_without_sp
+        ok = ~moe_tp_without_sp(tp.take(d), sp, True)
         d, sp = d[ok], sp[ok]
     # level F: zero; a table of the stages allowed without and with pp > 1, a row per parent
     allowed = np.stack([np.ones(vals["zero"].size, dtype=bool), (vals["zero"] < 2) | big.sharded_with_pp])
@@ -223,6 +227,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
         p.sequence_parallel_with_tp,
         p.sharded_with_pp,
         p.max_zero_stage,
+        p.moe_tp_needs_sp,
         p.cp_load_balance,
         p.stage_split,
         tuple(q.cards for q in problems),

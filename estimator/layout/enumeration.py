@@ -25,7 +25,8 @@ value), built with numpy, never a Python loop over candidates:
 - dp = cards / (tp·pp·cp) must be an integer; the global batch (sequences) is rounded to a whole
   number of micro-batches per DP rank and the candidate is rejected if that moves it by more than 25%.
 - micro_batch_size: powers of two up to MAX_MICRO_BATCH; virtual_stages 1, 2, 4, 8;
-  sequence_parallel only with tp > 1; zero_stage 0-3, at most the stack's highest
+  sequence_parallel only with tp > 1, and on with tp > 1 for a MoE model where the stack refuses
+  it off (`moe_tp_without_sp`: Megatron-Core, MindSpeed); zero_stage 0-3, at most the stack's highest
   (`zero_not_run_by_stack`: MindSpeed runs ZeRO-1) (ZeRO-2/3 with pp > 1 only where the stack
   shards under pipeline parallelism, FSDP2; DeepSpeed refuses it); recompute none / selective /
   full / partial (selective is skipped when it would store no less than no recompute: flash
@@ -68,6 +69,8 @@ class LayoutProblem(Protocol):
     @property
     def max_zero_stage(self) -> int: ...
     @property
+    def moe_tp_needs_sp(self) -> bool: ...
+    @property
     def fixed_normalized(self) -> Mapping[str, Any]: ...
     @property
     def stage_split(self) -> tuple[int | None, int | None]: ...
@@ -88,6 +91,7 @@ REASONS = (
     "sequence-parallel-needs-tp",
     "cp-not-dividing-sequence",
     "sequence-parallel-not-dividing-sequence",
+    "moe-tp-without-sequence-parallel",
     "pp-not-dividing-layers",
     "stage-layers-not-splitting",
     "virtual-stages-need-pp",
@@ -270,6 +274,10 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
             "sequence-parallel-not-dividing-sequence",
             sp_not_dividing_sequence(problem.seq_len, tp, cp, c["sp"]),
         ),
+        (
+            "moe-tp-without-sequence-parallel",
+            moe_tp_without_sp(tp, c["sp"], arch.is_moe and problem.moe_tp_needs_sp),
+        ),
         ("pp-not-dividing-layers", pp * v > L),
         ("stage-layers-not-splitting", stage_split_fails(L, pp, problem.stage_split)),
         ("virtual-stages-need-pp", (v > 1) & (pp == 1)),
@@ -285,6 +293,18 @@ def structural_failures(problem: LayoutProblem, c: dict[str, np.ndarray]) -> lis
         ("zero-stage-not-run-by-stack", zero_not_run_by_stack(c["zero"], problem.max_zero_stage)),
         ("zero-stage-incompatible-with-pp", (c["zero"] >= 2) & (pp > 1) & (not problem.sharded_with_pp)),
     ]
+
+
+def moe_tp_without_sp(tp: IntArray, sp: BoolArray, refused: bool) -> BoolArray:
+    """A MoE model with TP > 1 and sequence parallelism off, on a stack that refuses to train it
+    (refused: the model is MoE and StackProfile.moe_tp_needs_sp, Megatron-Core's check: core_v0.6.0
+    megatron/training/arguments.py:495-499, core_r0.8.0 megatron/core/transformer/moe/
+    moe_layer.py:96-104, main moe_layer.py:636). Where sequence parallelism cannot split the
+    sequence (sp_splits_sequence) such a stack has no layout with that TP."""
+    if not refused:
+        return np.zeros(np.broadcast_shapes(np.shape(tp), np.shape(sp)), dtype=bool)
+    out: BoolArray = np.asarray((np.asarray(tp) > 1) & ~np.asarray(sp))
+    return out
 
 
 def zero_not_run_by_stack(zero: IntArray, max_zero_stage: int) -> BoolArray:

@@ -139,6 +139,10 @@ class LayoutProblem:
         return self.stack.max_zero_stage
 
     @property
+    def moe_tp_needs_sp(self) -> bool:
+        return self.stack.moe_tp_needs_sp
+
+    @property
     def sequence_parallel_with_tp(self) -> bool:
         """SEQUENCE_PARALLEL_WITH_TP (layout.enumeration.sp_off_not_searched): a free
         sequence-parallel switch is searched on only wherever tp > 1, on a stack with fused attention

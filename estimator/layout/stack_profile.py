@@ -122,6 +122,28 @@ class StackProfile:
       (docs/en/features/fsdp2.md: the distributed optimizer and Megatron recompute must be off) and
       LayerZeRO for MindSpeed-MM's multimodal models (docs/en/features/LayerZeRO.md);
       docs/sources.md#mindspeed.
+    moe_tp_needs_sp: the stack trains a MoE model with TP > 1 only under sequence parallelism
+      (enumeration's rule moe-tp-without-sequence-parallel): Megatron-Core refuses it in every
+      release the profiles name: core_v0.6.0 megatron/training/arguments.py:495-499 (MindSpeed-LLM
+      1.0.RC3's base, whose validate_args MindSpeed wraps: "When using MoE and tensor parallelism,
+      sequence parallelism must be used.", any EP) and model_parallel_config.py:286-290 (EP > 1);
+      core_r0.8.0 megatron/core/transformer/moe/moe_layer.py:96-104 (MoELayer.forward raises
+      ValueError in training with TP > 1 and no SP), core_v0.15.0 moe_layer.py:265 and main
+      (2026-08, d98e8a6) moe_layer.py:636 still (model_parallel_config.py:560 only warns since
+      0532e92, 2025-08). True for the Megatron-Core profiles and MindSpeed; DeepSpeed-MoE,
+      torchtitan and DeepSeek's stack have no such check.
+    moe_expert_tp_gather: the token dispatcher gathers the k routed copies each card receives over the
+      expert-TP group after the all-to-all and reduce-scatters them before the combine (Megatron-Core's
+      MoEAlltoAllTokenDispatcher: main megatron/core/transformer/moe/token_dispatcher.py:741-751
+      dispatch_postprocess gather_from_sequence_parallel_region(global_input_tokens, group=tp_group,
+      the expt_tp group of :86) and :826-834 combine_preprocess reduce_scatter; core_r0.8.0
+      token_dispatcher.py:515-518 all_gather_last_dim_from_tensor_parallel_region after the
+      all-to-all, etp = tp there): 2·(etp-1)·k·tokens/tp·h elements per card per forward
+      (steptime.layer_comm.comm_terms). True for megatron-core-2025 (alltoall dispatcher) and
+      megatron-core-2024 (not where moe_core06 runs Megatron-Core 0.6's allgather dispatcher); not for the flex dispatcher (megatron-core-moe-2025: DeepEP dispatches
+      over the tp x ep ranks, no second gather), MindSpeed-LLM 1.0.RC3 (Megatron-Core 0.6's
+      allgather dispatcher, moe_core06), DeepSeek's DeepEP (expert TP 1) and the others (their
+      expert-TP collective stays priced as a dense MLP's).
     vendors: the accelerator vendors the stack runs on (catalog `vendor`: NVIDIA, AMD, Huawei).
     needs_fp8_hardware: the stack's MoE kernels need Hopper or newer (DeepEP's NVSHMEM kernels, FP8
       GEMMs); the catalog marks such accelerators by their FP8 peak.
@@ -235,6 +257,8 @@ class StackProfile:
     fp8_weight_cache: bool = False
     sharded_with_pp: bool = False
     max_zero_stage: int = 3
+    moe_tp_needs_sp: bool = False
+    moe_expert_tp_gather: bool = False
     vendors: tuple[str, ...] = ("NVIDIA",)
     needs_fp8_hardware: bool = False
     summary: str = ""

@@ -57,6 +57,7 @@ RULES = {
     "ep-not-folding-into-tp-cp-dp": "EP x expert TP must divide TP x CP x DP (the ranks the MoE layers regroup)",
     "batch-off-by-over-25pct": "the global batch must split into whole micro-batches per DP rank (within 25 %)",
     "micro-batches-not-multiple-of-pp": "with interleaving the micro-batches must be a multiple of PP",
+    "moe-tp-without-sequence-parallel": "a MoE model with TP > 1 needs sequence parallelism on this stack (Megatron-Core, MindSpeed)",
     "zero-stage-not-run-by-stack": "the software stack does not run this ZeRO stage (MindSpeed-LLM: the distributed optimizer, ZeRO-1, at most)",
     "zero-stage-incompatible-with-pp": "ZeRO-2/3 does not combine with pipeline parallelism on this stack",
     "partial-recompute-redundant": "partial recompute must recompute some but not all layers",

@@ -81,12 +81,11 @@ def comm_terms(
     # tensor parallel: half of the collectives belong to the attention, half to the MLP; a MoE
     # layer's MLP gathers over the expert-TP group (parallel folding) unless shared experts need TP
     n_coll = 4.0 + 2.0 * c.rf
-    mlp_group = c.etp if moe and not arch.n_shared_experts else c.tp
     # the sequence-parallel re-gather of the column linears' inputs: its hideable part joins the
     # collectives the stack overlaps, the rest is exposed (sp_regather_s)
     rg_att, rg_mlp, rg_exposed = sp_regather_s(problem, c, tokens, t_gemm, fab, moe, r.fp8)
     raw_tp_attention = 0.5 * tp_collectives_s(c.tp, tokens, h, n_coll, fab) + rg_att
-    raw_tp_mlp = 0.5 * tp_collectives_s(mlp_group, tokens * mlp_group / c.tp, h, n_coll, fab) + rg_mlp
+    raw_tp_mlp = 0.5 * mlp_tp_collectives_s(problem, c, tokens, n_coll, fab, moe) + rg_mlp
     raw_tp = raw_tp_attention + raw_tp_mlp
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
     # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
@@ -110,6 +109,30 @@ def comm_terms(
     floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
     terms["host_floor"] = host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
     return hidden
+
+
+def mlp_tp_collectives_s(
+    problem: LayoutProblem, c: Candidates, tokens: Num, n_coll: Num, fab: Fabric, moe: bool
+) -> FloatArray:
+    """The MLP's tensor-parallel collectives of one layer and micro-batch on one card, n_coll of them
+    (s; twice the MLP's half of tp_collectives_s). A dense MLP: tokens·h over the TP group. A MoE
+    layer where the dispatcher gathers the routed copies over the expert-TP group
+    (StackProfile.moe_expert_tp_gather, Megatron-Core's alltoall dispatcher): each card holds the
+    k·tokens/tp copies the all-to-all brought and gathers them over etp (and reduce-scatters before
+    the combine), 2·(etp-1)·k·tokens/tp·h elements per card per forward, plus the shared experts'
+    tokens·h over the TP group where there are any. Elsewhere a MoE layer's MLP collective is a
+    dense one's over the expert-TP group (parallel folding), or over TP where shared experts need it.
+    tokens: the micro-batch's tokens per TP group."""
+    arch, h = problem.arch, float(problem.arch.hidden_size)
+    # Megatron-Core 0.6's MoE layer (moe_core06) runs the allgather dispatcher: no such gather
+    if moe and problem.stack.moe_expert_tp_gather and not problem.stack.moe_core06:
+        k = float(arch.num_experts_per_tok)
+        routed = tp_collectives_s(c.etp, arr(tokens) * k * c.etp / c.tp, h, n_coll, fab)
+        if not arch.n_shared_experts:
+            return routed
+        return arr(routed + tp_collectives_s(c.tp, tokens, h, n_coll, fab))
+    group = c.etp if moe and not arch.n_shared_experts else c.tp
+    return tp_collectives_s(group, arr(tokens) * group / c.tp, h, n_coll, fab)
 
 
 def ep_comm(
