@@ -171,11 +171,31 @@ def _stages(
 ) -> list[FloatArray]:
     """The (first, middle, last) stages' terms, each a (term, candidate...) array: per stage
     n_dense·dense + n_moe·moe + with_head·head term by term (the keys of `dense`; a term the head
-    lacks counts 0)."""
+    lacks counts 0).
+
+    A dense model (its MoE terms are the dense ones, the same dict): (n_dense + n_moe)·dense, one
+    product per stage; its n_moe is 0 on every stage that can be picked (n_dense_layers = all
+    layers), so the sum is n_dense·dense + 0.0, the same floats. A stage without the head (the
+    middle one, with_head the constant 0.0) adds no head term: x + 0.0·head is x (finite terms)."""
     dense = _stacked(keys, terms[0], layer_counts)
-    moe = dense if terms[1] is terms[0] else _stacked(keys, terms[1], layer_counts)  # a dense model's
     head = _stacked(keys, terms[2], layer_counts)
-    return [n_dense * dense + n_moe * moe + with_head * head for n_moe, n_dense, with_head in layer_counts]
+    if terms[1] is terms[0]:
+        return [
+            _with_head((n_moe + n_dense) * dense, with_head, head)
+            for n_moe, n_dense, with_head in layer_counts
+        ]
+    moe = _stacked(keys, terms[1], layer_counts)
+    return [
+        _with_head(n_dense * dense + n_moe * moe, with_head, head)
+        for n_moe, n_dense, with_head in layer_counts
+    ]
+
+
+def _with_head(layers: FloatArray, with_head: Num, head: FloatArray) -> FloatArray:
+    """A stage's terms: its layers' plus with_head·head (none where with_head is the constant 0.0)."""
+    if isinstance(with_head, float) and with_head == 0.0:
+        return layers
+    return layers + with_head * head
 
 
 def _stacked(
