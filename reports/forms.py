@@ -87,6 +87,22 @@ PATH_FIELDS = {path: name for name, path in FIELD_PATHS.items()} | {
 CONFIDENCE_PATH = "cluster.deadline_confidence"
 CONFIDENCE_PERCENT = (50, 99)
 
+
+def confidence_field() -> forms.FloatField:
+    """The chance of meeting the deadline in percent (the scenario takes the fraction), as the estimate
+    form and the sweep builder ask it."""
+    return forms.FloatField(
+        label=_("Chance of meeting the deadline (%)"),
+        required=False,
+        min_value=CONFIDENCE_PERCENT[0],
+        max_value=CONFIDENCE_PERCENT[1],
+        help_text=_(
+            "Sizes the smallest cluster that finishes in time with this chance, counting the MFU range "
+            "and the interruptions. Blank: sized at the planned MFU."
+        ),
+    )
+
+
 # The folded sections of the form: (legend, fields)
 ADVANCED = [
     (_("Training"), ["seq_len", "global_batch_tokens", "precision", "stack"]),
@@ -169,16 +185,7 @@ class EstimateForm(forms.Form):
         widget=forms.RadioSelect,
     )
     target_days = forms.FloatField(label=_("Deadline (days)"), required=False, initial=30)
-    deadline_confidence = forms.FloatField(
-        label=_("Chance of meeting the deadline (%)"),
-        required=False,
-        min_value=CONFIDENCE_PERCENT[0],
-        max_value=CONFIDENCE_PERCENT[1],
-        help_text=_(
-            "Sizes the smallest cluster that finishes in time with this chance, counting the MFU range "
-            "and the interruptions. Blank: sized at the planned MFU."
-        ),
-    )
+    deadline_confidence = confidence_field()
     cards = AmountField(label=_("Cards"), required=False, integer=True)
     budget = AmountField(
         label=_("Budget"),

@@ -1,12 +1,10 @@
 """The words of the message catalogue (reports.messages renders them): each code the core returns
-with its English msgid marked for gettext (MESSAGES; translations in locale/*/LC_MESSAGES/django.po),
-and the sentences that count something in their singular and plural forms (PLURALS)."""
+with its English msgid marked for gettext (MESSAGES; translations in locale/*/LC_MESSAGES/django.po).
+The sentences that count something, in their singular and plural forms, are reports.plural_texts."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.utils.translation import gettext_noop, ngettext_lazy
+from django.utils.translation import gettext_noop
 
 from . import field_messages
 
@@ -147,6 +145,11 @@ MESSAGES: dict[str, str] = {
         "No cluster size meets the %(target_days)s target: the plan keeps the fastest the sizing found, "
         "%(cards)s cards in %(days)s. Allow more days, train fewer tokens, raise the global batch (more "
         "cards help only while each replica keeps enough micro-batches) or lose less time to "
+        "interruptions (faster restarts, in-memory checkpoints)."
+    ),
+    "deadline-missed.mfu-given": gettext_noop(
+        "No cluster size meets the %(target_days)s target: the plan keeps the fastest the sizing found, "
+        "%(cards)s cards in %(days)s. Allow more days, train fewer tokens or lose less time to "
         "interruptions (faster restarts, in-memory checkpoints)."
     ),
     "two-checkpoint-intervals": gettext_noop(
@@ -445,117 +448,3 @@ MESSAGES: dict[str, str] = {
     ),
 }
 MESSAGES.update(field_messages.FIELD_MESSAGES)  # the core's field errors (range, JSON)
-
-# Sentences that count something: code -> (the counted param, the sentence in its singular and
-# plural forms); render chooses the form with ngettext by the count as shown (zh_Hans has one form).
-PLURALS: dict[str, tuple[str, Any]] = {
-    "run-never-finishes": (
-        "cards",
-        ngettext_lazy(
-            "The run never finishes: %(cards)s card meets an interruption every %(every_s)s and each interruption "
-            "costs %(cost_s)s. Use fewer cards, faster restarts (reliability.detection_s, rescheduling_s) or "
-            "asynchronous checkpoints.",
-            "The run never finishes: %(cards)s cards meet an interruption every %(every_s)s and each interruption "
-            "costs %(cost_s)s. Use fewer cards, faster restarts (reliability.detection_s, rescheduling_s) or "
-            "asynchronous checkpoints.",
-            "n",
-        ),
-    ),
-    "no-feasible-layout": (
-        "cards",
-        ngettext_lazy(
-            "No parallel layout fits in HBM on %(cards)s card. Add cards, use a larger-memory accelerator or a shorter sequence.",
-            "No parallel layout fits in HBM on %(cards)s cards. Add cards, use a larger-memory accelerator or a shorter sequence.",
-            "n",
-        ),
-    ),
-    # estimator.plan.count_curve: a count of the cards chart the engine cannot plan (its hover)
-    "count-no-layout": (
-        "cards",
-        ngettext_lazy(
-            "%(cards)s card: no plan, no parallel layout fits in HBM",
-            "%(cards)s cards: no plan, no parallel layout fits in HBM",
-            "n",
-        ),
-    ),
-    "count-no-fabric": (
-        "cards",
-        ngettext_lazy(
-            "%(cards)s card: no plan, the network cannot connect that many (larger switches can)",
-            "%(cards)s cards: no plan, the network cannot connect that many (larger switches can)",
-            "n",
-        ),
-    ),
-    "count-never-finishes": (
-        "cards",
-        ngettext_lazy(
-            "%(cards)s card: no plan, the run never finishes (interruptions cost more than the time between them)",
-            "%(cards)s cards: no plan, the run never finishes (interruptions cost more than the time between them)",
-            "n",
-        ),
-    ),
-    "count-not-planned": (
-        "cards",
-        ngettext_lazy(
-            "%(cards)s card: no plan, the fixed layout does not divide the cards",
-            "%(cards)s cards: no plan, the fixed layout does not divide the cards",
-            "n",
-        ),
-    ),
-    "count-over-work-budget": (
-        "cards",
-        ngettext_lazy(
-            "%(cards)s card: not planned, more parallel layouts to search than a plan may (%(limit)s)",
-            "%(cards)s cards: not planned, more parallel layouts to search than a plan may (%(limit)s)",
-            "n",
-        ),
-    ),
-    "cards-split-into-no-layout": (
-        "cards",
-        ngettext_lazy(
-            "No parallel layout splits %(cards)s card: %(reasons)s. The nearest round cluster sizes that hold one: %(below)s and %(above)s cards.",
-            "No parallel layout splits %(cards)s cards: %(reasons)s. The nearest round cluster sizes that hold one: %(below)s and %(above)s cards.",
-            "n",
-        ),
-    ),
-    "budget-cards-hold-no-layout": (
-        "cards",
-        ngettext_lazy(
-            "No parallel layout fits in HBM on the %(cards)s card the budget buys. Raise the budget, use a larger-memory accelerator or a shorter sequence.",
-            "No parallel layout fits in HBM on the %(cards)s cards the budget buys. Raise the budget, use a larger-memory accelerator or a shorter sequence.",
-            "n",
-        ),
-    ),
-    "no-possible-layout": (
-        "cards",
-        ngettext_lazy(
-            "No parallel layout is possible on %(cards)s card with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s.",
-            "No parallel layout is possible on %(cards)s cards with the fixed fields (%(fixed)s): %(reasons)s. Nearest accepted layouts: %(suggestions)s.",
-            "n",
-        ),
-    ),
-    "budget-buys-no-cluster": (
-        "cards",
-        ngettext_lazy(
-            "The budget of %(budget)s does not buy the smallest cluster: %(cards)s card for %(capex)s.",
-            "The budget of %(budget)s does not buy the smallest cluster: %(cards)s cards for %(capex)s.",
-            "n",
-        ),
-    ),
-    "config-missing-fields": (
-        "count",
-        ngettext_lazy(
-            "model config is missing the required field %(fields)s",
-            "model config is missing the required fields %(fields)s",
-            "n",
-        ),
-    ),
-    "config-fields-ignored": (
-        "count",
-        ngettext_lazy(
-            "%(count)s config.json field the estimator does not read was ignored: %(fields)s.",
-            "%(count)s config.json fields the estimator does not read were ignored: %(fields)s.",
-            "n",
-        ),
-    ),
-}

@@ -5,7 +5,7 @@ The core (estimator/) returns every sentence as a `code` with `params` and an En
 (translations in locale/*/LC_MESSAGES/django.po) and each parameter a formatting kind (Babel, see
 reports.formatting). A code this catalogue does not know yet falls back to the core's English
 sentence, so a new warning from the core shows up (in English) before it is translated. The words
-themselves (MESSAGES, PLURALS) are in reports.message_texts; this module renders them.
+themselves are in reports.message_texts (MESSAGES) and reports.plural_texts (PLURALS); this module renders them.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from estimator import catalog
 
 from . import field_messages, labels
 from . import formatting as f
-from .message_texts import MESSAGES, PLURALS
+from .message_texts import MESSAGES
+from .plural_texts import PLURALS
 
 SEVERITIES = {
     "error": gettext_lazy("error"),

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from api.amounts import AmountField
 from estimator import catalog
 from reports import formatting, labels
-from reports.forms import CONFIDENCE_PERCENT, QuantityField
+from reports.forms import QuantityField, confidence_field
 
 MAX_AXES = 3
 
@@ -72,16 +72,7 @@ class SweepBuilderForm(forms.Form):
     )
     target_days = forms.FloatField(label=_("Deadline (days)"), required=False, min_value=0.01, initial=30)
     # as the estimate form asks it (percent; the scenario takes the fraction), with the deadline only
-    deadline_confidence = forms.FloatField(
-        label=_("Chance of meeting the deadline (%)"),
-        required=False,
-        min_value=CONFIDENCE_PERCENT[0],
-        max_value=CONFIDENCE_PERCENT[1],
-        help_text=_(
-            "Sizes the smallest cluster that finishes in time with this chance, counting the MFU range "
-            "and the interruptions. Blank: sized at the planned MFU."
-        ),
-    )
+    deadline_confidence = confidence_field()
     mfu = forms.FloatField(
         label=_("MFU (0-1)"),
         required=False,

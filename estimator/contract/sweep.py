@@ -324,22 +324,24 @@ def searched_sizings(doc: dict[str, Any], axes: list[Axis]) -> int:
 def _check_searches(doc: dict[str, Any], axes: list[Axis]) -> None:
     """The work budget of the confidence and budget searches (limits.MAX_SWEEP_CONFIDENT_SIZINGS,
     MAX_SWEEP_BUDGET_SIZINGS), on `axes`."""
-    count, limit = budget_sizings(doc, axes), MAX_BUDGET_SIZINGS
-    if count > limit:
-        message = (
-            f"sizing by budget searches each of the {count:,} combinations of the axes other than "
-            f"running prices; the limit is {limit:,} per sweep: sweep fewer values"
-        )
-        params = {"sizings": count, "max_sizings": limit}
-        raise ScenarioError([FieldError("axes", message, "too-many-budget-sizings", params)])
-    count, limit = confident_sizings(doc, axes), MAX_CONFIDENT_SIZINGS
-    if count > limit:
-        message = (
-            f"sizing for a chance of meeting the deadline searches each of the {count:,} combinations "
-            f"of the axes other than prices; the limit is {limit:,} per sweep: sweep fewer values"
-        )
-        params = {"sizings": count, "max_sizings": limit}
-        raise ScenarioError([FieldError("axes", message, "too-many-confident-sizings", params)])
+    searches = (
+        (budget_sizings, MAX_BUDGET_SIZINGS, "sizing by budget", "running prices", "too-many-budget-sizings"),
+        (
+            confident_sizings,
+            MAX_CONFIDENT_SIZINGS,
+            "sizing for a chance of meeting the deadline",
+            "prices",
+            "too-many-confident-sizings",
+        ),
+    )
+    for sizings, limit, what, but, code in searches:
+        count = sizings(doc, axes)
+        if count > limit:
+            message = (
+                f"{what} searches each of the {count:,} combinations of the axes other than {but}; "
+                f"the limit is {limit:,} per sweep: sweep fewer values"
+            )
+            raise ScenarioError([FieldError("axes", message, code, {"sizings": count, "max_sizings": limit})])
 
 
 Check = Callable[[dict[str, Any], Axis | None], list[FieldError]]

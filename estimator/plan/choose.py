@@ -5,6 +5,7 @@ plan.deadline), and the refusal when no layout plans on it (plan.refusal)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from estimator.cluster.network import Fabric
 from estimator.contract.resolve import Resolved
@@ -50,21 +51,14 @@ def choose_cluster(r: Resolved, training_flop: float, peak: float) -> ClusterCho
 
     if given_mfu is not None:  # grown to the smallest round size that fits where need's does not
         memo = SizeMemo(r)
+        largest = functools.partial(largest_cluster, r, memo)  # asked where a count may pass it
         if s.cluster.deadline_confidence is not None:  # the chance of missing at most 1 - q
             rule = ConfidenceRule(r, seconds, float(s.cluster.deadline_confidence))
-            need = confident_cards(
-                rule, training_flop, peak, given_mfu, multiple, largest=lambda: largest_cluster(r, memo)
-            )
-        else:  # past what the network builds: the fastest it builds (the plan then says it misses)
+            need = confident_cards(rule, training_flop, peak, given_mfu, multiple, largest)
+        else:  # none meets up to what the network builds: its fastest (the plan then says it misses)
             need = int(
                 cards_for_deadline_with_failures(
-                    r,
-                    training_flop,
-                    seconds,
-                    peak,
-                    given_mfu,
-                    multiple,
-                    largest=lambda: largest_cluster(r, memo),
+                    r, training_flop, seconds, peak, given_mfu, multiple, largest=largest
                 )
             )
         cards = cards_for_given_mfu(r, need, given_mfu, memo)

@@ -349,16 +349,15 @@ def within_limit(
     deadline at the MFU `top` no layout exceeds (highest_mfu, _first_met), where the scenario's
     network builds it; past the largest cluster it builds (or past limits.MAX_CARDS), the first size
     that would meet it without interruptions at that MFU (capped at the record one; `need(mfu)`,
-    cards), whose scan then
-    keeps the fastest cluster and says it misses (sections.warnings, deadline-missed); the refusal
-    too_many_cards where even that is past the largest. A network that cannot build even the
-    smallest size keeps its own error (size_for_deadline: evaluate_at)."""
+    cards), whose scan then keeps the fastest cluster and says it misses (sections.warnings,
+    deadline-missed); the refusal too_many_cards where even that is past the largest. A network
+    that cannot build even the smallest size keeps its own error (size_for_deadline: evaluate_at)."""
     if first < len(sizes) and memo.fabric(int(sizes[first])) is not None:
         return first
     if memo.fabric(int(sizes[0])) is None:  # not a matter of size: the scan meets the fabric's error
         return min(first, len(sizes) - 1)
     mfu, largest = min(top, MAX_PLAUSIBLE_MFU), largest_built(sizes, first, memo)
-    bare = int(need(mfu))
+    bare = need(mfu)
     if bare > largest:
         raise too_many_cards(r, mfu, largest)
     return int(np.searchsorted(sizes, bare))

@@ -1,6 +1,7 @@
 """The refusals of a deadline no cluster this scenario can build meets (too_many_cards: too many
-cards even without interruptions) or holds the model (no_cluster_holds), raised on the field the user asked it with, `cluster.target_days`; the sweep
-path gives its rows the same reasons (plan.batch). Units: cards, seconds, MFU (a share of peak)."""
+cards even without interruptions) or holds the model (no_cluster_holds), raised on the field the
+user asked it with, `cluster.target_days`; the sweep path gives its rows the same reasons
+(plan.batch). Units: cards, seconds, MFU (a share of peak)."""
 
 from __future__ import annotations
 

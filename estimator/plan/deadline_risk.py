@@ -242,19 +242,20 @@ def confident_cards(
     """The fewest cards (whole `multiple`s, up to the largest cluster the network builds, `largest()`)
     whose chance of missing is at most 1 - q at the MFU given (its range: plan.mfu_range.
     given_triangle); where none gets there, the fastest count (plan.goodput.fastest_cards: the
-    shortest mean wall clock), as the deadline sizing without an MFU keeps its fastest size and a
-    deadline no count meets keeps the fastest (near the lowest chance, whose count is noise where
-    the chance is flat: 0.99968 to 0.99969 over hundreds of cards). None of fewer than the deadline needs
-    without failures at the range's highest MFU can meet (their chance is 1), so the search runs from
-    there; the chance falls as cards grow until interruptions dominate, then rises
-    (plan.count_search.smallest_at_most, exact for such a quantity; the fabric's switches grow in
-    steps, a pod or a layer of cores at a time, so near its lowest the chance is jagged by a few
-    percent of itself and the count found the fewest to within that; tests/estimator/
-    test_deadline_confidence.py). A chance costs money.budget.MFU_STRATA evaluations, each kept for
-    the rounds that share it.
-    Counts past the largest cluster are never judged: their fabric, and so their failure rates, do
-    not exist. `flop` and `peak` (FLOP, FLOP/s) give the failure-free need at `mfu`, returned as it
-    is where it is past the largest (the caller refuses it: plan.deadline_refusals.too_many_cards)."""
+    shortest mean wall clock), as the sizing without an MFU keeps its fastest size and a deadline no
+    count meets keeps the fastest (near the lowest chance, whose count is noise where the chance is
+    flat: 0.99968 to 0.99969 over hundreds of cards).
+
+    None of fewer than the deadline needs without failures at the range's highest MFU can meet
+    (their chance is 1), so the search runs from there; the chance falls as cards grow until
+    interruptions dominate, then rises (plan.count_search.smallest_at_most, exact for such a
+    quantity; the fabric's switches grow in steps, a pod or a layer of cores at a time, so near its
+    lowest the chance is jagged by a few percent of itself and the count found is the fewest to
+    within that; tests/estimator/test_deadline_confidence.py). A chance costs money.budget.MFU_STRATA
+    evaluations, each kept for the rounds that share it. Counts past the largest cluster are never
+    judged: their fabric, and so their failure rates, do not exist. `flop` and `peak` (FLOP, FLOP/s)
+    give the failure-free need at `mfu`, returned as it is where it is past the largest (the caller
+    refuses it: plan.deadline_refusals.too_many_cards)."""
     top = max(1, min(MAX_CARDS, int(largest())) // multiple)
     seconds = rule.target_days * SECONDS_PER_DAY
     if int(cards_for_deadline(flop, seconds, peak, mfu, multiple)) > top * multiple:

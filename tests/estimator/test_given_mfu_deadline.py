@@ -79,6 +79,9 @@ def test_a_deadline_no_count_meets_plans_the_fastest_count_and_says_it_misses():
         for other in (cards - NODE, cards + NODE):  # nor one node more or fewer
             assert _wall_days_without_a_layout(other) >= wall * (1 - 1e-12)
     assert plans[0]["compute"]["cards"] == plans[1]["compute"]["cards"]  # the fastest, whatever the deadline
+    # with the MFU given more cards never lower it, so the advice names no global batch
+    (missed,) = [w for w in plans[0]["warnings"] if w["code"] == "deadline-missed"]
+    assert missed["message_code"] == "deadline-missed.mfu-given" and "global batch" not in missed["message"]
 
 
 def test_a_sweep_sizes_its_rows_as_estimate_does():

@@ -213,16 +213,23 @@ def _deadline_warnings(compute: ComputeSection, goodput_days: float | None) -> l
     days = goodput_days if goodput_days is not None else compute.wall_clock_days
     if compute.deadline_confidence_probability is not None:
         return [_confidence_missed(compute, days)]
+    given = compute.mfu_source == "given"  # the MFU does not fall with the cards: the batch is no lever
+    batch = (
+        ""
+        if given
+        else "raise the global batch (training.global_batch_tokens: more cards help only while each "
+        "replica keeps enough micro-batches) or "
+    )
     return [
         PlanWarning(
             code="deadline-missed",
             severity="warning",
             message=f"No cluster size meets the {compute.target_days:g}-day target: the plan keeps the fastest "
             f"the sizing found, {compute.cards:,} cards in {days:.1f} days. Allow more days, train fewer "
-            "tokens, raise the global batch (training.global_batch_tokens: more cards help only while each "
-            "replica keeps enough micro-batches) or lose less time to interruptions (reliability: faster "
-            "restarts, in-memory checkpoints).",
+            f"tokens, {batch}lose less time to interruptions (reliability: faster restarts, in-memory "
+            "checkpoints).",
             params={"days": days, "target_days": compute.target_days, "cards": compute.cards},
+            message_code="deadline-missed.mfu-given" if given else None,
         )
     ]
 
