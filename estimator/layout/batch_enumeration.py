@@ -12,7 +12,9 @@ SEQUENCE_PARALLEL_WITH_TP (layout.enumeration.sp_off_not_searched): with fused a
 and tp > 1 a free sequence-parallel switch is searched on only, as the one-at-a-time search
 enumerates it.
 shared_layouts keeps an enumeration for the next family that reads the same (a sweep's
-accelerators whose stacks differ in their memory only). Dimensionless counts.
+accelerators whose stacks differ in their memory only), and takes a single size's from the kept
+scan of several sizes that enumerated it under the same rules (scanned_layouts: deadline sizing's
+scan, then the stack section at the chosen size). Dimensionless counts.
 """
 
 from __future__ import annotations
@@ -243,13 +245,49 @@ def shared_layouts(problems: Sequence[LayoutProblem]) -> tuple[Columns, None, di
     key = enumeration_key(problems)
     found = _enumerations.pop(key, None)
     if found is None:
-        found = enumerate_layouts(problems), None, {}
+        sliced = _sliced(problems, key)
+        found = enumerate_layouts(problems) if sliced is None else sliced, None, {}
     _enumerations[key] = found  # most recently used last
     while len(_enumerations) > ENUMERATION_CACHE:
         _enumerations.pop(next(iter(_enumerations)))
     return found
 
 
+def scanned_layouts(problems: Sequence[LayoutProblem]) -> Columns:
+    """enumerate_layouts(problems), the last SCANS_KEPT of several sizes kept for shared_layouts of
+    one of their sizes (deadline sizing's scan, then the stack section's profiles at the chosen
+    size, whose enumeration rules are the chosen stack's): their rows of that size."""
+    layouts = enumerate_layouts(problems)
+    if len(problems) > 1:
+        _scans.append((enumeration_key(problems)[:-2], [q.cards for q in problems], layouts))
+        del _scans[:-SCANS_KEPT]
+    return layouts
+
+
+def _sliced(problems: Sequence[LayoutProblem], key: tuple[Any, ...]) -> Columns | None:
+    """enumerate_layouts of one size from a kept scan that enumerated it under the same rules (the
+    key but the sizes and the largest size's axis ranges): its rows of that size, size 0. The same
+    columns (test_layout_batch.test_enumeration_is_the_search_s: a size's rows of a several-size
+    enumeration are its own candidates, in order), stems numbered alike up to a constant (the
+    step time and the bounds use them as run labels only). None: no such scan."""
+    if len(problems) != 1:
+        return None
+    for rules, cards, layouts in reversed(_scans):
+        if rules == key[:-2] and problems[0].cards in cards:
+            lo, hi = np.searchsorted(
+                layouts["size"], [cards.index(problems[0].cards), cards.index(problems[0].cards) + 1]
+            )
+            out = {k: v[lo:hi] for k, v in layouts.items()}  # views: nothing writes them
+            out["size"] = np.zeros(hi - lo, dtype=np.int64)
+            return out
+    return None
+
+
+SCANS_KEPT = 2  # several-size enumerations kept for _sliced (a deadline scan's passes)
+_scans: list[tuple[tuple[Any, ...], list[int], Columns]] = []
+
+
 def clear() -> None:
     """Forget the kept enumerations."""
     _enumerations.clear()
+    _scans.clear()

@@ -193,7 +193,9 @@ def _fitting_parts(
     if families is None and reuse:
         families = _families
     family = (
-        _family(problems, families) if families is not None else _Family(base, enumerate_layouts(problems))
+        _family(problems, families)
+        if families is not None
+        else _Family(base, batch_enumeration.scanned_layouts(problems))
     )
     # a caller's own memo (one plan's stack profiles) keeps the fitted candidates too: they depend
     # on nothing the family key leaves out but the HBM; the module's cache (sweeps) does not

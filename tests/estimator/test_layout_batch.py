@@ -11,6 +11,7 @@ import pytest
 from estimator.contract.resolve import resolve
 from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
+from estimator.layout import batch_enumeration
 from estimator.layout import batch_search as layout_batch
 from estimator.layout.batch_enumeration import enumerate_layouts, enumerate_valid
 from estimator.layout.batch_search import best_layouts
@@ -174,6 +175,35 @@ def test_enumeration_is_the_search_s(seed):
         mine = got["size"] == i
         for key in ("tp", "pp", "cp", "ep", "mbs", "v", "sp", "zero", "rc", "dp", "m"):
             np.testing.assert_array_equal(got[key][mine], c[key][~bad], err_msg=f"{doc} {p.cards} {key}")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_size_sliced_from_a_scan(seed):
+    """A size's enumeration taken from a kept several-size scan (batch_enumeration.scanned_layouts,
+    deadline sizing's) is its own: the same columns, the size index 0, the stems the same runs; a
+    stack with other enumeration rules (the other attention kernel) gets none from it."""
+    rng = random.Random(seed)
+    doc = _scenario(rng, rng.choice(DENSE + MOE))
+    doc["training"].pop("flash_attention", None)
+    problems = _problems(doc, sorted({8 * rng.randint(1, 512) for _ in range(3)}))
+    if len(problems) < 2:
+        pytest.skip("fewer than two sizes with a fabric")
+    batch_enumeration.clear()
+    try:
+        batch_enumeration.scanned_layouts(problems)
+        for p in problems:
+            got, own = batch_enumeration.shared_layouts([p])[0], enumerate_layouts([p])
+            assert got["size"].tolist() == [0] * own["size"].size
+            for key in ("tp", "pp", "cp", "ep", "etp", "mbs", "v", "sp", "zero", "dp", "m"):
+                np.testing.assert_array_equal(got[key], own[key], err_msg=f"{doc} {p.cards} {key}")
+            np.testing.assert_array_equal(np.diff(got["stem"]) != 0, np.diff(own["stem"]) != 0)
+        first = problems[0]
+        kernel = "fa2" if not first.flash_attention else "unfused"  # the other attention rule
+        other = dataclasses.replace(first, stack=dataclasses.replace(first.stack, attention_kernel=kernel))
+        key = batch_enumeration.enumeration_key([other])
+        assert batch_enumeration._sliced([other], key) is None
+    finally:
+        batch_enumeration.clear()
 
 
 def _layouts_at(preset: str, accelerator: str, cards: int, stack: str | None = None):

@@ -156,7 +156,9 @@ def _stage_pick(
         return dict(zip(names, picked, strict=True))
 
     hidden_keys = tuple(hidden[0])
-    hidden_stages = _stages(hidden_keys, (*hidden, mtp_hidden(arch, hidden[1])), layer_counts)
+    # no MTP block: no hidden head term (mtp_hidden's 0·terms would add zeros)
+    head_hidden = mtp_hidden(arch, hidden[1]) if arch.num_nextn_predict_layers else {}
+    hidden_stages = _stages(hidden_keys, (*hidden, head_hidden), layer_counts)
     return (
         st,
         pick(exposed, keys),
@@ -171,11 +173,33 @@ def _stages(
 ) -> list[FloatArray]:
     """The (first, middle, last) stages' terms, each a (term, candidate...) array: per stage
     n_dense·dense + n_moe·moe + with_head·head term by term (the keys of `dense`; a term the head
-    lacks counts 0)."""
+    lacks counts 0).
+
+    A dense model (its MoE terms are the dense ones, the same dict): (n_dense + n_moe)·dense, one
+    product per stage; its n_moe is 0 on every stage that can be picked (n_dense_layers = all
+    layers), so the sum is n_dense·dense + 0.0, the same floats. A stage without the head (the
+    middle one, with_head the constant 0.0) or a head without terms (an empty dict: the hidden
+    communication without MTP) adds no head term: x + 0.0·head is x (finite terms)."""
     dense = _stacked(keys, terms[0], layer_counts)
-    moe = dense if terms[1] is terms[0] else _stacked(keys, terms[1], layer_counts)  # a dense model's
-    head = _stacked(keys, terms[2], layer_counts)
-    return [n_dense * dense + n_moe * moe + with_head * head for n_moe, n_dense, with_head in layer_counts]
+    head = _stacked(keys, terms[2], layer_counts) if terms[2] else None
+    if terms[1] is terms[0]:
+        return [
+            _with_head((n_moe + n_dense) * dense, with_head, head)
+            for n_moe, n_dense, with_head in layer_counts
+        ]
+    moe = _stacked(keys, terms[1], layer_counts)
+    return [
+        _with_head(n_dense * dense + n_moe * moe, with_head, head)
+        for n_moe, n_dense, with_head in layer_counts
+    ]
+
+
+def _with_head(layers: FloatArray, with_head: Num, head: FloatArray | None) -> FloatArray:
+    """A stage's terms: its layers' plus with_head·head (none where with_head is the constant 0.0
+    or the head has no terms: None)."""
+    if head is None or (isinstance(with_head, float) and with_head == 0.0):
+        return layers
+    return layers + with_head * head
 
 
 def _stacked(
