@@ -229,7 +229,7 @@ def enumeration_key(problems: Sequence[LayoutProblem]) -> tuple[Any, ...]:
         p.sequence_parallel_with_tp,
         p.sharded_with_pp,
         p.max_zero_stage,
-        p.moe_tp_needs_sp,
+        p.moe_tp_needs_sp and p.arch.is_moe,  # the rule reads it only for a MoE model
         p.cp_load_balance,
         p.stage_split,
         tuple(q.cards for q in problems),
