@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from api.throttling import client_ip
 from estimator.contract import sweep as estimator_sweep
 from estimator.errors import ScenarioError
+from estimator.plan.batch_budget import MOST_CARDS_FIELD
 from estimator.plan.batch_confidence import MISS_FIELD
 from reports import formatting as fmt
 from reports import labels
@@ -299,10 +300,19 @@ def _best_rows(axes, rows: list[dict], row_money: Callable[[int], tuple[str, flo
                 "cloud": fmt.money(r.get(digests.COST_CLOUD), currency),
                 # sized for a chance of meeting the deadline: the row's chance of missing it (estimate's)
                 "miss": fmt.percent(r.get(MISS_FIELD)),
+                # sized by a budget that buys more cards, which train slower: the most it buys
+                "most_cards": _most_cards(r.get(MOST_CARDS_FIELD)),
                 "over_budget": budget is not None and isinstance(capex, int | float) and capex > budget,
             }
         )
     return out
+
+
+def _most_cards(value: Any) -> str | None:
+    """The most cards a row's budget buys when its plan takes fewer (NaN/None elsewhere)."""
+    if not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return fmt.count(value)
 
 
 def _best_tables(

@@ -137,3 +137,32 @@ def test_the_sweep_builder_sizes_by_a_budget_as_the_estimate_form_does(client):
         missing = SweepBuilderForm({**fields, "budget": ""})
         assert not missing.is_valid()
         _zh_only(missing.errors["budget"][0])
+
+
+@pytest.mark.django_db
+def test_the_best_tables_say_what_a_budget_buys_beyond_the_plan(budget_sweep):
+    # 50 M CNY buys at most 264 cards, which train slower than the 256 planned
+    # (tests/estimator/test_budget.py); 500 M CNY at most 2,680 = 335 servers, about
+    # 500 M / (49.3 M / 33 servers) = 334.7 servers (the network sets the exact edge; the row's own
+    # estimate says 2,680, test_each_row_is_the_plan_its_budget_buys), planned 2,560.
+    # Each best table lists both rows, each with its own sentence; 1,000 CNY plans nothing.
+    sweep, en, zh = budget_sweep
+    page = sweep_selectors.result_page(sweep=sweep, page=1, page_size=10)
+    most = [row[page["columns"].index("budget.affords.most_cards")] for row in page["rows"]]
+    assert most == [None, 264, 2680]
+    tables = en.count('<table class="best')
+    assert tables >= 1
+    assert en.count("It buys up to 264 cards, but those train slower.") == tables
+    assert en.count("It buys up to 2,680 cards, but those train slower.") == tables
+    assert en.count("It buys up to") == 2 * tables
+    assert zh.count("它最多可买 264 张卡，但那样训练更慢。") == tables
+    assert zh.count("它最多可买 2,680 张卡，但那样训练更慢。") == tables
+    assert "It buys up to" not in zh
+
+
+def test_a_row_without_the_count_shows_no_sentence():
+    # NaN where the plan already takes the most cards the budget buys; None where nothing planned
+    from sweeps.pages import _most_cards
+
+    assert _most_cards(float("nan")) is None and _most_cards(None) is None
+    assert _most_cards("264") is None and _most_cards(264.0) == "264"
