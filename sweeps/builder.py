@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from api.amounts import AmountField
 from estimator import catalog
 from reports import formatting, labels
-from reports.forms import QuantityField, confidence_field
+from reports.forms import CONFIDENCE_PERCENT, QuantityField, confidence_field
 
 MAX_AXES = 3
 
@@ -28,6 +28,7 @@ AXIS_FIELDS: dict[str, str | None] = {
     "cluster.cards": None,
     "cluster.target_days": None,
     "cluster.budget": None,
+    "cluster.deadline_confidence": None,  # asked in percent as the base's, sent as fractions
     "training.tokens": None,
     "efficiency.mfu": None,
     "network.oversubscription": None,
@@ -40,6 +41,7 @@ AXIS_FIELDS: dict[str, str | None] = {
     "cost.pue": None,
 }
 INTEGER_FIELDS = {"cluster.cards", "network.switch_ports", "training.seq_len"}
+PERCENT_FIELDS = {"cluster.deadline_confidence"}  # the builder asks percent, the scenario takes fractions
 CATALOGS: dict[str, Callable[[], Mapping[str, Any]]] = {
     "accelerators": catalog.accelerators,
     "servers": catalog.servers,
@@ -135,6 +137,26 @@ class SweepBuilderForm(forms.Form):
         ]
 
     def _axis(self, i: int, data: dict) -> Any:
+        values = self._axis_values(i, data)
+        if values is None or data.get(f"axis{i}_field") not in PERCENT_FIELDS:
+            return values
+        return self._fractions(i, values)
+
+    def _fractions(self, i: int, values: list | dict) -> Any:
+        """A percent axis (50-99, as the base's field) as the fractions the scenario takes: 90 -> 0.9."""
+        low, high = CONFIDENCE_PERCENT
+        bounds = values if isinstance(values, list) else [values["start"], values["stop"]]
+        if any(not low <= v <= high for v in bounds):
+            where = f"axis{i}_list" if isinstance(values, list) else f"axis{i}_start"
+            self.add_error(
+                where, _("Give chances between %(low)s%% and %(high)s%%.") % {"low": low, "high": high}
+            )
+            return None
+        if isinstance(values, list):
+            return [_fraction(v) for v in values]
+        return {k: _fraction(v) for k, v in values.items()}
+
+    def _axis_values(self, i: int, data: dict) -> Any:
         field = data.get(f"axis{i}_field")
         if not field:
             return None
@@ -207,6 +229,11 @@ class SweepBuilderForm(forms.Form):
         if d["sizing"] == "deadline" and d.get("deadline_confidence") is not None:
             base["cluster"]["deadline_confidence"] = d["deadline_confidence"] / 100  # 90 -> 0.9
         return {"name": d.get("name") or "", "base": base, "axes": d["axes_dict"]}
+
+
+def _fraction(percent: float) -> float:
+    """A percent as a fraction, to 12 significant digits (90 -> 0.9, not 0.9000000000000001)."""
+    return float(f"{percent / 100:.12g}")
 
 
 def _cluster(d: Mapping[str, Any]) -> dict[str, Any]:

@@ -70,6 +70,7 @@ def _builder_errors(builder: SweepBuilderForm, exc: ScenarioError) -> None:
         "training.tokens": "tokens",
         "cluster.cards": "cards",
         "cluster.target_days": "target_days",
+        "cluster.deadline_confidence": "deadline_confidence",
     }
     for e in exc.errors:
         parts = e.field.split(".")

@@ -244,6 +244,51 @@ def test_the_sweep_builder_asks_the_chance_in_percent_with_the_deadline_only(cli
 
 
 @pytest.mark.django_db
+def test_the_sweep_builder_sweeps_the_chance_in_percent_as_the_base_asks_it(client):
+    from sweeps.builder import SweepBuilderForm
+
+    assert 'value="cluster.deadline_confidence"' in client.get("/sweeps/").content.decode()
+    fields = {
+        "preset": "llama-3.1-70b",
+        "accelerator": "ascend-910b2",
+        "tokens": "500B",
+        "sizing": "deadline",
+        "target_days": "30",
+        "currency": "CNY",
+        "axis1_field": "cluster.deadline_confidence",
+        "axis1_list": "50, 90, 99",
+    }
+    listed = SweepBuilderForm(fields)
+    assert listed.is_valid(), listed.errors
+    # percent / 100: 50 -> 0.5, 90 -> 0.9, 99 -> 0.99 (the core's bounds, 0.5-0.99)
+    assert listed.request()["axes"] == {"cluster.deadline_confidence": [0.5, 0.9, 0.99]}
+    ranged = SweepBuilderForm(
+        {**fields, "axis1_list": "", "axis1_start": "80", "axis1_stop": "95", "axis1_step": "5"}
+    )
+    assert ranged.is_valid(), ranged.errors
+    spec = ranged.request()["axes"]["cluster.deadline_confidence"]
+    assert spec == {"start": 0.8, "stop": 0.95, "step": 0.05}
+    # the core expands it: 0.8, 0.85, 0.9, 0.95 ((0.95 - 0.8) / 0.05 + 1 = 4 values)
+    (axis,) = estimator_sweep.parse_axes(ranged.request()["axes"])
+    assert list(axis.values) == [0.8, 0.85, 0.9, 0.95]
+    with translation.override("en"):
+        low = SweepBuilderForm({**fields, "axis1_list": "0.9, 95"})
+        assert not low.is_valid()
+        assert low.errors["axis1_list"] == ["Give chances between 50% and 99%."]
+    with translation.override("zh-hans"):
+        high = SweepBuilderForm(
+            {**fields, "axis1_list": "", "axis1_start": "90", "axis1_stop": "100", "axis1_step": "5"}
+        )
+        assert not high.is_valid()
+        assert high.errors["axis1_start"] == ["请给出 50% 到 99% 之间的概率。"]
+    # with a card count the core refuses the axis (a chance needs a deadline), on the axis's picker
+    by_cards = {**fields, "mode": "builder", "sizing": "cards", "cards": "1024"}
+    html = client.post("/sweeps/", by_cards, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert '<a href="#field-axis1_field">Axis 1: field</a>' in html
+    assert "needs cluster.target_days: it is the chance of finishing by a deadline" in html
+
+
+@pytest.mark.django_db
 def test_a_sweep_asking_too_many_searches_for_a_chance_is_refused_in_both_languages(client):
     # 101 token values x 100 deadlines: 10,100 sizings, past limits.MAX_SWEEP_CONFIDENT_SIZINGS (10,000)
     axes = {
