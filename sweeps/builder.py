@@ -92,7 +92,7 @@ class SweepBuilderForm(forms.Form):
         cast(forms.ChoiceField, self.fields["accelerator"]).choices = _choices("accelerators")
         if not self.is_bound:
             self.initial.setdefault("currency", formatting.default_currency())
-        field_choices = [("", _("(not used)"))] + [(k, f"{labels.axis(k)} · {k}") for k in AXIS_FIELDS]
+        field_choices = [("", _("(not used)"))] + [(k, _choice_label(k)) for k in AXIS_FIELDS]
         for i in range(1, MAX_AXES + 1):
             self.fields[f"axis{i}_field"] = forms.ChoiceField(
                 label=_("Axis %(n)s: field") % {"n": i}, choices=field_choices, required=False
@@ -229,6 +229,12 @@ class SweepBuilderForm(forms.Form):
         if d["sizing"] == "deadline" and d.get("deadline_confidence") is not None:
             base["cluster"]["deadline_confidence"] = d["deadline_confidence"] / 100  # 90 -> 0.9
         return {"name": d.get("name") or "", "base": base, "axes": d["axes_dict"]}
+
+
+def _choice_label(field: str) -> str:
+    """An axis field as the picker lists it: its label, "(%)" when asked in percent, and its path."""
+    unit = " (%)" if field in PERCENT_FIELDS else ""
+    return f"{labels.axis(field)}{unit} · {field}"
 
 
 def _fraction(percent: float) -> float:

@@ -247,7 +247,8 @@ def test_the_sweep_builder_asks_the_chance_in_percent_with_the_deadline_only(cli
 def test_the_sweep_builder_sweeps_the_chance_in_percent_as_the_base_asks_it(client):
     from sweeps.builder import SweepBuilderForm
 
-    assert 'value="cluster.deadline_confidence"' in client.get("/sweeps/").content.decode()
+    picker = client.get("/sweeps/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert "Chance of meeting the deadline (%) · cluster.deadline_confidence" in picker
     fields = {
         "preset": "llama-3.1-70b",
         "accelerator": "ascend-910b2",
