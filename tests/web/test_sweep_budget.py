@@ -15,7 +15,7 @@ from estimator.plan.compose import estimate
 from reports import messages
 from sweeps import selectors as sweep_selectors
 from sweeps import services as sweep_services
-from tests.web.test_deadline_confidence import _zh_only
+from tests.web.sweep_runs import BUILDER_BASE, run_sweep, zh_only
 
 BUDGETED = {  # tests/estimator/test_budget.py's article example, 50 M CNY
     "name": "70B 按预算",
@@ -32,16 +32,8 @@ BUYS_NOTHING_ZH = "无方案：该预算买不起最小的集群"
 def budget_sweep(monkeypatch, client):
     """BUDGETED over three budgets (1,000 CNY buys no server), run in process, and its page in
     English and Chinese."""
-    monkeypatch.setattr(sweep_services, "enqueue_chunks", lambda *a, **k: 0)
     data = {"name": "b", "base": BUDGETED, "axes": {"cluster.budget": [1e3, 5e7, 5e8]}}
-    sweep = sweep_services.create_sweep(data=data, owner=None)
-    for i in range(sweep.chunks_total):
-        sweep_services.run_chunk(sweep_id=sweep.pk, index=i, worker="test")
-    sweep.refresh_from_db()
-    assert sweep.status == "done", sweep.error
-    en = client.get(f"/sweeps/{sweep.share_token}/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
-    zh = client.get(f"/zh-hans/sweeps/{sweep.share_token}/").content.decode()
-    return sweep, en, zh
+    return run_sweep(monkeypatch, client, data)
 
 
 @pytest.mark.django_db
@@ -99,10 +91,10 @@ def test_a_budget_sweep_asking_too_many_searches_is_refused_in_both_languages(cl
         )
     with translation.override("zh-hans"):
         zh = messages.scenario_error(err)
-        _zh_only(zh)
+        zh_only(zh)
         assert "10,100" in zh and "10,000" in zh
     with translation.override("zh-hans"):
-        _zh_only(messages.sentence("no plan: the budget does not buy the smallest cluster"))
+        zh_only(messages.sentence("no plan: the budget does not buy the smallest cluster"))
     data = {"name": "b", "base": json.dumps(BUDGETED), "axes": json.dumps(axes)}
     html = client.post("/zh-hans/sweeps/", data).content.decode()
     assert "按预算确定规模要对运行价格以外各扫描轴的 10,100 种组合逐一搜索" in html
@@ -115,12 +107,9 @@ def test_the_sweep_builder_sizes_by_a_budget_as_the_estimate_form_does(client):
     html = client.get("/zh-hans/sweeps/").content.decode()
     assert 'value="budget"' in html
     fields = {
-        "preset": "llama-3.1-70b",
-        "accelerator": "ascend-910b2",
-        "tokens": "500B",
+        **BUILDER_BASE,
         "sizing": "budget",
         "budget": "5000万",
-        "currency": "CNY",
         "axis1_field": "cluster.budget",
         "axis1_list": "5000万, 1亿",
     }
@@ -136,7 +125,7 @@ def test_the_sweep_builder_sizes_by_a_budget_as_the_estimate_form_does(client):
     with translation.override("zh-hans"):
         missing = SweepBuilderForm({**fields, "budget": ""})
         assert not missing.is_valid()
-        _zh_only(missing.errors["budget"][0])
+        zh_only(missing.errors["budget"][0])
 
 
 @pytest.mark.django_db
