@@ -7,7 +7,8 @@ import pytest
 
 from estimator.dotted import get_path
 from estimator.errors import ScenarioError
-from estimator.plan.batch import LAYOUT_FIELDS, NO_LAYOUT, SUMMARY_FIELDS, evaluate_columns
+from estimator.plan.batch import LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
+from estimator.plan.batch_reasons import NO_LAYOUT
 from estimator.plan.compose import estimate
 
 BASE = {
@@ -138,7 +139,7 @@ def test_predicted_rows_with_cards_carry_estimate_s_layout():
     for i, (m, a, c) in enumerate(rows):
         scenario = {**base, "model": {"preset": m}, "hardware": {"accelerator": a}, "cluster": {"cards": c}}
         if not out["ok"][i]:  # no layout fits: the plan is refused, the row has no figures
-            assert out["error"][i] == NO_LAYOUT
+            assert out["reason_code"][i] == NO_LAYOUT and out["reason_cards"][i] == c, i
             assert all(np.isnan(out[f][i]) for f in SUMMARY_FIELDS), i
             with pytest.raises(ScenarioError) as info:
                 estimate(scenario)
