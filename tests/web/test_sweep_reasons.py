@@ -113,3 +113,15 @@ def _members(blob: bytes) -> list[str]:
 
     with zipfile.ZipFile(io.BytesIO(blob)) as zf:
         return [n.removesuffix(".npy") for n in zf.namelist()]
+
+
+@pytest.mark.django_db
+def test_the_openapi_document_describes_the_reason_fields(client):
+    # an addition inside v1 (docs/api-versioning.md): info.version's minor grows, the sentence stays
+    doc = client.get("/api/v1/schema", HTTP_ACCEPT="application/json").json()
+    assert doc["info"]["version"] == "1.2.0"
+    schemas = doc["components"]["schemas"]
+    columns = schemas["ResultPage"]["properties"]["columns"]["description"]
+    assert all(f"`{name}`" in columns for name in ("error", "reason_code", "reason_cards"))
+    assert all(code in columns for code in ZH)
+    assert "`error_codes`" in schemas["SweepStatus"]["properties"]["summary"]["description"]
