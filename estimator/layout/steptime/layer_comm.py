@@ -1,7 +1,7 @@
 """Communication terms of one transformer layer and micro-batch on one card (s), vectorized over
 candidate layouts: tensor-parallel collectives (tp_comm), the context-parallel exchange and merge
-(cp_comm), the expert-parallel all-to-all (ep_comm), each split into an exposed and a hidden part,
-and the MoE host-issue floor. The composition and the sources are in `step`'s docstring."""
+(cp_comm), the expert-parallel all-to-all (ep_comm, with the alltoall dispatcher's expert-TP gather,
+always exposed), each split into an exposed and a hidden part, and the MoE host-issue floor. The composition and the sources are in `step`'s docstring."""
 
 from __future__ import annotations
 
