@@ -94,6 +94,9 @@ def test_bad_rows_are_flagged_not_raised():
     errors = list(out["error"])
     assert errors[0] is None and errors[2] is None
     assert "fixed layout does not divide the cards" in errors[1]
+    # its code and the cards it is about; the planned rows have none (plan.batch_reasons)
+    assert out["reason_code"].tolist() == ["", "layout-or-fabric-refuses-cards", ""]
+    assert out["reason_cards"][1] == 80 and np.isnan(out["reason_cards"][[0, 2]]).all()
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
