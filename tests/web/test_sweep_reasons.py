@@ -125,3 +125,12 @@ def test_the_openapi_document_describes_the_reason_fields(client):
     assert all(f"`{name}`" in columns for name in ("error", "reason_code", "reason_cards"))
     assert all(code in columns for code in ZH)
     assert "`error_codes`" in schemas["SweepStatus"]["properties"]["summary"]["description"]
+
+
+def test_every_batch_reason_has_its_row_sentence_in_the_web_layer():
+    # the web layer's msgid of each code is the core's English default (the API's `error` and the
+    # English page read the same), and the Chinese page has each (ZH, checked on a page above)
+    from reports.message_texts import ROW_REASONS
+
+    assert set(ROW_REASONS) == set(REASONS) == set(ZH)
+    assert all(ROW_REASONS[code] == REASONS[code] for code in REASONS)
