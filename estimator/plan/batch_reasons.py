@@ -13,8 +13,8 @@ The codes:
 - run-never-finishes: the interruptions cost more than the time between them (plan.sizing.goodput_of);
 - budget-buys-no-cluster: the budget does not buy the smallest cluster (money.budget.cards_for_budget);
 - layout-or-fabric-refuses-cards: the fixed layout does not divide the row's cards, or the network
-  cannot connect that many (the contract's fixed-layout-cards and cluster.network.design_fabric,
-  which the batch tells apart by neither).
+  cannot connect that many (the contract's fixed-layout-cards and cluster.network.design_fabric's
+  refusal; the batch does not tell the two apart, and a single plan has no one code for both).
 The rows of a group the core refuses as a whole carry its ScenarioError's code (group_code) and
 its own English sentence.
 
@@ -24,9 +24,9 @@ layout-or-fabric-refuses-cards; the smallest cluster for budget-buys-no-cluster;
 deadline needs without interruptions at the MFU the refusal states for deadline-needs-too-many-cards
 (plan.deadline_refusals.cards_without_failures).
 
-Rows stored before the codes carry only the English default: code_of maps it back
-(the defaults are the sentences those rows hold; a default that changes keeps its old sentence in
-STORED_SENTENCES).
+Rows stored before the codes carry only the English default: code_of maps it back when they are
+read (sweeps.digests.unpack; the defaults are the sentences those rows hold: a default that changes
+keeps its old sentence in STORED_SENTENCES).
 """
 
 from __future__ import annotations
