@@ -119,12 +119,13 @@ def _members(blob: bytes) -> list[str]:
 def test_the_openapi_document_describes_the_reason_fields(client):
     # an addition inside v1 (docs/api-versioning.md): info.version's minor grows, the sentence stays
     doc = client.get("/api/v1/schema", HTTP_ACCEPT="application/json").json()
-    assert doc["info"]["version"] == "1.2.0"
+    assert doc["info"]["version"] == "1.3.0"
     schemas = doc["components"]["schemas"]
     columns = schemas["ResultPage"]["properties"]["columns"]["description"]
-    assert all(f"`{name}`" in columns for name in ("error", "reason_code", "reason_cards"))
+    assert all(f"`{name}`" in columns for name in ("error", "reason_code", "reason_cards", "reason_errors"))
     assert all(code in columns for code in ZH)
-    assert "`error_codes`" in schemas["SweepStatus"]["properties"]["summary"]["description"]
+    summary = schemas["SweepStatus"]["properties"]["summary"]["description"]
+    assert "`error_codes`" in summary and "`error_details`" in summary
 
 
 def test_every_batch_reason_has_its_row_sentence_in_the_web_layer():
