@@ -96,3 +96,18 @@ def test_a_sweep_stored_before_the_group_errors_shows_the_english_sentence(refus
     assert f"<li>1 × {EN}</li>" in zh and ZH_MESSAGE not in zh
     body = client.get(f"/api/v1/sweeps/shared/{sweep.share_token}/results").json()
     assert [row[body["columns"].index("reason_errors")] for row in body["rows"]] == [None, None]
+
+
+def test_errors_that_are_no_list_of_errors_read_as_the_sentence():
+    """A summary's details that are not a list of error objects (hand-edited, truncated): the
+    English sentence, as a sweep stored before them; a code the catalogue does not know: its own
+    English message after the field's words, as the estimate page shows it."""
+    from django.utils import translation
+
+    from reports import messages
+
+    with translation.override("zh-hans"):
+        for errors in ("x", [1], [], None, {"field": "parallelism.tp"}):
+            assert messages.row_reason("fixed-tp-heads", EN, errors) == EN
+        unknown = [{"field": "parallelism.tp", "message": "not a known sentence", "code": "no-such-code"}]
+        assert messages.row_reason("no-such-code", "x", unknown) == f"{ZH_FIELD}: not a known sentence"
