@@ -389,6 +389,8 @@ MESSAGES: dict[str, str] = {
     "assumption.electricity": gettext_noop("electricity"),
     "assumption.pue": gettext_noop("PUE"),
     "assumption.depreciation": gettext_noop("depreciation"),
+    "assumption.utilization": gettext_noop("fleet utilization (owned hours doing paid work)"),
+    "assumption.exchange-rate": gettext_noop("exchange rate"),
     "assumption.failure-rate-card": gettext_noop("interruptions per card-hour (%(causes)s)"),
     "assumption.failure-rate-node": gettext_noop("interruptions per server-hour (%(causes)s)"),
     "assumption.failure-rate-switch": gettext_noop("interruptions per switch-hour (%(causes)s)"),

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from estimator import catalog
 from estimator.contract.book_pricing import assumption as price_book_assumption
 from estimator.contract.book_pricing import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
@@ -166,8 +167,10 @@ def _flop_row(r: Resolved, mfu: float) -> _Row:
 
 
 def _price_rows(r: Resolved, eq: Equipment, pr: Mapping[str, float]) -> list[_Row]:
-    """Unit prices in the report's currency, electricity per kWh, PUE and depreciation (years)."""
-    cur, fx = r.scenario.cost.currency, r.usd_to_currency
+    """Unit prices in the report's currency, electricity per kWh, PUE, depreciation (years), the
+    fleet utilization that spreads the owned fixed costs (money.cost) and, in CNY, the exchange
+    rate every figure was converted at (CNY per USD)."""
+    c, cur, fx = r.scenario.cost, r.scenario.cost.currency, r.usd_to_currency
     return [
         _Row("server-price", "server price (cards included)", eq.server_price_usd * fx, cur,
              eq.sources["server"]),
@@ -178,9 +181,23 @@ def _price_rows(r: Resolved, eq: Equipment, pr: Mapping[str, float]) -> list[_Ro
              _source(r, "cloud_price_usd_per_card_hour")),
         _Row("electricity", "electricity", pr["electricity_usd_per_kwh"] * fx, f"{cur}/kWh",
              _electricity_source(r)),
-        _Row("pue", "PUE", pr["pue"], "", GENERIC),
-        _Row("depreciation", "depreciation", pr["depreciation_years"], "years", GENERIC),
+        _Row("pue", "PUE", pr["pue"], "", _default_source("pue", c.pue)),
+        _Row("depreciation", "depreciation", pr["depreciation_years"], "years",
+             _default_source("depreciation_years", c.depreciation_years)),
+        _Row("utilization", "fleet utilization (owned hours doing paid work)", pr["utilization"], "",
+             _default_source("utilization", c.utilization)),
+        *([_Row("exchange-rate", "exchange rate", fx, "CNY/USD", _default_source("usd_to_cny", c.usd_to_cny))]
+          if cur == "CNY" else []),
     ]  # fmt: skip
+
+
+def _default_source(key: str, given: object) -> str:
+    """The source of a running-cost figure: "scenario input" when the scenario gave it, else the
+    catalog default's source with its date (catalog/defaults.toml)."""
+    if given is not None:
+        return "scenario input"
+    s = catalog.default_sources().get(key)
+    return f"{s.source} ({s.as_of})" if s else GENERIC
 
 
 def _electricity_source(r: Resolved) -> str:
@@ -189,4 +206,4 @@ def _electricity_source(r: Resolved) -> str:
     if r.scenario.cost.electricity_per_kwh is None and electricity_usd(book, r.book_usd_to_cny) is not None:
         assert book is not None
         return source_text(book)
-    return GENERIC
+    return _default_source("electricity_usd_per_kwh", r.scenario.cost.electricity_per_kwh)
