@@ -52,3 +52,18 @@ def test_given_figures_are_sourced_to_the_scenario_and_usd_has_no_exchange_row()
     assert row["utilization"]["value"] == 0.75 and row["utilization"]["source"] == "scenario input"
     assert row["pue"]["value"] == 1.1 and row["pue"]["source_code"] == "source.scenario"
     assert "exchange-rate" not in row
+
+
+def test_the_monte_carlos_price_triangles_are_in_the_sections_currency() -> None:
+    """uncertainty.currency CNY states its triangles in CNY, as its costs and the cost section: the
+    Ascend 910C's cloud price 2.00 USD per card-hour [U], drawn +-20 % (1.60-2.40), at 7.2 CNY/USD
+    is 11.52 / 14.40 / 17.28 CNY; the capex's likely value is cost.capex.total and the electricity's
+    0.08 USD x 7.2 = 0.576 CNY/kWh (before: the USD figures under "currency": "CNY")."""
+    doc = {**QWEN_CNY, "hardware": {"accelerator": "ascend-910c"}}
+    result = estimate(doc)["result"]
+    mc = result["uncertainty"]
+    assert mc["currency"] == "CNY"
+    assert mc["inputs"]["cloud_price_per_card_hour"] == pytest.approx([11.52, 14.4, 17.28])
+    assert mc["inputs"]["capex"][1] == pytest.approx(result["cost"]["capex"]["total"])
+    assert mc["inputs"]["electricity_per_kwh"][1] == pytest.approx(0.576)
+    assert mc["inputs"]["mfu"][1] == pytest.approx(0.4)
