@@ -389,6 +389,7 @@ MESSAGES: dict[str, str] = {
     "assumption.electricity": gettext_noop("electricity"),
     "assumption.pue": gettext_noop("PUE"),
     "assumption.depreciation": gettext_noop("depreciation"),
+    "assumption.mfu-spread": gettext_noop("MFU range assumed around the given MFU (relative half-width)"),
     "assumption.utilization": gettext_noop("fleet utilization (owned hours doing paid work)"),
     "assumption.exchange-rate": gettext_noop("exchange rate"),
     "assumption.failure-rate-card": gettext_noop("interruptions per card-hour (%(causes)s)"),
@@ -404,6 +405,10 @@ MESSAGES: dict[str, str] = {
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
     "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
     "source.mfu-predicted": gettext_noop("layout model prediction"),
+    "source.mfu-spread-assumed": gettext_noop(
+        "assumption, not evidence: +-25 %% around a given MFU without efficiency.mfu_range "
+        "(plan.mfu_range.ASSUMED_MFU_SPREAD) [U]"
+    ),
     "source.moe-imbalance-default": gettext_noop(
         "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for force-balanced benchmarks) [U]"
     ),

@@ -67,3 +67,16 @@ def test_the_monte_carlos_price_triangles_are_in_the_sections_currency() -> None
     assert mc["inputs"]["capex"][1] == pytest.approx(result["cost"]["capex"]["total"])
     assert mc["inputs"]["electricity_per_kwh"][1] == pytest.approx(0.576)
     assert mc["inputs"]["mfu"][1] == pytest.approx(0.4)
+
+
+def test_a_given_mfu_without_a_range_names_the_assumed_spread() -> None:
+    """MFU 0.4 given without efficiency.mfu_range: the Monte Carlo draws 0.3 / 0.4 / 0.5 (0.4 x
+    (1 -+ 0.25)), so the row says 0.25 and that it is no evidence; with a range given, or with the
+    MFU predicted, there is no such row (before: the spread was in no row)."""
+    _, row = rows(QWEN_CNY)
+    assert row["mfu-spread"]["value"] == 0.25
+    assert row["mfu-spread"]["source_code"] == "source.mfu-spread-assumed"
+    result = estimate(QWEN_CNY)["result"]
+    assert result["uncertainty"]["inputs"]["mfu"] == pytest.approx([0.3, 0.4, 0.5])
+    ranged = {**QWEN_CNY, "efficiency": {"mfu": 0.4, "mfu_range": [0.35, 0.45]}}
+    assert "mfu-spread" not in rows(ranged)[1]
