@@ -21,8 +21,8 @@ from estimator.errors import ScenarioError
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money import budget, pricing
 from estimator.plan import compose as plan
-from estimator.plan.goodput import at_cards_of
 from estimator.plan.deadline_risk import ConfidenceRule
+from estimator.plan.goodput import at_cards_of
 from estimator.plan.goodput_section import count_shape
 
 GIVEN = {
