@@ -266,8 +266,8 @@ def test_the_faster_hot_tier_lever_is_the_replan_with_half_the_write() -> None:
     USD; storage nodes of 24 bays, 40 GB/s, 25,000 USD): the 4.87 TB checkpoint in 120 s needs
     40.6 GB/s -> 26 drives (41.6 GB/s), nodes max(26/24, 40.6/40) -> 2. Twice as fast is 83.2 GB/s ->
     52 drives, nodes max(52/24, 83.2/40) -> 3: 26 drives and 1 node more, 26 x 2,300 + 25,000 =
-    84,800 USD (before the fix: the whole tier again, 26 drives and 2 nodes, 109,800 USD, and a read
-    bandwidth doubled to 160 GB/s that 3 nodes do not deliver, 120 GB/s)."""
+    84,800 USD (before the fix: the whole tier again, 26 drives and 2 nodes, 109,800 USD, and both
+    bandwidths doubled whatever the 3 nodes deliver)."""
     base = plan(LLAMA405_16K)
     g = base["goodput"]
     lever = next(lv for lv in g["levers"] if lv["lever"] == "faster-hot-tier")
