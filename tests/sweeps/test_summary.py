@@ -1,0 +1,60 @@
+"""The sweep summary folded from its chunks' digests one at a time (sweeps.summary): the fronts,
+best rows, ranges, counts and heatmap cells of the whole sweep, values by hand."""
+
+from estimator.contract.sweep import Axis
+from sweeps import summary as summary_module
+from sweeps.digests import COST_OWNED, DAYS
+from sweeps.summary import merge_digests
+
+CARDS = Axis("cluster.cards", (512, 1024))
+
+
+def _digest(**parts) -> dict:
+    return {"n": 0, "feasible": 0, "best": {}, "range": {}, "pareto": {}, "heat": {}, "errors": {}, **parts}
+
+
+def _once(items):
+    """The digests as a generator: the fold reads them once, in order."""
+    yield from items
+
+
+def test_the_front_of_three_chunks():
+    # chunk 0: (1, 9), (2, 5); chunk 1: (2, 5) again, (3, 6) dominated by (2, 5), (4, 1);
+    # chunk 2: (0.5, 9.5), and a point without a cost (ignored). Front by x: (0.5, 9.5), (1, 9),
+    # (2, 5) of chunk 0 (the tie keeps the first chunk's scenario 1, not 5), (4, 1)
+    chunks = [
+        _digest(pareto={COST_OWNED: [[0, 1.0, 9.0], [1, 2.0, 5.0]]}),
+        _digest(pareto={COST_OWNED: [[5, 2.0, 5.0], [6, 3.0, 6.0], [7, 4.0, 1.0]]}),
+        _digest(pareto={COST_OWNED: [[10, 0.5, 9.5], [11, 1.0, None]]}),
+    ]
+    front = merge_digests([CARDS], _once(chunks))["pareto"][COST_OWNED]
+    assert front == [[10, 0.5, 9.5], [0, 1.0, 9.0], [1, 2.0, 5.0], [7, 4.0, 1.0]]
+
+
+def test_the_best_rows_of_three_chunks(monkeypatch):
+    monkeypatch.setattr(summary_module, "BEST_K", 2)
+    # 5, 3 | 3, 4 | 1 days: the two best are scenario 4 (1 day) and scenario 1 (3 days, before
+    # scenario 2's 3 days by index)
+    chunks = [
+        _digest(best={DAYS: [{"index": 0, DAYS: 5.0}, {"index": 1, DAYS: 3.0}]}, range={DAYS: [3.0, 5.0]}),
+        _digest(best={DAYS: [{"index": 2, DAYS: 3.0}, {"index": 3, DAYS: 4.0}]}, range={DAYS: [3.0, 4.0]}),
+        _digest(best={DAYS: [{"index": 4, DAYS: 1.0}]}, range={DAYS: [1.0, 1.0]}),
+    ]
+    merged = merge_digests([CARDS], _once(chunks))
+    assert [r["index"] for r in merged["best"][DAYS]] == [4, 1]
+    assert merged["range"][DAYS] == [1.0, 5.0]
+
+
+def test_counts_errors_and_heat_cells_of_three_chunks():
+    # the strip of the one axis cluster.cards (2 cells, one per card count): 512 cards' lowest is
+    # 3.0 (chunk 1), 1,024 cards' 5.0 (chunk 0)
+    key = f"0|-1|{DAYS}"
+    chunks = [
+        _digest(n=4, feasible=3, errors={"too big": 1}, heat={key: [None, 5.0]}),
+        _digest(n=4, feasible=2, errors={"too big": 1, "no price": 1}, heat={key: [3.0, None]}),
+        _digest(n=2, feasible=2, errors={}, heat={key: [4.0, 6.0]}),
+    ]
+    merged = merge_digests([CARDS], _once(chunks))
+    assert (merged["scenarios"], merged["feasible"]) == (10, 7)
+    assert merged["errors"] == {"too big": 2, "no price": 1}
+    assert merged["heat"] == [{"x": None, "y": "cluster.cards", "metric": DAYS, "z": [[3.0], [5.0]]}]
