@@ -1,5 +1,8 @@
 """The sweep summary folded from its chunks' digests one at a time (sweeps.summary): the fronts,
-best rows, ranges, counts and heatmap cells of the whole sweep, values by hand."""
+best rows, ranges, counts and heatmap cells of the whole sweep, values by hand, whether the fold
+cuts its candidates back after every digest or only at the end."""
+
+import pytest
 
 from estimator.contract.sweep import Axis
 from sweeps import summary as summary_module
@@ -11,6 +14,13 @@ CARDS = Axis("cluster.cards", (512, 1024))
 
 def _digest(**parts) -> dict:
     return {"n": 0, "feasible": 0, "best": {}, "range": {}, "pareto": {}, "heat": {}, "errors": {}, **parts}
+
+
+@pytest.fixture(params=["cut after every digest", "cut at the end"], autouse=True)
+def cuts(request, monkeypatch):
+    if request.param == "cut after every digest":
+        monkeypatch.setattr(summary_module, "FRONT_KEPT", 1)
+        monkeypatch.setattr(summary_module, "ROWS_KEPT", 1)
 
 
 def _once(items):
