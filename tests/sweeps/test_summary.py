@@ -1,12 +1,13 @@
 """The sweep summary folded from its chunks' digests one at a time (sweeps.summary): the fronts,
 best rows, ranges, counts and heatmap cells of the whole sweep, values by hand, whether the fold
-cuts its candidates back after every digest or only at the end."""
+cuts its candidates back after every digest or only at the end; and a chunk's refusal counts."""
 
+import numpy as np
 import pytest
 
 from estimator.contract.sweep import Axis
 from sweeps import summary as summary_module
-from sweeps.digests import COST_OWNED, DAYS
+from sweeps.digests import COST_OWNED, DAYS, ERROR, FITS, chunk_digest
 from sweeps.summary import merge_digests
 
 CARDS = Axis("cluster.cards", (512, 1024))
@@ -68,3 +69,14 @@ def test_counts_errors_and_heat_cells_of_three_chunks():
     assert (merged["scenarios"], merged["feasible"]) == (10, 7)
     assert merged["errors"] == {"too big": 2, "no price": 1}
     assert merged["heat"] == [{"x": None, "y": "cluster.cards", "metric": DAYS, "z": [[3.0], [5.0]]}]
+
+
+def test_a_chunk_digest_counts_its_refusal_messages():
+    # 3 rows "b", 2 "a", 1 "c", 2 planned (no message); 12 more messages once each: the 10 commonest kept
+    messages = ["b", None, "a", "b", "c", "a", "b", None, *(f"m{i:02d}" for i in range(12))]
+    arrays = {FITS: np.array([m is None for m in messages]), ERROR: np.array(messages, dtype=object)}
+    errors = chunk_digest([Axis("cluster.cards", tuple(range(len(messages))))], 0, arrays)["errors"]
+    assert list(errors.items())[:3] == [("b", 3), ("a", 2), ("c", 1)]
+    assert len(errors) == 10 and set(errors.values()) == {3, 2, 1}
+    arrays[ERROR][:] = None
+    assert chunk_digest([Axis("cluster.cards", tuple(range(len(messages))))], 0, arrays)["errors"] == {}
