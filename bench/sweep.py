@@ -375,6 +375,9 @@ def run_once(
         print(f"  sweep {sweep_id} ended {sweep.status}: {sweep.error}")
         return None
     stored = sum(len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True))
+    stamps = sorted(SweepChunk.objects.filter(sweep=sweep).values_list("created_at", flat=True))
+    # seconds after the sweep's row was made: its first and last chunk stored, its summary done
+    timeline = [(t - sweep.created_at).total_seconds() for t in (stamps[0], stamps[-1], sweep.finished_at)]
     return {
         "id": sweep_id,
         "path": path,
@@ -389,26 +392,30 @@ def run_once(
         "workers_cpu_s": workers_cpu,
         "bench_cpu_s": own,
         "load_1min": os.getloadavg()[0],
+        "timeline_s": timeline,
     }
 
 
 def print_run(run: dict) -> None:
     """One run's line: wall time and rate, then what the load moves less: the workers' CPU seconds,
     scenarios per worker CPU-second, and their CPU share of the wall time (100%: every worker busy
-    all along; less: waiting for the broker, the database or a core another process holds)."""
+    all along; less: waiting for the broker, the database or a core another process holds); when
+    the chunks were stored and the summary done (seconds after the sweep's row was made)."""
     cpu = run["workers_cpu_s"]
     busy = cpu / max(run["wall_s"] * run["workers"], 1e-9)
+    first, last, done = run["timeline_s"]
+    rss = ", ".join(
+        f"{a:.0f} -> {m:.0f} MB" for a, m in zip(run["ready_rss_mb"], run["peak_rss_mb"], strict=True)
+    )
     print(
         f"  {run['path']}: {run['workers']} worker(s): {run['scenarios']:,} scenarios in {run['wall_s']:.2f} s "
         f"-> {run['rate']:,.0f} scenarios/s ({run['rate'] / run['workers']:,.0f} per worker); "
         f"POST {run['api_s'] * 1000:.0f} ms (validation + queuing {run['chunks']} chunks); core time "
         f"{run['compute_s']:.2f} s; CPU: workers {cpu:.2f} s ({run['scenarios'] / max(cpu, 1e-9):,.0f} "
         f"scenarios per CPU-second, busy {busy:.0%} of the wall time), bench (POST, polling) "
-        f"{run['bench_cpu_s']:.2f} s; load average {run['load_1min']:.2f} (1 min); stored "
-        f"{run['stored_mb']:.1f} MB; worker RSS at ping -> peak "
-        + ", ".join(
-            f"{a:.0f} -> {m:.0f} MB" for a, m in zip(run["ready_rss_mb"], run["peak_rss_mb"], strict=True)
-        ),
+        f"{run['bench_cpu_s']:.2f} s; load average {run['load_1min']:.2f} (1 min); chunks stored "
+        f"+{first:.2f} to +{last:.2f} s, summary done +{done:.2f} s; stored {run['stored_mb']:.1f} MB; "
+        f"worker RSS at ping -> peak {rss}",
         flush=True,
     )
 
