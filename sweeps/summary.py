@@ -68,6 +68,7 @@ class _Fold:
         self.axes, self.mixed = axes, mixed_currencies(axes)
         self.scenarios = self.feasible = 0
         self.errors: dict[str, int] = {}
+        self.error_codes: dict[str, str] = {}  # a message's reason code: the same in every chunk
         self.range: dict[str, list] = {}  # metric: [lowest, highest]
         self.best: dict[str, list[dict]] = {}  # metric: candidate rows (its BEST_K and a few more)
         self.pareto: dict[str, list[list]] = {}  # cost: candidate points (its front and a few more)
@@ -90,6 +91,7 @@ class _Fold:
         self.feasible += d.get("feasible", 0)
         for msg, count in d.get("errors", {}).items():
             self.errors[msg] = self.errors.get(msg, 0) + count
+        self.error_codes.update(d.get("error_codes", {}))
         for metric, (lo, hi) in d.get("range", {}).items():
             was = self.range.get(metric)
             self.range[metric] = [lo, hi] if was is None else [min(was[0], lo), max(was[1], hi)]
@@ -128,6 +130,8 @@ class _Fold:
             "heat": [self._heatmap(key) for key in sorted(self.heat)],
             "errors": dict(sorted(self.errors.items(), key=lambda kv: -kv[1])[:10]),
         }
+        # each reason's code (plan.batch_reasons; absent from the summaries of sweeps stored before)
+        out["error_codes"] = {m: self.error_codes[m] for m in out["errors"] if self.error_codes.get(m)}
         if self.mixed:
             out[RANKED_IN] = "USD"
         series = self._series()
