@@ -61,13 +61,16 @@ def test_counts_errors_and_heat_cells_of_three_chunks():
     # 3.0 (chunk 1), 1,024 cards' 5.0 (chunk 0)
     key = f"0|-1|{DAYS}"
     chunks = [
-        _digest(n=4, feasible=3, errors={"too big": 1}, heat={key: [None, 5.0]}),
+        _digest(
+            n=4, feasible=3, errors={"too big": 1}, error_codes={"too big": "c1"}, heat={key: [None, 5.0]}
+        ),
         _digest(n=4, feasible=2, errors={"too big": 1, "no price": 1}, heat={key: [3.0, None]}),
         _digest(n=2, feasible=2, errors={}, heat={key: [4.0, 6.0]}),
     ]
     merged = merge_digests([CARDS], _once(chunks))
     assert (merged["scenarios"], merged["feasible"]) == (10, 7)
     assert merged["errors"] == {"too big": 2, "no price": 1}
+    assert merged["error_codes"] == {"too big": "c1"}  # "no price" came from a chunk without codes
     assert merged["heat"] == [{"x": None, "y": "cluster.cards", "metric": DAYS, "z": [[3.0], [5.0]]}]
 
 
