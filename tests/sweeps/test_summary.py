@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from estimator.contract.sweep import Axis
+from estimator.plan.batch_reasons import REASON_CODE_FIELD
 from sweeps import summary as summary_module
 from sweeps.digests import COST_OWNED, DAYS, ERROR, FITS, chunk_digest
 from sweeps.summary import merge_digests
@@ -75,11 +76,19 @@ def test_counts_errors_and_heat_cells_of_three_chunks():
 
 
 def test_a_chunk_digest_counts_its_refusal_messages():
-    # 3 rows "b", 2 "a", 1 "c", 2 planned (no message); 12 more messages once each: the 10 commonest kept
+    # 3 rows "b", 2 "a", 1 "c", 2 planned (no message); 12 more messages once each: the 10 commonest
+    # kept, each with the reason code of its first row ("b": row 0's "kb", "a": row 2's "ka")
     messages = ["b", None, "a", "b", "c", "a", "b", None, *(f"m{i:02d}" for i in range(12))]
-    arrays = {FITS: np.array([m is None for m in messages]), ERROR: np.array(messages, dtype=object)}
-    errors = chunk_digest([Axis("cluster.cards", tuple(range(len(messages))))], 0, arrays)["errors"]
-    assert list(errors.items())[:3] == [("b", 3), ("a", 2), ("c", 1)]
-    assert len(errors) == 10 and set(errors.values()) == {3, 2, 1}
+    reasons = ["kb", "", "ka", "kx", "kc", "ky", "kz", "", *("km" for _ in range(12))]
+    axes = [Axis("cluster.cards", tuple(range(len(messages))))]
+    arrays = {
+        FITS: np.array([m is None for m in messages]),
+        ERROR: np.array(messages, dtype=object),
+        REASON_CODE_FIELD: np.array(reasons),
+    }
+    digest = chunk_digest(axes, 0, arrays)
+    assert list(digest["errors"].items())[:3] == [("b", 3), ("a", 2), ("c", 1)]
+    assert len(digest["errors"]) == 10 and set(digest["errors"].values()) == {3, 2, 1}
+    assert [digest["error_codes"][m] for m in ("b", "a", "c")] == ["kb", "ka", "kc"]
     arrays[ERROR][:] = None
-    assert chunk_digest([Axis("cluster.cards", tuple(range(len(messages))))], 0, arrays)["errors"] == {}
+    assert chunk_digest(axes, 0, arrays)["errors"] == {}
