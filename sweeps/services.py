@@ -34,11 +34,12 @@ from estimator.jsonio import check_tree
 from pricebooks.services import book_documents
 from teams.selectors import team_for
 
-from .digests import chunk_digest, merge_digests, pack
+from .digests import chunk_digest, pack
 from .leases import acquire_lease, renew_lease
 from .models import ChunkLease, Sweep, SweepChunk
 from .signals import sweep_finished
 from .sub_batch import first_size, first_sub_batch, next_sub_batch
+from .summary import merge_digests
 
 RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in SweepsConfig.ready)
 
@@ -409,14 +410,21 @@ def store_chunk(*, sweep_id, index, start, stop, blob, digest, compute_s, worker
     return "stored"
 
 
+DIGESTS_READ_AT_ONCE = 4  # chunk digests fetched per database round trip while folding (~250 kB each)
+
+
 def maybe_finish(*, sweep_id: int) -> bool:
-    """When every chunk is stored: merge the chunk digests into the summary and mark it done.
-    The conditional update makes exactly one caller the finisher."""
+    """When every chunk is stored: fold the chunk digests into the summary, read one at a time
+    (sweeps.summary: the finisher's memory does not grow with the chunks), and mark it done. The
+    conditional update makes exactly one caller the finisher."""
     row = Sweep.objects.filter(pk=sweep_id).values("status", "chunks_done", "chunks_total", "axes").first()
     if row is None or row["status"] not in Sweep.ACTIVE or row["chunks_done"] < row["chunks_total"]:
         return False
-    digests = list(
-        SweepChunk.objects.filter(sweep_id=sweep_id).order_by("index").values_list("digest", flat=True)
+    digests = (
+        SweepChunk.objects.filter(sweep_id=sweep_id)
+        .order_by("index")
+        .values_list("digest", flat=True)
+        .iterator(chunk_size=DIGESTS_READ_AT_ONCE)
     )
     summary = merge_digests(axes_of(sweep=row), digests)
     finished = Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).update(
