@@ -11,6 +11,7 @@ themselves are in reports.message_texts (MESSAGES) and reports.plural_texts (PLU
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -363,13 +364,18 @@ def assumption(row: Any, currency: str) -> dict:
 
 
 # --- the core's field errors (reports.field_messages) ----------------------------------------
-def scenario_error(err: Any) -> str:
+def scenario_error(err: Any, shown: Callable[[Any], str] = repr) -> str:
     """A core FieldError in the reader's language: a refusal by its code and params (plan.refusal),
-    any other by its sentence (field_error)."""
+    any other by its sentence (field_error). A sweep axis value's refusal (params `axis_value`) starts
+    with that value, `shown` as the form asked it (the core's repr by default: 0.5, 'h100-sxm')."""
     code = getattr(err, "code", "")
-    if code and known(code):
-        return render(code, getattr(err, "params", None), err.message)
-    return field_error(err.message)
+    if not (code and known(code)):
+        return field_error(err.message)
+    params = getattr(err, "params", None) or {}
+    text = render(code, params, err.message)
+    if "axis_value" not in params or text == err.message:  # the core's default starts with it
+        return text
+    return _("%(value)s: %(message)s") % {"value": shown(params["axis_value"]), "message": text}
 
 
 def field_error(message: str) -> str:

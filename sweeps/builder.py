@@ -237,6 +237,14 @@ def _choice_label(field: str) -> str:
     return f"{labels.axis(field)}{unit} · {field}"
 
 
+def builder_value(field: str, value: Any) -> str:
+    """An axis value as the builder asks it: a percent field's fraction in percent (0.5 -> "50%",
+    0.975 -> "97.5%"), any other as the core writes it (repr)."""
+    if field in PERCENT_FIELDS and isinstance(value, int | float):
+        return f"{float(value) * 100:.12g}%"
+    return repr(value)
+
+
 def _fraction(percent: float) -> float:
     """A percent as a fraction, to 12 significant digits (90 -> 0.9, not 0.9000000000000001)."""
     return float(f"{percent / 100:.12g}")

@@ -3,6 +3,7 @@ one scenario. Thin: services do the work, charts draw, templates show."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from teams.selectors import may_manage
 
 from . import charts, digests, selectors, services, watchdog
 from .builder import MAX_AXES as BUILDER_MAX_AXES
-from .builder import SweepBuilderForm
+from .builder import SweepBuilderForm, builder_value
 from .models import Sweep
 from .ranking import RANKED_IN
 
@@ -74,9 +75,9 @@ def _builder_errors(builder: SweepBuilderForm, exc: ScenarioError) -> None:
     }
     for e in exc.errors:
         parts = e.field.split(".")
-        message = messages_catalogue.scenario_error(e)
+        axis_field = ".".join(parts[1:3])
+        message = messages_catalogue.scenario_error(e, functools.partial(builder_value, axis_field))
         if parts[0] == "axes" and len(parts) > 1:
-            axis_field = ".".join(parts[1:3])
             i = rows.get(axis_field)
             builder.add_error(f"axis{i}_field" if i else None, f"{e.field}: {message}" if not i else message)
         elif parts[0] == "base" and ".".join(parts[1:]) in base_fields:

@@ -363,17 +363,24 @@ def _trial_errors(doc: dict[str, Any], axes: list[Axis], check: Check) -> list[F
             try:
                 found = check(trial, a)
             except ScenarioError as exc:
-                errors.extend(FieldError(e.field, f"{value!r}: {e.message}") for e in exc.errors)
+                errors.extend(_at_value(e.field, value, e) for e in exc.errors)
                 break
             own = [e for e in found if _axis_for(e.field, [a]) is not None]
             if own:
-                errors.append(FieldError(f"axes.{a.field}", f"{value!r}: {own[0].message}"))
+                errors.append(_at_value(f"axes.{a.field}", value, own[0]))
                 break
             persistent &= {e.field for e in found}
     for e in first_errors:
         if e.field in persistent and _axis_for(e.field, axes) is None:
             errors.append(_in_base(e))
     return errors
+
+
+def _at_value(field: str, value: Any, error: FieldError) -> FieldError:
+    """The refusal an axis value causes, on `field`: its sentence after the value ("0.5: ..."), its
+    code and parameters kept with the value as `axis_value` (the web layer says the sentence in the
+    reader's language and the value as its form asked it)."""
+    return FieldError(field, f"{value!r}: {error.message}", error.code, {**error.params, "axis_value": value})
 
 
 def validate_sweep(
