@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 
 from api.amounts import AmountField
 from estimator import catalog
-from reports import formatting, labels
+from reports import axis_values, formatting, labels
 from reports.forms import CONFIDENCE_PERCENT, QuantityField, confidence_field
 
 MAX_AXES = 3
@@ -41,7 +41,7 @@ AXIS_FIELDS: dict[str, str | None] = {
     "cost.pue": None,
 }
 INTEGER_FIELDS = {"cluster.cards", "network.switch_ports", "training.seq_len"}
-PERCENT_FIELDS = {"cluster.deadline_confidence"}  # the builder asks percent, the scenario takes fractions
+PERCENT_FIELDS = axis_values.PERCENT  # the builder asks percent, the scenario takes fractions
 CATALOGS: dict[str, Callable[[], Mapping[str, Any]]] = {
     "accelerators": catalog.accelerators,
     "servers": catalog.servers,
@@ -235,14 +235,6 @@ def _choice_label(field: str) -> str:
     """An axis field as the picker lists it: its label, "(%)" when asked in percent, and its path."""
     unit = " (%)" if field in PERCENT_FIELDS else ""
     return f"{labels.axis(field)}{unit} · {field}"
-
-
-def builder_value(field: str, value: Any) -> str:
-    """An axis value as the builder asks it: a percent field's fraction in percent (0.5 -> "50%",
-    0.975 -> "97.5%"), any other as the core writes it (repr)."""
-    if field in PERCENT_FIELDS and isinstance(value, int | float):
-        return f"{float(value) * 100:.12g}%"
-    return repr(value)
 
 
 def _fraction(percent: float) -> float:

@@ -25,11 +25,12 @@ from estimator.plan.batch_confidence import MISS_FIELD
 from reports import formatting as fmt
 from reports import labels
 from reports import messages as messages_catalogue
+from reports.axis_values import axis_value, axis_values
 from teams.selectors import may_manage
 
 from . import charts, digests, selectors, services, watchdog
 from .builder import MAX_AXES as BUILDER_MAX_AXES
-from .builder import SweepBuilderForm, builder_value
+from .builder import SweepBuilderForm
 from .models import Sweep
 from .ranking import RANKED_IN
 
@@ -75,9 +76,11 @@ def _builder_errors(builder: SweepBuilderForm, exc: ScenarioError) -> None:
     }
     for e in exc.errors:
         parts = e.field.split(".")
-        axis_field = ".".join(parts[1:3])
-        message = messages_catalogue.scenario_error(e, functools.partial(builder_value, axis_field))
-        if parts[0] == "axes" and len(parts) > 1:
+        axis_field = ".".join(parts[1:3]) if parts[0] == "axes" else ""
+        message = messages_catalogue.scenario_error(
+            e, functools.partial(axis_value, axis_field) if axis_field else repr
+        )
+        if axis_field:
             i = rows.get(axis_field)
             builder.add_error(f"axis{i}_field" if i else None, f"{e.field}: {message}" if not i else message)
         elif parts[0] == "base" and ".".join(parts[1:]) in base_fields:
@@ -141,21 +144,30 @@ def index(request):
     )
 
 
-def _describer(axes: list[dict]):
-    """index -> "cluster.cards=1024, hardware.accelerator=h100-sxm" (axes parsed once)."""
+def _describer(axes: list[dict], currency: str = "USD"):
+    """index -> "Cards 1,024, Accelerator h100-sxm", the values as the reader reads them (axes parsed once)."""
     parsed = services.axes_of(sweep={"axes": axes})
 
     def describe(index: int) -> str:
         return ", ".join(
-            f"{labels.axis(a.field)} {a.values[d]}"
+            f"{labels.axis(a.field)} {axis_value(a.field, a.values[d], currency)}"
             for a, d in zip(parsed, estimator_sweep.digits(parsed, index), strict=True)
         )
 
     return describe
 
 
-def _describe(axes: list[dict], index: int) -> str:
-    return _describer(axes)(index)
+def _describe(axes: list[dict], index: int, currency: str = "USD") -> str:
+    return _describer(axes, currency)(index)
+
+
+def _axes_header(sweep: Sweep, currency: str) -> list[dict[str, Any]]:
+    """Each axis for the page's header: its label and its first and last values in the reader's words."""
+    out = []
+    for a in sweep.axes:
+        shown = axis_values(a["field"], a["values"], currency)
+        out.append({**a, "label": labels.axis(a["field"]), "first": shown[0], "last": shown[-1]})
+    return out
 
 
 def _currency(sweep: Sweep) -> str:
@@ -176,11 +188,11 @@ def report(request, token: str):
         "json_url": reverse("sweeps_api:shared-results", args=[token]),
         "status_url": reverse("sweeps_api:shared", args=[token]),
         "currency": currency,
-        "axes": [{**a, "label": labels.axis(a["field"])} for a in sweep.axes],
+        "axes": _axes_header(sweep, currency),
     }
     if sweep.status == Sweep.Status.DONE and sweep.summary:
         summary = sweep.summary
-        describe = _describer(sweep.axes)
+        describe = _describer(sweep.axes, currency)
         budget = _budget(sweep)
         row_money = _row_money(sweep)
         # rows in several currencies are ranked and charted in USD (sweeps.ranking)
@@ -294,7 +306,7 @@ def _best_rows(axes, rows: list[dict], row_money: Callable[[int], tuple[str, flo
         out.append(
             {
                 "index": r["index"],
-                "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
+                "inputs": [axis_value(a.field, a.values[d], currency) for a, d in zip(axes, ds, strict=True)],
                 "days": fmt.days(r.get(digests.DAYS)),
                 "cards": fmt.count(r.get("compute.cards")),
                 "capex": fmt.money(capex, currency),
@@ -381,7 +393,9 @@ def estimate(request, token: str, index: int):
     if not 0 <= index < sweep.total:
         raise Http404
     scenario = selectors.scenario_of(sweep=sweep, index=index)
-    scenario["name"] = f"{sweep.name or _('Sweep')} #{index}: {_describe(sweep.axes, index)}"[:200]
+    scenario["name"] = (
+        f"{sweep.name or _('Sweep')} #{index}: {_describe(sweep.axes, index, _currency(sweep))}"[:200]
+    )
     try:
         est = create_estimate(data=scenario, owner=request.user, price_books=sweep.price_books)
     except ScenarioError as exc:
