@@ -313,7 +313,7 @@ MESSAGES: dict[str, str] = {
         "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3)."
     ),
     "start.micro_batches.chosen": gettext_noop(
-        "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3). The chosen layout runs %(micro_batches)s (bubble %(bubble)s)."
+        "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3). The chosen layout runs %(micro_batches)s (bubble %(layout_bubble)s)."
     ),
     "start.gradient_compression": gettext_noop(
         "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1)."

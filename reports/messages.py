@@ -97,6 +97,7 @@ PARAM_KINDS = {
     "total_bytes": "bytes",
     "hbm_bytes": "bytes",
     "bubble": "percent0",
+    "layout_bubble": "percent",  # the chosen layout's, as its table states it (0.9%)
     "bubble_low": "percent0",
     "slower_by": "percent0",
     "sequences": "count",
@@ -226,6 +227,11 @@ def _param(name: str, value: Any, currency: str) -> str:
     return str(value)
 
 
+# Parameters renamed in the core, read under their old name from results stored before (new: old):
+# the chosen layout's bubble was params.bubble (1F1B's formula) before engine 2.76.
+RENAMED = {"layout_bubble": "bubble"}
+
+
 def known(code: str) -> bool:
     return code in MESSAGES or code in PLURALS
 
@@ -236,6 +242,7 @@ def render(code: str | None, params: dict | None, default: str = "", currency: s
     if not code or not known(code):
         return default
     params = params if isinstance(params, dict) else {}
+    params = {**{new: params[old] for new, old in RENAMED.items() if old in params}, **params}
     values = {k: _param(k, v, params.get("currency") or currency) for k, v in params.items()}
     try:
         if code in PLURALS:
