@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from estimator.dotted import get_path as dig
 from estimator.plan.goodput_section import held_days
+from estimator.plan.mfu_range import ASSUMED_MFU_SPREAD
 
 from . import formatting as f
 from . import goodput, labels
@@ -280,7 +281,9 @@ def band_text(band: Any) -> str:
     if not isinstance(band, dict):
         return ""
     if band.get("source") == "assumed":
-        return _("The band is ±25%% of the MFU you gave: an assumption, not evidence.")
+        return _("The band is ±%(spread)s of the MFU you gave: an assumption, not evidence.") % {
+            "spread": f.percent(ASSUMED_MFU_SPREAD, 0)
+        }
     if band.get("source") == "calibration":
         return _(
             "The band is ±%(width)s around the plan calibrated on your pilot run: the pilot's own spread, "
