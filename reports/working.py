@@ -300,7 +300,7 @@ def story(result: dict) -> list[str]:
         }
         if term:
             text += _(", mostly more %(term)s") % {"term": labels.in_sentence(labels.step_term(term))}
-        out.append(text + ".")
+        out.append(_("%(sentence)s.") % {"sentence": text})  # a full stop of the reader's language
     return out
 
 

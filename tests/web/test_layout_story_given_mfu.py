@@ -50,3 +50,11 @@ def test_a_predicted_mfu_says_nothing_more():
     assert result["compute"]["mfu_source"] == "predicted"
     with translation.override("en"):
         assert not any("you gave" in line for line in working.story(result))
+
+
+def test_the_runners_up_end_as_sentences_of_the_readers_language(given):
+    with translation.override("zh-hans"):
+        lines = working.story(given)[2:]
+    assert lines and all(line.endswith("。") for line in lines), lines
+    with translation.override("en"):
+        assert all(line.endswith(".") for line in working.story(given)[2:])
