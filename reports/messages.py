@@ -228,7 +228,7 @@ def _param(name: str, value: Any, currency: str) -> str:
 
 
 # Parameters renamed in the core, read under their old name from results stored before (new: old):
-# the chosen layout's bubble was params.bubble (1F1B's formula) before engine 2.76.
+# the chosen layout's bubble was params.bubble (1F1B's formula) before engine 2.77.
 RENAMED = {"layout_bubble": "bubble"}
 
 
