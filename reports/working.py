@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from estimator.contract.readings import given_mfu_step_s
+
 from . import formatting as f
 from . import goodput, labels, stack_labels
 from .summary import dig
@@ -226,21 +228,17 @@ TIE_REASONS = {
 }
 
 
-def _given_step(result: dict, best: dict) -> list[str]:
-    """With an MFU given, the step the plan runs (the days count it): the global batch at the plan's
-    throughput (tokens / s, compute.tokens_per_s), where the layout's step is the model's prediction."""
-    compute = result.get("compute") or {}
-    batch, rate = best.get("global_batch_tokens"), compute.get("tokens_per_s")
-    if compute.get("mfu_source") != "given" or not all(isinstance(v, int | float) for v in (batch, rate)):
-        return []
-    if rate <= 0:
+def _given_step(result: dict) -> list[str]:
+    """With an MFU given, the step the plan runs (readings.given_mfu_step_s, the one the days count)."""
+    step = given_mfu_step_s(result)
+    if step is None:
         return []
     return [
         _(
             "The plan runs at the %(mfu)s MFU you gave, a step of %(step)s: the layout model's "
             "prediction only ranks the layouts."
         )
-        % {"mfu": f.percent(compute.get("mfu")), "step": f.seconds(batch / rate)}
+        % {"mfu": f.percent(dig(result, "compute.mfu")), "step": f.seconds(step)}
     ]
 
 
@@ -278,7 +276,7 @@ def story(result: dict) -> list[str]:
             "%(evaluated)s layouts evaluated (%(feasible)s fit in memory).",
             f.plural_n(values["evaluated"]),
         )
-    out = [first % values, *_given_step(result, best)]
+    out = [first % values, *_given_step(result)]
     r0 = best.get("tokens_per_s")
     for other in (layout.get("runners_up") or [])[:3]:
         if not isinstance(other, dict) or not isinstance(r0, int | float) or r0 <= 0:
