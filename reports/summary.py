@@ -327,7 +327,7 @@ def _deadline_risk(miss: float, target: float, failures: bool) -> str:
     """The chance of missing the deadline; it counts the MFU range and the interruptions together
     where the result says so (compute.deadline_miss_counts_failures, engine 2.46.0 on: a result
     stored before counted the MFU range alone)."""
-    values = {"target": f.days(target), "p": f.percent(miss, 0)}
+    values = {"target": f.days(target), "p": f.percent(miss)}  # as the cards card and the working say it
     if failures:
         return (
             _(
