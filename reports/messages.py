@@ -173,6 +173,11 @@ PARAM_KINDS = {
     "node_cards": "count",
     "nearest_layout": "layout",
     "precision": "upper",
+    "values": "count",  # a sweep axis's values and scenarios (estimator.contract.sweep)
+    "max_values": "count",
+    "scenarios": "count",
+    "max_scenarios": "count",
+    "other_axis": "axis",
     "choices": "choices",
     "predicted": "big",
     "every_s": "seconds",
@@ -205,6 +210,8 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "change":
         text = f.percent(value - 1, 0)
         return text if value < 1 else f"+{text}"
+    if kind == "axis":  # a scenario field a sweep axis names, in words (the web text names no path)
+        return labels.axis(str(value))
     if kind == "upper":
         return str(value).upper()  # bf16 -> BF16, as the glossary writes number formats
     if kind == "gb":
