@@ -447,8 +447,10 @@ def _mapped(exc: ScenarioError, axes: list[Axis], focus: Axis | None) -> Scenari
     for e in exc.errors:
         axis = focus or _axis_for(e.field, axes)
         if axis is not None:
-            detail = e.message if e.field in ("", axis.field) else f"{e.field}: {e.message}"
-            mapped.append(FieldError(f"axes.{axis.field}", detail))
+            if e.field in ("", axis.field):  # the axis's own fault: its code kept for the web layer
+                mapped.append(FieldError(f"axes.{axis.field}", e.message, e.code, e.params))
+            else:
+                mapped.append(FieldError(f"axes.{axis.field}", f"{e.field}: {e.message}"))
         else:
             mapped.append(_in_base(e))
     return ScenarioError(mapped)

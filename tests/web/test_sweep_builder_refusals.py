@@ -71,3 +71,19 @@ def test_too_many_scenarios_keeps_its_figures_for_the_reader():
     assert (err.code, err.params) == ("too-many-scenarios", {"scenarios": 1_000_000, "max_scenarios": 10})
     with translation.override("zh-hans"):
         assert messages.scenario_error(err) == "各维度组合出 1,000,000 个场景；每次扫描最多 10 个"
+
+
+def test_a_shape_error_an_axis_value_causes_keeps_its_code():
+    # "5e11" as a string on the tokens axis: the scenario's own refusal (must-be-json-number), on the axis
+    base = {
+        "model": {"preset": "llama-3.1-70b"},
+        "training": {"tokens": 5e11},
+        "hardware": {"accelerator": "ascend-910b2"},
+        "cluster": {"cards": 1024},
+    }
+    with pytest.raises(ScenarioError) as info:
+        estimator_sweep.validate_sweep({"name": "q", "base": base, "axes": {"training.tokens": ["5e11"]}})
+    (err,) = info.value.errors
+    assert (err.field, err.code) == ("axes.training.tokens", "must-be-json-number")
+    with translation.override("zh-hans"):
+        assert messages.scenario_error(err) == "必须是 JSON 数字，不能是字符串或布尔值"
