@@ -58,3 +58,15 @@ def test_the_runners_up_end_as_sentences_of_the_readers_language(given):
     assert lines and all(line.endswith("。") for line in lines), lines
     with translation.override("en"):
         assert all(line.endswith(".") for line in working.story(given)[2:])
+
+
+def test_compare_gives_the_step_the_plan_runs(given):
+    from reports import compare
+
+    report = {"scenario": GIVEN, "result": given}
+    (row,) = [r for r in compare.rows([report]) if r["key"] == "step_time"]
+    # the given MFU's step (42.1 s, the one the days count), not the layout model's 22.3 s
+    assert row["raw"] == [
+        pytest.approx(given["parallelism"]["global_batch_tokens"] / given["compute"]["tokens_per_s"])
+    ]
+    assert row["text"] == ["42.1 s"]
