@@ -342,12 +342,15 @@ class EstimateForm(forms.Form):
             self.add_error("hf_config", _("Paste a config.json."))
         if source == "params" and not data.get("params_b"):
             self.add_error("params_b", _("Give the model's size."))
-        if data.get("sizing") == "deadline" and data.get("target_days") is None:
-            self.add_error("target_days", _("Give a deadline in days."))
-        if data.get("sizing") == "cards" and data.get("cards") is None:
-            self.add_error("cards", _("Give a card count."))
-        if data.get("sizing") == "budget" and data.get("budget") is None:
-            self.add_error("budget", _("Give the budget to size the cluster by."))
+        asks = {
+            "deadline": ("target_days", _("Give a deadline in days.")),
+            "cards": ("cards", _("Give a card count.")),
+            "budget": ("budget", _("Give the budget to size the cluster by.")),
+        }
+        field, ask = asks.get(str(data.get("sizing")), (None, ""))
+        # a value its own check refused is not missing: that check's error is the one to read
+        if field and data.get(field) is None and field not in self.errors:
+            self.add_error(field, ask)
         if data.get("extra"):
             try:
                 extra = loads_strict(data["extra"])
