@@ -18,10 +18,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from estimator import catalog
+from estimator.plan import batch_reasons
 
 from . import field_messages, labels
 from . import formatting as f
-from .message_texts import MESSAGES
+from .message_texts import MESSAGES, ROW_REASONS
 from .plural_texts import PLURALS
 
 SEVERITIES = {
@@ -407,15 +408,10 @@ def field_error(message: str) -> str:
     return message
 
 
-# English sentences the core returns without a code (sweep rows), translated when known.
-SENTENCES = {
-    gettext_noop("no plan: the fixed layout does not divide the cards, or the fabric is too large"),
-    gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
-    gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
-    gettext_noop("no plan: the deadline needs more cards than the largest cluster this network can build"),
-    gettext_noop("no plan: the budget does not buy the smallest cluster"),
-}
-
-
-def sentence(text: str) -> str:
-    return _(text) if text in SENTENCES else text
+# --- sweep rows without a plan (estimator.plan.batch_reasons) ------------------------------------
+def row_reason(code: str | None, default: str = "") -> str:
+    """A sweep row's reason in the reader's language, by its code (ROW_REASONS); a row stored before
+    the codes by the code of its English sentence (batch_reasons.code_of); the core's English
+    `default` for a code without a row sentence (a group's refusal, its own sentence)."""
+    code = code or batch_reasons.code_of(default)
+    return str(_(ROW_REASONS[code])) if code in ROW_REASONS else default

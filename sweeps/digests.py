@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 
 from estimator.contract import sweep as estimator_sweep
+from estimator.plan import batch_reasons
+from estimator.plan.batch_reasons import REASON_CARDS_FIELD, REASON_CODE_FIELD
 
 from .ranking import RANKED_IN, best_first, mixed_currencies, ranked
 
@@ -176,6 +178,9 @@ def unpack(blob: bytes | memoryview) -> dict[str, np.ndarray]:
             arrays[ERROR] = lookup[value + 1]
         elif not key.startswith((VALUES, RUNS, "_error_messages")):
             arrays[key] = value
+    if ERROR in arrays and REASON_CODE_FIELD not in arrays:  # a chunk stored before the reason codes
+        arrays[REASON_CODE_FIELD] = batch_reasons.codes_of(arrays[ERROR])
+        arrays[REASON_CARDS_FIELD] = np.full(len(arrays[ERROR]), np.nan)
     return arrays
 
 
@@ -319,12 +324,15 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
     }
     if ERROR in arrays:
         messages = np.asarray(arrays[ERROR], dtype=object)
-        msgs, counts = np.unique(
-            np.array(messages[_with_message(messages)].tolist(), dtype=str), return_counts=True
+        where = _with_message(messages)
+        msgs, firsts, counts = np.unique(
+            np.array(messages[where].tolist(), dtype=str), return_index=True, return_counts=True
         )
         top = np.argsort(-counts)[:10]
         digest["errors"] = {str(msgs[i])[:500]: int(counts[i]) for i in top}
-    fields = [k for k in arrays if arrays[k].dtype.kind in "fiub"]
+        codes = arrays.get(REASON_CODE_FIELD, np.full(len(messages), "", dtype=str))  # plan.batch_reasons
+        digest["error_codes"] = {str(msgs[i])[:500]: str(codes[where[firsts[i]]]) for i in top}
+    fields = [k for k in arrays if arrays[k].dtype.kind in "fiub" and k != REASON_CARDS_FIELD]  # planned rows
     ok_idx = np.flatnonzero(feasible)
     mixed = mixed_currencies(axes)
     for metric in RANK_METRICS:
@@ -387,10 +395,14 @@ def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict
         "heat": [],
         "errors": {},
     }
+    codes: dict[str, str] = {}
     for d in digests:
         for msg, count in d.get("errors", {}).items():
             summary["errors"][msg] = summary["errors"].get(msg, 0) + count
+        codes.update(d.get("error_codes", {}))  # a sentence's code: the same in every chunk
     summary["errors"] = dict(sorted(summary["errors"].items(), key=lambda kv: -kv[1])[:10])
+    # each reason's code (plan.batch_reasons; absent from the summaries of sweeps stored before)
+    summary["error_codes"] = {msg: codes[msg] for msg in summary["errors"] if codes.get(msg)}
     metrics = {m for d in digests for m in d.get("best", {})}
     mixed = mixed_currencies(axes)
     if mixed:

@@ -221,8 +221,9 @@ def report(request, token: str):
             budget is not None and _swept(sweep, *MONEY_FIELDS)
         )
         context.update(_confidence(sweep))
+        codes = summary.get("error_codes") or {}  # plan.batch_reasons (absent from older sweeps)
         context["row_errors"] = [
-            (messages_catalogue.sentence(message), count)
+            (messages_catalogue.row_reason(codes.get(message), message), count)
             for message, count in (summary.get("errors") or {}).items()
         ]
     return render(request, "sweeps/report.html", context)

@@ -7,7 +7,8 @@ import pytest
 
 from estimator.dotted import get_path
 from estimator.errors import ScenarioError
-from estimator.plan.batch import LAYOUT_FIELDS, NO_LAYOUT, SUMMARY_FIELDS, evaluate_columns
+from estimator.plan.batch import LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
+from estimator.plan.batch_reasons import NO_LAYOUT
 from estimator.plan.compose import estimate
 
 BASE = {
@@ -93,6 +94,9 @@ def test_bad_rows_are_flagged_not_raised():
     errors = list(out["error"])
     assert errors[0] is None and errors[2] is None
     assert "fixed layout does not divide the cards" in errors[1]
+    # its code and the cards it is about; the planned rows have none (plan.batch_reasons)
+    assert out["reason_code"].tolist() == ["", "layout-or-fabric-refuses-cards", ""]
+    assert out["reason_cards"][1] == 80 and np.isnan(out["reason_cards"][[0, 2]]).all()
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -138,7 +142,7 @@ def test_predicted_rows_with_cards_carry_estimate_s_layout():
     for i, (m, a, c) in enumerate(rows):
         scenario = {**base, "model": {"preset": m}, "hardware": {"accelerator": a}, "cluster": {"cards": c}}
         if not out["ok"][i]:  # no layout fits: the plan is refused, the row has no figures
-            assert out["error"][i] == NO_LAYOUT
+            assert out["reason_code"][i] == NO_LAYOUT and out["reason_cards"][i] == c, i
             assert all(np.isnan(out[f][i]) for f in SUMMARY_FIELDS), i
             with pytest.raises(ScenarioError) as info:
                 estimate(scenario)
