@@ -87,3 +87,27 @@ def test_a_shape_error_an_axis_value_causes_keeps_its_code():
     assert (err.field, err.code) == ("axes.training.tokens", "must-be-json-number")
     with translation.override("zh-hans"):
         assert messages.scenario_error(err) == "必须是 JSON 数字，不能是字符串或布尔值"
+
+
+@pytest.mark.django_db
+def test_a_negative_value_in_a_list_is_refused_as_below_zero(client):
+    text = _summary(client, {"axis1_field": "cluster.cards", "axis1_list": "512, -5"})
+    assert "“-5”小于零。" in text, text
+
+
+@pytest.mark.django_db
+def test_a_refused_deadline_has_one_error(client):
+    from sweeps.builder import SweepBuilderForm
+
+    data = {
+        **CARDS,
+        "sizing": "deadline",
+        "target_days": "0",
+        "axis1_field": "cluster.cards",
+        "axis1_list": "512",
+    }
+    with translation.override("en"):
+        form = SweepBuilderForm(data)
+        assert not form.is_valid()
+        (error,) = form.errors["target_days"]
+    assert error != "Give a deadline in days."
