@@ -206,7 +206,12 @@ def layout_name(p: dict) -> str:
     parts = [f"{k.upper()} {p[k]}" for k in ("tp", "pp", "dp", "ep", "cp") if isinstance(p.get(k), int)]
     parts = [x for x in parts if not x.endswith(" 1") or x.startswith(("TP", "PP", "DP"))]
     text = " × ".join(parts)
-    extra = []
+    extra = []  # what tells two layouts of the same degrees apart, then ZeRO and recomputation
+    stages = p.get("virtual_stages")
+    if isinstance(stages, int) and stages > 1:
+        extra.append(_("%(stages)s virtual stages") % {"stages": stages})
+    if isinstance(p.get("micro_batch_size"), int):
+        extra.append(_("micro-batch %(size)s") % {"size": p["micro_batch_size"]})
     if p.get("zero_stage") is not None:
         extra.append(_("ZeRO %(stage)s") % {"stage": p["zero_stage"]})
     if p.get("recompute"):

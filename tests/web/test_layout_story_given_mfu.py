@@ -64,9 +64,30 @@ def test_compare_gives_the_step_the_plan_runs(given):
     from reports import compare
 
     report = {"scenario": GIVEN, "result": given}
-    (row,) = [r for r in compare.rows([report]) if r["key"] == "step_time"]
+    with translation.override("en"):
+        (row,) = [r for r in compare.rows([report]) if r["key"] == "step_time"]
     # the given MFU's step (42.1 s, the one the days count), not the layout model's 22.3 s
     assert row["raw"] == [
         pytest.approx(given["parallelism"]["global_batch_tokens"] / given["compute"]["tokens_per_s"])
     ]
     assert row["text"] == ["42.1 s"]
+
+
+def test_the_chosen_layout_and_its_runners_up_have_names_that_tell_them_apart():
+    # 70B on 576 Ascend 910B2 in 30 days: the chosen TP 8 x PP 2 x DP 36 runs 8 virtual stages, a
+    # runner-up of the same degrees 4 (0.8% slower): without the stages both read "TP 8 × PP 2 × DP 36"
+    result = estimate(
+        {
+            "model": {"preset": "llama-3.1-70b"},
+            "training": {"tokens": 5e11},
+            "hardware": {"accelerator": "ascend-910b2"},
+            "cluster": {"target_days": 30},
+        }
+    )["result"]
+    with translation.override("en"):
+        names = [working.layout_name(result["parallelism"])]
+        names += [working.layout_name(r) for r in result["layout"]["runners_up"][:3]]
+    assert names[0] == "TP 8 × PP 2 × DP 36 (8 virtual stages, micro-batch 1, ZeRO 1, recompute none)"
+    assert len(set(names)) == len(names), names
+    with translation.override("zh-hans"):
+        assert "8 个虚拟阶段" in working.layout_name(result["parallelism"])
