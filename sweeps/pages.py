@@ -308,6 +308,7 @@ def _best_rows(axes, rows: list[dict], row_money: Callable[[int], tuple[str, flo
             {
                 "index": r["index"],
                 "inputs": [axis_value(a.field, a.values[d], currency) for a, d in zip(axes, ds, strict=True)],
+                "planned_on_axis": _planned_on_axis(axes, ds, r.get("compute.cards")),
                 "days": fmt.days(r.get(digests.DAYS)),
                 "cards": fmt.count(r.get("compute.cards")),
                 "capex": fmt.money(capex, currency),
@@ -321,6 +322,18 @@ def _best_rows(axes, rows: list[dict], row_money: Callable[[int], tuple[str, flo
             }
         )
     return out
+
+
+def _planned_on_axis(axes, digits: list[int], cards: Any) -> bool:
+    """Whether the row's plan has exactly its cluster.cards axis value: its cards column would
+    repeat the axis's (one number per question, _cards_column)."""
+    where = next((i for i, a in enumerate(axes) if a.field == "cluster.cards"), None)
+    return where is not None and cards == axes[where].values[digits[where]]
+
+
+def _cards_column(rows: list[dict]) -> bool:
+    """The plan's cards as a column of their own unless every row's equal its cluster.cards axis value."""
+    return not rows or not all(r["planned_on_axis"] for r in rows)
 
 
 def _most_cards(value: Any) -> str | None:
@@ -346,7 +359,8 @@ def _best_tables(
                 "series": value,
                 "colour": charts.COLORS[i % len(charts.COLORS)],  # the series' colour on the chart
                 "fields": fields,
-                "rows": _best_rows(axes, rows, row_money),
+                "rows": (best := _best_rows(axes, rows, row_money)),
+                "cards_column": _cards_column(best),
             }
             for i, value in enumerate(series["values"])
             if (rows := (series["best"].get(value) or {}).get(digests.DAYS))
@@ -355,12 +369,14 @@ def _best_tables(
     for metric in (digests.DAYS, "cost.capex.total", digests.COST_OWNED, digests.COST_CLOUD):
         rows = summary.get("best", {}).get(metric)
         if rows:
+            best = _best_rows(axes, rows, row_money)
             tables.append(
                 {
                     "metric": metric,
                     "label": charts.label(metric),
                     "fields": fields,
-                    "rows": _best_rows(axes, rows, row_money),
+                    "rows": best,
+                    "cards_column": _cards_column(best),
                 }
             )
     return tables

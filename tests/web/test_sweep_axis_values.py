@@ -52,3 +52,27 @@ def test_the_sweep_page_writes_tokens_and_chances_as_the_reader_reads_them(monke
     heat = json.loads(re.search(r'<script id="heat-0-data"[^>]*>(.*?)</script>', zh, re.S).group(1))
     assert heat["data"][0]["x"] == ["50%", "97.5%"] or heat["data"][0]["y"] == ["50%", "97.5%"]
     assert "1.5万亿" in heat["data"][0]["x"] + heat["data"][0]["y"]
+
+
+@pytest.mark.django_db
+def test_a_cards_axis_gives_the_cards_once_in_the_best_tables(monkeypatch, client):
+    base = {
+        "model": {"preset": "llama-3.1-8b"},
+        "training": {"tokens": 1e11},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 64},
+        "efficiency": {"mfu": 0.4},
+    }
+    axes = {"cluster.cards": [512, 1024]}
+    _, en, _ = run_sweep(monkeypatch, client, {"name": "q", "base": base, "axes": axes})
+    (head, *_) = re.findall(r'<table class="best grid-table"[^>]*>\s*<thead>(.*?)</thead>', en, re.S)
+    headers = re.findall(r"<th>(.*?)</th>", head)
+    # the axis column "Cards" is the plan's card count (each row planned on its axis value): one column
+    assert [h.lower() for h in headers].count("cards") == 1, headers
+    # a deadline-sized sweep keeps the plan's cards: there they answer the question
+    days = {**base, "cluster": {"target_days": 30}}
+    _, en, _ = run_sweep(
+        monkeypatch, client, {"name": "q", "base": days, "axes": {"training.tokens": [1e11, 2e11]}}
+    )
+    (head, *_) = re.findall(r'<table class="best grid-table"[^>]*>\s*<thead>(.*?)</thead>', en, re.S)
+    assert "cards" in re.findall(r"<th>(.*?)</th>", head)
