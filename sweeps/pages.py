@@ -222,8 +222,9 @@ def report(request, token: str):
         )
         context.update(_confidence(sweep))
         codes = summary.get("error_codes") or {}  # plan.batch_reasons (absent from older sweeps)
+        refusals = summary.get("error_details") or {}  # a refused group's errors (... and these)
         context["row_errors"] = [
-            (messages_catalogue.row_reason(codes.get(message), message), count)
+            (messages_catalogue.row_reason(codes.get(message), message, refusals.get(message)), count)
             for message, count in (summary.get("errors") or {}).items()
         ]
     return render(request, "sweeps/report.html", context)

@@ -55,11 +55,13 @@ from estimator.plan.batch_reasons import (
     NOT_BUILT,
     REASON_CARDS_FIELD,
     REASON_CODE_FIELD,
+    REASON_ERRORS_FIELD,
     REASON_FIELDS,
     TOO_LARGE,
     RowReasons,
     defaults,
     group_code,
+    group_errors,
 )
 from estimator.plan.batch_sizing import RowInputs, size_rows
 from estimator.plan.compose import (
@@ -216,7 +218,8 @@ def evaluate_columns(
     """Evaluate n scenarios: `base` with `columns[field][i]` set for row i. Returns SUMMARY_FIELDS
     arrays (NaN where a row cannot be planned), the chosen layout (LAYOUT_FIELDS), the stack id
     (STACK_FIELD) plus "ok" (bool), "error" (object: the English reason or None) and the reason's
-    code and cards (REASON_FIELDS, plan.batch_reasons: "" and NaN where planned).
+    code and cards (REASON_FIELDS, plan.batch_reasons: "" and NaN where planned), and a refused
+    group's FieldErrors as JSON text (REASON_ERRORS_FIELD: object, None where none).
     Columns must hold values already validated one by one (sweep.validate_sweep does that); `books`
     are the price books (by reference) that `cost.price_book` in the base or an axis names."""
     lengths = {len(v) for v in columns.values()}
@@ -229,6 +232,7 @@ def evaluate_columns(
     ok = np.zeros(n, dtype=bool)
     errors = np.full(n, None, dtype=object)  # a group's refusal: its own sentence
     reasons = RowReasons(np.full(n, "", dtype=CODE_DTYPE), np.full(n, np.nan))
+    refusals = np.full(n, None, dtype=object)  # a group's refusal: its FieldErrors (group_errors)
     key, fields, _uniques = _group_key_codes(columns, n)
     order = np.argsort(key, kind="stable")
     bounds = np.flatnonzero(np.diff(key[order])) + 1
@@ -262,6 +266,7 @@ def evaluate_columns(
         except ScenarioError as exc:
             errors[rows] = str(exc)
             reasons.codes[rows] = group_code(list(exc.errors))
+            refusals[rows] = group_errors(list(exc.errors))
             continue
         good = values.pop("_ok")
         for f in (*ROW_FIELDS, *LAYOUT_FIELDS):
@@ -275,6 +280,7 @@ def evaluate_columns(
     out["ok"] = ok
     out["error"] = errors
     out[REASON_CODE_FIELD], out[REASON_CARDS_FIELD] = reasons.codes, reasons.cards
+    out[REASON_ERRORS_FIELD] = refusals
     return out
 
 

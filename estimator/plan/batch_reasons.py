@@ -15,8 +15,11 @@ The codes:
 - layout-or-fabric-refuses-cards: the fixed layout does not divide the row's cards, or the network
   cannot connect that many (the contract's fixed-layout-cards and cluster.network.design_fabric's
   refusal; the batch does not tell the two apart, and a single plan has no one code for both).
-The rows of a group the core refuses as a whole carry its ScenarioError's code (group_code) and
-its own English sentence.
+The rows of a group the core refuses as a whole carry its ScenarioError's code (group_code), its
+own English sentence and its FieldErrors as a single estimate's error body gives them (field,
+message, code, params: FieldError.to_dict), as JSON text (REASON_ERRORS_FIELD, group_errors; None
+where the row has no such refusal, or where the text would be longer than ERRORS_MAX_CHARS: its
+sentence then stands alone), so the web layer words them as it words the single plan's refusal.
 
 The parameter, per row: the cards the reason is about (REASON_CARDS_FIELD; NaN where the row is
 planned or has no code). The row's cards for no-feasible-layout, run-never-finishes and
@@ -32,9 +35,12 @@ keeps its old sentence in STORED_SENTENCES).
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import numpy.typing as npt
+
+from estimator.errors import FieldError
 
 TOO_LARGE = "deadline-needs-too-many-cards"
 NO_LAYOUT = "no-feasible-layout"
@@ -55,6 +61,9 @@ REASONS: dict[str, str] = {
 REASON_CODE_FIELD = "reason_code"
 REASON_CARDS_FIELD = "reason_cards"
 REASON_FIELDS = (REASON_CODE_FIELD, REASON_CARDS_FIELD)
+# a group's refusal: its FieldErrors as JSON text (object column, None where none; group_errors)
+REASON_ERRORS_FIELD = "reason_errors"
+ERRORS_MAX_CHARS = 2000  # a refusal's errors longer than this as JSON: none kept (the sentence alone)
 CODE_DTYPE = "<U40"  # a code of at most 40 characters (the core's longest has 39), as the stack id
 
 # the English sentences stored rows hold -> their code (rows stored before the codes)
@@ -76,6 +85,16 @@ def group_code(errors: list[object]) -> str:
     """The code of a group's ScenarioError (its FieldErrors): their code where they share one, else ""."""
     codes = {str(getattr(e, "code", "") or "") for e in errors}
     return codes.pop()[:40] if len(codes) == 1 else ""
+
+
+def group_errors(errors: list[FieldError]) -> str | None:
+    """A group's ScenarioError's FieldErrors as JSON text (each its to_dict(): field, message, code,
+    params); None where one cannot be written as JSON or the text is longer than ERRORS_MAX_CHARS."""
+    try:
+        text = json.dumps([e.to_dict() for e in errors], sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+    return text if len(text) <= ERRORS_MAX_CHARS else None
 
 
 def codes_of(sentences: npt.ArrayLike) -> npt.NDArray[np.str_]:

@@ -122,9 +122,10 @@ def test_the_openapi_document_describes_the_reason_fields(client):
     assert doc["info"]["version"] == "1.2.0"
     schemas = doc["components"]["schemas"]
     columns = schemas["ResultPage"]["properties"]["columns"]["description"]
-    assert all(f"`{name}`" in columns for name in ("error", "reason_code", "reason_cards"))
+    assert all(f"`{name}`" in columns for name in ("error", "reason_code", "reason_cards", "reason_errors"))
     assert all(code in columns for code in ZH)
-    assert "`error_codes`" in schemas["SweepStatus"]["properties"]["summary"]["description"]
+    summary = schemas["SweepStatus"]["properties"]["summary"]["description"]
+    assert "`error_codes`" in summary and "`error_details`" in summary
 
 
 def test_every_batch_reason_has_its_row_sentence_in_the_web_layer():
