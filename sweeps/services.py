@@ -165,13 +165,14 @@ def precheck(*, data: Any) -> None:
         elif isinstance(spec, dict):
             problem = _range_problem(spec)
             if problem:
-                errors.append(FieldError(path, problem))
+                errors.append(FieldError(path, *problem))
     if errors:
         raise ScenarioError(errors)
 
 
-def _range_problem(spec: dict) -> str | None:
-    """Why a {start, stop, step} range cannot be swept, or None (malformed ones: the core says)."""
+def _range_problem(spec: dict) -> tuple[str, str, dict] | None:
+    """Why a {start, stop, step} range cannot be swept (sentence, code, params), or None (malformed
+    ones: the core says)."""
     values = [spec.get(k) for k in ("start", "stop", "step")]
     numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     if len(numbers) != 3:
@@ -181,11 +182,20 @@ def _range_problem(spec: dict) -> str | None:
         return None
     span = (stop - start) / step
     if not math.isfinite(span) or span + 1 > limits.MAX_AXIS_VALUES:
-        return f"the step gives more than {limits.MAX_AXIS_VALUES:,} values; the limit per axis"
+        limit = limits.MAX_AXIS_VALUES
+        return (
+            f"the step gives more than {limit:,} values; the limit per axis",
+            "range-too-many-values",
+            {"max_values": limit},
+        )
     count = math.floor(span + 1e-9) + 1
     points = {float(f"{start + i * step:.12g}") for i in range(count)}
     if len(points) < count:
-        return "the step is too small for these numbers: some values would be equal"
+        return (
+            "the step is too small for these numbers: some values would be equal",
+            "range-step-too-small",
+            {},
+        )
     return None
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from estimator import catalog
 from estimator.contract.book_pricing import assumption as price_book_assumption
 from estimator.contract.book_pricing import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
@@ -23,6 +24,9 @@ MOE_IMBALANCE_DEFAULT_SOURCE = (
     "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for "
     "force-balanced benchmarks) [U]"
 )
+SEQ_LEN_DEFAULT_SOURCE = (
+    "default: 4,096 tokens, or the assumed shape's for a model given by its size (training.seq_len) [U]"
+)
 GLOBAL_BATCH_DEFAULT_SOURCE = (
     "default: 4M tokens a step, Llama 2's (Touvron et al. 2023, section 2.2; "
     "training.global_batch_tokens) [U]"
@@ -36,6 +40,7 @@ SOURCE_CODES = {
     "layout model prediction": "mfu-predicted",
     MOE_IMBALANCE_DEFAULT_SOURCE: "moe-imbalance-default",
     GLOBAL_BATCH_DEFAULT_SOURCE: "global-batch-default",
+    SEQ_LEN_DEFAULT_SOURCE: "seq-len-default",
     "scenario cost.server_price": "scenario",
 }
 
@@ -104,6 +109,7 @@ def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> l
              f"{stack.name}; {stack.source} ({stack.as_of}); release: {stack.release}", stack.mechanisms()),
         _Row("tdp", "card TDP", acc.tdp_w, "W", _source(r, "tdp_w")),
         *_moe_rows(r),
+        _seq_row(r),
         _batch_row(r),
     ]  # fmt: skip
 
@@ -120,6 +126,19 @@ def _moe_rows(r: Resolved) -> list[_Row]:
     source = MOE_IMBALANCE_DEFAULT_SOURCE if value == default else "scenario input"
     name = "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
     return [_Row("moe-imbalance", name, value, "", source)]
+
+
+def _seq_row(r: Resolved) -> _Row:
+    """The sequence length the plan trains at (tokens a sample): the scenario's, else its preset's
+    pre-training length (with the catalog's source), else a default. It sets the attention FLOPs per
+    token the MFU counts (12·L·s·d_attn: Llama 3.1 70B at its preset's 8,192, 64.4 GFLOP against
+    6·N's 424) and the activations' memory, so a default that moves every plan is shown."""
+    source = "scenario input"
+    if not r.scenario.training.seq_len:
+        preset = catalog.presets().get(r.scenario.model.preset or "")
+        cited = preset.sources.get("default_seq_len") if preset is not None else None
+        source = f"{cited.source} ({cited.as_of})" if cited else SEQ_LEN_DEFAULT_SOURCE
+    return _Row("seq-len", "sequence length (tokens a sample)", float(r.seq_len), "tokens", source)
 
 
 def _batch_row(r: Resolved) -> _Row:
