@@ -264,7 +264,7 @@ def test_an_unreachable_confidence_with_a_given_mfu_takes_the_fastest_count():
     assert surely["cards"] == 32000 and _miss_on(surely_doc, 31112) is None  # no layout there
     assert reached["meets_target"] is True and reached["deadline_miss_probability"] <= 0.1
     # 88 days: no count reaches 90% (the fastest, 32,768 cards, misses with 13.2%; 90 days became
-    # reachable at 9.99% with 2.80.0's faster reload); the plan keeps the fastest count, as a
+    # reachable at 9.99% with 2.82.0's faster reload); the plan keeps the fastest count, as a
     # deadline no count meets does (before 2.60.0 the count of lowest chance, noise where the
     # chance is flat)
     doc = _with({**GIVEN_405B, "cluster": {"target_days": 88}}, deadline_confidence=0.9)

@@ -187,3 +187,20 @@ def test_the_searches_a_sweep_asks_are_within_the_work_budget():
         {"name": "q", "base": plain, "axes": {"training.tokens": tokens, "cluster.target_days": days}}
     )
     assert estimator_sweep.confident_sizings(doc, parsed) == 0
+
+
+def test_a_chance_axis_without_a_deadline_keeps_the_refusals_code_and_the_value_it_failed_at():
+    # sized by cards, a chance axis is refused at its first value (0.5) with resolve's code, so the
+    # web layer can say it in the reader's language (and show 0.5 as the 50 % the builder asked)
+    base = {**GIVEN, "cluster": {"cards": 1024}}
+    with pytest.raises(ScenarioError) as err:
+        estimator_sweep.validate_sweep(
+            {"name": "q", "base": base, "axes": {"cluster.deadline_confidence": [0.5, 0.9]}}
+        )
+    (e,) = err.value.errors
+    assert (e.field, e.code, e.params) == (
+        "axes.cluster.deadline_confidence",
+        "confidence-needs-deadline",
+        {"axis_value": 0.5},
+    )
+    assert e.message == "0.5: needs cluster.target_days: it is the chance of finishing by a deadline"

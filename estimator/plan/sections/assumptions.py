@@ -29,6 +29,9 @@ MFU_SPREAD_SOURCE = (
     "assumption, not evidence: +-25 % around a given MFU without efficiency.mfu_range "
     "(plan.mfu_range.ASSUMED_MFU_SPREAD) [U]"
 )
+SEQ_LEN_DEFAULT_SOURCE = (
+    "default: 4,096 tokens, or the assumed shape's for a model given by its size (training.seq_len) [U]"
+)
 GLOBAL_BATCH_DEFAULT_SOURCE = (
     "default: 4M tokens a step, Llama 2's (Touvron et al. 2023, section 2.2; "
     "training.global_batch_tokens) [U]"
@@ -43,6 +46,7 @@ SOURCE_CODES = {
     MOE_IMBALANCE_DEFAULT_SOURCE: "moe-imbalance-default",
     GLOBAL_BATCH_DEFAULT_SOURCE: "global-batch-default",
     MFU_SPREAD_SOURCE: "mfu-spread-assumed",
+    SEQ_LEN_DEFAULT_SOURCE: "seq-len-default",
     "scenario cost.server_price": "scenario",
 }
 
@@ -112,6 +116,7 @@ def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> l
              f"{stack.name}; {stack.source} ({stack.as_of}); release: {stack.release}", stack.mechanisms()),
         _Row("tdp", "card TDP", acc.tdp_w, "W", _source(r, "tdp_w")),
         *_moe_rows(r),
+        _seq_row(r),
         _batch_row(r),
     ]  # fmt: skip
 
@@ -139,6 +144,19 @@ def _moe_rows(r: Resolved) -> list[_Row]:
     source = MOE_IMBALANCE_DEFAULT_SOURCE if value == default else "scenario input"
     name = "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
     return [_Row("moe-imbalance", name, value, "", source)]
+
+
+def _seq_row(r: Resolved) -> _Row:
+    """The sequence length the plan trains at (tokens a sample): the scenario's, else its preset's
+    pre-training length (with the catalog's source), else a default. It sets the attention FLOPs per
+    token the MFU counts (12·L·s·d_attn: Llama 3.1 70B at its preset's 8,192, 64.4 GFLOP against
+    6·N's 424) and the activations' memory, so a default that moves every plan is shown."""
+    source = "scenario input"
+    if not r.scenario.training.seq_len:
+        preset = catalog.presets().get(r.scenario.model.preset or "")
+        cited = preset.sources.get("default_seq_len") if preset is not None else None
+        source = f"{cited.source} ({cited.as_of})" if cited else SEQ_LEN_DEFAULT_SOURCE
+    return _Row("seq-len", "sequence length (tokens a sample)", float(r.seq_len), "tokens", source)
 
 
 def _batch_row(r: Resolved) -> _Row:
