@@ -128,6 +128,11 @@ MESSAGES: dict[str, str] = {
     "fixed-virtual-stages-pp": gettext_noop("interleaving needs parallelism.pp > 1"),
     "fixed-dp-cards": gettext_noop("%(names)s = %(product)s must equal cluster.cards = %(cards)s"),
     "fixed-layout-cards": gettext_noop("%(names)s = %(product)s must divide cluster.cards = %(cards)s"),
+    # estimator.plan.pilot: the same checks against the pilot's own cards
+    "pilot-dp-cards": gettext_noop("%(names)s = %(product)s must equal calibration.pilot.cards = %(cards)s"),
+    "pilot-layout-cards": gettext_noop(
+        "%(names)s = %(product)s must divide calibration.pilot.cards = %(cards)s"
+    ),
     "fixed-expert-tp-dense": gettext_noop("expert tensor parallelism needs a mixture-of-experts model"),
     "fixed-stage-layers": gettext_noop(
         "the first and last pipeline stages hold more than the %(layers)s layers"

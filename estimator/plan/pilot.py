@@ -41,6 +41,11 @@ _PATHS = (
     ("model", "model"),
     ("hardware", "hardware"),
 )
+# the layout-against-cards refusals of the pilot's own scenario: its cards are calibration.pilot.cards
+_CARDS_CODES = {
+    "fixed-dp-cards": ("pilot-dp-cards", "must equal"),
+    "fixed-layout-cards": ("pilot-layout-cards", "must divide"),
+}
 
 
 @dataclass(frozen=True)
@@ -84,6 +89,9 @@ def _repath(exc: ScenarioError) -> ScenarioError:
     the web layer still says them in the reader's language)."""
     out = []
     for e in exc.errors:
+        if e.code in _CARDS_CODES:
+            out.append(_cards_error(e))
+            continue
         field = PILOT
         for prefix, target in _PATHS:
             if e.field == prefix or e.field.startswith(prefix + "."):
@@ -92,6 +100,15 @@ def _repath(exc: ScenarioError) -> ScenarioError:
                 break
         out.append(dataclasses.replace(e, field=field))
     return ScenarioError(out)
+
+
+def _cards_error(e: FieldError) -> FieldError:
+    """A layout of the pilot that does not multiply to (or divide) the pilot's cards: said at
+    calibration.pilot.cards, against those cards (not the target's cluster.cards)."""
+    code, verb = _CARDS_CODES[e.code]
+    p = e.params
+    message = f"{p['names']} = {p['product']} {verb} {PILOT}.cards = {p['cards']}"
+    return FieldError(f"{PILOT}.cards", message, code, dict(p))
 
 
 def _measured(p: Pilot, problem: LayoutProblem) -> tuple[Measured, float, str]:

@@ -13,6 +13,9 @@ from tests.web.test_pages import FORM as ESTIMATE_FORM
 pytestmark = pytest.mark.django_db
 
 PILOT_TP3 = {**SCENARIO["calibration"]["pilot"], "parallelism": {"tp": 3}}
+# the pilot runs on 8 cards (the target on 64): tp 4 x pp 1 x dp 4 = 16 cards, pp 16 does not divide 8
+PILOT_16 = {**SCENARIO["calibration"]["pilot"], "parallelism": {"tp": 4, "pp": 1, "dp": 4}}
+PILOT_PP16 = {**SCENARIO["calibration"]["pilot"], "parallelism": {"pp": 16}}
 
 
 def test_a_refused_pilot_layout_keeps_its_code_in_the_api(api_client):
@@ -34,6 +37,43 @@ def test_a_refused_pilot_layout_is_said_in_chinese_on_the_form(client):
     html = page.content.decode()
     assert "calibration.pilot.parallelism.tp: 必须整除 32 个注意力头" in html
     assert "must divide the 32 attention heads" not in html
+
+
+def test_a_pilot_layout_against_its_cards_names_the_pilots_cards(api_client):
+    """Not the target's cluster.cards (64): the pilot's calibration.pilot.cards (8)."""
+    for pilot, code, text in (
+        (PILOT_16, "pilot-dp-cards", "tp·pp·dp = 16 must equal calibration.pilot.cards = 8"),
+        (PILOT_PP16, "pilot-layout-cards", "pp = 16 must divide calibration.pilot.cards = 8"),
+    ):
+        body = {**SCENARIO, "calibration": {"pilot": pilot}}
+        response = api_client.post("/api/v1/estimates", body, format="json")
+        assert response.status_code == 400
+        (error,) = response.json()["errors"]
+        assert (error["field"], error["code"], error["message"]) == ("calibration.pilot.cards", code, text)
+        assert error["params"]["cards"] == 8
+
+
+def test_a_pilot_layout_against_its_cards_is_said_in_chinese_on_the_form(client):
+    import json
+
+    extra = json.dumps({"calibration": {"pilot": PILOT_16}})
+    page = client.post("/zh-hans/", {**ESTIMATE_FORM, "extra": extra})
+    assert page.status_code == 400
+    html = page.content.decode()
+    assert "calibration.pilot.cards: tp·pp·dp = 16 必须等于 calibration.pilot.cards = 8" in html
+    assert "cluster.cards" not in html.split("calibration.pilot.cards:")[1][:80]
+
+
+def test_the_cli_names_the_pilots_cards(tmp_path, capsys):
+    import json
+
+    from estimator.__main__ import main
+
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps({**SCENARIO, "calibration": {"pilot": PILOT_16}}))
+    assert main(["plan", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: calibration.pilot.cards: tp·pp·dp = 16 must equal calibration.pilot.cards = 8"
 
 
 def test_diagnose_measurement_errors_have_codes(api_client):
