@@ -20,22 +20,27 @@ from estimator.errors import FieldError, ScenarioError
 _BAD_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 
-class _NotANumberError(ValueError):
-    """A number JSON cannot carry (`code`: the FieldError code, `text` as written)."""
+class _NotANumber:
+    """A number JSON cannot carry, left in the parsed tree where it stood so `check_tree` refuses it
+    with its field path (`code`: the FieldError code, `text` as written)."""
+
+    __slots__ = ("code", "sentence", "text")
 
     def __init__(self, code: str, text: str, sentence: str):
-        super().__init__(sentence)
-        self.code, self.text = code, text
+        self.code, self.text, self.sentence = code, text, sentence
+
+    def error(self, path: str) -> FieldError:
+        return FieldError(path, f"invalid JSON: {self.sentence}", self.code, {"text": self.text})
 
 
 def _constant(name: str) -> Any:
-    raise _NotANumberError("json-not-a-number", name, f"{name} is not a JSON number")
+    return _NotANumber("json-not-a-number", name, f"{name} is not a JSON number")
 
 
-def _float(text: str) -> float:
+def _float(text: str) -> Any:
     value = float(text)
     if not math.isfinite(value):
-        raise _NotANumberError("json-number-too-large", text, f"{text} is too large for a number")
+        return _NotANumber("json-number-too-large", text, f"{text} is too large for a number")
     return value
 
 
@@ -61,7 +66,8 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def loads_strict(text: str | bytes, max_depth: int = limits.MAX_JSON_DEPTH) -> Any:
     """Parse JSON text and `check_tree` it; raise ScenarioError naming the line and column of a
-    syntax fault, or the field path of a duplicate key, a nesting too deep or unstorable text."""
+    syntax fault, or the field path of a duplicate key, a nesting too deep, unstorable text or a
+    number JSON cannot carry (NaN, Infinity, 1e400: kept as markers by the parse, refused here)."""
     try:
         data = json.loads(text, parse_constant=_constant, parse_float=_float, object_pairs_hook=_pairs)
     except json.JSONDecodeError as exc:
@@ -71,8 +77,6 @@ def loads_strict(text: str | bytes, max_depth: int = limits.MAX_JSON_DEPTH) -> A
     except RecursionError:
         message = f"invalid JSON: nested more than {max_depth} levels deep"
         raise ScenarioError(FieldError("", message, "json-too-deep", {"depth": max_depth})) from None
-    except _NotANumberError as exc:
-        raise ScenarioError(FieldError("", f"invalid JSON: {exc}", exc.code, {"text": exc.text})) from None
     except ValueError as exc:
         raise ScenarioError(f"invalid JSON: {exc}") from None
     check_tree(data, max_depth=max_depth)
@@ -95,15 +99,17 @@ def text_problem(text: str) -> str | None:
 
 def check_tree(data: Any, max_depth: int = limits.MAX_JSON_DEPTH, root: str = "") -> None:
     """Refuse, with the field path, what no part of the product can store or should process:
-    objects and arrays nested deeper than `max_depth`, duplicate keys (from `loads_strict`), keys
-    longer than limits.MAX_KEY_CHARS, and NUL or lone surrogates in any key or string. Iterative,
-    so a deep tree cannot exhaust the stack."""
+    objects and arrays nested deeper than `max_depth`, duplicate keys and numbers JSON cannot carry
+    (both marked by `loads_strict`), keys longer than limits.MAX_KEY_CHARS, and NUL or lone
+    surrogates in any key or string. Iterative, so a deep tree cannot exhaust the stack."""
     stack: list[tuple[Any, str, int]] = [(data, root, 0)]
     while stack:
         node, path, depth = stack.pop()
         if isinstance(node, dict | list) and depth >= max_depth:
             message = f"is nested more than {max_depth} levels deep"
             raise ScenarioError(FieldError(path, message, "json-too-deep", {"depth": max_depth}))
+        if isinstance(node, _NotANumber):
+            raise ScenarioError(node.error(path))
         if isinstance(node, _Duplicate):
             message = "is given twice in the same object; give each key once"
             raise ScenarioError(FieldError(_join(path, node.key), message, "duplicate-key"))

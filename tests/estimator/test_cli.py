@@ -107,6 +107,22 @@ def test_bad_input_exits_2_with_field_and_no_traceback(run, stdin, needle):
     assert "Traceback" not in out.stderr and out.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("stdin", "line"),
+    [
+        ('{"model": {"params": NaN}}', "error: model.params: invalid JSON: NaN is not a JSON number"),
+        (
+            '{"axes": {"mfu": [0.4, -Infinity]}}',
+            "error: axes.mfu.1: invalid JSON: -Infinity is not a JSON number",
+        ),
+        ('{"tokens": 1e400}', "error: tokens: invalid JSON: 1e400 is too large for a number"),
+    ],
+)
+def test_a_non_finite_number_is_refused_on_one_line_with_its_path(run, stdin, line):
+    out = run("plan", "-", stdin=stdin)
+    assert (out.returncode, out.stderr.strip(), out.stdout) == (2, line, "")
+
+
 def test_missing_file_exits_2(run):
     out = run("plan", "/nonexistent/scenario.json")
     assert out.returncode == 2 and "cannot read" in out.stderr and "Traceback" not in out.stderr

@@ -131,8 +131,25 @@ def test_several_errors_at_once(api_client, scenario):
 def test_non_finite_numbers_are_refused(api_client, scenario, literal):
     body = json.dumps(scenario).replace('"tokens": 200000000000.0', f'"tokens": {literal}')
     assert literal in body
-    errors = errors_of(post_raw(api_client, body))
-    assert errors[0]["field"] == ""
+    (error,) = errors_of(post_raw(api_client, body))
+    assert error["field"] == "training.tokens"  # where the literal stood, not the whole body
+    assert literal in error["message"] and error["params"] == {"text": literal}
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        (
+            '{"model": {"preset": "llama-3.1-8b"}, "axes": {"mfu": [0.4, NaN]}}',
+            "axes.mfu.1",
+        ),  # list in object
+        ('{"model": {"preset": "llama-3.1-8b"}, "tokens": Infinity}', "tokens"),  # a top-level key
+        ("NaN", ""),  # the whole body: no field below it
+    ],
+)
+def test_a_non_finite_number_is_refused_at_its_path(api_client, body, field):
+    (error,) = errors_of(post_raw(api_client, body))
+    assert error["field"] == field and error["code"] in ("json-not-a-number", "json-number-too-large")
 
 
 @pytest.mark.parametrize(

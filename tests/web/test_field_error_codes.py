@@ -35,8 +35,9 @@ def test_a_pydantic_range_error_has_its_code_and_limit():
     [
         ("{x", "", "invalid-json", {"line": 1, "column": 2}),
         ('{"a": 1,\n "a": 2}', "a", "duplicate-key", {}),
-        ("[NaN]", "", "json-not-a-number", {"text": "NaN"}),
-        ("[1e400]", "", "json-number-too-large", {"text": "1e400"}),
+        ("[NaN]", "0", "json-not-a-number", {"text": "NaN"}),
+        ('{"a": {"b": [1, 1e400]}}', "a.b.1", "json-number-too-large", {"text": "1e400"}),
+        ("-Infinity", "", "json-not-a-number", {"text": "-Infinity"}),
     ],
 )
 def test_strict_json_faults_have_codes(text, field, code, params):
