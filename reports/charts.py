@@ -16,6 +16,8 @@ import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from estimator.contract.readings import given_mfu_step_s
+
 from . import formatting as f
 from . import goodput, labels, messages
 from .summary import currency, dig
@@ -134,6 +136,8 @@ def step_time(result: dict) -> go.Figure | None:
         )
     total = _n(dig(result, "parallelism.step_time_s"))
     title = _("Step time: %(t)s") % {"t": f.seconds(total)} if total else _("Step time")
+    if given_mfu_step_s(result) is not None:  # one step per plan: the breakdown is the model's
+        title = _("The layout model's predicted step: %(t)s") % {"t": f.seconds(total)}
     legend = {"orientation": "h", "y": -0.45, "traceorder": "normal"}
     return _layout(fig, title, barmode="stack", xaxis_title=_("seconds"), height=280, legend=legend)
 

@@ -188,6 +188,7 @@ def build_derived(scenario: dict, result: dict) -> dict:
         "assumptions": [messages.assumption(a, cur) for a in result.get("assumptions") or []],
         "sections": working.tables(result, cur),
         "step_rows": working.step_rows(result),
+        "step_heading": working.step_heading(result),
         "goodput_levers": goodput.levers(result, cur),
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
     }
