@@ -64,10 +64,16 @@ def log_ticks(values: list[float], fmt) -> dict[str, Any]:
     return {"tickvals": ticks, "ticktext": [fmt(t) for t in ticks]} if ticks else {}
 
 
+def money_tick(value: float, cur: str) -> str:
+    """A cost axis's tick: compact money in the plan's currency (CN¥100M, ¥1亿); a tick under
+    10,000 to the unit (CN¥0, not f.money's CN¥0.00, the cents of a price)."""
+    return f.money_full(value, cur) if abs(value) < 1e4 else f.money(value, cur)
+
+
 def _money_axis(cur: str, top: float) -> dict:
     return {
         "title": _("cost (%(currency)s)") % {"currency": f.currency_symbol(cur)},
-        **linear_ticks(top, lambda v: f.money(v, cur)),
+        **linear_ticks(top, lambda v: money_tick(v, cur)),
     }
 
 
