@@ -112,3 +112,16 @@ def test_the_layout_section_states_the_plans_step_and_labels_the_models(given):
     with translation.override("zh-hans"):
         assert "布局模型预测" in working.story(given)[0]
         assert "42.1 秒" in working.step_heading(given)
+
+
+@pytest.mark.django_db
+def test_the_report_pages_layout_section_gives_the_plans_step(client, make_estimate):
+    import re
+
+    est = make_estimate(data=GIVEN)
+    for prefix, plan, model in (("", "42.1 s", "22.3 s"), ("/zh-hans", "42.1 秒", "22.3 秒")):
+        html = client.get(f"{prefix}/r/{est.share_token}/").content.decode()
+        section = html[html.index('id="layout"') : html.index("</section>", html.index('id="layout"'))]
+        heading = re.search(r"<h3>(.*?)</h3>", section, re.S).group(1)
+        assert plan in heading, heading  # the breakdown is the model's, the plan's step is named
+        assert model in section
