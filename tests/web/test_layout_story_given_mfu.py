@@ -125,3 +125,11 @@ def test_the_report_pages_layout_section_gives_the_plans_step(client, make_estim
         heading = re.search(r"<h3>(.*?)</h3>", section, re.S).group(1)
         assert plan in heading, heading  # the breakdown is the model's, the plan's step is named
         assert model in section
+
+
+def test_the_recompute_diff_compares_the_step_the_plan_runs(given):
+    from reports import summary
+
+    with translation.override("en"):
+        (row,) = [r for r in summary.diff(given, given) if r["key"] == "step_time"]
+    assert row["before"] == row["after"] == "42.1 s"  # the plan's, not the layout model's 22.3 s
