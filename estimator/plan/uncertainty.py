@@ -98,7 +98,7 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     if np.any(xs[1:] == xs[:-1]) or (xs.size and np.isnan(xs[-1])):  # ties (NaNs sort last)
         order = np.argsort(x, kind="stable")
     r = np.empty(x.shape[-1])
-    r[order] = np.arange(x.shape[-1])
+    r[order] = np.arange(x.shape[-1], dtype=float)  # float already: no cast in the scatter
     return r
 
 
