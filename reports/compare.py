@@ -13,7 +13,7 @@ from estimator import catalog
 from . import formatting as f
 from . import goodput, working
 from .stack_labels import stack_name
-from .summary import _num, currency, dig
+from .summary import _num, currency, dig, plan_step_s
 
 MAX_REPORTS = 4
 TOKEN = re.compile(r"(?:/r/)?([A-Za-z0-9_-]{8,64})/?(?:[?#].*)?$")
@@ -59,7 +59,7 @@ ROWS = [
     ("run_cloud", gettext_lazy("Run cost, cloud"), "result", "cost.run.cloud", "money"),
     ("power", gettext_lazy("Facility power"), "result", "power.facility_w", "watts"),
     ("energy", gettext_lazy("Energy"), "result", "power.energy_wh", "watt_hours"),
-    ("step_time", gettext_lazy("Step time"), "result", "parallelism.step_time_s", "seconds"),
+    ("step_time", gettext_lazy("Step time"), "derived", "step_time", "seconds"),
     ("memory", gettext_lazy("Memory per card"), "result", "memory.per_card_bytes.total", "bytes"),
     ("switches", gettext_lazy("Scale-out switches"), "result", "network.total_switches", "count"),
     (
@@ -186,7 +186,18 @@ def _days_with_failures(report: dict) -> float | None:
     return goodput.days_with_failures(report["result"])  # the median, as on the report's headline
 
 
-DERIVED = {"server": _server, "layout": _layout, "stack": _stack, "days_with_failures": _days_with_failures}
+def _step_time(report: dict) -> float | None:
+    """The step the plan runs (summary.plan_step_s)."""
+    return plan_step_s(report["result"])
+
+
+DERIVED = {
+    "server": _server,
+    "layout": _layout,
+    "stack": _stack,
+    "days_with_failures": _days_with_failures,
+    "step_time": _step_time,
+}
 
 
 def currencies(reports: list[dict]) -> list[str]:

@@ -11,16 +11,19 @@ themselves are in reports.message_texts (MESSAGES) and reports.plural_texts (PLU
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from estimator import catalog
+from estimator.errors import FieldError
+from estimator.plan import batch_reasons
 
 from . import field_messages, labels
 from . import formatting as f
-from .message_texts import MESSAGES
+from .message_texts import MESSAGES, ROW_REASONS
 from .plural_texts import PLURALS
 
 SEVERITIES = {
@@ -96,6 +99,7 @@ PARAM_KINDS = {
     "total_bytes": "bytes",
     "hbm_bytes": "bytes",
     "bubble": "percent0",
+    "layout_bubble": "percent",  # the chosen layout's, as its table states it (0.9%)
     "bubble_low": "percent0",
     "slower_by": "percent0",
     "sequences": "count",
@@ -171,6 +175,13 @@ PARAM_KINDS = {
     "node_cards": "count",
     "nearest_layout": "layout",
     "precision": "upper",
+    "values": "count",  # a sweep axis's values and scenarios (estimator.contract.sweep)
+    "axes": "count",
+    "max_axes": "count",
+    "max_values": "count",
+    "scenarios": "count",
+    "max_scenarios": "count",
+    "other_axis": "axis",
     "choices": "choices",
     "predicted": "big",
     "every_s": "seconds",
@@ -203,6 +214,8 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "change":
         text = f.percent(value - 1, 0)
         return text if value < 1 else f"+{text}"
+    if kind == "axis":  # a scenario field a sweep axis names, in words (the web text names no path)
+        return labels.axis(str(value))
     if kind == "upper":
         return str(value).upper()  # bf16 -> BF16, as the glossary writes number formats
     if kind == "gb":
@@ -225,6 +238,11 @@ def _param(name: str, value: Any, currency: str) -> str:
     return str(value)
 
 
+# Parameters renamed in the core, read under their old name from results stored before (new: old):
+# the chosen layout's bubble was params.bubble (1F1B's formula) before engine 2.77.
+RENAMED = {"layout_bubble": "bubble"}
+
+
 def known(code: str) -> bool:
     return code in MESSAGES or code in PLURALS
 
@@ -235,6 +253,7 @@ def render(code: str | None, params: dict | None, default: str = "", currency: s
     if not code or not known(code):
         return default
     params = params if isinstance(params, dict) else {}
+    params = {**{new: params[old] for new, old in RENAMED.items() if old in params}, **params}
     values = {k: _param(k, v, params.get("currency") or currency) for k, v in params.items()}
     try:
         if code in PLURALS:
@@ -363,13 +382,18 @@ def assumption(row: Any, currency: str) -> dict:
 
 
 # --- the core's field errors (reports.field_messages) ----------------------------------------
-def scenario_error(err: Any) -> str:
+def scenario_error(err: Any, shown: Callable[[Any], str] = repr) -> str:
     """A core FieldError in the reader's language: a refusal by its code and params (plan.refusal),
-    any other by its sentence (field_error)."""
+    any other by its sentence (field_error). A sweep axis value's refusal (params `axis_value`) starts
+    with that value, `shown` as the form asked it (the core's repr by default: 0.5, 'h100-sxm')."""
     code = getattr(err, "code", "")
-    if code and known(code):
-        return render(code, getattr(err, "params", None), err.message)
-    return field_error(err.message)
+    if not (code and known(code)):
+        return field_error(err.message)
+    params = getattr(err, "params", None) or {}
+    text = render(code, params, err.message)
+    if "axis_value" not in params or text == err.message:  # the core's default starts with it
+        return text
+    return _("%(value)s: %(message)s") % {"value": shown(params["axis_value"]), "message": text}
 
 
 def field_error(message: str) -> str:
@@ -387,15 +411,33 @@ def field_error(message: str) -> str:
     return message
 
 
-# English sentences the core returns without a code (sweep rows), translated when known.
-SENTENCES = {
-    gettext_noop("no plan: the fixed layout does not divide the cards, or the fabric is too large"),
-    gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
-    gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
-    gettext_noop("no plan: the deadline needs more cards than the largest cluster this network can build"),
-    gettext_noop("no plan: the budget does not buy the smallest cluster"),
-}
+# --- sweep rows without a plan (estimator.plan.batch_reasons) ------------------------------------
+def row_reason(code: str | None, default: str = "", errors: Any = None) -> str:
+    """A sweep row's reason in the reader's language: a group the core refuses as a whole by its
+    FieldErrors (`errors`, batch_reasons.group_errors: group_refusal); else by its code (ROW_REASONS);
+    a row stored before the codes by the code of its English sentence (batch_reasons.code_of); the
+    core's English `default` for a code without a row sentence and a group stored without its errors."""
+    if errors:
+        refusal = group_refusal(errors)
+        if refusal:
+            return refusal
+    code = code or batch_reasons.code_of(default)
+    return str(_(ROW_REASONS[code])) if code in ROW_REASONS else default
 
 
-def sentence(text: str) -> str:
-    return _(text) if text in SENTENCES else text
+def group_refusal(errors: Any) -> str:
+    """A refused group's FieldErrors (each {field, message, code, params}) worded as the single
+    plan's page words each (scenario_error), after the field it is about (labels.axis; as the
+    estimate form words an error it cannot put beside one of its fields); "" where `errors` is
+    not such a list."""
+    if not isinstance(errors, list) or not all(isinstance(e, dict) for e in errors):
+        return ""
+    parts = []
+    for e in errors:
+        params = e.get("params") if isinstance(e.get("params"), dict) else {}
+        err = FieldError(
+            str(e.get("field") or ""), str(e.get("message") or ""), str(e.get("code") or ""), params
+        )
+        field = labels.axis(err.field) if err.field else _("scenario")
+        parts.append(f"{field}: {scenario_error(err)}")
+    return "; ".join(parts)

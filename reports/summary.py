@@ -13,8 +13,10 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from estimator.contract.readings import given_mfu_step_s
 from estimator.dotted import get_path as dig
 from estimator.plan.goodput_section import held_days
+from estimator.plan.mfu_range import ASSUMED_MFU_SPREAD
 
 from . import formatting as f
 from . import goodput, labels
@@ -183,9 +185,19 @@ def _held_sentence(result: dict) -> str:
     ) % {"days": f.days(days), "hours": f.big(dig(result, "cost.card_hours"))}
 
 
+def plan_step_s(result: dict) -> float | None:
+    """The step the plan runs, in seconds: a given MFU's (readings.given_mfu_step_s, the one its
+    days count), else the layout's predicted step (the two are one)."""
+    given = given_mfu_step_s(result)
+    return given if given is not None else dig(result, "parallelism.step_time_s")
+
+
 def _value(result: dict, key: str, path: str) -> Any:
     """The figure a headline or diff row shows: the result's value at `path`, the days with failures
-    as reports.goodput words them (the median; the mean of a result stored before it)."""
+    as reports.goodput words them (the median; the mean of a result stored before it), the step the
+    plan runs (plan_step_s: one step per plan)."""
+    if key == "step_time":
+        return plan_step_s(result)
     return goodput.days_with_failures(result) if key == "days_with_failures" else dig(result, path)
 
 
@@ -280,7 +292,9 @@ def band_text(band: Any) -> str:
     if not isinstance(band, dict):
         return ""
     if band.get("source") == "assumed":
-        return _("The band is ±25%% of the MFU you gave: an assumption, not evidence.")
+        return _("The band is ±%(spread)s of the MFU you gave: an assumption, not evidence.") % {
+            "spread": f.percent(ASSUMED_MFU_SPREAD, 0)
+        }
     if band.get("source") == "calibration":
         return _(
             "The band is ±%(width)s around the plan calibrated on your pilot run: the pilot's own spread, "
@@ -324,7 +338,7 @@ def _deadline_risk(miss: float, target: float, failures: bool) -> str:
     """The chance of missing the deadline; it counts the MFU range and the interruptions together
     where the result says so (compute.deadline_miss_counts_failures, engine 2.46.0 on: a result
     stored before counted the MFU range alone)."""
-    values = {"target": f.days(target), "p": f.percent(miss, 0)}
+    values = {"target": f.days(target), "p": f.percent(miss)}  # as the cards card and the working say it
     if failures:
         return (
             _(

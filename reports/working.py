@@ -6,9 +6,15 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from estimator.contract.readings import given_mfu_step_s
+
 from . import formatting as f
 from . import goodput, labels, stack_labels
 from .summary import dig
+
+STEP_TIME = gettext_lazy("Step time")
+MODEL_STEP = gettext_lazy("Layout model's predicted step time (at its predicted MFU)")
+
 
 # section -> [(label, path in the result, formatting kind)]; money in the report's currency
 TABLES = [
@@ -60,7 +66,7 @@ TABLES = [
             (gettext_lazy("Layers on the last pipeline device"), "parallelism.last_stage_layers", "count"),
             (gettext_lazy("Global batch (tokens)"), "parallelism.global_batch_tokens", "big"),
             (gettext_lazy("Pipeline bubble"), "parallelism.bubble_fraction", "percent"),
-            (gettext_lazy("Step time"), "parallelism.step_time_s", "seconds"),
+            (STEP_TIME, "parallelism.step_time_s", "seconds"),
             (gettext_lazy("Predicted MFU"), "parallelism.predicted_mfu", "percent"),
         ],
     ),
@@ -180,12 +186,35 @@ def tables(result: dict, currency: str) -> list[dict]:
             for label, path, kind in rows
             if dig(result, path) is not None
         ]
+        if key == "parallelism":
+            shown = _plan_step(result, shown)
         if shown:
             out.append({"key": key, "title": str(title), "rows": shown})
     stack = stack_labels.stack_table(result)
     if stack is not None:
         out.append(stack)
     return out
+
+
+def _plan_step(result: dict, rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The parallelism table's step time: with an MFU given, the plan's (readings.given_mfu_step_s),
+    and the layout model's own labelled as its prediction at its predicted MFU."""
+    step = given_mfu_step_s(result)
+    if step is None:
+        return rows
+    label, model = str(STEP_TIME), f.seconds(dig(result, "parallelism.step_time_s"))
+    out = [(label, f.seconds(step)) if k == label else (k, v) for k, v in rows]
+    return [*out, (str(MODEL_STEP), model)]
+
+
+def step_heading(result: dict) -> str:
+    """The step breakdown's heading: with an MFU given, the breakdown is the layout model's."""
+    if given_mfu_step_s(result) is None:
+        return _("Where a training step goes")
+    return _(
+        "Where a training step goes, as the layout model predicts it at its own MFU (the plan's "
+        "step, at the MFU you gave, is %(step)s)"
+    ) % {"step": f.seconds(given_mfu_step_s(result))}
 
 
 def step_rows(result: dict) -> list[tuple[str, str, str]]:
@@ -204,7 +233,12 @@ def layout_name(p: dict) -> str:
     parts = [f"{k.upper()} {p[k]}" for k in ("tp", "pp", "dp", "ep", "cp") if isinstance(p.get(k), int)]
     parts = [x for x in parts if not x.endswith(" 1") or x.startswith(("TP", "PP", "DP"))]
     text = " × ".join(parts)
-    extra = []
+    extra = []  # what tells two layouts of the same degrees apart, then ZeRO and recomputation
+    stages = p.get("virtual_stages")
+    if isinstance(stages, int) and stages > 1:
+        extra.append(_("%(stages)s virtual stages") % {"stages": stages})
+    if isinstance(p.get("micro_batch_size"), int):
+        extra.append(_("micro-batch %(size)s") % {"size": p["micro_batch_size"]})
     if p.get("zero_stage") is not None:
         extra.append(_("ZeRO %(stage)s") % {"stage": p["zero_stage"]})
     if p.get("recompute"):
@@ -226,6 +260,29 @@ TIE_REASONS = {
 }
 
 
+def _given_step(result: dict) -> list[str]:
+    """With an MFU given, the step the plan runs (readings.given_mfu_step_s, the one the days count)."""
+    step = given_mfu_step_s(result)
+    if step is None:
+        return []
+    return [
+        _(
+            "The plan runs at the %(mfu)s MFU you gave, a step of %(step)s: the layout model's "
+            "prediction only ranks the layouts."
+        )
+        % {"mfu": f.percent(dig(result, "compute.mfu")), "step": f.seconds(step)}
+    ]
+
+
+def _step_clause(result: dict, best: dict) -> str:
+    """The chosen layout's step: with an MFU given, named as the layout model's prediction at its
+    own MFU (the plan's step is the given MFU's, readings.given_mfu_step_s: one step per plan)."""
+    values = {"step": f.seconds(best.get("step_time_s")), "mfu": f.percent(best.get("predicted_mfu"))}
+    if given_mfu_step_s(result) is None:
+        return _("One step takes %(step)s at %(mfu)s MFU") % values
+    return _("The layout model predicts a step of %(step)s at its own %(mfu)s MFU") % values
+
+
 def story(result: dict) -> list[str]:
     """The layout chosen and why it beat the runners-up, in the reader's language."""
     best = result.get("parallelism")
@@ -234,8 +291,7 @@ def story(result: dict) -> list[str]:
         return [_("No parallel layout fits in card memory on this cluster.")]
     values = {
         "layout": layout_name(best),
-        "step": f.seconds(best.get("step_time_s")),
-        "mfu": f.percent(best.get("predicted_mfu")),
+        "step_clause": _step_clause(result, best),
         "evaluated": f.count(layout.get("evaluated")),
         "feasible": f.count(layout.get("feasible")),
     }
@@ -248,19 +304,19 @@ def story(result: dict) -> list[str]:
             "reason": str(TIE_REASONS.get(reason, reason)),
         }
         first = _(
-            "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; a runner-up is %(faster_by)s "
+            "Chosen: %(layout)s. %(step_clause)s; a runner-up is %(faster_by)s "
             "faster, within the 2%% the model cannot tell apart, so the layout with %(reason)s is "
             "preferred (%(evaluated)s layouts evaluated, %(feasible)s fit in memory)."
         )
     else:
         first = ngettext(
-            "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; it is the only layout "
-            "evaluated (%(feasible)s fits in memory).",
-            "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; it is the fastest of the "
-            "%(evaluated)s layouts evaluated (%(feasible)s fit in memory).",
+            "Chosen: %(layout)s. %(step_clause)s; it is the only layout evaluated (%(feasible)s fits "
+            "in memory).",
+            "Chosen: %(layout)s. %(step_clause)s; it is the fastest of the %(evaluated)s layouts "
+            "evaluated (%(feasible)s fit in memory).",
             f.plural_n(values["evaluated"]),
         )
-    out = [first % values]
+    out = [first % values, *_given_step(result)]
     r0 = best.get("tokens_per_s")
     for other in (layout.get("runners_up") or [])[:3]:
         if not isinstance(other, dict) or not isinstance(r0, int | float) or r0 <= 0:
@@ -282,7 +338,7 @@ def story(result: dict) -> list[str]:
         }
         if term:
             text += _(", mostly more %(term)s") % {"term": labels.in_sentence(labels.step_term(term))}
-        out.append(text + ".")
+        out.append(_("%(sentence)s.") % {"sentence": text})  # a full stop of the reader's language
     return out
 
 
@@ -302,7 +358,7 @@ COLUMNS = {
     "virtual_stages": gettext_lazy("Virtual stages"),
     "zero_stage": gettext_lazy("ZeRO stage"),
     "recompute": gettext_lazy("Recompute"),
-    "step_time_s": gettext_lazy("Step time"),
+    "step_time_s": gettext_lazy("Predicted step time"),
     "predicted_mfu": gettext_lazy("Predicted MFU"),
     "bubble_fraction": gettext_lazy("Pipeline bubble"),
     "memory_bytes": gettext_lazy("Memory per card"),

@@ -116,31 +116,40 @@ def _kind(value: Any) -> str:
     return "other"
 
 
-def _err(field: str, message: str) -> ScenarioError:
-    return ScenarioError([FieldError(field, message)])
+def _err(field: str, message: str, code: str = "", params: dict[str, Any] | None = None) -> ScenarioError:
+    """One refusal: its English sentence and, for those a form can reach, a code for the web layer."""
+    return ScenarioError([FieldError(field, message, code, params or {})])
 
 
 def _range_values(spec: dict[str, Any], path: str) -> list[Any]:
     """Inclusive arithmetic range {"start", "stop", "step"}: start, start+step, ... <= stop."""
     extra = set(spec) - {"start", "stop", "step"}
     if extra:
-        raise _err(f"{path}.{sorted(extra)[0]}", "unknown key; a range has only start, stop and step")
+        key = sorted(extra)[0]
+        message = "unknown key; a range has only start, stop and step"
+        raise _err(f"{path}.{key}", message, "range-unknown-key", {"key": key})
     numbers = {}
     for key in ("start", "stop", "step"):
         if key not in spec:
-            raise _err(f"{path}.{key}", "is required in a range {start, stop, step}")
+            raise _err(f"{path}.{key}", "is required in a range {start, stop, step}", "range-key-required")
         value = spec[key]
         if _kind(value) != "number" or not math.isfinite(value):
-            raise _err(f"{path}.{key}", "must be a finite number")
+            raise _err(f"{path}.{key}", "must be a finite number", "range-not-a-number")
         numbers[key] = value
     start, stop, step = numbers["start"], numbers["stop"], numbers["step"]
     if step <= 0:
-        raise _err(f"{path}.step", "must be positive")
+        raise _err(f"{path}.step", "must be positive", "range-step-not-positive")
     if stop < start:
-        raise _err(f"{path}.stop", "must not be below start")
+        raise _err(f"{path}.stop", "must not be below start", "range-stop-below-start")
     count = math.floor((stop - start) / step + 1e-9) + 1
     if count > MAX_AXIS_VALUES:
-        raise _err(path, f"the range has {count:,} values; the limit is {MAX_AXIS_VALUES:,} per axis")
+        limit = {"values": count, "max_values": MAX_AXIS_VALUES}
+        raise _err(
+            path,
+            f"the range has {count:,} values; the limit is {MAX_AXIS_VALUES:,} per axis",
+            "axis-too-many-values",
+            limit,
+        )
     if all(isinstance(v, int) for v in (start, step)):
         return [start + i * step for i in range(count)]
     # round away binary noise such as 0.30000000000000004 (12 significant digits are plenty)
@@ -151,39 +160,46 @@ def parse_axes(axes: Any, max_scenarios: int = MAX_SCENARIOS) -> list[Axis]:
     """Shape checks of the `axes` object: fields, kinds and sizes. Does not consult the scenario
     schema (see `validate_sweep` for that). Raises ScenarioError with `axes...` paths."""
     if not isinstance(axes, dict):
-        raise _err(
-            "axes", "must be an object mapping dotted scenario fields to a list or {start, stop, step}"
-        )
+        message = "must be an object mapping dotted scenario fields to a list or {start, stop, step}"
+        raise _err("axes", message, "axes-not-an-object")
     if not axes:
-        raise _err("axes", "needs at least one axis")
+        raise _err("axes", "needs at least one axis", "axes-empty")
     if len(axes) > MAX_AXES:
-        raise _err("axes", f"has {len(axes)} axes; the limit is {MAX_AXES}")
+        message = f"has {len(axes)} axes; the limit is {MAX_AXES}"
+        raise _err("axes", message, "too-many-axes", {"axes": len(axes), "max_axes": MAX_AXES})
     errors: list[FieldError] = []
     parsed: list[Axis] = []
     for field, spec in axes.items():
         path = f"axes.{field}"
         try:
             if not isinstance(field, str) or not _FIELD_RE.match(field):
-                raise _err(path, "must be a dotted scenario field such as cluster.cards")
+                raise _err(path, "must be a dotted scenario field such as cluster.cards", "axis-not-a-field")
             if isinstance(spec, dict):
                 values = _range_values(spec, path)
             elif isinstance(spec, list):
                 values = list(spec)
             else:
-                raise _err(path, "must be a list of values or a range {start, stop, step}")
+                message = "must be a list of values or a range {start, stop, step}"
+                raise _err(path, message, "axis-not-values")
             if not values:
-                raise _err(path, "is empty; give at least one value")
+                raise _err(path, "is empty; give at least one value", "axis-empty")
             if len(values) > MAX_AXIS_VALUES:
-                raise _err(path, f"has {len(values):,} values; the limit is {MAX_AXIS_VALUES:,} per axis")
+                limit = {"values": len(values), "max_values": MAX_AXIS_VALUES}
+                message = f"has {len(values):,} values; the limit is {MAX_AXIS_VALUES:,} per axis"
+                raise _err(path, message, "axis-too-many-values", limit)
             kinds = {_kind(v) for v in values}
             if "other" in kinds:
-                raise _err(path, "values must be numbers, strings or booleans (not objects, lists or null)")
+                message = "values must be numbers, strings or booleans (not objects, lists or null)"
+                raise _err(path, message, "axis-values-not-scalars")
             if len(kinds) > 1:
-                raise _err(path, "values must all be of one kind (all numbers, all strings or all booleans)")
+                message = "values must all be of one kind (all numbers, all strings or all booleans)"
+                raise _err(path, message, "axis-values-mixed")
             if kinds == {"number"} and not all(math.isfinite(v) for v in values):
-                raise _err(path, "values must be finite numbers (no NaN or Infinity)")
+                raise _err(
+                    path, "values must be finite numbers (no NaN or Infinity)", "axis-values-not-finite"
+                )
             if len(set(values)) != len(values):
-                raise _err(path, "has repeated values")
+                raise _err(path, "has repeated values", "axis-repeated-values")
             parsed.append(Axis(field, tuple(values)))
         except ScenarioError as exc:
             errors.extend(exc.errors)
@@ -191,13 +207,17 @@ def parse_axes(axes: Any, max_scenarios: int = MAX_SCENARIOS) -> list[Axis]:
     for a in parsed:
         for other in EXCLUSIVE_FIELDS.get(a.field, ()):
             if other in fields:
-                errors.append(FieldError(f"axes.{a.field}", f"cannot be swept together with {other}"))
+                message = f"cannot be swept together with {other}"
+                errors.append(FieldError(f"axes.{a.field}", message, "axes-exclusive", {"other_axis": other}))
                 break
     if errors:
         raise ScenarioError(errors)
     total = scenario_count(parsed)
     if total > max_scenarios:
-        raise _err("axes", f"the axes make {total:,} scenarios; the limit is {max_scenarios:,} per sweep")
+        message = f"the axes make {total:,} scenarios; the limit is {max_scenarios:,} per sweep"
+        raise _err(
+            "axes", message, "too-many-scenarios", {"scenarios": total, "max_scenarios": max_scenarios}
+        )
     return parsed
 
 
@@ -363,17 +383,24 @@ def _trial_errors(doc: dict[str, Any], axes: list[Axis], check: Check) -> list[F
             try:
                 found = check(trial, a)
             except ScenarioError as exc:
-                errors.extend(FieldError(e.field, f"{value!r}: {e.message}") for e in exc.errors)
+                errors.extend(_at_value(e.field, value, e) for e in exc.errors)
                 break
             own = [e for e in found if _axis_for(e.field, [a]) is not None]
             if own:
-                errors.append(FieldError(f"axes.{a.field}", f"{value!r}: {own[0].message}"))
+                errors.append(_at_value(f"axes.{a.field}", value, own[0]))
                 break
             persistent &= {e.field for e in found}
     for e in first_errors:
         if e.field in persistent and _axis_for(e.field, axes) is None:
             errors.append(_in_base(e))
     return errors
+
+
+def _at_value(field: str, value: Any, error: FieldError) -> FieldError:
+    """The refusal an axis value causes, on `field`: its sentence after the value ("0.5: ..."), its
+    code and parameters kept with the value as `axis_value` (the web layer says the sentence in the
+    reader's language and the value as its form asked it)."""
+    return FieldError(field, f"{value!r}: {error.message}", error.code, {**error.params, "axis_value": value})
 
 
 def validate_sweep(
@@ -427,8 +454,10 @@ def _mapped(exc: ScenarioError, axes: list[Axis], focus: Axis | None) -> Scenari
     for e in exc.errors:
         axis = focus or _axis_for(e.field, axes)
         if axis is not None:
-            detail = e.message if e.field in ("", axis.field) else f"{e.field}: {e.message}"
-            mapped.append(FieldError(f"axes.{axis.field}", detail))
+            if e.field in ("", axis.field):  # the axis's own fault: its code kept for the web layer
+                mapped.append(FieldError(f"axes.{axis.field}", e.message, e.code, e.params))
+            else:
+                mapped.append(FieldError(f"axes.{axis.field}", f"{e.field}: {e.message}"))
         else:
             mapped.append(_in_base(e))
     return ScenarioError(mapped)

@@ -143,7 +143,14 @@ class StackProfile:
       megatron-core-2024 (not where moe_core06 runs Megatron-Core 0.6's allgather dispatcher); not for the flex dispatcher (megatron-core-moe-2025: DeepEP dispatches
       over the tp x ep ranks, no second gather), MindSpeed-LLM 1.0.RC3 (Megatron-Core 0.6's
       allgather dispatcher, moe_core06), DeepSeek's DeepEP (expert TP 1) and the others (their
-      expert-TP collective stays priced as a dense MLP's).
+      expert-TP collective stays priced as a dense MLP's). Priced in ep_comm, exposed
+      (steptime.moe.expert_tp_gather_s).
+    moe_expert_tp_combine_bytes: bytes per element of that gather's combine-side reduce-scatter
+      (and its backward gather): 2 (16-bit, core_r0.8.0) or 4 where the dispatcher upcasts it to the
+      routing probabilities' dtype (Megatron-LM 325e7c8, 2025-04, in core_v0.12.0+:
+      `hidden_states.to(self.probs.dtype)`) and the recipes run the router in fp32
+      (`moe_router_dtype fp32`: Megatron-LM's examples/post_training/modelopt/conf/qwen/Qwen3-30B-A3B.sh,
+      Megatron-Bridge's DeepSeek-V3 recipe).
     vendors: the accelerator vendors the stack runs on (catalog `vendor`: NVIDIA, AMD, Huawei).
     needs_fp8_hardware: the stack's MoE kernels need Hopper or newer (DeepEP's NVSHMEM kernels, FP8
       GEMMs); the catalog marks such accelerators by their FP8 peak.
@@ -259,6 +266,7 @@ class StackProfile:
     max_zero_stage: int = 3
     moe_tp_needs_sp: bool = False
     moe_expert_tp_gather: bool = False
+    moe_expert_tp_combine_bytes: float = 2.0
     vendors: tuple[str, ...] = ("NVIDIA",)
     needs_fp8_hardware: bool = False
     summary: str = ""

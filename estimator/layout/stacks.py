@@ -51,6 +51,7 @@ STACKS: dict[str, StackProfile] = {
             moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
             unfused_rope_types=("yarn",),
             moe_expert_tp_gather=True,  # the alltoall dispatcher's expert-TP gather (StackProfile)
+            moe_expert_tp_combine_bytes=4.0,  # its reduce-scatter in the fp32 router's dtype (StackProfile)
             moe_tp_needs_sp=True,  # Megatron-Core's MoE check (StackProfile.moe_tp_needs_sp)
             vendors=("NVIDIA", "AMD"),
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "

@@ -1,19 +1,22 @@
 """The expert-TP gather of Megatron-Core's alltoall token dispatcher (StackProfile.moe_expert_tp_gather,
-steptime.layer_comm.mlp_tp_collectives_s): each card gathers the k routed copies the all-to-all brought
-over the expert-TP group and reduce-scatters them before the combine (main megatron/core/transformer/
-moe/token_dispatcher.py:741-751 and :826-834), 2·(etp-1)·k·T/tp·h elements per card per forward,
-against a hand computation, one layer and micro-batch on one card."""
+steptime.moe.expert_tp_gather_s): each card gathers the k routed copies the all-to-all brought over the
+expert-TP group and reduce-scatters the experts' output before the combine (main megatron/core/
+transformer/moe/token_dispatcher.py:741-751 and :824-834), on the compute stream inside the MoE layer,
+so exposed and priced in ep_comm, not in the TP term the TP overlap hides; against a hand computation,
+one layer and micro-batch on one card."""
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from estimator import catalog
 from estimator.layout.search import LayoutProblem
 from estimator.layout.stacks import STACKS
-from estimator.layout.steptime import Fabric
+from estimator.layout.steptime import Fabric, evaluate_step
 from estimator.layout.steptime.candidates import Candidates
 from estimator.layout.steptime.layer_comm import mlp_tp_collectives_s
+from estimator.layout.steptime.moe import expert_tp_gather_s
 from estimator.model.transformer import Architecture, param_counts
 
 # Qwen3-30B-A3B's MoE layer: h 2,048, 128 experts of 768, top-8, no shared experts
@@ -27,11 +30,12 @@ T = 4096.0  # one micro-batch of one 4K sequence, per TP group
 BW = 450e9 * 0.8  # B/s per card inside the node
 
 # By hand, TP = ETP = 4: each card holds k·T/tp = 8 x 1,024 = 8,192 routed copies and gathers the
-# other 3 ranks' over 4: 3 x 8,192 x 2,048 x 2 B = 100,663,296 B for the gather, the same for the
-# reduce-scatter: 201.3 MB per forward (the collective pair of tp_collectives_s: 2·(g-1)/g x
-# 32,768 tokens x h x 2 B), at 360 GB/s 559.2 us, plus 2 x 3 ring steps of 2 us = 571.2 us.
-# Priced as a dense MLP's collective (T·etp/tp = 4,096 tokens): 25.2 MB, 69.9 us + 12 us.
-GATHER_PAIR_S = 2 * 3 * 8 * 1024 * 2048 * 2 / BW + 2 * 3 * 2e-6
+# other 3 ranks' over 4: 3 x 8,192 x 2,048 x 2 B = 100,663,296 B for the 16-bit gather; the
+# reduce-scatter in the fp32 router's dtype twice that, 201,326,592 B: 301,989,888 B per pair, at
+# 360 GB/s 838.9 us, plus 2 x 3 ring steps of 2 us = 850.9 us. In 16 bit (core_r0.8.0) 201.3 MB:
+# 559.2 us + 12 us = 571.2 us. A dense MLP's collective (T·etp/tp = 4,096 tokens): 25.2 MB, 69.9 us + 12 us.
+GATHER_PAIR_S = 3 * 8 * 1024 * 2048 * (2 + 4) / BW + 2 * 3 * 2e-6
+GATHER_PAIR_16BIT_S = 3 * 8 * 1024 * 2048 * (2 + 2) / BW + 2 * 3 * 2e-6
 DENSE_PAIR_S = 2 * 3 * 1024 * 2048 * 2 / BW + 2 * 3 * 2e-6
 
 
@@ -52,35 +56,56 @@ def _layout(tp: float, etp: float) -> Candidates:
     return Candidates.from_mapping({**layout, "etp": etp, "zero": 1, "rc": 0})
 
 
-def test_the_alltoall_dispatcher_gathers_the_k_routed_copies_over_expert_tp():
-    got = mlp_tp_collectives_s(_problem("megatron-core-2025"), _layout(4, 4), T, 1.0, NVLINK, True)
-    assert float(got) == pytest.approx(GATHER_PAIR_S, rel=1e-9)
-    assert abs(GATHER_PAIR_S - 571.2e-6) < 0.1e-6
+def test_the_gather_pair_by_hand():
+    one = expert_tp_gather_s(T, 4.0, 4.0, QWEN3, 1.0, NVLINK, 1.0, 4.0)
+    assert float(one) == pytest.approx(GATHER_PAIR_S, rel=1e-9)
+    assert abs(GATHER_PAIR_S - 850.9e-6) < 0.1e-6
+    sixteen = expert_tp_gather_s(T, 4.0, 4.0, QWEN3, 1.0, NVLINK, 1.0, 2.0)
+    assert abs(float(sixteen) - 571.2e-6) < 0.1e-6
+    # forward + backward pairs, and the busiest EP rank's 1.1x copies scale the bytes, not the latency
+    two = expert_tp_gather_s(T, 4.0, 4.0, QWEN3, 2.0, NVLINK, 1.1, 4.0)
+    assert float(two) == pytest.approx(2 * (1.1 * (GATHER_PAIR_S - 12e-6) + 12e-6), rel=1e-9)
+    # across nodes (ETP 16 over 8-card domains): the NIC's 40 GB/s, 8 + 7 steps of latency per collective
+    wide = expert_tp_gather_s(T * 4, 16.0, 16.0, QWEN3, 1.0, NVLINK, 1.0, 2.0)
+    by_hand = 15 * 8 * 1024 * 2048 * 4 / 40e9 + 2 * (7 * 2e-6 + 1 * 5e-6)
+    assert float(wide) == pytest.approx(by_hand, rel=1e-9)
+    assert float(expert_tp_gather_s(T, 4.0, 1.0, QWEN3, 2.0, NVLINK, 1.0, 4.0)) == 0.0
+
+
+def test_the_alltoall_dispatcher_leaves_only_the_shared_experts_in_the_tp_term():
+    p = _problem("megatron-core-2025")
+    assert float(mlp_tp_collectives_s(p, _layout(4, 4), T, 1.0, NVLINK, True)) == 0.0
+    # with a shared expert (DeepSeek-V3's layout) the shared experts' T·h collective over TP 4:
+    # 3/4 x 2 x 4,096 x 2,048 x 2 B = 25.2 MB, 69.9 us + 6 x 2 us
+    shared = _problem("megatron-core-2025", dataclasses.replace(QWEN3, n_shared_experts=1))
+    for etp in (4, 1):
+        got = mlp_tp_collectives_s(shared, _layout(4, etp), T, 1.0, NVLINK, True)
+        assert float(got) == pytest.approx(DENSE_PAIR_S, rel=1e-9)
 
 
 def test_stacks_without_that_gather_keep_the_dense_collective():
-    """The flex dispatcher (DeepEP over the tp x ep ranks) and MindSpeed's allgather dispatcher."""
+    """The flex dispatcher (DeepEP over the tp x ep ranks), MindSpeed's and Megatron-Core 0.6's
+    allgather dispatcher (moe_core06, the MindSpeed GPU-reference rows)."""
     for stack in ("megatron-core-moe-2025", "mindspeed-2025"):
         got = mlp_tp_collectives_s(_problem(stack), _layout(4, 4), T, 1.0, NVLINK, True)
         assert float(got) == pytest.approx(DENSE_PAIR_S, rel=1e-9), stack
     assert abs(DENSE_PAIR_S - 81.9e-6) < 0.1e-6
-    # megatron-core-2024 gathers (core_r0.8.0's alltoall dispatcher), not under Megatron-Core 0.6's
-    # allgather dispatcher (moe_core06, the MindSpeed GPU-reference rows)
-    core08 = mlp_tp_collectives_s(_problem("megatron-core-2024"), _layout(4, 4), T, 1.0, NVLINK, True)
-    assert float(core08) == pytest.approx(GATHER_PAIR_S, rel=1e-9)
     core06 = _problem("megatron-core-2024", moe_core06=True)
     assert float(mlp_tp_collectives_s(core06, _layout(4, 4), T, 1.0, NVLINK, True)) == pytest.approx(
         DENSE_PAIR_S
     )
+    assert STACKS["megatron-core-2024"].moe_expert_tp_combine_bytes == 2.0  # core_r0.8.0: no upcast
+    assert STACKS["megatron-core-2025"].moe_expert_tp_combine_bytes == 4.0
 
 
-def test_expert_tp_1_gathers_nothing_and_shared_experts_add_their_tp_collective():
-    p = _problem("megatron-core-2025")
-    assert float(mlp_tp_collectives_s(p, _layout(4, 1), T, 1.0, NVLINK, True)) == 0.0
-    # with a shared expert (DeepSeek-V3's layout) the routed gather is priced beside the shared
-    # experts' T·h collective over TP 4: 3/4 x 2 x 4,096 x 2,048 x 2 B = 25.2 MB, 69.9 us + 6 x 2 us
-    shared = _problem("megatron-core-2025", dataclasses.replace(QWEN3, n_shared_experts=1))
-    got = mlp_tp_collectives_s(shared, _layout(4, 4), T, 1.0, NVLINK, True)
-    assert float(got) == pytest.approx(GATHER_PAIR_S + DENSE_PAIR_S, rel=1e-9)
-    only_shared = mlp_tp_collectives_s(shared, _layout(4, 1), T, 1.0, NVLINK, True)
-    assert float(only_shared) == pytest.approx(DENSE_PAIR_S, rel=1e-9)
+def test_the_gather_is_exposed_in_ep_comm_despite_the_tp_overlap():
+    """The whole step on 64 H100 (TP = ETP = 4, EP 8, 8 micro-batches of one 4K sequence, 48 layers,
+    no pipeline): the stack with the gather against the same stack without it (the routed experts'
+    collective then a dense MLP's in tp_comm, hidden behind the GEMMs by TE's TP overlap). ep_comm
+    grows by 8 x 48 x 2 pairs x (T/tp = 1,024 tokens per card: GATHER_PAIR_S) = 0.653 s."""
+    cand = _layout(4, 4)
+    with_gather = evaluate_step(_problem("megatron-core-2025"), cand)
+    without = evaluate_step(_problem("megatron-core-2025", moe_expert_tp_gather=False), cand)
+    extra = float(np.asarray(with_gather["ep_comm"]).ravel()[0] - np.asarray(without["ep_comm"]).ravel()[0])
+    assert extra == pytest.approx(8 * 48 * 2 * GATHER_PAIR_S, rel=1e-6)
+    assert abs(extra - 0.6535) < 0.001

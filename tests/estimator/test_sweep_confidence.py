@@ -19,9 +19,9 @@ from estimator.plan.batch import (
     CONFIDENCE_FIELDS,
     GOODPUT_FIELDS,
     SUMMARY_FIELDS,
-    TOO_LARGE,
     evaluate_columns,
 )
+from estimator.plan.batch_reasons import TOO_LARGE
 from estimator.plan.compose import estimate
 from tests.estimator.test_deadline_confidence import GIVEN, GIVEN_405B, H100_BF16_PEAK, SEARCHED, _with
 
@@ -50,7 +50,7 @@ def _assert_rows_are_estimates(base: dict, axes: dict) -> tuple[list[str | None]
             code = exc.errors[0].code
             codes.append(code)
             assert not out["ok"][i], i
-            assert code == "deadline-needs-too-many-cards" and out["error"][i] == TOO_LARGE, i
+            assert code == out["reason_code"][i] == TOO_LARGE, i
             assert all(np.isnan(out[f][i]) for f in CONFIDENCE_FIELDS), i
             continue
         codes.append(None)
@@ -187,3 +187,20 @@ def test_the_searches_a_sweep_asks_are_within_the_work_budget():
         {"name": "q", "base": plain, "axes": {"training.tokens": tokens, "cluster.target_days": days}}
     )
     assert estimator_sweep.confident_sizings(doc, parsed) == 0
+
+
+def test_a_chance_axis_without_a_deadline_keeps_the_refusals_code_and_the_value_it_failed_at():
+    # sized by cards, a chance axis is refused at its first value (0.5) with resolve's code, so the
+    # web layer can say it in the reader's language (and show 0.5 as the 50 % the builder asked)
+    base = {**GIVEN, "cluster": {"cards": 1024}}
+    with pytest.raises(ScenarioError) as err:
+        estimator_sweep.validate_sweep(
+            {"name": "q", "base": base, "axes": {"cluster.deadline_confidence": [0.5, 0.9]}}
+        )
+    (e,) = err.value.errors
+    assert (e.field, e.code, e.params) == (
+        "axes.cluster.deadline_confidence",
+        "confidence-needs-deadline",
+        {"axis_value": 0.5},
+    )
+    assert e.message == "0.5: needs cluster.target_days: it is the chance of finishing by a deadline"

@@ -362,6 +362,18 @@ def test_a_copy_planned_by_budget_is_named_for_what_it_is(client, make_estimate)
     assert 'value="70B in 30 days, sized by its budget"' in html
 
 
+def test_a_copy_of_an_unnamed_report_never_carries_its_share_token(client, make_estimate):
+    # the token is the original's read key: a copy named after it would hand it to whoever sees the copy
+    original = make_estimate(data={**ARTICLE_50M, "cluster": {"target_days": 30}})
+    assert not original.name
+    html = client.get(
+        f"/?copy={original.share_token}&sizing=budget", HTTP_ACCEPT_LANGUAGE="en"
+    ).content.decode()
+    assert 'value="Training cluster plan, sized by its budget"' in html
+    assert "a copy of “Training cluster plan”" in html
+    assert html.count(original.share_token) == html.count(f"copy={original.share_token}")  # in no text
+
+
 def test_what_the_budget_buys_is_said_in_the_median_days_of_that_plans_own_headline(client, make_estimate):
     """The budget sentence's days are the budget-sized plan's headline days with failures: its
     median (budget.affords.days_p50 = that plan's goodput.wall_clock_days_p50), not the mean."""
@@ -375,3 +387,20 @@ def test_what_the_budget_buys_is_said_in_the_median_days_of_that_plans_own_headl
     html = client.get(deadline.get_absolute_url()).content.decode()
     sentence = re.search(r'id="budget-affords">(.*?)</p>', html, re.S).group(1)
     assert f"in {formatting.days(affords['days_p50'])}." in " ".join(sentence.split())
+
+
+def test_validation_page_writes_errors_as_the_site_writes_percentages(client):
+    import re
+
+    from django.utils import translation
+
+    from reports import formatting
+
+    with translation.override("en"):
+        # error_pct is in percent: 1.999 -> 2.0% (one decimal), 0.04592 -> 0.05% (two under 1%)
+        assert formatting.percent_points(1.999) == "2.0%"
+        assert formatting.percent_points(0.04592) == "0.05%"
+        assert formatting.percent_points(-12.34) == "-12.3%"
+    html = client.get("/validation/").content.decode()
+    cells = re.findall(r'<td class="num">([^<]*%)</td>', html)
+    assert cells and all(re.fullmatch(r"-?[\d,]+\.\d{1,2}%", c) for c in cells), cells[:10]

@@ -1,7 +1,7 @@
 """Communication terms of one transformer layer and micro-batch on one card (s), vectorized over
 candidate layouts: tensor-parallel collectives (tp_comm), the context-parallel exchange and merge
-(cp_comm), the expert-parallel all-to-all (ep_comm), each split into an exposed and a hidden part,
-and the MoE host-issue floor. The composition and the sources are in `step`'s docstring."""
+(cp_comm), the expert-parallel all-to-all (ep_comm, with the alltoall dispatcher's expert-TP gather,
+always exposed), each split into an exposed and a hidden part, and the MoE host-issue floor. The composition and the sources are in `step`'s docstring."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from estimator.layout.steptime.collectives import Fabric, group_bandwidth
 from estimator.layout.steptime.layer_compute import attention_passes, backward_slowdown
 from estimator.layout.steptime.moe import (
     all_to_all_s,
+    expert_tp_gather_s,
     host_issue_s,
 )
 from estimator.layout.steptime.rates import Rates
@@ -106,6 +107,8 @@ def comm_terms(
             raw_tp_attention, raw_tp_mlp, t_gemm, moe, problem.mc2_exposed_fraction
         )
     terms["tp_comm"] = arr(terms["tp_comm"] + rg_exposed)
+    if moe and expert_tp_gathers(problem):  # on the compute stream: exposed (moe.expert_tp_gather_s)
+        terms["ep_comm"] = arr(terms["ep_comm"] + routed_gather_s(problem, c, tokens, fab))
     floor_on = moe and stack.moe_host_sync and not stack.cuda_graphs
     terms["host_floor"] = host_floor(problem, c, terms) if floor_on else 0.0 * c.tp
     return hidden
@@ -117,22 +120,37 @@ def mlp_tp_collectives_s(
     """The MLP's tensor-parallel collectives of one layer and micro-batch on one card, n_coll of them
     (s; twice the MLP's half of tp_collectives_s). A dense MLP: tokens·h over the TP group. A MoE
     layer where the dispatcher gathers the routed copies over the expert-TP group
-    (StackProfile.moe_expert_tp_gather, Megatron-Core's alltoall dispatcher): each card holds the
-    k·tokens/tp copies the all-to-all brought and gathers them over etp (and reduce-scatters before
-    the combine), 2·(etp-1)·k·tokens/tp·h elements per card per forward, plus the shared experts'
-    tokens·h over the TP group where there are any. Elsewhere a MoE layer's MLP collective is a
-    dense one's over the expert-TP group (parallel folding), or over TP where shared experts need it.
-    tokens: the micro-batch's tokens per TP group."""
+    (expert_tp_gathers: Megatron-Core's alltoall dispatcher): only the shared experts' tokens·h over
+    the TP group where there are any (the routed experts' gather is ep_comm, moe.expert_tp_gather_s).
+    Elsewhere a MoE layer's MLP collective is a dense one's over the expert-TP group (parallel
+    folding), or over TP where shared experts need it. tokens: the micro-batch's tokens per TP group."""
     arch, h = problem.arch, float(problem.arch.hidden_size)
-    # Megatron-Core 0.6's MoE layer (moe_core06) runs the allgather dispatcher: no such gather
-    if moe and problem.stack.moe_expert_tp_gather and not problem.stack.moe_core06:
-        k = float(arch.num_experts_per_tok)
-        routed = tp_collectives_s(c.etp, arr(tokens) * k * c.etp / c.tp, h, n_coll, fab)
-        if not arch.n_shared_experts:
-            return routed
-        return arr(routed + tp_collectives_s(c.tp, tokens, h, n_coll, fab))
+    if moe and expert_tp_gathers(problem):
+        return tp_collectives_s(c.tp, tokens, h, n_coll, fab) if arch.n_shared_experts else 0.0 * c.tp
     group = c.etp if moe and not arch.n_shared_experts else c.tp
     return tp_collectives_s(group, arr(tokens) * group / c.tp, h, n_coll, fab)
+
+
+def expert_tp_gathers(problem: LayoutProblem) -> bool:
+    """Whether the stack's dispatcher gathers the routed copies over the expert-TP group
+    (StackProfile.moe_expert_tp_gather; Megatron-Core 0.6's allgather dispatcher, moe_core06, does not)."""
+    return problem.stack.moe_expert_tp_gather and not problem.stack.moe_core06
+
+
+def routed_gather_s(problem: LayoutProblem, c: Candidates, tokens: Num, fab: Fabric) -> FloatArray:
+    """The dispatcher's expert-TP gather and reduce-scatter of one MoE layer and micro-batch (s, all
+    exposed; moe.expert_tp_gather_s): a pair in the forward, the backward and each recomputed forward."""
+    stack = problem.stack
+    return expert_tp_gather_s(
+        tokens,
+        c.tp,
+        c.etp,
+        problem.arch,
+        2.0 + c.rf,
+        fab,
+        problem.moe_imbalance,
+        stack.moe_expert_tp_combine_bytes,
+    )
 
 
 def ep_comm(

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.steptime.collectives import Fabric, group_bandwidth
+from estimator.layout.steptime.collectives import Fabric, group_bandwidth, latency_s
 from estimator.layout.steptime.constants import (
     ALPHA_NIC_S,
     ALPHA_SCALEUP_S,
@@ -178,3 +178,44 @@ def all_to_all_s(
     t_out = sent * remote * h * bytes_per / (fab.nic * fab.eta) * np.maximum(1.0, cross_frac * fab.cross)
     latency = (ep_in - 1.0) * ALPHA_SCALEUP_S + np.where(nodes > 1, ALPHA_NIC_S, 0.0)
     return arr(np.where(ep > 1, arr(n_a2a) * (np.maximum(t_in, t_out) + latency), 0.0))
+
+
+def expert_tp_gather_s(
+    tokens: Num,
+    tp: Num,
+    etp: Num,
+    arch: Architecture,
+    pairs: Num,
+    fab: Fabric,
+    imbalance: float,
+    combine_bytes: float,
+) -> FloatArray:
+    """The expert-TP collectives of Megatron-Core's alltoall token dispatcher, one MoE layer and
+    micro-batch on the busiest card (s); exposed: ep_comm, not tp_comm.
+
+    After the EP all-to-all each card holds the k·T/tp·imbalance routed copies it received and
+    all-gathers the other expert-TP ranks' copies (dispatch_postprocess:
+    gather_from_sequence_parallel_region over the expt_tp group, 16-bit tokens); after the grouped
+    GEMM it reduce-scatters the experts' partial outputs back (combine_preprocess:
+    reduce_scatter_to_sequence_parallel_region, in the routing probabilities' dtype since Megatron-LM
+    325e7c8 of 2025-04: 4 bytes under the recipes' moe_router_dtype fp32, combine_bytes); the backward
+    runs the reverse pair (the gather's gradient reduce-scattered, the reduce-scatter's gathered).
+    Main megatron/core/transformer/moe/token_dispatcher.py:741-751 and :824-834 (d98e8a6); core_r0.8.0
+    token_dispatcher.py:515-518 and :546 gather and reduce-scatter the last dimension instead, the
+    same bytes (etp = tp there, 16-bit). Ring: each collective moves (etp-1)·k·T/tp·imbalance·h
+    elements per card, `pairs` gather / reduce-scatter pairs per micro-batch (forward, backward and
+    each recomputed forward: 2 + recomputed forwards), plus latency_s's per-step start-up.
+
+    Not hidden: both run on the compute stream inside MoELayer.routed_experts_compute, between the
+    all-to-all and the grouped GEMM that needs their result (moe_layer.py:548, :569); Transformer
+    Engine's grouped linear does no TP communication of its own (explicit_expert_comm,
+    extensions/transformer_engine.py:2459), so the TP overlap's userbuffers never see them; the 1F1B
+    A2A overlap (fine_grained_callables.py:190) runs routed_experts_compute as the expert node on
+    the compute stream, beside the other micro-batch's all-to-all, not its compute.
+    tokens: the micro-batch's tokens per TP group; units tokens, bytes, seconds."""
+    g = arr(etp)
+    copies = arr(tokens) / arr(tp) * float(arch.num_experts_per_tok) * imbalance
+    bw = np.where(g <= fab.domain, group_bandwidth(fab, g), fab.nic) * fab.eta
+    per_pair = (g - 1.0) * copies * float(arch.hidden_size) * (WEIGHT_BYTES + combine_bytes) / bw
+    raw = arr(pairs) * (per_pair + 2.0 * latency_s(g, 1.0, fab, "half"))
+    return arr(np.where(g > 1, raw, 0.0))

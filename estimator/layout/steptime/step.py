@@ -30,7 +30,8 @@ Terms (per card; seconds; sources in the docstrings of the modules named):
   each ring step hidden only behind that step's attention compute; the attention term adds the
   merge of the ring's partial outputs, runs the kernel at the chunk lengths of the ring's calls and
   pays the causal load imbalance where the stack does not balance the chunks.
-- ep_comm: hidden behind the other micro-batch's layer compute with ep_comm_overlap or DualPipe.
+- ep_comm: hidden behind the other micro-batch's layer compute with ep_comm_overlap or DualPipe;
+  the alltoall dispatcher's expert-TP gather and reduce-scatter (`moe.expert_tp_gather_s`) never.
 - pp_comm: `pipeline`; hidden behind the stage's compute with the interleaved schedule and
   overlap_p2p_comm, or DualPipe.
 - host_overhead: KERNEL_GAP_S per kernel launched (none with CUDA graphs) and, for the dropless
