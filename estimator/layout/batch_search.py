@@ -173,8 +173,11 @@ def _best_layouts(
     t = {k: np.empty(win.size) for k in EVAL_TIME_KEYS}
     for part in unique_sorted(j).tolist():  # the winners' times, gathered from the slices they are in
         sel = np.flatnonzero(j == part)
+        # one flat index into the slice's (rows, stages) arrays for all the keys: a take each, where
+        # a (row, column) index pair is a slower fancy index per key
+        flat = r[sel] * times[part]["step_time_s"].shape[1] + z[sel]
         for k in EVAL_TIME_KEYS:
-            t[k][sel] = np.asarray(times[part][k])[r[sel], z[sel]]
+            t[k][sel] = times[part][k].take(flat)
     evals = make_evals(base, {k: v[win] for k, v in c.items()}, take_memory(mem, win), t)
     for s, e in zip(size[win].tolist(), evals, strict=True):
         best[s] = e

@@ -34,12 +34,17 @@ class SizedProblem:
     arrays; every other attribute is the shared problem's."""
 
     def __init__(self, base: LayoutProblem, cards: FloatArray, cross: FloatArray, leaf_nodes: FloatArray):
+        # the base's fields copied in: a field read is then an instance-dict hit, where through
+        # __getattr__ alone each read first fails (an AttributeError built and dropped, several
+        # thousand instructions; about a thousand reads per deadline plan)
+        self.__dict__.update(vars(base))
         self._base = base
         self.cards = cards
         self.cross_leaf_bandwidth_factor = cross
         self.nodes_per_leaf_group = leaf_nodes
 
     def __getattr__(self, name: str) -> Any:
+        """The base's properties (domain_cards, stage_split, ...): computed from its own fields."""
         return getattr(self._base, name)
 
 

@@ -126,6 +126,24 @@ class LayoutProblem:
         if errors:
             raise ScenarioError(errors)
 
+    def resized(
+        self, cards: int, cross_leaf_bandwidth_factor: float, nodes_per_leaf_group: int
+    ) -> LayoutProblem:
+        """This problem at another cluster size (what the size decides: the cards and the fabric's
+        two factors), validated as a new one is: dataclasses.replace's result, built by copying the
+        fields (replace walks the field list and calls __init__: about 6x the cost, and a deadline
+        scan builds some forty sizes per plan)."""
+        out = object.__new__(LayoutProblem)
+        fields = out.__dict__
+        fields.update(self.__dict__)
+        fields.update(
+            cards=cards,
+            cross_leaf_bandwidth_factor=cross_leaf_bandwidth_factor,
+            nodes_per_leaf_group=nodes_per_leaf_group,
+        )
+        out.__post_init__()
+        return out
+
     @property
     def flash_attention(self) -> bool:
         return self.stack.flash_attention

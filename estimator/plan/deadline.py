@@ -7,7 +7,6 @@ share of peak)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Protocol
 
@@ -89,11 +88,8 @@ class SizeMemo:
         the size decides (the rest resolves the stack and the model's FLOPs again otherwise)."""
         if not self._problems:
             return layout_problem(self.r, cards, fabric)
-        return dataclasses.replace(
-            next(iter(self._problems.values())),
-            cards=cards,
-            cross_leaf_bandwidth_factor=fabric.cross_leaf_bandwidth_factor,
-            nodes_per_leaf_group=fabric.nodes_per_leaf_group,
+        return next(iter(self._problems.values())).resized(
+            cards, fabric.cross_leaf_bandwidth_factor, fabric.nodes_per_leaf_group
         )
 
     def best(self, cards_list: list[int]) -> list[LayoutEval | None]:

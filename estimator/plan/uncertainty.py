@@ -98,8 +98,22 @@ def _ranks(x: np.ndarray) -> np.ndarray:
     if np.any(xs[1:] == xs[:-1]) or (xs.size and np.isnan(xs[-1])):  # ties (NaNs sort last)
         order = np.argsort(x, kind="stable")
     r = np.empty(x.shape[-1])
-    r[order] = np.arange(x.shape[-1])
+    r[order] = np.arange(x.shape[-1], dtype=float)  # float already: no cast in the scatter
     return r
+
+
+def _monotone_ranks(y: np.ndarray, rx: np.ndarray) -> np.ndarray:
+    """_ranks(y) from the ranks rx of a sample x when y is strictly monotone in x (no ties: the
+    same ranks as its own sort gives, rx or their reverse), else y itself (the caller sorts y). A
+    check along x's order instead of a sort of y (a fifth of its cost for 10,000 draws)."""
+    order = np.empty(rx.size, dtype=np.intp)
+    order[rx.astype(np.intp)] = np.arange(rx.size)
+    step = np.diff(y[order])
+    if np.all(step > 0):
+        return rx
+    if np.all(step < 0):
+        return (rx.size - 1) - rx
+    return y
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> float:
@@ -187,10 +201,14 @@ def _drivers(
     the outputs share their inputs)."""
     ranks = {} if ranks is None else ranks
     varying = [k for k, v in samples.items() if np.ptp(v) > 0]
-    r_out = _ranks(output) if varying else output
     for k in varying:
         if k not in ranks:
             ranks[k] = _ranks(samples[k])
+    r_out = output
+    if len(varying) == 1:  # e.g. the days, a function of the MFU alone
+        r_out = _monotone_ranks(output, ranks[varying[0]])
+    if varying and r_out is output:
+        r_out = _ranks(output)
     rho = {k: _rank_correlation(samples[k], output, ranks[k], r_out) for k in varying}
     total = sum(r * r for r in rho.values())
     table = {

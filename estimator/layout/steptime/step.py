@@ -342,10 +342,11 @@ def evaluate_step(problem: LayoutProblem, cand: Candidates) -> dict[str, FloatAr
 
 def _full(v: Num, shape: tuple[int, ...]) -> FloatArray:
     """v as a float array of the step's shape: itself when it is one already (most terms are),
-    else a broadcast view (read-only, as every caller only reads the terms)."""
+    else filled to it (np.full: the same numbers; np.broadcast_to's view costs several times more
+    per call, a dozen times per step-time call)."""
     if isinstance(v, np.ndarray) and v.shape == shape and v.dtype == np.float64:
         return v
-    return np.broadcast_to(np.asarray(v, dtype=float), shape)
+    return np.full(shape, v, dtype=float)
 
 
 def _recomputed_flop(problem: LayoutProblem, c: Candidates) -> FloatArray:
