@@ -234,8 +234,13 @@ def candidate_grid(problem: LayoutProblem) -> dict[str, np.ndarray]:
 def searched_grid(problem: LayoutProblem, c: dict[str, np.ndarray]) -> BoolArray:
     """Per entry of candidate_grid's product (its broadcast shape): the search considers it (a free
     expert-TP size takes only the values the search considers: not a refusal, not counted)."""
-    fixed = problem.fixed_normalized
     shape = np.broadcast_shapes(*(v.shape for v in c.values()))
+    return np.broadcast_to(searched_axes(problem, c), shape)
+
+
+def searched_axes(problem: LayoutProblem, c: dict[str, np.ndarray]) -> BoolArray:
+    """searched_grid on the few axes it involves (tp, cp, ep, etp, sp), unbroadcast."""
+    fixed = problem.fixed_normalized
     etp = etp_not_searched(c["tp"], c["ep"], c["etp"], "expert_tp" in fixed, problem.arch.is_moe)
     sp = sp_off_not_searched(
         c["sp"],
@@ -245,7 +250,8 @@ def searched_grid(problem: LayoutProblem, c: dict[str, np.ndarray]) -> BoolArray
         "sequence_parallel" not in fixed,
         problem.sequence_parallel_with_tp,
     )
-    return np.broadcast_to(~(etp | sp), shape)
+    out: BoolArray = np.asarray(~(etp | sp))
+    return out
 
 
 def enumerate_candidates(problem: LayoutProblem) -> dict[str, np.ndarray]:
@@ -450,12 +456,22 @@ assert len(REASONS) < np.iinfo(REASON_DTYPE).max
 
 def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -> npt.NDArray[np.int8]:
     """Per entry of a product of `shape`, the REASONS index of the first rule of `failures` (in
-    their order) it fails, -1 where it fails none. The first failing rule is the one of lowest
-    position, and a minimum does not depend on the order it is taken in: the rules' masks, each on
-    the few axes it involves, are combined smallest first, so only the last few combinations span
-    the whole product (one masked assignment per rule over all of it cost several times more)."""
+    their order) it fails, -1 where it fails none (first_position, mapped to REASONS)."""
+    first = first_position(failures, len(failures))
+    codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=REASON_DTYPE)
+    out: npt.NDArray[np.int8] = np.broadcast_to(codes[first], shape)  # a view: no full-size copy
+    return out
+
+
+def first_position(failures: Sequence[tuple[str, Any]], limit: int) -> npt.NDArray[Any]:
+    """Per entry of the rules' broadcast product, the position in `failures` of the first rule it
+    fails, len(failures) where it fails none, in the narrowest unsigned integer that holds `limit`
+    (>= len(failures)). The first failing rule is the one of lowest position, and a minimum does not
+    depend on the order it is taken in: the rules' masks, each on the few axes it involves, are
+    combined smallest first, so only the last few combinations span the whole product (one masked
+    assignment per rule over all of it cost several times more)."""
     none = len(failures)
-    small = np.min_scalar_type(none)  # the narrowest integer that holds every position: less to move
+    small = np.min_scalar_type(max(limit, none))  # the narrowest integer that holds every position
     ranked = sorted(
         (np.where(np.asarray(failing), i, none).astype(small) for i, (_, failing) in enumerate(failures)),
         key=np.size,
@@ -463,6 +479,4 @@ def first_failure(failures: Sequence[tuple[str, Any]], shape: tuple[int, ...]) -
     first: npt.NDArray[Any] = np.full((), none, dtype=small)
     for failing in ranked:
         first = np.minimum(first, failing)
-    codes = np.array([REASONS.index(name) for name, _ in failures] + [-1], dtype=REASON_DTYPE)
-    out: npt.NDArray[np.int8] = np.broadcast_to(codes[first], shape)  # a view: no full-size copy
-    return out
+    return first

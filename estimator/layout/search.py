@@ -31,12 +31,11 @@ import numpy.typing as npt
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.enumeration import (
-    REASON_DTYPE,
     REASONS,
     candidate_grid,
-    first_failure,
+    first_position,
     gathered,
-    searched_grid,
+    searched_axes,
     structural_failures,
 )
 from estimator.layout.evaluation import (
@@ -316,21 +315,19 @@ def search(problem: LayoutProblem) -> LayoutSearch:
     (limits.SEARCH_SECONDS): when it runs out the search ranks what it timed and says so
     (`timed_out`)."""
     started = time.monotonic()
-    sub, reason, n = _structurally_valid(problem)
-    ok = np.flatnonzero(reason == -1)
+    sub, counts, n = _structurally_valid(problem)
     mem, rf = evaluate_memory(problem, sub)
     fits = np.asarray(mem.total <= problem.accelerator.hbm_bytes)
-    reason[ok[~fits]] = REASONS.index("out-of-memory")
+    counts[REASONS.index("out-of-memory")] += np.count_nonzero(~fits)
     if "recompute" not in problem.fixed:
         redundant = fits & partial_redundant(sub["rc"], rf)
-        reason[ok[redundant]] = REASONS.index("partial-recompute-redundant")
+        counts[REASONS.index("partial-recompute-redundant")] += np.count_nonzero(redundant)
         fits = fits & ~redundant
-    counts = np.bincount(reason[reason >= 0], minlength=len(REASONS))
     rejected = {name: int(k) for name, k in zip(REASONS, counts, strict=True) if k}
     good = np.flatnonzero(fits)
     top_n = int(problem.fixed.get("top_n", problem.top_n))
     if good.size == 0:
-        if not ok.size:
+        if not fits.size:  # no candidate passes the structural rules
             return LayoutSearch(None, [], rejected, n, 0, None)
         i = int(np.argmin(mem.total))
         one = {k: v[i : i + 1] for k, v in sub.items()}
@@ -349,17 +346,42 @@ def search(problem: LayoutProblem) -> LayoutSearch:
 
 def _structurally_valid(problem: LayoutProblem) -> tuple[dict[str, Any], npt.NDArray[np.int64], int]:
     """(the columns of the candidates that pass structural_failures, in enumerate_candidates'
-    order; per entry of the product its first failure's index in REASONS, -1 where it passes, -2
-    where the search does not consider it; how many it considers). The rules run on the
-    unexpanded product (enumeration.candidate_grid: each on the axes it involves), the failures
-    are assigned on the whole product, the columns gathered for the passing entries only."""
+    order; per reason of REASONS how many entries of the product the search considers fail it
+    first; how many it considers). The rules run on the unexpanded product
+    (enumeration.candidate_grid: each on the axes it involves); the first failure's position is
+    combined with the searched mask (not searched: a position past every rule) into one byte per
+    entry, counted per rule, and the columns are gathered for the passing entries only."""
     grid = candidate_grid(problem)
-    keep = searched_grid(problem, grid)
-    failing = first_failure(structural_failures(problem, grid), keep.shape)
-    reason = np.where(keep, failing, REASON_DTYPE(-2)).ravel()
-    at = np.unravel_index(np.flatnonzero(reason == -1), keep.shape)
+    shape = np.broadcast_shapes(*(v.shape for v in grid.values()))
+    failures = structural_failures(problem, grid)
+    none = len(failures)
+    searched = searched_axes(problem, grid)
+    first = first_position(failures, none + 1)
+    pos = np.maximum(first, np.where(searched, 0, none + 1).astype(first.dtype))
+    at = _passing(pos == none, shape)
+    size = int(np.prod(shape))
+    counts = np.zeros(len(REASONS), dtype=np.int64)
+    for i, (name, failing) in enumerate(failures):
+        if np.any(failing):  # a rule no entry fails is no entry's first failure
+            counts[REASONS.index(name)] = np.count_nonzero(pos == i) * (size // pos.size)
+    skipped = np.count_nonzero(~searched) * (size // searched.size)
     sub = {k: gathered(v, at) for k, v in grid.items()}
-    return sub, reason, int(np.count_nonzero(keep))
+    return sub, counts, size - int(skipped)
+
+
+def _passing(ok: npt.NDArray[np.bool_], shape: tuple[int, ...]) -> tuple[npt.NDArray[np.intp], ...]:
+    """The multi-indices, in C order over the product of `shape`, of the entries where `ok` (a mask
+    broadcasting to it) holds. Where `ok` spans the leading axes and is constant along the rest,
+    each passing entry of `ok` stands for a run of consecutive entries of the product."""
+    k = ok.ndim
+    while k and ok.shape[k - 1] == 1:
+        k -= 1
+    if ok.ndim != len(shape) or ok.shape[:k] != shape[:k]:
+        flat = np.flatnonzero(np.broadcast_to(ok, shape))
+    else:
+        run = int(np.prod(shape[k:]))
+        flat = (np.flatnonzero(ok)[:, None] * run + np.arange(run)).ravel()
+    return np.unravel_index(flat, shape)
 
 
 def _timed_evaluation(

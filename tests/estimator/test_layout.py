@@ -368,3 +368,38 @@ def test_first_failure_is_the_first_rule_failed_in_reasons_order_over_the_whole_
     ia, ib = REASONS.index(a), REASONS.index(b)
     assert got.tolist() == [[ib, -1, -1], [ia, ia, ia]]
     assert first_failure([], (2, 2)).tolist() == [[-1, -1], [-1, -1]]
+
+
+def _refusals_over_the_whole_product(p):
+    """Per reason, how many entries of the expanded product the search considers fail it first:
+    every rule's mask broadcast to the whole product, the first failing one taken entry by entry."""
+    from estimator.layout.enumeration import candidate_grid, searched_grid
+
+    grid = candidate_grid(p)
+    shape = searched_grid(p, grid).shape
+    keep = searched_grid(p, grid).ravel()
+    rules = structural_failures(p, grid)
+    masks = np.stack([np.broadcast_to(m, shape).ravel() for _, m in rules])
+    counts = dict.fromkeys(REASONS, 0)
+    for entry in np.flatnonzero(keep):
+        failed = np.flatnonzero(masks[:, entry])
+        if failed.size:
+            counts[rules[int(failed[0])][0]] += 1
+    return {k: v for k, v in counts.items() if v}, int(keep.sum())
+
+
+@pytest.mark.parametrize("cards", [2, 8, 12])
+@pytest.mark.parametrize("moe", [False, True])
+def test_refusals_are_counted_as_on_the_whole_product(cards, moe):
+    """search's structural counts (without materializing the product's reasons) equal a count over
+    the expanded product, entry by entry, for dense and MoE models, free and fixed axes."""
+    from estimator.layout.search import _structurally_valid
+
+    arch = gpt(layers=6)
+    if moe:
+        arch = dataclasses.replace(arch, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=512)
+    for fixed in ({}, {"tp": 2}, {"dp": 2, "recompute": "full"}):
+        p = problem(arch=arch, cards=cards, global_batch_tokens=32 * 1024, fixed=fixed)
+        _, counts, considered = _structurally_valid(p)
+        got = {name: int(k) for name, k in zip(REASONS, counts, strict=True) if k}
+        assert (got, considered) == _refusals_over_the_whole_product(p)
