@@ -358,30 +358,44 @@ def _structurally_valid(problem: LayoutProblem) -> tuple[dict[str, Any], npt.NDA
     searched = searched_axes(problem, grid)
     first = first_position(failures, none + 1)
     pos = np.maximum(first, np.where(searched, 0, none + 1).astype(first.dtype))
-    at = _passing(pos == none, shape)
     size = int(np.prod(shape))
     counts = np.zeros(len(REASONS), dtype=np.int64)
     for i, (name, failing) in enumerate(failures):
         if np.any(failing):  # a rule no entry fails is no entry's first failure
             counts[REASONS.index(name)] = np.count_nonzero(pos == i) * (size // pos.size)
     skipped = np.count_nonzero(~searched) * (size // searched.size)
-    sub = {k: gathered(v, at) for k, v in grid.items()}
+    sub = _passing(grid, pos == none, shape)
     return sub, counts, size - int(skipped)
 
 
-def _passing(ok: npt.NDArray[np.bool_], shape: tuple[int, ...]) -> tuple[npt.NDArray[np.intp], ...]:
-    """The multi-indices, in C order over the product of `shape`, of the entries where `ok` (a mask
-    broadcasting to it) holds. Where `ok` spans the leading axes and is constant along the rest,
-    each passing entry of `ok` stands for a run of consecutive entries of the product."""
+def _passing(grid: Mapping[str, Any], ok: npt.NDArray[np.bool_], shape: tuple[int, ...]) -> dict[str, Any]:
+    """The columns of the grid (enumeration.candidate_grid) at the entries, in C order over the
+    product of `shape`, where `ok` (a mask broadcasting to it) holds. Where `ok` spans the leading
+    axes and is constant along the trailing rest, each passing entry of `ok` stands for a run of
+    consecutive entries of the product: a column constant along the trailing axes repeats its
+    value over the run, one constant along the leading axes tiles its trailing block."""
     k = ok.ndim
     while k and ok.shape[k - 1] == 1:
         k -= 1
-    if ok.ndim != len(shape) or ok.shape[:k] != shape[:k]:
-        flat = np.flatnonzero(np.broadcast_to(ok, shape))
-    else:
-        run = int(np.prod(shape[k:]))
-        flat = (np.flatnonzero(ok)[:, None] * run + np.arange(run)).ravel()
-    return np.unravel_index(flat, shape)
+    if not k or ok.ndim != len(shape) or ok.shape[:k] != shape[:k]:
+        at = np.unravel_index(np.flatnonzero(np.broadcast_to(ok, shape)), shape)
+        return {name: gathered(v, at) for name, v in grid.items()}
+    run = int(np.prod(shape[k:]))
+    heads = np.flatnonzero(ok)
+    lead = np.unravel_index(heads, shape[:k])
+    full: tuple[npt.NDArray[np.intp], ...] | None = None
+    out = {}
+    for name, v in grid.items():
+        v = np.asarray(v).reshape((1,) * (len(shape) - np.ndim(v)) + np.shape(v))
+        if all(n == 1 for n in v.shape[k:]):
+            out[name] = np.repeat(gathered(v.reshape(v.shape[:k]), lead), run)
+        elif all(n == 1 for n in v.shape[:k]):
+            out[name] = np.tile(np.broadcast_to(v.reshape(v.shape[k:]), shape[k:]).ravel(), heads.size)
+        else:
+            if full is None:
+                full = np.unravel_index((heads[:, None] * run + np.arange(run)).ravel(), shape)
+            out[name] = gathered(v, full)
+    return out
 
 
 def _timed_evaluation(
