@@ -9,8 +9,8 @@ The search is the budget's and the missed deadline's (plan.deadline.fastest_belo
 sizes below the plan's cards, plan.deadline.candidate_sizes; throughput cards · predicted MFU ·
 ETTR), run only when the plan looks batch-bound (batch_bound: a bubble over advice.BUBBLE_LIMIT or
 fewer than 4 x PP micro-batches per DP rank), so other plans pay nothing. The size it finds is then
-planned as the count curve plans a count (plan.count_curve.fixed_cards_scenario through
-plan.batch.evaluate_columns, equal to a plan at that count): the advice names its cards and its
+planned (plan.sizing.size_plan and goodput_of on the scenario with `cluster` set to those cards,
+as plan.count_curve sets a count): the advice names its cards and its
 headline days (with failures where counted) only where that plan finishes sooner. Units: cards, days.
 
     fewer-cards-faster   warning; params cards, days, faster_cards, faster_days, micro_batches,
@@ -20,6 +20,7 @@ headline days (with failures where counted) only where that plan finishes sooner
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,9 +28,11 @@ import numpy as np
 
 from estimator.contract.readings import number_at
 from estimator.contract.resolve import Resolved
-from estimator.plan import batch, goodput
+from estimator.contract.scenario import Cluster
+from estimator.errors import ScenarioError
+from estimator.layout.search import LayoutEval
+from estimator.plan import goodput
 from estimator.plan.advice import BUBBLE_LIMIT
-from estimator.plan.count_curve import fixed_cards_scenario
 from estimator.plan.deadline import (
     SizeMemo,
     candidate_sizes,
@@ -40,6 +43,7 @@ from estimator.plan.deadline import (
 )
 from estimator.plan.problem import cards_multiple
 from estimator.plan.result import AdviceItem
+from estimator.plan.sizing import goodput_of, size_plan
 
 CODE = "fewer-cards-faster"
 MICRO_BATCHES_PER_STAGE = 4  # article 2.3: M >= 4 x PP keeps the 1F1B bubble near 20 % or below
@@ -77,17 +81,16 @@ def fewer_cards_faster(r: Resolved, sections: Mapping[str, Any]) -> AdviceItem |
     found = _fastest_below(r, cards, mfu)
     if found is None:
         return None
-    faster, layout = found
-    planned = _planned_days(r, faster)
-    if planned is None or planned >= days:
+    planned = _planned(r, found)
+    if planned is None or planned[0] >= days:
         return None
-    return _item(sections, cards, days, faster, planned, layout)
+    return _item(sections, cards, days, found, planned[0], planned[1])
 
 
-def _fastest_below(r: Resolved, cards: int, mfu: float) -> tuple[int, Any] | None:
+def _fastest_below(r: Resolved, cards: int, mfu: float) -> int | None:
     """The round size below `cards` of highest throughput (plan.deadline.fastest_below, seeded with
-    the plan's own cards · MFU · ETTR so the search stops where no smaller size can beat it) and its
-    best layout; None where the plan's own cards stay the fastest."""
+    the plan's own cards · MFU · ETTR so the search stops where no smaller size can beat it); None
+    where the plan's own cards stay the fastest."""
     sizes = candidate_sizes(r, cards_multiple(r))
     sizes = sizes[sizes < cards]
     if not sizes.size:
@@ -98,20 +101,21 @@ def _fastest_below(r: Resolved, cards: int, mfu: float) -> tuple[int, Any] | Non
     top = highest_mfu(sizes, memo)
     fastest_below(sizes, len(sizes), memo, lambda block: searched_speeds(block, memo, ettr), tried, top)
     best = fastest_of(tried)
-    return None if best == cards else (best, tried[best][0])
+    return None if best == cards else best
 
 
-def _planned_days(r: Resolved, cards: int) -> float | None:
-    """The headline days of the scenario planned at `cards` (count_curve's way: evaluate_columns of
-    the scenario with cluster.cards set), None where that count is refused."""
-    books = (
-        {r.scenario.cost.price_book: r.price_book} if r.scenario.cost.price_book and r.price_book else None
-    )
-    base = fixed_cards_scenario(r.scenario.normalized(), cards)
-    out = batch.evaluate_columns(base, {"cluster.cards": np.array([float(cards)])}, books)
-    if not out["ok"][0]:
+def _planned(r: Resolved, cards: int) -> tuple[float, LayoutEval | None] | None:
+    """The headline days (goodput.wall_clock_days_p50: with failures where counted, else the days
+    of computing) and the chosen layout of the scenario planned at `cards` (plan.sizing.size_plan
+    and goodput_of, what plan.compose.build_result runs, on the scenario with `cluster` set to
+    these cards as plan.count_curve.fixed_cards_scenario sets it); None where that count is refused."""
+    at = dataclasses.replace(r, scenario=r.scenario.model_copy(update={"cluster": Cluster(cards=cards)}))
+    try:
+        z = size_plan(at)
+        good = goodput_of(at, z)
+    except ScenarioError:
         return None
-    return float(out["goodput.wall_clock_days_p50"][0])
+    return float(good.wall_clock_p50_days), z.choice.layouts.best
 
 
 def _item(
@@ -143,7 +147,9 @@ def _item(
         f"the global batch of {(batch_tokens or 0) / 2**20:.3g}M tokens a step gives each of the DP={int(dp or 0)} ranks "
         f"only {int(m or 0)} micro-batches for PP={int(pp or 0)}"
     )
-    there = f" (PP={faster_pp} x DP={faster_dp}, {faster_m} micro-batches per rank)" if layout is not None else ""
+    there = (
+        f" (PP={faster_pp} x DP={faster_dp}, {faster_m} micro-batches per rank)" if layout is not None else ""
+    )
     return AdviceItem(
         code=CODE,
         severity="warning",
