@@ -85,6 +85,8 @@ def _budget(b: Mapping[str, Any]) -> str:
             f" {a.get('days_p50', a['days']):.1f} days as a budget-sized plan"
             + (" (median with failures)." if "days_p50" in a else ".")
         )
+        if a.get("most_cards"):  # the most it buys train slower (plan.budget_choice), as the web says
+            text += f" It buys up to {a['most_cards']:,} cards, but those train slower."
     return text
 
 

@@ -16,6 +16,8 @@ import plotly.graph_objects as go
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from estimator.contract.readings import given_mfu_step_s
+
 from . import formatting as f
 from . import goodput, labels, messages
 from .summary import currency, dig
@@ -62,10 +64,16 @@ def log_ticks(values: list[float], fmt) -> dict[str, Any]:
     return {"tickvals": ticks, "ticktext": [fmt(t) for t in ticks]} if ticks else {}
 
 
+def money_tick(value: float, cur: str) -> str:
+    """A cost axis's tick: compact money in the plan's currency (CN¥100M, ¥1亿); a tick under
+    10,000 to the unit (CN¥0, not f.money's CN¥0.00, the cents of a price)."""
+    return f.money_full(value, cur) if abs(value) < 1e4 else f.money(value, cur)
+
+
 def _money_axis(cur: str, top: float) -> dict:
     return {
         "title": _("cost (%(currency)s)") % {"currency": f.currency_symbol(cur)},
-        **linear_ticks(top, lambda v: f.money(v, cur)),
+        **linear_ticks(top, lambda v: money_tick(v, cur)),
     }
 
 
@@ -134,6 +142,8 @@ def step_time(result: dict) -> go.Figure | None:
         )
     total = _n(dig(result, "parallelism.step_time_s"))
     title = _("Step time: %(t)s") % {"t": f.seconds(total)} if total else _("Step time")
+    if given_mfu_step_s(result) is not None:  # one step per plan: the breakdown is the model's
+        title = _("The layout model's predicted step: %(t)s") % {"t": f.seconds(total)}
     legend = {"orientation": "h", "y": -0.45, "traceorder": "normal"}
     return _layout(fig, title, barmode="stack", xaxis_title=_("seconds"), height=280, legend=legend)
 

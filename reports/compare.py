@@ -9,12 +9,11 @@ from typing import Any
 from django.utils.translation import gettext_lazy
 
 from estimator import catalog
-from estimator.contract.readings import given_mfu_step_s
 
 from . import formatting as f
 from . import goodput, working
 from .stack_labels import stack_name
-from .summary import _num, currency, dig
+from .summary import _num, currency, dig, plan_step_s
 
 MAX_REPORTS = 4
 TOKEN = re.compile(r"(?:/r/)?([A-Za-z0-9_-]{8,64})/?(?:[?#].*)?$")
@@ -188,10 +187,8 @@ def _days_with_failures(report: dict) -> float | None:
 
 
 def _step_time(report: dict) -> float | None:
-    """The step the plan runs: a given MFU's (readings.given_mfu_step_s, the one its days count),
-    else the layout's predicted step."""
-    given = given_mfu_step_s(report["result"])
-    return given if given is not None else dig(report["result"], "parallelism.step_time_s")
+    """The step the plan runs (summary.plan_step_s)."""
+    return plan_step_s(report["result"])
 
 
 DERIVED = {

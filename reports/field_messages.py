@@ -59,6 +59,26 @@ FIELD_MESSAGES: dict[str, str] = {
         "running prices; the limit is %(max_sizings)s per sweep: sweep fewer values"
     ),
     # estimator.contract.sweep.parse_axes: the axes a builder or a JSON sweep may ask
+    "axes-not-an-object": gettext_noop(
+        "must be an object mapping dotted scenario fields to a list or {start, stop, step}"
+    ),
+    "axes-empty": gettext_noop("needs at least one axis"),
+    "too-many-axes": gettext_noop("has %(axes)s axes; the limit is %(max_axes)s"),
+    "axis-not-a-field": gettext_noop("must be a dotted scenario field such as cluster.cards"),
+    "axis-not-values": gettext_noop("must be a list of values or a range {start, stop, step}"),
+    "axis-empty": gettext_noop("is empty; give at least one value"),
+    "axis-values-not-scalars": gettext_noop(
+        "values must be numbers, strings or booleans (not objects, lists or null)"
+    ),
+    "axis-values-mixed": gettext_noop(
+        "values must all be of one kind (all numbers, all strings or all booleans)"
+    ),
+    "axis-values-not-finite": gettext_noop("values must be finite numbers (no NaN or Infinity)"),
+    "range-unknown-key": gettext_noop(
+        "%(key)s is not a key of a range; a range has only start, stop and step"
+    ),
+    "range-key-required": gettext_noop("is required in a range {start, stop, step}"),
+    "range-not-a-number": gettext_noop("must be a finite number"),
     "axis-repeated-values": gettext_noop("has repeated values"),
     "axis-too-many-values": gettext_noop("has %(values)s values; the limit is %(max_values)s per axis"),
     "range-step-not-positive": gettext_noop("the step must be positive"),

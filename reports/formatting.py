@@ -221,6 +221,15 @@ def percent(value, decimals: int = 1) -> str:
     return _guarded(babel.format_percent, float(value), format=pattern, locale=babel_locale())
 
 
+def percent_points(value) -> str:
+    """A figure already in percent (a validation row's error_pct, 1.999) as the site writes a
+    percentage ('2.0%'), one decimal; under 1% two, so 0.04592 reads '0.05%' and not '0.0%'."""
+    if not _ok(value):
+        return DASH
+    v = float(value)
+    return percent(v / 100, 1 if abs(v) >= 1 else 2)
+
+
 def money(value, currency: str = "USD") -> str:
     """An amount in CLDR's compact currency form: '$18.1M', '¥8733万', 'US$1813万'."""
     if not _ok(value):
@@ -292,6 +301,7 @@ KINDS = {
     "days": days,
     "months": months,
     "percent": percent,
+    "percent_points": percent_points,
     "ratio": ratio,
     "auto": auto,
 }

@@ -185,6 +185,8 @@ PARAM_KINDS = {
     "nearest_layout": "layout",
     "precision": "upper",
     "values": "count",  # a sweep axis's values and scenarios (estimator.contract.sweep)
+    "axes": "count",
+    "max_axes": "count",
     "max_values": "count",
     "scenarios": "count",
     "max_scenarios": "count",

@@ -16,7 +16,7 @@ from django.core.cache import cache
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods
 
@@ -188,6 +188,7 @@ def build_derived(scenario: dict, result: dict) -> dict:
         "assumptions": [messages.assumption(a, cur) for a in result.get("assumptions") or []],
         "sections": working.tables(result, cur),
         "step_rows": working.step_rows(result),
+        "step_heading": working.step_heading(result),
         "goodput_levers": goodput.levers(result, cur),
         "scenario_json": json.dumps(scenario, indent=2, ensure_ascii=False),
     }
@@ -286,7 +287,7 @@ def report_json(request, token: str):
         "created_at": rfc3339(estimate.created_at),
     }
     response = JsonResponse(body, json_dumps_params={"indent": 2, "ensure_ascii": False})
-    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.share_token, "json")
+    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.created_at, "json")
     return response
 
 
@@ -296,7 +297,7 @@ def report_csv(request, token: str):
     first, then result)."""
     estimate = _shared_or_404(token)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.share_token, "csv")
+    response["Content-Disposition"] = downloads.attachment(estimate.name, estimate.created_at, "csv")
     response.write("\ufeff")  # BOM: spreadsheet programs then read UTF-8 (Chinese names) correctly
     writer = csv.writer(response)
     writer.writerow(["part", "field", "value", "currency"])
@@ -409,7 +410,7 @@ def _xlsx_response(body: bytes, disposition: str) -> HttpResponse:
 def report_xlsx(request, token: str):
     estimate = _shared_or_404(token)
     return _xlsx_response(
-        xlsx.report_workbook(estimate), downloads.attachment(estimate.name, estimate.share_token, "xlsx")
+        xlsx.report_workbook(estimate), downloads.attachment(estimate.name, estimate.created_at, "xlsx")
     )
 
 
@@ -462,5 +463,5 @@ def compare_xlsx(request):
         raise Http404
     return _xlsx_response(
         xlsx.comparison_workbook(estimates),
-        downloads.attachment("comparison", estimates[0].share_token, "xlsx"),
+        downloads.attachment("comparison", timezone.now(), "xlsx"),
     )

@@ -13,6 +13,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from estimator.contract.readings import given_mfu_step_s
 from estimator.dotted import get_path as dig
 from estimator.plan.goodput_section import held_days
 from estimator.plan.mfu_range import ASSUMED_MFU_SPREAD
@@ -184,9 +185,19 @@ def _held_sentence(result: dict) -> str:
     ) % {"days": f.days(days), "hours": f.big(dig(result, "cost.card_hours"))}
 
 
+def plan_step_s(result: dict) -> float | None:
+    """The step the plan runs, in seconds: a given MFU's (readings.given_mfu_step_s, the one its
+    days count), else the layout's predicted step (the two are one)."""
+    given = given_mfu_step_s(result)
+    return given if given is not None else dig(result, "parallelism.step_time_s")
+
+
 def _value(result: dict, key: str, path: str) -> Any:
     """The figure a headline or diff row shows: the result's value at `path`, the days with failures
-    as reports.goodput words them (the median; the mean of a result stored before it)."""
+    as reports.goodput words them (the median; the mean of a result stored before it), the step the
+    plan runs (plan_step_s: one step per plan)."""
+    if key == "step_time":
+        return plan_step_s(result)
     return goodput.days_with_failures(result) if key == "days_with_failures" else dig(result, path)
 
 

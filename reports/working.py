@@ -12,6 +12,10 @@ from . import formatting as f
 from . import goodput, labels, stack_labels
 from .summary import dig
 
+STEP_TIME = gettext_lazy("Step time")
+MODEL_STEP = gettext_lazy("Layout model's predicted step time (at its predicted MFU)")
+
+
 # section -> [(label, path in the result, formatting kind)]; money in the report's currency
 TABLES = [
     (
@@ -62,7 +66,7 @@ TABLES = [
             (gettext_lazy("Layers on the last pipeline device"), "parallelism.last_stage_layers", "count"),
             (gettext_lazy("Global batch (tokens)"), "parallelism.global_batch_tokens", "big"),
             (gettext_lazy("Pipeline bubble"), "parallelism.bubble_fraction", "percent"),
-            (gettext_lazy("Step time"), "parallelism.step_time_s", "seconds"),
+            (STEP_TIME, "parallelism.step_time_s", "seconds"),
             (gettext_lazy("Predicted MFU"), "parallelism.predicted_mfu", "percent"),
         ],
     ),
@@ -182,12 +186,35 @@ def tables(result: dict, currency: str) -> list[dict]:
             for label, path, kind in rows
             if dig(result, path) is not None
         ]
+        if key == "parallelism":
+            shown = _plan_step(result, shown)
         if shown:
             out.append({"key": key, "title": str(title), "rows": shown})
     stack = stack_labels.stack_table(result)
     if stack is not None:
         out.append(stack)
     return out
+
+
+def _plan_step(result: dict, rows: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The parallelism table's step time: with an MFU given, the plan's (readings.given_mfu_step_s),
+    and the layout model's own labelled as its prediction at its predicted MFU."""
+    step = given_mfu_step_s(result)
+    if step is None:
+        return rows
+    label, model = str(STEP_TIME), f.seconds(dig(result, "parallelism.step_time_s"))
+    out = [(label, f.seconds(step)) if k == label else (k, v) for k, v in rows]
+    return [*out, (str(MODEL_STEP), model)]
+
+
+def step_heading(result: dict) -> str:
+    """The step breakdown's heading: with an MFU given, the breakdown is the layout model's."""
+    if given_mfu_step_s(result) is None:
+        return _("Where a training step goes")
+    return _(
+        "Where a training step goes, as the layout model predicts it at its own MFU (the plan's "
+        "step, at the MFU you gave, is %(step)s)"
+    ) % {"step": f.seconds(given_mfu_step_s(result))}
 
 
 def step_rows(result: dict) -> list[tuple[str, str, str]]:
@@ -247,6 +274,15 @@ def _given_step(result: dict) -> list[str]:
     ]
 
 
+def _step_clause(result: dict, best: dict) -> str:
+    """The chosen layout's step: with an MFU given, named as the layout model's prediction at its
+    own MFU (the plan's step is the given MFU's, readings.given_mfu_step_s: one step per plan)."""
+    values = {"step": f.seconds(best.get("step_time_s")), "mfu": f.percent(best.get("predicted_mfu"))}
+    if given_mfu_step_s(result) is None:
+        return _("One step takes %(step)s at %(mfu)s MFU") % values
+    return _("The layout model predicts a step of %(step)s at its own %(mfu)s MFU") % values
+
+
 def story(result: dict) -> list[str]:
     """The layout chosen and why it beat the runners-up, in the reader's language."""
     best = result.get("parallelism")
@@ -255,8 +291,7 @@ def story(result: dict) -> list[str]:
         return [_("No parallel layout fits in card memory on this cluster.")]
     values = {
         "layout": layout_name(best),
-        "step": f.seconds(best.get("step_time_s")),
-        "mfu": f.percent(best.get("predicted_mfu")),
+        "step_clause": _step_clause(result, best),
         "evaluated": f.count(layout.get("evaluated")),
         "feasible": f.count(layout.get("feasible")),
     }
@@ -269,16 +304,16 @@ def story(result: dict) -> list[str]:
             "reason": str(TIE_REASONS.get(reason, reason)),
         }
         first = _(
-            "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; a runner-up is %(faster_by)s "
+            "Chosen: %(layout)s. %(step_clause)s; a runner-up is %(faster_by)s "
             "faster, within the 2%% the model cannot tell apart, so the layout with %(reason)s is "
             "preferred (%(evaluated)s layouts evaluated, %(feasible)s fit in memory)."
         )
     else:
         first = ngettext(
-            "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; it is the only layout "
-            "evaluated (%(feasible)s fits in memory).",
-            "Chosen: %(layout)s. One step takes %(step)s at %(mfu)s MFU; it is the fastest of the "
-            "%(evaluated)s layouts evaluated (%(feasible)s fit in memory).",
+            "Chosen: %(layout)s. %(step_clause)s; it is the only layout evaluated (%(feasible)s fits "
+            "in memory).",
+            "Chosen: %(layout)s. %(step_clause)s; it is the fastest of the %(evaluated)s layouts "
+            "evaluated (%(feasible)s fit in memory).",
             f.plural_n(values["evaluated"]),
         )
     out = [first % values, *_given_step(result)]
@@ -323,7 +358,7 @@ COLUMNS = {
     "virtual_stages": gettext_lazy("Virtual stages"),
     "zero_stage": gettext_lazy("ZeRO stage"),
     "recompute": gettext_lazy("Recompute"),
-    "step_time_s": gettext_lazy("Step time"),
+    "step_time_s": gettext_lazy("Predicted step time"),
     "predicted_mfu": gettext_lazy("Predicted MFU"),
     "bubble_fraction": gettext_lazy("Pipeline bubble"),
     "memory_bytes": gettext_lazy("Memory per card"),

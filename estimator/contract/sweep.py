@@ -125,14 +125,16 @@ def _range_values(spec: dict[str, Any], path: str) -> list[Any]:
     """Inclusive arithmetic range {"start", "stop", "step"}: start, start+step, ... <= stop."""
     extra = set(spec) - {"start", "stop", "step"}
     if extra:
-        raise _err(f"{path}.{sorted(extra)[0]}", "unknown key; a range has only start, stop and step")
+        key = sorted(extra)[0]
+        message = "unknown key; a range has only start, stop and step"
+        raise _err(f"{path}.{key}", message, "range-unknown-key", {"key": key})
     numbers = {}
     for key in ("start", "stop", "step"):
         if key not in spec:
-            raise _err(f"{path}.{key}", "is required in a range {start, stop, step}")
+            raise _err(f"{path}.{key}", "is required in a range {start, stop, step}", "range-key-required")
         value = spec[key]
         if _kind(value) != "number" or not math.isfinite(value):
-            raise _err(f"{path}.{key}", "must be a finite number")
+            raise _err(f"{path}.{key}", "must be a finite number", "range-not-a-number")
         numbers[key] = value
     start, stop, step = numbers["start"], numbers["stop"], numbers["step"]
     if step <= 0:
@@ -158,39 +160,44 @@ def parse_axes(axes: Any, max_scenarios: int = MAX_SCENARIOS) -> list[Axis]:
     """Shape checks of the `axes` object: fields, kinds and sizes. Does not consult the scenario
     schema (see `validate_sweep` for that). Raises ScenarioError with `axes...` paths."""
     if not isinstance(axes, dict):
-        raise _err(
-            "axes", "must be an object mapping dotted scenario fields to a list or {start, stop, step}"
-        )
+        message = "must be an object mapping dotted scenario fields to a list or {start, stop, step}"
+        raise _err("axes", message, "axes-not-an-object")
     if not axes:
-        raise _err("axes", "needs at least one axis")
+        raise _err("axes", "needs at least one axis", "axes-empty")
     if len(axes) > MAX_AXES:
-        raise _err("axes", f"has {len(axes)} axes; the limit is {MAX_AXES}")
+        message = f"has {len(axes)} axes; the limit is {MAX_AXES}"
+        raise _err("axes", message, "too-many-axes", {"axes": len(axes), "max_axes": MAX_AXES})
     errors: list[FieldError] = []
     parsed: list[Axis] = []
     for field, spec in axes.items():
         path = f"axes.{field}"
         try:
             if not isinstance(field, str) or not _FIELD_RE.match(field):
-                raise _err(path, "must be a dotted scenario field such as cluster.cards")
+                raise _err(path, "must be a dotted scenario field such as cluster.cards", "axis-not-a-field")
             if isinstance(spec, dict):
                 values = _range_values(spec, path)
             elif isinstance(spec, list):
                 values = list(spec)
             else:
-                raise _err(path, "must be a list of values or a range {start, stop, step}")
+                message = "must be a list of values or a range {start, stop, step}"
+                raise _err(path, message, "axis-not-values")
             if not values:
-                raise _err(path, "is empty; give at least one value")
+                raise _err(path, "is empty; give at least one value", "axis-empty")
             if len(values) > MAX_AXIS_VALUES:
                 limit = {"values": len(values), "max_values": MAX_AXIS_VALUES}
                 message = f"has {len(values):,} values; the limit is {MAX_AXIS_VALUES:,} per axis"
                 raise _err(path, message, "axis-too-many-values", limit)
             kinds = {_kind(v) for v in values}
             if "other" in kinds:
-                raise _err(path, "values must be numbers, strings or booleans (not objects, lists or null)")
+                message = "values must be numbers, strings or booleans (not objects, lists or null)"
+                raise _err(path, message, "axis-values-not-scalars")
             if len(kinds) > 1:
-                raise _err(path, "values must all be of one kind (all numbers, all strings or all booleans)")
+                message = "values must all be of one kind (all numbers, all strings or all booleans)"
+                raise _err(path, message, "axis-values-mixed")
             if kinds == {"number"} and not all(math.isfinite(v) for v in values):
-                raise _err(path, "values must be finite numbers (no NaN or Infinity)")
+                raise _err(
+                    path, "values must be finite numbers (no NaN or Infinity)", "axis-values-not-finite"
+                )
             if len(set(values)) != len(values):
                 raise _err(path, "has repeated values", "axis-repeated-values")
             parsed.append(Axis(field, tuple(values)))

@@ -33,7 +33,7 @@ def test_a_given_mfu_says_the_step_the_plan_runs(given):
     assert 41 < step < 43
     with translation.override("en"):
         first, second = working.story(given)[:2]
-        assert "at 75.4% MFU" in first
+        assert "at its own 75.4% MFU" in first
         assert second == (
             "The plan runs at the 40.0% MFU you gave, a step of 42.1 s: the layout model's prediction "
             "only ranks the layouts."
@@ -91,3 +91,45 @@ def test_the_chosen_layout_and_its_runners_up_have_names_that_tell_them_apart():
     assert len(set(names)) == len(names), names
     with translation.override("zh-hans"):
         assert "8 个虚拟阶段" in working.layout_name(result["parallelism"])
+
+
+def test_the_layout_section_states_the_plans_step_and_labels_the_models(given):
+    # one step per plan: the parallelism table's "Step time" is the plan's 42.1 s (the global batch
+    # over the given MFU's throughput, hand-checked above), the model's 22.3 s only as its prediction
+    from reports import charts
+
+    with translation.override("en"):
+        (table,) = [t for t in working.tables(given, "CNY") if t["key"] == "parallelism"]
+        rows = dict(table["rows"])
+        assert rows["Step time"] == "42.1 s"
+        assert rows["Layout model's predicted step time (at its predicted MFU)"] == "22.3 s"
+        assert working.story(given)[0].startswith("Chosen: ")
+        assert "The layout model predicts a step of 22.3 s at its own 75.4% MFU" in working.story(given)[0]
+        assert "One step takes" not in working.story(given)[0]
+        assert "42.1 s" in working.step_heading(given)
+        fig = charts.step_time(given)
+        assert fig is not None and "predicted step: 22.3 s" in fig.layout.title.text
+    with translation.override("zh-hans"):
+        assert "布局模型预测" in working.story(given)[0]
+        assert "42.1 秒" in working.step_heading(given)
+
+
+@pytest.mark.django_db
+def test_the_report_pages_layout_section_gives_the_plans_step(client, make_estimate):
+    import re
+
+    est = make_estimate(data=GIVEN)
+    for prefix, plan, model in (("", "42.1 s", "22.3 s"), ("/zh-hans", "42.1 秒", "22.3 秒")):
+        html = client.get(f"{prefix}/r/{est.share_token}/").content.decode()
+        section = html[html.index('id="layout"') : html.index("</section>", html.index('id="layout"'))]
+        heading = re.search(r"<h3>(.*?)</h3>", section, re.S).group(1)
+        assert plan in heading, heading  # the breakdown is the model's, the plan's step is named
+        assert model in section
+
+
+def test_the_recompute_diff_compares_the_step_the_plan_runs(given):
+    from reports import summary
+
+    with translation.override("en"):
+        (row,) = [r for r in summary.diff(given, given) if r["key"] == "step_time"]
+    assert row["before"] == row["after"] == "42.1 s"  # the plan's, not the layout model's 22.3 s

@@ -387,3 +387,20 @@ def test_what_the_budget_buys_is_said_in_the_median_days_of_that_plans_own_headl
     html = client.get(deadline.get_absolute_url()).content.decode()
     sentence = re.search(r'id="budget-affords">(.*?)</p>', html, re.S).group(1)
     assert f"in {formatting.days(affords['days_p50'])}." in " ".join(sentence.split())
+
+
+def test_validation_page_writes_errors_as_the_site_writes_percentages(client):
+    import re
+
+    from django.utils import translation
+
+    from reports import formatting
+
+    with translation.override("en"):
+        # error_pct is in percent: 1.999 -> 2.0% (one decimal), 0.04592 -> 0.05% (two under 1%)
+        assert formatting.percent_points(1.999) == "2.0%"
+        assert formatting.percent_points(0.04592) == "0.05%"
+        assert formatting.percent_points(-12.34) == "-12.3%"
+    html = client.get("/validation/").content.decode()
+    cells = re.findall(r'<td class="num">([^<]*%)</td>', html)
+    assert cells and all(re.fullmatch(r"-?[\d,]+\.\d{1,2}%", c) for c in cells), cells[:10]

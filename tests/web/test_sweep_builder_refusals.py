@@ -111,3 +111,37 @@ def test_a_refused_deadline_has_one_error(client):
         assert not form.is_valid()
         (error,) = form.errors["target_days"]
     assert error != "Give a deadline in days."
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("axes", "code", "zh", "en"),
+    [
+        ({}, "axes-empty", "至少需要一个扫描维度", "needs at least one axis"),
+        (
+            {"cluster.cards": 5},
+            "axis-not-values",
+            "必须是一个取值列表或 {start, stop, step} 区间",
+            "must be a list of values or a range",
+        ),
+        (
+            {"cluster.cards": {"start": 1, "stop": 4, "stride": 1}},
+            "range-unknown-key",
+            "stride 不是区间的键",
+            "unknown key",
+        ),
+        ({"cluster.cards": []}, "axis-empty", "为空；请至少给出一个取值", "is empty"),
+    ],
+)
+def test_a_json_sweeps_axis_refusal_has_a_code_and_chinese_words(client, axes, code, zh, en):
+    import json
+
+    with pytest.raises(ScenarioError) as info:
+        estimator_sweep.parse_axes(axes)
+    assert [e.code for e in info.value.errors] == [code]
+    base = json.dumps({"model": {"preset": "llama-3.1-70b"}, "cluster": {"cards": 8}})
+    post = {"mode": "json", "name": "q", "base": base, "axes": json.dumps(axes)}
+    response = client.post("/zh-hans/sweeps/", post, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    text = response.content.decode()
+    assert response.status_code == 400 and zh in text, text
+    assert en not in text
