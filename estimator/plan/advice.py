@@ -25,6 +25,7 @@ suggestion, params, suggestion_code, and `message_code` where the sentence has v
     mfu-optimistic           an input MFU above published large-scale records (on the FLOPs
                              causal kernels compute)
     supernode-pays / supernode-does-not-pay / supernode-partly-used   see supernode_rules.py
+    fewer-cards-faster       a batch-bound plan on given cards a smaller size beats: see fewer_cards.py
 
 The article's starting configuration (section 7.1) is estimator.plan.starting_config.
 """
