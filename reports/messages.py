@@ -156,6 +156,7 @@ PARAM_KINDS = {
     "batch_low_tokens": "big",  # advice.bubble-over-20pct.global-batch
     "batch_high_tokens": "big",
     "reference_batch_tokens": "big",
+    "batch_days": "days",
     "total_gb": "gb",
     "hbm_gb": "gb",
     "overflow_gb": "gb",

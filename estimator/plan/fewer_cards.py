@@ -66,13 +66,20 @@ def headline_days(sections: Mapping[str, Any]) -> float | None:
     return days if days is not None else number_at(sections, "compute.wall_clock_days")
 
 
+def _given_cards(r: Resolved) -> bool:
+    """Whether the plan runs on the cards the user gave (no deadline or budget sizing them) with the
+    MFU predicted by the layout (a given MFU does not depend on the batch's split)."""
+    cluster = r.scenario.cluster
+    given = cluster.cards is not None and cluster.target_days is None and cluster.budget is None
+    return given and r.scenario.efficiency.mfu is None
+
+
 def fewer_cards_faster(r: Resolved, sections: Mapping[str, Any]) -> AdviceItem | None:
     """The advice for a plan on given cards that a round size below finishes sooner (see the module),
     None where the cards were not given, the MFU was, the plan is not batch-bound, or no smaller
     size finishes sooner when planned."""
     cluster = r.scenario.cluster
-    given = cluster.cards is not None and cluster.target_days is None and cluster.budget is None
-    if not given or r.scenario.efficiency.mfu is not None or not batch_bound(sections):
+    if not _given_cards(r) or not batch_bound(sections):
         return None
     cards, days = int(cluster.cards or 0), headline_days(sections)
     mfu = number_at(sections, "parallelism.predicted_mfu")
@@ -104,12 +111,39 @@ def _fastest_below(r: Resolved, cards: int, mfu: float) -> int | None:
     return None if best == cards else best
 
 
-def _planned(r: Resolved, cards: int) -> tuple[float, LayoutEval | None] | None:
+def with_planned_batch(r: Resolved, items: tuple[AdviceItem, ...]) -> tuple[AdviceItem, ...]:
+    """`items` with the bubble's global-batch advice (advice.bubble-over-20pct.global-batch) of a
+    plan on given cards carrying the headline days of a re-plan of these cards at the lower batch it
+    names (params batch_days; suggestion variant global-batch-planned); unchanged otherwise."""
+    variant = "bubble-over-20pct.global-batch"
+    if not _given_cards(r) or not any(a.suggestion_code == variant for a in items):
+        return items
+    out = []
+    for a in items:
+        low = float(a.params.get("batch_low_tokens") or 0) if a.suggestion_code == variant else 0.0
+        training = r.scenario.training.model_copy(update={"global_batch_tokens": low}) if low else None
+        planned = _planned(r, {"training": training}) if training is not None else None
+        if planned is not None:
+            a = dataclasses.replace(
+                a,
+                suggestion=f"{a.suggestion} A re-plan of these cards at {low / 2**20:g}M tokens a step: "
+                f"{planned[0]:.1f} days.",
+                params={**a.params, "batch_days": planned[0]},
+                suggestion_code=f"{variant}-planned",
+            )
+        out.append(a)
+    return tuple(out)
+
+
+def _planned(r: Resolved, update: dict[str, Any] | int) -> tuple[float, LayoutEval | None] | None:
     """The headline days (goodput.wall_clock_days_p50: with failures where counted, else the days
-    of computing) and the chosen layout of the scenario planned at `cards` (plan.sizing.size_plan
-    and goodput_of, what plan.compose.build_result runs, on the scenario with `cluster` set to
-    these cards as plan.count_curve.fixed_cards_scenario sets it); None where that count is refused."""
-    at = dataclasses.replace(r, scenario=r.scenario.model_copy(update={"cluster": Cluster(cards=cards)}))
+    of computing) and the chosen layout of the scenario planned with `update` (scenario sections by
+    name) or at a card count (`cluster` set to those cards as plan.count_curve.fixed_cards_scenario
+    sets it): plan.sizing.size_plan and goodput_of, what plan.compose.build_result runs; None where
+    that plan is refused."""
+    if isinstance(update, int):
+        update = {"cluster": Cluster(cards=update)}
+    at = dataclasses.replace(r, scenario=r.scenario.model_copy(update=update))
     try:
         z = size_plan(at)
         good = goodput_of(at, z)

@@ -70,3 +70,16 @@ def test_a_deadline_plan_is_not_second_guessed():
     doc = {**BATCH_BOUND, "cluster": {"target_days": 60}}
     r = estimate(doc)["result"]
     assert CODE not in [a["code"] for a in r["advice"]]
+
+
+def test_the_bubble_advice_carries_the_days_of_a_re_plan_at_the_batch_it_names():
+    """PP 64 x DP 16 at micro-batch 1: 256 micro-batches need 256 x 16 x 8,192 = 33,554,432 tokens a
+    step (by hand); the days are a plan of the same cards at that batch, planned here."""
+    r = estimate(BATCH_BOUND)["result"]
+    bubble = next(a for a in r["advice"] if a["code"] == "bubble-over-20pct")
+    assert bubble["suggestion_code"] == "bubble-over-20pct.global-batch-planned"
+    assert bubble["params"]["batch_low_tokens"] == 33_554_432
+    doc = copy.deepcopy(BATCH_BOUND)
+    doc["training"]["global_batch_tokens"] = 33_554_432
+    assert bubble["params"]["batch_days"] == pytest.approx(_headline(estimate(doc)), rel=1e-9)
+    assert bubble["params"]["batch_days"] < _headline({"result": r})

@@ -68,3 +68,14 @@ def test_the_bubble_names_the_batch_to_ask_in_both_languages():
     assert "256-512 need" in en and "training.global_batch_tokens" in en and "Llama 3 405B" in en
     zh = _render(BUBBLE, "zh-hans")["suggestion"]
     assert "全局批大小" in zh and "Llama 3 405B" in zh and "English default" not in zh
+
+
+def test_the_re_planned_batch_days_read_in_both_languages():
+    item = {
+        **BUBBLE,
+        "suggestion_code": "bubble-over-20pct.global-batch-planned",
+        "params": {**BUBBLE["params"], "batch_days": 72.0},
+    }
+    assert "A re-plan of these cards at" in _render(item, "en")["suggestion"]
+    assert "72" in _render(item, "en")["suggestion"]
+    assert "重新规划" in _render(item, "zh-hans")["suggestion"]
