@@ -83,3 +83,16 @@ def test_the_bubble_advice_carries_the_days_of_a_re_plan_at_the_batch_it_names()
     doc["training"]["global_batch_tokens"] = 33_554_432
     assert bubble["params"]["batch_days"] == pytest.approx(_headline(estimate(doc)), rel=1e-9)
     assert bubble["params"]["batch_days"] < _headline({"result": r})
+
+
+def test_the_cli_table_shows_the_advice_and_its_lever():
+    from estimator.report_text import format_plan
+
+    plan = estimate(BATCH_BOUND)
+    p = next(a for a in plan["result"]["advice"] if a["code"] == CODE)["params"]
+    lines = format_plan(plan).splitlines()
+    i = next(i for i, line in enumerate(lines) if line.startswith(f"warning [{CODE}]: "))
+    assert lines[i].startswith(f"warning [{CODE}]: {p['faster_cards']:,} cards would finish sooner")
+    assert lines[i + 1].startswith(f"  -> Plan on {p['faster_cards']:,} cards")
+    j = next(i for i, line in enumerate(lines) if line.startswith("warning [bubble-over-20pct]: "))
+    assert "training.global_batch_tokens" in lines[j + 1]
