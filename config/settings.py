@@ -229,7 +229,9 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "ClusterPlan API",
     "DESCRIPTION": "Capacity and cost estimates for large-model training clusters.",
-    "VERSION": "1.1.0",  # docs/api-versioning.md: minor for additions (1.1: amounts, teams API, conventions)
+    # docs/api-versioning.md: minor for additions (1.1: amounts, teams API, conventions; 1.2: sweep reason codes;
+    # 1.3: a refused sweep group's errors)
+    "VERSION": "1.2.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "OAS_VERSION": "3.1.0",  # JSON Schema 2020-12 inside, like the scenario schema
     "SCHEMA_PATH_PREFIX": "/api/v1",

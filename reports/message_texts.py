@@ -448,3 +448,22 @@ MESSAGES: dict[str, str] = {
     ),
 }
 MESSAGES.update(field_messages.FIELD_MESSAGES)  # the core's field errors (range, JSON)
+
+# --- sweep rows without a plan ------------------------------------------------------------------
+# estimator.plan.batch_reasons' codes -> the sentence of a sweep row (no params: the sweep page counts
+# its rows by reason); the same English as the core's default, so a row reads the same in the API.
+ROW_REASONS: dict[str, str] = {
+    "deadline-needs-too-many-cards": gettext_noop(
+        "no plan: the deadline needs more cards than the largest cluster this network can build"
+    ),
+    "no-feasible-layout": gettext_noop(
+        "no plan: no parallel layout passes the rules and fits in HBM on these cards"
+    ),
+    "run-never-finishes": gettext_noop(
+        "no plan: the run never finishes, its interruptions cost more than the time between them"
+    ),
+    "budget-buys-no-cluster": gettext_noop("no plan: the budget does not buy the smallest cluster"),
+    "layout-or-fabric-refuses-cards": gettext_noop(
+        "no plan: the fixed layout does not divide the cards, or the fabric is too large"
+    ),
+}

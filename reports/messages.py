@@ -17,10 +17,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, gettext_noop
 
 from estimator import catalog
+from estimator.errors import FieldError
+from estimator.plan import batch_reasons
 
 from . import field_messages, labels
 from . import formatting as f
-from .message_texts import MESSAGES
+from .message_texts import MESSAGES, ROW_REASONS
 from .plural_texts import PLURALS
 
 SEVERITIES = {
@@ -387,15 +389,33 @@ def field_error(message: str) -> str:
     return message
 
 
-# English sentences the core returns without a code (sweep rows), translated when known.
-SENTENCES = {
-    gettext_noop("no plan: the fixed layout does not divide the cards, or the fabric is too large"),
-    gettext_noop("no plan: no parallel layout passes the rules and fits in HBM on these cards"),
-    gettext_noop("no plan: the run never finishes, its interruptions cost more than the time between them"),
-    gettext_noop("no plan: the deadline needs more cards than the largest cluster this network can build"),
-    gettext_noop("no plan: the budget does not buy the smallest cluster"),
-}
+# --- sweep rows without a plan (estimator.plan.batch_reasons) ------------------------------------
+def row_reason(code: str | None, default: str = "", errors: Any = None) -> str:
+    """A sweep row's reason in the reader's language: a group the core refuses as a whole by its
+    FieldErrors (`errors`, batch_reasons.group_errors: group_refusal); else by its code (ROW_REASONS);
+    a row stored before the codes by the code of its English sentence (batch_reasons.code_of); the
+    core's English `default` for a code without a row sentence and a group stored without its errors."""
+    if errors:
+        refusal = group_refusal(errors)
+        if refusal:
+            return refusal
+    code = code or batch_reasons.code_of(default)
+    return str(_(ROW_REASONS[code])) if code in ROW_REASONS else default
 
 
-def sentence(text: str) -> str:
-    return _(text) if text in SENTENCES else text
+def group_refusal(errors: Any) -> str:
+    """A refused group's FieldErrors (each {field, message, code, params}) worded as the single
+    plan's page words each (scenario_error), after the field it is about (labels.axis; as the
+    estimate form words an error it cannot put beside one of its fields); "" where `errors` is
+    not such a list."""
+    if not isinstance(errors, list) or not all(isinstance(e, dict) for e in errors):
+        return ""
+    parts = []
+    for e in errors:
+        params = e.get("params") if isinstance(e.get("params"), dict) else {}
+        err = FieldError(
+            str(e.get("field") or ""), str(e.get("message") or ""), str(e.get("code") or ""), params
+        )
+        field = labels.axis(err.field) if err.field else _("scenario")
+        parts.append(f"{field}: {scenario_error(err)}")
+    return "; ".join(parts)

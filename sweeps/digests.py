@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 
 from estimator.contract import sweep as estimator_sweep
+from estimator.plan.batch_reasons import REASON_CARDS_FIELD
 
 from .ranking import RANKED_IN, best_first, mixed_currencies, ranked
+from .row_reasons import ERROR, chunk_reasons, merged_reasons, with_message, with_reasons
 
 # Result fields used by the summary, best tables, heatmaps and Pareto front (those the core returns).
 DAYS = "compute.wall_clock_days"
@@ -39,11 +41,12 @@ SERIES_MAX = 12  # values of the series axis drawn as series (an axis with more 
 # Storage format
 
 
-ERROR = "error"  # per-row message (None where the row was planned); stored as codes + messages
+# "error" (row_reasons.ERROR): per-row message (None where planned), stored as codes + messages
 # Member-name prefixes of the encoded columns (a field name never starts with "_"):
 CONST = "_const."  # a column whose every element has the same bits: that one element
 CODES, VALUES = "_codes.", "_values."  # a text column: int32 codes into its distinct values
 STARTS, RUNS = "_starts.", "_runs."  # a column of long runs: where each run starts, its value
+TEXTS, TEXT_VALUES = "_texts.", "_text_values."  # an object column of texts or None: as "error"
 ROWS = "_rows"  # the row count, for the constant and run columns (absent from chunks stored before)
 RUNS_MAX_SHARE = 0.25  # a column is stored as runs when it has at most this many runs per element
 RUNS_MIN_ROWS = 4096  # ... and at least this many elements (two more zip members cost ~200 bytes)
@@ -57,12 +60,15 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
     of one value (a figure that depends only on the slow axes: a grid's rows are in axis order) as
     where each run starts and its value (`_starts.`, `_runs.`), a text column as int32 codes into
     its distinct values (a 50,000-row `stack.id` is 8 MB of UTF-32 for two values), the object
-    column "error" as codes into its distinct messages (-1: no message)."""
+    column "error" as codes into its distinct messages (-1: no message), any other object column of
+    texts or None (a refused group's errors, batch_reasons.REASON_ERRORS_FIELD) so too (`_texts.`)."""
     out: dict[str, np.ndarray] = {ROWS: np.array([len(next(iter(arrays.values()), ()))], dtype=np.int64)}
     for name, value in arrays.items():
         if name == ERROR:
             codes, messages = _message_codes(value)
             out["_error_code"], out["_error_messages"] = codes, messages
+        elif value.dtype == object:
+            out[TEXTS + name], out[TEXT_VALUES + name] = _message_codes(value)
         elif (one := _constant(value)) is not None:
             out[CONST + name] = one
         elif (runs := _runs(value)) is not None:
@@ -92,7 +98,7 @@ def _message_codes(messages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     distinct: list[str] = []
     codes = np.full(len(messages), -1, dtype=np.int32)
     seen: dict[str, int] = {}
-    where = _with_message(messages)
+    where = with_message(messages)
     for i, msg in zip(where.tolist(), messages[where].tolist(), strict=True):
         code = seen.get(msg)
         if code is None:
@@ -100,11 +106,6 @@ def _message_codes(messages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             distinct.append(str(msg))
         codes[i] = code
     return codes, np.array(distinct or [""], dtype=str)
-
-
-def _with_message(messages: np.ndarray) -> np.ndarray:
-    """Positions of the elements that are not None (one C-level comparison per element)."""
-    return np.flatnonzero(np.not_equal(np.asarray(messages, dtype=object), np.array(None, dtype=object)))
 
 
 def _constant(value: np.ndarray) -> np.ndarray | None:
@@ -174,9 +175,12 @@ def unpack(blob: bytes | memoryview) -> dict[str, np.ndarray]:
         elif key == "_error_code":
             lookup = np.array([None, *stored["_error_messages"].tolist()], dtype=object)
             arrays[ERROR] = lookup[value + 1]
-        elif not key.startswith((VALUES, RUNS, "_error_messages")):
+        elif key.startswith(TEXTS):
+            lookup = np.array([None, *stored[TEXT_VALUES + key[len(TEXTS) :]].tolist()], dtype=object)
+            arrays[key[len(TEXTS) :]] = lookup[value + 1]
+        elif not key.startswith((VALUES, RUNS, TEXT_VALUES, "_error_messages")):
             arrays[key] = value
-    return arrays
+    return with_reasons(arrays)  # a chunk stored before the reason columns: read with them
 
 
 # --------------------------------------------------------------------------------------------
@@ -315,16 +319,9 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
         "range": {},
         "pareto": {},
         "heat": {},
-        "errors": {},
+        **chunk_reasons(arrays),  # the rows without a plan: their reasons (row_reasons)
     }
-    if ERROR in arrays:
-        messages = np.asarray(arrays[ERROR], dtype=object)
-        msgs, counts = np.unique(
-            np.array(messages[_with_message(messages)].tolist(), dtype=str), return_counts=True
-        )
-        top = np.argsort(-counts)[:10]
-        digest["errors"] = {str(msgs[i])[:500]: int(counts[i]) for i in top}
-    fields = [k for k in arrays if arrays[k].dtype.kind in "fiub"]
+    fields = [k for k in arrays if arrays[k].dtype.kind in "fiub" and k != REASON_CARDS_FIELD]  # planned rows
     ok_idx = np.flatnonzero(feasible)
     mixed = mixed_currencies(axes)
     for metric in RANK_METRICS:
@@ -385,12 +382,8 @@ def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict
         "best": {},
         "pareto": {},
         "heat": [],
-        "errors": {},
+        **merged_reasons(digests),  # the rows without a plan: their reasons (row_reasons)
     }
-    for d in digests:
-        for msg, count in d.get("errors", {}).items():
-            summary["errors"][msg] = summary["errors"].get(msg, 0) + count
-    summary["errors"] = dict(sorted(summary["errors"].items(), key=lambda kv: -kv[1])[:10])
     metrics = {m for d in digests for m in d.get("best", {})}
     mixed = mixed_currencies(axes)
     if mixed:

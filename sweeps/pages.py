@@ -208,8 +208,10 @@ def report(request, token: str):
             budget is not None and _swept(sweep, *MONEY_FIELDS)
         )
         context.update(_confidence(sweep))
+        codes = summary.get("error_codes") or {}  # plan.batch_reasons (absent from older sweeps)
+        refusals = summary.get("error_details") or {}  # a refused group's errors (... and these)
         context["row_errors"] = [
-            (messages_catalogue.sentence(message), count)
+            (messages_catalogue.row_reason(codes.get(message), message, refusals.get(message)), count)
             for message, count in (summary.get("errors") or {}).items()
         ]
     return render(request, "sweeps/report.html", context)

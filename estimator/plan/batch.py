@@ -13,7 +13,8 @@ by the next group of the same model and batch. Those rows also get their chosen 
 (LAYOUT_FIELDS). A group with cluster.deadline_confidence is sized for that chance of meeting its
 deadlines (plan.batch_confidence), and every deadline row gets its chance of missing it, as estimate()
 states it; a group with cluster.budget takes the fastest cluster each row's budget buys
-(plan.batch_budget). Each row carries its plan's exchange rate (RATE_FIELD).
+(plan.batch_budget). Each row carries its plan's exchange rate (RATE_FIELD); a row without a plan
+its reason (plan.batch_reasons: code, cards and the English default).
 """
 
 from __future__ import annotations
@@ -40,18 +41,34 @@ from estimator.money.rollup import SUMMARY_FIELDS, Counts, Facility, Sizing, car
 from estimator.plan import goodput
 from estimator.plan.batch_budget import (
     BUDGET_FIELDS,
-    BUYS_NOTHING,
     MOST_CARDS_FIELD,
     SERVER_PRICE_FIELD,
     BudgetSizes,
     size_by_budget,
 )
 from estimator.plan.batch_confidence import CONFIDENCE_FIELDS, GroupConfidence, confidence_columns
+from estimator.plan.batch_reasons import (
+    BUYS_NOTHING,
+    CODE_DTYPE,
+    NEVER_FINISHES,
+    NO_LAYOUT,
+    NOT_BUILT,
+    REASON_CARDS_FIELD,
+    REASON_CODE_FIELD,
+    REASON_ERRORS_FIELD,
+    REASON_FIELDS,
+    TOO_LARGE,
+    RowReasons,
+    defaults,
+    group_code,
+    group_errors,
+)
 from estimator.plan.batch_sizing import RowInputs, size_rows
 from estimator.plan.compose import (
     problem_at,
     resolved_stack,
 )
+from estimator.plan.deadline_refusals import cards_without_failures
 from estimator.plan.goodput import held_ratio
 from estimator.plan.pilot import calibrated, fit_pilot
 
@@ -81,6 +98,7 @@ __all__ = [
     "LAYOUT_FIELDS",
     "NUMERIC_FIELDS",
     "RATE_FIELD",
+    "REASON_FIELDS",
     "STACK_FIELD",
     "SUMMARY_FIELDS",
     "evaluate_columns",
@@ -199,7 +217,9 @@ def evaluate_columns(
 ) -> dict[str, np.ndarray]:
     """Evaluate n scenarios: `base` with `columns[field][i]` set for row i. Returns SUMMARY_FIELDS
     arrays (NaN where a row cannot be planned), the chosen layout (LAYOUT_FIELDS), the stack id
-    (STACK_FIELD) plus "ok" (bool) and "error" (object: message or None).
+    (STACK_FIELD) plus "ok" (bool), "error" (object: the English reason or None) and the reason's
+    code and cards (REASON_FIELDS, plan.batch_reasons: "" and NaN where planned), and a refused
+    group's FieldErrors as JSON text (REASON_ERRORS_FIELD: object, None where none).
     Columns must hold values already validated one by one (sweep.validate_sweep does that); `books`
     are the price books (by reference) that `cost.price_book` in the base or an axis names."""
     lengths = {len(v) for v in columns.values()}
@@ -210,7 +230,9 @@ def evaluate_columns(
     out.update(_empty_layout_columns(n))
     out[STACK_FIELD] = np.full(n, "", dtype="<U40")
     ok = np.zeros(n, dtype=bool)
-    errors = np.full(n, None, dtype=object)
+    errors = np.full(n, None, dtype=object)  # a group's refusal: its own sentence
+    reasons = RowReasons(np.full(n, "", dtype=CODE_DTYPE), np.full(n, np.nan))
+    refusals = np.full(n, None, dtype=object)  # a group's refusal: its FieldErrors (group_errors)
     key, fields, _uniques = _group_key_codes(columns, n)
     order = np.argsort(key, kind="stable")
     bounds = np.flatnonzero(np.diff(key[order])) + 1
@@ -243,6 +265,8 @@ def evaluate_columns(
             out[STACK_FIELD][rows] = resolved_stack(r).id
         except ScenarioError as exc:
             errors[rows] = str(exc)
+            reasons.codes[rows] = group_code(list(exc.errors))
+            refusals[rows] = group_errors(list(exc.errors))
             continue
         good = values.pop("_ok")
         for f in (*ROW_FIELDS, *LAYOUT_FIELDS):
@@ -250,9 +274,13 @@ def evaluate_columns(
         ok[rows] = good
         for f in (*SUMMARY_FIELDS, *GOODPUT_FIELDS, RATE_FIELD):  # a row not planned: its reason, no figures
             out[f][rows[~good]] = np.nan
-        errors[rows[~good]] = np.asarray(values["_error"], dtype=object)[~good]
+        group: RowReasons = values["_reason"]
+        reasons.codes[rows[~good]], reasons.cards[rows[~good]] = group.codes[~good], group.cards[~good]
+        errors[rows[~good]] = defaults(group.codes[~good])
     out["ok"] = ok
     out["error"] = errors
+    out[REASON_CODE_FIELD], out[REASON_CARDS_FIELD] = reasons.codes, reasons.cards
+    out[REASON_ERRORS_FIELD] = refusals
     return out
 
 
@@ -341,24 +369,22 @@ def _evaluate_group(r: Resolved, cols: dict[str, np.ndarray], n: int) -> dict[st
     values["_ok"] = ok
     values.update(layout)
     values.update(confidence_columns(deadline, ok, (tokens, size, cards, mfu), bests))
+    reasons = RowReasons(np.full(np.shape(ok), "", dtype=CODE_DTYPE), np.full(np.shape(ok), np.nan))
     structural = ~(r.scenario.parallelism.fits_cards(cards) & state["feasible"])
-    errors = np.full(np.shape(ok), None, dtype=object)
-    errors[~ok & (structural | ~unplanned)] = (
-        "no plan: the fixed layout does not divide the cards, or the fabric is too large"
-    )
-    errors[~ok & ~structural & unplanned] = NO_LAYOUT
-    errors[never] = NEVER_FINISHES
-    values.update(_budget_columns(by_budget, ok, errors))
+    reasons.set(~ok & (structural | ~unplanned), NOT_BUILT, cards)
+    reasons.set(~ok & ~structural & unplanned, NO_LAYOUT, cards)
+    reasons.set(never, NEVER_FINISHES, cards)
+    values.update(_budget_columns(by_budget, ok, reasons))
     if not given_cards:  # deadlines past what the network builds even without interruptions (estimate()'s
         # deadline-needs-too-many-cards); those out of reach only because of them plan the fastest cluster
-        errors[np.where(slow, np.isfinite(past_mfu), ~state["feasible"])] = TOO_LARGE
-    values["_error"] = errors
+        past = np.where(slow, np.isfinite(past_mfu), ~state["feasible"])
+        need = np.full(np.shape(ok), np.nan)
+        if past.any():  # the cards its refusal states (plan.deadline_refusals.too_many_cards)
+            need[past] = cards_without_failures(r, flop[past], size[past] * SECONDS_PER_DAY, past_mfu[past])
+        reasons.set(past, TOO_LARGE, need)
+    values["_reason"] = reasons
     values[RATE_FIELD] = np.full(np.shape(ok), float(r.usd_to_currency))
     return values
-
-
-NEVER_FINISHES = "no plan: the run never finishes, its interruptions cost more than the time between them"
-TOO_LARGE = "no plan: the deadline needs more cards than the largest cluster this network can build"
 
 
 def _row_sizes(
@@ -382,13 +408,13 @@ def _row_sizes(
 
 
 def _budget_columns(
-    by_budget: BudgetSizes | None, ok: npt.NDArray[np.bool_], errors: npt.NDArray[Any]
+    by_budget: BudgetSizes | None, ok: npt.NDArray[np.bool_], reasons: RowReasons
 ) -> dict[str, np.ndarray]:
     """BUDGET_FIELDS of the group's planned rows (NaN elsewhere and without a budget sizing); the
-    rows whose budget buys no cluster get that reason (in place in `errors`)."""
+    rows whose budget buys no cluster get that reason, with the smallest cluster (in place)."""
     if by_budget is None:
         return {MOST_CARDS_FIELD: np.full(np.shape(ok), np.nan)}
-    errors[by_budget.buys_nothing] = BUYS_NOTHING
+    reasons.set(by_budget.buys_nothing, BUYS_NOTHING, by_budget.cards)
     return {MOST_CARDS_FIELD: np.where(ok, by_budget.most, np.nan)}
 
 
@@ -425,7 +451,3 @@ def _goodput_columns(g: dict[str, Any], n: tuple[int, ...]) -> dict[str, np.ndar
             f: np.broadcast_to(np.asarray(g[k], dtype=float) / _GOODPUT_UNIT.get(k, 1.0), n).copy()
             for f, k in _GOODPUT_KEYS.items()
         }
-
-
-# the reason of a row without a layout (reports.messages.SENTENCES translates it)
-NO_LAYOUT = "no plan: no parallel layout passes the rules and fits in HBM on these cards"

@@ -31,8 +31,6 @@ MOST_CARDS_FIELD = "budget.affords.most_cards"
 BUDGET_FIELDS = (MOST_CARDS_FIELD,)
 # the price axis that changes capex (money.budget.capex_by_size prices the servers with it)
 SERVER_PRICE_FIELD = "cost.server_price"
-# the reason of a row whose budget buys not even the smallest cluster (reports.messages.SENTENCES)
-BUYS_NOTHING = "no plan: the budget does not buy the smallest cluster"
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]

@@ -30,7 +30,7 @@ from estimator.contract.price_book import PriceBook
 from estimator.contract.resolve import Resolved, resolve
 from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
-from estimator.plan import batch
+from estimator.plan import batch, batch_reasons
 from estimator.plan.deadline import candidate_sizes
 from estimator.plan.pilot import fit_pilot
 from estimator.plan.problem import cards_multiple, fabric_for, problem_at
@@ -39,12 +39,11 @@ from estimator.plan.work_budget import layout_candidates
 # ratios of the plan's cards the other points stand near (about 0.25x to 4x, geometric)
 RATIOS = (0.25, 0.35, 0.5, 0.7, 1.4, 2.0, 2.8, 4.0)
 
-# refusal codes (reports.message_texts renders them; params: cards)
-NO_LAYOUT = (
-    "count-no-layout"  # no layout passes the rules and fits in HBM (plan.refusal's no-feasible-layout)
-)
+# refusal codes of a chart's count (reports.plural_texts renders them; params: cards), from the
+# batch's reason codes (plan.batch_reasons) of the same count
+NO_LAYOUT = "count-no-layout"  # no layout passes the rules and fits in HBM (the batch's no-feasible-layout)
 NO_FABRIC = "count-no-fabric"  # the network cannot connect that many cards (cluster.network.design_fabric)
-NEVER_FINISHES = "count-never-finishes"  # interruptions outrun the progress (plan.goodput)
+NEVER_FINISHES = "count-never-finishes"  # interruptions outrun the progress (run-never-finishes)
 NOT_PLANNED = "count-not-planned"  # the fixed layout does not divide the cards (contract's parallelism)
 OVER_WORK_BUDGET = (
     "count-over-work-budget"  # more layouts to search than a plan may (limits.MAX_LAYOUT_CANDIDATES)
@@ -129,7 +128,7 @@ def plan_counts(
                 )
             )
         else:
-            points.append(_refused(r, c, out["error"][i]))
+            points.append(_refused(r, c, str(out[batch_reasons.REASON_CODE_FIELD][i]), out["error"][i]))
     return points
 
 
@@ -142,12 +141,12 @@ def _over_budget(cards: int) -> CountPoint:
     )
 
 
-def _refused(r: Resolved, cards: int, error: object) -> CountPoint:
-    """The refusal of a count the batch could not plan, by the batch's reason; a count whose fabric
-    cannot be built says so with design_fabric's sentence."""
-    if error == batch.NO_LAYOUT:
+def _refused(r: Resolved, cards: int, reason: str, error: object) -> CountPoint:
+    """The refusal of a count the batch could not plan, by the batch's reason code
+    (plan.batch_reasons); a count whose fabric cannot be built says so with design_fabric's sentence."""
+    if reason == batch_reasons.NO_LAYOUT:
         code, message = NO_LAYOUT, f"no parallel layout fits in HBM on {cards} cards"
-    elif error == batch.NEVER_FINISHES:
+    elif reason == batch_reasons.NEVER_FINISHES:
         code, message = NEVER_FINISHES, f"the run never finishes on {cards} cards"
     else:
         code, message = NOT_PLANNED, str(error or "no plan")

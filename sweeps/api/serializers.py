@@ -56,7 +56,11 @@ class SweepStatusSerializer(SweepListItemSerializer):
     summary = serializers.JSONField(
         allow_null=True,
         help_text="When done: counts, ranges, best rows per metric, "
-        "Pareto fronts of days against cost, heatmap grids",
+        "Pareto fronts of days against cost, heatmap grids; `errors`: the rows without a plan by reason "
+        "(the English sentence: rows), `error_codes`: each reason's code where it has one (the sentence: "
+        "code, e.g. deadline-needs-too-many-cards; absent from sweeps finished before the codes), "
+        "`error_details`: a refused group's errors where the reason is one (the sentence: a list of "
+        "{field, message, code, params}, as a single estimate's error body; absent from sweeps finished before)",
     )
 
 
@@ -65,7 +69,16 @@ class ResultPageSerializer(serializers.Serializer):
     pages = serializers.IntegerField()
     page_size = serializers.IntegerField()
     count = serializers.IntegerField()
-    columns = serializers.ListField(child=serializers.CharField())
+    columns = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="index, the axes, then the result fields; `ok`, `error` (why a row has no plan, in English; "
+        "null where planned), `reason_code` (that reason's code, empty where planned or without one: "
+        "deadline-needs-too-many-cards, no-feasible-layout, run-never-finishes, budget-buys-no-cluster, "
+        "layout-or-fabric-refuses-cards or a refused group's own code) and `reason_cards` (the cards the "
+        "reason is about; null where none); `reason_errors` (a group the engine refuses as a whole: its errors "
+        "as JSON text, a list of {field, message, code, params} as a single estimate's error body; null "
+        "elsewhere and on rows computed before)",
+    )
     rows = serializers.ListField(child=serializers.ListField())
     currency = serializers.CharField(
         allow_null=True,

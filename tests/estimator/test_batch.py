@@ -1,13 +1,15 @@
 """The vectorized sweep path equals estimate() scenario by scenario."""
 
 import copy
+import json
 
 import numpy as np
 import pytest
 
 from estimator.dotted import get_path
 from estimator.errors import ScenarioError
-from estimator.plan.batch import LAYOUT_FIELDS, NO_LAYOUT, SUMMARY_FIELDS, evaluate_columns
+from estimator.plan.batch import LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
+from estimator.plan.batch_reasons import NO_LAYOUT
 from estimator.plan.compose import estimate
 
 BASE = {
@@ -93,6 +95,9 @@ def test_bad_rows_are_flagged_not_raised():
     errors = list(out["error"])
     assert errors[0] is None and errors[2] is None
     assert "fixed layout does not divide the cards" in errors[1]
+    # its code and the cards it is about; the planned rows have none (plan.batch_reasons)
+    assert out["reason_code"].tolist() == ["", "layout-or-fabric-refuses-cards", ""]
+    assert out["reason_cards"][1] == 80 and np.isnan(out["reason_cards"][[0, 2]]).all()
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -138,7 +143,7 @@ def test_predicted_rows_with_cards_carry_estimate_s_layout():
     for i, (m, a, c) in enumerate(rows):
         scenario = {**base, "model": {"preset": m}, "hardware": {"accelerator": a}, "cluster": {"cards": c}}
         if not out["ok"][i]:  # no layout fits: the plan is refused, the row has no figures
-            assert out["error"][i] == NO_LAYOUT
+            assert out["reason_code"][i] == NO_LAYOUT and out["reason_cards"][i] == c, i
             assert all(np.isnan(out[f][i]) for f in SUMMARY_FIELDS), i
             with pytest.raises(ScenarioError) as info:
                 estimate(scenario)
@@ -177,3 +182,32 @@ def test_rows_with_an_mfu_have_no_layout_columns():
     out = evaluate_columns(BASE, {"cluster.target_days": np.array([10.0, 30.0])})
     assert np.isnan(out["parallelism.tp"]).all()
     assert (out["parallelism.recompute"] == "").all()
+
+
+def test_a_group_the_core_refuses_carries_its_errors_with_their_params():
+    """TP 3 fixed in the base: it divides the 24 heads of Megatron-GPT 1.7B (and its 24 KV heads) but
+    not the 32 of Llama 3.1 8B, whose rows the contract refuses as a group (fixed-tp-heads, the
+    heads it must divide, on parallelism.tp): its FieldErrors as a single estimate's error body gives
+    them; the other group's rows have none."""
+    base = {**BASE, "cluster": {"cards": 96}, "parallelism": {"tp": 3}}
+    out = evaluate_columns(base, {"model.preset": np.array(["megatron-gpt-1.7b", "llama-3.1-8b"])})
+    assert out["reason_code"].tolist() == ["", "fixed-tp-heads"]
+    assert out["error"][1] == "parallelism.tp: must divide the 32 attention heads"
+    assert out["reason_errors"][0] is None
+    assert json.loads(out["reason_errors"][1]) == [
+        {
+            "field": "parallelism.tp",
+            "message": "must divide the 32 attention heads",
+            "code": "fixed-tp-heads",
+            "params": {"heads": 32},
+        }
+    ]
+
+
+def test_a_refusal_too_long_to_keep_has_no_errors_column_text():
+    from estimator.errors import FieldError
+    from estimator.plan.batch_reasons import ERRORS_MAX_CHARS, group_errors
+
+    long = FieldError("model", "x" * ERRORS_MAX_CHARS, "config-missing-fields", {})
+    assert group_errors([long]) is None  # its English sentence alone
+    assert group_errors([FieldError("model", "x", "c", {"v": float("nan")})]) is None  # no JSON for NaN

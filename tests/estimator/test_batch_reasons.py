@@ -1,12 +1,12 @@
 """A sweep row whose deadline no cluster meets reads as estimate() answers the same scenario: past
 the largest cluster even without interruptions, refused (deadline-needs-too-many-cards, the row's
-TOO_LARGE); within it without them but not counting them (more cards fail more often), planned on
+its reason code); within it without them but not counting them (more cards fail more often), planned on
 the fastest cluster, which misses (estimate()'s deadline-missed; refused as
 deadline-unmet-with-failures before 2.59.0, a plan with the MFU predicted and a refusal with it
 given).
 
-The reference is estimate() of each row's scenario: its refusal mapped onto the row's sentence, or
-its plan's cards and verdict."""
+The reference is estimate() of each row's scenario: its refusal's code (the row's reason code is the
+same, plan.batch_reasons), or its plan's cards and verdict."""
 
 from __future__ import annotations
 
@@ -16,11 +16,10 @@ import numpy as np
 import pytest
 
 from estimator.errors import ScenarioError
-from estimator.plan.batch import TOO_LARGE, evaluate_columns
+from estimator.plan.batch import evaluate_columns
+from estimator.plan.batch_reasons import TOO_LARGE
 from estimator.plan.compose import estimate
 from tests.estimator.test_given_mfu_deadline import BASE as GIVEN_MFU_BASE
-
-SENTENCE = {"deadline-needs-too-many-cards": TOO_LARGE}
 
 # Llama 3.1 405B on H100s in one day, MFU from the layout model: 1e11 tokens plan; 1e12 need ~43,700
 # cards without interruptions (inside the 65,536 a 64-port fabric holds) but none meets it counting
@@ -54,7 +53,7 @@ def _expected(base: dict, field: str, value: float) -> tuple[str | None, int | N
         code = exc.errors[0].code
     else:
         return None, int(compute["cards"]), bool(compute["meets_target"])
-    return SENTENCE.get(code, code), None, None  # another refusal fails the comparison with its code
+    return code, None, None  # the row carries the code estimate() refuses it with
 
 
 @pytest.mark.parametrize(("base", "field", "values"), CASES)
@@ -62,7 +61,7 @@ def test_a_deadline_row_no_cluster_meets_reads_as_estimate_answers_it(base, fiel
     out = evaluate_columns(base, {field: np.array(values)})
     expected = [_expected(base, field, v) for v in values]
     assert TOO_LARGE in [e[0] for e in expected] and False in [e[2] for e in expected]  # both in each case
-    assert list(out["error"]) == [e[0] for e in expected]
+    assert [c or None for c in out["reason_code"].tolist()] == [e[0] for e in expected]
     assert out["ok"].tolist() == [e[0] is None for e in expected]
     for i, (_, cards, _) in enumerate(expected):
         if cards is not None:
@@ -73,4 +72,4 @@ def test_without_failures_the_same_deadline_plans_or_is_too_large():
     base = {**GIVEN, "reliability": {"failures": False}}
     out = evaluate_columns(base, {"cluster.target_days": np.array([45.0, 0.5])})
     assert out["ok"].tolist() == [True, False]
-    assert out["error"][1] == TOO_LARGE
+    assert out["reason_code"][1] == TOO_LARGE

@@ -124,13 +124,34 @@ def test_a_sweep_row_past_the_largest_cluster_fails_alone():
     """A sweep over tokens with a one-day deadline: 1e11 tokens plan as estimate() plans them; 1e16
     tokens (6 x 405e9 x 1e16 FLOP in a day: ~4e8 H100s at 65% MFU) has no plan, with its reason,
     and does not take the group's other rows with it."""
-    from estimator.plan.batch import TOO_LARGE
+    from estimator.plan.batch_reasons import REASONS, TOO_LARGE
 
     base = {**HUGE, "training": {"tokens": 1e11, "seq_len": 4096}}
     cols = evaluate_columns(base, {"training.tokens": np.array([1e11, 1e16])})
     assert cols["ok"].tolist() == [True, False]
     assert int(cols["compute.cards"][0]) == _cards(base)
-    assert cols["error"][1] == TOO_LARGE and np.isnan(cols["compute.cards"][1])
+    assert cols["reason_code"].tolist() == ["", TOO_LARGE] and np.isnan(cols["compute.cards"][1])
+    assert cols["error"][1] == REASONS[TOO_LARGE] and np.isnan(cols["reason_cards"][0])
+
+
+def test_a_sweep_row_past_the_largest_cluster_states_the_cards_it_needs():
+    """At a given MFU of 40 %, 1e16 tokens in a day need C / (86,400 s x peak x 0.4) cards without
+    interruptions (peak: 989.4 TFLOP/s dense BF16, the H100 datasheet). C per token: 6 N, N the
+    architecture's 405.85e9 parameters (126 layers of 2 x 16,384^2 query/output + 2 x 16,384 x 1,024
+    key/value + 3 x 16,384 x 53,248 MLP weights, and 2 x 128,256 x 16,384 embedding and output),
+    plus PaLM's 12 x 126 layers x 4,096 x 16,384 attention: 2.54e12 FLOP, so 7.418e8 cards, the
+    figure the single plan's refusal states for the same row."""
+    base = {**HUGE, "efficiency": {"mfu": 0.4}, "training": {"tokens": 1e11, "seq_len": 4096}}
+    cols = evaluate_columns(base, {"training.tokens": np.array([1e11, 1e16])})
+    assert cols["reason_code"][1] == "deadline-needs-too-many-cards"
+    layer = 2 * 16384**2 + 2 * 16384 * 1024 + 3 * 16384 * 53248
+    params = 126 * layer + 2 * 128256 * 16384
+    per_token = 6 * params + 12 * 126 * 4096 * 16384
+    by_hand = per_token * 1e16 / (86_400 * 989.4e12 * 0.4)
+    assert by_hand == pytest.approx(7.418e8, rel=1e-3)
+    assert cols["reason_cards"][1] == pytest.approx(by_hand, rel=1e-4)  # whole servers: 8 cards
+    (e,) = _refused({**base, "training": {"tokens": 1e16, "seq_len": 4096}}).errors
+    assert cols["reason_cards"][1] == e.params["cards"]
 
 
 def test_a_deadline_no_size_meets_within_the_network_plans_the_fastest_and_says_so():

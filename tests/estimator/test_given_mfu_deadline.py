@@ -98,11 +98,11 @@ def test_a_row_past_the_network_keeps_its_reason_and_the_other_rows_their_plans(
     # reached the power roll-up, which refused the whole group: every row failed with its message
     # half a day needs about 5 million cards even without interruptions: estimate()'s
     # deadline-needs-too-many-cards
-    from estimator.plan.batch import TOO_LARGE
+    from estimator.plan.batch_reasons import TOO_LARGE
 
     out = evaluate_columns(BASE, {"cluster.target_days": np.array([60.0, 0.5])})
     assert out["ok"].tolist() == [True, False]
-    assert out["error"][1] == TOO_LARGE
+    assert out["reason_code"][1] == TOO_LARGE
     assert np.isnan(out["goodput.wall_clock_days"][1]) and np.isnan(out["compute.cards"][1])
     small = {
         "model": {"preset": "llama-3.1-8b"},

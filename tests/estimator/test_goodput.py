@@ -185,14 +185,15 @@ def test_a_missed_deadline_keeps_the_size_that_finishes_first_with_failures() ->
 
 
 def test_a_sweep_row_that_never_finishes_says_so() -> None:
-    from estimator.plan.batch import NEVER_FINISHES
+    from estimator.plan.batch_reasons import NEVER_FINISHES, REASONS
 
     base = {**LLAMA3, "reliability": {"rate_scale": 40}, "efficiency": {"mfu": 0.4}}
     base = {k: v for k, v in base.items() if k != "parallelism"}
     out = evaluate_columns(base, {"cluster.cards": np.array([128, 16384])})
     # 128 cards at 40x the rates still progress; 16,384 are interrupted faster than they recover
     assert list(out["ok"]) == [True, False]
-    assert out["error"][1] == NEVER_FINISHES
+    assert out["reason_code"][1] == NEVER_FINISHES == "run-never-finishes"  # as estimate() refuses it
+    assert out["error"][1] == REASONS[NEVER_FINISHES] and out["reason_cards"][1] == 16384
     assert np.isfinite(out["goodput.wall_clock_days"][0])
 
 

@@ -14,7 +14,8 @@ from estimator.errors import ScenarioError
 from estimator.limits import MAX_SWEEP_BUDGET_SIZINGS
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.plan.batch import GOODPUT_FIELDS, LAYOUT_FIELDS, SUMMARY_FIELDS, evaluate_columns
-from estimator.plan.batch_budget import BUYS_NOTHING, MOST_CARDS_FIELD
+from estimator.plan.batch_budget import MOST_CARDS_FIELD
+from estimator.plan.batch_reasons import BUYS_NOTHING, REASONS
 from estimator.plan.compose import estimate
 
 # tests/estimator/test_budget.py's article example: Llama 3.1 70B, 500B tokens on Ascend 910B2, CNY
@@ -103,7 +104,9 @@ def test_rows_are_the_fastest_cluster_the_budget_buys_as_estimate_plans_them():
     axes = {"cluster.budget": [1e3, 1e8, 5e8, 2e9], "cost.server_price": [250_000, 400_000]}
     codes, out = _assert_rows_are_estimates(LLAMA_405B, axes)
     assert codes == ["budget-buys-no-cluster"] * 2 + [None] * 6
-    assert out["error"][0] == out["error"][1] == BUYS_NOTHING
+    assert out["reason_code"].tolist()[:2] == [BUYS_NOTHING] * 2  # estimate()'s code
+    assert out["error"][0] == out["error"][1] == REASONS[BUYS_NOTHING]
+    assert out["reason_cards"][:2].tolist() == [8.0, 8.0]  # the smallest cluster: one 8-card server
     assert np.isnan(out["compute.deadline_miss_probability"]).all()  # no deadline, no chance of missing it
     # the plan takes fewer cards than the most the budget buys where they train faster, and a
     # dearer server buys fewer cards

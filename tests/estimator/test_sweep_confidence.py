@@ -19,9 +19,9 @@ from estimator.plan.batch import (
     CONFIDENCE_FIELDS,
     GOODPUT_FIELDS,
     SUMMARY_FIELDS,
-    TOO_LARGE,
     evaluate_columns,
 )
+from estimator.plan.batch_reasons import TOO_LARGE
 from estimator.plan.compose import estimate
 from tests.estimator.test_deadline_confidence import GIVEN, GIVEN_405B, H100_BF16_PEAK, SEARCHED, _with
 
@@ -50,7 +50,7 @@ def _assert_rows_are_estimates(base: dict, axes: dict) -> tuple[list[str | None]
             code = exc.errors[0].code
             codes.append(code)
             assert not out["ok"][i], i
-            assert code == "deadline-needs-too-many-cards" and out["error"][i] == TOO_LARGE, i
+            assert code == out["reason_code"][i] == TOO_LARGE, i
             assert all(np.isnan(out[f][i]) for f in CONFIDENCE_FIELDS), i
             continue
         codes.append(None)

@@ -13,7 +13,8 @@ from sweeps import digests
 
 
 def columns() -> dict[str, np.ndarray]:
-    """Six rows of the kinds the core returns: varying, constant (NaN, -0.0), text, flags, messages."""
+    """Six rows of the kinds the core returns: varying, constant (NaN, -0.0), text, flags, messages
+    and the reason's code, cards and refused group's errors (row 1: a group the core refuses)."""
     return {
         "compute.wall_clock_days": np.array([3.5, 2.0, np.nan, 7.25, 1.0, 2.0]),
         "compute.training_flop": np.full(6, 6.3e23),
@@ -21,9 +22,20 @@ def columns() -> dict[str, np.ndarray]:
         "cost.capex.storage": np.full(6, -0.0),
         "parallelism.recompute": np.array(["selective"] * 6),
         "stack.id": np.array(["megatron-h100", "mindspeed-910b", "megatron-h100"] * 2, dtype="<U40"),
-        "ok": np.array([True, True, False, True, True, True]),
-        "error": np.array([None, None, "does not fit", None, None, None], dtype=object),
+        "ok": np.array([True, False, False, True, True, True]),
+        "error": np.array([None, TP_EN, NO_LAYOUT_EN, None, None, None], dtype=object),
+        "reason_code": np.array(["", "fixed-tp-heads", "no-feasible-layout", "", "", ""], dtype="<U40"),
+        "reason_cards": np.array([np.nan, np.nan, 8.0, np.nan, np.nan, np.nan]),
+        "reason_errors": np.array([None, TP_ERRORS, None, None, None, None], dtype=object),
     }
+
+
+NO_LAYOUT_EN = "no plan: no parallel layout passes the rules and fits in HBM on these cards"
+TP_EN = "parallelism.tp: must divide the 32 attention heads"
+TP_ERRORS = (
+    '[{"code": "fixed-tp-heads", "field": "parallelism.tp", "message": "must divide the 32 attention '
+    'heads", "params": {"heads": 32}}]'
+)
 
 
 def assert_same(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
@@ -39,6 +51,36 @@ def assert_same(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None
 def test_pack_then_unpack_gives_the_same_arrays():
     arrays = columns()
     assert_same(digests.unpack(digests.pack(arrays)), arrays)
+
+
+def test_a_chunk_stored_before_the_reason_codes_reads_with_the_code_of_its_sentence():
+    """Rows stored with the English sentence alone (before plan.batch_reasons): the sentence's code,
+    no cards, no group errors; a sentence that is no batch reason (a group's refusal, its own words)
+    has no code."""
+    old = {k: v for k, v in columns().items() if not k.startswith("reason_")}
+    old["error"] = np.array([None, "model.preset: unknown", NO_LAYOUT_EN, None, None, None], dtype=object)
+    got = digests.unpack(digests.pack(old))
+    assert got["reason_code"].tolist() == ["", "", "no-feasible-layout", "", "", ""]
+    assert np.isnan(got["reason_cards"]).all() and got["error"].tolist() == old["error"].tolist()
+    assert got["reason_errors"].tolist() == [None] * 6
+
+
+def test_a_chunk_stored_before_the_group_errors_reads_without_them():
+    """Rows stored with the reason's code and cards but not a refused group's errors (engine 2.76.0):
+    as stored, no errors (the page then shows the group's English sentence)."""
+    old = {k: v for k, v in columns().items() if k != "reason_errors"}
+    got = digests.unpack(digests.pack(old))
+    assert got["reason_code"].tolist() == old["reason_code"].tolist()
+    assert got["reason_errors"].dtype == object and got["reason_errors"].tolist() == [None] * 6
+
+
+def test_a_refused_groups_errors_are_stored_once_per_distinct_text():
+    with zipfile.ZipFile(io.BytesIO(digests.pack(columns()))) as zf:
+        names = set(zf.namelist())
+    assert {"_texts.reason_errors.npy", "_text_values.reason_errors.npy"} <= names
+    with np.load(io.BytesIO(digests.pack(columns()))) as npz:
+        assert npz["_texts.reason_errors"].tolist() == [-1, 0, -1, -1, -1, -1]
+        assert npz["_text_values.reason_errors"].tolist() == [TP_ERRORS]
 
 
 def test_constant_and_text_columns_are_stored_encoded():
@@ -108,7 +150,18 @@ def test_chunks_stored_before_the_encodings_still_read():
     buf = io.BytesIO()
     np.savez_compressed(buf, **old)
     got = digests.unpack(buf.getvalue())
-    assert list(got) == ["compute.wall_clock_days", "stack.id", "ok", "error"]
+    # then the reason's code and cards, which such a chunk has not stored ("does not fit" is no
+    # batch reason: no code)
+    assert list(got) == [
+        "compute.wall_clock_days",
+        "stack.id",
+        "ok",
+        "error",
+        "reason_code",
+        "reason_cards",
+        "reason_errors",
+    ]
+    assert got["reason_code"].tolist() == ["", ""] and got["reason_errors"].tolist() == [None, None]
     assert got["stack.id"].tolist() == ["megatron-h100"] * 2 and got["ok"].tolist() == [True, False]
     assert got["error"].tolist() == [None, "does not fit"]
     assert got["compute.wall_clock_days"][0] == 3.5 and math.isnan(got["compute.wall_clock_days"][1])

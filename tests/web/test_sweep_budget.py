@@ -48,6 +48,9 @@ def test_each_row_is_the_plan_its_budget_buys(budget_sweep):
         estimate(estimator_sweep.scenario_at(sweep.base, axes, 0))
     assert refused.value.errors[0].code == "budget-buys-no-cluster"
     assert rows[0][col["ok"]] is False and rows[0][col["compute.cards"]] is None
+    # the row's reason: estimate()'s code, about the smallest cluster (one server of 8 cards)
+    assert rows[0][col["reason_code"]] == "budget-buys-no-cluster" and rows[0][col["reason_cards"]] == 8
+    assert [rows[i][col["reason_code"]] for i in (1, 2)] == ["", ""]
     for index in (1, 2):
         result = estimate(estimator_sweep.scenario_at(sweep.base, axes, index))["result"]
         row = rows[index]
@@ -94,7 +97,7 @@ def test_a_budget_sweep_asking_too_many_searches_is_refused_in_both_languages(cl
         zh_only(zh)
         assert "10,100" in zh and "10,000" in zh
     with translation.override("zh-hans"):
-        zh_only(messages.sentence("no plan: the budget does not buy the smallest cluster"))
+        zh_only(messages.row_reason("budget-buys-no-cluster"))
     data = {"name": "b", "base": json.dumps(BUDGETED), "axes": json.dumps(axes)}
     html = client.post("/zh-hans/sweeps/", data).content.decode()
     assert "按预算确定规模要对运行价格以外各扫描轴的 10,100 种组合逐一搜索" in html
