@@ -3,8 +3,11 @@ not one with the reason (NOT_MECHANISMS); and the stack sensitivity's judgement 
 alike (StackProfile.plans_alike_key) reads every field the model reads."""
 
 import dataclasses
+import os
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from estimator.contract.resolve import parse_scenario, resolve
 from estimator.errors import ScenarioError
@@ -139,3 +142,58 @@ def test_a_moe_plan_under_an_override_does_not_lend_its_days_to_a_profile_that_g
     assert result["stack"]["sensitivity"]["megatron-core-2025"] == pytest.approx(
         _scaled(days, chosen, core), rel=1e-12
     )
+
+
+# overrides a scenario may give the chosen stack (each a valid training.stack_overrides entry)
+OVERRIDES = [
+    {},
+    {"moe_dispatch_dedup": False},
+    {"moe_dispatch_dedup": True},
+    {"moe_expert_tp_gather": False},
+    {"moe_expert_tp_combine_bytes": 2},
+    {"ep_comm_overlap": True},
+    {"tp_comm_overlap": False},
+    {"per_expert_gemms": False, "moe_host_sync": False},
+]
+
+
+@settings(
+    max_examples=int(os.environ.get("AGREE_EXAMPLES", "12")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    derandomize=not os.environ.get("AGREE_EXAMPLES"),
+)
+@given(
+    preset=st.sampled_from(["llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3", "qwen3-235b-a22b"]),
+    chip=st.sampled_from(["h100-sxm", "a100-sxm-80gb", "ascend-910b2", "ascend-910c"]),
+    cards=st.sampled_from([64, 256]),
+    stack=st.sampled_from([None, "megatron-core-2025", "megatron-core-moe-2025", "megatron-core-2024"]),
+    overrides=st.sampled_from(OVERRIDES),
+)
+def test_every_sensitivity_entry_is_that_profiles_own_search(preset, chip, cards, stack, overrides):
+    """Whichever profile lends its answer to another (plans_alike_key), the entry is what a search of
+    that profile at the plan's size gives: the plan's days scaled by the throughput ratio."""
+    from estimator.plan.stack_sensitivity import _scaled, stack_section
+
+    training: dict = {"tokens": 1e11, "stack_overrides": overrides}
+    if stack is not None:
+        training["stack"] = stack
+    doc = {"model": {"preset": preset}, "training": training, "hardware": {"accelerator": chip}}
+    try:
+        r = resolve(parse_scenario({**doc, "cluster": {"cards": cards}}))
+    except ScenarioError:
+        event("refused")
+        return  # a stack that does not run on the chip, or needs what it lacks
+    problem = layout_problem(r, cards, fabric_for(r, cards))
+    best = search(problem).best
+    if best is None:
+        event("no layout")
+        return
+    event(f"searched, moe {problem.arch.is_moe}")
+    batch_search.clear_caches()
+    section = stack_section(problem, best, 30.0, r.accelerator.vendor, problem.stack.id, stack is None)
+    for profile_id, days in section.sensitivity_days.items():
+        if profile_id == problem.stack.id or days is None:  # the plan itself; None: time ran out
+            continue
+        other = search(dataclasses.replace(problem, stack=STACKS[profile_id])).best
+        assert days == (None if other is None else _scaled(30.0, best, other)), profile_id
