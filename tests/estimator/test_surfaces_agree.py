@@ -318,3 +318,34 @@ def test_every_row_of_a_sweep_is_the_plan_of_its_scenario(doc, axis, data):
         assert row["ok"], (row_doc, row["error"])
         moved = {f: (_get(result, f), row[f]) for f in FIGURES if not _close(_get(result, f), row[f])}
         assert moved == {}, (row_doc, axis, values)
+
+
+# structural sweep axes (each value a group of its own; groups of one model share enumerations)
+STRUCTURAL = {
+    "hardware.accelerator": CHIPS,
+    "training.stack": ["megatron-core-2025", "megatron-core-2024", "pytorch-fsdp2", "mindspeed-2025"],
+    "model.preset": DENSE + MOE,
+    "training.precision": ["bf16", "fp8"],
+}
+
+
+@SETTINGS
+@given(scenarios(), st.sampled_from(sorted(STRUCTURAL)), st.data())
+def test_every_row_of_a_sweep_over_groups_is_the_plan_of_its_scenario(doc, axis, data):
+    """Groups that share an enumeration or memory across chips, stacks or models: each row is still its
+    own scenario's plan, or refused with its codes."""
+    values = data.draw(st.lists(st.sampled_from(STRUCTURAL[axis]), min_size=2, max_size=3, unique=True))
+    out = evaluate_columns(copy.deepcopy(doc), {axis: np.array(values, dtype=object)})
+    for i, value in enumerate(values):
+        row_doc = copy.deepcopy(doc)
+        section, key = axis.split(".")
+        row_doc.setdefault(section, {})[key] = value
+        result, refusal = planned(row_doc)
+        row = {k: v[i] for k, v in out.items()}
+        if result is None:
+            assert not row["ok"], (row_doc, str(refusal))
+            assert same_refusal(row, refusal), (row_doc, row_codes(row), str(refusal))
+            continue
+        assert row["ok"], (row_doc, row["error"])
+        moved = {f: (_get(result, f), row[f]) for f in FIGURES if not _close(_get(result, f), row[f])}
+        assert moved == {}, (row_doc, axis, values)
