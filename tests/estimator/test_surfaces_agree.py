@@ -7,11 +7,13 @@ For each drawn scenario:
   path on a one-row sweep of that scenario (plan.batch.evaluate_columns) give the same cards, days,
   cost, MFU and goodput (every SUMMARY_FIELDS and GOODPUT_FIELDS column, rel 1e-9), or both refuse it
   with the same codes (a row's reason_code, or a refused group's reason_errors: plan.batch_reasons);
-- every row of a sweep over a numeric axis (rows sharing a group's search) is its own scenario's plan;
+- every row of a sweep over a numeric axis (rows sharing a group's search) or over chips, stacks,
+  models or precisions (groups sharing enumerations) is its own scenario's plan;
 - the cards-vs-days chart's point at the plan's card count (plan.count_curve.plan_counts) is the plan
-  (its days, days of computing, MFU and capex); at cards the plan refuses, it is refused alike.
+  (its days, days of computing, MFU and capex); at cards the plan refuses, it is refused alike; and
+  every other point is the scenario's plan at that count.
 The API's JSON and the stored report's chart: tests/web/test_surfaces_agree.py.
-Bounded: 25 examples each, no deadline, derandomized (about 10 s); AGREE_EXAMPLES=300 hunts with
+Bounded: 25 examples each, no deadline, derandomized (about 15 s); AGREE_EXAMPLES=300 hunts with
 random draws. Marked fuzz, as the project's other property tests over the API and the pages.
 """
 
@@ -349,3 +351,32 @@ def test_every_row_of_a_sweep_over_groups_is_the_plan_of_its_scenario(doc, axis,
         assert row["ok"], (row_doc, row["error"])
         moved = {f: (_get(result, f), row[f]) for f in FIGURES if not _close(_get(result, f), row[f])}
         assert moved == {}, (row_doc, axis, values)
+
+
+@SETTINGS
+@given(scenarios())
+def test_every_point_of_the_chart_is_the_plan_at_its_count(doc):
+    """Not only the plan's own count: each point is the scenario planned at that count (cluster.cards
+    set, no deadline or budget: count_curve.fixed_cards_scenario), or refused where that plan is."""
+    result, _ = planned(doc)
+    if result is None:
+        return
+    points, whole = _counts(doc, result["compute"]["cards"])
+    assert whole is None, (doc, str(whole))
+    for p in points:
+        if p.refusal_code == count_curve.OVER_WORK_BUDGET:
+            continue  # not searched (the CLI's and the API's work budget refuses it too)
+        at, refusal = planned(count_curve.fixed_cards_scenario(doc, p.cards))
+        if at is None:
+            assert not p.planned, (doc, p.cards, str(refusal))
+            assert p.refusal_code == COUNT_CODES.get(_plan_code(refusal), "?"), (doc, p, str(refusal))
+            continue
+        assert p.planned, (doc, p)
+        got = (p.wall_clock_days, p.compute_days, p.mfu, p.capex_in_currency)
+        want = (
+            at["goodput"]["wall_clock_days_p50"],
+            at["compute"]["wall_clock_days"],
+            at["compute"]["mfu"],
+            at["cost"]["capex"]["total"],
+        )
+        assert all(_close(a, b) for a, b in zip(got, want, strict=True)), (doc, p.cards, got, want)
