@@ -319,7 +319,7 @@ def test_every_row_of_a_sweep_is_the_plan_of_its_scenario(doc, axis, data):
             continue
         assert row["ok"], (row_doc, row["error"])
         moved = {f: (_get(result, f), row[f]) for f in FIGURES if not _close(_get(result, f), row[f])}
-        assert moved == {}, (row_doc, axis, values)
+        assert moved == {}, (json.dumps(row_doc), axis, values)
 
 
 # structural sweep axes (each value a group of its own; groups of one model share enumerations)
@@ -350,7 +350,7 @@ def test_every_row_of_a_sweep_over_groups_is_the_plan_of_its_scenario(doc, axis,
             continue
         assert row["ok"], (row_doc, row["error"])
         moved = {f: (_get(result, f), row[f]) for f in FIGURES if not _close(_get(result, f), row[f])}
-        assert moved == {}, (row_doc, axis, values)
+        assert moved == {}, (json.dumps(row_doc), axis, values)
 
 
 @SETTINGS
