@@ -79,6 +79,9 @@ class AmountField(forms.CharField):
             return None
         number = parse(value)
         if number is None:
+            sign = value.strip()[:1]
+            if sign in ("-", "−") and parse(value.strip()[1:]) is not None:  # an amount, below zero
+                raise forms.ValidationError(_("Enter an amount of zero or more."), code="min_value")
             raise forms.ValidationError(self.error_messages["invalid"], code="invalid")
         if self.integer:
             whole = round(number)

@@ -10,8 +10,10 @@ and the normal client's median stayed under 1 s with no failure.
 
 The server is the production one (gunicorn with config/gunicorn.py, 2 workers) bound to
 127.0.0.1 only. Clients are told apart the way a reverse proxy would (TRUSTED_PROXIES=1 and an
-X-Forwarded-For per client), so each has its own rate budget; the cache holding the counters is
-Redis database 13 when Redis answers, else the database.
+X-Forwarded-For per client), so each has its own rate budget; the cache holding the counters is a
+private redis-server on a free port (bench/sweep_workers.start_redis; the database's cache where
+redis-server is not installed), or an empty Redis database given with --redis-url: the bench never
+flushes a Redis it did not start (the shared one at 127.0.0.1:6379 holds others' queues and caches).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import argparse
 import http.client
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -32,6 +35,7 @@ from pathlib import Path
 
 import machine  # bench/machine.py: the load-average lines
 from scenarios import NORMAL  # bench/scenarios.py
+from sweep_workers import given_redis, start_redis  # bench/sweep_workers.py: private or empty Redis
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -98,7 +102,9 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--database-url", default="")
-    ap.add_argument("--redis-url", default="redis://127.0.0.1:6379/13")
+    ap.add_argument(
+        "--redis-url", default="", help="an empty Redis database for the throttle counters (never flushed)"
+    )
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="clusterplan-hostile-"))
@@ -117,11 +123,12 @@ def main() -> int:
         GUNICORN_ACCESS_LOG="",
     )
     env.pop("REDIS_URL", None)
-    env["CACHE_URL"] = args.redis_url if redis_up(args.redis_url) else ""
-    if env["CACHE_URL"]:
-        import redis
-
-        redis.Redis.from_url(args.redis_url).flushdb()
+    own_redis = None
+    if args.redis_url:
+        given_redis(args.redis_url)  # refused unless empty: never flushed
+    elif shutil.which("redis-server"):
+        own_redis, args.redis_url = start_redis()
+    env["CACHE_URL"] = args.redis_url if args.redis_url and redis_up(args.redis_url) else ""
     subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.py", "config.wsgi"],
@@ -164,6 +171,8 @@ def main() -> int:
         elapsed = time.monotonic() - t0
     finally:
         server.terminate()
+        if own_redis is not None:
+            own_redis.terminate()
         server.wait(20)
 
     codes = Counter(s for s, _ in hostile)

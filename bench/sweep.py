@@ -4,7 +4,7 @@ stored chunks -> status "done". Prints scenarios per second with 1 and with 2 wo
 the wall time of a 1,000,000-scenario compute-and-cost sweep.
 
     .venv/bin/python bench/sweep.py                       # SQLite in a temp dir, its own redis-server
-    .venv/bin/python bench/sweep.py --database-url postgres://postgres@127.0.0.1:5432/clusterplan_bench
+    .venv/bin/python bench/sweep.py --database-url postgres://USER@HOST:5432/DB   # a database of your own
     .venv/bin/python bench/sweep.py --scenarios 200000 --workers 1 2 4 --chunk-size 25000
     .venv/bin/python bench/sweep.py --predicted --workers 2 --chunk-size 12600
 
@@ -20,8 +20,16 @@ sweep size and path (so its peak RSS belongs to that size). The clock runs from 
 moment the sweep's status is "done" (every chunk stored, summary merged); it starts once every
 worker answers a ping (Celery's remote control), so start-up is not counted. Besides the wall time
 it prints the CPU seconds the workers and the bench process (API call, polling) spent on the sweep,
-which depend far less on the machine's load than the wall time. Without --redis-url the bench
-starts its own throw-away redis-server on a free port and stops it at the end.
+which depend far less on the machine's load than the wall time, scenarios per worker CPU-second,
+the workers' CPU share of the wall time, the 1-minute load average, and each worker's resident
+memory when it answered the ping and at its peak. Without --redis-url the bench starts its own
+throw-away redis-server on a free port and stops it at the end; a --redis-url database must be
+empty (the bench never flushes a Redis it did not start) and the bench deletes its own keys in it.
+
+Issue 27's target (1,000,000 given-MFU rows end to end < 10 s on 2 workers, memory flat in the
+rows), the old fixed sub-batches beside the new, and the code of checkout DIR before it:
+
+    .venv/bin/python bench/sweep.py --workers 2 --scenarios 100000 1000000 --paths old new --repeat 3 --compare DIR
 
     .venv/bin/python bench/sweep.py --workers 2 --scenarios 100000 1000000 --compare /tmp/before
 
@@ -47,7 +55,17 @@ import time
 from pathlib import Path
 
 import machine  # bench/machine.py: the load-average lines
-from sweep_workers import cpu_seconds, peak_rss_mb, start_redis, start_workers, stop_workers, wait_for_workers
+from sweep_workers import (
+    clear_bench_keys,
+    cpu_seconds,
+    given_redis,
+    peak_rss_mb,
+    rss_mb,
+    start_redis,
+    start_workers,
+    stop_workers,
+    wait_for_workers,
+)
 
 # The checkout whose code is benched (the API in this process, the workers' cwd): this one, or the
 # one --compare names (BENCH_ROOT, set for the child run), driven by this same bench.
@@ -111,7 +129,8 @@ def main() -> int:
     ap.add_argument(
         "--redis-url",
         default=os.environ.get("BENCH_REDIS_URL", ""),
-        help="a Redis to use (it is FLUSHDB'ed); default: start a private redis-server",
+        help="a Redis database to use, empty at the start (never flushed; see given_redis); "
+        "default: start a private redis-server",
     )
     ap.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", ""))
     ap.add_argument(
@@ -150,11 +169,15 @@ def main() -> int:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     own_redis = None
-    if not args.redis_url:
+    if args.redis_url:
+        given_redis(args.redis_url)
+    else:
         own_redis, args.redis_url = start_redis()
     try:
         return run_bench(args, tmp, baseline)
     finally:
+        if own_redis is None:
+            clear_bench_keys(args.redis_url)
         if own_redis is not None:
             own_redis.terminate()
             own_redis.wait(10)
@@ -251,6 +274,7 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
             "CLUSTERPLAN_VAR_DIR": str(tmp),
             "DATABASE_URL": db_url,
             "REDIS_URL": args.redis_url,
+            "CACHE_URL": args.redis_url,  # the bench's Redis, never a cache the caller's environment names
             "SWEEP_CHUNK_SIZE": str(args.chunk_size),
             "SECURE_HTTPS": "0",
             "SWEEP_MAX_ACTIVE_PER_USER": "100",
@@ -262,14 +286,11 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
     import django
 
     django.setup()
-    import redis
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from rest_framework.test import APIClient
 
     call_command("migrate", verbosity=0, interactive=False)
-    r = redis.Redis.from_url(args.redis_url)
-    r.flushdb()
     user, _ = get_user_model().objects.get_or_create(username="bench")
     api = APIClient()
     api.force_authenticate(user)
@@ -287,6 +308,7 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
         procs, logs = start_workers(n_workers, path, n, tmp, {**env, **PATHS[path]}, args.profile, root=ROOT)
         try:
             ready_s = wait_for_workers([name for name, _ in procs])
+            ready_rss = [rss_mb(p.pid) for _, p in procs]
             print(f"  {path}: {n_workers} worker(s) answered a ping after {ready_s:.1f} s")
             if args.warmup:
                 warm = run_once(args, api, args.warmup, n_workers, path, [p for _, p in procs], warmup=True)
@@ -304,14 +326,15 @@ def run_bench(args: argparse.Namespace, tmp: Path, baseline: dict[tuple[int, int
                     best = run
             assert best is not None
             best["peak_rss_mb"] = [peak_rss_mb(p.pid) for _, p in procs]
+            best["ready_rss_mb"] = ready_rss
             results.append(best)
             print_run(best)
             if args.download:
                 print_download(api, best["id"], best["scenarios"])
         finally:
             stop_workers([p for _, p in procs], logs)
-    r.flushdb()
     print_ratios(args, results, baseline)
+    print_target(results, predicted=args.predicted)
     return 0
 
 
@@ -352,6 +375,9 @@ def run_once(
         print(f"  sweep {sweep_id} ended {sweep.status}: {sweep.error}")
         return None
     stored = sum(len(b) for b in SweepChunk.objects.filter(sweep=sweep).values_list("data", flat=True))
+    stamps = sorted(SweepChunk.objects.filter(sweep=sweep).values_list("created_at", flat=True))
+    # seconds after the sweep's row was made: its first and last chunk stored, its summary done
+    timeline = [(t - sweep.created_at).total_seconds() for t in (stamps[0], stamps[-1], sweep.finished_at)]
     return {
         "id": sweep_id,
         "path": path,
@@ -365,17 +391,31 @@ def run_once(
         "stored_mb": stored / 1e6,
         "workers_cpu_s": workers_cpu,
         "bench_cpu_s": own,
+        "load_1min": os.getloadavg()[0],
+        "timeline_s": timeline,
     }
 
 
 def print_run(run: dict) -> None:
+    """One run's line: wall time and rate, then what the load moves less: the workers' CPU seconds,
+    scenarios per worker CPU-second, and their CPU share of the wall time (100%: every worker busy
+    all along; less: waiting for the broker, the database or a core another process holds); when
+    the chunks were stored and the summary done (seconds after the sweep's row was made)."""
+    cpu = run["workers_cpu_s"]
+    busy = cpu / max(run["wall_s"] * run["workers"], 1e-9)
+    first, last, done = run["timeline_s"]
+    rss = ", ".join(
+        f"{a:.0f} -> {m:.0f} MB" for a, m in zip(run["ready_rss_mb"], run["peak_rss_mb"], strict=True)
+    )
     print(
         f"  {run['path']}: {run['workers']} worker(s): {run['scenarios']:,} scenarios in {run['wall_s']:.2f} s "
         f"-> {run['rate']:,.0f} scenarios/s ({run['rate'] / run['workers']:,.0f} per worker); "
         f"POST {run['api_s'] * 1000:.0f} ms (validation + queuing {run['chunks']} chunks); core time "
-        f"{run['compute_s']:.2f} s; CPU: workers {run['workers_cpu_s']:.2f} s, bench (POST, polling) "
-        f"{run['bench_cpu_s']:.2f} s; stored {run['stored_mb']:.1f} MB; worker peak RSS "
-        + ", ".join(f"{m:.0f} MB" for m in run["peak_rss_mb"]),
+        f"{run['compute_s']:.2f} s; CPU: workers {cpu:.2f} s ({run['scenarios'] / max(cpu, 1e-9):,.0f} "
+        f"scenarios per CPU-second, busy {busy:.0%} of the wall time), bench (POST, polling) "
+        f"{run['bench_cpu_s']:.2f} s; load average {run['load_1min']:.2f} (1 min); chunks stored "
+        f"+{first:.2f} to +{last:.2f} s, summary done +{done:.2f} s; stored {run['stored_mb']:.1f} MB; "
+        f"worker RSS at ping -> peak {rss}",
         flush=True,
     )
 
@@ -406,9 +446,8 @@ def print_download(api, sweep_id: int, rows: int) -> None:
 
 def print_ratios(args, results: list[dict], baseline: dict[tuple[int, int, str], float]) -> None:
     walls = {(run["workers"], run["scenarios"], run["path"]): run["wall_s"] for run in results}
-    for n_workers, n in [
-        (w, run["scenarios"]) for w in args.workers for run in results if run["workers"] == w
-    ]:
+    pairs = [(w, run["scenarios"]) for w in args.workers for run in results if run["workers"] == w]
+    for n_workers, n in dict.fromkeys(pairs):  # once each (the old and the new run share a pair)
         key = (n_workers, n)
         if (*key, "old") in walls and (*key, "new") in walls:
             ratio = walls[(*key, "old")] / walls[(*key, "new")]
@@ -420,6 +459,25 @@ def print_ratios(args, results: list[dict], baseline: dict[tuple[int, int, str],
                 f"  ratio baseline/this checkout, {path}, {n_workers} worker(s), {n:,} scenarios: "
                 f"{wall:.2f} s / {walls[(n_workers, n, path)]:.2f} s = {ratio:.2f}x wall"
             )
+
+
+TARGET_ROWS, TARGET_WORKERS, TARGET_S = 1_000_000, 2, 10.0  # issue 27: given-MFU sweep end to end
+
+
+def print_target(results: list[dict], *, predicted: bool) -> None:
+    """Issue 27's target against the new path's run of 1,000,000 given-MFU rows on 2 workers."""
+    for run in results:
+        if predicted or (run["scenarios"], run["workers"], run["path"]) != (
+            TARGET_ROWS,
+            TARGET_WORKERS,
+            "new",
+        ):
+            continue
+        met = "met" if run["wall_s"] < TARGET_S else "NOT met"
+        print(
+            f"  target (issue 27): {TARGET_ROWS:,} given-MFU rows on {TARGET_WORKERS} workers < {TARGET_S:.0f} s: "
+            f"{run['wall_s']:.2f} s wall, {run['workers_cpu_s']:.2f} s worker CPU: {met}"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""The processes of the sweep bench (bench/sweep.py): its throw-away redis-server, the Celery
-workers it starts, pings and stops, and what they used (CPU seconds and peak resident memory, read
-from /proc). Units: seconds, MB."""
+"""The processes of the sweep bench (bench/sweep.py): its throw-away redis-server (or a given empty
+Redis database, its keys deleted at the end, never flushed), the Celery workers it starts, pings
+and stops, and what they used (CPU seconds and resident memory, read from /proc). Units: seconds, MB."""
 
 from __future__ import annotations
 
@@ -33,6 +33,35 @@ def start_redis() -> tuple[subprocess.Popen, str]:
             time.sleep(0.05)
     proc.kill()
     raise SystemExit("redis-server did not start")
+
+
+# The keys a bench run leaves in its Redis: Celery's queues and their bindings (kombu), the unacked
+# messages of acks_late tasks, and the Django cache (config/settings.py: KEY_PREFIX "clusterplan").
+BENCH_KEY_PATTERNS = ("celery", "celery\x06*", "_kombu.*", "unacked*", "clusterplan:*")
+
+
+def given_redis(url: str) -> None:
+    """Refuse a Redis database given with --redis-url unless it is empty: the bench never flushes
+    a Redis it did not start (others' queues and caches may live there, e.g. the shared server at
+    127.0.0.1:6379), and workers of others on a non-empty one could take its tasks or it theirs."""
+    import redis
+
+    keys = redis.Redis.from_url(url).dbsize()
+    if keys:
+        raise SystemExit(
+            f"{url} holds {keys:,} keys: the bench needs an empty Redis database (it never flushes one it "
+            "did not start); pass an empty database, e.g. another /N, or omit --redis-url for a private server"
+        )
+
+
+def clear_bench_keys(url: str) -> int:
+    """Delete what a bench run left in a given Redis (BENCH_KEY_PATTERNS only, never a flush), so
+    a second run (--compare) finds it empty again; the keys deleted."""
+    import redis
+
+    r = redis.Redis.from_url(url)
+    keys = {k for pattern in BENCH_KEY_PATTERNS for k in r.scan_iter(match=pattern)}
+    return r.delete(*keys) if keys else 0
 
 
 def wait_for_workers(names: list[str], timeout: float = 60.0) -> float:
@@ -93,9 +122,18 @@ def cpu_seconds(pid: int) -> float:
 
 def peak_rss_mb(pid: int) -> float:
     """A live process's peak resident memory (VmHWM in /proc/<pid>/status), in MB; 0 if unknown."""
+    return _status_mb(pid, "VmHWM")
+
+
+def rss_mb(pid: int) -> float:
+    """A live process's resident memory now (VmRSS in /proc/<pid>/status), in MB; 0 if unknown."""
+    return _status_mb(pid, "VmRSS")
+
+
+def _status_mb(pid: int, field: str) -> float:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
     except OSError:
         pass

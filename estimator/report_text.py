@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from estimator.contract.readings import given_mfu_step_s
 from estimator.money.pricing import causal_share
 from estimator.plan.goodput_section import held_days
 from estimator.words import counted
@@ -199,14 +200,21 @@ def _headline_rows(s: Mapping[str, Any], r: Mapping[str, Any]) -> list[list[str]
     return rows
 
 
-def _layout_lines(p: Mapping[str, Any]) -> list[str]:
-    """The chosen layout, its step time by term, MoE folding and the pipeline's end stages."""
+def _layout_lines(p: Mapping[str, Any], r: Mapping[str, Any] | None = None) -> list[str]:
+    """The chosen layout, the step a given MFU runs (readings.given_mfu_step_s), its step time by
+    term, MoE folding and the pipeline's end stages."""
     lines = [
         f"Layout: TP {p['tp']} x PP {p['pp']}{_cp(p)} x DP {p['dp']} x EP {p['ep']}, ZeRO {p['zero_stage']}, "
         f"recompute {p['recompute']}, micro-batch {p['micro_batch_size']} x {p['micro_batches']}, "
         f"bubble {p['bubble_fraction']:.1%}, step {p['step_time_s']:.2f} s, predicted MFU {p['predicted_mfu']:.1%}",
-        "Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items()),
     ]
+    given = given_mfu_step_s(r or {})
+    if given is not None and r is not None:
+        lines.append(
+            f"Given MFU {r['compute']['mfu']:.1%}: the plan's step is {given:.2f} s (the layout model's "
+            f"{p['step_time_s']:.2f} s above only ranks the layouts)"
+        )
+    lines.append("Step time (s): " + ", ".join(f"{k} {v:.3f}" for k, v in p["breakdown_s"].items()))
     if "expert_tp" in p:
         lines.append(
             f"MoE folding: EP {p['ep']} x expert TP {p['expert_tp']} x expert DP {p['expert_dp']} over "
@@ -266,7 +274,7 @@ def format_plan(out: Mapping[str, Any]) -> str:
     if r.get("budget"):
         lines.append(_budget(r["budget"]))
     if r.get("parallelism"):
-        lines.extend(_layout_lines(r["parallelism"]))
+        lines.extend(_layout_lines(r["parallelism"], r))
     stack = r.get("stack")
     if stack:
         lines.append(_stack_line(stack))

@@ -9,6 +9,7 @@ from typing import Any
 from django.utils.translation import gettext_lazy
 
 from estimator import catalog
+from estimator.contract.readings import given_mfu_step_s
 
 from . import formatting as f
 from . import goodput, working
@@ -59,7 +60,7 @@ ROWS = [
     ("run_cloud", gettext_lazy("Run cost, cloud"), "result", "cost.run.cloud", "money"),
     ("power", gettext_lazy("Facility power"), "result", "power.facility_w", "watts"),
     ("energy", gettext_lazy("Energy"), "result", "power.energy_wh", "watt_hours"),
-    ("step_time", gettext_lazy("Step time"), "result", "parallelism.step_time_s", "seconds"),
+    ("step_time", gettext_lazy("Step time"), "derived", "step_time", "seconds"),
     ("memory", gettext_lazy("Memory per card"), "result", "memory.per_card_bytes.total", "bytes"),
     ("switches", gettext_lazy("Scale-out switches"), "result", "network.total_switches", "count"),
     (
@@ -186,7 +187,20 @@ def _days_with_failures(report: dict) -> float | None:
     return goodput.days_with_failures(report["result"])  # the median, as on the report's headline
 
 
-DERIVED = {"server": _server, "layout": _layout, "stack": _stack, "days_with_failures": _days_with_failures}
+def _step_time(report: dict) -> float | None:
+    """The step the plan runs: a given MFU's (readings.given_mfu_step_s, the one its days count),
+    else the layout's predicted step."""
+    given = given_mfu_step_s(report["result"])
+    return given if given is not None else dig(report["result"], "parallelism.step_time_s")
+
+
+DERIVED = {
+    "server": _server,
+    "layout": _layout,
+    "stack": _stack,
+    "days_with_failures": _days_with_failures,
+    "step_time": _step_time,
+}
 
 
 def currencies(reports: list[dict]) -> list[str]:

@@ -58,6 +58,22 @@ FIELD_MESSAGES: dict[str, str] = {
         "sizing by budget searches each of the %(sizings)s combinations of the axes other than "
         "running prices; the limit is %(max_sizings)s per sweep: sweep fewer values"
     ),
+    # estimator.contract.sweep.parse_axes: the axes a builder or a JSON sweep may ask
+    "axis-repeated-values": gettext_noop("has repeated values"),
+    "axis-too-many-values": gettext_noop("has %(values)s values; the limit is %(max_values)s per axis"),
+    "range-step-not-positive": gettext_noop("the step must be positive"),
+    "range-stop-below-start": gettext_noop("the end of the range must not be below its start"),
+    # sweeps.services._range_problem
+    "range-too-many-values": gettext_noop(
+        "the step gives more than %(max_values)s values; the limit per axis"
+    ),
+    "range-step-too-small": gettext_noop(
+        "the step is too small for these numbers: some values would be equal"
+    ),
+    "axes-exclusive": gettext_noop("cannot be swept together with %(other_axis)s"),
+    "too-many-scenarios": gettext_noop(
+        "the axes make %(scenarios)s scenarios; the limit is %(max_scenarios)s per sweep"
+    ),
 }
 
 # the core's English sentences that arrive without a code (a sweep row's error) -> (pattern, code);

@@ -88,6 +88,20 @@ CONFIDENCE_PATH = "cluster.deadline_confidence"
 CONFIDENCE_PERCENT = (50, 99)
 
 
+def ask_sizing_value(form: forms.Form, data: dict[str, Any]) -> None:
+    """The value the chosen sizing needs (cards, target_days or budget) asked for where it is
+    empty; a value its own check refused is not missing (that check's error is the one to read).
+    The estimate form's and the sweep builder's rule."""
+    asks = {
+        "deadline": ("target_days", _("Give a deadline in days.")),
+        "cards": ("cards", _("Give a card count.")),
+        "budget": ("budget", _("Give the budget to size the cluster by.")),
+    }
+    field, ask = asks.get(str(data.get("sizing")), ("", ""))
+    if field and data.get(field) is None and field not in form.errors:
+        form.add_error(field, ask)
+
+
 def confidence_field() -> forms.FloatField:
     """The chance of meeting the deadline in percent (the scenario takes the fraction), as the estimate
     form and the sweep builder ask it."""
@@ -342,12 +356,7 @@ class EstimateForm(forms.Form):
             self.add_error("hf_config", _("Paste a config.json."))
         if source == "params" and not data.get("params_b"):
             self.add_error("params_b", _("Give the model's size."))
-        if data.get("sizing") == "deadline" and data.get("target_days") is None:
-            self.add_error("target_days", _("Give a deadline in days."))
-        if data.get("sizing") == "cards" and data.get("cards") is None:
-            self.add_error("cards", _("Give a card count."))
-        if data.get("sizing") == "budget" and data.get("budget") is None:
-            self.add_error("budget", _("Give the budget to size the cluster by."))
+        ask_sizing_value(self, data)
         if data.get("extra"):
             try:
                 extra = loads_strict(data["extra"])

@@ -313,7 +313,7 @@ MESSAGES: dict[str, str] = {
         "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3)."
     ),
     "start.micro_batches.chosen": gettext_noop(
-        "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3). The chosen layout runs %(micro_batches)s (bubble %(bubble)s)."
+        "4-8 x the %(pp)s pipeline stages: bubble (P-1)/(M+P-1) = %(bubble_low)s at %(low)s, %(bubble_high)s at %(high)s (article 2.3). The chosen layout runs %(micro_batches)s (bubble %(layout_bubble)s)."
     ),
     "start.gradient_compression": gettext_noop(
         "All-reduce BF16 gradients: half the bytes of FP32 (article 2.1, 7.1)."
@@ -381,6 +381,7 @@ MESSAGES: dict[str, str] = {
     "assumption.moe-imbalance": gettext_noop(
         "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
     ),
+    "assumption.seq-len": gettext_noop("sequence length (tokens a sample)"),
     "assumption.global-batch": gettext_noop("global batch (tokens a step, asked)"),
     "assumption.server-price": gettext_noop("server price (cards included)"),
     "assumption.switch-price": gettext_noop("switch price"),
@@ -389,6 +390,9 @@ MESSAGES: dict[str, str] = {
     "assumption.electricity": gettext_noop("electricity"),
     "assumption.pue": gettext_noop("PUE"),
     "assumption.depreciation": gettext_noop("depreciation"),
+    "assumption.mfu-spread": gettext_noop("MFU range assumed around the given MFU (relative half-width)"),
+    "assumption.utilization": gettext_noop("fleet utilization (owned hours doing paid work)"),
+    "assumption.exchange-rate": gettext_noop("exchange rate"),
     "assumption.failure-rate-card": gettext_noop("interruptions per card-hour (%(causes)s)"),
     "assumption.failure-rate-node": gettext_noop("interruptions per server-hour (%(causes)s)"),
     "assumption.failure-rate-switch": gettext_noop("interruptions per switch-hour (%(causes)s)"),
@@ -402,8 +406,15 @@ MESSAGES: dict[str, str] = {
     "source.catalog-or-scenario": gettext_noop("catalog defaults / scenario"),
     "source.mfu-given": gettext_noop("scenario efficiency.mfu"),
     "source.mfu-predicted": gettext_noop("layout model prediction"),
+    "source.mfu-spread-assumed": gettext_noop(
+        "assumption, not evidence: +-25 %% around a given MFU without efficiency.mfu_range "
+        "(plan.mfu_range.ASSUMED_MFU_SPREAD) [U]"
+    ),
     "source.moe-imbalance-default": gettext_noop(
         "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for force-balanced benchmarks) [U]"
+    ),
+    "source.seq-len-default": gettext_noop(
+        "default: 4,096 tokens, or the assumed shape's for a model given by its size (training.seq_len) [U]"
     ),
     "source.global-batch-default": gettext_noop(
         "default: 4M tokens a step, Llama 2's (Touvron et al. 2023, section 2.2; training.global_batch_tokens) [U]"

@@ -11,6 +11,7 @@ themselves are in reports.message_texts (MESSAGES) and reports.plural_texts (PLU
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from django.utils.translation import gettext as _
@@ -98,6 +99,7 @@ PARAM_KINDS = {
     "total_bytes": "bytes",
     "hbm_bytes": "bytes",
     "bubble": "percent0",
+    "layout_bubble": "percent",  # the chosen layout's, as its table states it (0.9%)
     "bubble_low": "percent0",
     "slower_by": "percent0",
     "sequences": "count",
@@ -173,6 +175,11 @@ PARAM_KINDS = {
     "node_cards": "count",
     "nearest_layout": "layout",
     "precision": "upper",
+    "values": "count",  # a sweep axis's values and scenarios (estimator.contract.sweep)
+    "max_values": "count",
+    "scenarios": "count",
+    "max_scenarios": "count",
+    "other_axis": "axis",
     "choices": "choices",
     "predicted": "big",
     "every_s": "seconds",
@@ -205,6 +212,8 @@ def _param(name: str, value: Any, currency: str) -> str:
     if kind == "change":
         text = f.percent(value - 1, 0)
         return text if value < 1 else f"+{text}"
+    if kind == "axis":  # a scenario field a sweep axis names, in words (the web text names no path)
+        return labels.axis(str(value))
     if kind == "upper":
         return str(value).upper()  # bf16 -> BF16, as the glossary writes number formats
     if kind == "gb":
@@ -227,6 +236,11 @@ def _param(name: str, value: Any, currency: str) -> str:
     return str(value)
 
 
+# Parameters renamed in the core, read under their old name from results stored before (new: old):
+# the chosen layout's bubble was params.bubble (1F1B's formula) before engine 2.77.
+RENAMED = {"layout_bubble": "bubble"}
+
+
 def known(code: str) -> bool:
     return code in MESSAGES or code in PLURALS
 
@@ -237,6 +251,7 @@ def render(code: str | None, params: dict | None, default: str = "", currency: s
     if not code or not known(code):
         return default
     params = params if isinstance(params, dict) else {}
+    params = {**{new: params[old] for new, old in RENAMED.items() if old in params}, **params}
     values = {k: _param(k, v, params.get("currency") or currency) for k, v in params.items()}
     try:
         if code in PLURALS:
@@ -365,13 +380,18 @@ def assumption(row: Any, currency: str) -> dict:
 
 
 # --- the core's field errors (reports.field_messages) ----------------------------------------
-def scenario_error(err: Any) -> str:
+def scenario_error(err: Any, shown: Callable[[Any], str] = repr) -> str:
     """A core FieldError in the reader's language: a refusal by its code and params (plan.refusal),
-    any other by its sentence (field_error)."""
+    any other by its sentence (field_error). A sweep axis value's refusal (params `axis_value`) starts
+    with that value, `shown` as the form asked it (the core's repr by default: 0.5, 'h100-sxm')."""
     code = getattr(err, "code", "")
-    if code and known(code):
-        return render(code, getattr(err, "params", None), err.message)
-    return field_error(err.message)
+    if not (code and known(code)):
+        return field_error(err.message)
+    params = getattr(err, "params", None) or {}
+    text = render(code, params, err.message)
+    if "axis_value" not in params or text == err.message:  # the core's default starts with it
+        return text
+    return _("%(value)s: %(message)s") % {"value": shown(params["axis_value"]), "message": text}
 
 
 def field_error(message: str) -> str:

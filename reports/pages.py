@@ -116,7 +116,8 @@ def new_estimate(request):
         if token:
             original = _shared_or_404(token)
             initial = EstimateForm.initial_from(original.input)
-            copy_name = original.name or token
+            # an unnamed report's title as its page shows it, never its share token (its read key)
+            copy_name = original.name or str(_("Training cluster plan"))
             if request.GET.get("sizing") == "budget" and initial.get("budget") is not None:
                 initial["sizing"] = "budget"  # "plan it by budget" from the budget block
                 # the copy is named for what it is: the same scenario sized by its budget

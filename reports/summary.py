@@ -15,6 +15,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from estimator.dotted import get_path as dig
 from estimator.plan.goodput_section import held_days
+from estimator.plan.mfu_range import ASSUMED_MFU_SPREAD
 
 from . import formatting as f
 from . import goodput, labels
@@ -280,7 +281,9 @@ def band_text(band: Any) -> str:
     if not isinstance(band, dict):
         return ""
     if band.get("source") == "assumed":
-        return _("The band is ±25%% of the MFU you gave: an assumption, not evidence.")
+        return _("The band is ±%(spread)s of the MFU you gave: an assumption, not evidence.") % {
+            "spread": f.percent(ASSUMED_MFU_SPREAD, 0)
+        }
     if band.get("source") == "calibration":
         return _(
             "The band is ±%(width)s around the plan calibrated on your pilot run: the pilot's own spread, "
@@ -324,7 +327,7 @@ def _deadline_risk(miss: float, target: float, failures: bool) -> str:
     """The chance of missing the deadline; it counts the MFU range and the interruptions together
     where the result says so (compute.deadline_miss_counts_failures, engine 2.46.0 on: a result
     stored before counted the MFU range alone)."""
-    values = {"target": f.days(target), "p": f.percent(miss, 0)}
+    values = {"target": f.days(target), "p": f.percent(miss)}  # as the cards card and the working say it
     if failures:
         return (
             _(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from estimator.contract.readings import given_mfu_step_s
+
 from . import formatting as f
 from . import goodput, labels, stack_labels
 from .summary import dig
@@ -204,7 +206,12 @@ def layout_name(p: dict) -> str:
     parts = [f"{k.upper()} {p[k]}" for k in ("tp", "pp", "dp", "ep", "cp") if isinstance(p.get(k), int)]
     parts = [x for x in parts if not x.endswith(" 1") or x.startswith(("TP", "PP", "DP"))]
     text = " × ".join(parts)
-    extra = []
+    extra = []  # what tells two layouts of the same degrees apart, then ZeRO and recomputation
+    stages = p.get("virtual_stages")
+    if isinstance(stages, int) and stages > 1:
+        extra.append(_("%(stages)s virtual stages") % {"stages": stages})
+    if isinstance(p.get("micro_batch_size"), int):
+        extra.append(_("micro-batch %(size)s") % {"size": p["micro_batch_size"]})
     if p.get("zero_stage") is not None:
         extra.append(_("ZeRO %(stage)s") % {"stage": p["zero_stage"]})
     if p.get("recompute"):
@@ -224,6 +231,20 @@ TIE_REASONS = {
     "less-recompute": gettext_lazy("less recomputation"),
     "less-memory": gettext_lazy("less memory"),
 }
+
+
+def _given_step(result: dict) -> list[str]:
+    """With an MFU given, the step the plan runs (readings.given_mfu_step_s, the one the days count)."""
+    step = given_mfu_step_s(result)
+    if step is None:
+        return []
+    return [
+        _(
+            "The plan runs at the %(mfu)s MFU you gave, a step of %(step)s: the layout model's "
+            "prediction only ranks the layouts."
+        )
+        % {"mfu": f.percent(dig(result, "compute.mfu")), "step": f.seconds(step)}
+    ]
 
 
 def story(result: dict) -> list[str]:
@@ -260,7 +281,7 @@ def story(result: dict) -> list[str]:
             "%(evaluated)s layouts evaluated (%(feasible)s fit in memory).",
             f.plural_n(values["evaluated"]),
         )
-    out = [first % values]
+    out = [first % values, *_given_step(result)]
     r0 = best.get("tokens_per_s")
     for other in (layout.get("runners_up") or [])[:3]:
         if not isinstance(other, dict) or not isinstance(r0, int | float) or r0 <= 0:
@@ -282,7 +303,7 @@ def story(result: dict) -> list[str]:
         }
         if term:
             text += _(", mostly more %(term)s") % {"term": labels.in_sentence(labels.step_term(term))}
-        out.append(text + ".")
+        out.append(_("%(sentence)s.") % {"sentence": text})  # a full stop of the reader's language
     return out
 
 

@@ -89,7 +89,8 @@ def comparison_workbook(estimates: list[Any]) -> bytes:
     """One sheet: a row per compared figure, a column of raw values per report (changed rows shaded)."""
     reports = [{"scenario": e.scenario, "result": e.result} for e in estimates]
     wb = Workbook()
-    names = [e.name or e.share_token for e in estimates]
+    # an unnamed report by its place, as the page heads it: never its share token (its read key)
+    names = [e.name or _("Report %(n)s") % {"n": i} for i, e in enumerate(estimates, 1)]
     rows = compare.rows(reports)
     columns = [money.header(n, c) for n, c in zip(names, compare.currencies(reports), strict=True)]
     ws = _sheet(

@@ -15,8 +15,8 @@ from django.utils.translation import gettext_lazy as _
 
 from api.amounts import AmountField
 from estimator import catalog
-from reports import formatting, labels
-from reports.forms import CONFIDENCE_PERCENT, QuantityField, confidence_field
+from reports import axis_values, formatting, labels
+from reports.forms import CONFIDENCE_PERCENT, QuantityField, ask_sizing_value, confidence_field
 
 MAX_AXES = 3
 
@@ -41,7 +41,7 @@ AXIS_FIELDS: dict[str, str | None] = {
     "cost.pue": None,
 }
 INTEGER_FIELDS = {"cluster.cards", "network.switch_ports", "training.seq_len"}
-PERCENT_FIELDS = {"cluster.deadline_confidence"}  # the builder asks percent, the scenario takes fractions
+PERCENT_FIELDS = axis_values.PERCENT  # the builder asks percent, the scenario takes fractions
 CATALOGS: dict[str, Callable[[], Mapping[str, Any]]] = {
     "accelerators": catalog.accelerators,
     "servers": catalog.servers,
@@ -175,8 +175,10 @@ class SweepBuilderForm(forms.Form):
                     continue
                 try:
                     out.append(QuantityField().to_python(part))
-                except forms.ValidationError:
-                    self.add_error(f"axis{i}_list", _("“%(value)s” is not a number.") % {"value": part})
+                except forms.ValidationError as exc:
+                    below = exc.code == "min_value"  # a number, below zero (api.amounts)
+                    words = _("“%(value)s” is below zero.") if below else _("“%(value)s” is not a number.")
+                    self.add_error(f"axis{i}_list", words % {"value": part})
                     return None
             return [int(v) if field in INTEGER_FIELDS else v for v in out]
         if start is None or stop is None or step is None:
@@ -191,12 +193,7 @@ class SweepBuilderForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        if data.get("sizing") == "cards" and data.get("cards") is None:
-            self.add_error("cards", _("Give a card count."))
-        if data.get("sizing") == "deadline" and data.get("target_days") is None:
-            self.add_error("target_days", _("Give a deadline in days."))
-        if data.get("sizing") == "budget" and data.get("budget") is None:
-            self.add_error("budget", _("Give the budget to size the cluster by."))
+        ask_sizing_value(self, data)
         axes: dict[str, Any] = {}
         for i in range(1, MAX_AXES + 1):
             axis = self._axis(i, data)

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 
 from reports import formatting as f
 from reports import labels
+from reports.axis_values import axis_values
 from reports.charts import linear_ticks, log_ticks
 
 MONEY = {"cost.run.owned", "cost.run.cloud", "cost.capex.total"}
@@ -59,10 +60,10 @@ def plain(value: Any) -> str:
     return html.escape(str(value), quote=False)
 
 
-def _values(axes: list[dict], field: str | None) -> list:
+def _values(axes: list[dict], field: str | None, currency: str) -> list:
     for a in axes:
         if a["field"] == field:
-            return [plain(v) for v in a["values"]]
+            return [plain(v) for v in axis_values(a["field"], a["values"], currency or "USD")]
     return [""]
 
 
@@ -73,8 +74,8 @@ def _colorbar_ticks(z: list[list], metric: str, currency: str) -> dict[str, Any]
 
 def heatmap(item: dict[str, Any], axes: list[dict], currency: str = "") -> go.Figure:
     """One heatmap: the best (lowest) value of `metric` over all other axes, per cell of two axes."""
-    x = _values(axes, item["x"]) if item.get("x") else [""]
-    y = _values(axes, item["y"])
+    x = _values(axes, item["x"], currency) if item.get("x") else [""]
+    y = _values(axes, item["y"], currency)
     metric = item["metric"]
     xname = plain(labels.axis(item["x"])) if item.get("x") else ""
     yname = plain(labels.axis(item["y"]))

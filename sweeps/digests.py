@@ -1,6 +1,7 @@
 """Sweep results at rest: the compact per-chunk encoding (compressed npz of every summary field)
-and the per-chunk digests (best rows, Pareto candidates, heatmap minima, a point sample) merged into
-a sweep's summary when its last chunk lands. Pure functions of arrays; no database access."""
+and the per-chunk digests (best rows, Pareto candidates, heatmap minima, a point sample), folded
+into a sweep's summary when its last chunk lands (sweeps.summary). Pure functions of arrays; no
+database access."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import numpy as np
 from estimator.contract import sweep as estimator_sweep
 from estimator.plan.batch_reasons import REASON_CARDS_FIELD
 
-from .ranking import RANKED_IN, best_first, mixed_currencies, ranked
-from .row_reasons import ERROR, chunk_reasons, merged_reasons, with_message, with_reasons
+from .ranking import mixed_currencies, ranked
+from .row_reasons import ERROR, chunk_reasons, message_codes, with_reasons
 
 # Result fields used by the summary, best tables, heatmaps and Pareto front (those the core returns).
 DAYS = "compute.wall_clock_days"
@@ -65,10 +66,10 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
     out: dict[str, np.ndarray] = {ROWS: np.array([len(next(iter(arrays.values()), ()))], dtype=np.int64)}
     for name, value in arrays.items():
         if name == ERROR:
-            codes, messages = _message_codes(value)
+            codes, messages = message_codes(value)
             out["_error_code"], out["_error_messages"] = codes, messages
         elif value.dtype == object:
-            out[TEXTS + name], out[TEXT_VALUES + name] = _message_codes(value)
+            out[TEXTS + name], out[TEXT_VALUES + name] = message_codes(value)
         elif (one := _constant(value)) is not None:
             out[CONST + name] = one
         elif (runs := _runs(value)) is not None:
@@ -89,23 +90,6 @@ def pack(arrays: dict[str, np.ndarray]) -> bytes:
 
 
 PACK_LEVEL = 3  # zlib level of the stored chunks: half the time of level 6 for 1.5x the bytes
-
-
-def _message_codes(messages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(int32 code per row, -1 where None; the distinct messages in order of first appearance).
-    Only the rows with a message are visited one by one (usually few)."""
-    messages = np.asarray(messages, dtype=object)
-    distinct: list[str] = []
-    codes = np.full(len(messages), -1, dtype=np.int32)
-    seen: dict[str, int] = {}
-    where = with_message(messages)
-    for i, msg in zip(where.tolist(), messages[where].tolist(), strict=True):
-        code = seen.get(msg)
-        if code is None:
-            code = seen[msg] = len(distinct)
-            distinct.append(str(msg))
-        codes[i] = code
-    return codes, np.array(distinct or [""], dtype=str)
 
 
 def _constant(value: np.ndarray) -> np.ndarray | None:
@@ -371,94 +355,3 @@ def chunk_digest(axes: list[estimator_sweep.Axis], start: int, arrays: dict[str,
             np.minimum.at(grid, cell, vals)
             digest["heat"][f"{i}|{j}|{metric}"] = [_round(v) if np.isfinite(v) else None for v in grid]
     return digest
-
-
-def merge_digests(axes: list[estimator_sweep.Axis], digests: list[dict]) -> dict:
-    """The sweep summary: counts, per-metric ranges and best rows, Pareto fronts, heatmap grids."""
-    summary: dict[str, Any] = {
-        "scenarios": sum(d.get("n", 0) for d in digests),
-        "feasible": sum(d.get("feasible", 0) for d in digests),
-        "range": {},
-        "best": {},
-        "pareto": {},
-        "heat": [],
-        **merged_reasons(digests),  # the rows without a plan: their reasons (row_reasons)
-    }
-    metrics = {m for d in digests for m in d.get("best", {})}
-    mixed = mixed_currencies(axes)
-    if mixed:
-        summary[RANKED_IN] = "USD"
-    for metric in RANK_METRICS:
-        if metric not in metrics:
-            continue
-        lo = [d["range"][metric][0] for d in digests if metric in d.get("range", {})]
-        hi = [d["range"][metric][1] for d in digests if metric in d.get("range", {})]
-        summary["range"][metric] = [min(lo), max(hi)]
-        rows = [r for d in digests for r in d.get("best", {}).get(metric, [])]
-        summary["best"][metric] = best_first(rows, metric, mixed)[:BEST_K]
-    for cost in PARETO_COSTS:
-        points = [p for d in digests for p in d.get("pareto", {}).get(cost, [])]
-        if not points:
-            continue
-        arr = np.array(
-            [[p[1] if p[1] is not None else np.nan, p[2] if p[2] is not None else np.nan] for p in points]
-        )
-        front = estimator_sweep.pareto_front(arr[:, 0], arr[:, 1])
-        summary["pareto"][cost] = [points[i] for i in front]
-    series = _merge_series(axes, [d["series"] for d in digests if d.get("series")])
-    if series:
-        summary["series"] = series
-    sample = [p for d in digests for p in d.get("sample", [])]
-    summary["sample"] = sample[:: max(1, math.ceil(len(sample) / SAMPLE_MAX))]
-    summary["sample_fields"] = ["index", DAYS, *PARETO_COSTS]
-    for key in sorted({k for d in digests for k in d.get("heat", {})}):
-        i, j, metric = key.split("|", 2)
-        i, j = int(i), int(j)
-        grids = [
-            np.array([np.inf if v is None else v for v in d["heat"][key]])
-            for d in digests
-            if key in d.get("heat", {})
-        ]
-        grid = np.minimum.reduce(grids)
-        ni = len(axes[i])
-        nj = len(axes[j]) if j >= 0 else 1
-        summary["heat"].append(
-            {
-                "x": axes[j].field if j >= 0 else None,
-                "y": axes[i].field,
-                "metric": metric,
-                "z": [[_round(v) if np.isfinite(v) else None for v in row] for row in grid.reshape(ni, nj)],
-            }
-        )
-    return summary
-
-
-def _merged_front(points: list[list]) -> list[list]:
-    if not points:
-        return []
-    arr = np.array([[np.nan if p[1] is None else p[1], np.nan if p[2] is None else p[2]] for p in points])
-    return [points[i] for i in estimator_sweep.pareto_front(arr[:, 0], arr[:, 1])]
-
-
-def _merge_series(axes: list[estimator_sweep.Axis], parts: list[dict]) -> dict | None:
-    """The chunks' series digests merged: per series value (in the axis' order), the front of all
-    fronts and the best rows."""
-    if not parts:
-        return None
-    seen = {v for part in parts for v in part["pareto"]}
-    axis = next(a for a in axes if a.field == parts[0]["field"])
-    values = [str(v) for v in axis.values if str(v) in seen]
-    out: dict[str, Any] = {"field": parts[0]["field"], "values": values, "pareto": {}, "best": {}}
-    mixed = mixed_currencies(axes)
-    for v in values:
-        out["pareto"][v] = {
-            c: _merged_front([p for part in parts for p in part["pareto"].get(v, {}).get(c, [])])
-            for c in PARETO_COSTS
-        }
-        out["best"][v] = {}
-        for metric in (DAYS, COST_OWNED):
-            rows = [r for part in parts for r in part["best"].get(v, {}).get(metric, [])]
-            rows = best_first(rows, metric, mixed)
-            if rows:
-                out["best"][v][metric] = rows[:BEST_K]
-    return out

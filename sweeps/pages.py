@@ -3,6 +3,7 @@ one scenario. Thin: services do the work, charts draw, templates show."""
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from estimator.plan.batch_confidence import MISS_FIELD
 from reports import formatting as fmt
 from reports import labels
 from reports import messages as messages_catalogue
+from reports.axis_values import axis_value, axis_values
 from teams.selectors import may_manage
 
 from . import charts, digests, selectors, services, watchdog
@@ -74,9 +76,11 @@ def _builder_errors(builder: SweepBuilderForm, exc: ScenarioError) -> None:
     }
     for e in exc.errors:
         parts = e.field.split(".")
-        message = messages_catalogue.scenario_error(e)
-        if parts[0] == "axes" and len(parts) > 1:
-            axis_field = ".".join(parts[1:3])
+        axis_field = ".".join(parts[1:3]) if parts[0] == "axes" else ""
+        message = messages_catalogue.scenario_error(
+            e, functools.partial(axis_value, axis_field) if axis_field else repr
+        )
+        if axis_field:
             i = rows.get(axis_field)
             builder.add_error(f"axis{i}_field" if i else None, f"{e.field}: {message}" if not i else message)
         elif parts[0] == "base" and ".".join(parts[1:]) in base_fields:
@@ -140,21 +144,30 @@ def index(request):
     )
 
 
-def _describer(axes: list[dict]):
-    """index -> "cluster.cards=1024, hardware.accelerator=h100-sxm" (axes parsed once)."""
+def _describer(axes: list[dict], currency: str = "USD"):
+    """index -> "Cards 1,024, Accelerator h100-sxm", the values as the reader reads them (axes parsed once)."""
     parsed = services.axes_of(sweep={"axes": axes})
 
     def describe(index: int) -> str:
         return ", ".join(
-            f"{labels.axis(a.field)} {a.values[d]}"
+            f"{labels.axis(a.field)} {axis_value(a.field, a.values[d], currency)}"
             for a, d in zip(parsed, estimator_sweep.digits(parsed, index), strict=True)
         )
 
     return describe
 
 
-def _describe(axes: list[dict], index: int) -> str:
-    return _describer(axes)(index)
+def _describe(axes: list[dict], index: int, currency: str = "USD") -> str:
+    return _describer(axes, currency)(index)
+
+
+def _axes_header(sweep: Sweep, currency: str) -> list[dict[str, Any]]:
+    """Each axis for the page's header: its label and its first and last values in the reader's words."""
+    out = []
+    for a in sweep.axes:
+        shown = axis_values(a["field"], a["values"], currency)
+        out.append({**a, "label": labels.axis(a["field"]), "first": shown[0], "last": shown[-1]})
+    return out
 
 
 def _currency(sweep: Sweep) -> str:
@@ -175,11 +188,11 @@ def report(request, token: str):
         "json_url": reverse("sweeps_api:shared-results", args=[token]),
         "status_url": reverse("sweeps_api:shared", args=[token]),
         "currency": currency,
-        "axes": [{**a, "label": labels.axis(a["field"])} for a in sweep.axes],
+        "axes": _axes_header(sweep, currency),
     }
     if sweep.status == Sweep.Status.DONE and sweep.summary:
         summary = sweep.summary
-        describe = _describer(sweep.axes)
+        describe = _describer(sweep.axes, currency)
         budget = _budget(sweep)
         row_money = _row_money(sweep)
         # rows in several currencies are ranked and charted in USD (sweeps.ranking)
@@ -295,7 +308,8 @@ def _best_rows(axes, rows: list[dict], row_money: Callable[[int], tuple[str, flo
         out.append(
             {
                 "index": r["index"],
-                "inputs": [a.values[d] for a, d in zip(axes, ds, strict=True)],
+                "inputs": [axis_value(a.field, a.values[d], currency) for a, d in zip(axes, ds, strict=True)],
+                "planned_on_axis": _planned_on_axis(axes, ds, r.get("compute.cards")),
                 "days": fmt.days(r.get(digests.DAYS)),
                 "cards": fmt.count(r.get("compute.cards")),
                 "capex": fmt.money(capex, currency),
@@ -309,6 +323,18 @@ def _best_rows(axes, rows: list[dict], row_money: Callable[[int], tuple[str, flo
             }
         )
     return out
+
+
+def _planned_on_axis(axes, digits: list[int], cards: Any) -> bool:
+    """Whether the row's plan has exactly its cluster.cards axis value: its cards column would
+    repeat the axis's (one number per question, _cards_column)."""
+    where = next((i for i, a in enumerate(axes) if a.field == "cluster.cards"), None)
+    return where is not None and cards == axes[where].values[digits[where]]
+
+
+def _cards_column(rows: list[dict]) -> bool:
+    """The plan's cards as a column of their own unless every row's equal its cluster.cards axis value."""
+    return not rows or not all(r["planned_on_axis"] for r in rows)
 
 
 def _most_cards(value: Any) -> str | None:
@@ -334,7 +360,8 @@ def _best_tables(
                 "series": value,
                 "colour": charts.COLORS[i % len(charts.COLORS)],  # the series' colour on the chart
                 "fields": fields,
-                "rows": _best_rows(axes, rows, row_money),
+                "rows": (best := _best_rows(axes, rows, row_money)),
+                "cards_column": _cards_column(best),
             }
             for i, value in enumerate(series["values"])
             if (rows := (series["best"].get(value) or {}).get(digests.DAYS))
@@ -343,12 +370,14 @@ def _best_tables(
     for metric in (digests.DAYS, "cost.capex.total", digests.COST_OWNED, digests.COST_CLOUD):
         rows = summary.get("best", {}).get(metric)
         if rows:
+            best = _best_rows(axes, rows, row_money)
             tables.append(
                 {
                     "metric": metric,
                     "label": charts.label(metric),
                     "fields": fields,
-                    "rows": _best_rows(axes, rows, row_money),
+                    "rows": best,
+                    "cards_column": _cards_column(best),
                 }
             )
     return tables
@@ -382,7 +411,9 @@ def estimate(request, token: str, index: int):
     if not 0 <= index < sweep.total:
         raise Http404
     scenario = selectors.scenario_of(sweep=sweep, index=index)
-    scenario["name"] = f"{sweep.name or _('Sweep')} #{index}: {_describe(sweep.axes, index)}"[:200]
+    scenario["name"] = (
+        f"{sweep.name or _('Sweep')} #{index}: {_describe(sweep.axes, index, _currency(sweep))}"[:200]
+    )
     try:
         est = create_estimate(data=scenario, owner=request.user, price_books=sweep.price_books)
     except ScenarioError as exc:

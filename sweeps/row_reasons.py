@@ -34,45 +34,80 @@ def with_reasons(arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return arrays
 
 
+def message_codes(messages: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 code per row, -1 where None; the distinct messages in order of first appearance).
+    Only the rows with a message are visited one by one (usually few)."""
+    messages = np.asarray(messages, dtype=object)
+    distinct: list[str] = []
+    codes = np.full(len(messages), -1, dtype=np.int32)
+    seen: dict[str, int] = {}
+    where = with_message(messages)
+    for i, msg in zip(where.tolist(), messages[where].tolist(), strict=True):
+        code = seen.get(msg)
+        if code is None:
+            code = seen[msg] = len(distinct)
+            distinct.append(str(msg))
+        codes[i] = code
+    return codes, np.array(distinct or [""], dtype=str)
+
+
 def chunk_reasons(arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    """A chunk's digest of its rows without a plan: `errors` (sentence: rows, the SENTENCES_KEPT
-    with the most), `error_codes` (sentence: code) and `error_details` (sentence: its refused group's
-    FieldErrors, field, message, code and params, where it has them)."""
+    """A chunk's digest of its rows without a plan: `errors` (sentence, at most SENTENCE_CHARS:
+    rows, the SENTENCES_KEPT with the most; ties in the sentences' sorted order, as np.unique of
+    every row's sentence gave them), `error_codes` (sentence: code) and `error_details` (sentence:
+    its refused group's FieldErrors, field, message, code and params, where it has them), each
+    sentence's taken from its first row.
+
+    Counted on the codes of the distinct sentences (message_codes: one dict look-up per row with a
+    sentence), not by sorting every row's sentence: a 50,000-row chunk whose every row is refused
+    held 20 MB of fixed-width text and sorted it (32.6 ms; 8.7 ms so)."""
     if ERROR not in arrays:
         return {"errors": {}}
-    messages = np.asarray(arrays[ERROR], dtype=object)
-    where = with_message(messages)
-    msgs, firsts, counts = np.unique(
-        np.array(messages[where].tolist(), dtype=str), return_index=True, return_counts=True
-    )
+    codes, distinct = message_codes(arrays[ERROR])
+    where = np.flatnonzero(codes >= 0)
+    if where.size == 0:
+        return {"errors": {}, "error_codes": {}, "error_details": {}}
+    coded = codes[where]
+    first = np.unique(coded, return_index=True)[1]  # per distinct sentence, its first row in `where`
+    order = np.argsort(distinct)  # by sentence, as np.unique gave them
+    counts = np.bincount(coded, minlength=distinct.size)[order]
     top = np.argsort(-counts)[:SENTENCES_KEPT]
-    kept = [str(msgs[i])[:SENTENCE_CHARS] for i in top]
-    rows = where[firsts[top]].tolist()  # each sentence's first row
-    codes = arrays.get(REASON_CODE_FIELD, np.full(len(messages), "", dtype=str))
-    errors = arrays.get(REASON_ERRORS_FIELD, np.full(len(messages), None, dtype=object))
+    kept = [str(distinct[order[i]])[:SENTENCE_CHARS] for i in top]
+    rows = where[first[order[top]]].tolist()  # each kept sentence's first row
+    n = len(codes)
+    reasons = arrays.get(REASON_CODE_FIELD, np.full(n, "", dtype=str))
+    errors = arrays.get(REASON_ERRORS_FIELD, np.full(n, None, dtype=object))
     return {
         "errors": {m: int(counts[i]) for m, i in zip(kept, top.tolist(), strict=True)},
-        "error_codes": {m: str(codes[r]) for m, r in zip(kept, rows, strict=True)},
+        "error_codes": {m: str(reasons[r]) for m, r in zip(kept, rows, strict=True)},
         "error_details": {
             m: json.loads(errors[r]) for m, r in zip(kept, rows, strict=True) if isinstance(errors[r], str)
         },
     }
 
 
-def merged_reasons(digests: list[dict]) -> dict[str, Any]:
+class ReasonFold:
     """The sweep summary's `errors` (the SENTENCES_KEPT with the most rows), `error_codes` and
-    `error_details` of its chunks' digests (absent from the digests of sweeps stored before)."""
-    counts: dict[str, int] = {}
-    codes: dict[str, str] = {}
-    details: dict[str, list] = {}
-    for d in digests:
-        for msg, count in d.get("errors", {}).items():
-            counts[msg] = counts.get(msg, 0) + count
-        codes.update(d.get("error_codes", {}))  # a sentence's code: the same in every chunk
-        details.update(d.get("error_details", {}))  # ... and its group's errors
-    errors = dict(sorted(counts.items(), key=lambda kv: -kv[1])[:SENTENCES_KEPT])
-    return {
-        "errors": errors,
-        "error_codes": {msg: codes[msg] for msg in errors if codes.get(msg)},
-        "error_details": {msg: details[msg] for msg in errors if msg in details},
-    }
+    `error_details`, folded from its chunks' digests one at a time (sweeps.summary; the codes and
+    details are absent from the digests of sweeps stored before). A sentence's code and group
+    errors are the same in every chunk; the counts are the only state that grows, by distinct
+    sentence, not by row."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.codes: dict[str, str] = {}
+        self.details: dict[str, list] = {}
+
+    def add(self, digest: dict) -> None:
+        for msg, count in digest.get("errors", {}).items():
+            self.counts[msg] = self.counts.get(msg, 0) + count
+        self.codes.update(digest.get("error_codes", {}))
+        self.details.update(digest.get("error_details", {}))
+
+    def summary(self) -> dict[str, Any]:
+        errors = dict(sorted(self.counts.items(), key=lambda kv: -kv[1])[:SENTENCES_KEPT])
+        return {
+            "errors": errors,
+            "error_codes": {msg: self.codes[msg] for msg in errors if self.codes.get(msg)},
+            "error_details": {msg: self.details[msg] for msg in errors if msg in self.details},
+        }

@@ -34,11 +34,12 @@ from estimator.jsonio import check_tree
 from pricebooks.services import book_documents
 from teams.selectors import team_for
 
-from .digests import chunk_digest, merge_digests, pack
+from .digests import chunk_digest, pack
 from .leases import acquire_lease, renew_lease
 from .models import ChunkLease, Sweep, SweepChunk
 from .signals import sweep_finished
 from .sub_batch import first_size, first_sub_batch, next_sub_batch
+from .summary import merge_digests
 
 RUN_CHUNK_TASK = "sweeps.run_chunk"  # registered by sweeps.tasks (imported in SweepsConfig.ready)
 
@@ -164,13 +165,14 @@ def precheck(*, data: Any) -> None:
         elif isinstance(spec, dict):
             problem = _range_problem(spec)
             if problem:
-                errors.append(FieldError(path, problem))
+                errors.append(FieldError(path, *problem))
     if errors:
         raise ScenarioError(errors)
 
 
-def _range_problem(spec: dict) -> str | None:
-    """Why a {start, stop, step} range cannot be swept, or None (malformed ones: the core says)."""
+def _range_problem(spec: dict) -> tuple[str, str, dict] | None:
+    """Why a {start, stop, step} range cannot be swept (sentence, code, params), or None (malformed
+    ones: the core says)."""
     values = [spec.get(k) for k in ("start", "stop", "step")]
     numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     if len(numbers) != 3:
@@ -180,11 +182,20 @@ def _range_problem(spec: dict) -> str | None:
         return None
     span = (stop - start) / step
     if not math.isfinite(span) or span + 1 > limits.MAX_AXIS_VALUES:
-        return f"the step gives more than {limits.MAX_AXIS_VALUES:,} values; the limit per axis"
+        limit = limits.MAX_AXIS_VALUES
+        return (
+            f"the step gives more than {limit:,} values; the limit per axis",
+            "range-too-many-values",
+            {"max_values": limit},
+        )
     count = math.floor(span + 1e-9) + 1
     points = {float(f"{start + i * step:.12g}") for i in range(count)}
     if len(points) < count:
-        return "the step is too small for these numbers: some values would be equal"
+        return (
+            "the step is too small for these numbers: some values would be equal",
+            "range-step-too-small",
+            {},
+        )
     return None
 
 
@@ -409,14 +420,21 @@ def store_chunk(*, sweep_id, index, start, stop, blob, digest, compute_s, worker
     return "stored"
 
 
+DIGESTS_READ_AT_ONCE = 4  # chunk digests fetched per database round trip while folding (~250 kB each)
+
+
 def maybe_finish(*, sweep_id: int) -> bool:
-    """When every chunk is stored: merge the chunk digests into the summary and mark it done.
-    The conditional update makes exactly one caller the finisher."""
+    """When every chunk is stored: fold the chunk digests into the summary, read one at a time
+    (sweeps.summary: the finisher's memory does not grow with the chunks), and mark it done. The
+    conditional update makes exactly one caller the finisher."""
     row = Sweep.objects.filter(pk=sweep_id).values("status", "chunks_done", "chunks_total", "axes").first()
     if row is None or row["status"] not in Sweep.ACTIVE or row["chunks_done"] < row["chunks_total"]:
         return False
-    digests = list(
-        SweepChunk.objects.filter(sweep_id=sweep_id).order_by("index").values_list("digest", flat=True)
+    digests = (
+        SweepChunk.objects.filter(sweep_id=sweep_id)
+        .order_by("index")
+        .values_list("digest", flat=True)
+        .iterator(chunk_size=DIGESTS_READ_AT_ONCE)
     )
     summary = merge_digests(axes_of(sweep=row), digests)
     finished = Sweep.objects.filter(pk=sweep_id, status__in=Sweep.ACTIVE).update(

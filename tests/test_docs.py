@@ -67,3 +67,20 @@ def test_nothing_cites_material_outside_the_repository():
     this = Path(__file__).relative_to(ROOT).as_posix()
     offenders = sorted(name for name, text in _sources().items() if name != this and OUTSIDE.search(text))
     assert offenders == []
+
+
+def test_every_readme_screenshot_is_one_a_browser_test_writes():
+    # a picture no test rewrites goes stale (docs/screenshot.png showed engine 1.0.0's report)
+    shown = set(re.findall(r"\]\((docs/[\w/.-]+\.png)\)", (ROOT / "README.md").read_text(encoding="utf-8")))
+    assert shown, "the README shows no screenshot"
+    writers = "\n".join(
+        path.read_text(encoding="utf-8")
+        for path in [
+            *(ROOT / "tests" / "web").glob("test_*browser.py"),
+            ROOT / "tests/sweeps/test_embedded.py",
+        ]
+    )
+    written = set(re.findall(r'["/]([\w-]+)(?:\.png)?"', writers))
+    for path in shown:
+        assert path.startswith("docs/screenshots/"), path
+        assert Path(path).stem in written, path

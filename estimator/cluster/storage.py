@@ -167,7 +167,8 @@ class StorageInputs:
     hdd_write_bytes_per_s: float = 270e6
     hot_drives_per_node: int = 24
     warm_drives_per_node: int = 60
-    hot_node_bytes_per_s: float | None = None
+    hot_node_bytes_per_s: float | None = None  # a storage node's write (bytes/s); None: no node bound
+    hot_node_read_bytes_per_s: float | None = None  # its read (bytes/s); None: the write figure
     nvme_derating: float = 0.5
     hdd_derating: float = 0.5
     hot_overhead: float = 1.25
@@ -205,6 +206,7 @@ _POSITIVE = (
     "hot_drives_per_node",
     "warm_drives_per_node",
     "hot_node_bytes_per_s",
+    "hot_node_read_bytes_per_s",
     "nvme_derating",
     "hdd_derating",
     "hot_overhead",
@@ -257,11 +259,12 @@ def _hot_counts(
     hot_nodes = f(drives_needed(hot_drives, s.hot_drives_per_node))
     read_cap, write_cap = hot_drives * nvme_read_eff, hot_drives * nvme_write_eff
     if s.hot_node_bytes_per_s:
-        hot_nodes = np.maximum(
-            hot_nodes, drives_needed(np.maximum(read_req, write_req), s.hot_node_bytes_per_s)
-        )
-        read_cap = np.minimum(read_cap, hot_nodes * s.hot_node_bytes_per_s)
-        write_cap = np.minimum(write_cap, hot_nodes * s.hot_node_bytes_per_s)
+        node_write = s.hot_node_bytes_per_s
+        node_read = s.hot_node_read_bytes_per_s or node_write
+        by_node = np.maximum(drives_needed(write_req, node_write), drives_needed(read_req, node_read))
+        hot_nodes = np.maximum(hot_nodes, by_node)
+        read_cap = np.minimum(read_cap, hot_nodes * node_read)
+        write_cap = np.minimum(write_cap, hot_nodes * node_write)
     return {
         "read_req": read_req,
         "write_req": write_req,
@@ -439,7 +442,9 @@ def design_storage(
       (drive capacity x max_fill). Bandwidth-bound: per-drive effective bandwidth = data-sheet
       sequential figure x derating (default 0.5 [U]: file-system, network and mixed-I/O losses), and
       writes also pay the protection overhead (parity / replicas are written too).
-    - hot nodes = max(drives / hot_drives_per_node, bandwidth / hot_node_bytes_per_s when given).
+    - hot nodes = max(drives / hot_drives_per_node, write / hot_node_bytes_per_s and read /
+      hot_node_read_bytes_per_s when given); delivered write and read = min(drives' rate, nodes x
+      the node's write or read rate).
     - warm capacity = raw corpus + tokenized set + checkpoints_archived x checkpoint (usable), x overhead
       raw; write-bound by archiving one checkpoint per interval.
     - cache per node = cache_dataset_fraction x tokenized set / nodes + local_checkpoint_copies x

@@ -52,3 +52,14 @@ def is_ascend(s: Mapping[str, Any], r: Mapping[str, Any]) -> bool:
 def bubble_fraction(pp: float, m: float) -> float:
     """1F1B pipeline bubble as a share of the step: (p-1)/(m+p-1) (Narayanan et al. 2021)."""
     return (pp - 1) / (m + pp - 1)
+
+
+def given_mfu_step_s(r: Mapping[str, Any]) -> float | None:
+    """The step a plan at a given MFU runs, in seconds: its global batch (tokens a step) over its
+    throughput (compute.tokens_per_s, the given MFU's, which the days count); the layout's
+    parallelism.step_time_s is the layout model's prediction, which only ranks the layouts. None
+    for a predicted MFU (the two are one) or a result without the figures."""
+    if get_path(r, "compute.mfu_source") != "given":
+        return None
+    batch, rate = number_at(r, "parallelism.global_batch_tokens"), number_at(r, "compute.tokens_per_s")
+    return batch / rate if batch is not None and rate is not None and rate > 0 else None

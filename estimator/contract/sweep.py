@@ -116,8 +116,9 @@ def _kind(value: Any) -> str:
     return "other"
 
 
-def _err(field: str, message: str) -> ScenarioError:
-    return ScenarioError([FieldError(field, message)])
+def _err(field: str, message: str, code: str = "", params: dict[str, Any] | None = None) -> ScenarioError:
+    """One refusal: its English sentence and, for those a form can reach, a code for the web layer."""
+    return ScenarioError([FieldError(field, message, code, params or {})])
 
 
 def _range_values(spec: dict[str, Any], path: str) -> list[Any]:
@@ -135,12 +136,18 @@ def _range_values(spec: dict[str, Any], path: str) -> list[Any]:
         numbers[key] = value
     start, stop, step = numbers["start"], numbers["stop"], numbers["step"]
     if step <= 0:
-        raise _err(f"{path}.step", "must be positive")
+        raise _err(f"{path}.step", "must be positive", "range-step-not-positive")
     if stop < start:
-        raise _err(f"{path}.stop", "must not be below start")
+        raise _err(f"{path}.stop", "must not be below start", "range-stop-below-start")
     count = math.floor((stop - start) / step + 1e-9) + 1
     if count > MAX_AXIS_VALUES:
-        raise _err(path, f"the range has {count:,} values; the limit is {MAX_AXIS_VALUES:,} per axis")
+        limit = {"values": count, "max_values": MAX_AXIS_VALUES}
+        raise _err(
+            path,
+            f"the range has {count:,} values; the limit is {MAX_AXIS_VALUES:,} per axis",
+            "axis-too-many-values",
+            limit,
+        )
     if all(isinstance(v, int) for v in (start, step)):
         return [start + i * step for i in range(count)]
     # round away binary noise such as 0.30000000000000004 (12 significant digits are plenty)
@@ -174,7 +181,9 @@ def parse_axes(axes: Any, max_scenarios: int = MAX_SCENARIOS) -> list[Axis]:
             if not values:
                 raise _err(path, "is empty; give at least one value")
             if len(values) > MAX_AXIS_VALUES:
-                raise _err(path, f"has {len(values):,} values; the limit is {MAX_AXIS_VALUES:,} per axis")
+                limit = {"values": len(values), "max_values": MAX_AXIS_VALUES}
+                message = f"has {len(values):,} values; the limit is {MAX_AXIS_VALUES:,} per axis"
+                raise _err(path, message, "axis-too-many-values", limit)
             kinds = {_kind(v) for v in values}
             if "other" in kinds:
                 raise _err(path, "values must be numbers, strings or booleans (not objects, lists or null)")
@@ -183,7 +192,7 @@ def parse_axes(axes: Any, max_scenarios: int = MAX_SCENARIOS) -> list[Axis]:
             if kinds == {"number"} and not all(math.isfinite(v) for v in values):
                 raise _err(path, "values must be finite numbers (no NaN or Infinity)")
             if len(set(values)) != len(values):
-                raise _err(path, "has repeated values")
+                raise _err(path, "has repeated values", "axis-repeated-values")
             parsed.append(Axis(field, tuple(values)))
         except ScenarioError as exc:
             errors.extend(exc.errors)
@@ -191,13 +200,17 @@ def parse_axes(axes: Any, max_scenarios: int = MAX_SCENARIOS) -> list[Axis]:
     for a in parsed:
         for other in EXCLUSIVE_FIELDS.get(a.field, ()):
             if other in fields:
-                errors.append(FieldError(f"axes.{a.field}", f"cannot be swept together with {other}"))
+                message = f"cannot be swept together with {other}"
+                errors.append(FieldError(f"axes.{a.field}", message, "axes-exclusive", {"other_axis": other}))
                 break
     if errors:
         raise ScenarioError(errors)
     total = scenario_count(parsed)
     if total > max_scenarios:
-        raise _err("axes", f"the axes make {total:,} scenarios; the limit is {max_scenarios:,} per sweep")
+        message = f"the axes make {total:,} scenarios; the limit is {max_scenarios:,} per sweep"
+        raise _err(
+            "axes", message, "too-many-scenarios", {"scenarios": total, "max_scenarios": max_scenarios}
+        )
     return parsed
 
 
@@ -363,17 +376,24 @@ def _trial_errors(doc: dict[str, Any], axes: list[Axis], check: Check) -> list[F
             try:
                 found = check(trial, a)
             except ScenarioError as exc:
-                errors.extend(FieldError(e.field, f"{value!r}: {e.message}") for e in exc.errors)
+                errors.extend(_at_value(e.field, value, e) for e in exc.errors)
                 break
             own = [e for e in found if _axis_for(e.field, [a]) is not None]
             if own:
-                errors.append(FieldError(f"axes.{a.field}", f"{value!r}: {own[0].message}"))
+                errors.append(_at_value(f"axes.{a.field}", value, own[0]))
                 break
             persistent &= {e.field for e in found}
     for e in first_errors:
         if e.field in persistent and _axis_for(e.field, axes) is None:
             errors.append(_in_base(e))
     return errors
+
+
+def _at_value(field: str, value: Any, error: FieldError) -> FieldError:
+    """The refusal an axis value causes, on `field`: its sentence after the value ("0.5: ..."), its
+    code and parameters kept with the value as `axis_value` (the web layer says the sentence in the
+    reader's language and the value as its form asked it)."""
+    return FieldError(field, f"{value!r}: {error.message}", error.code, {**error.params, "axis_value": value})
 
 
 def validate_sweep(
@@ -427,8 +447,10 @@ def _mapped(exc: ScenarioError, axes: list[Axis], focus: Axis | None) -> Scenari
     for e in exc.errors:
         axis = focus or _axis_for(e.field, axes)
         if axis is not None:
-            detail = e.message if e.field in ("", axis.field) else f"{e.field}: {e.message}"
-            mapped.append(FieldError(f"axes.{axis.field}", detail))
+            if e.field in ("", axis.field):  # the axis's own fault: its code kept for the web layer
+                mapped.append(FieldError(f"axes.{axis.field}", e.message, e.code, e.params))
+            else:
+                mapped.append(FieldError(f"axes.{axis.field}", f"{e.field}: {e.message}"))
         else:
             mapped.append(_in_base(e))
     return ScenarioError(mapped)

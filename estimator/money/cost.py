@@ -34,9 +34,12 @@ for busy hours (idle draw ignored: documented simplification). The run's owned c
 capex over the run's own duration plus its energy and facility opex; a lower fleet utilization
 charges the run for the idle time around it. Cloud cost = card-hours x price (on demand, reserved).
 
-    break-even months = capex / (monthly cloud bill - monthly owned opex), continuous use,
-    cloud bill = cards x 730 h x on-demand price, owned opex = energy + colo + maintenance per month;
-    never (None in JSON, inf in arrays) when the cloud bill does not exceed the owned opex.
+    break-even months = capex / (monthly cloud bill - monthly owned opex) at the fleet utilization u
+    the owned cost assumes: cloud bill = u x cards x 730 h x on-demand price (the busy hours, the
+    ones renting would pay for), owned opex = u x energy at full load + colo + maintenance per month
+    (energy is drawn in busy hours, colo and maintenance are paid for every month); never (None in
+    JSON, inf in arrays) when the cloud bill does not exceed the owned opex. At u = 1 that is
+    continuous use.
 """
 
 from __future__ import annotations
@@ -220,11 +223,21 @@ def break_even_months(
     cards: ArrayLike,
     cloud_usd_per_card_hour: ArrayLike,
     monthly_opex_usd: ArrayLike,
+    utilization: ArrayLike = 1.0,
+    monthly_energy_usd: ArrayLike = 0.0,
 ) -> np.ndarray:
-    """Months of continuous use after which owning beats renting; inf where it never does."""
-    saving = np.asarray(cards, dtype=np.float64) * HOURS_PER_MONTH * np.asarray(
-        cloud_usd_per_card_hour, dtype=np.float64
-    ) - np.asarray(monthly_opex_usd, dtype=np.float64)
+    """Months after which owning beats renting at fleet utilization `utilization` (module
+    docstring): the busy hours' cloud bill against the busy hours' energy (`monthly_energy_usd`, the
+    part of `monthly_opex_usd` drawn at full load) and the rest of the opex every month; USD, months
+    of 730 h; inf where it never does."""
+    util = np.asarray(utilization, dtype=np.float64)
+    energy = np.asarray(monthly_energy_usd, dtype=np.float64)
+    cloud = (
+        np.asarray(cards, dtype=np.float64)
+        * HOURS_PER_MONTH
+        * np.asarray(cloud_usd_per_card_hour, dtype=np.float64)
+    )
+    saving = util * (cloud - energy) - (np.asarray(monthly_opex_usd, dtype=np.float64) - energy)
     capex = np.asarray(capex_total_usd, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(saving > 0, capex / np.where(saving > 0, saving, 1.0), np.inf)
@@ -358,6 +371,7 @@ def _owned(
         "facility": card_hours * fac_per_h / (cards * util),
         "energy": card_hours * en_per_h / cards,
         "per_card_hour": (dep_per_h + fac_per_h) / (cards * util) + en_per_h / cards,
+        "energy_per_h": en_per_h,
         "opex_month": monthly_owned_opex_usd(
             facility_w,
             p.electricity_usd_per_kwh,
@@ -374,15 +388,19 @@ def _cloud(
     card_hours: np.ndarray,
     capex_total: np.ndarray,
     cards: np.ndarray,
-    opex_month: np.ndarray,
+    own: dict[str, np.ndarray],
+    utilization: ArrayLike,
 ) -> tuple[Any, Any, Any]:
-    """(price, the run's cloud bill, break-even months) at one cloud price; Nones when not given."""
+    """(price, the run's cloud bill, break-even months) at one cloud price; Nones when not given.
+    `own`: _owned's parts (the opex per month, the energy per full-load hour), USD."""
     if price is None:
         return None, None, None
     p = np.asarray(price, dtype=np.float64)
     if np.any(p < 0):
         raise ScenarioError("Cloud prices must not be negative.", "cost.cloud_price_per_card_hour")
-    return p, cloud_cost_usd(card_hours, p), break_even_months(capex_total, cards, p, opex_month)
+    energy_month = own["energy_per_h"] * HOURS_PER_MONTH
+    months = break_even_months(capex_total, cards, p, own["opex_month"], utilization, energy_month)
+    return p, cloud_cost_usd(card_hours, p), months
 
 
 def cost(
@@ -405,10 +423,10 @@ def cost(
     card_hours = cards_f * np.asarray(hours, dtype=np.float64)
     own = _owned(capex["total"], card_hours, cards_f, it_w, facility_w, p)
     od_price, od_run, od_be = _cloud(
-        p.cloud_usd_per_card_hour, card_hours, capex["total"], cards_f, own["opex_month"]
+        p.cloud_usd_per_card_hour, card_hours, capex["total"], cards_f, own, p.utilization
     )
     rs_price, rs_run, rs_be = _cloud(
-        p.cloud_reserved_usd_per_card_hour, card_hours, capex["total"], cards_f, own["opex_month"]
+        p.cloud_reserved_usd_per_card_hour, card_hours, capex["total"], cards_f, own, p.utilization
     )
     return Cost(
         currency=p.currency,

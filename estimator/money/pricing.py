@@ -168,6 +168,7 @@ def storage_inputs(r: Resolved) -> StorageInputs:
         hot_drives_per_node=int(d["storage_node_nvme_bays"]),
         warm_drives_per_node=int(d["storage_node_hdd_bays"]),
         hot_node_bytes_per_s=d["storage_node_nvme_write_bytes_per_s"],
+        hot_node_read_bytes_per_s=d["storage_node_nvme_read_bytes_per_s"],
         local_nvme_bytes=r.server.local_nvme_bytes,
     )
 

@@ -32,6 +32,8 @@ from estimator.plan.result_goodput import FailureAssumption, GoodputSection, Lev
 
 
 def _lever_costs(r: Resolved, hot_drives: int, hot_nodes: int, spares: int) -> dict[str, float]:
+    """What a lever buys, in the scenario's currency: `hot_drives` NVMe drives and `hot_nodes`
+    storage nodes more for the faster hot tier, `spares` servers (cards included) for the spares."""
     eq, fx = equipment(r), r.usd_to_currency
     return {
         "faster-hot-tier": (hot_drives * eq.nvme_price_usd + hot_nodes * eq.hot_node_price_usd) * fx,
@@ -65,9 +67,12 @@ def section(
     solve_s: float,
     storage: Storage,
     cost_per_day: float,
+    faster: Storage | None = None,
 ) -> GoodputSection:
     """result.goodput: named fields with their units, where the time goes, and the levers (what a
-    faster hot tier, asynchronous or in-memory checkpoints or hot spares would save, with their cost)."""
+    faster hot tier, asynchronous or in-memory checkpoints or hot spares would save, with their cost).
+    `faster`: the storage design whose hot tier writes a checkpoint twice as fast (plan.sizing), the
+    faster-hot-tier lever's bandwidths and drives; None: no such lever."""
     st = settings(r)
     kw: dict[str, Any] = {"cards": cards, "nodes": nodes, "switches": switches, "solve_s": solve_s}
     write, read = storage.hot.write_capability_bytes_per_s, storage.hot.read_capability_bytes_per_s
@@ -114,7 +119,7 @@ def section(
         rates_per_unit_hour=dict(st.rates),
         rates_scale_with=dict(st.per),
         source=st.source,
-        levers=_levers(r, st, kw, storage, g, cost_per_day) if st.on else None,
+        levers=_levers(r, st, kw, (storage, faster), g, cost_per_day) if st.on else None,
     )
 
 
@@ -132,19 +137,23 @@ def _levers(
     r: Resolved,
     st: Settings,
     kw: Mapping[str, Any],
-    storage: Storage,
+    designs: tuple[Storage, Storage | None],
     g: Mapping[str, Any],
     cost_per_day: float,
 ) -> tuple[Lever, ...]:
     """Days each lever saves against this plan (and its cost, where it has one), most days first:
-    a hot tier twice as fast, asynchronous or in-memory checkpoints, the suggested hot spares."""
-    hot = storage.hot
+    a hot tier twice as fast (`designs`: the plan's storage and the one that writes twice as fast,
+    its delivered bandwidths and its drives and nodes more), asynchronous or in-memory checkpoints,
+    the suggested hot spares."""
+    hot, fast = designs[0].hot, (designs[1].hot if designs[1] is not None else None)
     bw = (hot.write_capability_bytes_per_s, hot.read_capability_bytes_per_s)
     spares = suggested_spares(float(g["nodes_down"]))
-    costs = _lever_costs(r, hot.drives, hot.nodes, spares)
-    variants: list[tuple[str, Settings, tuple[float, float], dict[str, int]]] = [
-        ("faster-hot-tier", st, (2 * bw[0], 2 * bw[1]), {"factor": 2})
-    ]
+    more = (fast.drives - hot.drives, fast.nodes - hot.nodes) if fast is not None else (0, 0)
+    costs = _lever_costs(r, *more, spares)
+    variants: list[tuple[str, Settings, tuple[float, float], dict[str, int]]] = []
+    if fast is not None:
+        fast_bw = (fast.write_capability_bytes_per_s, fast.read_capability_bytes_per_s)
+        variants.append(("faster-hot-tier", st, fast_bw, {"factor": 2}))
     variants += [
         (f"{m}-checkpoints", _with(st, mode=m), bw, {}) for m in ("async", "in-memory") if m != st.mode
     ]

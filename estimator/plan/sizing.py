@@ -24,10 +24,30 @@ from estimator.plan.result_goodput import GoodputSection
 from estimator.words import counted
 
 
-def _storage(r: Resolved, nodes: int, tokens_per_s: float) -> Storage:
+def _storage(r: Resolved, nodes: int, tokens_per_s: float, write_s: float | None = None) -> Storage:
+    """The storage design of the cluster (cluster.storage.design_storage); `write_s` (s) designs
+    the hot tier for that checkpoint write instead of the scenario's storage.checkpoint_write_s."""
+    inputs = storage_inputs(r)
+    if write_s is not None:
+        inputs = dataclasses.replace(inputs, checkpoint_write_s=write_s)
     return design_storage(
-        r.counts.total, r.scenario.training.tokens, r.arch.vocab_size, tokens_per_s, nodes, storage_inputs(r)
+        r.counts.total, r.scenario.training.tokens, r.arch.vocab_size, tokens_per_s, nodes, inputs
     )
+
+
+def _tokens_per_s(z: Sized) -> float:
+    """Tokens/s of the sized cluster: cards x peak (FLOP/s) x MFU / FLOPs per token."""
+    return z.choice.cards * z.peak * z.choice.mfu / z.flops["flop_per_token"]
+
+
+def _twice_as_fast(r: Resolved, z: Sized) -> Storage:
+    """The storage design whose hot tier writes a checkpoint in half the time the plan's delivers
+    (checkpoint bytes / delivered write bandwidth / 2, s): the faster-hot-tier lever is this
+    design, drives and storage nodes as a re-plan with storage.checkpoint_write_s set to it would
+    buy them, so its days and its cost are the re-plan's (docs/goodput.md, "The answer")."""
+    hot = z.storage.hot
+    write_s = z.storage.checkpoint_bytes / hot.write_capability_bytes_per_s / 2.0
+    return _storage(r, -(-z.choice.cards // r.cards_per_node), _tokens_per_s(z), write_s)
 
 
 def _counts_from_designs(fabric: Fabric, storage: Storage) -> Counts:
@@ -52,8 +72,7 @@ def size_plan(r: Resolved) -> Sized:
     peak = r.accelerator.peak_flops(s.training.precision)
     choice = choose_cluster(r, flops["training_flop"], peak)
     nodes = -(-choice.cards // r.cards_per_node)
-    tokens_per_s = choice.cards * peak * choice.mfu / flops["flop_per_token"]
-    storage = _storage(r, nodes, tokens_per_s)
+    storage = _storage(r, nodes, choice.cards * peak * choice.mfu / flops["flop_per_token"])
     eq, pr = equipment(r), prices(r)
     counts = _counts_from_designs(choice.fabric, storage)
     sizing = Sizing(
@@ -123,6 +142,7 @@ def _goodput(r: Resolved, z: Sized) -> GoodputSection:
         switches=z.choice.fabric.total_switches,
         solve_s=float(z.roll["compute.wall_clock_days"]) * SECONDS_PER_DAY,
         storage=z.storage,
+        faster=_twice_as_fast(r, z),
         cost_per_day=float(z.roll["cost.owned_per_card_hour"]) * cards * 24.0,
     )
 

@@ -110,11 +110,13 @@ def _micro_batches_row(r: Doc, pp: float) -> Setting:
         f"{bubble_fraction(pp, lo):.0%} at {lo}, {bubble_fraction(pp, hi):.0%} at {hi} (article 2.3)."
     )
     if m and lo <= m:
-        params["bubble"] = bubble_fraction(pp, m)
+        # the chosen layout's own bubble (interleaving included), the one the layout table states
+        bubble = number_at(r, "parallelism.bubble_fraction")
+        params["layout_bubble"] = bubble_fraction(pp, m) if bubble is None else bubble
         return _setting(
             "micro_batches",
             int(m),
-            reason + f" The chosen layout runs {int(m)} (bubble {bubble_fraction(pp, m):.0%}).",
+            reason + f" The chosen layout runs {int(m)} (bubble {params['layout_bubble']:.1%}).",
             "start.micro_batches.chosen",
             params | {"micro_batches": int(m)},
         )

@@ -151,6 +151,23 @@ class Uncertainty:
         }
 
 
+# the inputs priced in USD inside (per card-hour, the capex, per kWh, per IT kW-month): the section
+# states them in its currency, as its costs
+MONEY_INPUTS = frozenset(
+    {"cloud_price_per_card_hour", "cloud_reserved_price_per_card_hour", "capex", "electricity_per_kwh",
+     "colo_per_kw_month"}
+)  # fmt: skip
+
+
+def _stated(
+    ranges: dict[str, tuple[float, float, float]], rate: float
+) -> dict[str, tuple[float, float, float]]:
+    """The triangles as the section states them: money inputs x `rate` (currency units per USD),
+    the MFU and the facility power (W) as they are."""
+    scale = {k: rate if k in MONEY_INPUTS else 1.0 for k in ranges}
+    return {k: (lo * scale[k], mode * scale[k], hi * scale[k]) for k, (lo, mode, hi) in ranges.items()}
+
+
 # which inputs each output depends on (others would only show sampling noise)
 _INPUTS_OF = {
     "days": {"mfu"},
@@ -313,5 +330,5 @@ def monte_carlo(
         ),
         drivers=drivers,
         main_driver=main,
-        inputs=ranges,
+        inputs=_stated(ranges, rate),
     )

@@ -82,6 +82,18 @@ def test_break_even_months_hand_computed():
     assert 20 < expected < 24
 
 
+def test_break_even_at_the_utilization_the_owned_cost_assumes():
+    """At utilization 0.9 renting pays for the busy hours only, and energy is drawn only then; colo
+    and maintenance are paid every month. By hand, the node above with colo 150 USD per IT kW-month
+    (6.2 kW: 930 USD a month): cloud 0.9 x 14,600 = 13,140, energy 0.9 x 543.12 = 488.81, so
+    310,000 / (13,140 - 488.81 - 930) = 26.45 months (before: 310,000 / (14,600 - 543.12 - 930) =
+    23.62, continuous use beside an owned cost per card-hour spread over 90 % busy hours)."""
+    r = node_cost(720, cloud_usd_per_card_hour=2.5, utilization=0.9, colo_usd_per_kw_month=150.0)
+    expected = 310_000 / (0.9 * 14_600 - 0.9 * 543.12 - 930.0)
+    assert expected == pytest.approx(26.45, abs=0.01)
+    assert r.to_dict()["cloud_break_even_months"] == pytest.approx(expected)
+
+
 def test_break_even_never_when_cloud_is_cheaper_than_running():
     r = node_cost(10, cloud_usd_per_card_hour=0.05)
     assert r.to_dict()["cloud_break_even_months"] is None

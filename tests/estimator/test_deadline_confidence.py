@@ -21,6 +21,7 @@ from estimator.errors import ScenarioError
 from estimator.model.compute import SECONDS_PER_DAY
 from estimator.money import budget, pricing
 from estimator.plan import compose as plan
+from estimator.plan.deadline_risk import ConfidenceRule
 from estimator.plan.goodput import at_cards_of
 from estimator.plan.goodput_section import count_shape
 
@@ -226,7 +227,7 @@ def test_a_confidence_outside_half_to_99_percent_is_refused(q):
     assert err.value.errors[0].field == "cluster.deadline_confidence"
 
 
-GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% and 99% are reachable, at 90 days 90% is not
+GIVEN_405B = {  # an MFU given, interruptions at 1.5x: at 100 days 90% and 99% are reachable, at 88 days 90% is not
     "model": {"preset": "llama-3.1-405b"},
     "training": {"tokens": 15e12},
     "hardware": {"accelerator": "h100-sxm"},
@@ -247,15 +248,26 @@ def _mean_wall_days(doc: dict, cards: int, mfu: float) -> float:
 
 def test_an_unreachable_confidence_with_a_given_mfu_takes_the_fastest_count():
     reached = _compute(_with(GIVEN_405B, deadline_confidence=0.9))
-    # 99% at 100 days: 31,608 cards miss with a chance of 0.998% (the plan on those cards states it);
-    # before 2.59.0 the doubling search stepped over them and called 99% out of reach
-    surely = _compute(_with(GIVEN_405B, deadline_confidence=0.99))
+    # 99% at 100 days: 31,112 cards miss with a chance of 0.998% and one node fewer with 1.0005%
+    # (the rule's own chances); no layout plans on 31,112 cards, so the plan takes the next round
+    # size that fits, 32,000 (plan.sizing.cards_for_given_mfu), and states its 0.79%. Before 2.59.0
+    # the doubling search stepped over them and called 99% out of reach
+    surely_doc = _with(GIVEN_405B, deadline_confidence=0.99)
+    surely = _compute(surely_doc)
     assert surely["meets_target"] is True and surely["deadline_miss_probability"] <= 0.01
-    assert _miss_on(_with(GIVEN_405B, deadline_confidence=0.99), surely["cards"] - 8) > 0.01  # the first
+    rule = ConfidenceRule(resolve(validate_shape(surely_doc)), 100 * SECONDS_PER_DAY, 0.99)
+    first = np.array([31112, 31104])
+    assert rule.chances(first, np.full(2, 0.4), [None, None]).tolist() == [
+        pytest.approx(0.009978, abs=1e-6),
+        pytest.approx(0.010005, abs=1e-6),
+    ]
+    assert surely["cards"] == 32000 and _miss_on(surely_doc, 31112) is None  # no layout there
     assert reached["meets_target"] is True and reached["deadline_miss_probability"] <= 0.1
-    # 90 days: no count reaches 90%; the plan keeps the fastest count, as a deadline no count meets
-    # does (before 2.60.0 the count of lowest chance, noise where the chance is flat)
-    doc = _with({**GIVEN_405B, "cluster": {"target_days": 90}}, deadline_confidence=0.9)
+    # 88 days: no count reaches 90% (the fastest, 32,768 cards, misses with 13.2%; 90 days became
+    # reachable at 9.99% with 2.82.0's faster reload); the plan keeps the fastest count, as a
+    # deadline no count meets does (before 2.60.0 the count of lowest chance, noise where the
+    # chance is flat)
+    doc = _with({**GIVEN_405B, "cluster": {"target_days": 88}}, deadline_confidence=0.9)
     res = plan.estimate(doc)["result"]
     missed, wall = res["compute"], res["goodput"]["wall_clock_days"]
     assert missed["meets_target"] is False and missed["deadline_miss_probability"] > 0.1

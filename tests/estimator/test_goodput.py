@@ -248,3 +248,33 @@ def test_held_days_reads_the_assumption_row_not_the_failure_switch():
     # failures counted but no row: a result stored before 2.45.0, its cost covered the computing
     assert held_days({"goodput": goodput, "assumptions": [{"code": "assumption.pue"}]}) is None
     assert held_days({"assumptions": [{"code": HELD_TIME_CODE}]}) is None
+
+
+LLAMA405_16K = {
+    "model": {"preset": "llama-3.1-405b"},
+    "training": {"tokens": 15e12, "seq_len": 8192},
+    "hardware": {"accelerator": "h100-sxm"},
+    "cluster": {"cards": 16384},
+}
+
+
+def test_the_faster_hot_tier_lever_is_the_replan_with_half_the_write() -> None:
+    """The lever "a hot storage tier twice as fast" says what a re-plan with the hot tier writing a
+    checkpoint in half the time would give: its days and the drives and nodes it buys.
+
+    By hand (catalog: NVMe 4 GB/s write x 0.5 derating / 1.25 protection = 1.6 GB/s a drive, 2,300
+    USD; storage nodes of 24 bays, 40 GB/s, 25,000 USD): the 4.87 TB checkpoint in 120 s needs
+    40.6 GB/s -> 26 drives (41.6 GB/s), nodes max(26/24, 40.6/40) -> 2. Twice as fast is 83.2 GB/s ->
+    52 drives, nodes max(52/24, 83.2/40) -> 3: 26 drives and 1 node more, 26 x 2,300 + 25,000 =
+    84,800 USD (before the fix: the whole tier again, 26 drives and 2 nodes, 109,800 USD, and both
+    bandwidths doubled whatever the 3 nodes deliver)."""
+    base = plan(LLAMA405_16K)
+    g = base["goodput"]
+    lever = next(lv for lv in g["levers"] if lv["lever"] == "faster-hot-tier")
+    assert lever["cost"] == pytest.approx(26 * 2300 + 25000)
+    half = g["checkpoint_write_s"] / 2
+    replan = plan({**LLAMA405_16K, "storage": {"checkpoint_write_s": half}})
+    assert replan["storage"]["hot"]["drives"] == 52 and replan["storage"]["hot"]["nodes"] == 3
+    assert replan["goodput"]["checkpoint_write_s"] == pytest.approx(half, rel=1e-9)
+    assert lever["wall_clock_days"] == pytest.approx(replan["goodput"]["wall_clock_days"], rel=1e-9)
+    assert replan["cost"]["capex"]["storage"] - base["cost"]["capex"]["storage"] == pytest.approx(84800)

@@ -45,3 +45,28 @@ def test_every_plan_shows_the_global_batch_asked_and_whence():
     given = _rows("qwen3-30b-a3b", seq_len=32768, global_batch_tokens=16 * 2**20)["assumption.global-batch"]
     assert given["value"] == 16_777_216
     assert given["source"] == "scenario input"
+
+
+def test_every_plan_shows_the_sequence_length_and_whence():
+    # Llama 3.1 8B's preset trains at 8,192 tokens (Llama 3 paper, sec. 3.4.1), Qwen3's at 4,096; a
+    # length given is the scenario's; a model given by its size takes the default's
+    row = _rows("llama-3.1-8b")["assumption.seq-len"]
+    assert (row["value"], row["unit"]) == (8192, "tokens")
+    assert row["source"].startswith("Llama 3 paper sec. 3.4.1")
+    assert _rows("qwen3-30b-a3b")["assumption.seq-len"]["value"] == 4096
+    given = _rows("llama-3.1-8b", seq_len=32768)["assumption.seq-len"]
+    assert (given["value"], given["source"]) == (32768, "scenario input")
+
+
+def test_a_model_given_by_its_size_shows_the_default_length():
+    result = estimate(
+        {
+            "model": {"params": 7e9},
+            "training": {"tokens": 1e11},
+            "hardware": {"accelerator": "h100-sxm"},
+            "cluster": {"cards": 64},
+        },
+        {},
+    )["result"]
+    (row,) = [a for a in result["assumptions"] if a["code"] == "assumption.seq-len"]
+    assert row["source_code"] == "source.seq-len-default"

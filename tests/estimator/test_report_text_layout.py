@@ -35,3 +35,16 @@ def test_one_server_is_one_node():
     compute |= {"mfu": 0.5, "accelerator_hours": 192.0, "tokens_per_s": 1e5}
     rows = _headline_rows({"hardware": {"cards_per_node": 8}}, {"compute": compute})
     assert ["cards", "8", "1 node of 8"] in rows
+
+
+def test_a_given_mfu_says_the_step_the_plan_runs_under_the_predicted_one():
+    # 4,194,304 tokens a step at 1e5 tokens/s (the given MFU's throughput): 41.94 s, where the
+    # layout model predicts 32 s; the days count the 41.94 s
+    p = {**RESULT_PARALLELISM, "cp": 1, "global_batch_tokens": 4_194_304}
+    given = {"parallelism": p, "compute": {"mfu_source": "given", "mfu": 0.4, "tokens_per_s": 1e5}}
+    lines = _layout_lines(p, given)
+    assert lines[1] == (
+        "Given MFU 40.0%: the plan's step is 41.94 s (the layout model's 32.00 s above only ranks the layouts)"
+    )
+    predicted = {"parallelism": p, "compute": {"mfu_source": "predicted", "tokens_per_s": 1e5}}
+    assert not any("Given MFU" in line for line in _layout_lines(p, predicted))

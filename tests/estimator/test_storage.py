@@ -180,3 +180,43 @@ def test_bad_inputs_raise_scenario_error(field, value):
     with pytest.raises(ScenarioError) as err:
         design_storage(**args)
     assert err.value.errors[0].field == f"storage.{field}"
+
+
+def test_a_storage_node_reads_at_its_read_rate_not_its_write_rate():
+    """The catalog's storage node writes 40 GB/s, half the 80 GB/s it reads (parity/replication):
+    the restart read is bounded by the nodes' read rate. By hand, Llama 3 405B's 4.86 TB checkpoint
+    in 120 s: 40.5 GB/s over 1.6 GB/s a drive -> 26 drives, which read 26 x 7 GB/s x 0.5 = 91 GB/s;
+    nodes max(26 / 24, 40.5 / 40) -> 2, reading 2 x 80 = 160 GB/s: 91 GB/s delivered, a restart
+    read of 4.86e12 / 91e9 = 53.4 s (before: capped at 2 x 40 = 80 GB/s, 60.8 s)."""
+    inputs = StorageInputs(hot_node_bytes_per_s=40e9, hot_node_read_bytes_per_s=80e9)
+    st = design_storage(**LLAMA3_405B, inputs=inputs)
+    assert st.hot.drives == 26 and st.hot.nodes == 2
+    assert st.hot.read_capability_bytes_per_s == pytest.approx(91e9)
+    assert st.hot.write_capability_bytes_per_s == pytest.approx(26 * 1.6e9)
+    assert st.hot.restart_read_s == pytest.approx(4.86e12 / 91e9, rel=1e-3)
+
+
+def test_a_restart_target_buys_nodes_by_their_read_rate():
+    """restart_target_s 10 on the same checkpoint: 486 GB/s to read -> 139 drives (3.5 GB/s each)
+    and nodes max(139 / 24, 40.5 / 40, 486 / 80) -> 7 (before: 486 / 40 -> 13)."""
+    inputs = StorageInputs(hot_node_bytes_per_s=40e9, hot_node_read_bytes_per_s=80e9, restart_target_s=10)
+    st = design_storage(**LLAMA3_405B, inputs=inputs)
+    assert st.hot.drives == 139 and st.hot.nodes == 7
+
+
+def test_the_plans_restart_reload_reads_at_the_catalogs_node_read_rate():
+    """A plan takes both node rates from the catalog (40 GB/s write, 80 GB/s read): Llama 3.1 405B
+    (405.85 G parameters x 12 B = 4.870 TB) on 16,384 H100 has 26 drives in 2 nodes, so the reload
+    of a restart reads at min(26 x 3.5, 2 x 80) = 91 GB/s: 53.5 s (before: 80 GB/s, 60.9 s)."""
+    from estimator.plan.compose import estimate
+
+    doc = {
+        "model": {"preset": "llama-3.1-405b"},
+        "training": {"tokens": 15e12, "seq_len": 8192},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 16384},
+        "efficiency": {"mfu": 0.4},
+    }
+    result = estimate(doc)["result"]
+    assert result["storage"]["hot"]["nodes"] == 2
+    assert result["goodput"]["reload_s"] == pytest.approx(405.853e9 * 12 / 91e9, rel=1e-4)

@@ -218,3 +218,20 @@ def test_a_row_no_count_meets_plans_on_the_fastest_count_for_its_own_tokens():
         fastest_cards(r, 0.25, cards_multiple(r), t, np.ones(1, dtype=bool), 65536)[0] for t in (2e10, 5e12)
     ]
     assert at[1] == plan["cards"] != at[0]
+
+
+def test_a_chance_axis_without_a_deadline_keeps_the_refusals_code_and_the_value_it_failed_at():
+    # sized by cards, a chance axis is refused at its first value (0.5) with resolve's code, so the
+    # web layer can say it in the reader's language (and show 0.5 as the 50 % the builder asked)
+    base = {**GIVEN, "cluster": {"cards": 1024}}
+    with pytest.raises(ScenarioError) as err:
+        estimator_sweep.validate_sweep(
+            {"name": "q", "base": base, "axes": {"cluster.deadline_confidence": [0.5, 0.9]}}
+        )
+    (e,) = err.value.errors
+    assert (e.field, e.code, e.params) == (
+        "axes.cluster.deadline_confidence",
+        "confidence-needs-deadline",
+        {"axis_value": 0.5},
+    )
+    assert e.message == "0.5: needs cluster.target_days: it is the chance of finishing by a deadline"

@@ -8,6 +8,7 @@ import pytest
 from estimator.contract.sweep import Axis
 from sweeps import digests
 from sweeps.ranking import RANKED_IN, RATE, best_first, rank_key, ranked
+from sweeps.summary import merge_digests
 
 CURRENCY = Axis("cost.currency", ("USD", "CNY"))
 CAPEX = "cost.capex.total"
@@ -33,7 +34,7 @@ def test_a_cny_row_is_cheaper_than_a_usd_row_of_a_smaller_number():
     assert d["range"][digests.COST_OWNED] == [97.2222, 100.0]  # 700 / 7.2 = 97.2222 (6 significant digits)
     assert d["pareto"][digests.COST_OWNED] == [[1, 10.0, 97.2222]]
     assert d["best"][digests.DAYS][0][digests.COST_OWNED] in (100.0, 700.0)  # rows keep their own amounts
-    summary = digests.merge_digests([CURRENCY], [d])
+    summary = merge_digests([CURRENCY], [d])
     assert summary[RANKED_IN] == "USD"
     assert [r["index"] for r in summary["best"][digests.COST_OWNED]] == [1, 0]
     assert [r["index"] for r in summary["best"][CAPEX]] == [1, 0]  # 7,000 CNY = 972 USD < 1,000 USD
@@ -46,7 +47,7 @@ def test_a_sweep_in_one_currency_ranks_its_amounts_as_they_are():
     arrays = _arrays([800.0, 700.0], [7.2, 7.2], [10.0, 12.0])
     d = digests.chunk_digest([Axis("cluster.cards", (512, 1024))], 0, arrays)
     assert d["range"][digests.COST_OWNED] == [700.0, 800.0]
-    summary = digests.merge_digests([Axis("cluster.cards", (512, 1024))], [d])
+    summary = merge_digests([Axis("cluster.cards", (512, 1024))], [d])
     assert RANKED_IN not in summary
     assert [r["index"] for r in summary["best"][digests.COST_OWNED]] == [1, 0]
 
@@ -55,7 +56,7 @@ def test_merged_chunks_rank_by_usd_across_chunks():
     # chunk 0 holds the USD row (500 USD), chunk 1 the CNY row (3,000 CNY at 7.0 = 428.57 USD)
     first = digests.chunk_digest([CURRENCY], 0, _arrays([500.0], [1.0], [5.0]))
     second = digests.chunk_digest([CURRENCY], 1, _arrays([3000.0], [7.0], [6.0]))
-    summary = digests.merge_digests([CURRENCY], [first, second])
+    summary = merge_digests([CURRENCY], [first, second])
     assert [r["index"] for r in summary["best"][digests.COST_OWNED]] == [1, 0]
     # 5 days for 500 USD and 6 days for 428.57 USD: both on the front
     assert summary["pareto"][digests.COST_OWNED] == [[0, 5.0, 500.0], [1, 6.0, 428.571]]

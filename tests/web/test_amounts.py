@@ -132,3 +132,17 @@ def test_the_sweep_builder_and_the_price_book_table_read_them_too():
     book = PriceBookForm({"name": "b", "currency": "CNY", "price_date": "2026-12-01", name: "180万"})
     assert book.is_valid(), book.errors
     assert book.cleaned_data[name] == 1.8e6
+
+
+@pytest.mark.parametrize("typed", ["-1", "−0.5", "-5000万"])
+def test_a_negative_amount_is_refused_as_negative_not_as_no_number(typed):
+    from django.core.exceptions import ValidationError
+
+    for lang, expected in (
+        ("en", "Enter an amount of zero or more."),
+        ("zh-hans", "请输入大于或等于零的数。"),
+    ):
+        with translation.override(lang):
+            with pytest.raises(ValidationError) as info:
+                AmountField().clean(typed)
+            assert info.value.messages == [expected], lang

@@ -45,8 +45,13 @@ def test_evidence_band_in_chinese():
 
 def test_assumed_band_and_nothing():
     with translation.override("en"):
-        assert "assumption" in band_text({"source": "assumed"})
+        # one percent sign (the msgid's "%%" was shown as it is), the spread the core assumes (25 %)
+        assert band_text({"source": "assumed"}) == (
+            "The band is ±25% of the MFU you gave: an assumption, not evidence."
+        )
         assert band_text(None) == "" and band_text({"source": "given-range"}) == ""
+    with translation.override("zh-hans"):
+        assert band_text({"source": "assumed"}) == "该区间为您给定 MFU 的 ±25%：这是假设，而非实测证据。"
 
 
 def test_release_spread_named_with_the_release():

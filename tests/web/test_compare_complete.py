@@ -85,3 +85,24 @@ def test_comparison_xlsx_has_units_and_both_planes(client, pair):
     deadline_only = {"Probability of missing the deadline", "Chance of meeting the deadline (sized for)"}
     assert measured <= set(by_label) | {"Budget", "Over budget by", *deadline_only}
     assert [r[0] for r in rows[1:] if r[0] in measured and not r[1]] == []  # each names its unit
+
+
+def test_unnamed_reports_are_headed_by_their_place_not_their_share_token(client, make_estimate):
+    # a share token is a report's read key: a column headed by it hands it to whoever reads the page
+    # (a screenshot, a printed table) or the spreadsheet; unnamed reports read "Report 1", "Report 2"
+    first, second = (
+        make_estimate(data={k: v for k, v in d.items() if k != "name"}) for d in (NODES, SUPERNODES)
+    )
+    url = f"/compare/?r={first.share_token}&r={second.share_token}"
+    html = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    head = re.search(r"<thead>(.*?)</thead>", html, re.S).group(1)
+    assert re.findall(r"<a [^>]*>([^<]*)</a>", head) == ["Report 1", "Report 2"]
+    body = client.get(url.replace("/compare/", "/compare/comparison.xlsx"), HTTP_ACCEPT_LANGUAGE="en").content
+    header = next(load_workbook(io.BytesIO(body)).active.iter_rows(values_only=True))
+    assert not any(first.share_token in str(h) or second.share_token in str(h) for h in header), header
+    assert str(header[2]).startswith("Report 1")
+    zh = client.get(f"/zh-hans{url}").content.decode()
+    assert re.findall(r"<a [^>]*>([^<]*)</a>", re.search(r"<thead>(.*?)</thead>", zh, re.S).group(1)) == [
+        "报告 1",
+        "报告 2",
+    ]

@@ -57,10 +57,21 @@ PAGE_PHRASES = [
 ]
 
 
-def _shot(page, name: str) -> None:
+def _shot(page, name: str, until: str | None = None) -> None:
+    """The page as docs/screenshots/<name>.png: the whole page, or its top down to the element
+    `until` (the README's first picture: the headline cards, the warnings and the first charts)."""
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+        clip = None
+        if until:
+            box = page.locator(until).bounding_box()
+            clip = {
+                "x": 0,
+                "y": 0,
+                "width": page.viewport_size["width"],
+                "height": box["y"] + box["height"] + 16,
+            }
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True, clip=clip)
 
 
 def _core_english(result: dict) -> list[str]:
@@ -123,6 +134,8 @@ def test_chinese_report_has_no_english_sentence(browser, live_server, article_re
     page.wait_for_selector("#chart-cost .main-svg", timeout=30_000)
     assert "Chance of missing the 30 days deadline" in page.inner_text("#headline-days .why")
     _shot(page, "report-en")
+    page.wait_for_selector("#chart-cards-days .main-svg", timeout=30_000)
+    _shot(page, "report-en-top", until="#chart-cards-days")  # the README's first picture
     context.close()
 
 

@@ -271,3 +271,18 @@ def test_comparison_of_910b_nodes_and_910c_supernodes_explains_the_step_time_by_
     chinese = client.get("/zh-hans" + url).content.decode()
     assert "超节点方案的训练速度是普通节点方案的" in chinese
     assert "as fast as the nodes" not in chinese
+
+
+def test_the_chosen_micro_batches_say_the_layouts_bubble_as_its_table_does():
+    params = {"pp": 2, "low": 8, "high": 16, "bubble_low": 1 / 9, "bubble_high": 1 / 17, "micro_batches": 14}
+    new = {**params, "layout_bubble": 0.00853}  # interleaved over 8 virtual stages
+    with translation.override("en"):
+        text = messages.render("start.micro_batches.chosen", new, "x")
+        assert text.endswith("The chosen layout runs 14 (bubble 0.9%).") and "11% at 8" in text
+    with translation.override("zh-hans"):
+        assert messages.render("start.micro_batches.chosen", new, "x").endswith(
+            "所选布局使用 14 个（气泡 0.9%）。"
+        )
+        # a result stored before the rename (params.bubble) still reads in Chinese
+        old = messages.render("start.micro_batches.chosen", {**params, "bubble": 1 / 15}, "English default")
+        assert old.endswith("（气泡 6.7%）。"), old

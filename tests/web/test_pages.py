@@ -362,6 +362,18 @@ def test_a_copy_planned_by_budget_is_named_for_what_it_is(client, make_estimate)
     assert 'value="70B in 30 days, sized by its budget"' in html
 
 
+def test_a_copy_of_an_unnamed_report_never_carries_its_share_token(client, make_estimate):
+    # the token is the original's read key: a copy named after it would hand it to whoever sees the copy
+    original = make_estimate(data={**ARTICLE_50M, "cluster": {"target_days": 30}})
+    assert not original.name
+    html = client.get(
+        f"/?copy={original.share_token}&sizing=budget", HTTP_ACCEPT_LANGUAGE="en"
+    ).content.decode()
+    assert 'value="Training cluster plan, sized by its budget"' in html
+    assert "a copy of “Training cluster plan”" in html
+    assert html.count(original.share_token) == html.count(f"copy={original.share_token}")  # in no text
+
+
 def test_what_the_budget_buys_is_said_in_the_median_days_of_that_plans_own_headline(client, make_estimate):
     """The budget sentence's days are the budget-sized plan's headline days with failures: its
     median (budget.affords.days_p50 = that plan's goodput.wall_clock_days_p50), not the mean."""

@@ -133,7 +133,13 @@ def test_the_sweep_builder_sweeps_the_chance_in_percent_as_the_base_asks_it(clie
     by_cards = {**fields, "mode": "builder", "sizing": "cards", "cards": "1024"}
     html = client.post("/sweeps/", by_cards, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert '<a href="#field-axis1_field">Axis 1: field</a>' in html
-    assert "needs cluster.target_days: it is the chance of finishing by a deadline" in html
+    # the value it was refused at as typed (50, in percent), the sentence naming no field path
+    assert "50%: needs a deadline in days: it is the chance of finishing by the deadline" in html
+    assert "0.5:" not in html and "cluster.target_days:" not in html
+    zh = client.post("/zh-hans/sweeps/", by_cards).content.decode()
+    (error,) = re.findall(r'id="field-axis1_field".*?<ul class="errors"[^>]*>(.*?)</ul>', zh, re.S)
+    assert error.strip().startswith("<li>50%：") and "0.5" not in error, error
+    zh_only(re.sub(r"<[^>]+>", "", error))
 
 
 @pytest.mark.django_db

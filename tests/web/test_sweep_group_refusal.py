@@ -9,9 +9,10 @@ import re
 
 import pytest
 
-from sweeps.digests import merge_digests, pack, unpack
+from sweeps.digests import pack, unpack
 from sweeps.models import SweepChunk
 from sweeps.services import axes_of
+from sweeps.summary import merge_digests
 from tests.web.sweep_runs import run_sweep, zh_only
 from tests.web.test_pages import FORM, _field_errors
 

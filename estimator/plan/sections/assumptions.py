@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from estimator import catalog
 from estimator.contract.book_pricing import assumption as price_book_assumption
 from estimator.contract.book_pricing import electricity_usd, source_text
 from estimator.contract.resolve import Resolved
@@ -16,12 +17,20 @@ from estimator.layout.stack_profile import StackProfile
 from estimator.money.pricing import causal_share, model_flops
 from estimator.money.rollup import Equipment
 from estimator.plan.chosen import ClusterChoice
+from estimator.plan.mfu_range import ASSUMED_MFU_SPREAD
 from estimator.plan.result import Assumption
 
 GENERIC = "catalog defaults / scenario"
 MOE_IMBALANCE_DEFAULT_SOURCE = (
     "default: auxiliary-loss-free balancing in production (training.moe_imbalance; 1.0 for "
     "force-balanced benchmarks) [U]"
+)
+MFU_SPREAD_SOURCE = (
+    "assumption, not evidence: +-25 % around a given MFU without efficiency.mfu_range "
+    "(plan.mfu_range.ASSUMED_MFU_SPREAD) [U]"
+)
+SEQ_LEN_DEFAULT_SOURCE = (
+    "default: 4,096 tokens, or the assumed shape's for a model given by its size (training.seq_len) [U]"
 )
 GLOBAL_BATCH_DEFAULT_SOURCE = (
     "default: 4M tokens a step, Llama 2's (Touvron et al. 2023, section 2.2; "
@@ -36,6 +45,8 @@ SOURCE_CODES = {
     "layout model prediction": "mfu-predicted",
     MOE_IMBALANCE_DEFAULT_SOURCE: "moe-imbalance-default",
     GLOBAL_BATCH_DEFAULT_SOURCE: "global-batch-default",
+    MFU_SPREAD_SOURCE: "mfu-spread-assumed",
+    SEQ_LEN_DEFAULT_SOURCE: "seq-len-default",
     "scenario cost.server_price": "scenario",
 }
 
@@ -97,6 +108,7 @@ def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> l
         _Row("matmul-efficiency", "achievable matmul efficiency", acc.matmul_efficiency, "",
              _source(r, "matmul_efficiency")),
         _Row("mfu", "MFU", choice.mfu, "", MFU_SOURCES[choice.mfu_source]),
+        *_mfu_spread_rows(r, choice),
         _flop_row(r, choice.mfu),
         # the software stack the step time assumes (its id as the value, its mechanisms in `detail`)
         _Row("stack" if chosen else "stack-default",
@@ -104,8 +116,20 @@ def _hardware_rows(r: Resolved, choice: ClusterChoice, stack: StackProfile) -> l
              f"{stack.name}; {stack.source} ({stack.as_of}); release: {stack.release}", stack.mechanisms()),
         _Row("tdp", "card TDP", acc.tdp_w, "W", _source(r, "tdp_w")),
         *_moe_rows(r),
+        _seq_row(r),
         _batch_row(r),
     ]  # fmt: skip
+
+
+def _mfu_spread_rows(r: Resolved, choice: ClusterChoice) -> list[_Row]:
+    """A given MFU without efficiency.mfu_range: the relative half-width of the triangle the Monte
+    Carlo, the chance of missing a deadline and the sizing for a chance of meeting it draw from
+    (plan.mfu_range.given_triangle, dimensionless). It moves them (Llama 3.1 70B, 2T tokens, MFU 0.4
+    on H100 for 30 days at 90 %: 1,168 cards, 1,016 with the range 0.4-0.4) and is no evidence."""
+    if choice.mfu_source != "given" or r.scenario.efficiency.mfu_range is not None:
+        return []
+    name = "MFU range assumed around the given MFU (relative half-width)"
+    return [_Row("mfu-spread", name, ASSUMED_MFU_SPREAD, "", MFU_SPREAD_SOURCE)]
 
 
 def _moe_rows(r: Resolved) -> list[_Row]:
@@ -120,6 +144,19 @@ def _moe_rows(r: Resolved) -> list[_Row]:
     source = MOE_IMBALANCE_DEFAULT_SOURCE if value == default else "scenario input"
     name = "MoE load imbalance (max/mean routed tokens per expert-parallel rank)"
     return [_Row("moe-imbalance", name, value, "", source)]
+
+
+def _seq_row(r: Resolved) -> _Row:
+    """The sequence length the plan trains at (tokens a sample): the scenario's, else its preset's
+    pre-training length (with the catalog's source), else a default. It sets the attention FLOPs per
+    token the MFU counts (12·L·s·d_attn: Llama 3.1 70B at its preset's 8,192, 64.4 GFLOP against
+    6·N's 424) and the activations' memory, so a default that moves every plan is shown."""
+    source = "scenario input"
+    if not r.scenario.training.seq_len:
+        preset = catalog.presets().get(r.scenario.model.preset or "")
+        cited = preset.sources.get("default_seq_len") if preset is not None else None
+        source = f"{cited.source} ({cited.as_of})" if cited else SEQ_LEN_DEFAULT_SOURCE
+    return _Row("seq-len", "sequence length (tokens a sample)", float(r.seq_len), "tokens", source)
 
 
 def _batch_row(r: Resolved) -> _Row:
@@ -166,8 +203,10 @@ def _flop_row(r: Resolved, mfu: float) -> _Row:
 
 
 def _price_rows(r: Resolved, eq: Equipment, pr: Mapping[str, float]) -> list[_Row]:
-    """Unit prices in the report's currency, electricity per kWh, PUE and depreciation (years)."""
-    cur, fx = r.scenario.cost.currency, r.usd_to_currency
+    """Unit prices in the report's currency, electricity per kWh, PUE, depreciation (years), the
+    fleet utilization that spreads the owned fixed costs (money.cost) and, in CNY, the exchange
+    rate every figure was converted at (CNY per USD)."""
+    c, cur, fx = r.scenario.cost, r.scenario.cost.currency, r.usd_to_currency
     return [
         _Row("server-price", "server price (cards included)", eq.server_price_usd * fx, cur,
              eq.sources["server"]),
@@ -178,9 +217,23 @@ def _price_rows(r: Resolved, eq: Equipment, pr: Mapping[str, float]) -> list[_Ro
              _source(r, "cloud_price_usd_per_card_hour")),
         _Row("electricity", "electricity", pr["electricity_usd_per_kwh"] * fx, f"{cur}/kWh",
              _electricity_source(r)),
-        _Row("pue", "PUE", pr["pue"], "", GENERIC),
-        _Row("depreciation", "depreciation", pr["depreciation_years"], "years", GENERIC),
+        _Row("pue", "PUE", pr["pue"], "", _default_source("pue", c.pue)),
+        _Row("depreciation", "depreciation", pr["depreciation_years"], "years",
+             _default_source("depreciation_years", c.depreciation_years)),
+        _Row("utilization", "fleet utilization (owned hours doing paid work)", pr["utilization"], "",
+             _default_source("utilization", c.utilization)),
+        *([_Row("exchange-rate", "exchange rate", fx, "CNY/USD", _default_source("usd_to_cny", c.usd_to_cny))]
+          if cur == "CNY" else []),
     ]  # fmt: skip
+
+
+def _default_source(key: str, given: object) -> str:
+    """The source of a running-cost figure: "scenario input" when the scenario gave it, else the
+    catalog default's source with its date (catalog/defaults.toml)."""
+    if given is not None:
+        return "scenario input"
+    s = catalog.default_sources().get(key)
+    return f"{s.source} ({s.as_of})" if s else GENERIC
 
 
 def _electricity_source(r: Resolved) -> str:
@@ -189,4 +242,4 @@ def _electricity_source(r: Resolved) -> str:
     if r.scenario.cost.electricity_per_kwh is None and electricity_usd(book, r.book_usd_to_cny) is not None:
         assert book is not None
         return source_text(book)
-    return GENERIC
+    return _default_source("electricity_usd_per_kwh", r.scenario.cost.electricity_per_kwh)
