@@ -4,5 +4,5 @@ Nothing here imports Django, DRF, Celery or Plotly, so the CLI, a web view, a Ce
 task or a notebook can all call it.
 """
 
-ENGINE_VERSION = "2.84.0"
+ENGINE_VERSION = "2.86.0"
 __version__ = ENGINE_VERSION

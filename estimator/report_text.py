@@ -283,8 +283,11 @@ def format_plan(out: Mapping[str, Any]) -> str:
     lines.extend(_machine_lines(r))
     if r.get("calibration"):
         lines.append(format_calibration(r["calibration"]))
+    fixes = {a["code"]: a.get("suggestion") for a in r.get("advice", []) if isinstance(a, dict)}
     for w in r.get("warnings", []):  # each with its own severity: info, warning or error
         lines.append(f"{w.get('severity') or 'warning'} [{w['code']}]: {w['message']}")
+        if fixes.get(w["code"]):  # an advice row's suggestion (the lever), under its warning
+            lines.append(f"  -> {fixes[w['code']]}")
     return "\n".join(lines) + "\n"
 
 

@@ -250,6 +250,18 @@ MESSAGES: dict[str, str] = {
     "bubble-over-20pct.micro-batches": gettext_noop(
         "Use %(low)s-%(high)s micro-batches per step (4-8 x PP=%(pp)s): bubble %(bubble_low)s-%(bubble_high)s; or interleave (virtual_stages) or cut PP."
     ),
+    "bubble-over-20pct.global-batch": gettext_noop(
+        "The global batch of %(global_batch_tokens)s tokens a step over DP=%(dp)s at micro-batch 1 fixes %(micro_batches)s micro-batches: %(low)s-%(high)s need %(batch_low_tokens)s-%(batch_high_tokens)s tokens a step (training.global_batch_tokens), a training choice (Llama 3 405B used at most %(reference_batch_tokens)s on 16K H100); or fewer cards (fewer DP ranks), interleave (virtual_stages) or cut PP."
+    ),
+    "bubble-over-20pct.global-batch-planned": gettext_noop(
+        "The global batch of %(global_batch_tokens)s tokens a step over DP=%(dp)s at micro-batch 1 fixes %(micro_batches)s micro-batches: %(low)s-%(high)s need %(batch_low_tokens)s-%(batch_high_tokens)s tokens a step (training.global_batch_tokens), a training choice (Llama 3 405B used at most %(reference_batch_tokens)s on 16K H100); or fewer cards (fewer DP ranks), interleave (virtual_stages) or cut PP. A re-plan of these cards at %(batch_low_tokens)s tokens a step: %(batch_days)s."
+    ),
+    "fewer-cards-faster": gettext_noop(
+        "%(faster_cards)s cards would finish sooner than these %(cards)s: %(faster_days)s against %(days)s; the global batch of %(global_batch_tokens)s tokens a step gives each of the DP=%(dp)s ranks only %(micro_batches)s micro-batches for PP=%(pp)s."
+    ),
+    "fewer-cards-faster.suggestion": gettext_noop(
+        "Plan on %(faster_cards)s cards (PP=%(faster_pp)s x DP=%(faster_dp)s, %(faster_micro_batches)s micro-batches per rank), or raise the global batch (training.global_batch_tokens) if the training allows it."
+    ),
     "bubble-over-20pct.raise": gettext_noop(
         "Raise the number of micro-batches to 4-8 x the pipeline stages."
     ),

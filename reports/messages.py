@@ -147,6 +147,16 @@ PARAM_KINDS = {
     "low": "count",
     "high": "count",
     "micro_batches": "count",
+    "faster_cards": "count",  # estimator.plan.fewer_cards
+    "faster_days": "days",
+    "faster_micro_batches": "count",
+    "faster_dp": "count",
+    "faster_pp": "count",
+    "global_batch_tokens": "big",
+    "batch_low_tokens": "big",  # advice.bubble-over-20pct.global-batch
+    "batch_high_tokens": "big",
+    "reference_batch_tokens": "big",
+    "batch_days": "days",
     "total_gb": "gb",
     "hbm_gb": "gb",
     "overflow_gb": "gb",

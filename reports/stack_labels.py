@@ -59,7 +59,7 @@ STACK_LABELS: dict[str, tuple[Promise, Promise]] = {
 }
 
 
-# the stack's memory and loss mechanisms (estimator.layout.stacks.StackProfile), shown as the plan's
+# the stack's memory, loss and expert-TP mechanisms (estimator.layout.stacks.StackProfile), shown as the plan's
 # assumptions in the stack table: what each means, and the words for its values
 MECHANISM_LABELS: dict[str, Promise] = {
     "always_recompute": _("Recomputed in every layer's backward, whatever the layout"),
@@ -73,6 +73,12 @@ MECHANISM_LABELS: dict[str, Promise] = {
     "unfused_kernels": _("Element-wise kernels run as separate PyTorch ops (unfused)"),
     "unfused_rope_types": _("Rotary scalings applied without a fused kernel"),
     "output_layer_sliced": _("Output layer computed in slices (one more copy of the logits)"),
+    "moe_expert_tp_gather": _(
+        "MoE tokens gathered again over the expert-TP group after the all-to-all (alltoall dispatcher)"
+    ),
+    "moe_expert_tp_combine_bytes": _(
+        "Bytes per element of that gather's combine (4: the fp32 router's dtype)"
+    ),
 }
 MECHANISM_VALUES: dict[str, Promise] = {
     "norms": _("the norms"),

@@ -5,7 +5,7 @@ speed factor)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 ATTENTION_KERNELS = ("unfused", "fa2", "fa3", "fa-triton", "ascend-fa")
@@ -28,6 +28,10 @@ ALWAYS_RECOMPUTE = ("norms", "mla_up_proj", "moe_act")
 UNFUSED_KERNELS = ("rope", "rmsnorm", "swiglu")
 # mechanisms given as a list of names, each from its set, each once
 _NAME_LISTS = {"always_recompute": ALWAYS_RECOMPUTE, "unfused_kernels": UNFUSED_KERNELS}
+EXPERT_TP_COMBINE_BYTES = (
+    2,
+    4,
+)  # StackProfile.moe_expert_tp_combine_bytes: 16-bit, or the fp32 router's dtype
 RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
 # Megatron-Bridge releases 25.11-26.06 against 26.02 on the same published layouts (performance-summary-
 # archive.md, docs/sources.md#megatron-bridge; read 2026-12-02), by chip family and workload family:
@@ -313,6 +317,13 @@ class StackProfile:
         """The switchable mechanisms (everything but the profile's identity and source)."""
         return {k: getattr(self, k) for k in MECHANISMS}
 
+    def plans_alike_key(self, moe: bool) -> tuple[tuple[str, Any], ...]:
+        """(field, value) of every field the step-time model, the layout search and its memory read
+        (all but UNPRICED; for a dense model, `moe` False, all but MOE_ONLY too): two profiles with
+        equal keys plan a model alike (estimator.plan.stack_sensitivity reuses one's answer)."""
+        skip = UNPRICED if moe else UNPRICED + MOE_ONLY
+        return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in skip)
+
     def runs_on(self, vendor: str, fp8_hardware: bool) -> bool:
         """Whether the stack runs on an accelerator of `vendor` (with FP8 tensor cores or not)."""
         vendors = {v.lower() for v in self.vendors}
@@ -353,6 +364,53 @@ MECHANISMS = (
     "moe_probs_in_activation",
     "unfused_kernels",
     "output_layer_sliced",
+    "moe_expert_tp_gather",
+    "moe_expert_tp_combine_bytes",
+)
+# the StackProfile fields that are not MECHANISMS (no training.stack_overrides entry), each with why;
+# every field is one or the other (tests/estimator/test_stack_mechanisms.py)
+NOT_MECHANISMS: dict[str, str] = {
+    "id": "the profile's identity",
+    "name": "the profile's description",
+    "source": "the profile's description",
+    "as_of": "the profile's description",
+    "summary": "the profile's description",
+    "release": "the profile's evidence: the release its mechanisms were checked against",
+    "release_spread": "the profile's evidence: widens the MFU band, never the step time",
+    "release_spread_source": "the profile's evidence",
+    "vendors": "where the stack runs (profiles_for): a fact of its code, not a switch",
+    "needs_fp8_hardware": "where the stack runs (profiles_for): a fact of its kernels, not a switch",
+    "cp_comm_types": "what the stack offers: the set a cp_comm_type override is checked against",
+    "max_zero_stage": "what the stack can run (enumeration rule); the layout's ZeRO stage is the switch",
+    "moe_tp_needs_sp": "a check in the stack's code (Megatron-Core refuses MoE with TP and no SP); no flag lifts it",
+    "sp_regather": "how the stack's column-parallel linear saves its input: fixed by its code, no flag switches it",
+    "unfused_rope_types": "which rotary scalings the stack's fused kernel refuses: fixed by its code",
+}
+# fields the step-time model, the layout search and its memory never read (the profile's description,
+# where it runs, its evidence, what it offers): plans_alike_key leaves them out
+UNPRICED = (
+    "id",
+    "name",
+    "source",
+    "as_of",
+    "summary",
+    "release",
+    "release_spread",
+    "release_spread_source",
+    "vendors",
+    "needs_fp8_hardware",
+    "cp_comm_types",
+)
+# fields only MoE layers read: profiles that differ only in these plan a dense model alike
+# (tests/estimator/test_stack_mechanisms.py flips each on a dense model)
+MOE_ONLY = (
+    "ep_comm_overlap",
+    "moe_dispatch_dedup",
+    "moe_max_nodes",
+    "moe_host_sync",
+    "per_expert_gemms",
+    "moe_expert_tp_gather",
+    "moe_expert_tp_combine_bytes",
 )
 MEMORY_MECHANISMS = (
     "selective_recompute",

@@ -27,6 +27,7 @@ from estimator.layout.stack_profile import (
     _NAME_LISTS,
     ATTENTION_KERNELS,
     CHECKPOINT_MODES,
+    EXPERT_TP_COMBINE_BYTES,
     FP8_RECIPES,
     MECHANISMS,
     MEGATRON_BRIDGE_RELEASE_SPREAD,
@@ -261,6 +262,8 @@ def resolve_stack(
     for key in _NAME_LISTS:
         if key in changes:
             changes[key] = tuple(changes[key])
+    if "moe_expert_tp_combine_bytes" in changes:
+        changes["moe_expert_tp_combine_bytes"] = float(changes["moe_expert_tp_combine_bytes"])
     return dataclasses.replace(profile, **changes) if changes else profile
 
 
@@ -311,6 +314,9 @@ def _override_problem(key: str, value: Any) -> str:
     if key == "moe_max_nodes":
         ok = value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1)
         return "" if ok else "must be a positive integer or null"
+    if key == "moe_expert_tp_combine_bytes":
+        ok = not isinstance(value, bool) and value in EXPERT_TP_COMBINE_BYTES
+        return "" if ok else f"must be one of {', '.join(map(str, EXPERT_TP_COMBINE_BYTES))}"
     return "" if isinstance(value, bool) else "must be true or false"
 
 

@@ -11,7 +11,8 @@ suggestion, params, suggestion_code, and `message_code` where the sentence has v
 
     memory-does-not-fit      memory.fits is false
     tp-crosses-node          TP larger than the HCCS/NVLink domain (article 2.2, 2.5)
-    bubble-over-20pct        pipeline bubble > 20 % of the step; M = 4P..8P (article 2.3, errata)
+    bubble-over-20pct        pipeline bubble > 20 % of the step; M = 4P..8P (article 2.3, errata);
+                             variant global-batch where the global batch fixes M (the batch to ask)
     comm-wait-over-30pct     exposed communication > 30 % of the step (article 5.1)
     oversubscribed-fabric-dp oversubscription > 1 with DP traffic crossing leaves (article 3.2)
     flat-network-too-large   a single-switch network past ~16 nodes (article 3.2)
@@ -24,6 +25,7 @@ suggestion, params, suggestion_code, and `message_code` where the sentence has v
     mfu-optimistic           an input MFU above published large-scale records (on the FLOPs
                              causal kernels compute)
     supernode-pays / supernode-does-not-pay / supernode-partly-used   see supernode_rules.py
+    fewer-cards-faster       a batch-bound plan on given cards a smaller size beats: see fewer_cards.py
 
 The article's starting configuration (section 7.1) is estimator.plan.starting_config.
 """
@@ -141,6 +143,10 @@ def _bubble_over_20pct(s: Doc, r: Doc) -> Advice | None:
             f"Use {lo}-{hi} micro-batches per step (4-8 x PP={int(pp)}): bubble "
             f"{bubble_fraction(pp, lo):.0%}-{bubble_fraction(pp, hi):.0%}; or interleave (virtual_stages) or cut PP."
         )
+        batch = _batch_fixes_micro_batches(s, r, lo, hi)
+        if batch is not None:
+            variant, fix = "global-batch", batch[0]
+            params.update(batch[1])
     else:
         variant = "raise"
         fix = "Raise the number of micro-batches to 4-8 x the pipeline stages."
@@ -152,6 +158,42 @@ def _bubble_over_20pct(s: Doc, r: Doc) -> Advice | None:
         params,
         f"bubble-over-20pct.{variant}",
     )
+
+
+LLAMA3_BATCH_TOKENS = (
+    16 * 2**20
+)  # Llama 3 405B's last global batch, 16M tokens a step on 16K H100 (docs/sources.md#llama3, section 3.4.1)
+
+
+def _batch_fixes_micro_batches(s: Doc, r: Doc, lo: int, hi: int) -> tuple[str, dict[str, Any]] | None:
+    """Where the global batch fixes the micro-batch count (micro-batch size 1 and micro_batches x
+    DP x seq_len = the global batch's tokens: M cannot rise without a larger batch): the suggestion
+    naming the global batch, in tokens a step, that gives `lo`-`hi` micro-batches at this DP and
+    micro-batch size (lo x DP x 1 x seq_len), with its params; None where M can still rise."""
+    m, dp = number_at(r, "parallelism.micro_batches"), number_at(r, "parallelism.dp")
+    mbs, tokens = (
+        number_at(r, "parallelism.micro_batch_size"),
+        number_at(r, "parallelism.global_batch_tokens"),
+    )
+    seq = number_at(s, "training.seq_len")
+    if not (m and dp and seq and tokens) or mbs != 1 or m * dp * seq != tokens:
+        return None
+    low, high = lo * dp * seq, hi * dp * seq
+    fix = (
+        f"The global batch of {tokens / 2**20:g}M tokens a step over DP={int(dp)} at micro-batch 1 fixes "
+        f"{int(m)} micro-batches: {lo}-{hi} need {low / 2**20:g}M-{high / 2**20:g}M tokens a step "
+        f"(training.global_batch_tokens), a training choice (Llama 3 405B used at most "
+        f"{LLAMA3_BATCH_TOKENS / 2**20:g}M on 16K H100); or fewer cards (fewer DP ranks), interleave "
+        "(virtual_stages) or cut PP."
+    )
+    params = {
+        "dp": int(dp),
+        "global_batch_tokens": tokens,
+        "batch_low_tokens": low,
+        "batch_high_tokens": high,
+        "reference_batch_tokens": LLAMA3_BATCH_TOKENS,
+    }
+    return fix, params
 
 
 def _comm_wait_over_30pct(s: Doc, r: Doc) -> Advice | None:

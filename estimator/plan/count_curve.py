@@ -32,7 +32,8 @@ from estimator.contract.scenario import validate_shape
 from estimator.errors import ScenarioError
 from estimator.plan import batch, batch_reasons
 from estimator.plan.deadline import candidate_sizes
-from estimator.plan.problem import cards_multiple, fabric_for
+from estimator.plan.pilot import fit_pilot
+from estimator.plan.problem import cards_multiple, fabric_for, problem_at
 from estimator.plan.work_budget import layout_candidates
 
 # ratios of the plan's cards the other points stand near (about 0.25x to 4x, geometric)
@@ -105,6 +106,8 @@ def plan_counts(
     it (counts_around), ascending. Raises ScenarioError where the scenario itself is refused."""
     base = fixed_cards_scenario(data, cards)
     r = resolve(validate_shape(base), books)
+    if r.scenario.calibration is not None:  # a pilot the core refuses refuses the scenario at every count
+        fit_pilot(r, problem_at)
     counts = counts_around(candidate_sizes(r, cards_multiple(r)), cards)
     searched = [c for c in counts if layout_candidates(r, c) <= limits.MAX_LAYOUT_CANDIDATES]
     out = batch.evaluate_columns(base, {"cluster.cards": np.array(searched, dtype=np.float64)}, books)

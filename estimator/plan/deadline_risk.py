@@ -108,7 +108,7 @@ class DeadlineChance:
 
     def __init__(self, r: Resolved, seconds: float, tokens: float | None = None):
         st = settings(r)
-        self.r, self.target_days = r, seconds / SECONDS_PER_DAY
+        self.r, self.target_days, self.tokens = r, seconds / SECONDS_PER_DAY, tokens
         self.at = at_cards_of(r, tokens, st, spread=False)
         self.counted, self.counts, self.scale_sd = st.on, st.counts, st.scale_rel_sd
         self.stack = resolved_stack(r)
@@ -275,4 +275,5 @@ def confident_cards(
     found, met = smallest_at_most(chance, lo, hi, rule.allowed * (1 + MISS_SLACK))
     if met[0]:
         return int(found[0]) * multiple
-    return int(fastest_cards(rule.r, mfu, multiple, None, np.ones(1, dtype=bool), top * multiple)[0])
+    # the rule's tokens (a sweep row's), not the scenario's: the fastest count grows with the work
+    return int(fastest_cards(rule.r, mfu, multiple, rule.tokens, np.ones(1, dtype=bool), top * multiple)[0])

@@ -8,9 +8,9 @@ and the memory that does not depend on the stack where they can), and scales the
 plan's wall-clock days by the throughput ratio: days(p) = days · tokens_per_s(chosen) /
 tokens_per_s(p). The ratio keeps whatever the roll-up adds to the step time (the same for every
 stack) and makes the chosen profile's entry equal the plan's days exactly. A profile whose
-mechanisms that can move the model (_relevant) are the chosen stack's plans alike: it takes the
-chosen best layout's ratio without a search of its own (a dense model under the MoE profile of the
-same release). A profile under which no
+fields that the model reads (StackProfile.plans_alike_key) are the chosen stack's plans alike: it
+takes the chosen best layout's ratio without a search of its own (a dense model under the MoE profile
+of the same release). A profile under which no
 layout fits gets None. The profiles share SENSITIVITY_SECONDS and those left when it runs out get
 None too (`timed_out`).
 Units: days; tokens/s.
@@ -31,8 +31,6 @@ from estimator.layout.stacks import profiles_for
 from estimator.result_fields import json_key
 
 SENSITIVITY_SECONDS = 3.0  # wall clock all the profiles' searches of one plan may take together
-# mechanisms that only MoE layers use: profiles that differ only in these plan a dense model alike
-MOE_ONLY = ("ep_comm_overlap", "moe_dispatch_dedup", "moe_max_nodes", "moe_host_sync", "per_expert_gemms")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -57,16 +55,17 @@ def stack_section(
     started = time.monotonic()
     fp8_hardware = bool(problem.accelerator.peak_flops_fp8)
     sensitivity: dict[str, float | None] = {}
-    seen: dict[tuple[Any, ...], float | None] = {}  # a dense model's answer per relevant mechanisms
+    moe = problem.arch.is_moe
+    seen: dict[tuple[Any, ...], float | None] = {}  # the answer per plans_alike_key
     if best is not None:  # a profile that plans alike with the chosen stack: the same best layout
-        seen[_relevant(problem.stack, problem.arch.is_moe)] = _scaled(days, best, best)
+        seen[problem.stack.plans_alike_key(moe)] = _scaled(days, best, best)
     timed_out = False
     families: dict[tuple[Any, ...], Any] = {}  # the profiles' shared enumerations (best_layouts)
     for profile in profiles_for(vendor, fp8_hardware):
         if profile.id == chosen_id:
             sensitivity[profile.id] = days if best is not None else None
             continue
-        key = _relevant(profile, problem.arch.is_moe)
+        key = profile.plans_alike_key(moe)
         if key in seen:
             sensitivity[profile.id] = seen[key]
             continue
@@ -83,11 +82,6 @@ def stack_section(
         sensitivity_days=sensitivity,
         timed_out=timed_out,
     )
-
-
-def _relevant(profile: StackProfile, moe: bool) -> tuple[Any, ...]:
-    """The mechanisms that can move this model's step time (a dense model ignores the MoE ones)."""
-    return tuple(sorted((k, v) for k, v in profile.mechanisms().items() if moe or k not in MOE_ONLY))
 
 
 def _days_under(

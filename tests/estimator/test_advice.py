@@ -322,3 +322,28 @@ def test_the_supernode_advice_gives_each_step_its_batch():
     (item,) = [a for a in advise(s, r) if a.code == "supernode-pays"]
     assert "a step of 24 sequences in 1.50 s against 32 in 2.40 s" in item.message
     assert (item.params["sequences"], item.params["node_sequences"]) == (24, 32)
+
+
+def test_bubble_names_the_global_batch_where_it_fixes_the_micro_batches():
+    """Llama 3.1 405B at 4M tokens a step (512 sequences of 8,192) on PP 64 x DP 16 at micro-batch 1:
+    32 micro-batches, all the batch gives; 4-8 x PP = 256-512 need 256 x 16 x 8,192 = 33,554,432 and
+    512 x 16 x 8,192 = 67,108,864 tokens a step (by hand); Llama 3 used at most 16M (section 3.4.1)."""
+    fixed = {
+        "s_training__seq_len": 8192,
+        "r_parallelism__bubble_fraction": 0.64,
+        "r_parallelism__pp": 64,
+        "r_parallelism__dp": 16,
+        "r_parallelism__micro_batch_size": 1,
+        "r_parallelism__micro_batches": 32,
+        "r_parallelism__global_batch_tokens": 4 * 2**20,
+    }
+    s, r = _plan(**fixed)
+    a = next(a for a in advise(s, r) if a.code == "bubble-over-20pct")
+    assert a.suggestion_code == "bubble-over-20pct.global-batch"
+    assert a.params["batch_low_tokens"] == 33_554_432 and a.params["batch_high_tokens"] == 67_108_864
+    assert a.params["reference_batch_tokens"] == 16 * 2**20
+    assert "32M-64M tokens a step" in a.suggestion and "training.global_batch_tokens" in a.suggestion
+    # micro-batch 2: halving it doubles the micro-batches within the same batch, the old advice holds
+    s, r = _plan(**{**fixed, "r_parallelism__micro_batch_size": 2, "r_parallelism__micro_batches": 16})
+    a = next(a for a in advise(s, r) if a.code == "bubble-over-20pct")
+    assert a.suggestion_code == "bubble-over-20pct.micro-batches"

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from estimator.errors import ScenarioError
 from estimator.plan.compose import estimate
 from estimator.plan.count_curve import (
     NO_FABRIC,
@@ -179,3 +180,31 @@ def test_a_count_over_the_work_budget_is_refused_not_searched(monkeypatch):
     assert over  # more cards, more ways to split them
     assert all(p.refusal_code == OVER_WORK_BUDGET and p.refusal_params["limit"] == own for p in over)
     assert _own(points, 256).planned
+
+
+def test_a_refused_pilot_refuses_the_scenario_not_each_count():
+    """Found by tests/estimator/test_surfaces_agree.py: a pilot measured at 0.06x the model's
+    prediction for it (3,000 against 54,330 tokens/s per card; validated runs stay above 0.65x) makes
+    the plan refuse the scenario (pilot-far-below-model). The chart's counts were each refused as
+    count-not-planned ("the fixed layout does not divide the cards"), a reason about the count that is
+    not why; the scenario itself is refused, with the plan's code."""
+    doc = {
+        "model": {"preset": "llama-3.2-1b"},
+        "training": {"tokens": 2e10},
+        "hardware": {"accelerator": "h100-sxm"},
+        "cluster": {"cards": 8},
+        "calibration": {
+            "pilot": {
+                "cards": 8,
+                "seq_len": 4096,
+                "global_batch_tokens": 1048576,
+                "measured_tokens_per_s_per_card": 3000.0,
+            }
+        },
+    }
+    with pytest.raises(ScenarioError) as planned:
+        estimate(copy.deepcopy(doc))
+    with pytest.raises(ScenarioError) as counted:
+        plan_counts(doc, 8)
+    assert [e.code for e in counted.value.errors] == [e.code for e in planned.value.errors]
+    assert [e.code for e in planned.value.errors] == ["pilot-far-below-model"]

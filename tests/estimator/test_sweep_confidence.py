@@ -189,6 +189,37 @@ def test_the_searches_a_sweep_asks_are_within_the_work_budget():
     assert estimator_sweep.confident_sizings(doc, parsed) == 0
 
 
+def test_a_row_no_count_meets_plans_on_the_fastest_count_for_its_own_tokens():
+    """Found by tests/estimator/test_surfaces_agree.py. Qwen3-30B-A3B on A100 at an MFU of 0.25, 5e12
+    tokens in half a day, a 50 % chance asked: no count meets it, so the plan takes the count of the
+    shortest mean wall clock with failures (plan.goodput.fastest_cards). In a sweep whose group's
+    first row has 2e10 tokens, that count was searched for the group scenario's tokens (2e10: the
+    work of one row, the failures of another), 55,296 cards instead of the plan's 59,392; each row's
+    fallback now takes its own tokens, as a one-row sweep and the plan do."""
+    from estimator.contract.resolve import resolve
+    from estimator.contract.scenario import validate_shape
+    from estimator.plan.goodput import fastest_cards
+    from estimator.plan.problem import cards_multiple
+
+    base = {
+        "model": {"preset": "qwen3-30b-a3b"},
+        "training": {"tokens": 5e12},
+        "hardware": {"accelerator": "a100-sxm-80gb"},
+        "cluster": {"target_days": 0.5, "deadline_confidence": 0.5},
+        "efficiency": {"mfu": 0.25},
+    }
+    plan = estimate(base)["result"]["compute"]
+    assert plan["deadline_miss_probability"] > 0.5  # no count meets the chance asked
+    out = evaluate_columns(base, {"training.tokens": np.array([2e10, 5e12])})
+    assert out["compute.cards"][1] == plan["cards"]
+    # the fastest count depends on the work: the first row's tokens give another one
+    r = resolve(validate_shape(base))
+    at = [
+        fastest_cards(r, 0.25, cards_multiple(r), t, np.ones(1, dtype=bool), 65536)[0] for t in (2e10, 5e12)
+    ]
+    assert at[1] == plan["cards"] != at[0]
+
+
 def test_a_chance_axis_without_a_deadline_keeps_the_refusals_code_and_the_value_it_failed_at():
     # sized by cards, a chance axis is refused at its first value (0.5) with resolve's code, so the
     # web layer can say it in the reader's language (and show 0.5 as the 50 % the builder asked)

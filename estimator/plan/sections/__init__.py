@@ -15,6 +15,7 @@ from estimator.contract.resolve import Resolved
 from estimator.layout.search import LayoutProblem
 from estimator.plan.advice import advise
 from estimator.plan.chosen import Sized
+from estimator.plan.fewer_cards import fewer_cards_faster, with_planned_batch
 from estimator.plan.goodput_section import advice as goodput_advice
 from estimator.plan.goodput_section import assumptions as goodput_assumptions
 from estimator.plan.goodput_section import count_shape
@@ -92,8 +93,10 @@ def _advised(
     scenario_dict = r.scenario.normalized()
     scenario_dict["hardware"]["cards_per_node"] = r.cards_per_node
     sections = _without_trailing(result_dict(result))
-    items = tuple(advise(scenario_dict, sections))
+    items = with_planned_batch(r, tuple(advise(scenario_dict, sections)))
     items += tuple(goodput_advice(goodput, r.scenario.cost.currency)) if goodput is not None else ()
+    fewer = fewer_cards_faster(r, sections)
+    items += (fewer,) if fewer is not None else ()
     sections["advice"] = encode(items)
     start = starting_configuration(scenario_dict, sections)
     rows: list[Assumption | FailureAssumption] = list(
