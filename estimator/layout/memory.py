@@ -345,45 +345,76 @@ def _stage_activations(
     DualPipe's: `_dualpipe_stages`). The head's device adds, per micro-batch in flight there (one),
     the logits of the head and of each MTP depth and the MTP blocks (`_mtp_activations`).
     whole: _whole_layer of the layout, when the caller computed it already."""
-    rc = recompute_code(lay.recompute)
-    c_dense, c_moe = layer_coefficients(
-        arch, policy.fp8, policy.selective, policy.storage, policy.moe_imbalance
-    )
-    act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
-    a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
-    # a dense model's stages hold no MoE layer: n_layers - n_dense = 0 adds the same 0.0 either way
-    a_moe: Num = layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention) if arch.is_moe else 0.0
-    # full recompute re-materialises one layer's activations during its backward
-    whole = _whole_layer(arch, seq_len, lay, policy) if whole is None else whole
-    transient = np.where(rc == 2, whole, 0.0)
-    pp = np.asarray(lay.pp, dtype=float)
-    v = np.asarray(lay.virtual_stages, dtype=float)
-    m = pp if lay.micro_batches is None else np.asarray(lay.micro_batches, dtype=float)
-    head = _mtp_activations(arch, seq_len, lay, policy, arr(a_moe) if arch.is_moe else a_dense)
+    return _ActivationFrame(arch, seq_len, st, lay, policy, whole).stages(lay.recompute)
 
-    def per_mb(n_layers: npt.ArrayLike, n_dense: npt.ArrayLike) -> FloatArray:
-        if not arch.is_moe:  # the MoE layers' 0.0 bytes add nothing (x + 0.0 = x for x >= 0)
-            return arr(np.asarray(n_dense) * a_dense)
-        return arr(np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe)
 
-    if policy.dualpipe:
-        return _dualpipe_stages(st, per_mb, (pp, m), transient, head)
-    inflight_first = np.minimum(pp, m)
-    inflight_mid = np.minimum(np.maximum(pp - 1.0, 1.0), m)
-    interleave = np.where(v > 1, 1.0 + (pp - 1.0) / (pp * v), 1.0)
+class _ActivationFrame:
+    """_stage_activations of one layout for several recompute codes: what no code changes (the
+    layer coefficients, the micro-batches in flight, full recompute's transient layer, the head's
+    logits and MTP inputs) computed once; per code the same operations in the same order (the same
+    floats)."""
 
-    def stage(
-        n_layers: npt.ArrayLike, n_dense: npt.ArrayLike, inflight: npt.ArrayLike, factor: npt.ArrayLike
-    ) -> FloatArray:
-        held = np.minimum(np.asarray(inflight) * np.asarray(factor), m)  # never more than all m
-        return arr(per_mb(n_layers, n_dense) * held + transient)
+    def __init__(
+        self,
+        arch: Architecture,
+        seq_len: npt.ArrayLike,
+        st: StageLayers,
+        lay: CardLayout,
+        policy: MemoryPolicy,
+        whole: FloatArray | None,
+    ):
+        self.arch, self.seq_len, self.st, self.lay, self.policy = arch, seq_len, st, lay, policy
+        self.coefficients = layer_coefficients(
+            arch, policy.fp8, policy.selective, policy.storage, policy.moe_imbalance
+        )
+        # full recompute re-materialises one layer's activations during its backward
+        self.whole = _whole_layer(arch, seq_len, lay, policy) if whole is None else whole
+        self.pp = np.asarray(lay.pp, dtype=float)
+        v = np.asarray(lay.virtual_stages, dtype=float)
+        self.m = self.pp if lay.micro_batches is None else np.asarray(lay.micro_batches, dtype=float)
+        self.head_parts = _mtp_parts(arch, seq_len, lay, policy)
+        if not policy.dualpipe:
+            self.inflight_first = np.minimum(self.pp, self.m)
+            self.inflight_mid = np.minimum(np.maximum(self.pp - 1.0, 1.0), self.m)
+            self.interleave = np.where(v > 1, 1.0 + (self.pp - 1.0) / (self.pp * v), 1.0)
+            self.single = np.where(st.single, 1.0, 0.0)
 
-    single = np.where(st.single, 1.0, 0.0)
-    return (
-        arr(stage(st.first, st.dense_first, inflight_first, interleave) + single * head),
-        stage(st.full, st.dense_mid, inflight_mid, interleave),
-        arr(stage(st.last, st.dense_last, 1.0, 1.0) + head),
-    )
+    def stages(self, recompute: npt.ArrayLike) -> Stages:
+        """The three devices' activation bytes under the recompute code(s) `recompute`."""
+        arch, lay, policy, st, m = self.arch, self.lay, self.policy, self.st, self.m
+        rc = recompute_code(recompute)
+        c_dense, c_moe = self.coefficients
+        act_args = (self.seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
+        a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
+        # a dense model's stages hold no MoE layer: n_layers - n_dense = 0 adds the same 0.0 either way
+        a_moe: Num = (
+            layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention) if arch.is_moe else 0.0
+        )
+        transient = np.where(rc == 2, self.whole, 0.0)
+        logits, per_depth_inputs = self.head_parts
+        depth = float(arch.num_nextn_predict_layers)
+        block = arr(a_moe) if arch.is_moe else a_dense
+        head = arr(logits + depth * (block + per_depth_inputs))  # _mtp_activations
+
+        def per_mb(n_layers: npt.ArrayLike, n_dense: npt.ArrayLike) -> FloatArray:
+            if not arch.is_moe:  # the MoE layers' 0.0 bytes add nothing (x + 0.0 = x for x >= 0)
+                return arr(np.asarray(n_dense) * a_dense)
+            return arr(np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe)
+
+        if policy.dualpipe:
+            return _dualpipe_stages(st, per_mb, (self.pp, m), transient, head)
+
+        def stage(
+            n_layers: npt.ArrayLike, n_dense: npt.ArrayLike, inflight: npt.ArrayLike, factor: npt.ArrayLike
+        ) -> FloatArray:
+            held = np.minimum(np.asarray(inflight) * np.asarray(factor), m)  # never more than all m
+            return arr(per_mb(n_layers, n_dense) * held + transient)
+
+        return (
+            arr(stage(st.first, st.dense_first, self.inflight_first, self.interleave) + self.single * head),
+            stage(st.full, st.dense_mid, self.inflight_mid, self.interleave),
+            arr(stage(st.last, st.dense_last, 1.0, 1.0) + head),
+        )
 
 
 def _whole_layer(
@@ -432,6 +463,15 @@ def _mtp_activations(
     (`block`, one micro-batch), the two RMSNorm inputs (the hidden state and the next token's
     embedding, 2h each) and the projection's input (the two normalised vectors, 2h elements at 2
     bytes, 1 in FP8; none when the stack recomputes its norms)."""
+    logits, inputs = _mtp_parts(arch, seq_len, lay, policy)
+    return arr(logits + float(arch.num_nextn_predict_layers) * (block + inputs))
+
+
+def _mtp_parts(
+    arch: Architecture, seq_len: npt.ArrayLike, lay: CardLayout, policy: MemoryPolicy
+) -> tuple[FloatArray, FloatArray]:
+    """_mtp_activations' terms that no recompute code changes: (1 + D) logits and, per depth, the
+    norm and projection inputs (bytes per micro-batch)."""
     tokens = (
         np.asarray(seq_len, dtype=float)
         / np.asarray(lay.cp, dtype=float)
@@ -443,8 +483,7 @@ def _mtp_activations(
     h = float(arch.hidden_size)
     projection_in = 0.0 if "norms" in policy.storage.always else 2.0 * h * (1.0 if policy.fp8 else 2.0)
     rep_div = np.where(np.asarray(lay.sequence_parallel, dtype=bool), tp, 1.0)
-    per_depth = block + tokens * (4.0 * h + projection_in) / rep_div
-    return arr((1.0 + depth) * logits + depth * per_depth)
+    return arr((1.0 + depth) * logits), arr(tokens * (4.0 * h + projection_in) / rep_div)
 
 
 def per_card_memory(
@@ -480,9 +519,9 @@ def per_card_memory_codes(
     states = _StageStates(counts, layout, policy)
     held = [states.of(params) for params in _stage_params(arch, counts, st, layout, policy)]
     out = []
-    whole = _whole_layer(arch, seq_len, layout, policy)  # the same for every recompute code
+    frame = _ActivationFrame(arch, seq_len, st, layout, policy, None)  # the same for every code
     for rc in recompute:
-        acts = _stage_activations(arch, seq_len, st, dataclasses.replace(layout, recompute=rc), policy, whole)
+        acts = frame.stages(rc)
         parts = []
         for (w, g, o, prefetch), act in zip(held, acts, strict=True):
             fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch
