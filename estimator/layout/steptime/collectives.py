@@ -42,8 +42,15 @@ def group_bandwidth(fab: Fabric, peers: Num) -> FloatArray:
     at once over its own link; a ring or a point-to-point send uses one)."""
     if fab.mesh_links <= 0:
         return arr(fab.bw_up + 0.0 * arr(peers))
-    used = np.clip(arr(peers) - 1.0, 1.0, fab.mesh_links)
+    used = np.minimum(np.maximum(arr(peers) - 1.0, 1.0), fab.mesh_links)  # clip(_, 1, mesh_links)
     return arr(fab.bw_up * used / fab.mesh_links)
+
+
+def clip_from_one(x: Num, hi: Num) -> FloatArray:
+    """np.clip(x, 1.0, hi) as np.minimum(np.maximum(x, 1.0), hi): the same floats (numpy's clip is
+    that composition; no signed zero can arise at the lower bound 1.0) without clip's Python
+    wrapper (several times the cost of the two ufuncs on the step-time model's small arrays)."""
+    return arr(np.minimum(np.maximum(x, 1.0), hi))
 
 
 def latency_s(n: Num, stride: Num, fab: Fabric, kind: str) -> FloatArray:
@@ -54,8 +61,13 @@ def latency_s(n: Num, stride: Num, fab: Fabric, kind: str) -> FloatArray:
     double binary tree at scale, 2·log2 steps across domains.
     """
     n = np.asarray(n, dtype=float)
-    n_in = np.clip(np.floor(fab.domain / np.asarray(stride, dtype=float)), 1.0, n)
-    n_out = n / n_in
+    n_in = clip_from_one(np.floor(fab.domain / np.asarray(stride, dtype=float)), n)
+    return latency_with(n_in, n / n_in, kind)
+
+
+def latency_with(n_in: FloatArray, n_out: FloatArray, kind: str) -> FloatArray:
+    """latency_s of a group of n_in cards per scale-up domain times n_out domains (as latency_s
+    computes them: allreduce_geometry's n_in and n / n_in are the same floats); seconds."""
     if kind == "ar":
         return arr(2.0 * (n_in - 1.0) * ALPHA_SCALEUP_S + 2.0 * np.log2(np.maximum(n_out, 1.0)) * ALPHA_NIC_S)
     return arr((n_in - 1.0) * ALPHA_SCALEUP_S + (n_out - 1.0) * ALPHA_NIC_S)
@@ -80,9 +92,9 @@ def allreduce_geometry(n: Num, stride: Num, fab: Fabric) -> AllreduceGeometry:
     bandwidth·eta, leaf ring factor 2(n_l-1)/n_l, cross-leaf ring factor 2(n_g-1)/n_g, NIC·eta)."""
     n = np.asarray(n, dtype=float)
     stride = np.asarray(stride, dtype=float)
-    n_in = np.clip(np.floor(fab.domain / stride), 1.0, n)
+    n_in = clip_from_one(np.floor(fab.domain / stride), n)
     n_out = n / n_in
-    n_groups = np.clip(np.ceil(n * stride / fab.leaf_cards), 1.0, n_out)
+    n_groups = clip_from_one(np.ceil(n * stride / fab.leaf_cards), n_out)
     n_leaf = n_out / n_groups
     return (
         n_in,

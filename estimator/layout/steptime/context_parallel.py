@@ -70,7 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.steptime.collectives import Fabric, group_bandwidth
+from estimator.layout.steptime.collectives import Fabric, clip_from_one, group_bandwidth
 from estimator.layout.steptime.constants import ALPHA_NIC_S, ALPHA_SCALEUP_S
 
 CP_COMM_TYPES = ("p2p", "allgather", "a2a", "a2a+p2p")
@@ -151,7 +151,7 @@ def ring_size(cp: Num, comm_type: str, domain: float, tp: Num) -> FloatArray:
     if comm_type == "a2a":
         return arr(np.ones_like(cp_a))
     if comm_type == "a2a+p2p":
-        g = np.clip(np.floor(domain / arr(tp)), 1.0, cp_a)
+        g = clip_from_one(np.floor(domain / arr(tp)), cp_a)
         return arr(np.maximum(cp_a / g, 1.0))
     return cp_a
 

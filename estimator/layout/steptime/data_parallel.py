@@ -21,7 +21,7 @@ from estimator.arrays import FloatArray, arr
 from estimator.layout.memory import StageLayers, grad_bytes
 from estimator.layout.stacks import holds_gathered_weights
 from estimator.layout.steptime.candidates import Candidates
-from estimator.layout.steptime.collectives import Fabric, allreduce_geometry, allreduce_with, latency_s
+from estimator.layout.steptime.collectives import Fabric, allreduce_geometry, allreduce_with, latency_with
 from estimator.layout.steptime.constants import ADAM_BYTES, DP_BUCKET_PARAMS, WEIGHT_BYTES
 
 if TYPE_CHECKING:
@@ -51,9 +51,10 @@ def data_parallel_s(
         groups = groups[:1]
     # what depends on the group alone, computed once for the collectives below
     geometry = [allreduce_geometry(n, stride, fab) for _, n, stride in groups]
+    # collectives.latency_s from the geometry's n_in (the same floats, computed once per group)
     latency = {
-        (i, kind): latency_s(n, stride, fab, kind)
-        for i, (_, n, stride) in enumerate(groups)
+        (i, kind): latency_with(geometry[i][0], np.asarray(n, dtype=float) / geometry[i][0], kind)
+        for i, (_, n, _) in enumerate(groups)
         for kind in ("ar", "half")
     }
     buckets = [np.ceil(p / DP_BUCKET_PARAMS) for p, _, _ in groups]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from estimator.arrays import FloatArray, Num, arr
-from estimator.layout.steptime.collectives import Fabric, group_bandwidth, latency_s
+from estimator.layout.steptime.collectives import Fabric, clip_from_one, group_bandwidth, latency_s
 from estimator.layout.steptime.constants import (
     ALPHA_NIC_S,
     ALPHA_SCALEUP_S,
@@ -162,7 +162,7 @@ def all_to_all_s(
     h = float(arch.hidden_size)
     sent = arr(tokens) / arr(tp) * imbalance  # tokens this card dispatches
     stride = arr(etp)
-    ep_in = arr(np.clip(np.floor(fab.domain / stride), 1.0, ep))
+    ep_in = clip_from_one(np.floor(fab.domain / stride), ep)
     nodes = arr(np.maximum(ep / ep_in, 1.0))
     bytes_per = 0.5 * ((1.0 if fp8_dispatch else WEIGHT_BYTES) + WEIGHT_BYTES)  # dispatch, combine
     in_copies = k * (ep_in - 1.0) / ep
