@@ -317,20 +317,30 @@ class _StageStates:
         self.held = (zero >= 3) & (
             self.pipelined | (policy.fsdp_fp32_shards and policy.reshard_after_forward == "never")
         )
+        self.any_no_weights = bool(np.any(self.no_weights))
+        self.any_held, self.any_pipelined = bool(np.any(self.held)), bool(np.any(self.pipelined))
 
     def of(self, params: Pair) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """(weights, gradients, optimizer, prefetch) bytes of the device holding `params`. Where no
+        layout of the array drops its weights, gathers them or accumulates unsharded gradients, the
+        np.where of those rules are left out: they would pick the shards' own floats, and adding
+        their +0.0 to the non-negative byte counts leaves them as they are."""
         states = []
         for p, (d_w, d_g, d_o) in zip(params, self.divisors, strict=True):
             p = np.asarray(p, dtype=float)
-            weights = np.where(self.no_weights, 0.0, p * WEIGHT_BYTES / d_w)
+            weights = p * WEIGHT_BYTES / d_w
+            if self.any_no_weights:
+                weights = np.where(self.no_weights, 0.0, weights)
             states.append((weights, p * self.g / d_g, p * self.k / d_o))
         (w1, g1, o1), (w2, g2, o2) = states
-        total = params[0] + params[1]
-        gw = np.where(self.held, total * WEIGHT_BYTES, 0.0)
-        gg = np.where(self.pipelined, total * self.g, 0.0)
-        # unsharded gradients accumulated across micro-batches replace the shards during the step
-        grads = np.where(gg > 0, gg, g1 + g2)
-        return arr(w1 + w2 + gw), arr(grads), arr(o1 + o2), self.prefetch
+        weights, grads = w1 + w2, g1 + g2
+        if self.any_held or self.any_pipelined:
+            total = params[0] + params[1]
+            weights = weights + np.where(self.held, total * WEIGHT_BYTES, 0.0)
+            gg = np.where(self.pipelined, total * self.g, 0.0)
+            # unsharded gradients accumulated across micro-batches replace the shards during the step
+            grads = np.where(gg > 0, gg, grads)
+        return arr(weights), arr(grads), arr(o1 + o2), self.prefetch
 
 
 def _stage_activations(

@@ -91,13 +91,18 @@ def data_parallel_s(
     reduce_exp = overlapped(reduce_raw, backward_window, stack.overlap_grad_reduce)
     gather_raw = np.where((z == 1) | (z == 2), weights_ag, 0.0)
     gather_exp = overlapped(gather_raw, forward_window, stack.overlap_param_gather)
-    z2_raw = np.where(z == 2, c.m * grads_rs, 0.0)
-    z2_exp = np.where(z == 2, c.m * overlapped(grads_rs, backward_window, stack.overlap_grad_reduce), 0.0)
-    z3_mb = 2.0 * coll(WEIGHT_BYTES, "half", per_layer=True) + coll(g, "half", per_layer=True)
-    z3_raw = np.where(z == 3, c.m * z3_mb, 0.0)
-    z3_exp = np.where(z == 3, c.m * np.maximum(z3_mb - comp_mb, 0.0), 0.0)  # prefetched per layer
-    exposed = reduce_exp + gather_exp + z2_exp + z3_exp
-    raw = reduce_raw + gather_raw + z2_raw + z3_raw
+    exposed, raw = reduce_exp + gather_exp, reduce_raw + gather_raw
+    # a ZeRO stage no candidate uses adds its np.where's +0.0 to the non-negative sums: left out
+    top = float(np.max(z)) if np.size(z) else 3.0
+    if top >= 2:
+        exposed = exposed + np.where(
+            z == 2, c.m * overlapped(grads_rs, backward_window, stack.overlap_grad_reduce), 0.0
+        )
+        raw = raw + np.where(z == 2, c.m * grads_rs, 0.0)
+    if top >= 3:
+        z3_mb = 2.0 * coll(WEIGHT_BYTES, "half", per_layer=True) + coll(g, "half", per_layer=True)
+        exposed = exposed + np.where(z == 3, c.m * np.maximum(z3_mb - comp_mb, 0.0), 0.0)  # per layer
+        raw = raw + np.where(z == 3, c.m * z3_mb, 0.0)
     if stack.sharded_with_pp:
         gathers = coll(WEIGHT_BYTES, "half", per_layer=True)
         fsdp_exp, fsdp_raw = pipelined_fsdp_s(problem, c, coll(g, "half", per_layer=True), gathers, comp_mb)
