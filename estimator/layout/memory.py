@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -263,12 +264,23 @@ def gathered_bytes(
     under PP also the unsharded gradients accumulated in grad_dtype until the step's last micro-batch.
     Otherwise ZeRO-3 prefetches about two layers' 16-bit weights (`prefetch`, counted in `other`).
     """
-    zero = lay.zero_effective()
+    zero, pipelined, held = _gather_rules(lay, policy)
     total = params[0] + params[1]
-    pipelined = policy.fsdp_fp32_shards & (np.asarray(lay.pp) > 1) & (zero >= 2)
-    held = (zero >= 3) & (pipelined | (policy.fsdp_fp32_shards and policy.reshard_after_forward == "never"))
     weights = np.where(held, total * WEIGHT_BYTES, 0.0)
     grads = np.where(pipelined, total * grad_bytes(policy.grad_dtype), 0.0)
+    return arr(weights), arr(grads), _prefetch_bytes(counts, lay, zero, held)
+
+
+def _gather_rules(lay: CardLayout, policy: MemoryPolicy) -> tuple[npt.NDArray[Any], Any, Any]:
+    """(effective ZeRO stage, FSDP under PP, weights held gathered) of gathered_bytes' rules."""
+    zero = lay.zero_effective()
+    pipelined = policy.fsdp_fp32_shards & (np.asarray(lay.pp) > 1) & (zero >= 2)
+    held = (zero >= 3) & (pipelined | (policy.fsdp_fp32_shards and policy.reshard_after_forward == "never"))
+    return zero, pipelined, held
+
+
+def _prefetch_bytes(counts: ParamCounts, lay: CardLayout, zero: npt.NDArray[Any], held: Any) -> FloatArray:
+    """ZeRO-3's prefetch of about two layers' 16-bit weights where not held gathered (bytes)."""
     tp = np.asarray(lay.tp, dtype=float)
     etp = tp if lay.expert_tp is None else np.asarray(lay.expert_tp, dtype=float)
     dense_layer = counts.attention_per_layer + counts.dense_mlp_per_layer
@@ -276,8 +288,7 @@ def gathered_bytes(
     max_layer = max(dense_layer, moe_nonrouted) / tp + counts.moe_routed_per_layer / (
         np.asarray(lay.ep) * etp
     )
-    prefetch = np.where((zero >= 3) & ~held, 2.0 * max_layer * WEIGHT_BYTES, 0.0)
-    return arr(weights), arr(grads), arr(prefetch)
+    return arr(np.where((zero >= 3) & ~held, 2.0 * max_layer * WEIGHT_BYTES, 0.0))
 
 
 def _stage_states(
@@ -311,12 +322,8 @@ class _StageStates:
             tuple(np.where(stage >= k, np.asarray(dp, dtype=float), 1.0) for k in (3, 2, 1)) for dp in groups
         ]
         # gathered_bytes
-        _, _, self.prefetch = gathered_bytes(counts, (np.zeros(1), np.zeros(1)), lay, policy)
-        zero = lay.zero_effective()
-        self.pipelined = policy.fsdp_fp32_shards & (np.asarray(lay.pp) > 1) & (zero >= 2)
-        self.held = (zero >= 3) & (
-            self.pipelined | (policy.fsdp_fp32_shards and policy.reshard_after_forward == "never")
-        )
+        zero, self.pipelined, self.held = _gather_rules(lay, policy)
+        self.prefetch = _prefetch_bytes(counts, lay, zero, self.held)
         self.any_no_weights = bool(np.any(self.no_weights))
         self.any_held, self.any_pipelined = bool(np.any(self.held)), bool(np.any(self.pipelined))
 
