@@ -535,14 +535,18 @@ def per_card_memory_codes(
     )
     states = _StageStates(counts, layout, policy)
     held = [states.of(params) for params in _stage_params(arch, counts, st, layout, policy)]
+    # per device what no code changes: the model states' sum (the left of the total's sum) and buffers
+    fixed_parts = [
+        (w + g + o, buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch)
+        for w, g, o, prefetch in held
+    ]
     out = []
     frame = _ActivationFrame(arch, seq_len, st, layout, policy, None)  # the same for every code
     for rc in recompute:
         acts = frame.stages(rc)
         parts = []
-        for (w, g, o, prefetch), act in zip(held, acts, strict=True):
-            fixed = buffers.comm_buffer_bytes + buffers.workspace_bytes + prefetch
-            rest = w + g + o + act + fixed
+        for (w, g, o, _), (states_sum, fixed), act in zip(held, fixed_parts, acts, strict=True):
+            rest = states_sum + act + fixed
             frag = buffers.fragmentation_fraction * rest
             parts.append((w, g, o, act, fixed + frag, rest + frag))
         first, mid, last = parts
