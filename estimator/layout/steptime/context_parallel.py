@@ -207,13 +207,18 @@ def _exchange_overlapped_s(
         fwd_exp = (n - 1.0) * np.maximum(x - step_f, 0.0)
         bwd_exp = (n - 1.0) * np.maximum(x + x_d - step_b, 0.0) + x_d
         fwd_raw, bwd_raw = (n - 1.0) * x, (n - 1.0) * (x + x_d) + x_d
-    # the hierarchical a2a stage stays inside the scale-up domain (g = domain/tp ranks)
-    up = arr(group_bandwidth(fab, group) * fab.eta + 0.0 * bw)
-    a2a = np.where(group > 1, _a2a_s(shape, up, arr(ALPHA_SCALEUP_S + 0.0 * bw), group), 0.0)
-    raw = n_f * (fwd_raw + a2a) + bwd_raw + a2a
-    exposed = n_f * (fwd_exp + a2a) + bwd_exp + a2a
-    ring = n > 1
-    return arr(np.where(ring | (group > 1), raw, 0.0)), arr(np.where(ring | (group > 1), exposed, 0.0))
+    staged = group > 1
+    if staged.any():
+        # the hierarchical a2a stage stays inside the scale-up domain (g = domain/tp ranks)
+        up = arr(group_bandwidth(fab, group) * fab.eta + 0.0 * bw)
+        a2a = np.where(staged, _a2a_s(shape, up, arr(ALPHA_SCALEUP_S + 0.0 * bw), group), 0.0)
+        raw = n_f * (fwd_raw + a2a) + bwd_raw + a2a
+        exposed = n_f * (fwd_exp + a2a) + bwd_exp + a2a
+    else:  # no a2a stage (p2p, all-gather): its +0.0 left out of the non-negative sums (same floats)
+        raw = n_f * fwd_raw + bwd_raw
+        exposed = n_f * fwd_exp + bwd_exp
+    on = (n > 1) | staged
+    return arr(np.where(on, raw, 0.0)), arr(np.where(on, exposed, 0.0))
 
 
 def _a2a_s(shape: CpShape, bw: FloatArray, alpha: FloatArray, group: Num | None = None) -> FloatArray:
