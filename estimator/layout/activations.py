@@ -225,19 +225,45 @@ def layer_activation_bytes(
     cp: context-parallel size (each rank keeps s/cp tokens, attending to all s keys);
     recompute: code 0 none / 1 selective / 2 full (or the names).
     """
-    rc = recompute_code(recompute)
+    return stored_activation_bytes(
+        coeffs, layer_tokens(seq_len, micro_batch_size, tp, cp, sequence_parallel), recompute, flash_attention
+    )
+
+
+LayerTokens = tuple[FloatArray, FloatArray, FloatArray, FloatArray]  # (s, tokens, tp, replication divisor)
+
+
+def layer_tokens(
+    seq_len: npt.ArrayLike,
+    micro_batch_size: npt.ArrayLike,
+    tp: npt.ArrayLike = 1,
+    cp: npt.ArrayLike = 1,
+    sequence_parallel: npt.ArrayLike = False,
+) -> LayerTokens:
+    """What layer_activation_bytes reads of the layout, for several coefficients and recompute
+    codes: (s, the card's tokens s/cp·b, t, the replicated tensors' divisor: t under sequence
+    parallelism, else 1)."""
     tp = np.asarray(tp, dtype=float)
-    sp = np.asarray(sequence_parallel, dtype=bool)
     tokens = (
         np.asarray(seq_len, dtype=float)
         / np.asarray(cp, dtype=float)
         * np.asarray(micro_batch_size, dtype=float)
     )
-    rep_div = np.where(sp, tp, 1.0)
+    rep_div = np.where(np.asarray(sequence_parallel, dtype=bool), tp, 1.0)
+    return np.asarray(seq_len, dtype=float), tokens, tp, rep_div
+
+
+def stored_activation_bytes(
+    coeffs: LayerCoefficients, layer: LayerTokens, recompute: npt.ArrayLike = 0, flash_attention: bool = True
+) -> FloatArray:
+    """layer_activation_bytes of the layout `layer` (layer_tokens): bytes of one layer for one
+    micro-batch on one card (Korthikanti 2022)."""
+    s, tokens, tp, rep_div = layer
+    rc = recompute_code(recompute)
     scores: Num = 0.0  # fused kernels never store the scores (split + 0.0 = split: split >= 0)
     if not flash_attention:
         keep_scores = (rc == 0) | ((rc == 1) & (not coeffs.selective_scores))
-        scores = np.where(keep_scores, coeffs.score_per_key * np.asarray(seq_len, dtype=float), 0.0)
+        scores = np.where(keep_scores, coeffs.score_per_key * s, 0.0)
     sel = (rc == 1).astype(float)
     replicated = coeffs.replicated - sel * coeffs.selective_replicated
     split = coeffs.split - sel * coeffs.selective_split

@@ -47,13 +47,16 @@ from estimator.layout.activations import (
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
     LayerCoefficients,
+    LayerTokens,
     Storage,
     gpt_layer_coefficients,
     korthikanti_layer_bytes,
     layer_activation_bytes,
     layer_coefficients,
+    layer_tokens,
     recompute_code,
     selective_saves_memory,
+    stored_activation_bytes,
 )
 from estimator.layout.model_state import (
     DEFAULT_GRAD_DTYPE,
@@ -380,12 +383,13 @@ class _ActivationFrame:
         policy: MemoryPolicy,
         whole: FloatArray | None,
     ):
-        self.arch, self.seq_len, self.st, self.lay, self.policy = arch, seq_len, st, lay, policy
+        self.arch, self.st, self.policy = arch, st, policy
         self.coefficients = layer_coefficients(
             arch, policy.fp8, policy.selective, policy.storage, policy.moe_imbalance
         )
+        self.layer = layer_tokens(seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
         # full recompute re-materialises one layer's activations during its backward
-        self.whole = _whole_layer(arch, seq_len, lay, policy) if whole is None else whole
+        self.whole = _whole_layer(arch, seq_len, lay, policy, self.layer) if whole is None else whole
         self.pp = np.asarray(lay.pp, dtype=float)
         v = np.asarray(lay.virtual_stages, dtype=float)
         self.m = self.pp if lay.micro_batches is None else np.asarray(lay.micro_batches, dtype=float)
@@ -398,14 +402,13 @@ class _ActivationFrame:
 
     def stages(self, recompute: npt.ArrayLike) -> Stages:
         """The three devices' activation bytes under the recompute code(s) `recompute`."""
-        arch, lay, policy, st, m = self.arch, self.lay, self.policy, self.st, self.m
+        arch, policy, st, m = self.arch, self.policy, self.st, self.m
         rc = recompute_code(recompute)
         c_dense, c_moe = self.coefficients
-        act_args = (self.seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
-        a_dense = layer_activation_bytes(c_dense, *act_args, rc, policy.flash_attention)
+        a_dense = stored_activation_bytes(c_dense, self.layer, rc, policy.flash_attention)
         # a dense model's stages hold no MoE layer: n_layers - n_dense = 0 adds the same 0.0 either way
         a_moe: Num = (
-            layer_activation_bytes(c_moe, *act_args, rc, policy.flash_attention) if arch.is_moe else 0.0
+            stored_activation_bytes(c_moe, self.layer, rc, policy.flash_attention) if arch.is_moe else 0.0
         )
         transient = np.where(rc == 2, self.whole, 0.0)
         logits, per_depth_inputs = self.head_parts
@@ -435,17 +438,23 @@ class _ActivationFrame:
 
 
 def _whole_layer(
-    arch: Architecture, seq_len: npt.ArrayLike, lay: CardLayout, policy: MemoryPolicy
+    arch: Architecture,
+    seq_len: npt.ArrayLike,
+    lay: CardLayout,
+    policy: MemoryPolicy,
+    layer: LayerTokens | None = None,
 ) -> FloatArray:
     """The activations of the largest layer without recompute (bytes, one micro-batch): what full
     recompute re-materialises during a layer's backward. It does not depend on the recompute code,
-    so per_card_memory_codes computes it once for all its codes."""
+    so per_card_memory_codes computes it once for all its codes. layer: layer_tokens of the layout,
+    when the caller has it."""
     c_dense, c_moe = layer_coefficients(
         arch, policy.fp8, policy.selective, policy.storage, policy.moe_imbalance
     )
-    act_args = (seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
-    whole_dense = layer_activation_bytes(c_dense, *act_args, 0, policy.flash_attention)
-    whole_moe = layer_activation_bytes(c_moe, *act_args, 0, policy.flash_attention) if arch.is_moe else 0.0
+    if layer is None:
+        layer = layer_tokens(seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
+    whole_dense = stored_activation_bytes(c_dense, layer, 0, policy.flash_attention)
+    whole_moe = stored_activation_bytes(c_moe, layer, 0, policy.flash_attention) if arch.is_moe else 0.0
     return arr(np.maximum(whole_dense, whole_moe))
 
 
