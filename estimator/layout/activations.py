@@ -269,7 +269,7 @@ def stored_activation_bytes(
     split = coeffs.split - sel * coeffs.selective_split
     stored = tokens * (replicated / rep_div + (split + scores) / tp)
     full_rc = rc == 2
-    if not np.any(full_rc):  # stored has the shape of the selection (it reads rc, tokens, tp)
+    if not np.asarray(full_rc).any():  # stored has the shape of the selection (it reads rc, tokens, tp)
         return arr(stored)
     full = tokens * coeffs.input_bytes / rep_div
     return arr(np.where(full_rc, full, stored))

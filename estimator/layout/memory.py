@@ -327,8 +327,11 @@ class _StageStates:
         # gathered_bytes
         zero, self.pipelined, self.held = _gather_rules(lay, policy)
         self.prefetch = _prefetch_bytes(counts, lay, zero, self.held)
-        self.any_no_weights = bool(np.any(self.no_weights))
-        self.any_held, self.any_pipelined = bool(np.any(self.held)), bool(np.any(self.pipelined))
+        self.any_no_weights = bool(np.asarray(self.no_weights).any())  # the method: no np.any wrapper
+        self.any_held, self.any_pipelined = (
+            bool(np.asarray(self.held).any()),
+            bool(np.asarray(self.pipelined).any()),
+        )
 
     def of(self, params: Pair) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """(weights, gradients, optimizer, prefetch) bytes of the device holding `params`. Where no
