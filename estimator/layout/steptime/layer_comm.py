@@ -6,9 +6,11 @@ always exposed), each split into an exposed and a hidden part, and the MoE host-
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from estimator.arrays import FloatArray, Num, arr
 from estimator.layout.steptime import attention as att
@@ -84,9 +86,10 @@ def comm_terms(
     n_coll = 4.0 + 2.0 * c.rf
     # the sequence-parallel re-gather of the column linears' inputs: its hideable part joins the
     # collectives the stack overlaps, the rest is exposed (sp_regather_s)
-    rg_att, rg_mlp, rg_exposed = sp_regather_s(problem, c, tokens, t_gemm, fab, moe, r.fp8)
-    raw_tp_attention = 0.5 * tp_collectives_s(c.tp, tokens, h, n_coll, fab) + rg_att
-    raw_tp_mlp = 0.5 * mlp_tp_collectives_s(problem, c, tokens, n_coll, fab, moe) + rg_mlp
+    tp = tp_ring(c.tp, fab)  # the TP group's bandwidth and ring factor, once for its collectives
+    rg_att, rg_mlp, rg_exposed = sp_regather_s(problem, c, tokens, t_gemm, fab, moe, r.fp8, tp)
+    raw_tp_attention = 0.5 * tp_collectives_s(tp, tokens, h, n_coll, fab) + rg_att
+    raw_tp_mlp = 0.5 * mlp_tp_collectives_s(problem, c, tokens, n_coll, fab, moe, tp) + rg_mlp
     raw_tp = raw_tp_attention + raw_tp_mlp
     tp_window = t_gemm if stack.tp_comm_overlap else 0.0
     # context parallel: the K/V ring or gather, each step hidden behind that step's attention compute
@@ -115,7 +118,13 @@ def comm_terms(
 
 
 def mlp_tp_collectives_s(
-    problem: LayoutProblem, c: Candidates, tokens: Num, n_coll: Num, fab: Fabric, moe: bool
+    problem: LayoutProblem,
+    c: Candidates,
+    tokens: Num,
+    n_coll: Num,
+    fab: Fabric,
+    moe: bool,
+    tp: TpRing | None = None,
 ) -> FloatArray:
     """The MLP's tensor-parallel collectives of one layer and micro-batch on one card, n_coll of them
     (s; twice the MLP's half of tp_collectives_s). A dense MLP: tokens·h over the TP group. A MoE
@@ -123,12 +132,15 @@ def mlp_tp_collectives_s(
     (expert_tp_gathers: Megatron-Core's alltoall dispatcher): only the shared experts' tokens·h over
     the TP group where there are any (the routed experts' gather is ep_comm, moe.expert_tp_gather_s).
     Elsewhere a MoE layer's MLP collective is a dense one's over the expert-TP group (parallel
-    folding), or over TP where shared experts need it. tokens: the micro-batch's tokens per TP group."""
+    folding), or over TP where shared experts need it. tokens: the micro-batch's tokens per TP group.
+    tp: tp_ring of c.tp, where the caller has it."""
     arch, h = problem.arch, float(problem.arch.hidden_size)
+    tp_group: Num | TpRing = c.tp if tp is None else tp
     if moe and expert_tp_gathers(problem):
-        return tp_collectives_s(c.tp, tokens, h, n_coll, fab) if arch.n_shared_experts else 0.0 * c.tp
-    group = c.etp if moe and not arch.n_shared_experts else c.tp
-    return tp_collectives_s(group, arr(tokens) * group / c.tp, h, n_coll, fab)
+        return tp_collectives_s(tp_group, tokens, h, n_coll, fab) if arch.n_shared_experts else 0.0 * c.tp
+    if moe and not arch.n_shared_experts:
+        return tp_collectives_s(c.etp, arr(tokens) * c.etp / c.tp, h, n_coll, fab)
+    return tp_collectives_s(tp_group, arr(tokens) * c.tp / c.tp, h, n_coll, fab)
 
 
 def expert_tp_gathers(problem: LayoutProblem) -> bool:
@@ -217,7 +229,14 @@ def host_floor(problem: LayoutProblem, c: Candidates, terms: dict[str, Num]) -> 
 
 
 def sp_regather_s(
-    problem: LayoutProblem, c: Candidates, tokens: Num, t_gemm: Num, fab: Fabric, moe: bool, fp8: bool
+    problem: LayoutProblem,
+    c: Candidates,
+    tokens: Num,
+    t_gemm: Num,
+    fab: Fabric,
+    moe: bool,
+    fp8: bool,
+    tp: TpRing | None = None,
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """(attention's hideable, MLP's hideable, exposed) seconds of the sequence-parallel backward
     re-gather of one layer and micro-batch on one card.
@@ -251,7 +270,9 @@ def sp_regather_s(
         return _NO_REGATHER
     col_att, col_mlp, params, has_mlp_gather = _column_shares(problem.arch, problem.counts, moe)
     half = 0.5 if fp8 and stack.sp_regather == "gemm-input" else 1.0  # 1-byte elements: half the bytes
-    rg_att = tp_collectives_s(c.tp, arr(tokens) * half, float(problem.arch.hidden_size), 0.5, fab)
+    rg_att = tp_collectives_s(
+        c.tp if tp is None else tp, arr(tokens) * half, float(problem.arch.hidden_size), 0.5, fab
+    )
     if not on.all():
         rg_att = arr(np.where(on, rg_att, 0.0))
     rg_mlp = rg_att if has_mlp_gather else 0.0 * rg_att
@@ -290,10 +311,30 @@ def _column_shares(arch: Architecture, counts: ParamCounts, moe: bool) -> tuple[
     return col_att, col_mlp, counts.attention_per_layer + mlp, has_mlp_gather
 
 
-def tp_collectives_s(group: Num, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
-    """n_coll ring all-reduces (or all-gather + reduce-scatter pairs) of tokens·h 16-bit values over a
-    tensor-parallel group, 2(g-1)/g of the bytes per card, plus 2 us per ring step (s)."""
+@dataclass(frozen=True)
+class TpRing:
+    """What tp_collectives_s derives from the group alone (tp_ring), for several collectives over
+    one group: the bandwidth per card·eta (bytes/s), the ring factor 2(g-1)/g, the g-1 ring steps,
+    and where g > 1."""
+
+    bw: FloatArray
+    factor: FloatArray
+    steps: FloatArray
+    on: npt.NDArray[np.bool_]
+
+
+def tp_ring(group: Num, fab: Fabric) -> TpRing:
+    """TpRing of a tensor-parallel group of `group` cards (tp_collectives_s's arithmetic)."""
     g = arr(group)
     bw = np.where(g <= fab.domain, group_bandwidth(fab, g), fab.nic) * fab.eta
-    raw = n_coll * (2.0 * (g - 1.0) / g * tokens * h * 2.0 / bw) + n_coll * 2.0 * (g - 1.0) * 2e-6
-    return arr(np.where(g > 1, raw, 0.0))
+    steps = g - 1.0
+    return TpRing(arr(bw), arr(2.0 * steps / g), arr(steps), np.asarray(g > 1))
+
+
+def tp_collectives_s(group: Num | TpRing, tokens: Num, h: float, n_coll: Num, fab: Fabric) -> FloatArray:
+    """n_coll ring all-reduces (or all-gather + reduce-scatter pairs) of tokens·h 16-bit values over a
+    tensor-parallel group, 2(g-1)/g of the bytes per card, plus 2 us per ring step (s). group: its
+    cards, or its TpRing (tp_ring) where the caller times several collectives over it."""
+    ring = group if isinstance(group, TpRing) else tp_ring(group, fab)
+    raw = n_coll * (ring.factor * tokens * h * 2.0 / ring.bw) + n_coll * 2.0 * ring.steps * 2e-6
+    return arr(np.where(ring.on, raw, 0.0))
