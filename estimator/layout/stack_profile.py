@@ -28,10 +28,8 @@ ALWAYS_RECOMPUTE = ("norms", "mla_up_proj", "moe_act")
 UNFUSED_KERNELS = ("rope", "rmsnorm", "swiglu")
 # mechanisms given as a list of names, each from its set, each once
 _NAME_LISTS = {"always_recompute": ALWAYS_RECOMPUTE, "unfused_kernels": UNFUSED_KERNELS}
-EXPERT_TP_COMBINE_BYTES = (
-    2,
-    4,
-)  # StackProfile.moe_expert_tp_combine_bytes: 16-bit, or the fp32 router's dtype
+# StackProfile.moe_expert_tp_combine_bytes: 16-bit, or the fp32 router's dtype (a switch, never a factor)
+EXPERT_TP_COMBINE_BYTES = (2, 4)
 RESHARD_POLICIES = ("always", "never", "default")  # torchtitan parallelism.fsdp_reshard_after_forward
 # Megatron-Bridge releases 25.11-26.06 against 26.02 on the same published layouts (performance-summary-
 # archive.md, docs/sources.md#megatron-bridge; read 2026-12-02), by chip family and workload family:
@@ -270,7 +268,7 @@ class StackProfile:
     max_zero_stage: int = 3
     moe_tp_needs_sp: bool = False
     moe_expert_tp_gather: bool = False
-    moe_expert_tp_combine_bytes: float = 2.0
+    moe_expert_tp_combine_bytes: int = 2
     vendors: tuple[str, ...] = ("NVIDIA",)
     needs_fp8_hardware: bool = False
     summary: str = ""

@@ -52,7 +52,7 @@ STACKS: dict[str, StackProfile] = {
             moe_probs_in_activation=True,  # its releases run Megatron-Core 0.15-0.16 (Megatron-Bridge pyproject)
             unfused_rope_types=("yarn",),
             moe_expert_tp_gather=True,  # the alltoall dispatcher's expert-TP gather (StackProfile)
-            moe_expert_tp_combine_bytes=4.0,  # its reduce-scatter in the fp32 router's dtype (StackProfile)
+            moe_expert_tp_combine_bytes=4,  # its reduce-scatter in the fp32 router's dtype (StackProfile)
             moe_tp_needs_sp=True,  # Megatron-Core's MoE check (StackProfile.moe_tp_needs_sp)
             vendors=("NVIDIA", "AMD"),
             summary="Current NVIDIA recipes for dense models: FA3/cuDNN attention, TP and pipeline overlap, "
@@ -263,7 +263,7 @@ def resolve_stack(
         if key in changes:
             changes[key] = tuple(changes[key])
     if "moe_expert_tp_combine_bytes" in changes:
-        changes["moe_expert_tp_combine_bytes"] = float(changes["moe_expert_tp_combine_bytes"])
+        changes["moe_expert_tp_combine_bytes"] = int(changes["moe_expert_tp_combine_bytes"])
     return dataclasses.replace(profile, **changes) if changes else profile
 
 

@@ -34,7 +34,9 @@ def test_expert_tp_overrides_are_checked_and_applied():
     flex = resolve_stack("megatron-core-2025", "nvidia", {"moe_expert_tp_gather": False}, True, True)
     assert flex.moe_expert_tp_gather is False
     bf16 = resolve_stack("megatron-core-2025", "nvidia", {"moe_expert_tp_combine_bytes": 2}, True, True)
-    assert bf16.moe_expert_tp_combine_bytes == 2.0 and isinstance(bf16.moe_expert_tp_combine_bytes, float)
+    assert bf16.moe_expert_tp_combine_bytes == 2 and isinstance(
+        bf16.moe_expert_tp_combine_bytes, int
+    )  # a switch, never a factor
     for bad in ({"moe_expert_tp_combine_bytes": 3}, {"moe_expert_tp_combine_bytes": True}):
         with pytest.raises(ScenarioError):
             resolve_stack("megatron-core-2025", "nvidia", bad, True, True)
@@ -47,7 +49,7 @@ def test_moe_profiles_that_differ_only_in_the_expert_tp_gather_do_not_plan_alike
     profiles identical ignored them."""
     core = STACKS["megatron-core-2025"]
     no_gather = dataclasses.replace(core, moe_expert_tp_gather=False)
-    bf16 = dataclasses.replace(core, moe_expert_tp_combine_bytes=2.0)
+    bf16 = dataclasses.replace(core, moe_expert_tp_combine_bytes=2)
     assert core.plans_alike_key(True) != no_gather.plans_alike_key(True)
     assert core.plans_alike_key(True) != bf16.plans_alike_key(True)
     # a dense model has no routed copies to gather

@@ -26,4 +26,4 @@ def test_the_expert_tp_gather_shows_as_an_assumption():
         assert rows[str(MECHANISM_LABELS["moe_expert_tp_combine_bytes"])] == "4"
     with translation.override("zh-hans"):
         rows = dict(mechanism_rows(result))
-    assert "该收集在合并侧每个元素的字节数（4：fp32 路由器的数据类型）" in rows and "是" in rows.values()
+    assert "该收集在合并侧每个元素的字节数（4：FP32 路由器的数据类型）" in rows and "是" in rows.values()

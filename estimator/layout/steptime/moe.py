@@ -188,7 +188,7 @@ def expert_tp_gather_s(
     pairs: Num,
     fab: Fabric,
     imbalance: float,
-    combine_bytes: float,
+    combine_bytes: int,
 ) -> FloatArray:
     """The expert-TP collectives of Megatron-Core's alltoall token dispatcher, one MoE layer and
     micro-batch on the busiest card (s); exposed: ep_comm, not tp_comm.
