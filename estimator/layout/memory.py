@@ -2,8 +2,10 @@
 
 Every function is numpy-vectorized over layouts: tp, pp, dp, ... may be arrays of candidates and
 broadcast together. All results are bytes. The parts live in their own modules: model states by
-ZeRO stage (`model_state`), activations per layer (`activations`), layers per pipeline device
-(`stages`); this module assembles them per pipeline stage and takes the fullest.
+ZeRO stage (`model_state`), activations per layer (`activations`) and per pipeline device
+(`memory_activations`), layers per pipeline device (`stages`), the layout and the stack's storage
+policy it is evaluated under (`memory_inputs`); this module assembles them per pipeline stage and
+takes the fullest.
 
 - Model states: `model_state` (ZeRO, Rajbhandari et al. 2019; PyTorch FSDP's fp32 shards).
 - Activations: `activations` (Korthikanti et al. 2022). Pipeline (1F1B, Narayanan et al. 2021):
@@ -33,31 +35,29 @@ ZeRO stage (`model_state`), activations per layer (`activations`), layers per pi
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from estimator.arrays import FloatArray, Num, arr
+from estimator.arrays import FloatArray, arr
 from estimator.layout.activations import (
     LOGITS_BYTES,
     RECOMPUTE_CODES,
     RECOMPUTE_NAMES,
     LayerCoefficients,
-    LayerTokens,
     Storage,
     gpt_layer_coefficients,
     korthikanti_layer_bytes,
     layer_activation_bytes,
     layer_coefficients,
-    layer_tokens,
     recompute_code,
     selective_saves_memory,
-    stored_activation_bytes,
 )
+from estimator.layout.memory_activations import ActivationFrame
+from estimator.layout.memory_inputs import GIB, Buffers, CardLayout, MemoryPolicy, stack_memory
 from estimator.layout.model_state import (
     DEFAULT_GRAD_DTYPE,
     GRAD_BYTES,
@@ -67,7 +67,6 @@ from estimator.layout.model_state import (
     model_state_bytes,
     weight_replicas,
 )
-from estimator.layout.stack_profile import StackProfile
 from estimator.layout.stages import StageLayers, stage_layers
 from estimator.model.transformer import Architecture, ParamCounts, stage_param_counts
 
@@ -103,92 +102,7 @@ __all__ = [
     "weight_replicas",
 ]
 
-GIB = 2.0**30
 Pair = tuple[FloatArray, FloatArray]  # (dense, expert) parameters of one card
-Stages = tuple[FloatArray, FloatArray, FloatArray]  # (first, middle, last) pipeline device
-
-
-@dataclass(frozen=True)
-class Buffers:
-    """Fixed per-card allowances outside model state and activations (bytes / fraction)."""
-
-    comm_buffer_bytes: float = 256e6  # HCCL_BUFFER_SIZE / NCCL buffers (source article section 4.3)
-    workspace_bytes: float = GIB  # cuBLAS/CANN workspace + framework context
-    fragmentation_fraction: float = 0.05  # allocator reserve, fraction of all other memory
-
-
-@dataclass(frozen=True)
-class CardLayout:
-    """The layout a card runs (numbers or arrays of candidate layouts, broadcast together).
-
-    tp, pp, dp, ep, cp: parallel sizes; zero_stage 0-3; micro_batch_size: sequences per micro-batch;
-    recompute: code 0 none / 1 selective / 2 full (or the names); sequence_parallel;
-    virtual_stages: interleaved chunks per device; distributed_optimizer: Megatron's (= ZeRO-1);
-    micro_batches: per step and DP rank (m), None = "many" (>= pp); expert_tp: the routed experts'
-    tensor-parallel size (MoE parallel folding), None = tp; stage_split: fixed (first, last) device
-    layer counts (stages.stage_layers).
-    """
-
-    tp: npt.ArrayLike
-    pp: npt.ArrayLike
-    dp: npt.ArrayLike
-    ep: npt.ArrayLike = 1
-    cp: npt.ArrayLike = 1
-    zero_stage: npt.ArrayLike = 0
-    micro_batch_size: npt.ArrayLike = 1
-    recompute: npt.ArrayLike = 0
-    sequence_parallel: npt.ArrayLike = False
-    virtual_stages: npt.ArrayLike = 1
-    distributed_optimizer: npt.ArrayLike = False
-    micro_batches: npt.ArrayLike | None = None
-    expert_tp: npt.ArrayLike | None = None
-    stage_split: tuple[int | None, int | None] = (None, None)
-
-    def zero_effective(self) -> npt.NDArray[np.int64]:
-        """The ZeRO stage with the distributed optimizer counted as stage 1."""
-        do = np.where(np.asarray(self.distributed_optimizer), 1, 0)
-        return np.maximum(np.asarray(self.zero_stage, dtype=np.int64), do)
-
-
-@dataclass(frozen=True)
-class MemoryPolicy:
-    """How the stack stores what the layout leaves on a card.
-
-    grad_dtype: "fp32" or "bf16" gradients; flash_attention: scores never stored; buffers: fixed
-    allowances; fp8: linear-layer inputs saved as FP8 (activations.layer_coefficients); selective:
-    the modules selective recompute re-runs; fsdp_fp32_shards: PyTorch FSDP (the shard is the fp32
-    master weight; under PP the gathered weights and unsharded gradients stay for the step);
-    reshard_after_forward: the stack's ZeRO-3 policy (stacks.StackProfile); logits_bytes: bytes per
-    logit the cross-entropy keeps; storage: activations.Storage; optimizer_bytes: K, optimizer
-    bytes per parameter (fp32 master + Adam moments); dualpipe: DualPipe's placement and schedule;
-    moe_imbalance: max/mean routed tokens per EP rank (the busiest rank's routed activations).
-    """
-
-    grad_dtype: str = DEFAULT_GRAD_DTYPE
-    flash_attention: bool = True
-    buffers: Buffers = field(default_factory=Buffers)
-    fp8: bool = False
-    selective: tuple[str, ...] = ("core_attn",)
-    fsdp_fp32_shards: bool = False
-    reshard_after_forward: str = "always"
-    logits_bytes: float = LOGITS_BYTES
-    storage: Storage = field(default_factory=Storage)
-    optimizer_bytes: float = OPTIMIZER_BYTES
-    dualpipe: bool = False
-    moe_imbalance: float = 1.0
-
-
-def stack_memory(policy: MemoryPolicy, stack: StackProfile) -> MemoryPolicy:
-    """`policy` with the fields a stack profile sets: the cross-entropy's logits (4 bytes fp32, 2
-    bytes bf16), the activation storage, K = 4 (fp32 master) + 8 (fp32 Adam moments) or + 4 (bf16
-    moments, DeepSeek-V3 section 3.3.3) bytes per parameter, DualPipe."""
-    return dataclasses.replace(
-        policy,
-        logits_bytes=2.0 if stack.logits_dtype == "bf16" else LOGITS_BYTES,
-        storage=Storage(stack.always_recompute, stack.low_precision_cache, stack.moe_probs_in_activation),
-        optimizer_bytes=4.0 + (4.0 if stack.adam_moments == "bf16" else 8.0),
-        dualpipe=stack.dualpipe,
-    )
 
 
 @dataclass(frozen=True)
@@ -356,165 +270,6 @@ class _StageStates:
         return arr(weights), arr(grads), arr(o1 + o2), self.prefetch
 
 
-def _stage_activations(
-    arch: Architecture,
-    seq_len: npt.ArrayLike,
-    st: StageLayers,
-    lay: CardLayout,
-    policy: MemoryPolicy,
-    whole: FloatArray | None = None,
-) -> Stages:
-    """Activation bytes of the first, a middle and the last pipeline device (1F1B in flight, or
-    DualPipe's: `_dualpipe_stages`). The head's device adds, per micro-batch in flight there (one),
-    the logits of the head and of each MTP depth and the MTP blocks (`_mtp_activations`).
-    whole: _whole_layer of the layout, when the caller computed it already."""
-    return _ActivationFrame(arch, seq_len, st, lay, policy, whole).stages(lay.recompute)
-
-
-class _ActivationFrame:
-    """_stage_activations of one layout for several recompute codes: what no code changes (the
-    layer coefficients, the micro-batches in flight, full recompute's transient layer, the head's
-    logits and MTP inputs) computed once; per code the same operations in the same order (the same
-    floats)."""
-
-    def __init__(
-        self,
-        arch: Architecture,
-        seq_len: npt.ArrayLike,
-        st: StageLayers,
-        lay: CardLayout,
-        policy: MemoryPolicy,
-        whole: FloatArray | None,
-    ):
-        self.arch, self.st, self.policy = arch, st, policy
-        self.coefficients = layer_coefficients(
-            arch, policy.fp8, policy.selective, policy.storage, policy.moe_imbalance
-        )
-        self.layer = layer_tokens(seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
-        # full recompute re-materialises one layer's activations during its backward
-        self.whole = _whole_layer(arch, seq_len, lay, policy, self.layer) if whole is None else whole
-        self.pp = np.asarray(lay.pp, dtype=float)
-        v = np.asarray(lay.virtual_stages, dtype=float)
-        self.m = self.pp if lay.micro_batches is None else np.asarray(lay.micro_batches, dtype=float)
-        self.head_parts = _mtp_parts(arch, seq_len, lay, policy)
-        if not policy.dualpipe:
-            self.inflight_first = np.minimum(self.pp, self.m)
-            self.inflight_mid = np.minimum(np.maximum(self.pp - 1.0, 1.0), self.m)
-            self.interleave = np.where(v > 1, 1.0 + (self.pp - 1.0) / (self.pp * v), 1.0)
-            self.single = np.where(st.single, 1.0, 0.0)
-
-    def stages(self, recompute: npt.ArrayLike) -> Stages:
-        """The three devices' activation bytes under the recompute code(s) `recompute`."""
-        arch, policy, st, m = self.arch, self.policy, self.st, self.m
-        rc = recompute_code(recompute)
-        c_dense, c_moe = self.coefficients
-        a_dense = stored_activation_bytes(c_dense, self.layer, rc, policy.flash_attention)
-        # a dense model's stages hold no MoE layer: n_layers - n_dense = 0 adds the same 0.0 either way
-        a_moe: Num = (
-            stored_activation_bytes(c_moe, self.layer, rc, policy.flash_attention) if arch.is_moe else 0.0
-        )
-        transient = np.where(rc == 2, self.whole, 0.0)
-        logits, per_depth_inputs = self.head_parts
-        depth = float(arch.num_nextn_predict_layers)
-        block = arr(a_moe) if arch.is_moe else a_dense
-        head = arr(logits + depth * (block + per_depth_inputs))  # _mtp_activations
-
-        def per_mb(n_layers: npt.ArrayLike, n_dense: npt.ArrayLike) -> FloatArray:
-            if not arch.is_moe:  # the MoE layers' 0.0 bytes add nothing (x + 0.0 = x for x >= 0)
-                return arr(np.asarray(n_dense) * a_dense)
-            return arr(np.asarray(n_dense) * a_dense + (np.asarray(n_layers) - np.asarray(n_dense)) * a_moe)
-
-        if policy.dualpipe:
-            return _dualpipe_stages(st, per_mb, (self.pp, m), transient, head)
-
-        def stage(
-            n_layers: npt.ArrayLike, n_dense: npt.ArrayLike, inflight: npt.ArrayLike, factor: npt.ArrayLike
-        ) -> FloatArray:
-            held = np.minimum(np.asarray(inflight) * np.asarray(factor), m)  # never more than all m
-            return arr(per_mb(n_layers, n_dense) * held + transient)
-
-        return (
-            arr(stage(st.first, st.dense_first, self.inflight_first, self.interleave) + self.single * head),
-            stage(st.full, st.dense_mid, self.inflight_mid, self.interleave),
-            arr(stage(st.last, st.dense_last, 1.0, 1.0) + head),
-        )
-
-
-def _whole_layer(
-    arch: Architecture,
-    seq_len: npt.ArrayLike,
-    lay: CardLayout,
-    policy: MemoryPolicy,
-    layer: LayerTokens | None = None,
-) -> FloatArray:
-    """The activations of the largest layer without recompute (bytes, one micro-batch): what full
-    recompute re-materialises during a layer's backward. It does not depend on the recompute code,
-    so per_card_memory_codes computes it once for all its codes. layer: layer_tokens of the layout,
-    when the caller has it."""
-    c_dense, c_moe = layer_coefficients(
-        arch, policy.fp8, policy.selective, policy.storage, policy.moe_imbalance
-    )
-    if layer is None:
-        layer = layer_tokens(seq_len, lay.micro_batch_size, lay.tp, lay.cp, lay.sequence_parallel)
-    whole_dense = stored_activation_bytes(c_dense, layer, 0, policy.flash_attention)
-    whole_moe = stored_activation_bytes(c_moe, layer, 0, policy.flash_attention) if arch.is_moe else 0.0
-    return arr(np.maximum(whole_dense, whole_moe))
-
-
-def _dualpipe_stages(
-    st: StageLayers,
-    per_mb: Callable[[npt.ArrayLike, npt.ArrayLike], FloatArray],
-    pp_m: tuple[np.ndarray, np.ndarray],
-    transient: FloatArray,
-    head: FloatArray,
-) -> Stages:
-    """DualPipe's activations per rank (bytes). deepseek-ai/DualPipe dualpipe.py step(): rank r
-    (half_rank r' = min(r, pp-1-r)) runs (pp/2 - r' - 1)·2 forward chunks of its first stage, then
-    r' + 1 pairs of both: pp - r' - 1 micro-batches of the first stage and r' + 1 of the second are
-    in flight, and the main step's overlapped forward-backward pairs add one before freeing one:
-    pp + 1 chunks (the README's "PP+1" against 1F1B's PP). An end rank (r' = 0) holds pp micro-
-    batches of the first stage (embedding side) and one of the last (head, MTP); a middle rank
-    pp + 1 of its two middle stages; never more than the step's m micro-batches."""
-    pp, m = pp_m
-    ends = per_mb(st.first, st.dense_first) * np.minimum(pp, m) + per_mb(st.last, st.dense_last) + head
-    middle = per_mb(st.full, st.dense_mid) * np.minimum(pp + 1.0, m)
-    one = per_mb(st.first, st.dense_first) * np.minimum(pp, m) + head  # pp == 1: nothing to pair
-    ends = np.where(st.single, one, ends)
-    return arr(ends + transient), arr(middle + transient), arr(ends + transient)
-
-
-def _mtp_activations(
-    arch: Architecture, seq_len: npt.ArrayLike, lay: CardLayout, policy: MemoryPolicy, block: FloatArray
-) -> FloatArray:
-    """Bytes the output head's device keeps per micro-batch for the head and the MTP modules: the
-    logits s·b·V·logits_bytes / t of the head and of each of the D depths (each has its own
-    cross-entropy, DeepSeek-V3 section 2.2), and per depth one block of the last layer's kind
-    (`block`, one micro-batch), the two RMSNorm inputs (the hidden state and the next token's
-    embedding, 2h each) and the projection's input (the two normalised vectors, 2h elements at 2
-    bytes, 1 in FP8; none when the stack recomputes its norms)."""
-    logits, inputs = _mtp_parts(arch, seq_len, lay, policy)
-    return arr(logits + float(arch.num_nextn_predict_layers) * (block + inputs))
-
-
-def _mtp_parts(
-    arch: Architecture, seq_len: npt.ArrayLike, lay: CardLayout, policy: MemoryPolicy
-) -> tuple[FloatArray, FloatArray]:
-    """_mtp_activations' terms that no recompute code changes: (1 + D) logits and, per depth, the
-    norm and projection inputs (bytes per micro-batch)."""
-    tokens = (
-        np.asarray(seq_len, dtype=float)
-        / np.asarray(lay.cp, dtype=float)
-        * np.asarray(lay.micro_batch_size, dtype=float)
-    )
-    tp = np.asarray(lay.tp, dtype=float)
-    depth = float(arch.num_nextn_predict_layers)
-    logits = tokens * arch.vocab_size * policy.logits_bytes / tp
-    h = float(arch.hidden_size)
-    projection_in = 0.0 if "norms" in policy.storage.always else 2.0 * h * (1.0 if policy.fp8 else 2.0)
-    rep_div = np.where(np.asarray(lay.sequence_parallel, dtype=bool), tp, 1.0)
-    return arr((1.0 + depth) * logits), arr(tokens * (4.0 * h + projection_in) / rep_div)
-
-
 def per_card_memory(
     arch: Architecture,
     counts: ParamCounts,
@@ -553,7 +308,7 @@ def per_card_memory_codes(
         for w, g, o, prefetch in held
     ]
     out = []
-    frame = _ActivationFrame(arch, seq_len, st, layout, policy, None)  # the same for every code
+    frame = ActivationFrame(arch, seq_len, st, layout, policy, None)  # the same for every code
     for rc in recompute:
         acts = frame.stages(rc)
         parts = []

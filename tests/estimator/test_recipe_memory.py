@@ -289,7 +289,8 @@ def test_mtp_adds_its_block_projection_logits_and_an_embedding_copy_on_the_last_
     lay = CardLayout(tp=1, pp=2, dp=1, micro_batches=8, zero_stage=0)
     policy = MemoryPolicy(buffers=Buffers(0.0, 0.0, 0.0))
     counts = param_counts(plain_arch)
-    from estimator.layout.memory import _stage_activations, _stage_params, stage_layers
+    from estimator.layout.memory import _stage_params, stage_layers
+    from estimator.layout.memory_activations import stage_activations
 
     st = stage_layers(4, 0, 2)
     before = _stage_params(plain_arch, counts, st, lay, policy)[2]
@@ -297,8 +298,8 @@ def test_mtp_adds_its_block_projection_logits_and_an_embedding_copy_on_the_last_
     block = counts.attention_per_layer + counts.dense_mlp_per_layer + counts.norms_per_layer
     assert float(after[0] - before[0]) == pytest.approx(block + 2 * h * h + 2 * h + v * h)
     acts = (
-        _stage_activations(mtp_arch, 512, st, lay, policy)[2]
-        - _stage_activations(plain_arch, 512, st, lay, policy)[2]
+        stage_activations(mtp_arch, 512, st, lay, policy)[2]
+        - stage_activations(plain_arch, 512, st, lay, policy)[2]
     )
     per_layer = float(layer_activation_bytes(layer_coefficients(plain_arch)[0], 512, 1))
     assert float(acts) == pytest.approx(per_layer + 512 * (4 * h + 2 * 2 * h) + 512 * v * 4)
