@@ -5,10 +5,11 @@ grow with the cards, so the wall clock can rise with the cards (Llama 3.1 405B, 
 tokens a step on 16,384 H100: TP 8 x PP 64 x CP 2 x DP 16 runs 32 micro-batches per rank, a 64 %
 bubble, 198.5 days with failures; 10,240 cards take 134.6).
 
-The search is the budget's and the missed deadline's (plan.deadline.fastest_below over the round
-sizes below the plan's cards, plan.deadline.candidate_sizes; throughput cards · predicted MFU ·
-ETTR), run only when the plan looks batch-bound (batch_bound: a bubble over advice.BUBBLE_LIMIT or
-fewer than 4 x PP micro-batches per DP rank), so other plans pay nothing. The size it finds is then
+The search is the budget's (plan.budget_choice.fastest_affordable with the plan's cards as the most
+it may take: plan.deadline.fastest_below over the round sizes up to them; throughput cards ·
+predicted MFU · ETTR, ties to fewer cards), run only when the plan looks batch-bound
+(batch_bound: a bubble over advice.BUBBLE_LIMIT or fewer than 4 x PP micro-batches per DP rank),
+so other plans pay nothing. The size it finds is then
 planned (plan.sizing.size_plan and goodput_of on the scenario with `cluster` set to those cards,
 as plan.count_curve sets a count): the advice names its cards and its
 headline days (with failures where counted) only where that plan finishes sooner. Units: cards, days.
@@ -24,24 +25,14 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-
 from estimator.contract.readings import number_at
 from estimator.contract.resolve import Resolved
 from estimator.contract.scenario import Cluster
 from estimator.errors import ScenarioError
 from estimator.layout.search import LayoutEval
-from estimator.plan import goodput
 from estimator.plan.advice import BUBBLE_LIMIT
-from estimator.plan.deadline import (
-    SizeMemo,
-    candidate_sizes,
-    fastest_below,
-    fastest_of,
-    highest_mfu,
-    searched_speeds,
-)
-from estimator.plan.problem import cards_multiple
+from estimator.plan.budget_choice import fastest_affordable
+from estimator.plan.deadline import SizeMemo
 from estimator.plan.result import AdviceItem
 from estimator.plan.sizing import goodput_of, size_plan
 
@@ -82,10 +73,9 @@ def fewer_cards_faster(r: Resolved, sections: Mapping[str, Any]) -> AdviceItem |
     if not _given_cards(r) or not batch_bound(sections):
         return None
     cards, days = int(cluster.cards or 0), headline_days(sections)
-    mfu = number_at(sections, "parallelism.predicted_mfu")
-    if days is None or mfu is None:
+    if days is None:
         return None
-    found = _fastest_below(r, cards, mfu)
+    found = _fastest_below(r, cards)
     if found is None:
         return None
     planned = _planned(r, found)
@@ -94,20 +84,11 @@ def fewer_cards_faster(r: Resolved, sections: Mapping[str, Any]) -> AdviceItem |
     return _item(sections, cards, days, found, planned[0], planned[1])
 
 
-def _fastest_below(r: Resolved, cards: int, mfu: float) -> int | None:
-    """The round size below `cards` of highest throughput (plan.deadline.fastest_below, seeded with
-    the plan's own cards · MFU · ETTR so the search stops where no smaller size can beat it); None
-    where the plan's own cards stay the fastest."""
-    sizes = candidate_sizes(r, cards_multiple(r))
-    sizes = sizes[sizes < cards]
-    if not sizes.size:
-        return None
-    memo, ettr = SizeMemo(r), goodput.ettr_at(r)
-    share = 1.0 if ettr is None else float(ettr(np.array([cards]), np.array([mfu]))[0])
-    tried: dict[int, tuple[Any, float]] = {cards: (None, cards * mfu * share)}
-    top = highest_mfu(sizes, memo)
-    fastest_below(sizes, len(sizes), memo, lambda block: searched_speeds(block, memo, ettr), tried, top)
-    best = fastest_of(tried)
+def _fastest_below(r: Resolved, cards: int) -> int | None:
+    """The round size below `cards` of highest throughput, None where the plan's own cards stay the
+    fastest: the budget's search (plan.budget_choice.fastest_affordable) with the plan's cards as the
+    most it may take."""
+    best = fastest_affordable(r, cards, SizeMemo(r), None)
     return None if best == cards else best
 
 
